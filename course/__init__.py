@@ -1,0 +1,1 @@
+"""Context compaction, taught lab by lab: history stays; each request gets a projection."""
