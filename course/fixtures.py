@@ -1,16 +1,19 @@
 """The chapter's worked data: the nine-entry path, its estimator, and the compaction summaries.
 
-Everything here is plain JSON data or a pure function of a message dict, so the same fixture
-serves the reference implementation and a learner's workspace alike.
+Everything here is plain JSON data or a pure function of a message dict, so the same module
+serves the reference implementation and a learner's workspace alike (it imports no lab code).
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .session import Message, SessionEntry, parse_entries
+if TYPE_CHECKING:  # the data stays importable without any implementation of the labs
+    from .session import SessionEntry
+
+Message = dict[str, Any]
 
 SYSTEM_PROMPT = "sys"
 
@@ -145,6 +148,8 @@ def continuation_json() -> list[dict[str, Any]]:
 
 def chapter_path() -> list[SessionEntry]:
     """The nine entries, parsed by the reference parser."""
+    from .session import parse_entries
+
     return parse_entries(chapter_path_json())
 
 

@@ -1,7 +1,8 @@
 """Wiring for the focused tests: which implementation they exercise.
 
 The tests never import an implementation directly. ``COURSE_LAB_PACKAGE`` names the package
-whose ``session`` and ``context`` modules are under test (default: the reference, ``course``).
+whose ``session``, ``context`` and ``fixtures`` modules are under test (default: the reference,
+``course``).
 """
 
 from __future__ import annotations
@@ -31,5 +32,5 @@ def impl() -> Implementation:
         package=package,
         session=importlib.import_module(f"{package}.session"),
         context=importlib.import_module(f"{package}.context"),
-        fixtures=importlib.import_module("course.fixtures"),
+        fixtures=importlib.import_module(f"{package}.fixtures"),
     )
