@@ -1,0 +1,159 @@
+"""Hypothesis strategies: valid session histories, arbitrary entries and arbitrary JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+TEXT = st.text(
+    alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x2FFF, categories=["L", "N", "Zs"]),
+    max_size=12,
+)
+JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT
+)
+JSON = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=12,
+)
+"""Valid JSON data (finite numbers only)."""
+
+ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+"""Any value ``json.loads`` can return, NaN and infinities included."""
+
+
+def length_estimator(message: dict[str, Any]) -> int:
+    """A deterministic, additive test estimator: one token per character of text, plus one."""
+    content = message["content"]
+    if isinstance(content, str):
+        return 1 + len(content)
+    total = 1
+    for block in content:
+        total += len(block.get("text", "")) + len(block.get("id", ""))
+    return total
+
+
+@st.composite
+def interactions(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
+    """One valid interaction: a user message, assistant turns with calls, results in any order."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": draw(TEXT)}]
+    for turn in range(draw(st.integers(0, 2))):
+        calls = [f"call-{index}-{turn}-{n}" for n in range(draw(st.integers(1, 3)))]
+        content: list[dict[str, Any]] = [{"type": "text", "text": draw(TEXT)}]
+        content += [
+            {"type": "toolCall", "id": c, "name": "tool", "arguments": {"n": n}}
+            for n, c in enumerate(calls)
+        ]
+        messages.append({"role": "assistant", "content": content})
+        turn_results = [
+            {
+                "role": "toolResult",
+                "toolCallId": c,
+                "toolName": "tool",
+                "content": [{"type": "text", "text": draw(TEXT)}],
+                "isError": False,
+            }
+            for c in calls
+        ]
+        messages += draw(st.permutations(turn_results))
+    if draw(st.booleans()):
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": draw(TEXT)}]})
+    return messages
+
+
+@st.composite
+def histories(draw: st.DrawFn, min_groups: int = 0, max_groups: int = 6) -> list[dict[str, Any]]:
+    """A valid active path as JSON entries, with metadata entries sprinkled in."""
+    entries: list[dict[str, Any]] = []
+    parent: str | None = None
+    for index in range(draw(st.integers(min_groups, max_groups))):
+        for message in draw(interactions(index)):
+            entry_id = f"e{len(entries)}"
+            entries.append(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": len(entries),
+                    "message": message,
+                }
+            )
+            parent = entry_id
+            if draw(st.integers(0, 9)) == 0:
+                meta_id = f"m{len(entries)}"
+                entries.append(
+                    {
+                        "type": "metadata",
+                        "id": meta_id,
+                        "parentId": parent,
+                        "timestamp": len(entries),
+                        "key": "note",
+                        "value": draw(JSON),
+                    }
+                )
+                parent = meta_id
+    return entries
+
+
+SUMMARIES = st.fixed_dictionaries(
+    {
+        "goal": TEXT.filter(bool),
+        **{
+            key: st.lists(TEXT, max_size=3)
+            for key in (
+                "constraints",
+                "completed",
+                "decisions",
+                "changedFiles",
+                "unresolved",
+                "next",
+            )
+        },
+    }
+)
+
+NUMBERS = st.integers(0, 10**9) | st.floats(0, 1e9, allow_nan=False)
+
+
+@st.composite
+def valid_entries(draw: st.DrawFn) -> dict[str, Any]:
+    """One valid entry of any type (its parent need not exist)."""
+    common = {"id": draw(TEXT.filter(bool)), "timestamp": draw(NUMBERS)}
+    kind = draw(st.sampled_from(["message", "metadata", "compaction"]))
+    if kind == "compaction":
+        return {
+            "type": "compaction",
+            **common,
+            "parentId": draw(TEXT.filter(bool)),
+            "summary": draw(SUMMARIES),
+            "firstKeptEntryId": draw(TEXT.filter(bool)),
+            "tokensBefore": draw(NUMBERS),
+        }
+    parent = draw(st.none() | TEXT.filter(bool))
+    if kind == "metadata":
+        return {
+            "type": "metadata",
+            **common,
+            "parentId": parent,
+            "key": draw(TEXT.filter(bool)),
+            "value": draw(JSON),
+        }
+    group = draw(interactions(0))
+    return {
+        "type": "message",
+        **common,
+        "parentId": parent,
+        "message": draw(st.sampled_from(group)),
+    }
