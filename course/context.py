@@ -188,7 +188,7 @@ def check_amount(value: object, what: str) -> float:
         raise BudgetError(
             f"{what}: must be a non-negative finite number, got {type(value).__name__}"
         )
-    if not math.isfinite(value) or value < 0:
+    if value < 0 or (isinstance(value, float) and not math.isfinite(value)):
         raise BudgetError(f"{what}: must be a non-negative finite number, got {value!r}")
     return value
 

@@ -1,0 +1,56 @@
+"""Command line for JSONL session logs: check one, or set its torn tail aside."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .jsonl import recover_jsonl, repair_jsonl
+from .stores import SessionStoreError
+
+
+def check(path: Path) -> int:
+    """Print what recovery finds; exit 1 if the log needs a repair."""
+    recovered = recover_jsonl(path.read_bytes())
+    print(f"{path}: {len(recovered.entries)} committed entries")
+    for warning in recovered.warnings:
+        print(f"warning: {warning}")
+    if recovered.has_uncommitted_tail:
+        print(f"run: session-log repair {path}")
+        return 1
+    return 0
+
+
+def repair(path: Path) -> int:
+    """Set a torn tail aside into ``<log>.torn-N``; committed lines are never touched."""
+    result = repair_jsonl(path)
+    if result.backup is None:
+        print(f"{path}: nothing to repair")
+    else:
+        print(
+            f"{path}: moved {result.removed_bytes} uncommitted bytes (line {result.line}) "
+            f"to {result.backup}; the log accepts appends again"
+        )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``session-log check LOG`` or ``session-log repair LOG``."""
+    parser = argparse.ArgumentParser(prog="session-log", description=__doc__)
+    parser.add_argument("command", choices=("check", "repair"))
+    parser.add_argument("log", type=Path)
+    args = parser.parse_args(argv)
+    if not args.log.is_file():
+        print(f"session-log: {args.log}: no such file", file=sys.stderr)
+        return 2
+    try:
+        return check(args.log) if args.command == "check" else repair(args.log)
+    except SessionStoreError as error:
+        print(f"session-log: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,33 @@
+"""The session tree: walking parent links from a leaf to the root."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .entries import SessionEntry
+
+
+class SessionPathError(ValueError):
+    """The active path to a leaf cannot be walked (unknown leaf, missing parent, cycle)."""
+
+
+def path_to(entries: Iterable[SessionEntry], leaf_id: str) -> list[SessionEntry]:
+    """The root-to-leaf active path ending at ``leaf_id``."""
+    by_id = {entry.id: entry for entry in entries}
+    if leaf_id not in by_id:
+        raise SessionPathError(f"{leaf_id}: unknown leaf (no entry with that id)")
+    path: list[SessionEntry] = []
+    seen: set[str] = set()
+    current: str | None = leaf_id
+    while current is not None:
+        if current in seen:
+            raise SessionPathError(f"{current}: cycle in parent links")
+        seen.add(current)
+        entry = by_id.get(current)
+        if entry is None:
+            child = path[-1].id
+            raise SessionPathError(f"{child}.parentId: parent {current} is not in the session")
+        path.append(entry)
+        current = entry.parent_id
+    path.reverse()
+    return path
