@@ -113,8 +113,12 @@ def test_repair_command_line(tmp_path: Path) -> None:
     log, good, tail = torn_log(tmp_path)
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "course.sessionlog", *args],
-                              capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "course.sessionlog", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     checked = run("check", str(log))
     assert checked.returncode == 1 and "uncommitted_tail" in checked.stdout
@@ -151,16 +155,25 @@ WRITER = textwrap.dedent("""
 
 def test_a_second_writer_gets_a_clear_error_and_lines_never_interleave(tmp_path: Path) -> None:
     log = tmp_path / "shared.jsonl"
-    first = subprocess.Popen([sys.executable, "-c", WRITER, str(log), "a", "2"],
-                             stdout=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(log), "a", "2"], stdout=subprocess.PIPE, text=True
+    )
     assert first.stdout is not None and first.stdout.readline().strip() == "open"
-    second = subprocess.run([sys.executable, "-c", WRITER, str(log), "b", "0"],
-                            capture_output=True, text=True, timeout=60)
+    second = subprocess.run(
+        [sys.executable, "-c", WRITER, str(log), "b", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert second.returncode == 3
     assert "another writer has this session log open" in second.stdout
     assert first.wait(timeout=60) == 0
-    after = subprocess.run([sys.executable, "-c", WRITER, str(log), "c", "0"],
-                           capture_output=True, text=True, timeout=60)
+    after = subprocess.run(
+        [sys.executable, "-c", WRITER, str(log), "c", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert after.returncode == 0, "the lock is released when the first writer closes"
     recovered = recover_jsonl(log.read_bytes())
     assert recovered.warnings == []
@@ -178,35 +191,58 @@ def line_of(value: dict[str, Any]) -> bytes:
 META = b'{"type":"metadata","id":"m","parentId":null,"timestamp":0,"key":"k","value":%s}\n'
 
 
-@pytest.mark.parametrize(("raw", "error"), [
-    (META % b"NaN", r"line 1: invalid JSON \(NaN is not JSON\)"),
-    (META % b"Infinity", r"line 1: invalid JSON \(Infinity is not JSON\)"),
-    (META % b"-Infinity", r"line 1: invalid JSON \(-Infinity is not JSON\)"),
-    (b"\n" + META % b'"\xc3\x28"', "line 2: invalid UTF-8"),
-    (META % (b"[" * 100_000 + b"]" * 100_000), "line 1: invalid JSON"),
-    (META % (b"[" * 70 + b"]" * 70), r"line 1: m.value\[0\].*nested deeper than 64"),
-    (META % (b"1" * 5000), "line 1: invalid JSON"),
-    (META.replace(b'"timestamp":0', b'"timestamp":true') % b"1",
-     "line 1: m.timestamp: must be a non-negative finite number, got boolean"),
-    (META.replace(b'"timestamp":0', b'"timestamp":1e400') % b"1",
-     "line 1: m.timestamp: must be a non-negative finite number, got inf"),
-    (b"\xef\xbb\xbf\xef\xbb\xbf" + META % b"1", "line 1: invalid JSON"),
-], ids=["nan", "infinity", "minus-infinity", "invalid-utf8", "nesting-100k", "nesting-70", "int-5000-digits", "bool-timestamp", "overflowing-float", "double-bom"])
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        (META % b"NaN", r"line 1: invalid JSON \(NaN is not JSON\)"),
+        (META % b"Infinity", r"line 1: invalid JSON \(Infinity is not JSON\)"),
+        (META % b"-Infinity", r"line 1: invalid JSON \(-Infinity is not JSON\)"),
+        (b"\n" + META % b'"\xc3\x28"', "line 2: invalid UTF-8"),
+        (META % (b"[" * 100_000 + b"]" * 100_000), "line 1: invalid JSON"),
+        (META % (b"[" * 70 + b"]" * 70), r"line 1: m.value\[0\].*nested deeper than 64"),
+        (META % (b"1" * 5000), "line 1: invalid JSON"),
+        (
+            META.replace(b'"timestamp":0', b'"timestamp":true') % b"1",
+            "line 1: m.timestamp: must be a non-negative finite number, got boolean",
+        ),
+        (
+            META.replace(b'"timestamp":0', b'"timestamp":1e400') % b"1",
+            "line 1: m.timestamp: must be a non-negative finite number, got inf",
+        ),
+        (b"\xef\xbb\xbf\xef\xbb\xbf" + META % b"1", "line 1: invalid JSON"),
+    ],
+    ids=[
+        "nan",
+        "infinity",
+        "minus-infinity",
+        "invalid-utf8",
+        "nesting-100k",
+        "nesting-70",
+        "int-5000-digits",
+        "bool-timestamp",
+        "overflowing-float",
+        "double-bom",
+    ],
+)
 def test_hostile_lines_fail_with_their_line_number(raw: bytes, error: str) -> None:
     with pytest.raises(SessionStoreError, match=error):
         recover_jsonl(raw)
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    pytest.param(META % b"1" + META.replace(b'"m"', b'"n"') % b"2", ["m", "n"], id="two"),
-    pytest.param(b"\xef\xbb\xbf" + META % b"1", ["m"], id="bom"),
-    pytest.param((META % b"1").replace(b"\n", b"\r\n"), ["m"], id="crlf"),
-    pytest.param(b"\n\n  \n" + META % b"1" + b"\n\t\n", ["m"], id="blank-lines"),
-    pytest.param(META % (b'"' + b"x" * 5_000_000 + b'"'), ["m"], id="5-MB-line"),
-    pytest.param(META % str(10**400).encode(), ["m"], id="huge-integer"),
-    pytest.param(META.replace(b'"key":"k"', b'"key":"k","key":"last"') % b"1", ["m"],
-                 id="duplicate-key"),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        pytest.param(META % b"1" + META.replace(b'"m"', b'"n"') % b"2", ["m", "n"], id="two"),
+        pytest.param(b"\xef\xbb\xbf" + META % b"1", ["m"], id="bom"),
+        pytest.param((META % b"1").replace(b"\n", b"\r\n"), ["m"], id="crlf"),
+        pytest.param(b"\n\n  \n" + META % b"1" + b"\n\t\n", ["m"], id="blank-lines"),
+        pytest.param(META % (b'"' + b"x" * 5_000_000 + b'"'), ["m"], id="5-MB-line"),
+        pytest.param(META % str(10**400).encode(), ["m"], id="huge-integer"),
+        pytest.param(
+            META.replace(b'"key":"k"', b'"key":"k","key":"last"') % b"1", ["m"], id="duplicate-key"
+        ),
+    ],
+)
 def test_accepted_inputs(raw: bytes, expected: list[str]) -> None:
     assert [e.id for e in recover_jsonl(raw).entries] == expected
 
@@ -227,8 +263,9 @@ def test_huge_integers_stay_exact() -> None:
 
 @settings(max_examples=FUZZ_EXAMPLES, deadline=None)
 @given(st.lists(valid_entries(), max_size=4), st.binary(max_size=40), st.data())
-def test_fuzz_recovery_of_damaged_logs(values: list[dict[str, Any]], noise: bytes,
-                                       data: st.DataObject) -> None:
+def test_fuzz_recovery_of_damaged_logs(
+    values: list[dict[str, Any]], noise: bytes, data: st.DataObject
+) -> None:
     raw = b"".join(line_of(v) for v in values)
     cut = data.draw(st.integers(0, len(raw)))
     damaged = raw[:cut] + noise + raw[cut:]
@@ -241,9 +278,16 @@ def test_fuzz_recovery_of_damaged_logs(values: list[dict[str, Any]], noise: byte
 
 
 @settings(max_examples=FUZZ_EXAMPLES, deadline=None)
-@given(st.one_of(ANY_JSON, valid_entries().flatmap(
-    lambda v: st.sampled_from(sorted(v)).flatmap(
-        lambda k: ANY_JSON.map(lambda junk: {**v, k: junk})))))
+@given(
+    st.one_of(
+        ANY_JSON,
+        valid_entries().flatmap(
+            lambda v: st.sampled_from(sorted(v)).flatmap(
+                lambda k: ANY_JSON.map(lambda junk: {**v, k: junk})
+            )
+        ),
+    )
+)
 def test_fuzz_parser_raises_only_its_own_error(value: Any) -> None:
     try:
         entry = parse_session_entry(value)
