@@ -1,18 +1,29 @@
 """Wiring for the focused tests: which implementation they exercise.
 
 The tests never import an implementation directly. ``COURSE_LAB_PACKAGE`` names the package
-whose ``session``, ``context`` and ``fixtures`` modules are under test (default: the reference,
-``course``).
+whose ``session``, ``context`` and ``fixtures`` modules are under test. Without it the default
+is the reference, ``course``, in the kit; in a practice workspace (a directory holding
+``.course-workspace.toml``) it is the learner's package named there, and the reference package
+cannot be imported at all, so a workspace run only ever grades the learner's code.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
 import os
+import sys
+import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+REFERENCE_PACKAGE = "course"
+WORKSPACE_MARKER = ".course-workspace.toml"
 
 
 @dataclass(frozen=True)
@@ -25,12 +36,57 @@ class Implementation:
     fixtures: ModuleType
 
 
+def find_workspace(start: Path) -> Path | None:
+    """The practice workspace holding ``start``, if any."""
+    for folder in [start, *start.parents]:
+        if (folder / WORKSPACE_MARKER).is_file():
+            return folder
+    return None
+
+
+class _NoReference(importlib.abc.MetaPathFinder):
+    """Refuses the reference package's lab modules inside a workspace."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        top, _, rest = fullname.partition(".")
+        if top == REFERENCE_PACKAGE and not rest.startswith("harness"):
+            raise ImportError(
+                f"{fullname}: a practice workspace grades its own code; import the "
+                "workspace's package instead of the reference"
+            )
+        return None
+
+
+WORKSPACE = find_workspace(Path(__file__).resolve().parent)
+if WORKSPACE is not None:
+    sys.meta_path.insert(0, _NoReference())
+    sys.path.insert(0, str(WORKSPACE))
+
+
+def default_package() -> str:
+    if WORKSPACE is None:
+        return REFERENCE_PACKAGE
+    marker = tomllib.loads((WORKSPACE / WORKSPACE_MARKER).read_text(encoding="utf-8"))
+    return str(marker["package"])
+
+
+def _import(package: str, module: str) -> ModuleType:
+    loaded = importlib.import_module(f"{package}.{module}")
+    if WORKSPACE is not None:
+        where = Path(loaded.__file__ or "").resolve()
+        if not where.is_relative_to(WORKSPACE):
+            pytest.fail(f"{package}.{module} was imported from {where}, outside the workspace")
+    return loaded
+
+
 @pytest.fixture(scope="session")
 def impl() -> Implementation:
-    package = os.environ.get("COURSE_LAB_PACKAGE", "course")
+    package = os.environ.get("COURSE_LAB_PACKAGE") or default_package()
     return Implementation(
         package=package,
-        session=importlib.import_module(f"{package}.session"),
-        context=importlib.import_module(f"{package}.context"),
-        fixtures=importlib.import_module(f"{package}.fixtures"),
+        session=_import(package, "session"),
+        context=_import(package, "context"),
+        fixtures=_import(package, "fixtures"),
     )

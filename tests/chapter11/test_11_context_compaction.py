@@ -63,19 +63,35 @@ def messages_by_id(impl: Any, ids: list[str]) -> list[dict[str, Any]]:
     return [by_id[i] for i in ids]
 
 
-def resumed_path(impl: Any) -> list[Any]:
-    """u1 … a3 → compact-1 (keeps u2) → u4 → a4."""
-    path = chapter_path(impl)
-    compact_1 = impl.context.create_compaction_entry(
-        path,
-        id="compact-1",
-        timestamp=100,
-        summary=impl.fixtures.COMPACT_1_SUMMARY,
-        first_kept_entry_id="u2",
-        tokens_before=29,
+def compaction_record(impl: Any, raw: dict[str, Any]) -> Any:
+    """A ``CompactionEntry`` built from the public types alone (no parser, no Lab 11.4 code).
+
+    Lab 11.5's tests start from such a record so that they reach resume code first.
+    """
+    summary = copy.deepcopy(raw["summary"])
+    return impl.session.CompactionEntry(
+        id=raw["id"],
+        parent_id=raw["parentId"],
+        timestamp=raw["timestamp"],
+        summary=impl.session.CompactionSummary(
+            goal=summary["goal"],
+            constraints=summary["constraints"],
+            completed=summary["completed"],
+            decisions=summary["decisions"],
+            changed_files=summary["changedFiles"],
+            unresolved=summary["unresolved"],
+            next=summary["next"],
+        ),
+        first_kept_entry_id=raw["firstKeptEntryId"],
+        tokens_before=raw["tokensBefore"],
     )
+
+
+def resumed_path(impl: Any, first_kept: str = "u2") -> list[Any]:
+    """u1 … a3 → compact-1 (keeps u2) → u4 → a4."""
     continuation = [impl.session.parse_session_entry(v) for v in impl.fixtures.continuation_json()]
-    return path + [compact_1] + continuation
+    record = compaction_record(impl, compact_1_json(impl) | {"firstKeptEntryId": first_kept})
+    return chapter_path(impl) + [record] + continuation
 
 
 def summary_text(result: Any) -> str:
@@ -531,6 +547,14 @@ def test_lab_11_5_resumes_from_the_latest_summary(impl: Any) -> None:
     assert tight.tokens.messages == cost + 21
     assert summary_text(tight) == text
 
+    # a record read back from a log may carry a first kept id that no creator would accept
+    for first_kept in ("calls", "a2", "u4", "nowhere"):
+        with pytest.raises(ValueError) as caught:
+            build(impl, resumed_path(impl, first_kept=first_kept), 200)
+        assert "compact-1" in str(caught.value) and first_kept in str(caught.value), (
+            f"the error should name compact-1 and {first_kept}: {caught.value}"
+        )
+
 
 @pytest.mark.lab("11.5")
 def test_lab_11_5_repeated_builds_are_equal_and_isolated(impl: Any) -> None:
@@ -555,6 +579,10 @@ def test_lab_11_5_repeated_builds_are_equal_and_isolated(impl: Any) -> None:
 @pytest.mark.lab("11.5")
 def test_lab_11_5_second_compaction_renders_only_the_latest_summary(impl: Any) -> None:
     path = resumed_path(impl)
+    before = summary_text(build(impl, path, 200))
+    assert "The active path restores only the selected branch" in before, (
+        "until compact-2 exists, compact-1's summary opens the messages"
+    )
     with pytest.raises(ValueError, match="calls"):
         impl.context.create_compaction_entry(
             path,

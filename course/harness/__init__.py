@@ -1,0 +1,1 @@
+"""The lab harness: curricula as data, practice workspaces and the checkpoint runner."""

@@ -1,0 +1,92 @@
+"""The kit's source tree (starters, focused tests, notebooks) and the scaffold fingerprints."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from .manifest import Manifest
+
+Side = Literal["parent", "target"]
+
+
+class KitError(RuntimeError):
+    """The kit's source tree is not where the installed package expects it."""
+
+
+def kit_root() -> Path:
+    """The repository the ``course`` package was installed from (editable install).
+
+    Starters and focused tests are not package data: they live beside the package in the
+    repository, which is where an editable install (``bash scripts/setup``) points.
+    """
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "starters").is_dir() or not (root / "tests").is_dir():
+        raise KitError(
+            f"{root} has no starters/ and tests/: checkpoint and practice need the kit's "
+            "source tree; install it with `pip install -e .` from a clone of the repository"
+        )
+    return root
+
+
+def read_source(root: Path, relative: str) -> bytes:
+    """A kit file's bytes; a ``KitError`` names the file if it is missing."""
+    path = root / relative
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise KitError(f"{relative}: listed in the curriculum but missing from {root}") from None
+
+
+def scaffold_files(manifest: Manifest, root: Path, side: Side) -> dict[str, bytes]:
+    """The workspace as the parent (starters) or the target (reference) would lay it out."""
+    return {
+        file.path: read_source(root, file.parent if side == "parent" else file.target)
+        for file in manifest.files
+    }
+
+
+def digest(data: bytes) -> str:
+    """The SHA-256 of one file's bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def fingerprint(files: Mapping[str, bytes]) -> str:
+    """One SHA-256 over file paths and contents: equal iff every file is byte-for-byte equal."""
+    total = hashlib.sha256()
+    for path in sorted(files):
+        total.update(path.encode("utf-8") + b"\0" + digest(files[path]).encode("ascii") + b"\n")
+    return total.hexdigest()
+
+
+def short(full: str) -> str:
+    """The 12-character form printed on cards and reports."""
+    return full[:12]
+
+
+@dataclass(frozen=True)
+class Fingerprints:
+    """The chapter's two ends as content fingerprints."""
+
+    parent: str
+    target: str
+
+
+def chapter_fingerprints(manifest: Manifest, root: Path) -> Fingerprints:
+    return Fingerprints(
+        parent=fingerprint(scaffold_files(manifest, root, "parent")),
+        target=fingerprint(scaffold_files(manifest, root, "target")),
+    )
+
+
+def notebook_sources(manifest: Manifest, root: Path) -> list[str]:
+    """Kit-relative paths of the notebooks the manifest's patterns match (maybe none)."""
+    found: set[str] = set()
+    for pattern in manifest.notebooks:
+        found.update(
+            path.relative_to(root).as_posix() for path in root.glob(pattern) if path.is_file()
+        )
+    return sorted(found)

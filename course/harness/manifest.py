@@ -1,0 +1,290 @@
+"""Curriculum manifests: one TOML file per chapter, read and checked into typed records."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+FileRole = Literal["learner", "given", "test"]
+FILE_ROLES: tuple[FileRole, ...] = ("learner", "given", "test")
+
+
+class ManifestError(ValueError):
+    """A manifest is missing, unreadable or has a bad field; the message names where."""
+
+
+@dataclass(frozen=True)
+class Card:
+    """The checkpoint card the chapter prints before its labs."""
+
+    title: str
+    mode: str
+    parent: str
+    target: str
+    teaching_files: tuple[str, ...]
+    scaffold: str
+    know_before: str
+    first_step: str
+    first_red_light: str
+    locate: str
+    practice: str
+    focused_run: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class Lab:
+    """One lab: its id, what it builds, how many focused tests prove it, and help."""
+
+    id: str
+    title: str
+    tests: int
+    files: tuple[str, ...]
+    hint: str
+    notebook: str
+    select: str
+    """A ``pytest -k`` expression that selects just this lab's tests."""
+    solution: tuple[str, ...]
+    """``module.function`` names of the reference code that solves the lab."""
+
+
+@dataclass(frozen=True)
+class WorkspaceFile:
+    """A file of a practice workspace: where it goes and where parent and target take it from."""
+
+    path: str
+    parent: str
+    target: str
+    role: FileRole
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Everything chapter-specific the harness needs."""
+
+    chapter: str
+    title: str
+    package: str
+    reference: str
+    focused_tests: str
+    default_workspace: str
+    card: Card
+    labs: tuple[Lab, ...]
+    files: tuple[WorkspaceFile, ...]
+    notebooks: tuple[str, ...]
+    source: str
+    """Where the manifest was read from (for messages)."""
+
+    def lab(self, lab_id: str) -> Lab:
+        """The lab with ``lab_id``; a ``ManifestError`` lists the known ids otherwise."""
+        for lab in self.labs:
+            if lab.id == lab_id:
+                return lab
+        known = ", ".join(lab.id for lab in self.labs)
+        raise ManifestError(f"chapter {self.chapter} has no lab {lab_id!r} (labs: {known})")
+
+    @property
+    def total_tests(self) -> int:
+        return sum(lab.tests for lab in self.labs)
+
+    def files_with_role(self, role: FileRole) -> tuple[WorkspaceFile, ...]:
+        return tuple(f for f in self.files if f.role == role)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class _Fields:
+    """Typed readers over one TOML table that raise errors naming ``source: where.key``."""
+
+    def __init__(self, table: object, where: str, source: str) -> None:
+        self.source = source
+        self.where = where
+        if not isinstance(table, Mapping):
+            raise self.error("", f"must be a table, got {type(table).__name__}")
+        self.table: Mapping[str, Any] = table
+        self.used: set[str] = set()
+
+    def error(self, key: str, problem: str) -> ManifestError:
+        name = ".".join(part for part in (self.where, key) if part)
+        return ManifestError(f"{self.source}: {name or 'top level'}: {problem}")
+
+    def raw(self, key: str, default: object = ...) -> object:
+        self.used.add(key)
+        if key not in self.table:
+            if default is ...:
+                raise self.error(key, "missing field")
+            return default
+        return self.table[key]
+
+    def text(self, key: str, default: str | None = None) -> str:
+        value = self.raw(key, ... if default is None else default)
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(key, f"must be a non-empty string, got {value!r}")
+        return value
+
+    def texts(self, key: str, *, allow_empty: bool = False) -> tuple[str, ...]:
+        value = self.raw(key, [] if allow_empty else ...)
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.error(key, f"must be a list of non-empty strings, got {value!r}")
+        if not value and not allow_empty:
+            raise self.error(key, "must not be empty")
+        return tuple(value)
+
+    def count(self, key: str) -> int:
+        value = self.raw(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise self.error(key, f"must be a positive integer, got {value!r}")
+        return value
+
+    def tables(self, key: str) -> list[object]:
+        value = self.raw(key)
+        if not isinstance(value, list) or not value:
+            raise self.error(key, "must be a non-empty array of tables ([[...]])")
+        return value
+
+    def finish(self) -> None:
+        """Refuse keys nobody read: a typo should not silently drop a field."""
+        for key in self.table:
+            if key not in self.used:
+                raise self.error(str(key), "unknown field")
+
+
+def _relative_path(fields: _Fields, key: str, default: str | None = None) -> str:
+    value = fields.text(key, default)
+    path = Path(value)
+    if path.is_absolute() or ".." in path.parts:
+        raise fields.error(key, f"must be a relative path inside the kit, got {value!r}")
+    return value
+
+
+def _card(table: object, source: str) -> Card:
+    f = _Fields(table, "card", source)
+    card = Card(
+        title=f.text("title"),
+        mode=f.text("mode"),
+        parent=f.text("parent"),
+        target=f.text("target"),
+        teaching_files=f.texts("teaching_files"),
+        scaffold=f.text("scaffold"),
+        know_before=f.text("know_before"),
+        first_step=f.text("first_step"),
+        first_red_light=f.text("first_red_light"),
+        locate=f.text("locate"),
+        practice=f.text("practice"),
+        focused_run=f.text("focused_run"),
+        evidence=f.text("evidence"),
+    )
+    f.finish()
+    return card
+
+
+def _lab(table: object, index: int, source: str) -> Lab:
+    f = _Fields(table, f"labs[{index}]", source)
+    lab = Lab(
+        id=f.text("id"),
+        title=f.text("title"),
+        tests=f.count("tests"),
+        files=f.texts("files"),
+        hint=f.text("hint"),
+        notebook=f.text("notebook"),
+        select=f.text("select"),
+        solution=f.texts("solution"),
+    )
+    for name in lab.solution:
+        module, _, function = name.partition(".")
+        if not module or not function or "." in function:
+            raise f.error("solution", f"{name!r} must look like 'module.function'")
+    f.finish()
+    return lab
+
+
+def _workspace_file(table: object, index: int, source: str) -> WorkspaceFile:
+    f = _Fields(table, f"workspace[{index}]", source)
+    path = _relative_path(f, "path")
+    parent = _relative_path(f, "parent")
+    target = _relative_path(f, "target", parent)
+    role = next((r for r in FILE_ROLES if r == f.text("role")), None)
+    if role is None:
+        raise f.error("role", f"must be one of {', '.join(FILE_ROLES)}, got {f.table['role']!r}")
+    f.finish()
+    return WorkspaceFile(path=path, parent=parent, target=target, role=role)
+
+
+def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
+    """Read a manifest from TOML text; ``ManifestError`` names the field that is wrong."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ManifestError(f"{source}: not valid TOML ({error})") from None
+    f = _Fields(data, "", source)
+    labs = tuple(_lab(t, i, source) for i, t in enumerate(f.tables("labs")))
+    files = tuple(_workspace_file(t, i, source) for i, t in enumerate(f.tables("workspace")))
+    manifest = Manifest(
+        chapter=f.text("chapter"),
+        title=f.text("title"),
+        package=f.text("package"),
+        reference=f.text("reference"),
+        focused_tests=_relative_path(f, "focused_tests"),
+        default_workspace=f.text("default_workspace"),
+        card=_card(f.raw("card"), source),
+        labs=labs,
+        files=files,
+        notebooks=f.texts("notebooks", allow_empty=True),
+        source=source,
+    )
+    f.finish()
+    _check_consistency(manifest, f)
+    return manifest
+
+
+def _check_consistency(manifest: Manifest, f: _Fields) -> None:
+    ids = [lab.id for lab in manifest.labs]
+    for index, lab_id in enumerate(ids):
+        if lab_id in ids[:index]:
+            raise f.error(f"labs[{index}].id", f"duplicate lab id {lab_id!r}")
+    paths = [file.path for file in manifest.files]
+    for index, path in enumerate(paths):
+        if path in paths[:index]:
+            raise f.error(f"workspace[{index}].path", f"duplicate workspace path {path!r}")
+    if manifest.focused_tests not in paths:
+        raise f.error("focused_tests", "must also be listed as a [[workspace]] file")
+    learner_paths = {file.path for file in manifest.files_with_role("learner")}
+    for index, lab in enumerate(manifest.labs):
+        for path in lab.files:
+            if path not in learner_paths:
+                raise f.error(
+                    f"labs[{index}].files", f"{path!r} is not a learner file of the workspace"
+                )
+
+
+# --------------------------------------------------------------------------- finding
+
+
+def _curricula() -> Any:
+    return resources.files("course").joinpath("curricula")
+
+
+def available_chapters() -> list[str]:
+    """The chapter ids that have a manifest, in order."""
+    found = []
+    for item in _curricula().iterdir():
+        if item.name.endswith(".toml"):
+            found.append(parse_manifest(item.read_text("utf-8"), item.name).chapter)
+    return sorted(found, key=lambda c: [int(p) if p.isdigit() else p for p in c.split(".")])
+
+
+def load_manifest(chapter: str) -> Manifest:
+    """The manifest of ``chapter`` (e.g. ``"11"``), from the installed curricula."""
+    for item in _curricula().iterdir():
+        if not item.name.endswith(".toml"):
+            continue
+        manifest = parse_manifest(item.read_text("utf-8"), f"course/curricula/{item.name}")
+        if manifest.chapter == chapter:
+            return manifest
+    known = ", ".join(available_chapters()) or "none"
+    raise ManifestError(f"no curriculum for chapter {chapter!r} (chapters: {known})")

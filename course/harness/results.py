@@ -1,0 +1,157 @@
+"""Outcomes of a checkpoint run: per test, per lab and in total, and their JSON form."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .manifest import Lab, Manifest
+
+Status = Literal["passed", "pending", "failed", "timeout", "error"]
+STATUSES: tuple[Status, ...] = ("passed", "pending", "failed", "timeout", "error")
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """How one focused test ended."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    nodeid: str
+    name: str
+    lab: str | None
+    status: Status
+    message: str = ""
+    duration: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "lab": self.lab,
+            "name": self.name,
+            "status": self.status,
+            "message": self.message,
+            "duration": self.duration,
+        }
+
+
+@dataclass(frozen=True)
+class LabResult:
+    """One lab's tests, counted against the number the curriculum promises."""
+
+    lab: Lab
+    tests: tuple[TestOutcome, ...]
+
+    @property
+    def passed(self) -> int:
+        return sum(test.status == "passed" for test in self.tests)
+
+    @property
+    def total(self) -> int:
+        return self.lab.tests
+
+    @property
+    def status(self) -> Status:
+        """passed only if every promised test ran and passed; else the worst test status."""
+        statuses = {test.status for test in self.tests}
+        if statuses == {"passed"} and len(self.tests) == self.total:
+            return "passed"
+        worst: tuple[Status, ...] = ("error", "timeout", "failed", "pending")
+        return next((status for status in worst if status in statuses), "error")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.lab.id,
+            "title": self.lab.title,
+            "passed": self.passed,
+            "total": self.total,
+            "status": self.status,
+        }
+
+
+@dataclass(frozen=True)
+class CheckpointResult:
+    """A whole checkpoint run."""
+
+    chapter: str
+    target: str
+    labs: tuple[LabResult, ...]
+    problems: tuple[str, ...] = field(default=())
+    """Findings that fail the run besides test outcomes (modified focused tests, say)."""
+
+    @property
+    def passed(self) -> int:
+        return sum(lab.passed for lab in self.labs)
+
+    @property
+    def total(self) -> int:
+        return sum(lab.total for lab in self.labs)
+
+    @property
+    def tests(self) -> list[TestOutcome]:
+        return [test for lab in self.labs for test in lab.tests]
+
+    @property
+    def ok(self) -> bool:
+        return (
+            bool(self.labs)
+            and not self.problems
+            and all(lab.status == "passed" for lab in self.labs)
+        )
+
+    @property
+    def evidence(self) -> str:
+        """The chapter's evidence line, e.g. ``3/3 → 3/3 → 3/3 → 2/2 → 3/3``."""
+        return " → ".join(f"{lab.passed}/{lab.total}" for lab in self.labs)
+
+    def first_open_lab(self) -> LabResult | None:
+        return next((lab for lab in self.labs if lab.status != "passed"), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "chapter": self.chapter,
+            "target": self.target,
+            "labs": [lab.to_json() for lab in self.labs],
+            "tests": [test.to_json() for test in self.tests],
+            "passed": self.passed,
+            "total": self.total,
+            "problems": list(self.problems),
+        }
+
+
+def summarize(
+    manifest: Manifest,
+    labs: Sequence[Lab],
+    outcomes: Sequence[TestOutcome],
+    *,
+    target: str,
+    problems: Sequence[str] = (),
+) -> CheckpointResult:
+    """Group outcomes by lab; a lab with fewer or more tests than promised gets an error."""
+    results = []
+    for lab in labs:
+        mine = [test for test in outcomes if test.lab == lab.id]
+        if len(mine) != lab.tests:
+            found = "no tests selected" if not mine else f"found {len(mine)}"
+            mine.append(
+                TestOutcome(
+                    nodeid=f"{manifest.focused_tests}::<Lab {lab.id}>",
+                    name=f"<Lab {lab.id} test count>",
+                    lab=lab.id,
+                    status="error",
+                    message=(
+                        f"Lab {lab.id} promises {lab.tests} focused tests in "
+                        f"{manifest.focused_tests}; {found}"
+                    ),
+                )
+            )
+        results.append(LabResult(lab, tuple(mine)))
+    known = {lab.id for lab in manifest.labs}
+    strays = [test.name for test in outcomes if test.lab not in known]
+    extra = [f"tests outside every lab of chapter {manifest.chapter}: {', '.join(strays)}"]
+    return CheckpointResult(
+        chapter=manifest.chapter,
+        target=target,
+        labs=tuple(results),
+        problems=tuple(problems) + (tuple(extra) if strays else ()),
+    )

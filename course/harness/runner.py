@@ -1,0 +1,350 @@
+"""Run focused tests in a child pytest process under hard time and output limits.
+
+The child reports through a results file (see ``plugin.py``), never through its stdout. The
+parent watches each test's wall-clock time and kills the child's whole process group when one
+test overruns; that test becomes ``timeout`` and a fresh child runs the tests still to go. A
+child that dies in the middle of a test (``os._exit``, a signal, ``KeyboardInterrupt``) costs
+that test an ``error`` the same way. Output is drained and capped so a flood cannot block the
+child or fill memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from .results import Status, TestOutcome
+
+POLL_SECONDS = 0.02
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much one run may take."""
+
+    test_seconds: float = 10.0
+    """Wall-clock limit of one test (setup, call and teardown)."""
+    startup_seconds: float = 60.0
+    """Time a child may take to start pytest and collect before any test runs."""
+    output_bytes: int = 64 * 1024
+    """Child output kept for diagnostics; the rest is read and dropped."""
+    memory_mb: int = 2048
+    """Address-space limit of the child (0: none)."""
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """Which focused tests to run, from where, against which package."""
+
+    root: Path
+    """Directory pytest starts in (its rootdir)."""
+    test_file: str
+    """The focused test file, relative to ``root``."""
+    package: str
+    """Value of ``COURSE_LAB_PACKAGE``: the package under test."""
+    python_path: tuple[Path, ...] = ()
+    """Directories put in front of ``sys.path`` (where ``package`` lives)."""
+
+
+@dataclass
+class RunLog:
+    """What the run saw besides test outcomes (for diagnostics)."""
+
+    attempts: int = 0
+    output_tail: str = ""
+    collect_errors: list[str] = field(default_factory=list)
+    setup_hung: str = ""
+    """Set when a test's setup (where the code under test is imported) overran its limit."""
+
+
+class CappedOutput:
+    """Drains a pipe on a thread, keeping only the last ``limit`` bytes."""
+
+    def __init__(self, stream: IO[bytes], limit: int) -> None:
+        self.limit = limit
+        self.kept = bytearray()
+        self.thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        while chunk := os.read(stream.fileno(), 65536):
+            self.kept += chunk
+            if len(self.kept) > 2 * self.limit:
+                del self.kept[: len(self.kept) - self.limit]
+        stream.close()
+
+    def text(self) -> str:
+        self.thread.join(timeout=1.0)
+        return bytes(self.kept[-self.limit :]).decode("utf-8", "replace")
+
+
+class _Records:
+    """Reads complete JSON lines appended to the results file since the last call."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.partial = b""
+
+    def new(self) -> list[dict[str, Any]]:
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read()
+        except FileNotFoundError:
+            return []
+        self.offset += len(data)
+        lines = (self.partial + data).split(b"\n")
+        self.partial = lines.pop()
+        records = []
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+        return records
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
+
+
+def child_command(
+    target: RunTarget, labs: Sequence[str], results: Path, nodeids: Sequence[str], limits: Limits
+) -> list[str]:
+    """The pytest command line of one child."""
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "course.harness.plugin",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-s",
+        "-o",
+        "addopts=",
+        "--course-results",
+        str(results),
+        "--course-memory-mb",
+        str(limits.memory_mb),
+    ]
+    for lab in labs:
+        command += ["--course-lab", lab]
+    return command + list(nodeids or [target.test_file])
+
+
+def child_environment(target: RunTarget) -> dict[str, str]:
+    env = dict(os.environ)
+    env["COURSE_LAB_PACKAGE"] = target.package
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # installed plugins cost seconds per child
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    paths = [str(p) for p in target.python_path] + [str(target.root)]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    return env
+
+
+OnResult = Callable[[TestOutcome], None]
+OnCollected = Callable[[list[tuple[str, str, str | None]]], None]
+
+
+def run_focused_tests(
+    target: RunTarget,
+    *,
+    labs: Sequence[str] = (),
+    limits: Limits | None = None,
+    on_collected: OnCollected | None = None,
+    on_result: OnResult | None = None,
+) -> tuple[list[TestOutcome], RunLog]:
+    """Run the focused tests (optionally only ``labs``); one outcome per collected test."""
+    limits = limits or Limits()
+    log = RunLog()
+    order: list[tuple[str, str, str | None]] = []  # (nodeid, name, lab), in collection order
+    outcomes: dict[str, TestOutcome] = {}
+
+    def record(outcome: TestOutcome) -> None:
+        outcomes[outcome.nodeid] = outcome
+        if on_result is not None:
+            on_result(outcome)
+
+    with tempfile.TemporaryDirectory(prefix="checkpoint-") as scratch:
+        while True:
+            remaining = [nodeid for nodeid, _, _ in order if nodeid not in outcomes]
+            if order and not remaining:
+                break
+            log.attempts += 1
+            results = Path(scratch) / f"results-{log.attempts}.jsonl"
+            results.touch()
+            before = len(outcomes)
+            collected = _run_child(target, labs, results, remaining, limits, log, record)
+            if not order and collected is not None:
+                order = collected
+                if on_collected is not None:
+                    on_collected(list(order))
+            if collected is None or len(outcomes) == before or log.setup_hung:
+                break  # no progress, or every later test would hang the same way
+        status: Status = "timeout" if log.setup_hung else "error"
+        reason = log.setup_hung or _leftover_reason(log)
+        for nodeid, name, lab in order:
+            if nodeid not in outcomes:
+                record(TestOutcome(nodeid, name, lab, status, reason))
+    return [outcomes[nodeid] for nodeid, _, _ in order], log
+
+
+def _leftover_reason(log: RunLog) -> str:
+    if log.collect_errors:
+        return log.collect_errors[0]
+    tail = [line for line in log.output_tail.splitlines() if line.strip()][-1:]
+    detail = f": {tail[0].strip()[:200]}" if tail else ""
+    return f"the test process stopped before this test ran{detail}"
+
+
+class _Watch:
+    """What one child has reported so far, fed record by record."""
+
+    def __init__(self, log: RunLog, record: OnResult) -> None:
+        self.log = log
+        self.record = record
+        self.collected: list[tuple[str, str, str | None]] | None = None
+        self.names: dict[str, tuple[str, str | None]] = {}
+        self.current: str | None = None
+        self.calling = False
+        """Whether the current test got past setup into its own code."""
+        self.interrupted = ""
+        self.since = time.monotonic()
+        """When the last record arrived (or the child started)."""
+        self.test_since = self.since
+        """When the current test started."""
+
+    def identify(self, nodeid: str) -> tuple[str, str | None]:
+        return self.names.get(nodeid, (nodeid.rpartition("::")[2], None))
+
+    def feed(self, item: dict[str, Any]) -> None:
+        self.since = time.monotonic()
+        event = item.get("event")
+        if event == "collected":
+            self.collected = [
+                (str(t["nodeid"]), str(t["name"]), t.get("lab")) for t in item["tests"]
+            ]
+            self.names.update({n: (name, lab) for n, name, lab in self.collected})
+        elif event == "collect_error":
+            self.log.collect_errors.append(
+                f"could not collect {item.get('nodeid') or 'the tests'}: {item.get('message', '')}"
+            )
+        elif event == "start":
+            self.current, self.calling = str(item["nodeid"]), False
+            self.test_since = self.since
+        elif event == "call":
+            self.calling = True
+        elif event == "end":
+            nodeid = str(item["nodeid"])
+            name, lab = self.identify(nodeid)
+            status = _status(item.get("status"))
+            message = str(item.get("message", ""))
+            duration = float(item.get("duration", 0.0))
+            self.record(TestOutcome(nodeid, name, lab, status, message, duration))
+            self.current = None
+        elif event == "interrupted":
+            self.interrupted = str(item.get("message", "interrupted"))
+
+    def close_current(self, status: Status, message: str, duration: float = 0.0) -> None:
+        if self.current is not None:
+            name, lab = self.identify(self.current)
+            self.record(TestOutcome(self.current, name, lab, status, message, duration))
+            self.current = None
+
+
+def _run_child(
+    target: RunTarget,
+    labs: Sequence[str],
+    results: Path,
+    nodeids: Sequence[str],
+    limits: Limits,
+    log: RunLog,
+    record: OnResult,
+) -> list[tuple[str, str, str | None]] | None:
+    """One child process; returns the collection it reported (None if it never collected)."""
+    process = subprocess.Popen(
+        child_command(target, labs, results, nodeids, limits),
+        cwd=target.root,
+        env=child_environment(target),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    output = CappedOutput(process.stdout, limits.output_bytes)
+    records = _Records(results)
+    watch = _Watch(log, record)
+    try:
+        while True:
+            exited = process.poll() is not None
+            for item in records.new():
+                watch.feed(item)
+            if exited:
+                break
+            now = time.monotonic()
+            quiet, running = now - watch.since, now - watch.test_since
+            if watch.current is not None and running > limits.test_seconds:
+                if not watch.calling:
+                    log.setup_hung = (
+                        f"not run: setting up {watch.identify(watch.current)[0]} (which imports "
+                        f"the code under test) did not finish within {limits.test_seconds:g}s"
+                    )
+                watch.close_current(
+                    "timeout",
+                    f"still running after {limits.test_seconds:g}s; the test process was "
+                    "killed (an endless loop or a blocking call?)",
+                    round(running, 4),
+                )
+                break
+            if watch.collected is None and quiet > limits.startup_seconds:
+                log.collect_errors.append(
+                    f"pytest did not collect the focused tests within {limits.startup_seconds:g}s"
+                )
+                break
+            between_tests = watch.current is None and watch.collected is not None
+            if between_tests and quiet > limits.test_seconds:
+                break  # stuck between tests or after the last one
+            time.sleep(POLL_SECONDS)
+    finally:
+        _kill_group(process)  # also ends anything learner code left running in the group
+        log.output_tail = output.text()
+    if watch.collected is None and not log.collect_errors:
+        lines = [line.strip() for line in log.output_tail.splitlines() if line.strip()]
+        last = lines[-1][:300] if lines else f"exit code {process.returncode}"
+        log.collect_errors.append(f"pytest stopped before collecting the focused tests: {last}")
+    watch.close_current(
+        "error",
+        watch.interrupted
+        or f"the test process exited with code {process.returncode} during this test "
+        "(does the code call os._exit, or was it killed?)",
+    )
+    return watch.collected
+
+
+def _status(value: object) -> Status:
+    if value in ("passed", "pending", "failed", "timeout", "error"):
+        return value
+    return "error"

@@ -1,0 +1,177 @@
+"""Practice workspaces: laying one out, its marker file, and finding and checking it later."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .kit import digest, fingerprint, notebook_sources, read_source, scaffold_files
+from .learning import render_learning
+from .manifest import Manifest
+
+MARKER = ".course-workspace.toml"
+REUSE_REFUSED = "start a new practice directory; do not reuse a modified scaffold"
+
+PYTEST_INI = """\
+[pytest]
+testpaths = tests
+markers =
+    lab(id): the lab a focused test belongs to
+"""
+
+
+class WorkspaceError(ValueError):
+    """A workspace cannot be created here, or a directory is not a usable workspace."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """What a workspace's marker says about it."""
+
+    root: Path
+    chapter: str
+    package: str
+    parent_fingerprint: str
+    checksums: dict[str, str]
+
+
+def find_workspace(start: Path) -> Path | None:
+    """The workspace holding ``start`` (the nearest directory upwards with a marker), if any."""
+    start = start.resolve()
+    for folder in [start, *start.parents]:
+        if (folder / MARKER).is_file():
+            return folder
+    return None
+
+
+def read_workspace(root: Path) -> Workspace:
+    """Read ``root``'s marker; a ``WorkspaceError`` names the file and the bad field."""
+    marker = root / MARKER
+    if not marker.is_file():
+        raise WorkspaceError(
+            f"{root}: not a practice workspace ({MARKER} is missing); create one with practice"
+        )
+    try:
+        data = tomllib.loads(marker.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise WorkspaceError(f"{marker}: not valid TOML ({error})") from None
+    fields = {}
+    for key in ("chapter", "package", "parent_fingerprint"):
+        value = data.get(key)
+        if not isinstance(value, str) or not value:
+            raise WorkspaceError(f"{marker}: {key}: must be a non-empty string, got {value!r}")
+        fields[key] = value
+    checksums = data.get("checksums", {})
+    if not isinstance(checksums, dict) or not all(isinstance(v, str) for v in checksums.values()):
+        raise WorkspaceError(f"{marker}: checksums: must be a table of strings")
+    return Workspace(
+        root=root,
+        chapter=fields["chapter"],
+        package=fields["package"],
+        parent_fingerprint=fields["parent_fingerprint"],
+        checksums=dict(checksums),
+    )
+
+
+def render_marker(manifest: Manifest, parent: str, checksums: dict[str, str], when: str) -> str:
+    """The marker file's TOML text."""
+    lines = [
+        "# A practice workspace of the course kit; checkpoint and the notebooks find it by this",
+        "# file. The checksums let checkpoint tell when a shipped focused test was edited.",
+        f"chapter = {json.dumps(manifest.chapter)}",
+        f"package = {json.dumps(manifest.package)}",
+        f"parent_fingerprint = {json.dumps(parent)}",
+        f"created = {json.dumps(when)}",
+        "",
+        "[checksums]",
+    ]
+    lines += [f"{json.dumps(path)} = {json.dumps(value)}" for path, value in checksums.items()]
+    return "\n".join(lines) + "\n"
+
+
+def default_directory(manifest: Manifest, here: Path) -> Path:
+    """A fresh directory in ``here``: ``practice-11``, else ``practice-11-2``, and so on."""
+    candidate = here / manifest.default_workspace
+    number = 1
+    while candidate.exists():
+        number += 1
+        candidate = here / f"{manifest.default_workspace}-{number}"
+    return candidate
+
+
+def check_fresh(target: Path) -> None:
+    """Refuse a path that is a file or a directory with anything in it."""
+    if target.is_file() or target.is_symlink():
+        raise WorkspaceError(f"{target} is a file: {REUSE_REFUSED}")
+    if target.is_dir() and any(target.iterdir()):
+        raise WorkspaceError(f"{target} is not empty: {REUSE_REFUSED}")
+
+
+def workspace_layout(manifest: Manifest, kit: Path) -> dict[str, bytes]:
+    """Every file of a new workspace, by its path inside the workspace."""
+    files = scaffold_files(manifest, kit, "parent")
+    parent = fingerprint(files)
+    checksums = {f.path: digest(files[f.path]) for f in manifest.files_with_role("test")}
+    notebooks = notebook_sources(manifest, kit)
+    for notebook in notebooks:
+        files[notebook] = read_source(kit, notebook)
+    when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    files[MARKER] = render_marker(manifest, parent, checksums, when).encode("utf-8")
+    files["pytest.ini"] = PYTEST_INI.encode("utf-8")
+    files["LEARNING.md"] = render_learning(manifest, parent, notebooks).encode("utf-8")
+    return files
+
+
+def create_workspace(manifest: Manifest, kit: Path, target: Path) -> list[str]:
+    """Lay out a fresh workspace at ``target``; returns the files written.
+
+    The files are written into a sibling scratch directory first and moved into place at
+    once, so a failure never leaves a half-made workspace behind.
+    """
+    target = target.resolve()
+    check_fresh(target)
+    files = workspace_layout(manifest, kit)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        for relative, data in files.items():
+            path = scratch / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        scratch.chmod(0o755)
+        if target.is_dir():
+            target.rmdir()  # empty, checked above
+        os.replace(scratch, target)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return sorted(files)
+
+
+def focused_test_problems(manifest: Manifest, kit: Path, workspace: Workspace) -> list[str]:
+    """Shipped focused-test files that were edited, removed, or are older than the kit's."""
+    problems = []
+    for file in manifest.files_with_role("test"):
+        path = workspace.root / file.path
+        if not path.is_file():
+            problems.append(f"{file.path} is missing from the workspace")
+            continue
+        actual = digest(path.read_bytes())
+        shipped = workspace.checksums.get(file.path)
+        if shipped is not None and actual != shipped:
+            problems.append(
+                f"{file.path} was edited in the workspace; the focused tests are the spec, "
+                f"restore it or {REUSE_REFUSED.split(';')[0]}"
+            )
+        elif actual != digest(read_source(kit, file.parent)):
+            problems.append(
+                f"{file.path} differs from the kit's current copy; {REUSE_REFUSED.split(';')[0]} "
+                "to get the current focused tests"
+            )
+    return problems

@@ -1,0 +1,59 @@
+"""``practice CHAPTER [DIR]``: lay out a fresh practice workspace and say what to run next."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .harness.kit import KitError, chapter_fingerprints, kit_root, short
+from .harness.manifest import ManifestError, load_manifest
+from .harness.workspace import WorkspaceError, create_workspace, default_directory
+
+USAGE_ERROR = 2
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="practice",
+        description="Create a practice workspace: your own copy of the chapter's starters, "
+        "its focused tests wired to that copy, and LEARNING.md.",
+    )
+    p.add_argument("chapter", help="chapter id, e.g. 11")
+    p.add_argument(
+        "directory",
+        nargs="?",
+        help="where to create it (must be new or empty; default: a fresh practice-CHAPTER "
+        "directory here)",
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        manifest = load_manifest(args.chapter)
+        kit = kit_root()
+        target = Path(args.directory) if args.directory else default_directory(manifest, Path.cwd())
+        create_workspace(manifest, kit, target)
+        parent = short(chapter_fingerprints(manifest, kit).parent)
+    except (ManifestError, KitError, WorkspaceError) as error:
+        print(f"practice: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    root = target.resolve()
+    print(f"Created a chapter {manifest.chapter} practice workspace in {root}")
+    print(f"  parent {parent}: {manifest.card.parent}")
+    for file in manifest.files_with_role("learner"):
+        labs = ", ".join(lab.id for lab in manifest.labs if file.path in lab.files)
+        print(f"  yours to edit: {file.path} (Lab {labs})")
+    print(f"  focused tests: {manifest.focused_tests}")
+    print("  start with:    LEARNING.md")
+    print()
+    print("Next, run:")
+    print(f"  cd {root} && checkpoint {manifest.chapter} --lab {manifest.labs[0].id}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Shared set-up for the harness's own tests: the chapter 11 manifest, workspaces, runs."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from harness_support import CHAPTER, DEFAULT_LIMITS, Check, MakeWorkspace
+
+from course.checkpoint import run_checkpoint
+from course.harness.kit import kit_root
+from course.harness.manifest import Manifest, load_manifest
+from course.harness.results import CheckpointResult
+from course.harness.runner import Limits
+from course.harness.workspace import create_workspace
+
+
+@pytest.fixture(scope="session")
+def manifest() -> Manifest:
+    return load_manifest(CHAPTER)
+
+
+@pytest.fixture(scope="session")
+def kit() -> Path:
+    return kit_root()
+
+
+@pytest.fixture
+def make_workspace(
+    manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
+) -> MakeWorkspace:
+    """Lay out a fresh practice workspace named ``name`` in a new temporary directory."""
+
+    def make(name: str = "practice") -> Path:
+        target = tmp_path_factory.mktemp("class") / name
+        create_workspace(manifest, kit, target)
+        return target
+
+    return make
+
+
+@pytest.fixture
+def check(manifest: Manifest, kit: Path) -> Check:
+    """Run the checkpoint in-process (its tests still run in a child) and return the result."""
+
+    def run(
+        workspace: Path | None = None,
+        labs: Sequence[str] = (),
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> CheckpointResult:
+        return run_checkpoint(
+            manifest,
+            kit,
+            practice=str(workspace) if workspace is not None else None,
+            lab_ids=labs,
+            limits=limits,
+            out=io.StringIO(),
+        )
+
+    return run

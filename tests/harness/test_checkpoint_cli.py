@@ -1,0 +1,131 @@
+"""``checkpoint CHAPTER``: the card, lab lines, evidence, exit codes, --lab and --json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness_support import MakeWorkspace, cli
+
+from course.harness.manifest import Manifest
+
+
+def lab_line(manifest: Manifest, lab_id: str) -> str:
+    return f"Lab {lab_id:<5} {manifest.lab(lab_id).title}"
+
+
+def test_checkpoint_prints_the_card_labs_and_evidence_for_the_reference(
+    manifest: Manifest,
+) -> None:
+    run = cli("checkpoint", manifest.chapter)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = run.stdout
+    assert out.startswith(manifest.card.title)
+    for label in ("mode", "parent", "target", "first red light", "evidence"):
+        assert f"  {label} " in out
+    for lab in manifest.labs:
+        line = next(x for x in out.splitlines() if x.startswith(lab_line(manifest, lab.id)))
+        assert line.split()[-2:] == [f"{lab.tests}/{lab.tests}", "passed"]
+    lines = out.splitlines()
+    evidence = " → ".join(f"{lab.tests}/{lab.tests}" for lab in manifest.labs)
+    assert evidence == "3/3 → 3/3 → 3/3 → 2/2 → 3/3"
+    assert lines[-2:] == [evidence, "14/14"]
+    assert out.index(manifest.card.title) < out.index("Lab 11.1") < out.index(evidence)
+
+
+def test_one_lab_with_json_results(manifest: Manifest, tmp_path: Path) -> None:
+    report = tmp_path / "out" / "lab.json"
+    run = cli("checkpoint", manifest.chapter, "--lab", "11.3", "--json", str(report), "--no-card")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert manifest.card.title not in run.stdout
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert {"chapter", "labs", "tests", "passed", "total"} <= set(data)
+    assert data["chapter"] == manifest.chapter
+    assert data["labs"] == [
+        {"id": "11.3", "title": "budget projection", "passed": 3, "total": 3, "status": "passed"}
+    ]
+    assert [t["lab"] for t in data["tests"]] == ["11.3"] * 3
+    for test in data["tests"]:
+        assert set(test) == {"lab", "name", "status", "message", "duration"}
+        assert test["name"].startswith("test_lab_11_3_") and test["status"] == "passed"
+    assert (data["passed"], data["total"]) == (3, 3)
+
+
+def test_a_fresh_workspace_fails_with_every_lab_pending(
+    manifest: Manifest, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    workspace = make_workspace("learner")
+    report = tmp_path / "fresh.json"
+    run = cli("checkpoint", manifest.chapter, "--practice", str(workspace), "--json", str(report))
+    assert run.returncode == 1
+    out = run.stdout
+    assert out.splitlines()[0] == manifest.card.title
+    for lab in manifest.labs:
+        line = next(x for x in out.splitlines() if x.startswith(lab_line(manifest, lab.id)))
+        assert line.split()[-2:] == [f"0/{lab.tests}", "pending"]
+        assert f"Lab {lab.id} {lab.title} not implemented yet" in out
+    assert "pending  3 tests stop at: Lab 11.1 compaction entry not implemented yet" in out
+    assert "0/3 → 0/3 → 0/3 → 0/2 → 0/3\n0/14\n" in out
+    first = manifest.labs[0]
+    assert f"Next: Lab {first.id} {first.title}" in out
+    assert f"checkpoint 11 --practice {workspace} --lab {first.id}" in out
+    assert "Traceback" not in out
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert {t["status"] for t in data["tests"]} == {"pending"}
+    assert (data["passed"], data["total"]) == (0, 14)
+
+
+def test_inside_a_workspace_the_workspace_is_the_default(
+    manifest: Manifest, make_workspace: MakeWorkspace
+) -> None:
+    workspace = make_workspace("here")
+    run = cli("checkpoint", manifest.chapter, "--lab", "11.2", "--no-card", cwd=workspace / "tests")
+    assert run.returncode == 1
+    assert f"Checking workspace {workspace}" in run.stdout
+    assert "0/3" in run.stdout and "re-run just it   checkpoint 11 --lab 11.2" in run.stdout
+
+
+def test_missing_focused_tests_are_an_error_never_a_pass(
+    manifest: Manifest, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    workspace = make_workspace("trimmed")
+    tests = workspace / manifest.focused_tests
+    text = tests.read_text(encoding="utf-8")
+    assert text.count('@pytest.mark.lab("11.4")') == manifest.lab("11.4").tests
+    tests.write_text(text.replace('@pytest.mark.lab("11.4")', '@pytest.mark.lab("11.9")'))
+    report = tmp_path / "trimmed.json"
+    run = cli(
+        "checkpoint", "11", "--practice", str(workspace), "--lab", "11.4", "--json", str(report)
+    )
+    assert run.returncode == 1
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["labs"][0]["status"] == "error"
+    assert "no tests selected" in data["tests"][0]["message"]
+    assert any("was edited in the workspace" in p for p in data["problems"])
+    assert "problem: tests/chapter11/test_11_context_compaction.py was edited" in run.stdout
+
+
+def test_bad_requests_exit_2_with_a_clear_message(tmp_path: Path) -> None:
+    unknown_lab = cli("checkpoint", "11", "--lab", "11.9")
+    assert unknown_lab.returncode == 2
+    assert "no lab '11.9' (labs: 11.1, 11.2, 11.3, 11.4, 11.5)" in unknown_lab.stderr
+    unknown_chapter = cli("checkpoint", "99")
+    assert unknown_chapter.returncode == 2 and "chapters: 11" in unknown_chapter.stderr
+    not_a_workspace = cli("checkpoint", "11", "--practice", str(tmp_path))
+    assert not_a_workspace.returncode == 2
+    assert "not a practice workspace" in not_a_workspace.stderr
+
+
+def test_a_broken_test_setup_is_reported_not_passed(
+    manifest: Manifest, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    workspace = make_workspace("broken-setup")
+    with (workspace / "tests" / "chapter11" / "conftest.py").open("a", encoding="utf-8") as f:
+        f.write("import a_module_that_is_not_there\n")
+    report = tmp_path / "broken.json"
+    run = cli("checkpoint", "11", "--practice", str(workspace), "--json", str(report))
+    assert run.returncode == 1
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert {lab["status"] for lab in data["labs"]} == {"error"} and data["passed"] == 0
+    assert any("a_module_that_is_not_there" in problem for problem in data["problems"])
+    assert any("conftest.py was edited" in problem for problem in data["problems"])

@@ -1,0 +1,115 @@
+"""The curriculum as data: the chapter 11 manifest, and clear errors for broken manifests."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from course.harness.kit import kit_root
+from course.harness.manifest import ManifestError, load_manifest, parse_manifest
+
+SHIPPED = (Path(__file__).parents[2] / "course" / "curricula" / "ch11.toml").read_text("utf-8")
+
+
+def lab_markers(test_file: Path) -> Counter[str]:
+    """How many focused tests carry each ``@pytest.mark.lab(...)`` id."""
+    counts: Counter[str] = Counter()
+    for node in ast.parse(test_file.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+            for decorator in node.decorator_list:
+                if isinstance(decorator, ast.Call) and ast.unparse(decorator.func).endswith(
+                    "mark.lab"
+                ):
+                    counts[str(ast.literal_eval(decorator.args[0]))] += 1
+    return counts
+
+
+def test_the_manifest_promises_what_the_focused_tests_hold() -> None:
+    manifest = load_manifest("11")
+    markers = lab_markers(kit_root() / manifest.focused_tests)
+    assert {lab.id: lab.tests for lab in manifest.labs} == dict(markers)
+    assert [lab.tests for lab in manifest.labs] == [3, 3, 3, 2, 3]
+    for lab in manifest.labs:
+        select = re.compile(lab.select)
+        names = [n for n in _test_names(kit_root() / manifest.focused_tests) if select.search(n)]
+        assert len(names) == lab.tests, f"-k {lab.select} selects {names}"
+
+
+def _test_names(test_file: Path) -> list[str]:
+    tree = ast.parse(test_file.read_text(encoding="utf-8"))
+    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name[:5] == "test_"]
+
+
+def test_every_file_the_manifest_names_exists_in_the_kit() -> None:
+    manifest = load_manifest("11")
+    kit = kit_root()
+    for file in manifest.files:
+        assert (kit / file.parent).is_file(), file.parent
+        assert (kit / file.target).is_file(), file.target
+    for path in manifest.card.teaching_files:
+        assert (kit / path).is_file(), path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("tests = 3\n", 'tests = "3"\n', "labs[0].tests: must be a positive integer"),
+        ('id = "11.2"', 'id = "11.1"', "labs[1].id: duplicate lab id '11.1'"),
+        ('mode = "rebuild"\n', "", "card.mode: missing field"),
+        ('mode = "rebuild"\n', 'mode = "rebuild"\nmood = "calm"\n', "card.mood: unknown field"),
+        ('role = "given"', 'role = "spare"', "workspace[0].role: must be one of"),
+        ('parent = "course/labs.py"', 'parent = "../labs.py"', "workspace[1].parent: must be"),
+        ('"context.group_cost"', '"group_cost"', "labs[2].solution: 'group_cost' must look"),
+        ('chapter = "11"', "chapter = [", "not valid TOML"),
+    ],
+)
+def test_a_broken_manifest_names_the_field(old: str, new: str, message: str) -> None:
+    assert old in SHIPPED
+    with pytest.raises(ManifestError, match=re.escape(message)):
+        parse_manifest(SHIPPED.replace(old, new, 1), "ch11.toml")
+
+
+def test_an_unknown_chapter_lists_the_known_ones() -> None:
+    with pytest.raises(ManifestError, match=r"no curriculum for chapter '99' \(chapters: .*11"):
+        load_manifest("99")
+
+
+HARNESS_CODE = [
+    *sorted((Path(__file__).parents[2] / "course" / "harness").glob("*.py")),
+    Path(__file__).parents[2] / "course" / "checkpoint.py",
+    Path(__file__).parents[2] / "course" / "practice.py",
+]
+
+
+def _code_strings(path: Path) -> list[str]:
+    """String constants of a module, docstrings left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
+
+
+@pytest.mark.parametrize("path", HARNESS_CODE, ids=lambda p: p.name)
+def test_harness_code_holds_no_chapter_text(path: Path) -> None:
+    manifest = load_manifest("11")
+    chapter_text = [lab.title for lab in manifest.labs] + [lab.id for lab in manifest.labs]
+    chapter_text += [manifest.card.title, manifest.package, manifest.focused_tests]
+    for text in _code_strings(path):
+        for specific in chapter_text:
+            assert specific not in text, f"{path.name}: {text!r} belongs in the manifest"

@@ -1,0 +1,50 @@
+"""Every curated wrong implementation is caught by the focused tests of its lab."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from mutants import MUTANTS, Mutant, build_mutant
+
+from course.harness.manifest import Manifest
+from course.harness.results import TestOutcome
+from course.harness.runner import RunTarget, run_focused_tests
+
+
+@pytest.fixture(scope="module")
+def outcomes(
+    manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, list[TestOutcome]]:
+    """The 14 focused tests run against every mutant (two at a time: each run is a process)."""
+    folder = tmp_path_factory.mktemp("mutants")
+
+    def run(mutant: Mutant) -> list[TestOutcome]:
+        package = build_mutant(manifest, kit, mutant, folder)
+        return run_focused_tests(RunTarget(kit, manifest.focused_tests, package, (folder,)))[0]
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip([m.name for m in MUTANTS], pool.map(run, MUTANTS), strict=True))
+
+
+def test_there_are_enough_mutants_for_every_lab(manifest: Manifest) -> None:
+    assert len(MUTANTS) >= 8
+    assert {m.lab for m in MUTANTS} == {lab.id for lab in manifest.labs}
+    assert len({m.name for m in MUTANTS}) == len(MUTANTS)
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_the_focused_tests_kill_the_mutant(
+    mutant: Mutant, manifest: Manifest, outcomes: dict[str, list[TestOutcome]]
+) -> None:
+    results = outcomes[mutant.name]
+    assert len(results) == manifest.total_tests
+    assert not [t for t in results if t.status in ("pending", "timeout", "error")], (
+        "a mutant must be caught by an assertion, not crash the run"
+    )
+    killers = [t.name for t in results if t.status == "failed"]
+    assert killers, f"mutant {mutant.name} survived: {mutant.why}"
+    assert any(t.lab == mutant.lab for t in results if t.status == "failed"), (
+        f"mutant {mutant.name} should be caught by Lab {mutant.lab}; killed by {killers}"
+    )

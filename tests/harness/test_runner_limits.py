@@ -1,0 +1,76 @@
+"""Learner code that hangs, exits, interrupts or floods costs only its own tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness_support import QUICK, Check, MakeWorkspace, replace_in
+
+from course.harness.manifest import Manifest
+from course.harness.solutions import solve_lab
+
+
+def solved_workspace(manifest: Manifest, kit: Path, make: MakeWorkspace, name: str) -> Path:
+    workspace = make(name)
+    for lab in manifest.labs:
+        solve_lab(manifest, kit, workspace, lab.id)
+    return workspace
+
+
+def sabotage(workspace: Path, function: str, first_line: str) -> None:
+    """Make ``function`` of the learner's context module start with ``first_line``."""
+    replace_in(
+        workspace / "pi_course" / "context.py",
+        f"def {function}(",
+        f"def {function}(*args, **kwargs):\n    {first_line}\n\n\ndef _was_{function}(",
+    )
+
+
+def test_a_hang_times_out_an_exit_errors_a_flood_passes_and_the_run_goes_on(
+    manifest: Manifest, kit: Path, check: Check, make_workspace: MakeWorkspace
+) -> None:
+    workspace = solved_workspace(manifest, kit, make_workspace, "hostile")
+    sabotage(workspace, "summary_message", "while True:\n        pass")
+    sabotage(workspace, "create_compaction_entry", "import os; os._exit(3)")
+    replace_in(
+        workspace / "pi_course" / "entries.py",
+        "def parse_summary(",
+        "print('x' * 5_000_000, flush=True)\n\n\ndef parse_summary(",
+    )
+    result = check(workspace, limits=QUICK)
+    by_lab = {lab.lab.id: lab for lab in result.labs}
+    for lab_id in ("11.1", "11.2", "11.3"):
+        assert by_lab[lab_id].status == "passed", by_lab[lab_id].tests
+    assert [t.status for t in by_lab["11.4"].tests] == ["error", "error"]
+    assert all("exited with code 3" in t.message for t in by_lab["11.4"].tests)
+    assert [t.status for t in by_lab["11.5"].tests] == ["timeout"] * 3
+    assert all("still running after 2s" in t.message for t in by_lab["11.5"].tests)
+    assert not result.ok and result.passed == 9
+
+
+def test_sys_exit_and_keyboard_interrupt_cost_only_their_tests(
+    manifest: Manifest, kit: Path, check: Check, make_workspace: MakeWorkspace
+) -> None:
+    workspace = solved_workspace(manifest, kit, make_workspace, "quitter")
+    sabotage(workspace, "select_groups", "raise SystemExit(4)")
+    sabotage(workspace, "create_compaction_entry", "raise KeyboardInterrupt")
+    result = check(workspace, labs=["11.3", "11.4"], limits=QUICK)
+    statuses = {t.name: (t.status, t.message) for t in result.tests}
+    assert len(statuses) == 5
+    for name, (status, message) in statuses.items():
+        assert status == "error", name
+        expected = "sys.exit(4)" if "11_3" in name else "KeyboardInterrupt"
+        assert expected in message, (name, message)
+
+
+def test_code_that_hangs_on_import_costs_one_time_limit_not_one_per_test(
+    manifest: Manifest, check: Check, make_workspace: MakeWorkspace
+) -> None:
+    workspace = make_workspace("stuck")
+    with (workspace / "pi_course" / "context.py").open("a", encoding="utf-8") as module:
+        module.write("\nwhile True:\n    pass\n")
+    result = check(workspace, limits=QUICK)
+    assert [t.status for t in result.tests] == ["timeout"] * manifest.total_tests
+    first, *rest = result.tests
+    assert "still running after 2s" in first.message
+    assert all(t.message.startswith(f"not run: setting up {first.name}") for t in rest)
