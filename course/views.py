@@ -1,0 +1,193 @@
+"""Notebook views: text-and-HTML results, and running lab code so errors become messages."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+T = TypeVar("T")
+
+Tone = Literal["ok", "pending", "error", "note"]
+
+TONE_COLOURS: dict[Tone, str] = {
+    "ok": "#2e7d32",
+    "pending": "#8d6e00",
+    "error": "#c62828",
+    "note": "#455a64",
+}
+TONE_MARKS: dict[Tone, str] = {"ok": "✓", "pending": "…", "error": "✗", "note": "·"}
+
+
+@dataclass(frozen=True)
+class View:
+    """Something a notebook cell shows: plain text for the record, HTML for the eye."""
+
+    text: str
+    html: str
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.text)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __add__(self, other: View) -> View:
+        return stack([self, other])
+
+
+def stack(views: Iterable[View]) -> View:
+    """Several views shown one after the other."""
+    items = list(views)
+    text = ""
+    for index, view in enumerate(items):
+        if index:
+            roomy = "\n" in view.text or "\n" in items[index - 1].text
+            text += "\n\n" if roomy else "\n"
+        text += view.text
+    return View(
+        text,
+        "".join(f"<div style='margin-bottom:0.6em'>{view.html}</div>" for view in items),
+    )
+
+
+def esc(value: object) -> str:
+    """HTML-escaped text of ``value``."""
+    return html.escape(str(value), quote=True)
+
+
+def message(text: str, tone: Tone = "note") -> View:
+    """A one-line status: ✓ ok, … pending, ✗ error, · note."""
+    colour = TONE_COLOURS[tone]
+    mark = TONE_MARKS[tone]
+    body = esc(text).replace("\n", "<br>")
+    return View(
+        f"{mark} {text}",
+        f"<div style='color:{colour}'><b>{mark}</b> <span style='white-space:pre-wrap'>"
+        f"{body}</span></div>",
+    )
+
+
+def preformatted(text: str) -> View:
+    """Monospaced text, shown as is."""
+    return View(text, f"<pre style='margin:0'>{esc(text)}</pre>")
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, title: str = "") -> View:
+    """A table as aligned plain text and as an HTML table."""
+    cells = [[str(cell) for cell in row] for row in rows]
+    widths = [
+        max([_width(header)] + [_width(row[i]) for row in cells])
+        for i, header in enumerate(headers)
+    ]
+
+    def line(values: Sequence[str]) -> str:
+        padded = [value + " " * (widths[i] - _width(value)) for i, value in enumerate(values)]
+        return "  ".join(padded).rstrip()
+
+    lines = ([title] if title else []) + [line(headers), line(["-" * w for w in widths])]
+    lines += [line(row) for row in cells]
+    head = "".join(f"<th style='text-align:left'>{esc(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>" + "".join(f"<td style='text-align:left'>{esc(c)}</td>" for c in row) + "</tr>"
+        for row in cells
+    )
+    caption = f"<caption style='text-align:left'><b>{esc(title)}</b></caption>" if title else ""
+    return View(
+        "\n".join(lines),
+        f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>",
+    )
+
+
+def _width(text: str) -> int:
+    """Display width: CJK characters take two columns in a monospaced font."""
+    return sum(2 if _is_wide(ch) else 1 for ch in text)
+
+
+def _is_wide(ch: str) -> bool:
+    code = ord(ch)
+    return (
+        0x1100 <= code <= 0x115F
+        or 0x2E80 <= code <= 0xA4CF
+        or 0xAC00 <= code <= 0xD7A3
+        or 0xF900 <= code <= 0xFAFF
+        or 0xFE30 <= code <= 0xFE4F
+        or 0xFF00 <= code <= 0xFF60
+        or 0xFFE0 <= code <= 0xFFE6
+    )
+
+
+# --------------------------------------------------------------------------- running lab code
+
+
+@dataclass(frozen=True)
+class Attempt(Generic[T]):
+    """What calling lab code gave: a value, or the exception it raised."""
+
+    value: T | None
+    error: Exception | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def pending(self) -> bool:
+        """The code raised ``NotImplementedError`` (a starter's ``LabNotImplemented``)."""
+        return isinstance(self.error, NotImplementedError)
+
+    @property
+    def problem(self) -> str:
+        """The error as one readable message ('' when there was none)."""
+        return describe_error(self.error) if self.error is not None else ""
+
+    def get(self) -> T:
+        """The value; only call when ``ok``."""
+        if self.error is not None:
+            raise self.error
+        return self.value  # type: ignore[return-value]
+
+    def view(self) -> View:
+        """The problem as a status line: pending for unfinished labs, an error otherwise."""
+        if self.error is None:
+            return message("ok", "ok")
+        return message(self.problem, "pending" if self.pending else "error")
+
+
+def attempt(action: Callable[[], T]) -> Attempt[T]:
+    """Run ``action``; an exception becomes part of the result instead of a traceback."""
+    try:
+        return Attempt(action())
+    except Exception as error:  # learners' code may raise anything; show it, don't crash
+        return Attempt(None, error)
+
+
+def describe_error(error: BaseException) -> str:
+    """``LabNotImplemented`` shows its own message; other errors are prefixed by their type."""
+    text = str(error).strip()
+    if isinstance(error, NotImplementedError):
+        return f"pending: {text}" if text else "pending: not implemented yet"
+    name = type(error).__name__
+    return f"{name}: {text}" if text else name
+
+
+def verdict(action: Callable[[], object]) -> tuple[Tone, str]:
+    """Run ``action``, which should raise ``ValueError``: (tone, 'rejected: …' or why not)."""
+    result = attempt(action)
+    if result.pending:
+        return "pending", result.problem
+    if result.ok:
+        return "error", "accepted, but it should be rejected"
+    if isinstance(result.error, ValueError):
+        return "ok", f"rejected: {result.problem}"
+    return "error", f"unexpected error: {result.problem}"
+
+
+def expect_rejection(action: Callable[[], object], *, what: str) -> View:
+    """The verdict on ``action`` as a status line about ``what``."""
+    tone, text = verdict(action)
+    return message(text if tone == "pending" else f"{what}: {text}", tone)
