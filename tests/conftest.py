@@ -1,0 +1,56 @@
+"""Suite-wide options: ``--no-browser`` leaves out the tests that drive JupyterLab in Chromium."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+BROWSER_MARKER = "browser"
+BROWSER_TESTS = Path(__file__).parent / "browser"
+OPT_OUT_NOTE = "browser tests (JupyterLab in headless Chromium) left out by --no-browser"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--no-browser",
+        action="store_true",
+        default=False,
+        help="leave out the tests that drive JupyterLab in headless Chromium (they run by "
+        "default and fail when Chromium or Playwright is missing)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{BROWSER_MARKER}: drives JupyterLab in headless Chromium; left out by --no-browser",
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With --no-browser the browser folder is not even imported (no Playwright needed)."""
+    if config.getoption("no_browser") and collection_path == BROWSER_TESTS:
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With --no-browser, deselect browser tests named explicitly on the command line."""
+    if not config.getoption("no_browser"):
+        return
+    deselected = [item for item in items if item.get_closest_marker(BROWSER_MARKER)]
+    if deselected:
+        items[:] = [item for item in items if not item.get_closest_marker(BROWSER_MARKER)]
+        config.hook.pytest_deselected(items=deselected)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    return OPT_OUT_NOTE if config.getoption("no_browser") else None
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    if config.getoption("no_browser"):
+        terminalreporter.write_line(OPT_OUT_NOTE, yellow=True)
