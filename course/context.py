@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, overload
 
 from .session import (
     SUMMARY_LIST_FIELDS,
@@ -203,6 +203,36 @@ def group_cost(group: InteractionGroup, estimate_tokens: Estimator) -> float:
     return sum(estimate(estimate_tokens, e.message, e.id) for e in group.entries)
 
 
+class LazyCosts(Sequence[float]):
+    """Group costs asked of the estimator on first access, then remembered.
+
+    ``select_groups`` walks newest first and stops at the first group that does not fit, so
+    the groups older than that are never estimated (nor copied for the estimator).
+    """
+
+    def __init__(self, groups: Sequence[InteractionGroup], estimate_tokens: Estimator) -> None:
+        self._groups = groups
+        self._estimate_tokens = estimate_tokens
+        self._known: dict[int, float] = {}
+
+    def __len__(self) -> int:
+        return len(self._groups)
+
+    @overload
+    def __getitem__(self, index: int) -> float: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[float]: ...
+
+    def __getitem__(self, index: int | slice) -> float | list[float]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        position = range(len(self))[index]
+        if position not in self._known:
+            self._known[position] = group_cost(self._groups[position], self._estimate_tokens)
+        return self._known[position]
+
+
 def select_groups(costs: Sequence[float], available: float) -> tuple[int, Reason]:
     """Index of the first kept group: whole groups newest first while they fit (``<=``)."""
     if not costs:
@@ -245,7 +275,7 @@ def build_context(
         summary_cost = estimate(estimate_tokens, opening[0], f"summary of {compaction.id}")
 
     groups = group_interactions(suffix)
-    costs = [group_cost(group, estimate_tokens) for group in groups]
+    costs = LazyCosts(groups, estimate_tokens)
     first, reason = select_groups(costs, max(0.0, available - summary_cost))
     kept = [entry for group in groups[first:] for entry in group.entries]
     messages_cost = summary_cost + sum(costs[first:])

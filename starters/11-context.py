@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, overload
 
 from .labs import LabNotImplemented
 from .session import (
@@ -155,6 +155,36 @@ def group_cost(group: InteractionGroup, estimate_tokens: Estimator) -> float:
     raise LabNotImplemented(
         "11.3", "budget projection", "group_cost", "sum estimate(...) over the group's entries"
     )
+
+
+class LazyCosts(Sequence[float]):
+    """Group costs asked of the estimator on first access, then remembered.
+
+    ``select_groups`` walks newest first and stops at the first group that does not fit, so
+    the groups older than that are never estimated (nor copied for the estimator).
+    """
+
+    def __init__(self, groups: Sequence[InteractionGroup], estimate_tokens: Estimator) -> None:
+        self._groups = groups
+        self._estimate_tokens = estimate_tokens
+        self._known: dict[int, float] = {}
+
+    def __len__(self) -> int:
+        return len(self._groups)
+
+    @overload
+    def __getitem__(self, index: int) -> float: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[float]: ...
+
+    def __getitem__(self, index: int | slice) -> float | list[float]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        position = range(len(self))[index]
+        if position not in self._known:
+            self._known[position] = group_cost(self._groups[position], self._estimate_tokens)
+        return self._known[position]
 
 
 def select_groups(costs: Sequence[float], available: float) -> tuple[int, Reason]:

@@ -1,0 +1,1 @@
+"""Benchmarks: build_context against LangChain's trim_messages, and the JSONL store."""

@@ -1,0 +1,53 @@
+"""The benchmarks' smoke test: workload, both trimmers and the results file; no timing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("langchain_core", reason="the benchmarks need the 'bench' extra")
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # ``bench`` is a directory of the repository, not installed
+    sys.path.insert(0, str(ROOT))
+
+
+def test_both_trimmers_keep_the_same_messages_on_a_small_history() -> None:
+    from bench import compare
+    from bench.workload import history_json, kit_estimator
+    from course.session import parse_entries
+
+    entries = history_json(50)
+    assert len(entries) == 50 and history_json(50) == entries  # deterministic
+    path = parse_entries(entries)
+    lc_messages = compare.to_langchain(entries)
+    assert [kit_estimator(e["message"]) for e in entries] == [
+        compare.langchain_estimator(m) for m in lc_messages[1:]
+    ]
+    for budget in compare.budgets_for(entries, ["10%", "50%", "90%", "all"]):
+        kit = compare.run_kit(path, budget)
+        assert kit.tokens.available_for_messages == budget.available
+        assert kit.kept_entry_ids == compare.trimmed_ids(compare.run_trim(lc_messages, budget))
+        memoized = compare.run_trim_memoized(lc_messages, budget)
+        assert kit.kept_entry_ids == compare.trimmed_ids(memoized)
+    overflow = compare.budgets_for(entries, ["overflow"])[0]
+    kit = compare.run_kit(path, overflow)
+    assert (kit.reason, len(kit.kept_entry_ids)) == ("single_group_overflow", 5)
+    assert compare.trimmed_ids(compare.run_trim(lc_messages, overflow)) == []
+
+
+def test_the_results_file_has_the_keys_tooling_reads(tmp_path: Path) -> None:
+    from bench import run
+
+    out = tmp_path / "results.json"
+    assert run.main(["--quick", "--sizes", "50,100", "--runs", "1", "--out", str(out)]) == 0
+    results = json.loads(out.read_text(encoding="utf-8"))
+    comparison = results["build_context_vs_trim_messages"]
+    assert {"messages", "ratio", "mismatches"} <= set(comparison)
+    assert comparison["messages"] == 100 and comparison["mismatches"] == 0
+    assert {"entries", "ratio"} <= set(results["jsonl_open_vs_json_loads"])
+    assert results["jsonl_open_vs_json_loads"]["entries"] == 100
+    assert isinstance(results["scaling_100k_over_10k"], float)
