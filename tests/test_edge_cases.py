@@ -342,4 +342,5 @@ def test_a_non_additive_estimator_is_summed_per_message() -> None:
     path = path_of(user("q1"), assistant("a1"), user("q2"), assistant("a2"))
     outcome = project(path, 3, estimate_tokens=counting)
     assert outcome.kept_entry_ids == ["e2", "e3"] and outcome.tokens.messages == 3
-    assert calls[0] == "system" and calls.count("user") == 2
+    assert outcome.reason == "single_group_overflow", "the system prompt costs 1, leaving 2"
+    assert calls == ["system", "user", "assistant"], "groups behind the stop are not estimated"
