@@ -208,67 +208,47 @@ def test_bad_budget_numbers_name_the_option(option: str, value: Any) -> None:
         build_context(path_of(user("q")), system_prompt="", estimate_tokens=ones, **options)
 
 
-def test_compaction_whose_first_kept_id_is_missing_from_the_path_is_rejected() -> None:
-    path = chapter_path()
-    compaction = create_compaction_entry(
+def compact(
+    path: list[SessionEntry], first_kept: str, entry_id: str = "c", goal: str | None = None
+) -> SessionEntry:
+    summary = COMPACT_1_SUMMARY if goal is None else COMPACT_1_SUMMARY | {"goal": goal}
+    return create_compaction_entry(
         path,
-        id="c",
+        id=entry_id,
         timestamp=1,
-        summary=COMPACT_1_SUMMARY,
-        first_kept_entry_id="u2",
+        summary=summary,
+        first_kept_entry_id=first_kept,
         tokens_before=0,
     )
-    with pytest.raises(CompactionError, match=r"c\.firstKeptEntryId: u2 is not on the path"):
-        build_context(
-            [*path[4:], compaction],
-            max_tokens=100,
-            system_prompt="sys",
-            reserved_output=0,
-            safety_margin=0,
-            estimate_tokens=chapter_estimator,
-        )
 
 
-def test_resume_with_nothing_after_the_compaction_keeps_the_first_kept_suffix() -> None:
-    path = chapter_path()
-    compaction = create_compaction_entry(
+def resume(path: list[SessionEntry], max_tokens: float = 100) -> Any:
+    return build_context(
         path,
-        id="c",
-        timestamp=1,
-        summary=COMPACT_1_SUMMARY,
-        first_kept_entry_id="u3",
-        tokens_before=0,
-    )
-    outcome = build_context(
-        [*path, compaction],
-        max_tokens=100,
+        max_tokens=max_tokens,
         system_prompt="sys",
         reserved_output=0,
         safety_margin=0,
         estimate_tokens=chapter_estimator,
     )
+
+
+def test_compaction_whose_first_kept_id_is_missing_from_the_path_is_rejected() -> None:
+    path = chapter_path()
+    with pytest.raises(CompactionError, match=r"c\.firstKeptEntryId: u2 is not on the path"):
+        resume([*path[4:], compact(path, "u2")])
+
+
+def test_resume_with_nothing_after_the_compaction_keeps_the_first_kept_suffix() -> None:
+    path = chapter_path()
+    outcome = resume([*path, compact(path, "u3")])
     assert outcome.kept_entry_ids == ["u3", "calls", "r-test", "r-read", "a3"]
     assert outcome.compaction_id == "c"
 
 
 def test_summary_cost_beyond_the_budget_still_keeps_the_newest_group() -> None:
     path = chapter_path()
-    compaction = create_compaction_entry(
-        path,
-        id="c",
-        timestamp=1,
-        summary=COMPACT_1_SUMMARY,
-        first_kept_entry_id="u2",
-        tokens_before=0,
-    )
-    outcome = build_context(
-        [*path, compaction],
-        max_tokens=12,
-        system_prompt="sys",
-        reserved_output=0,
-        safety_margin=0,
-        estimate_tokens=chapter_estimator,
-    )
+    outcome = resume([*path, compact(path, "u2")], max_tokens=12)
     assert outcome.reason == "single_group_overflow"
     assert outcome.kept_entry_ids == ["u3", "calls", "r-test", "r-read", "a3"]
     assert outcome.messages[0]["role"] == "user" and len(outcome.messages) == 6
@@ -276,30 +256,9 @@ def test_summary_cost_beyond_the_budget_still_keeps_the_newest_group() -> None:
 
 def test_two_compactions_render_only_the_newer_summary() -> None:
     path = chapter_path()
-    first = create_compaction_entry(
-        path,
-        id="c1",
-        timestamp=1,
-        summary=COMPACT_1_SUMMARY | {"goal": "first goal"},
-        first_kept_entry_id="u2",
-        tokens_before=0,
-    )
-    second = create_compaction_entry(
-        [*path, first],
-        id="c2",
-        timestamp=2,
-        summary=COMPACT_1_SUMMARY | {"goal": "second goal"},
-        first_kept_entry_id="u3",
-        tokens_before=0,
-    )
-    outcome = build_context(
-        [*path, first, second],
-        max_tokens=100,
-        system_prompt="sys",
-        reserved_output=0,
-        safety_margin=0,
-        estimate_tokens=chapter_estimator,
-    )
+    first = compact(path, "u2", entry_id="c1", goal="first goal")
+    second = compact([*path, first], "u3", entry_id="c2", goal="second goal")
+    outcome = resume([*path, first, second])
     texts = [m["content"] for m in outcome.messages if isinstance(m["content"], str)]
     assert sum("second goal" in t for t in texts) == 1
     assert not any("first goal" in t for t in texts)
@@ -322,14 +281,7 @@ def test_a_compaction_cannot_keep_from_a_message_that_is_not_a_user_message() ->
         ]
     )
     with pytest.raises(CompactionError, match=r"calls is not a user message"):
-        build_context(
-            [*path, *forged],
-            max_tokens=100,
-            system_prompt="sys",
-            reserved_output=0,
-            safety_margin=0,
-            estimate_tokens=chapter_estimator,
-        )
+        resume([*path, *forged])
 
 
 def test_a_non_additive_estimator_is_summed_per_message() -> None:
