@@ -235,14 +235,21 @@ def report_html(report: CheckReport) -> str:
     rows: list[str] = []
     if report.lab is None:
         for lab in report.labs:
-            rows.append(_row(f"Lab {esc(lab.id)}", esc(lab.title),
-                             _coloured(f"{lab.passed}/{lab.total} {esc(lab.status)}",
-                                       TONE_COLOURS[_lab_tone(lab)])))
+            rows.append(
+                _row(
+                    f"Lab {esc(lab.id)}",
+                    esc(lab.title),
+                    _coloured(
+                        f"{lab.passed}/{lab.total} {esc(lab.status)}", TONE_COLOURS[_lab_tone(lab)]
+                    ),
+                )
+            )
     tests = shown_tests(report)
     for test, note in zip(tests, notes(tests), strict=True):
         colour = TONE_COLOURS[STATUS_TONES.get(test.status, "error")]
-        rows.append(_row(_coloured(esc(test.status), colour), f"<code>{esc(test.name)}</code>",
-                         esc(note)))
+        rows.append(
+            _row(_coloured(esc(test.status), colour), f"<code>{esc(test.name)}</code>", esc(note))
+        )
     if rows:
         parts.append(f"<table>{''.join(rows)}</table>")
     return "".join(parts)

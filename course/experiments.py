@@ -100,13 +100,29 @@ def run_lab_tests(package: str, lab: str, *, pythonpath: Path | None = None) -> 
                 [str(pythonpath)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
             )
         command = [
-            sys.executable, "-m", "pytest", str(FOCUSED_TESTS), "-q", "-o", "addopts=",
-            "-p", "no:cacheprovider", "-k", f"lab_{lab.replace('.', '_')}",
+            sys.executable,
+            "-m",
+            "pytest",
+            str(FOCUSED_TESTS),
+            "-q",
+            "-o",
+            "addopts=",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            f"lab_{lab.replace('.', '_')}",
             f"--junitxml={report}",
         ]
         try:
-            subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True,
-                           timeout=TEST_TIMEOUT, check=False)
+            subprocess.run(
+                command,
+                cwd=folder,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=TEST_TIMEOUT,
+                check=False,
+            )
         except subprocess.TimeoutExpired:
             return TestRun((), f"the tests did not finish within {TEST_TIMEOUT:g} seconds")
         if not report.is_file():
@@ -159,15 +175,21 @@ def slice_experiment_view(impl: Implementation, *, run_tests: bool = True) -> Vi
             )
         kept = [str(i) for i in result.kept_entry_ids]
         lost = [str(e.id) for e in path[4:] if e.id not in kept]
-        views.append(preformatted(
-            "patched selection at max_tokens 19 (10 for messages):\n"
-            f"kept:  {', '.join(kept)}\n"
-            f"roles: {', '.join(m['role'] for m in result.messages)}\n"
-            f"lost from the newest group: {', '.join(lost)}"
-        ))
+        views.append(
+            preformatted(
+                "patched selection at max_tokens 19 (10 for messages):\n"
+                f"kept:  {', '.join(kept)}\n"
+                f"roles: {', '.join(m['role'] for m in result.messages)}\n"
+                f"lost from the newest group: {', '.join(lost)}"
+            )
+        )
         if run_tests:
-            views.append(_tests_view("Lab 11.3 against the patched copy",
-                                     run_lab_tests(PATCHED_PACKAGE, "11.3", pythonpath=folder)))
+            views.append(
+                _tests_view(
+                    "Lab 11.3 against the patched copy",
+                    run_lab_tests(PATCHED_PACKAGE, "11.3", pythonpath=folder),
+                )
+            )
     if run_tests:
         views.append(_tests_view("Lab 11.3 against the reference", run_lab_tests("course", "11.3")))
     return stack(views)
@@ -182,22 +204,33 @@ def budget_report_view(impl: Implementation, available: float, *, path: Any = No
     if report_fn is None:
         return OPTIONAL
     chosen: Any = path if path is not None else attempt(impl.chapter_path).value
-    done = attempt(lambda: (
-        report_fn(impl.context.group_interactions(chosen), estimate_tokens=impl.estimator(),
-                  available=available),
-        build(impl, chosen, available + fixed_costs(impl)),
-    ))
+    done = attempt(
+        lambda: (
+            report_fn(
+                impl.context.group_interactions(chosen),
+                estimate_tokens=impl.estimator(),
+                available=available,
+            ),
+            build(impl, chosen, available + fixed_costs(impl)),
+        )
+    )
     if not done.ok:
         return done.view()
     report, result = done.get()
     rows = [(", ".join(item.entry_ids), fmt(item.tokens), item.status) for item in report]
     kept = [i for item in report if item.status != "trimmed" for i in item.entry_ids]
     agrees = kept == list(result.kept_entry_ids)
-    return stack([
-        table(["group", "tokens", "status"], rows, title=f"available {fmt(available)}"),
-        message("agrees with build_context's selection" if agrees
-                else "disagrees with build_context's selection", "ok" if agrees else "error"),
-    ])
+    return stack(
+        [
+            table(["group", "tokens", "status"], rows, title=f"available {fmt(available)}"),
+            message(
+                "agrees with build_context's selection"
+                if agrees
+                else "disagrees with build_context's selection",
+                "ok" if agrees else "error",
+            ),
+        ]
+    )
 
 
 def budget_report_cases_view(impl: Implementation) -> View:
@@ -207,9 +240,11 @@ def budget_report_cases_view(impl: Implementation) -> View:
     single = attempt(lambda: impl.chapter_path()[:2])
     if not single.ok:
         return single.view()
-    return stack([
-        budget_report_view(impl, 22),
-        budget_report_view(impl, 10),
-        budget_report_view(impl, 7, path=single.get()),
-        budget_report_view(impl, 3, path=single.get()),
-    ])
+    return stack(
+        [
+            budget_report_view(impl, 22),
+            budget_report_view(impl, 10),
+            budget_report_view(impl, 7, path=single.get()),
+            budget_report_view(impl, 3, path=single.get()),
+        ]
+    )

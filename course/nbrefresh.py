@@ -17,8 +17,13 @@ from typing import Any
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-LANGUAGE_INFO = {"name": "python", "pygments_lexer": "ipython3", "file_extension": ".py",
-                 "mimetype": "text/x-python", "nbconvert_exporter": "python"}
+LANGUAGE_INFO = {
+    "name": "python",
+    "pygments_lexer": "ipython3",
+    "file_extension": ".py",
+    "mimetype": "text/x-python",
+    "nbconvert_exporter": "python",
+}
 
 UNSTABLE_TEXT: dict[str, re.Pattern[str]] = {
     "a machine path": re.compile(r"(?<![\w.])/(?:tmp|home|root|work|Users|var|private)/"),

@@ -25,8 +25,15 @@ from .views import (
 )
 from .walkthrough import build, ids_of, message_text
 
-SUMMARY_KEYS = ("goal", "constraints", "completed", "decisions", "changedFiles", "unresolved",
-                "next")
+SUMMARY_KEYS = (
+    "goal",
+    "constraints",
+    "completed",
+    "decisions",
+    "changedFiles",
+    "unresolved",
+    "next",
+)
 """The seven summary fields, in their fixed order (JSON names)."""
 
 
@@ -74,8 +81,13 @@ def with_compact_2(impl: Implementation) -> list[Any]:
     """The resumed path with ``compact-2`` (keeps u3) appended after a4."""
     path = resumed_path(impl)
     second = create(
-        impl, path, entry_id="compact-2", first_kept="u3",
-        summary=impl.fixtures.COMPACT_2_SUMMARY, tokens_before=50, timestamp=200,
+        impl,
+        path,
+        entry_id="compact-2",
+        first_kept="u3",
+        summary=impl.fixtures.COMPACT_2_SUMMARY,
+        tokens_before=50,
+        timestamp=200,
     )
     return path + [second]
 
@@ -175,8 +187,10 @@ def stores_view(impl: Implementation) -> View:
         stored = store.entries()
         same = impl.session.entry_to_json(stored[-1]) == compact_1_json(impl)
         ids = [e.id for e in stored]
-        return _check(ids == expected and same,
-                      f"in-memory store holds {len(ids)} entries ending with {ids[-1]}")
+        return _check(
+            ids == expected and same,
+            f"in-memory store holds {len(ids)} entries ending with {ids[-1]}",
+        )
 
     def jsonl() -> View:
         with tempfile.TemporaryDirectory() as folder:
@@ -191,10 +205,12 @@ def stores_view(impl: Implementation) -> View:
                 back = [impl.session.entry_to_json(e) for e in reopened.entries()]
             finally:
                 reopened.close()
-        return stack([
-            _check(lines == len(entries), f"the JSONL log has {lines} committed lines"),
-            _check(back == entries, "reopening the log gives back all entries, compact-1 too"),
-        ])
+        return stack(
+            [
+                _check(lines == len(entries), f"the JSONL log has {lines} committed lines"),
+                _check(back == entries, "reopening the log gives back all entries, compact-1 too"),
+            ]
+        )
 
     return _steps(memory, jsonl)
 
@@ -212,16 +228,20 @@ def create_view(impl: Implementation) -> View:
         entry = create(impl, path)
         holder["entry"] = entry
         after = [impl.session.entry_to_json(e) for e in path]
-        return stack([
-            preformatted(
-                f"id {entry.id}\nparentId {entry.parent_id}\n"
-                f"firstKeptEntryId {entry.first_kept_entry_id}\n"
-                f"tokensBefore {fmt(entry.tokens_before)}"
-            ),
-            _check(entry.parent_id == path[-1].id,
-                   f"the parent is the path's last entry, {path[-1].id}"),
-            _check(before == after, "the active path is unchanged"),
-        ])
+        return stack(
+            [
+                preformatted(
+                    f"id {entry.id}\nparentId {entry.parent_id}\n"
+                    f"firstKeptEntryId {entry.first_kept_entry_id}\n"
+                    f"tokensBefore {fmt(entry.tokens_before)}"
+                ),
+                _check(
+                    entry.parent_id == path[-1].id,
+                    f"the parent is the path's last entry, {path[-1].id}",
+                ),
+                _check(before == after, "the active path is unchanged"),
+            ]
+        )
 
     def appended() -> View:
         store = impl.session.InMemorySessionStore()
@@ -311,21 +331,24 @@ def resume_view(impl: Implementation, max_tokens: float = 200) -> View:
     opening = result.messages[0] if result.messages else {}
     summary_cost = impl.estimator()(copy.deepcopy(opening)) if opening else 0
     text = message_text(opening)
-    return stack([
-        preformatted(f"messages[0] (role {opening.get('role')}, {fmt(summary_cost)} tokens):\n"
-                     + text),
-        preformatted(
-            f"kept: {', '.join(result.kept_entry_ids)}\n"
-            f"reason: {result.reason}\n"
-            f"messages {fmt(result.tokens.messages)} = summary {fmt(summary_cost)} + groups "
-            f"{fmt(result.tokens.messages - summary_cost)}"
-        ),
-        _check(
-            "compact-1" not in result.kept_entry_ids
-            and len(result.messages) == len(result.kept_entry_ids) + 1,
-            "keptEntryIds lists original entries only: no id for the summary message",
-        ),
-    ])
+    return stack(
+        [
+            preformatted(
+                f"messages[0] (role {opening.get('role')}, {fmt(summary_cost)} tokens):\n" + text
+            ),
+            preformatted(
+                f"kept: {', '.join(result.kept_entry_ids)}\n"
+                f"reason: {result.reason}\n"
+                f"messages {fmt(result.tokens.messages)} = summary {fmt(summary_cost)} + groups "
+                f"{fmt(result.tokens.messages - summary_cost)}"
+            ),
+            _check(
+                "compact-1" not in result.kept_entry_ids
+                and len(result.messages) == len(result.kept_entry_ids) + 1,
+                "keptEntryIds lists original entries only: no id for the summary message",
+            ),
+        ]
+    )
 
 
 def repeat_view(impl: Implementation, max_tokens: float = 60) -> View:
@@ -343,10 +366,12 @@ def repeat_view(impl: Implementation, max_tokens: float = 60) -> View:
                     block["arguments"]["path"] = "rewritten.ts"
         third = build(impl, path, max_tokens)
         after = [impl.session.entry_to_json(e) for e in path]
-        return stack([
-            _check(third == second, "a build after editing the first result equals the second"),
-            _check(before == after, "the session entries are unchanged"),
-        ])
+        return stack(
+            [
+                _check(third == second, "a build after editing the first result equals the second"),
+                _check(before == after, "the session entries are unchanged"),
+            ]
+        )
 
     return _steps(run)
 
@@ -357,8 +382,13 @@ def compact_2_view(impl: Implementation, max_tokens: float = 200) -> View:
     def inside() -> View:
         path = resumed_path(impl)
         return expect_rejection(
-            lambda: create(impl, path, entry_id="compact-2", first_kept="calls",
-                           summary=impl.fixtures.COMPACT_2_SUMMARY),
+            lambda: create(
+                impl,
+                path,
+                entry_id="compact-2",
+                first_kept="calls",
+                summary=impl.fixtures.COMPACT_2_SUMMARY,
+            ),
             what="compact-2 keeping from calls",
         )
 
@@ -367,19 +397,22 @@ def compact_2_view(impl: Implementation, max_tokens: float = 200) -> View:
         result = build(impl, path, max_tokens)
         first_goal = impl.fixtures.COMPACT_1_SUMMARY["completed"][0]
         summaries = [
-            m for m in result.messages
+            m
+            for m in result.messages
             if isinstance(m.get("content"), str)
             and impl.fixtures.COMPACT_2_SUMMARY["goal"] in m["content"]
         ]
-        return stack([
-            diagram_view(path),
-            preformatted(f"kept: {', '.join(result.kept_entry_ids)}\nreason: {result.reason}"),
-            _check(len(summaries) == 1, "exactly one summary message, from compact-2"),
-            _check(
-                all(first_goal not in str(m.get("content")) for m in result.messages),
-                "compact-1's summary is not rendered any more",
-            ),
-        ])
+        return stack(
+            [
+                diagram_view(path),
+                preformatted(f"kept: {', '.join(result.kept_entry_ids)}\nreason: {result.reason}"),
+                _check(len(summaries) == 1, "exactly one summary message, from compact-2"),
+                _check(
+                    all(first_goal not in str(m.get("content")) for m in result.messages),
+                    "compact-1's summary is not rendered any more",
+                ),
+            ]
+        )
 
     return _steps(inside, second)
 
@@ -410,14 +443,21 @@ def broken_inputs_view(impl: Implementation) -> View:
         groups = impl.context.group_interactions(with_ids(moved, lambda _: None))
         return preformatted(
             "r-test moved in front of calls:\n"
-            + "\n".join(f"group {n} = [{', '.join(ids_of(g))}]"
-                        for n, g in enumerate(groups, start=1))
+            + "\n".join(
+                f"group {n} = [{', '.join(ids_of(g))}]" for n, g in enumerate(groups, start=1)
+            )
         )
 
-    return stack([
-        expect_rejection(lambda: impl.session.parse_session_entry(files_alias()),
-                         what="compact-1 with summary.files instead of changedFiles"),
-        expect_rejection(lambda: impl.context.group_interactions(with_ids(ids, unknown)),
-                         what="r-test answering unknown-1"),
-        _steps(moved_groups),
-    ])
+    return stack(
+        [
+            expect_rejection(
+                lambda: impl.session.parse_session_entry(files_alias()),
+                what="compact-1 with summary.files instead of changedFiles",
+            ),
+            expect_rejection(
+                lambda: impl.context.group_interactions(with_ids(ids, unknown)),
+                what="r-test answering unknown-1",
+            ),
+            _steps(moved_groups),
+        ]
+    )

@@ -44,9 +44,11 @@ def role_of(message: dict[str, Any]) -> str:
     if role == "toolResult":
         return f"toolResult({message.get('toolCallId')})"
     content = message.get("content")
-    calls = [
-        str(b.get("id")) for b in content if b.get("type") == "toolCall"
-    ] if isinstance(content, list) else []
+    calls = (
+        [str(b.get("id")) for b in content if b.get("type") == "toolCall"]
+        if isinstance(content, list)
+        else []
+    )
     return f"{role} → {', '.join(calls)}" if calls else role
 
 
