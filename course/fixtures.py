@@ -146,6 +146,19 @@ def continuation_json() -> list[dict[str, Any]]:
     return copy.deepcopy(_CONTINUATION)
 
 
+def compact_1_json() -> dict[str, Any]:
+    """``compact-1`` as stored: appended after a3, keeping from u2, 29 tokens before (a copy)."""
+    return {
+        "type": "compaction",
+        "id": "compact-1",
+        "parentId": "a3",
+        "timestamp": 100,
+        "summary": copy.deepcopy(COMPACT_1_SUMMARY),
+        "firstKeptEntryId": "u2",
+        "tokensBefore": 29,
+    }
+
+
 def chapter_path() -> list[SessionEntry]:
     """The nine entries, parsed by the reference parser."""
     from .session import parse_entries

@@ -42,8 +42,17 @@ class RecoveredSession:
     """Length in bytes of the committed prefix (everything up to the last newline)."""
 
     @property
+    def uncommitted_tail(self) -> RecoveryWarning | None:
+        """The warning about a torn last line, if there is one."""
+        return _tail_warning(self.warnings)
+
+    @property
     def has_uncommitted_tail(self) -> bool:
-        return any(w.code == "uncommitted_tail" for w in self.warnings)
+        return self.uncommitted_tail is not None
+
+
+def _tail_warning(warnings: list[RecoveryWarning]) -> RecoveryWarning | None:
+    return next((w for w in warnings if w.code == "uncommitted_tail"), None)
 
 
 def _iter_lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
@@ -188,6 +197,7 @@ class JsonlSessionStore(InMemorySessionStore):
             self.close()
             raise
         self.warnings = recovered.warnings
+        self._committed_at_open = recovered.committed_bytes
         for entry in recovered.entries:
             self._record(entry)
 
@@ -195,16 +205,20 @@ class JsonlSessionStore(InMemorySessionStore):
         """Set an uncommitted tail aside into a backup file; appends work again afterwards."""
         if self._fd is None:
             raise SessionStoreError(f"{self.path}: store is closed")
-        result = _set_aside_tail(self._fd, self.path)
-        self.warnings = [w for w in self.warnings if w.code != "uncommitted_tail"]
+        tail = _tail_warning(self.warnings)
+        if tail is None:
+            return RepairResult(self.path, None, 0, None)
+        # Appends are refused while the tail is there, so the prefix read at open is current.
+        result = _set_aside_tail(self._fd, self.path, self._committed_at_open, tail.line)
+        self.warnings = [w for w in self.warnings if w is not tail]
         return result
 
     def append(self, entry: SessionEntry | Mapping[str, Any]) -> SessionEntry:
         """Validate and snapshot ``entry``, then commit it as one line."""
         if self._fd is None:
             raise SessionStoreError(f"{self.path}: store is closed")
-        if any(w.code == "uncommitted_tail" for w in self.warnings):
-            tail = next(w for w in self.warnings if w.code == "uncommitted_tail")
+        tail = _tail_warning(self.warnings)
+        if tail is not None:
             raise SessionStoreError(
                 f"{self.path}: line {tail.line} is an uncommitted tail; repair the log before "
                 "appending (committed entries are intact)"
@@ -250,7 +264,9 @@ def repair_jsonl(path: str | os.PathLike[str]) -> RepairResult:
         raise SessionStoreError(f"{target}: no such session log")
     fd = _open_locked(target)
     try:
-        return _set_aside_tail(fd, target)
+        recovered = recover_jsonl(_read_all(fd))
+        tail = recovered.uncommitted_tail
+        return _set_aside_tail(fd, target, recovered.committed_bytes, tail.line if tail else None)
     finally:
         os.close(fd)
 
@@ -281,22 +297,22 @@ def _fsync_directory(path: Path) -> None:
         os.close(directory)
 
 
-def _set_aside_tail(fd: int, path: Path) -> RepairResult:
-    data = _read_all(fd)
-    recovered = recover_jsonl(data)
-    tail = next((w for w in recovered.warnings if w.code == "uncommitted_tail"), None)
-    torn = data[recovered.committed_bytes :]
-    if tail is None and not torn:
+def _set_aside_tail(fd: int, path: Path, committed: int, line: int | None) -> RepairResult:
+    """Copy the bytes after ``committed`` into a new backup file, then cut them off."""
+    with open(fd, "rb", closefd=False) as handle:
+        handle.seek(committed)
+        torn = handle.read()
+    if not torn:
         return RepairResult(path, None, 0, None)
     backup = _free_backup_name(path)
     with open(backup, "xb") as handle:
         handle.write(torn)
         handle.flush()
         os.fsync(handle.fileno())
-    os.ftruncate(fd, recovered.committed_bytes)
+    os.ftruncate(fd, committed)
     os.fsync(fd)
     _fsync_directory(path)
-    return RepairResult(path, backup, len(torn), tail.line if tail else None)
+    return RepairResult(path, backup, len(torn), line)
 
 
 def _free_backup_name(path: Path) -> Path:

@@ -39,15 +39,8 @@ SUMMARY_KEYS = (
 
 def compact_1_json(impl: Implementation) -> dict[str, Any]:
     """``compact-1`` as stored: after a3, keeping from u2, 29 tokens before."""
-    return {
-        "type": "compaction",
-        "id": "compact-1",
-        "parentId": "a3",
-        "timestamp": 100,
-        "summary": copy.deepcopy(impl.fixtures.COMPACT_1_SUMMARY),
-        "firstKeptEntryId": "u2",
-        "tokensBefore": 29,
-    }
+    result: dict[str, Any] = impl.fixtures.compact_1_json()
+    return result
 
 
 def create(

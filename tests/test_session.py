@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from course.fixtures import COMPACT_1_SUMMARY, chapter_path_json
+from course.fixtures import COMPACT_1_SUMMARY, chapter_path_json, compact_1_json
 from course.session import (
     CompactionEntry,
     CompactionSummary,
@@ -29,16 +28,7 @@ from course.session import (
 
 
 def compaction(**changes: Any) -> dict[str, Any]:
-    value = {
-        "type": "compaction",
-        "id": "compact-1",
-        "parentId": "a3",
-        "timestamp": 100,
-        "summary": copy.deepcopy(COMPACT_1_SUMMARY),
-        "firstKeptEntryId": "u2",
-        "tokensBefore": 29,
-    }
-    return value | changes
+    return compact_1_json() | changes
 
 
 def lines(*values: dict[str, Any]) -> str:
