@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,7 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("  start with:    LEARNING.md")
     print()
     print("Next, run:")
-    print(f"  cd {root} && checkpoint {manifest.chapter} --lab {manifest.labs[0].id}")
+    first = manifest.labs[0].id
+    print(f"  cd {shlex.quote(str(root))} && checkpoint {manifest.chapter} --lab {first}")
     return 0
 
 

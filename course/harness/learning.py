@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
 from .kit import short
@@ -10,7 +11,7 @@ from .manifest import Manifest
 
 def lab_command(manifest: Manifest, lab_id: str, practice: str | None = None) -> str:
     """The checkpoint command that runs one lab (in a workspace, or on ``practice``)."""
-    where = f" --practice {practice}" if practice else ""
+    where = f" --practice {shlex.quote(practice)}" if practice else ""
     return f"checkpoint {manifest.chapter}{where} --lab {lab_id}"
 
 

@@ -26,6 +26,11 @@ def _field(label: str, text: str) -> list[str]:
     return wrapped or [f"  {label}"]
 
 
+def _command(label: str, command: str) -> list[str]:
+    """A command stays on one line however long, so it can be copied as printed."""
+    return [f"  {label:<{LABEL_WIDTH}}{command}"]
+
+
 def render_card(manifest: Manifest, fingerprints: Fingerprints) -> str:
     """The chapter's checkpoint card."""
     card = manifest.card
@@ -39,9 +44,9 @@ def render_card(manifest: Manifest, fingerprints: Fingerprints) -> str:
     lines += _field("first step", card.first_step)
     lines += _field("first red light", card.first_red_light)
     lines += _field("focused tests", manifest.focused_tests)
-    lines += _field("locate", card.locate)
+    lines += _command("locate", card.locate)
     lines += _field("practice", card.practice)
-    lines += _field("focused run", card.focused_run)
+    lines += _command("focused run", card.focused_run)
     lines += _field("evidence", card.evidence)
     return "\n".join(lines)
 
@@ -98,5 +103,5 @@ def render_summary(
         ]
         lines += _field("hint", lab.lab.hint)
         lines += _field("notebook", lab.lab.notebook)
-        lines += _field("re-run just it", lab_command(manifest, lab.lab.id, practice))
+        lines += _command("re-run just it", lab_command(manifest, lab.lab.id, practice))
     return "\n".join(lines)

@@ -1,0 +1,42 @@
+"""The checkpoint's printed text: commands stay whole so they can be copied as printed."""
+
+from __future__ import annotations
+
+from course.harness.kit import chapter_fingerprints, kit_root
+from course.harness.manifest import Manifest
+from course.harness.report import render_card, render_summary
+from course.harness.results import CheckpointResult, LabResult, TestOutcome
+
+
+def _pending(manifest: Manifest) -> CheckpointResult:
+    labs = tuple(
+        LabResult(
+            lab,
+            tuple(
+                TestOutcome(f"t{lab.id}-{n}", f"test_{n}", lab.id, "pending", "not yet")
+                for n in range(lab.tests)
+            ),
+        )
+        for lab in manifest.labs
+    )
+    return CheckpointResult(manifest.chapter, "practice", labs)
+
+
+def test_the_rerun_command_is_one_line_however_long_the_path(manifest: Manifest) -> None:
+    practice = "/tmp/" + "/".join(["a-rather-long-directory-name"] * 6) + "/learner"
+    text = render_summary(manifest, _pending(manifest), practice)
+    first = manifest.labs[0]
+    expected = f"checkpoint {manifest.chapter} --practice {practice} --lab {first.id}"
+    assert any(line.endswith(expected) for line in text.splitlines())
+
+
+def test_a_path_with_spaces_is_quoted_for_the_shell(manifest: Manifest) -> None:
+    text = render_summary(manifest, _pending(manifest), "/tmp/my labs/learner")
+    assert "--practice '/tmp/my labs/learner' --lab" in text
+
+
+def test_the_card_prints_commands_unwrapped(manifest: Manifest) -> None:
+    card = render_card(manifest, chapter_fingerprints(manifest, kit_root()))
+    lines = card.splitlines()
+    for command in (manifest.card.locate, manifest.card.focused_run):
+        assert any(line.endswith(command) for line in lines), command
