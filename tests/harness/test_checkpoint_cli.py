@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 from harness_support import MakeWorkspace, cli
@@ -68,7 +69,7 @@ def test_a_fresh_workspace_fails_with_every_lab_pending(
     assert "0/3 → 0/3 → 0/3 → 0/2 → 0/3\n0/14\n" in out
     first = manifest.labs[0]
     assert f"Next: Lab {first.id} {first.title}" in out
-    assert f"checkpoint 11 --practice {workspace} --lab {first.id}" in out
+    assert f"checkpoint 11 --practice {shlex.quote(str(workspace))} --lab {first.id}" in out
     assert "Traceback" not in out
     data = json.loads(report.read_text(encoding="utf-8"))
     assert {t["status"] for t in data["tests"]} == {"pending"}

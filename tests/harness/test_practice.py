@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import tomllib
 from pathlib import Path
 
@@ -29,7 +30,7 @@ def test_practice_lays_out_the_manifest_files_and_says_what_to_run(
     assert marker["checksums"] == {
         f.path: digest(read_source(kit, f.parent)) for f in manifest.files_with_role("test")
     }
-    assert f"cd {target.resolve()} && checkpoint 11 --lab 11.1" in run.stdout
+    assert f"cd {shlex.quote(str(target.resolve()))} && checkpoint 11 --lab 11.1" in run.stdout
     assert parent[:12] in run.stdout
 
 
@@ -73,7 +74,7 @@ def test_without_a_directory_each_run_gets_a_fresh_one(manifest: Manifest, tmp_p
         run = cli("practice", "11", cwd=tmp_path)
         assert run.returncode == 0, run.stderr
         assert (tmp_path / expected / MARKER).is_file()
-        assert f"cd {tmp_path / expected} && checkpoint 11" in run.stdout
+        assert f"cd {shlex.quote(str(tmp_path / expected))} && checkpoint 11" in run.stdout
 
 
 def test_a_workspace_grades_its_own_code_and_cannot_import_the_reference(
