@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .harness.kit import KitError, chapter_fingerprints, kit_root, short
+from .harness.learning import lab_command
 from .harness.manifest import ManifestError, load_manifest
 from .harness.workspace import WorkspaceError, create_workspace, default_directory
 
@@ -52,8 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("  start with:    LEARNING.md")
     print()
     print("Next, run:")
-    first = manifest.labs[0].id
-    print(f"  cd {shlex.quote(str(root))} && checkpoint {manifest.chapter} --lab {first}")
+    print(f"  cd {shlex.quote(str(root))} && {lab_command(manifest, manifest.labs[0].id)}")
     return 0
 
 

@@ -45,7 +45,7 @@ def render_card(manifest: Manifest, fingerprints: Fingerprints) -> str:
     lines += _field("first red light", card.first_red_light)
     lines += _field("focused tests", manifest.focused_tests)
     lines += _command("locate", card.locate)
-    lines += _field("practice", card.practice)
+    lines += _command("practice", card.practice)
     lines += _command("focused run", card.focused_run)
     lines += _field("evidence", card.evidence)
     return "\n".join(lines)

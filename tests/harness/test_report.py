@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from course.harness.kit import chapter_fingerprints, kit_root
+from pathlib import Path
+
+from course.harness.kit import chapter_fingerprints
 from course.harness.manifest import Manifest
 from course.harness.report import render_card, render_summary
 from course.harness.results import CheckpointResult, LabResult, TestOutcome
@@ -35,8 +37,8 @@ def test_a_path_with_spaces_is_quoted_for_the_shell(manifest: Manifest) -> None:
     assert "--practice '/tmp/my labs/learner' --lab" in text
 
 
-def test_the_card_prints_commands_unwrapped(manifest: Manifest) -> None:
-    card = render_card(manifest, chapter_fingerprints(manifest, kit_root()))
+def test_the_card_prints_commands_unwrapped(manifest: Manifest, kit: Path) -> None:
+    card = render_card(manifest, chapter_fingerprints(manifest, kit))
     lines = card.splitlines()
-    for command in (manifest.card.locate, manifest.card.focused_run):
+    for command in (manifest.card.locate, manifest.card.practice, manifest.card.focused_run):
         assert any(line.endswith(command) for line in lines), command
