@@ -48,7 +48,7 @@ def torn_log(tmp_path: Path) -> tuple[Path, bytes, bytes]:
 
 def test_crash_trials_lose_no_acknowledged_entry(tmp_path: Path) -> None:
     outcome = subprocess.run(
-        [sys.executable, "-m", "course.crashtest", "--trials", "4", "--dir", str(tmp_path)],
+        [sys.executable, "-m", "course.tools.crashtest", "--trials", "4", "--dir", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -114,7 +114,7 @@ def test_repair_command_line(tmp_path: Path) -> None:
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "course.sessionlog", *args],
+            [sys.executable, "-m", "course.tools.sessionlog", *args],
             capture_output=True,
             text=True,
             timeout=60,

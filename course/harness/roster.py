@@ -178,7 +178,7 @@ def grade_one(manifest: Manifest, candidate: Candidate, options: RosterOptions) 
         command = [
             sys.executable,
             "-m",
-            "course.checkpoint",
+            "course.harness.checkpoint",
             manifest.chapter,
             "--practice",
             str(candidate.workspace),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from harness_support import CHAPTER, DEFAULT_LIMITS, Check, MakeWorkspace
 
-from course.checkpoint import run_checkpoint
+from course.harness.checkpoint import run_checkpoint
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest, load_manifest
 from course.harness.results import CheckpointResult

@@ -25,7 +25,7 @@ Check = Callable[..., CheckpointResult]
 def cli(tool: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``python3 -m course.<tool> ARGS`` the way a user would, capturing its output."""
     return subprocess.run(
-        [sys.executable, "-m", f"course.{tool}", *args],
+        [sys.executable, "-m", f"course.harness.{tool}", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -78,11 +78,8 @@ def test_an_unknown_chapter_lists_the_known_ones() -> None:
         load_manifest("99")
 
 
-HARNESS_CODE = [
-    *sorted((Path(__file__).parents[2] / "course" / "harness").glob("*.py")),
-    Path(__file__).parents[2] / "course" / "checkpoint.py",
-    Path(__file__).parents[2] / "course" / "practice.py",
-]
+KIT = Path(__file__).parents[2] / "course"
+HARNESS_CODE = [path for part in ("harness", "tools") for path in sorted((KIT / part).glob("*.py"))]
 
 
 def _code_strings(path: Path) -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from notebook_support import create_workspace, solve
 
-from course.notebook import Implementation, implementation
+from course.display.notebook import Implementation, implementation
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from course.harness.manifest import load_manifest
-from course.nbrefresh import WIDGET_VIEW
+from course.tools.nbrefresh import WIDGET_VIEW
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
@@ -23,7 +23,7 @@ CHAPTER = "11"
 def create_workspace(folder: Path) -> Path:
     """A fresh ``practice 11`` workspace in ``folder`` (made by the kit's own command)."""
     subprocess.run(
-        [sys.executable, "-m", "course.practice", CHAPTER, str(folder)],
+        [sys.executable, "-m", "course.harness.practice", CHAPTER, str(folder)],
         check=True,
         capture_output=True,
         text=True,

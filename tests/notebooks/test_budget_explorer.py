@@ -11,15 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.budget_view import Budget, BudgetModel
-from course.explorer import (
+from course.display.budget_view import Budget, BudgetModel
+from course.display.explorer import (
     BudgetExplorer,
     chapter_explorer,
     resumed_explorer,
     scale_explorer,
 )
-from course.notebook import Implementation
-from course.walk_compaction import resumed_path
+from course.display.notebook import Implementation
+from course.display.walk_compaction import resumed_path
 
 SECOND_AND_THIRD = "u2, a2, u3, calls, r-test, r-read, a3"
 THIRD = "u3, calls, r-test, r-read, a3"
@@ -146,7 +146,11 @@ def test_the_resumed_path_charges_the_summary_first(reference: Implementation) -
     explorer = resumed_explorer(reference)
     path = resumed_path(reference)
     summary = reference.context.build_context(
-        path, max_tokens=200, system_prompt="sys", reserved_output=4, safety_margin=2,
+        path,
+        max_tokens=200,
+        system_prompt="sys",
+        reserved_output=4,
+        safety_margin=2,
         estimate_tokens=reference.fixtures.chapter_estimator,
     ).messages[0]
     cost = reference.fixtures.chapter_estimator(summary)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from course.budget_view import (
+from course.display.budget_view import (
     Budget,
     BudgetModel,
     GroupBar,
@@ -19,7 +19,7 @@ from course.budget_view import (
     summary_text,
     with_system_cost,
 )
-from course.notebook import Implementation
+from course.display.notebook import Implementation
 
 
 def model(reference: Implementation) -> BudgetModel:
@@ -82,8 +82,9 @@ def test_long_id_lists_are_abbreviated() -> None:
     assert kept_ids_text([]) == "(none)"
 
 
-@pytest.mark.parametrize(("value", "shown"), [(22, "22"), (22.0, "22"), (2.5, "2.5"),
-                                              (1234, "1,234"), (None, "—")])
+@pytest.mark.parametrize(
+    ("value", "shown"), [(22, "22"), (22.0, "22"), (2.5, "2.5"), (1234, "1,234"), (None, "—")]
+)
 def test_token_counts_print_without_noise(value: float | None, shown: str) -> None:
     assert fmt(value) == shown
 

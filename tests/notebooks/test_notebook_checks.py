@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from course.checkreport import parse_report, report_html, report_text
-from course.notebook import check, check_command, find_workspace
+from course.display.checkreport import parse_report, report_html, report_text
+from course.display.notebook import check, check_command, find_workspace
 
 LAB_2 = [
     "test_lab_11_2_groups_the_chapter_path_into_three_interactions",
@@ -29,8 +29,15 @@ def fake_report(statuses: list[str], messages: list[str] | None = None) -> dict[
     return {
         "chapter": "11",
         "target": "the reference (course) in /somewhere/on/disk",
-        "labs": [{"id": "11.2", "title": "interaction groups", "passed": passed, "total": 3,
-                  "status": "passed" if passed == 3 else statuses[-1]}],
+        "labs": [
+            {
+                "id": "11.2",
+                "title": "interaction groups",
+                "passed": passed,
+                "total": 3,
+                "status": "passed" if passed == 3 else statuses[-1],
+            }
+        ],
         "tests": tests,
         "passed": passed,
         "total": 3,
@@ -58,11 +65,16 @@ class FakeCheckpoint:
 
 
 def test_a_lab_report_lists_each_test_with_its_status(tmp_path: Path) -> None:
-    runner = FakeCheckpoint(fake_report(
-        ["passed", "pending", "failed"],
-        ["", "Lab 11.2 interaction groups not implemented yet (x): y",
-         "AssertionError: groups must hold copies\nassert 1 == 2"],
-    ))
+    runner = FakeCheckpoint(
+        fake_report(
+            ["passed", "pending", "failed"],
+            [
+                "",
+                "Lab 11.2 interaction groups not implemented yet (x): y",
+                "AssertionError: groups must hold copies\nassert 1 == 2",
+            ],
+        )
+    )
     report = check("11.2", start=tmp_path, runner=runner)
     text = report.text
     assert text.splitlines()[0] == (
@@ -80,7 +92,7 @@ def test_the_command_runs_the_checkpoint_for_one_lab(tmp_path: Path) -> None:
     runner = FakeCheckpoint(fake_report(["passed"] * 3))
     check("11.2", start=tmp_path, runner=runner)
     command = runner.commands[0]
-    assert command[1:5] == ["-m", "course.checkpoint", "11", "--lab"]
+    assert command[1:5] == ["-m", "course.harness.checkpoint", "11", "--lab"]
     assert command[5] == "11.2" and "--json" in command and "--practice" not in command
 
 
@@ -88,8 +100,10 @@ def test_inside_a_workspace_the_check_names_it_and_hides_its_path(tmp_path: Path
     workspace = tmp_path / "practice-11"
     (workspace / "notebooks").mkdir(parents=True)
     (workspace / ".course-workspace.toml").write_text('chapter = "11"\npackage = "pi_course"\n')
-    report = fake_report(["failed", "passed", "passed"],
-                         [f"AssertionError: {workspace}/pi_course/context.py broke", "", ""])
+    report = fake_report(
+        ["failed", "passed", "passed"],
+        [f"AssertionError: {workspace}/pi_course/context.py broke", "", ""],
+    )
     runner = FakeCheckpoint(report)
     shown = check("11.2", start=workspace / "notebooks", runner=runner)
     command = runner.commands[0]
@@ -121,9 +135,12 @@ def test_a_missing_report_or_a_timeout_is_a_message(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "broken",
-    [[], {"labs": "x"}, {"tests": [{"name": "t"}]}, {"labs": [{"id": "11.1", "title": "t",
-                                                                "passed": -1, "total": 3,
-                                                                "status": "passed"}]}],
+    [
+        [],
+        {"labs": "x"},
+        {"tests": [{"name": "t"}]},
+        {"labs": [{"id": "11.1", "title": "t", "passed": -1, "total": 3, "status": "passed"}]},
+    ],
 )
 def test_a_malformed_report_is_refused(broken: Any) -> None:
     with pytest.raises(ValueError):
@@ -131,8 +148,10 @@ def test_a_malformed_report_is_refused(broken: Any) -> None:
 
 
 def test_a_chapter_report_summarises_labs_and_lists_only_failures() -> None:
-    data = fake_report(["passed", "pending", "error"], ["", "Lab 11.2 … not implemented yet",
-                                                        "RuntimeError: crashed"])
+    data = fake_report(
+        ["passed", "pending", "error"],
+        ["", "Lab 11.2 … not implemented yet", "RuntimeError: crashed"],
+    )
     report = parse_report(data)
     text = report_text(report)
     assert text.splitlines()[1] == "  Lab 11.2 interaction groups: 1/3 error"

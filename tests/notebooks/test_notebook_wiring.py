@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import course.context
-from course.notebook import find_workspace, implementation
+from course.display.notebook import find_workspace, implementation
 
 
 def make_workspace(root: Path, package: str) -> Path:
@@ -46,7 +46,10 @@ def test_inside_a_workspace_its_package_runs(tmp_path: Path) -> None:
     impl = implementation(root / "notebooks")
     assert impl.workspace == root.resolve()
     assert (impl.session.WHERE, impl.context.WHERE, impl.fixtures.WHERE) == (
-        "session", "context", "fixtures")
+        "session",
+        "context",
+        "fixtures",
+    )
     assert Path(impl.context.__file__).resolve().is_relative_to(root.resolve())
     assert sys.path[0] == str(root.resolve())
     assert "practice workspace" in impl.label and str(root) not in impl.label
@@ -60,5 +63,8 @@ def test_the_package_name_comes_from_the_marker(tmp_path: Path) -> None:
     workspace = find_workspace(nested)
     assert workspace is not None
     assert (workspace.root, workspace.package, workspace.chapter) == (
-        root.resolve(), "learner_pkg_b", "11")
+        root.resolve(),
+        "learner_pkg_b",
+        "11",
+    )
     assert implementation(nested).package == "learner_pkg_b"

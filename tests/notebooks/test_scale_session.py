@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from course.notebook import Implementation
-from course.scale import generated_session_json
+from course.display.notebook import Implementation
+from course.display.scale import generated_session_json
 
 
 def test_the_same_seed_gives_the_same_session() -> None:

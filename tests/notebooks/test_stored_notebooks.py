@@ -10,7 +10,7 @@ import pytest
 from notebook_support import NOTEBOOKS, code_cells
 
 from course.harness.manifest import load_manifest
-from course.nbrefresh import WIDGET_VIEW, clean, problems
+from course.tools.nbrefresh import WIDGET_VIEW, clean, problems
 
 PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
 LAB_CHECK = re.compile(r'^check\("(\d+\.\d+)"\)$')
@@ -65,8 +65,9 @@ def test_clean_drops_widget_views_timings_and_widget_state() -> None:
     cell.execution_count = 1
     cell.metadata["execution"] = {"iopub.status.busy": "2024-01-01T00:00:00Z"}
     cell.outputs = [
-        nbformat.v4.new_output("display_data", {WIDGET_VIEW: {"model_id": "ab12"},
-                                                "text/plain": "summary"}),
+        nbformat.v4.new_output(
+            "display_data", {WIDGET_VIEW: {"model_id": "ab12"}, "text/plain": "summary"}
+        ),
         nbformat.v4.new_output("display_data", {WIDGET_VIEW: {"model_id": "cd34"}}),
     ]
     assert len(problems(notebook)) == 4
@@ -76,8 +77,13 @@ def test_clean_drops_widget_views_timings_and_widget_state() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["see /tmp/course-check-x/report.json", "<object at 0x7f3a2b1c>",
-             "ran 2024-05-01T10:00", "took 1.25 s"],
+    "text",
+    [
+        "see /tmp/course-check-x/report.json",
+        "<object at 0x7f3a2b1c>",
+        "ran 2024-05-01T10:00",
+        "took 1.25 s",
+    ],
 )
 def test_unstable_text_is_found(text: str) -> None:
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x")])

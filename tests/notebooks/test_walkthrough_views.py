@@ -7,11 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from course import experiments
-from course import walk_compaction as compaction
-from course import walkthrough as walk
-from course.notebook import Implementation
-from course.views import attempt, describe_error
+from course.display import experiments
+from course.display import walk_compaction as compaction
+from course.display import walkthrough as walk
+from course.display.notebook import Implementation
+from course.display.views import attempt, describe_error
 
 
 def test_groups_and_costs(reference: Implementation) -> None:
@@ -117,8 +117,12 @@ def not_yet(*args: object, **kwargs: object) -> object:
 
 
 def test_unfinished_labs_show_their_message(reference: Implementation) -> None:
-    stub = SimpleNamespace(group_interactions=not_yet, build_context=not_yet,
-                           create_compaction_entry=not_yet, budget_report=not_yet)
+    stub = SimpleNamespace(
+        group_interactions=not_yet,
+        build_context=not_yet,
+        create_compaction_entry=not_yet,
+        budget_report=not_yet,
+    )
     starter = replace(reference, context=stub)  # type: ignore[arg-type]
     for view in (
         walk.groups_view(starter),

@@ -54,9 +54,7 @@ def test_a_fresh_workspace_runs_every_notebook_without_errors(
 def test_a_fresh_workspace_shows_every_lab_pending(fresh_runs: dict[str, Any]) -> None:
     shown = "\n".join(text for notebook in fresh_runs.values() for text in all_text(notebook))
     for lab in load_manifest("11").labs:
-        assert (
-            f"… Lab {lab.id} · {lab.title}: 0/{lab.tests} passed ({lab.tests} pending)" in shown
-        )
+        assert f"… Lab {lab.id} · {lab.title}: 0/{lab.tests} passed ({lab.tests} pending)" in shown
     for lab_id in ("11.1", "11.2", "11.3", "11.4"):
         assert f"… pending: Lab {lab_id} " in shown, "views show the starter's message"
 

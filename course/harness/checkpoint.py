@@ -12,13 +12,13 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
-from .harness.kit import KitError, chapter_fingerprints, kit_root, short
-from .harness.manifest import Lab, Manifest, ManifestError, load_manifest
-from .harness.report import render_card, render_lab, render_summary
-from .harness.results import CheckpointResult, TestOutcome, summarize
-from .harness.roster import RosterOptions, grade_roster
-from .harness.runner import Limits, RunTarget, run_focused_tests
-from .harness.workspace import (
+from .kit import KitError, chapter_fingerprints, kit_root, short
+from .manifest import Lab, Manifest, ManifestError, load_manifest
+from .report import render_card, render_lab, render_summary
+from .results import CheckpointResult, TestOutcome, summarize
+from .roster import RosterOptions, grade_roster
+from .runner import Limits, RunTarget, run_focused_tests
+from .workspace import (
     WorkspaceError,
     find_workspace,
     focused_test_problems,

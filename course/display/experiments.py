@@ -21,7 +21,7 @@ from .notebook import Implementation
 from .views import View, attempt, message, preformatted, stack, table
 from .walkthrough import BUDGET, build, fixed_costs
 
-REFERENCE = Path(__file__).resolve().parent
+REFERENCE = Path(__file__).resolve().parents[1]
 FOCUSED_TESTS = REFERENCE.parent / "tests" / "chapter11" / "test_11_context_compaction.py"
 GROUP_SELECTION = "kept = [entry for group in groups[first:] for entry in group.entries]"
 """The reference's line that turns the first kept group into the kept entries."""

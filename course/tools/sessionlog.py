@@ -7,8 +7,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .jsonl import recover_jsonl, repair_jsonl
-from .stores import SessionStoreError
+from ..jsonl import recover_jsonl, repair_jsonl
+from ..stores import SessionStoreError
 
 
 def check(path: Path) -> int:

@@ -129,7 +129,7 @@ def check_command(lab: str | None, report_file: Path, workspace: Workspace | Non
         chapter = lab.split(".")[0]
     else:
         chapter = workspace.chapter if workspace is not None else DEFAULT_CHAPTER
-    command = [sys.executable, "-m", "course.checkpoint", chapter]
+    command = [sys.executable, "-m", "course.harness.checkpoint", chapter]
     if lab is not None:
         command += ["--lab", lab]
     command += ["--json", str(report_file)]
@@ -175,7 +175,7 @@ def check(
 
 def _reference_root() -> Path:
     """The folder holding the reference package (the repository in a development install)."""
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 def _no_report(completed: subprocess.CompletedProcess[str]) -> str:

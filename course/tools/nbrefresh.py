@@ -1,6 +1,6 @@
 """Re-run the notebooks and store outputs that compare equal on any machine.
 
-``python3 -m course.nbrefresh [NOTEBOOK ...]`` (default: every notebook in ``notebooks/``)
+``python3 -m course.tools.nbrefresh [NOTEBOOK ...]`` (default: every notebook in ``notebooks/``)
 executes each notebook with the reference implementation and writes it back with stable
 cell ids, no timing metadata, no widget state and no widget views (a widget cell keeps its
 plain-text summary), so that nbval can compare every stored output.
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 LANGUAGE_INFO = {

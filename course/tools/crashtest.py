@@ -1,6 +1,6 @@
 """Crash trials for the JSONL store: kill a writer at random, reopen, count lost entries.
 
-``python -m course.crashtest --trials N`` runs N trials on one log. In each, a child process
+``python -m course.tools.crashtest --trials N`` runs N trials on one log. In each, a child process
 opens the log (repairing a torn tail left by the previous kill, as a restarting agent would),
 appends entries and reports each acknowledgement (``append`` returned) on stdout; the parent
 sends SIGKILL at a random moment, reopens the log and checks that every acknowledged entry is
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .jsonl import JsonlSessionStore, recover_jsonl
+from ..jsonl import JsonlSessionStore, recover_jsonl
 
 ACK = "ack "
 STARTUP_TIMEOUT = 10.0
@@ -79,7 +79,15 @@ def child(log: Path, seed: int, fsync: bool) -> None:
 def run_trial(log: Path, seed: int, rng: random.Random, tally: TrialTally) -> None:
     """One child, one SIGKILL at a random moment, one check of the reopened log."""
     fsync = rng.random() < 0.3
-    command = [sys.executable, "-m", "course.crashtest", "--child", str(log), "--seed", str(seed)]
+    command = [
+        sys.executable,
+        "-m",
+        "course.tools.crashtest",
+        "--child",
+        str(log),
+        "--seed",
+        str(seed),
+    ]
     if fsync:
         command.append("--fsync")
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
@@ -133,7 +141,7 @@ def run(trials: int, seed: int, directory: Path) -> TrialTally:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: ``--trials N [--seed S]``; exit 1 if an acknowledged entry was lost."""
-    parser = argparse.ArgumentParser(prog="python -m course.crashtest", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m course.tools.crashtest", description=__doc__)
     parser.add_argument("--trials", type=int, default=20, help="number of kills (default 20)")
     parser.add_argument("--seed", type=int, default=11, help="random seed (default 11)")
     parser.add_argument("--dir", type=Path, help="keep the log in this directory")

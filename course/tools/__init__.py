@@ -1,0 +1,1 @@
+"""Tools for maintainers and session logs: course-kit (starters, nbrefresh, crashtest) and session-log."""
