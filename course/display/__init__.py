@@ -1,1 +1,1 @@
-"""Notebook display: what the notebooks import to load the learner's code and render what it returned."""
+"""Notebook display: loads the learner's code and renders what it returned."""

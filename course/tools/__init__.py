@@ -1,1 +1,1 @@
-"""Tools for maintainers and session logs: course-kit (starters, nbrefresh, crashtest) and session-log."""
+"""Maintainer and session-log tools: course-kit (starters, nbrefresh, crashtest), session-log."""
