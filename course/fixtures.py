@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import math
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the data stays importable without any implementation of the labs
@@ -16,6 +17,29 @@ if TYPE_CHECKING:  # the data stays importable without any implementation of the
 Message = dict[str, Any]
 
 SYSTEM_PROMPT = "sys"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The options ``build_context`` takes besides the path and the estimator."""
+
+    max_tokens: float
+    system_prompt: str
+    reserved_output: float
+    safety_margin: float
+
+    def options(self) -> dict[str, Any]:
+        """Keyword arguments for ``build_context(path, **budget.options(), estimate_tokens=…)``."""
+        return asdict(self)
+
+
+CHAPTER_BUDGET = Budget(
+    max_tokens=31, system_prompt=SYSTEM_PROMPT, reserved_output=4, safety_margin=2
+)
+"""The chapter's example: 31 tokens, a 3-token system prompt, 4 reserved, a margin of 2."""
+
+OVERFLOW_MAX_TOKENS = 19
+"""With 19, only 10 tokens are left for messages: the newest group (15) overflows alone."""
 
 
 def _user(entry_id: str, parent: str | None, ts: int, text: str) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .entries import SessionEntry, SessionEntryError, copy_entry, entry_to_json, parse_session_entry
+from .entries import SessionEntry, copy_entry, entry_to_json, parse_session_entry
+from .fields import SessionEntryError
 from .stores import InMemorySessionStore, SessionStoreError, check_can_append
 
 _orjson_loads: Callable[[bytes], Any] | None

@@ -1,25 +1,18 @@
-"""The session API (chapter 10 and Lab 11.1) in one import: entries, parser, stores, path."""
+"""The session API in one import: entries and their parser, the compaction record, stores, path."""
 
 from .entries import (
     ENTRY_TYPES,
-    MAX_JSON_DEPTH,
-    SUMMARY_LIST_FIELDS,
-    CompactionEntry,
-    CompactionSummary,
-    JsonValue,
-    Message,
     MessageEntry,
     MetadataEntry,
     SessionEntry,
-    SessionEntryError,
+    check_unique_ids,
     copy_entry,
-    copy_json,
     entry_to_json,
     parse_entries,
+    parse_message_entry,
     parse_session_entry,
-    parse_summary,
-    summary_to_json,
 )
+from .fields import MAX_JSON_DEPTH, JsonValue, SessionEntryError, copy_json
 from .jsonl import (
     JsonlSessionStore,
     RecoveredSession,
@@ -29,7 +22,16 @@ from .jsonl import (
     recover_jsonl,
     repair_jsonl,
 )
+from .messages import Message
 from .stores import InMemorySessionStore, SessionStoreError, check_can_append
+from .summary import (
+    SUMMARY_LIST_FIELDS,
+    CompactionEntry,
+    CompactionSummary,
+    parse_compaction_entry,
+    parse_summary,
+    summary_to_json,
+)
 from .tree import SessionPathError, path_to
 
 __all__ = [
@@ -52,11 +54,14 @@ __all__ = [
     "SessionPathError",
     "SessionStoreError",
     "check_can_append",
+    "check_unique_ids",
     "copy_entry",
     "copy_json",
     "encode_entry",
     "entry_to_json",
+    "parse_compaction_entry",
     "parse_entries",
+    "parse_message_entry",
     "parse_session_entry",
     "parse_summary",
     "path_to",

@@ -6,15 +6,10 @@ from typing import Any
 
 import pytest
 
-from course.context import (
-    BudgetError,
-    CompactionError,
-    InteractionError,
-    build_context,
-    create_compaction_entry,
-    group_interactions,
-)
+from course.compaction import CompactionError, create_compaction_entry
+from course.context import BudgetError, build_context
 from course.fixtures import COMPACT_1_SUMMARY, chapter_estimator, chapter_path
+from course.groups import InteractionError, group_interactions
 from course.session import SessionEntry, SessionEntryError, parse_entries
 
 

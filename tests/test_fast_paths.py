@@ -31,12 +31,12 @@ class Object(dict[str, Any]):
 
 @contextlib.contextmanager
 def reader_only() -> Iterator[None]:
-    saved = entries._fast_message_entry
-    entries._fast_message_entry = lambda value: None  # type: ignore[assignment]
+    saved = entries._fast
+    entries._fast = lambda value: None  # type: ignore[assignment]
     try:
         yield
     finally:
-        entries._fast_message_entry = saved  # type: ignore[assignment]
+        entries._fast = saved  # type: ignore[assignment]
 
 
 @contextlib.contextmanager

@@ -119,14 +119,14 @@ def _target(
     """What to run, how to describe it, and problems found before running."""
     root = Path(practice).resolve() if practice else find_workspace(Path.cwd())
     if root is None:
-        target = RunTarget(kit, manifest.focused_tests, manifest.reference)
+        target = RunTarget(kit, manifest.test_files, manifest.reference)
         return target, f"the reference ({manifest.reference}) in {kit}", []
     workspace = read_workspace(root)
     if workspace.chapter != manifest.chapter:
         raise WorkspaceError(
             f"{root} is a chapter {workspace.chapter} workspace, not chapter {manifest.chapter}"
         )
-    target = RunTarget(root, manifest.focused_tests, workspace.package, (root,))
+    target = RunTarget(root, manifest.test_files, workspace.package, (root,))
     began = short(workspace.parent_fingerprint)
     now = short(chapter_fingerprints(manifest, kit).parent)
     since = "" if began == now else f"; the kit's parent is now {now}"

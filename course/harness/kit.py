@@ -82,11 +82,11 @@ def chapter_fingerprints(manifest: Manifest, root: Path) -> Fingerprints:
     )
 
 
-def notebook_sources(manifest: Manifest, root: Path) -> list[str]:
-    """Kit-relative paths of the notebooks the manifest's patterns match (maybe none)."""
-    found: set[str] = set()
-    for pattern in manifest.notebooks:
-        found.update(
-            path.relative_to(root).as_posix() for path in root.glob(pattern) if path.is_file()
-        )
-    return sorted(found)
+def notebook_sources(manifest: Manifest, root: Path, edition: str | None = None) -> list[str]:
+    """Kit-relative paths of one edition's notebooks (the default edition's unless named)."""
+    edition = edition or manifest.default_edition
+    folder = manifest.notebooks.get(edition)
+    if folder is None:
+        known = ", ".join(manifest.notebooks)
+        raise KitError(f"no notebook edition {edition!r} (editions: {known})")
+    return sorted(path.relative_to(root).as_posix() for path in (root / folder).glob("*.ipynb"))

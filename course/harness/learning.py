@@ -48,11 +48,12 @@ def render_learning(manifest: Manifest, parent: str, notebooks: Sequence[str]) -
     ]
     for lab in manifest.labs:
         noun = "test" if lab.tests == 1 else "tests"
+        extra = ", optional: not counted" if lab.optional else ""
         lines += [
-            f"### Lab {lab.id} · {lab.title} ({lab.tests} {noun})",
+            f"### Lab {lab.id} · {lab.title} ({lab.tests} {noun}{extra})",
             "",
             f"- edit: {', '.join(f'`{path}`' for path in lab.files)}",
-            f"- notebook section: {lab.notebook}",
+            f"- notebook: `notebooks/{lab.notebook}` ({lab.heading})",
             f"- hint: {lab.hint}",
             f"- check it: `{lab_command(manifest, lab.id)}`",
             f"- or with plain pytest: `python3 -m pytest {_tests_dir(manifest)} -k {lab.select}`",

@@ -37,6 +37,22 @@ class Card:
 
 
 @dataclass(frozen=True)
+class LabFunction:
+    """A reference function the learner writes: ``module.function`` and what its stub says."""
+
+    name: str
+    todo: str
+
+    @property
+    def module(self) -> str:
+        return self.name.partition(".")[0]
+
+    @property
+    def function(self) -> str:
+        return self.name.partition(".")[2]
+
+
+@dataclass(frozen=True)
 class Lab:
     """One lab: its id, what it builds, how many focused tests prove it, and help."""
 
@@ -45,11 +61,21 @@ class Lab:
     tests: int
     files: tuple[str, ...]
     hint: str
+    heading: str
     notebook: str
+    """The lab's notebook file, relative to an edition's folder."""
     select: str
     """A ``pytest -k`` expression that selects just this lab's tests."""
-    solution: tuple[str, ...]
-    """``module.function`` names of the reference code that solves the lab."""
+    functions: tuple[LabFunction, ...]
+    """The reference functions that solve the lab; their stubs raise ``LabNotImplemented``."""
+    test_file: str
+    """The file holding this lab's tests (the chapter's focused tests unless it says so)."""
+    optional: bool = False
+    """An optional lab is reported on its own and never counts toward the evidence."""
+
+    @property
+    def solution(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.functions)
 
 
 @dataclass(frozen=True)
@@ -75,7 +101,8 @@ class Manifest:
     card: Card
     labs: tuple[Lab, ...]
     files: tuple[WorkspaceFile, ...]
-    notebooks: tuple[str, ...]
+    notebooks: dict[str, str]
+    """Notebook folders by edition (``en``, ``zh``…); the first is the default edition."""
     source: str
     """Where the manifest was read from (for messages)."""
 
@@ -88,8 +115,22 @@ class Manifest:
         raise ManifestError(f"chapter {self.chapter} has no lab {lab_id!r} (labs: {known})")
 
     @property
+    def required_labs(self) -> tuple[Lab, ...]:
+        """The labs the evidence counts (every lab not marked optional)."""
+        return tuple(lab for lab in self.labs if not lab.optional)
+
+    @property
     def total_tests(self) -> int:
-        return sum(lab.tests for lab in self.labs)
+        return sum(lab.tests for lab in self.required_labs)
+
+    @property
+    def test_files(self) -> tuple[str, ...]:
+        """Every lab's test file, each once, in lab order."""
+        return tuple(dict.fromkeys(lab.test_file for lab in self.labs))
+
+    @property
+    def default_edition(self) -> str:
+        return next(iter(self.notebooks))
 
     def files_with_role(self, role: FileRole) -> tuple[WorkspaceFile, ...]:
         return tuple(f for f in self.files if f.role == role)
@@ -183,24 +224,49 @@ def _card(table: object, source: str) -> Card:
     return card
 
 
-def _lab(table: object, index: int, source: str) -> Lab:
+def _lab(table: object, index: int, source: str, focused_tests: str) -> Lab:
     f = _Fields(table, f"labs[{index}]", source)
+    functions = tuple(
+        _lab_function(t, f"labs[{index}].functions[{i}]", source)
+        for i, t in enumerate(f.tables("functions"))
+    )
+    optional = f.raw("optional", False)
+    if not isinstance(optional, bool):
+        raise f.error("optional", f"must be true or false, got {optional!r}")
     lab = Lab(
         id=f.text("id"),
         title=f.text("title"),
         tests=f.count("tests"),
         files=f.texts("files"),
         hint=f.text("hint"),
+        heading=f.text("heading"),
         notebook=f.text("notebook"),
         select=f.text("select"),
-        solution=f.texts("solution"),
+        functions=functions,
+        test_file=_relative_path(f, "test_file", focused_tests),
+        optional=optional,
     )
-    for name in lab.solution:
-        module, _, function = name.partition(".")
-        if not module or not function or "." in function:
-            raise f.error("solution", f"{name!r} must look like 'module.function'")
     f.finish()
     return lab
+
+
+def _lab_function(table: object, where: str, source: str) -> LabFunction:
+    f = _Fields(table, where, source)
+    function = LabFunction(name=f.text("name"), todo=f.text("todo"))
+    module, _, name = function.name.partition(".")
+    if not module or not name or "." in name:
+        raise f.error("name", f"{function.name!r} must look like 'module.function'")
+    f.finish()
+    return function
+
+
+def _editions(value: object, f: _Fields) -> dict[str, str]:
+    if not isinstance(value, dict) or not value:
+        raise f.error("notebooks", "must be a table of edition = folder, e.g. { en = 'notebooks' }")
+    for edition, folder in value.items():
+        if not isinstance(folder, str) or not folder or Path(folder).is_absolute():
+            raise f.error(f"notebooks.{edition}", f"must be a relative folder, got {folder!r}")
+    return dict(value)
 
 
 def _workspace_file(table: object, index: int, source: str) -> WorkspaceFile:
@@ -222,19 +288,20 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
     except tomllib.TOMLDecodeError as error:
         raise ManifestError(f"{source}: not valid TOML ({error})") from None
     f = _Fields(data, "", source)
-    labs = tuple(_lab(t, i, source) for i, t in enumerate(f.tables("labs")))
+    focused_tests = _relative_path(f, "focused_tests")
+    labs = tuple(_lab(t, i, source, focused_tests) for i, t in enumerate(f.tables("labs")))
     files = tuple(_workspace_file(t, i, source) for i, t in enumerate(f.tables("workspace")))
     manifest = Manifest(
         chapter=f.text("chapter"),
         title=f.text("title"),
         package=f.text("package"),
         reference=f.text("reference"),
-        focused_tests=_relative_path(f, "focused_tests"),
+        focused_tests=focused_tests,
         default_workspace=f.text("default_workspace"),
         card=_card(f.raw("card"), source),
         labs=labs,
         files=files,
-        notebooks=f.texts("notebooks", allow_empty=True),
+        notebooks=_editions(f.raw("notebooks"), f),
         source=source,
     )
     f.finish()
@@ -253,6 +320,9 @@ def _check_consistency(manifest: Manifest, f: _Fields) -> None:
             raise f.error(f"workspace[{index}].path", f"duplicate workspace path {path!r}")
     if manifest.focused_tests not in paths:
         raise f.error("focused_tests", "must also be listed as a [[workspace]] file")
+    for index, lab in enumerate(manifest.labs):
+        if lab.test_file not in paths:
+            raise f.error(f"labs[{index}].test_file", "must also be listed as a [[workspace]] file")
     learner_paths = {file.path for file in manifest.files_with_role("learner")}
     for index, lab in enumerate(manifest.labs):
         for path in lab.files:

@@ -29,6 +29,11 @@ def parser() -> argparse.ArgumentParser:
         help="where to create it (must be new or empty; default: a fresh practice-CHAPTER "
         "directory here)",
     )
+    p.add_argument(
+        "--lang",
+        metavar="EDITION",
+        help="the notebooks' language edition, e.g. en or zh (default: the chapter's first)",
+    )
     return p
 
 
@@ -38,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         manifest = load_manifest(args.chapter)
         kit = kit_root()
         target = Path(args.directory) if args.directory else default_directory(manifest, Path.cwd())
-        create_workspace(manifest, kit, target)
+        create_workspace(manifest, kit, target, args.lang)
         parent = short(chapter_fingerprints(manifest, kit).parent)
     except (ManifestError, KitError, WorkspaceError) as error:
         print(f"practice: {error}", file=sys.stderr)

@@ -54,9 +54,10 @@ def render_card(manifest: Manifest, fingerprints: Fingerprints) -> str:
 def render_lab(result: LabResult, title_width: int = 24) -> str:
     """``Lab 11.3  budget projection   3/3  passed`` and a line per test that did not pass."""
     lab = result.lab
+    status = f"{result.status} (optional, not counted)" if lab.optional else result.status
     lines = [
         f"Lab {lab.id:<5} {lab.title:<{title_width}} "
-        f"{result.passed}/{result.total:<3} {result.status}".rstrip()
+        f"{result.passed}/{result.total:<3} {status}".rstrip()
     ]
     lines += [f"    {line}" for line in _test_details(result.tests)]
     return "\n".join(lines)
@@ -91,8 +92,14 @@ def render_summary(
     manifest: Manifest, result: CheckpointResult, practice: str | None = None
 ) -> str:
     """Evidence line, total, problems, and the first open lab's hint and re-run command."""
-    lines = [result.evidence]
-    if len(result.labs) > 1:
+    lines = [
+        f"optional: Lab {extra.lab.id} {extra.lab.title} {extra.passed}/{extra.total} "
+        f"{extra.status} (not counted)"
+        for extra in result.optional
+    ]
+    if result.required:
+        lines.append(result.evidence)
+    if len(result.required) > 1:
         lines.append(f"{result.passed}/{result.total}")
     lines += [f"problem: {problem}" for problem in result.problems]
     lab = result.first_open_lab()
@@ -102,6 +109,6 @@ def render_summary(
             f"Next: Lab {lab.lab.id} {lab.lab.title} ({lab.passed}/{lab.total}, {lab.status})",
         ]
         lines += _field("hint", lab.lab.hint)
-        lines += _field("notebook", lab.lab.notebook)
+        lines += _field("notebook", f"notebooks/{lab.lab.notebook} · {lab.lab.heading}")
         lines += _command("re-run just it", lab_command(manifest, lab.lab.id, practice))
     return "\n".join(lines)

@@ -66,6 +66,7 @@ class LabResult:
             "passed": self.passed,
             "total": self.total,
             "status": self.status,
+            "optional": self.lab.optional,
         }
 
 
@@ -80,12 +81,22 @@ class CheckpointResult:
     """Findings that fail the run besides test outcomes (modified focused tests, say)."""
 
     @property
+    def required(self) -> tuple[LabResult, ...]:
+        """The labs that count: every lab run that is not optional."""
+        return tuple(lab for lab in self.labs if not lab.lab.optional)
+
+    @property
+    def optional(self) -> tuple[LabResult, ...]:
+        """Optional labs run: reported, never counted."""
+        return tuple(lab for lab in self.labs if lab.lab.optional)
+
+    @property
     def passed(self) -> int:
-        return sum(lab.passed for lab in self.labs)
+        return sum(lab.passed for lab in self.required)
 
     @property
     def total(self) -> int:
-        return sum(lab.total for lab in self.labs)
+        return sum(lab.total for lab in self.required)
 
     @property
     def tests(self) -> list[TestOutcome]:
@@ -93,25 +104,24 @@ class CheckpointResult:
 
     @property
     def ok(self) -> bool:
-        return (
-            bool(self.labs)
-            and not self.problems
-            and all(lab.status == "passed" for lab in self.labs)
-        )
+        labs = self.required or self.optional
+        return bool(labs) and not self.problems and all(lab.status == "passed" for lab in labs)
 
     @property
     def evidence(self) -> str:
         """The chapter's evidence line, e.g. ``3/3 → 3/3 → 3/3 → 2/2 → 3/3``."""
-        return " → ".join(f"{lab.passed}/{lab.total}" for lab in self.labs)
+        return " → ".join(f"{lab.passed}/{lab.total}" for lab in self.required)
 
     def first_open_lab(self) -> LabResult | None:
-        return next((lab for lab in self.labs if lab.status != "passed"), None)
+        """The first lab that is not green: a required one first, else an optional one."""
+        return next((lab for lab in self.required if lab.status != "passed"), None)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "chapter": self.chapter,
             "target": self.target,
             "labs": [lab.to_json() for lab in self.labs],
+            "evidence": self.evidence,
             "tests": [test.to_json() for test in self.tests],
             "passed": self.passed,
             "total": self.total,
@@ -135,13 +145,13 @@ def summarize(
             found = "no tests selected" if not mine else f"found {len(mine)}"
             mine.append(
                 TestOutcome(
-                    nodeid=f"{manifest.focused_tests}::<Lab {lab.id}>",
+                    nodeid=f"{lab.test_file}::<Lab {lab.id}>",
                     name=f"<Lab {lab.id} test count>",
                     lab=lab.id,
                     status="error",
                     message=(
                         f"Lab {lab.id} promises {lab.tests} focused tests in "
-                        f"{manifest.focused_tests}; {found}"
+                        f"{lab.test_file}; {found}"
                     ),
                 )
             )

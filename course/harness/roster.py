@@ -108,7 +108,7 @@ def _workspaces_in(folder: Path, depth: int) -> list[Path]:
 
 def _lab_grades(manifest: Manifest, lab_ids: Sequence[str], status: str) -> tuple[LabGrade, ...]:
     """Every selected lab at 0 passed with ``status`` (for a workspace that was not graded)."""
-    labs = [manifest.lab(i) for i in lab_ids] or list(manifest.labs)
+    labs = [manifest.lab(i) for i in lab_ids] or list(manifest.required_labs)
     return tuple(LabGrade(lab.id, 0, lab.tests, status) for lab in labs)
 
 
@@ -188,7 +188,7 @@ def grade_one(manifest: Manifest, candidate: Candidate, options: RosterOptions) 
             "--timeout",
             str(options.test_seconds),
         ]
-        for lab_id in options.lab_ids:
+        for lab_id in options.lab_ids or [lab.id for lab in manifest.required_labs]:
             command += ["--lab", lab_id]
         process = subprocess.Popen(
             command,
@@ -220,7 +220,9 @@ def grade_one(manifest: Manifest, candidate: Candidate, options: RosterOptions) 
 
 
 def gradebook_csv(manifest: Manifest, grades: Sequence[Grade]) -> str:
-    lab_ids = [lab.id for lab in grades[0].labs] if grades else [lab.id for lab in manifest.labs]
+    lab_ids = (
+        [lab.id for lab in grades[0].labs] if grades else [lab.id for lab in manifest.required_labs]
+    )
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(

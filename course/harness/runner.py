@@ -49,8 +49,8 @@ class RunTarget:
 
     root: Path
     """Directory pytest starts in (its rootdir)."""
-    test_file: str
-    """The focused test file, relative to ``root``."""
+    test_files: tuple[str, ...]
+    """The test files, relative to ``root``."""
     package: str
     """Value of ``COURSE_LAB_PACKAGE``: the package under test."""
     python_path: tuple[Path, ...] = ()
@@ -148,7 +148,7 @@ def child_command(
     ]
     for lab in labs:
         command += ["--course-lab", lab]
-    return command + list(nodeids or [target.test_file])
+    return command + list(nodeids or target.test_files)
 
 
 def child_environment(target: RunTarget) -> dict[str, str]:

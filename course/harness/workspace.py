@@ -113,14 +113,20 @@ def check_fresh(target: Path) -> None:
         raise WorkspaceError(f"{target} is not empty: {REUSE_REFUSED}")
 
 
-def workspace_layout(manifest: Manifest, kit: Path) -> dict[str, bytes]:
+WORKSPACE_NOTEBOOKS = "notebooks"
+"""Where a workspace keeps its notebooks, whichever edition it was given."""
+
+
+def workspace_layout(manifest: Manifest, kit: Path, edition: str | None = None) -> dict[str, bytes]:
     """Every file of a new workspace, by its path inside the workspace."""
     files = scaffold_files(manifest, kit, "parent")
     parent = fingerprint(files)
     checksums = {f.path: digest(files[f.path]) for f in manifest.files_with_role("test")}
-    notebooks = notebook_sources(manifest, kit)
-    for notebook in notebooks:
-        files[notebook] = read_source(kit, notebook)
+    notebooks = []
+    for source in notebook_sources(manifest, kit, edition):
+        notebook = f"{WORKSPACE_NOTEBOOKS}/{Path(source).name}"
+        files[notebook] = read_source(kit, source)
+        notebooks.append(notebook)
     when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     files[MARKER] = render_marker(manifest, parent, checksums, when).encode("utf-8")
     files["pytest.ini"] = PYTEST_INI.encode("utf-8")
@@ -128,7 +134,9 @@ def workspace_layout(manifest: Manifest, kit: Path) -> dict[str, bytes]:
     return files
 
 
-def create_workspace(manifest: Manifest, kit: Path, target: Path) -> list[str]:
+def create_workspace(
+    manifest: Manifest, kit: Path, target: Path, edition: str | None = None
+) -> list[str]:
     """Lay out a fresh workspace at ``target``; returns the files written.
 
     The files are written into a sibling scratch directory first and moved into place at
@@ -136,7 +144,7 @@ def create_workspace(manifest: Manifest, kit: Path, target: Path) -> list[str]:
     """
     target = target.resolve()
     check_fresh(target)
-    files = workspace_layout(manifest, kit)
+    files = workspace_layout(manifest, kit, edition)
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:

@@ -1,10 +1,11 @@
 """Wiring for the focused tests: which implementation they exercise.
 
 The tests never import an implementation directly. ``COURSE_LAB_PACKAGE`` names the package
-whose ``session``, ``context`` and ``fixtures`` modules are under test. Without it the default
-is the reference, ``course``, in the kit; in a practice workspace (a directory holding
-``.course-workspace.toml``) it is the learner's package named there, and the reference package
-cannot be imported at all, so a workspace run only ever grades the learner's code.
+whose ``session``, ``groups``, ``context``, ``compaction`` and ``fixtures`` modules are under
+test. Without it the default is the reference, ``course``, in the kit; in a practice
+workspace (a directory holding ``.course-workspace.toml``) it is the learner's package named
+there, and the reference package cannot be imported at all, so a workspace run only ever
+grades the learner's code.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ class Implementation:
 
     package: str
     session: ModuleType
+    groups: ModuleType
     context: ModuleType
+    compaction: ModuleType
     fixtures: ModuleType
 
 
@@ -87,6 +90,8 @@ def impl() -> Implementation:
     return Implementation(
         package=package,
         session=_import(package, "session"),
+        groups=_import(package, "groups"),
         context=_import(package, "context"),
+        compaction=_import(package, "compaction"),
         fixtures=_import(package, "fixtures"),
     )

@@ -10,11 +10,12 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-BUDGET = {"system_prompt": "sys", "reserved_output": 4, "safety_margin": 2}
 CHAPTER_IDS = ["u1", "a1", "u2", "a2", "u3", "calls", "r-test", "r-read", "a3"]
 THIRD_GROUP = ["u3", "calls", "r-test", "r-read", "a3"]
 
@@ -47,11 +48,9 @@ def compact_1_json(impl: Any) -> dict[str, Any]:
 
 
 def build(impl: Any, path: list[Any], max_tokens: float, estimator: Any = None) -> Any:
+    options = impl.fixtures.CHAPTER_BUDGET.options() | {"max_tokens": max_tokens}
     return impl.context.build_context(
-        path,
-        max_tokens=max_tokens,
-        estimate_tokens=estimator or impl.fixtures.chapter_estimator,
-        **BUDGET,
+        path, **options, estimate_tokens=estimator or impl.fixtures.chapter_estimator
     )
 
 
@@ -101,6 +100,17 @@ def summary_text(result: Any) -> str:
     return str(first["content"])
 
 
+def refused(case: str, call: Callable[[], object], naming: str | None = None) -> str:
+    """Run ``call``; fail with ``case`` unless it raises a ValueError (one naming ``naming``)."""
+    try:
+        call()
+    except ValueError as error:
+        if naming is not None and not re.search(naming, str(error)):
+            pytest.fail(f"{case}: the error should name {naming}, but says: {error}", pytrace=False)
+        return str(error)
+    pytest.fail(f"{case}: accepted, expected a ValueError", pytrace=False)
+
+
 # --------------------------------------------------------------------------- Lab 11.1
 
 
@@ -131,28 +141,25 @@ def test_lab_11_1_parses_a_compaction_entry_strictly(impl: Any) -> None:
         v["summary"]["files"] = v["summary"].pop("changedFiles")
 
     cases = {
-        "files": broken(legacy_files),
-        "goal": broken(lambda v: v["summary"].update(goal="")),
-        "parentId": broken(lambda v: v.update(parentId="")),
-        "firstKeptEntryId": broken(lambda v: v.update(firstKeptEntryId="")),
-        "tokensBefore": broken(lambda v: v.update(tokensBefore=-1)),
-        "next": broken(lambda v: v["summary"].update(next=["ok", 3])),
-    }
-    cases["nan"] = broken(lambda v: v.update(tokensBefore=math.nan))
-    cases["bool"] = broken(lambda v: v.update(tokensBefore=True))
-    cases["constraints"] = broken(lambda v: v["summary"].pop("constraints"))
-    for field, value in cases.items():
-        with pytest.raises(ValueError, match="compact-1") as caught:
-            impl.session.parse_session_entry(value)
-        if field in (
-            "files",
-            "goal",
-            "parentId",
+        "summary key 'files' instead of 'changedFiles'": (broken(legacy_files), "files"),
+        "empty goal": (broken(lambda v: v["summary"].update(goal="")), "goal"),
+        "empty parentId": (broken(lambda v: v.update(parentId="")), "parentId"),
+        "empty firstKeptEntryId": (
+            broken(lambda v: v.update(firstKeptEntryId="")),
             "firstKeptEntryId",
-            "tokensBefore",
+        ),
+        "tokensBefore -1": (broken(lambda v: v.update(tokensBefore=-1)), "tokensBefore"),
+        "tokensBefore NaN": (broken(lambda v: v.update(tokensBefore=math.nan)), "tokensBefore"),
+        "tokensBefore True": (broken(lambda v: v.update(tokensBefore=True)), "tokensBefore"),
+        "a number in summary.next": (broken(lambda v: v["summary"].update(next=["ok", 3])), "next"),
+        "summary without constraints": (
+            broken(lambda v: v["summary"].pop("constraints")),
             "constraints",
-        ):
-            assert field in str(caught.value), f"the error should name {field}: {caught.value}"
+        ),
+    }
+    for case, (value, field) in cases.items():
+        error = refused(case, lambda v=value: impl.session.parse_session_entry(v), "compact-1")
+        assert field in error, f"{case}: the error should name {field}, but says: {error}"
 
 
 @pytest.mark.lab("11.1")
@@ -217,7 +224,7 @@ def test_lab_11_1_jsonl_store_reopens_a_compaction(impl: Any, tmp_path: Any) -> 
 def test_lab_11_2_groups_the_chapter_path_into_three_interactions(impl: Any) -> None:
     path = chapter_path(impl)
     before = snapshot(impl, path)
-    groups = impl.context.group_interactions(path)
+    groups = impl.groups.group_interactions(path)
     assert [g.entry_ids for g in groups] == [["u1", "a1"], ["u2", "a2"], THIRD_GROUP]
     assert [e.id for e in groups[2].entries] == THIRD_GROUP
 
@@ -237,12 +244,12 @@ def test_lab_11_2_groups_the_chapter_path_into_three_interactions(impl: Any) -> 
         }
     )
     with_metadata = path[:1] + [metadata] + path[1:]
-    assert [g.entry_ids for g in impl.context.group_interactions(with_metadata)] == [
+    assert [g.entry_ids for g in impl.groups.group_interactions(with_metadata)] == [
         ["u1", "a1"],
         ["u2", "a2"],
         THIRD_GROUP,
     ], "non-message entries are skipped"
-    assert impl.context.group_interactions([]) == []
+    assert impl.groups.group_interactions([]) == []
 
 
 @pytest.mark.lab("11.2")
@@ -252,7 +259,7 @@ def test_lab_11_2_pairs_results_by_call_id_not_position(impl: Any) -> None:
     # r-test moved in front of calls: still one interaction, still in path order.
     moved = [by_id[i] for i in ["u1", "a1", "u2", "a2", "u3", "r-test", "calls", "r-read", "a3"]]
     path = [impl.session.parse_session_entry(v) for v in moved]
-    groups = impl.context.group_interactions(path)
+    groups = impl.groups.group_interactions(path)
     assert [g.entry_ids for g in groups] == [
         ["u1", "a1"],
         ["u2", "a2"],
@@ -260,7 +267,7 @@ def test_lab_11_2_pairs_results_by_call_id_not_position(impl: Any) -> None:
     ]
     # results in declaration order are just as valid as the fixture's reversed order
     ordered = [by_id[i] for i in ["u3", "calls", "r-read", "r-test", "a3"]]
-    groups = impl.context.group_interactions([impl.session.parse_session_entry(v) for v in ordered])
+    groups = impl.groups.group_interactions([impl.session.parse_session_entry(v) for v in ordered])
     assert [g.entry_ids for g in groups] == [["u3", "calls", "r-read", "r-test", "a3"]]
 
 
@@ -283,12 +290,12 @@ def test_lab_11_2_rejects_broken_tool_facts(impl: Any) -> None:
     def result_in_next_group(by_id: dict[str, Any]) -> None:
         by_id["a3"]["message"] = {"role": "user", "content": "interrupt"}
 
-    cases = [
-        (path_with(unknown_call), "unknown-1"),
-        (path_with(lambda _: None, drop=("r-read",)), "read-1"),
-        (path_with(duplicate_result), "(test-1|read-1|r-read)"),
-        (path_with(duplicate_call), "(read-1|test-1|calls)"),
-    ]
+    cases = {
+        "a result for an unknown call": (path_with(unknown_call), "unknown-1"),
+        "a call without its result": (path_with(lambda _: None, drop=("r-read",)), "read-1"),
+        "two results for one call": (path_with(duplicate_result), "(test-1|read-1|r-read)"),
+        "one call id declared twice": (path_with(duplicate_call), "(read-1|test-1|calls)"),
+    }
     interrupted = path_with(lambda _: None)
     interrupted.insert(
         6,
@@ -302,10 +309,12 @@ def test_lab_11_2_rejects_broken_tool_facts(impl: Any) -> None:
             }
         ),
     )
-    cases.append((interrupted, "(test-1|read-1|r-test|r-read|calls)"))
-    for path, named in cases:
-        with pytest.raises(ValueError, match=named):
-            impl.context.group_interactions(path)
+    cases["a user message between calls and their results"] = (
+        interrupted,
+        "(test-1|read-1|r-test|r-read|calls)",
+    )
+    for case, (path, named) in cases.items():
+        refused(case, lambda p=path: impl.groups.group_interactions(p), named)
 
 
 # --------------------------------------------------------------------------- Lab 11.3
@@ -349,14 +358,18 @@ def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any) -> None:
         {"reserved_output": math.inf},
         {"safety_margin": -0.5},
     ):
-        options = {"max_tokens": 31, **BUDGET, **bad}
-        with pytest.raises(ValueError):
-            impl.context.build_context(
-                path, estimate_tokens=impl.fixtures.chapter_estimator, **options
-            )
+        options = impl.fixtures.CHAPTER_BUDGET.options() | bad
+        refused(
+            f"build_context with {bad}",
+            lambda o=options: impl.context.build_context(
+                path, estimate_tokens=impl.fixtures.chapter_estimator, **o
+            ),
+        )
     for answer in (math.nan, -1, True, "3"):
-        with pytest.raises(ValueError):
-            build(impl, path, 31, estimator=lambda message, a=answer: a)
+        refused(
+            f"an estimator answering {answer!r}",
+            lambda a=answer: build(impl, path, 31, estimator=lambda message: a),
+        )
 
 
 @pytest.mark.lab("11.3")
@@ -422,7 +435,7 @@ def test_lab_11_4_creates_a_record_after_the_leaf_without_writing(impl: Any) -> 
     path = chapter_path(impl)
     before = snapshot(impl, path)
     summary = copy.deepcopy(impl.fixtures.COMPACT_1_SUMMARY)
-    entry = impl.context.create_compaction_entry(
+    entry = impl.compaction.create_compaction_entry(
         path,
         id="compact-1",
         timestamp=100,
@@ -434,7 +447,7 @@ def test_lab_11_4_creates_a_record_after_the_leaf_without_writing(impl: Any) -> 
     summary["completed"].append("mutated input")
     entry.summary.next.append("mutated record")
     assert snapshot(impl, path) == before
-    again = impl.context.create_compaction_entry(
+    again = impl.compaction.create_compaction_entry(
         path,
         id="compact-1",
         timestamp=100,
@@ -454,7 +467,7 @@ def test_lab_11_4_creates_a_record_after_the_leaf_without_writing(impl: Any) -> 
             "value": "other",
         }
     )
-    after_metadata = impl.context.create_compaction_entry(
+    after_metadata = impl.compaction.create_compaction_entry(
         path + [metadata],
         id="compact-1",
         timestamp=100,
@@ -470,7 +483,7 @@ def test_lab_11_4_rejects_empty_paths_duplicate_ids_and_in_group_cuts(impl: Any)
     path = chapter_path(impl)
 
     def create(on: list[Any], entry_id: str = "compact-1", first_kept: str = "u2") -> Any:
-        return impl.context.create_compaction_entry(
+        return impl.compaction.create_compaction_entry(
             on,
             id=entry_id,
             timestamp=100,
@@ -479,19 +492,16 @@ def test_lab_11_4_rejects_empty_paths_duplicate_ids_and_in_group_cuts(impl: Any)
             tokens_before=29,
         )
 
-    with pytest.raises(ValueError):
-        create([])
-    with pytest.raises(ValueError, match="a3"):
-        create(path, entry_id="a3")
+    refused("an empty path", lambda: create([]))
+    refused("an id already on the path (a3)", lambda: create(path, entry_id="a3"), "a3")
     for inside in ("a1", "a2", "calls", "r-test", "r-read", "a3", "nowhere"):
-        with pytest.raises(ValueError, match=inside):
-            create(path, first_kept=inside)
+        refused(f"first kept {inside}", lambda i=inside: create(path, first_kept=i), inside)
     for start in ("u1", "u2", "u3"):
         assert create(path, first_kept=start).first_kept_entry_id == start
     bad_summary = copy.deepcopy(impl.fixtures.COMPACT_1_SUMMARY)
     bad_summary["files"] = bad_summary.pop("changedFiles")
     with pytest.raises(ValueError, match="files"):
-        impl.context.create_compaction_entry(
+        impl.compaction.create_compaction_entry(
             path,
             id="compact-1",
             timestamp=100,
@@ -500,7 +510,7 @@ def test_lab_11_4_rejects_empty_paths_duplicate_ids_and_in_group_cuts(impl: Any)
             tokens_before=29,
         )
     with pytest.raises(ValueError):
-        impl.context.create_compaction_entry(
+        impl.compaction.create_compaction_entry(
             path,
             id="compact-1",
             timestamp=100,
@@ -549,11 +559,12 @@ def test_lab_11_5_resumes_from_the_latest_summary(impl: Any) -> None:
 
     # a record read back from a log may carry a first kept id that no creator would accept
     for first_kept in ("calls", "a2", "u4", "nowhere"):
-        with pytest.raises(ValueError) as caught:
-            build(impl, resumed_path(impl, first_kept=first_kept), 200)
-        assert "compact-1" in str(caught.value) and first_kept in str(caught.value), (
-            f"the error should name compact-1 and {first_kept}: {caught.value}"
+        error = refused(
+            f"resuming from a record whose first kept is {first_kept}",
+            lambda f=first_kept: build(impl, resumed_path(impl, first_kept=f), 200),
+            "compact-1",
         )
+        assert first_kept in error, f"the error should name {first_kept}, but says: {error}"
 
 
 @pytest.mark.lab("11.5")
@@ -584,7 +595,7 @@ def test_lab_11_5_second_compaction_renders_only_the_latest_summary(impl: Any) -
         "until compact-2 exists, compact-1's summary opens the messages"
     )
     with pytest.raises(ValueError, match="calls"):
-        impl.context.create_compaction_entry(
+        impl.compaction.create_compaction_entry(
             path,
             id="compact-2",
             timestamp=200,
@@ -592,7 +603,7 @@ def test_lab_11_5_second_compaction_renders_only_the_latest_summary(impl: Any) -
             first_kept_entry_id="calls",
             tokens_before=50,
         )
-    compact_2 = impl.context.create_compaction_entry(
+    compact_2 = impl.compaction.create_compaction_entry(
         path,
         id="compact-2",
         timestamp=200,

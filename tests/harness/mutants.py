@@ -23,15 +23,21 @@ class Mutant:
     why: str
 
 
-KEEP_WHOLE_GROUPS = "    kept = [entry for group in groups[first:] for entry in group.entries]\n"
+KEEP_WHOLE_GROUPS = "    entries = [entry for group in reversed(kept) for entry in group]\n"
+REASON = '    reason: Reason = "within_budget" if len(kept) == len(groups) else "trimmed"\n'
 FILL_WITH_OLDER_MESSAGES = """\
-    spare = max(0.0, available - summary_cost) - sum(costs[first:])
-    for entry in reversed([e for group in groups[:first] for e in group.entries]):
+    spare = available - used
+    older = [parse_message_entry(e) for g in groups[: len(groups) - len(kept)] for e in g]
+    tail: list[MessageEntry] = []
+    for entry in reversed(older):
         cost = estimate(estimate_tokens, entry.message, entry.id)
         if cost > spare:
             break
-        kept.insert(0, entry)
+        tail.insert(0, entry)
         spare -= cost
+    if tail:
+        kept.append(tail)
+        used = available - spare
 """
 PARENT_FROM_LEAF = '            "parentId": path[-1].id,\n'
 
@@ -40,60 +46,60 @@ MUTANTS: tuple[Mutant, ...] = (
         "slice_last_three_messages",
         "context.py",
         KEEP_WHOLE_GROUPS,
-        "    kept = [entry for group in groups for entry in group.entries][-3:]\n",
+        "    entries = [parse_message_entry(e) for group in groups for e in group][-3:]\n",
         "11.3",
         "the chapter's expected failure: messages.slice(-3) instead of whole groups",
     ),
     Mutant(
         "forgets_the_safety_margin",
         "context.py",
-        "available = max(0.0, max_tokens - system - reserved_output - safety_margin)",
-        "available = max(0.0, max_tokens - system - reserved_output)",
+        "    available = max(0, max_tokens - system - reserved_output - safety_margin)\n",
+        "    available = max(0, max_tokens - system - reserved_output)\n",
         "11.3",
         "the safety margin is never deducted",
     ),
     Mutant(
         "strict_less_at_the_edge",
         "context.py",
-        "used + costs[first - 1] <= available",
-        "used + costs[first - 1] < available",
+        "if used + cost > available:",
+        "if used + cost >= available:",
         "11.3",
         "a group that fits exactly is dropped",
     ),
     Mutant(
-        "overflow_at_an_exact_fit",
-        "context.py",
-        "if costs[-1] > available:",
-        "if costs[-1] >= available:",
-        "11.3",
-        "a newest group that fits exactly is reported as overflowing",
-    ),
-    Mutant(
         "overflow_drops_the_newest_group",
         "context.py",
-        'return len(costs) - 1, "single_group_overflow"',
-        'return len(costs), "single_group_overflow"',
+        'return Selection(copies, cost, "single_group_overflow", 1)',
+        'return Selection([], 0, "single_group_overflow", 0)',
         "11.3",
         "an overflowing newest group is dropped instead of kept whole",
     ),
     Mutant(
         "splits_a_group_at_the_budget_edge",
         "context.py",
-        KEEP_WHOLE_GROUPS,
-        KEEP_WHOLE_GROUPS + FILL_WITH_OLDER_MESSAGES,
+        REASON,
+        FILL_WITH_OLDER_MESSAGES + REASON,
         "11.3",
         "leftover budget is filled with the tail of an older group",
     ),
     Mutant(
-        "shares_message_objects_with_the_path",
-        "context.py",
-        "        copied = parse_session_entry(entry)\n",
-        "        copied = entry\n",
+        "groups_share_entries_with_the_path",
+        "groups.py",
+        "InteractionGroup([parse_message_entry(entry) for entry in group])",
+        "InteractionGroup(list(group))",
         "11.2",
-        "groups (and so results) hold the path's own entries",
+        "groups hold the path's own entries",
     ),
     Mutant(
-        "estimator_sees_the_originals",
+        "results_share_messages_with_the_path",
+        "context.py",
+        "copies = [parse_message_entry(entry) for entry in group]",
+        "copies = list(group)",
+        "11.3",
+        "the projection returns the path's own message objects",
+    ),
+    Mutant(
+        "estimator_sees_the_returned_messages",
         "context.py",
         "estimate_tokens(copy_json(message))",
         "estimate_tokens(message)",
@@ -102,9 +108,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "accepts_an_in_group_first_kept_id",
-        "context.py",
-        "starts = {group.entries[0].id for group in group_interactions(path)}",
-        "starts = {entry.id for entry in path}",
+        "compaction.py",
+        "starts = [group[0].id for group in split_interactions(path)]",
+        "starts = [entry.id for entry in path]",
         "11.4",
         "first kept may point inside an interaction",
     ),
@@ -118,7 +124,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "resumes_from_the_oldest_compaction",
-        "context.py",
+        "compaction.py",
         "for index in range(len(path) - 1, -1, -1):",
         "for index in range(len(path)):",
         "11.5",
@@ -126,7 +132,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "parent_from_the_last_message",
-        "context.py",
+        "compaction.py",
         PARENT_FROM_LEAF,
         '            "parentId": [e for e in path if isinstance(e, MessageEntry)][-1].id,\n',
         "11.4",
@@ -134,7 +140,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "parent_is_the_first_kept_entry",
-        "context.py",
+        "compaction.py",
         PARENT_FROM_LEAF,
         '            "parentId": first_kept_entry_id,\n',
         "11.4",
@@ -143,22 +149,22 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "drops_the_summary_cost_from_selection",
         "context.py",
-        "select_groups(costs, max(0.0, available - summary_cost))",
-        "select_groups(costs, available)",
+        "split_interactions(suffix), max(0, available - summary_cost), estimate_tokens",
+        "split_interactions(suffix), available, estimate_tokens",
         "11.5",
         "groups are chosen as if the summary were free",
     ),
     Mutant(
         "drops_the_summary_cost_from_the_total",
         "context.py",
-        "messages_cost = summary_cost + sum(costs[first:])",
-        "messages_cost = sum(costs[first:])",
+        "check_amount(summary_cost + chosen.tokens,",
+        "check_amount(chosen.tokens,",
         "11.5",
         "the summary message is not counted in the tokens",
     ),
     Mutant(
         "accepts_a_non_user_first_kept_on_resume",
-        "context.py",
+        "compaction.py",
         'if not (isinstance(kept, MessageEntry) and kept.message.get("role") == "user"):',
         "if not isinstance(kept, MessageEntry):",
         "11.5",
@@ -166,7 +172,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "accepts_a_call_without_result",
-        "context.py",
+        "groups.py",
         "        if call_id not in results:\n",
         "        if call_id not in results and not calls:\n",
         "11.2",
@@ -174,7 +180,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "summary_shares_lists_with_its_input",
-        "entries.py",
+        "summary.py",
         'lists = {attr: r.string_list(s[key], f"{path}.{key}")',
         "lists = {attr: s[key]",
         "11.1",
@@ -182,11 +188,19 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "compaction_parent_may_be_empty",
-        "entries.py",
-        'parent = _parent(r, e["parentId"], nullable=False)',
+        "summary.py",
+        'parent = r.parent_id(e["parentId"], nullable=False)',
         'parent = e["parentId"]',
         "11.1",
         "a compaction with an empty parentId is accepted",
+    ),
+    Mutant(
+        "report_keeps_every_group",
+        "context.py",
+        'status: GroupStatus = "trimmed" if index < first else "kept"',
+        'status: GroupStatus = "kept"',
+        "11.opt",
+        "the optional budget report ignores the selection",
     ),
 )
 

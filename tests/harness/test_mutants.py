@@ -17,12 +17,12 @@ from course.harness.runner import RunTarget, run_focused_tests
 def outcomes(
     manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, list[TestOutcome]]:
-    """The 14 focused tests run against every mutant (two at a time: each run is a process)."""
+    """Every lab's tests run against every mutant (two at a time: each run is a process)."""
     folder = tmp_path_factory.mktemp("mutants")
 
     def run(mutant: Mutant) -> list[TestOutcome]:
         package = build_mutant(manifest, kit, mutant, folder)
-        return run_focused_tests(RunTarget(kit, manifest.focused_tests, package, (folder,)))[0]
+        return run_focused_tests(RunTarget(kit, manifest.test_files, package, (folder,)))[0]
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip([m.name for m in MUTANTS], pool.map(run, MUTANTS), strict=True))
@@ -39,7 +39,7 @@ def test_the_focused_tests_kill_the_mutant(
     mutant: Mutant, manifest: Manifest, outcomes: dict[str, list[TestOutcome]]
 ) -> None:
     results = outcomes[mutant.name]
-    assert len(results) == manifest.total_tests
+    assert len(results) == sum(lab.tests for lab in manifest.labs)
     assert not [t for t in results if t.status in ("pending", "timeout", "error")], (
         "a mutant must be caught by an assertion, not crash the run"
     )

@@ -82,9 +82,9 @@ def test_a_workspace_grades_its_own_code_and_cannot_import_the_reference(
 ) -> None:
     workspace = make_workspace("cheat")
     replace_in(
-        workspace / "pi_course" / "context.py",
+        workspace / "pi_course" / "groups.py",
         "from .labs import LabNotImplemented\n",
-        "from .labs import LabNotImplemented\nfrom course.context import group_interactions\n",
+        "from .labs import LabNotImplemented\nfrom course.groups import group_interactions\n",
     )
     result = check(workspace, labs=["11.2"])
     assert [t.status for t in result.tests] == ["error"] * 3

@@ -23,7 +23,7 @@ def test_a_roster_of_solved_partial_pending_broken_and_hostile_workspaces(
     def workspace(name: str, solved: int) -> Path:
         folder = roster / name
         create_workspace(manifest, kit, folder)
-        for lab in manifest.labs[:solved]:
+        for lab in manifest.required_labs[:solved]:
             solve_lab(manifest, kit, folder, lab.id)
         return folder
 
@@ -31,10 +31,10 @@ def test_a_roster_of_solved_partial_pending_broken_and_hostile_workspaces(
     workspace("ben", solved=2)
     workspace("cy", solved=0)
     broken = workspace("dee", solved=5)
-    (broken / "pi_course" / "context.py").write_text("def build_context(:\n")
+    (broken / "pi_course" / "groups.py").write_text("def split_interactions(:\n")
     hostile = workspace("eve", solved=5)
     replace_in(  # loops forever once a second compaction exists: one Lab 11.5 test
-        hostile / "pi_course" / "context.py",
+        hostile / "pi_course" / "compaction.py",
         "def latest_compaction(path: Sequence[SessionEntry]) -> int | None:\n",
         "def latest_compaction(path: Sequence[SessionEntry]) -> int | None:\n"
         "    while any(entry.id == 'compact-2' for entry in path):\n"
@@ -72,8 +72,8 @@ def test_a_roster_of_solved_partial_pending_broken_and_hostile_workspaces(
     for learner, (status, passed, labs) in expected.items():
         row = rows[learner]
         assert (row["status"], row["passed"], row["total"]) == (status, passed, "14"), row
-        assert [row[f"status {lab.id}"] for lab in manifest.labs] == labs, row
-    assert [rows["ben"][f"lab {lab.id}"] for lab in manifest.labs] == [
+        assert [row[f"status {lab.id}"] for lab in manifest.required_labs] == labs, row
+    assert [rows["ben"][f"lab {lab.id}"] for lab in manifest.required_labs] == [
         "3/3",
         "3/3",
         "0/3",

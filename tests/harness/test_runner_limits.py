@@ -17,10 +17,10 @@ def solved_workspace(manifest: Manifest, kit: Path, make: MakeWorkspace, name: s
     return workspace
 
 
-def sabotage(workspace: Path, function: str, first_line: str) -> None:
-    """Make ``function`` of the learner's context module start with ``first_line``."""
+def sabotage(workspace: Path, module: str, function: str, first_line: str) -> None:
+    """Make ``function`` of the learner's ``module`` start with ``first_line``."""
     replace_in(
-        workspace / "pi_course" / "context.py",
+        workspace / "pi_course" / f"{module}.py",
         f"def {function}(",
         f"def {function}(*args, **kwargs):\n    {first_line}\n\n\ndef _was_{function}(",
     )
@@ -30,10 +30,10 @@ def test_a_hang_times_out_an_exit_errors_a_flood_passes_and_the_run_goes_on(
     manifest: Manifest, kit: Path, check: Check, make_workspace: MakeWorkspace
 ) -> None:
     workspace = solved_workspace(manifest, kit, make_workspace, "hostile")
-    sabotage(workspace, "summary_message", "while True:\n        pass")
-    sabotage(workspace, "create_compaction_entry", "import os; os._exit(3)")
+    sabotage(workspace, "compaction", "summary_message", "while True:\n        pass")
+    sabotage(workspace, "compaction", "create_compaction_entry", "import os; os._exit(3)")
     replace_in(
-        workspace / "pi_course" / "entries.py",
+        workspace / "pi_course" / "summary.py",
         "def parse_summary(",
         "print('x' * 5_000_000, flush=True)\n\n\ndef parse_summary(",
     )
@@ -52,8 +52,8 @@ def test_sys_exit_and_keyboard_interrupt_cost_only_their_tests(
     manifest: Manifest, kit: Path, check: Check, make_workspace: MakeWorkspace
 ) -> None:
     workspace = solved_workspace(manifest, kit, make_workspace, "quitter")
-    sabotage(workspace, "select_groups", "raise SystemExit(4)")
-    sabotage(workspace, "create_compaction_entry", "raise KeyboardInterrupt")
+    sabotage(workspace, "context", "select_groups", "raise SystemExit(4)")
+    sabotage(workspace, "compaction", "create_compaction_entry", "raise KeyboardInterrupt")
     result = check(workspace, labs=["11.3", "11.4"], limits=QUICK)
     statuses = {t.name: (t.status, t.message) for t in result.tests}
     assert len(statuses) == 5
@@ -70,7 +70,7 @@ def test_code_that_hangs_on_import_costs_one_time_limit_not_one_per_test(
     with (workspace / "pi_course" / "context.py").open("a", encoding="utf-8") as module:
         module.write("\nwhile True:\n    pass\n")
     result = check(workspace, limits=QUICK)
-    assert [t.status for t in result.tests] == ["timeout"] * manifest.total_tests
+    assert [t.status for t in result.tests] == ["timeout"] * sum(lab.tests for lab in manifest.labs)
     first, *rest = result.tests
     assert "still running after 2s" in first.message
     assert all(t.message.startswith(f"not run: setting up {first.name}") for t in rest)

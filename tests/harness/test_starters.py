@@ -1,14 +1,19 @@
-"""The starters are the reference minus lab code, and every stub names its own lab."""
+"""The starters are generated from the reference: lab code out, every stub naming its lab."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest, WorkspaceFile, load_manifest
+from course.tools.starters import StarterError, Stub, generate_starter, stale_starters
 
 MANIFEST = load_manifest("11")
 STARTERS = MANIFEST.files_with_role("learner")
@@ -105,3 +110,74 @@ def test_every_stub_names_its_lab_title_and_function() -> None:
             )
             assert owner.id == lab_id, f"{function} belongs to Lab {owner.id}, not {lab_id}"
     assert seen == set(titles), "every lab has at least one stub"
+
+
+def copy_of_the_kit(into: Path) -> Path:
+    """The parts of the kit that generation reads: the package, the starters, the tests."""
+    for part in ("course", "starters", "tests/chapter11"):
+        shutil.copytree(
+            kit_root() / part, into / part, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    return into
+
+
+def course_kit(kit: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "course.tools.kit", *args],
+        cwd=kit,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_committed_starters_are_what_generation_gives() -> None:
+    run = course_kit(kit_root(), "starters", "--check")
+    assert run.returncode == 0, run.stderr
+    assert stale_starters(MANIFEST, kit_root()) == []
+
+
+@pytest.mark.parametrize("file", STARTERS, ids=module_of)
+def test_an_edited_starter_fails_the_check_naming_the_file(
+    file: WorkspaceFile, tmp_path: Path
+) -> None:
+    kit = copy_of_the_kit(tmp_path)
+    with (kit / file.parent).open("a", encoding="utf-8") as starter:
+        starter.write("\n# edited by hand\n")
+    run = course_kit(kit, "starters", "--check")
+    assert run.returncode == 1
+    assert file.parent in run.stderr and "course-kit starters" in run.stderr
+    assert course_kit(kit, "starters").returncode == 0
+    assert course_kit(kit, "starters", "--check").returncode == 0, "regenerating repairs it"
+
+
+def test_a_lab_function_without_a_docstring_cannot_become_a_stub() -> None:
+    lab = MANIFEST.labs[0]
+    stub = Stub(lab, lab.functions[0])
+    source = f"import math\n\n\ndef {lab.functions[0].function}(value):\n    return value\n"
+    with pytest.raises(StarterError, match="needs a docstring"):
+        generate_starter(source, {lab.functions[0].function: stub}, "reference.py")
+
+
+@pytest.mark.parametrize("file", STARTERS, ids=module_of)
+def test_a_learner_file_stays_short_enough_to_read(file: WorkspaceFile) -> None:
+    lines = read(file.parent).count("\n")
+    assert lines <= 250, f"{file.parent} has {lines} lines; move machinery to a given module"
+
+
+def test_every_starter_imports_and_every_stub_raises_its_lab(tmp_path: Path) -> None:
+    package = tmp_path / "starter_pkg"
+    package.mkdir()
+    for file in MANIFEST.files:
+        if file.role != "test":
+            shutil.copyfile(kit_root() / file.parent, package / Path(file.path).name)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        for file in STARTERS:
+            module = importlib.import_module(f"starter_pkg.{module_of(file)}")
+            for function, _ in stubs(read(file.parent)):
+                assert callable(getattr(module, function))
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [n for n in sys.modules if n.split(".")[0] == "starter_pkg"]:
+            del sys.modules[name]

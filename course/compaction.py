@@ -1,0 +1,129 @@
+"""Labs 11.4 and 11.5 · Creating a compaction record, and resuming from the latest one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .entries import MessageEntry, SessionEntry, parse_session_entry
+from .groups import split_interactions
+from .messages import Message
+from .summary import SUMMARY_LIST_FIELDS, CompactionEntry, CompactionSummary, summary_to_json
+
+
+class CompactionError(ValueError):
+    """A compaction record cannot be created or resumed from."""
+
+
+def create_compaction_entry(
+    path: Sequence[SessionEntry],
+    *,
+    id: str,
+    timestamp: float,
+    summary: CompactionSummary | Mapping[str, Any],
+    first_kept_entry_id: str,
+    tokens_before: float,
+) -> CompactionEntry:
+    """A new compaction record to append after the path's leaf; writes nothing anywhere.
+
+    Refuse an empty path and an ``id`` already on the path (``CompactionError``). The parent
+    is the path's last entry, whatever its type. ``first_kept_entry_id`` must be the first
+    entry of one of the path's interactions; say which ids are allowed when it is not. Build
+    the JSON object and let ``parse_session_entry`` check and copy it (a
+    ``CompactionSummary`` goes through ``summary_to_json`` first). Append it nowhere: the
+    caller decides when to ``store.append`` it.
+    """
+    if not path:
+        raise CompactionError(f"{id}: cannot compact an empty path (no leaf to append after)")
+    if any(entry.id == id for entry in path):
+        raise CompactionError(f"{id}: id is already used on the active path")
+    starts = [group[0].id for group in split_interactions(path)]
+    if first_kept_entry_id not in starts:
+        raise CompactionError(
+            f"{id}.firstKeptEntryId: {first_kept_entry_id} is not the first message of an "
+            f"interaction on the path (allowed: {', '.join(starts) or 'none'})"
+        )
+    if isinstance(summary, CompactionSummary):
+        summary = summary_to_json(summary)
+    entry = parse_session_entry(
+        {
+            "type": "compaction",
+            "id": id,
+            "parentId": path[-1].id,
+            "timestamp": timestamp,
+            "summary": summary,
+            "firstKeptEntryId": first_kept_entry_id,
+            "tokensBefore": tokens_before,
+        }
+    )
+    assert isinstance(entry, CompactionEntry)
+    return entry
+
+
+SUMMARY_HEADINGS: tuple[tuple[str, str], ...] = (
+    ("constraints", "Constraints"),
+    ("completed", "Completed"),
+    ("decisions", "Decisions"),
+    ("changed_files", "Changed files"),
+    ("unresolved", "Unresolved"),
+    ("next", "Next"),
+)
+"""The six list fields' headings in the summary message, in their fixed order."""
+assert [a for a, _ in SUMMARY_HEADINGS] == [a for a, _ in SUMMARY_LIST_FIELDS]
+
+SUMMARY_TITLE = "[Compaction summary of earlier messages]"
+"""The first line of every summary message."""
+
+
+def summary_message(summary: CompactionSummary) -> Message:
+    """The synthetic user message for a summary: its seven fields in fixed order.
+
+    One ``{"role": "user", "content": text}``: the text is ``SUMMARY_TITLE``, then
+    ``Goal: …``, then each list under its heading from ``SUMMARY_HEADINGS`` as ``- item``
+    lines (``- (none)`` for an empty list).
+    """
+    lines = [SUMMARY_TITLE, f"Goal: {summary.goal}"]
+    for attr, heading in SUMMARY_HEADINGS:
+        items = getattr(summary, attr)
+        lines.append(f"{heading}:")
+        lines.extend(f"- {item}" for item in items or ["(none)"])
+    return {"role": "user", "content": "\n".join(lines)}
+
+
+def latest_compaction(path: Sequence[SessionEntry]) -> int | None:
+    """Index of the newest compaction entry on the path, searching from its end; None if none."""
+    for index in range(len(path) - 1, -1, -1):
+        if isinstance(path[index], CompactionEntry):
+            return index
+    return None
+
+
+def resume_suffix(
+    path: Sequence[SessionEntry],
+) -> tuple[CompactionEntry | None, list[SessionEntry]]:
+    """The latest compaction (if any) and the entries whose messages follow its summary.
+
+    Without a compaction the whole path follows. With one (``latest_compaction``), its
+    ``first_kept_entry_id`` must be on the path before it and be a user message, else a
+    ``CompactionError`` naming both ids. The suffix is every message entry from first kept
+    on: metadata and every compaction entry are skipped. Entries are not copied here.
+    """
+    index = latest_compaction(path)
+    if index is None:
+        return None, list(path)
+    compaction = path[index]
+    assert isinstance(compaction, CompactionEntry)
+    first_kept = compaction.first_kept_entry_id
+    start = next((i for i in range(index) if path[i].id == first_kept), None)
+    if start is None:
+        raise CompactionError(
+            f"{compaction.id}.firstKeptEntryId: {first_kept} is not on the path before "
+            f"{compaction.id}"
+        )
+    kept = path[start]
+    if not (isinstance(kept, MessageEntry) and kept.message.get("role") == "user"):
+        raise CompactionError(
+            f"{compaction.id}.firstKeptEntryId: {first_kept} is not a user message, so it "
+            "does not start an interaction"
+        )
+    return compaction, [entry for entry in path[start:] if isinstance(entry, MessageEntry)]

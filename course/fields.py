@@ -1,0 +1,138 @@
+"""Strict field readers for untrusted JSON objects: every error names the entry and the field."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeAlias
+
+JsonValue: TypeAlias = Any
+"""A value made of dict (str keys), list, str, int, float, bool and None."""
+
+MAX_JSON_DEPTH = 64
+"""Nesting deeper than this inside tool arguments or metadata values is refused."""
+
+
+class SessionEntryError(ValueError):
+    """An object is not a valid session entry; the message names the entry and field."""
+
+
+def kind_of(value: object) -> str:
+    """The JSON name of a value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return type(value).__name__
+
+
+class FieldReader:
+    """Readers over one entry's fields that raise ``SessionEntryError("<id><path>: …")``."""
+
+    def __init__(self, entry_id: str | None) -> None:
+        self.entry_id = entry_id
+
+    @classmethod
+    def of(cls, value: Mapping[str, Any]) -> FieldReader:
+        """A reader named after ``value["id"]`` when that is a usable id."""
+        raw_id = value.get("id")
+        return cls(raw_id if isinstance(raw_id, str) and raw_id else None)
+
+    def fail(self, path: str, problem: str) -> SessionEntryError:
+        where = self.entry_id if self.entry_id else "entry"
+        return SessionEntryError(f"{where}{path}: {problem}")
+
+    def mapping(
+        self, value: object, path: str, required: Iterable[str], optional: Iterable[str] = ()
+    ) -> Mapping[str, Any]:
+        """An object with exactly the ``required`` keys (and maybe some ``optional`` ones)."""
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"must be an object, got {kind_of(value)}")
+        required = tuple(required)
+        allowed = set(required) | set(optional)
+        for key in value:
+            if key not in allowed:
+                raise self.fail(f"{path}.{key}", "unknown field")
+        for key in required:
+            if key not in value:
+                raise self.fail(f"{path}.{key}", "missing field")
+        return value
+
+    def string(
+        self, value: object, path: str, *, non_empty: bool = False, non_blank: bool = False
+    ) -> str:
+        """A string; ``non_empty``: not ``""``; ``non_blank``: not only white space either."""
+        if not isinstance(value, str):
+            raise self.fail(path, f"must be a string, got {kind_of(value)}")
+        if (non_empty or non_blank) and not value:
+            raise self.fail(path, "must be a non-empty string")
+        if non_blank and not value.strip():
+            raise self.fail(path, "must not be blank (only white space)")
+        return str(value)
+
+    def number(self, value: object, path: str) -> int | float:
+        """A non-negative finite number (``bool`` is not a number here)."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(path, f"must be a non-negative finite number, got {kind_of(value)}")
+        try:
+            as_float = float(value)
+        except OverflowError:
+            raise self.fail(
+                path, "must be a non-negative finite number, got a huge integer"
+            ) from None
+        if not math.isfinite(as_float) or as_float < 0:
+            raise self.fail(path, f"must be a non-negative finite number, got {as_float!r}")
+        return int(value) if isinstance(value, int) else as_float
+
+    def string_list(self, value: object, path: str) -> list[str]:
+        """A list of strings, copied."""
+        if not isinstance(value, list):
+            raise self.fail(path, f"must be a list of strings, got {kind_of(value)}")
+        return [self.string(v, f"{path}[{i}]") for i, v in enumerate(value)]
+
+    def parent_id(self, value: object, *, nullable: bool) -> str | None:
+        """A ``parentId``: a non-empty id, or null where the entry may be a root."""
+        if value is None and nullable:
+            return None
+        return self.string(value, ".parentId", non_empty=True)
+
+    def json(self, value: object, path: str, depth: int = 0) -> JsonValue:
+        """Validate plain JSON data and return an unshared copy."""
+        if depth > MAX_JSON_DEPTH:
+            raise self.fail(path, f"nested deeper than {MAX_JSON_DEPTH} levels")
+        if value is None or isinstance(value, (str, bool)):
+            return value
+        if isinstance(value, int):
+            return int(value)
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise self.fail(path, f"must be a finite number, got {value!r}")
+            return float(value)
+        if isinstance(value, list):
+            return [self.json(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
+        if isinstance(value, Mapping):
+            copied: dict[str, JsonValue] = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise self.fail(path, f"object keys must be strings, got {kind_of(key)}")
+                copied[key] = self.json(item, f"{path}.{key}", depth + 1)
+            return copied
+        raise self.fail(path, f"must be JSON data, got {kind_of(value)}")
+
+
+def copy_json(value: JsonValue) -> JsonValue:
+    """A deep copy of already-valid JSON data."""
+    # Scalars are returned as they are, so only containers are worth a recursive call.
+    if isinstance(value, dict):
+        return {k: copy_json(v) if isinstance(v, (dict, list)) else v for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_json(v) if isinstance(v, (dict, list)) else v for v in value]
+    return value

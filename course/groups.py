@@ -1,0 +1,128 @@
+"""Lab 11.2 · Interaction groups: a user message and all that follows it, kept or dropped whole."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .entries import (
+    ENTRY_TYPES,
+    MessageEntry,
+    SessionEntry,
+    parse_message_entry,
+    parse_session_entry,
+)
+
+
+class InteractionError(ValueError):
+    """The path breaks an interaction rule; the message names the entry or call id."""
+
+
+@dataclass(frozen=True)
+class InteractionGroup:
+    """A user message and everything up to the next one: kept or dropped as a whole."""
+
+    entries: list[MessageEntry]
+
+    @property
+    def entry_ids(self) -> list[str]:
+        return [entry.id for entry in self.entries]
+
+
+def split_interactions(path: Sequence[SessionEntry]) -> list[list[MessageEntry]]:
+    """The message entries of ``path`` split into interactions, in path order, not copied.
+
+    A user message closes the current group and opens the next; assistant and tool result
+    messages join the open group (one before any user message is an ``InteractionError``, and
+    so is a system message: the prompt travels as ``system_prompt``). Metadata and compaction
+    entries are skipped. Each group is checked with ``check_tool_pairs`` as it closes. An
+    object that is not yet an entry is narrowed with ``parse_session_entry`` first.
+    """
+    groups: list[list[MessageEntry]] = []
+    current: list[MessageEntry] = []
+    for item in path:
+        entry = item if isinstance(item, ENTRY_TYPES) else parse_session_entry(item)
+        if not isinstance(entry, MessageEntry):
+            continue
+        role = entry.message.get("role")
+        if role == "user":
+            if current:
+                groups.append(check_tool_pairs(current))
+            current = [entry]
+        elif role == "system":
+            raise InteractionError(
+                f"{entry.id}: system message inside the history; pass the prompt as "
+                "system_prompt instead"
+            )
+        elif not current:
+            raise InteractionError(
+                f"{entry.id}: {role} message before any user message; an interaction starts "
+                "at a user message"
+            )
+        else:
+            current.append(entry)
+    if current:
+        groups.append(check_tool_pairs(current))
+    return groups
+
+
+def check_tool_pairs(entries: list[MessageEntry]) -> list[MessageEntry]:
+    """Check one group's four call/result relations by id alone, in any order; return it.
+
+    Every tool call id is declared once; every result's ``toolCallId`` names a call of this
+    group; a call has at most one result; and when the group ends every call has its result.
+    Errors name the entry, the call id and the group's first entry.
+    """
+    start = entries[0].id
+    calls: dict[str, str] = {}
+    results: dict[str, str] = {}
+    for entry in entries:
+        message = entry.message
+        if message.get("role") == "assistant":
+            for block in message.get("content") or []:
+                if not isinstance(block, Mapping) or block.get("type") != "toolCall":
+                    continue
+                call_id = block.get("id")
+                if not isinstance(call_id, str):
+                    raise InteractionError(f"{entry.id}: a tool call without a string id")
+                if call_id in calls:
+                    raise InteractionError(
+                        f"{entry.id}: tool call {call_id} is declared twice in the interaction "
+                        f"starting at {start} (first in {calls[call_id]})"
+                    )
+                calls[call_id] = entry.id
+        elif message.get("role") == "toolResult":
+            call_id = message.get("toolCallId")
+            if not isinstance(call_id, str):
+                raise InteractionError(f"{entry.id}: a tool result without a string toolCallId")
+            if call_id in results:
+                raise InteractionError(
+                    f"{entry.id}: second result for tool call {call_id} in the interaction "
+                    f"starting at {start} (first is {results[call_id]})"
+                )
+            results[call_id] = entry.id
+    for call_id, result_id in results.items():
+        if call_id not in calls:
+            raise InteractionError(
+                f"{result_id}: result for tool call {call_id}, which no assistant message in "
+                f"the interaction starting at {start} declares"
+            )
+    for call_id, call_entry in calls.items():
+        if call_id not in results:
+            raise InteractionError(
+                f"{call_entry}: tool call {call_id} has no result before the interaction "
+                f"starting at {start} ends"
+            )
+    return entries
+
+
+def group_interactions(path: Sequence[SessionEntry]) -> list[InteractionGroup]:
+    """The interactions of ``path`` as groups of fresh copies (``split_interactions``, copied).
+
+    Copy each entry with ``parse_message_entry`` so that the groups share nothing with the
+    path and every message they hold has been checked.
+    """
+    return [
+        InteractionGroup([parse_message_entry(entry) for entry in group])
+        for group in split_interactions(path)
+    ]

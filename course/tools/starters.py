@@ -1,0 +1,124 @@
+"""Starters generated from the reference: each lab function keeps its signature and docstring."""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..harness.manifest import Lab, LabFunction, Manifest, WorkspaceFile
+
+STUB_EXCEPTION = "LabNotImplemented"
+STUB_IMPORT = f"from .labs import {STUB_EXCEPTION}\n"
+
+
+class StarterError(ValueError):
+    """The reference and the manifest do not make a starter (the message names the function)."""
+
+
+@dataclass(frozen=True)
+class Stub:
+    """One lab function to replace: which lab it belongs to and what its stub says."""
+
+    lab: Lab
+    function: LabFunction
+
+
+def stubs_for(manifest: Manifest, file: WorkspaceFile) -> dict[str, Stub]:
+    """The lab functions of one learner file, by function name."""
+    module = Path(file.path).stem
+    return {
+        f.function: Stub(lab, f)
+        for lab in manifest.labs
+        for f in lab.functions
+        if f.module == module
+    }
+
+
+def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def _stub_lines(
+    source_lines: list[str], node: ast.FunctionDef, stub: Stub, where: str
+) -> list[str]:
+    """The function's signature and docstring, then one ``raise`` naming its lab."""
+    body = node.body[0]
+    if not (
+        isinstance(body, ast.Expr)
+        and isinstance(body.value, ast.Constant)
+        and isinstance(body.value.value, str)
+    ):
+        raise StarterError(f"{where}: {node.name} needs a docstring that says what to build")
+    assert body.end_lineno is not None
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+    indent = " " * body.col_offset
+    args = [json.dumps(a, ensure_ascii=False) for a in (stub.lab.id, stub.lab.title, node.name)]
+    args.append(json.dumps(stub.function.todo, ensure_ascii=False))
+    raise_line = f"{indent}raise {STUB_EXCEPTION}({', '.join(args)})\n"
+    if len(raise_line) > 100:
+        raise_line = f"{indent}raise {STUB_EXCEPTION}(\n"
+        raise_line += "".join(f"{indent}    {arg},\n" for arg in args) + f"{indent})\n"
+    return source_lines[first : body.end_lineno] + [raise_line]
+
+
+def generate_starter(reference: str, stubs: dict[str, Stub], where: str) -> str:
+    """``reference`` with every function in ``stubs`` replaced by its stub."""
+    tree = ast.parse(reference)
+    functions = _functions(tree)
+    missing = sorted(set(stubs) - set(functions))
+    if missing:
+        raise StarterError(f"{where}: no top-level function {', '.join(missing)}")
+    lines = reference.splitlines(keepends=True)
+    out: list[str] = []
+    cursor = 0
+    for node in sorted((functions[name] for name in stubs), key=lambda n: n.lineno):
+        start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+        assert node.end_lineno is not None
+        out += lines[cursor:start]
+        out += _stub_lines(lines, node, stubs[node.name], where)
+        cursor = node.end_lineno
+    out += lines[cursor:]
+    return _with_stub_import("".join(out), tree)
+
+
+def _with_stub_import(source: str, tree: ast.Module) -> str:
+    """Import the stub exception after the reference's last top-level import."""
+    imports = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
+    if not imports:
+        raise StarterError("a learner module needs at least one import to place the stub's after")
+    last = max(node.end_lineno or node.lineno for node in imports)
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[:last] + [STUB_IMPORT] + lines[last:])
+
+
+def generated_starters(manifest: Manifest, kit: Path) -> dict[str, str]:
+    """Every learner file's starter text, by its kit path (``starters/…``)."""
+    out = {}
+    for file in manifest.files_with_role("learner"):
+        reference = (kit / file.target).read_text(encoding="utf-8")
+        out[file.parent] = generate_starter(reference, stubs_for(manifest, file), file.target)
+    return out
+
+
+def stale_starters(manifest: Manifest, kit: Path) -> list[str]:
+    """Committed starters that differ from what generation gives (or are missing)."""
+    stale = []
+    for path, text in generated_starters(manifest, kit).items():
+        committed = kit / path
+        if not committed.is_file() or committed.read_text(encoding="utf-8") != text:
+            stale.append(path)
+    return stale
+
+
+def write_starters(manifest: Manifest, kit: Path) -> list[str]:
+    """Write every starter that changed; returns their paths."""
+    written = []
+    for path, text in generated_starters(manifest, kit).items():
+        target = kit / path
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            written.append(path)
+    return written

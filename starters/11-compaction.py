@@ -1,0 +1,100 @@
+"""Labs 11.4 and 11.5 · Creating a compaction record, and resuming from the latest one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .entries import MessageEntry, SessionEntry, parse_session_entry
+from .groups import split_interactions
+from .messages import Message
+from .summary import SUMMARY_LIST_FIELDS, CompactionEntry, CompactionSummary, summary_to_json
+from .labs import LabNotImplemented
+
+
+class CompactionError(ValueError):
+    """A compaction record cannot be created or resumed from."""
+
+
+def create_compaction_entry(
+    path: Sequence[SessionEntry],
+    *,
+    id: str,
+    timestamp: float,
+    summary: CompactionSummary | Mapping[str, Any],
+    first_kept_entry_id: str,
+    tokens_before: float,
+) -> CompactionEntry:
+    """A new compaction record to append after the path's leaf; writes nothing anywhere.
+
+    Refuse an empty path and an ``id`` already on the path (``CompactionError``). The parent
+    is the path's last entry, whatever its type. ``first_kept_entry_id`` must be the first
+    entry of one of the path's interactions; say which ids are allowed when it is not. Build
+    the JSON object and let ``parse_session_entry`` check and copy it (a
+    ``CompactionSummary`` goes through ``summary_to_json`` first). Append it nowhere: the
+    caller decides when to ``store.append`` it.
+    """
+    raise LabNotImplemented(
+        "11.4",
+        "compaction record",
+        "create_compaction_entry",
+        "parent = path[-1]; first kept must start an interaction; parse the record",
+    )
+
+
+SUMMARY_HEADINGS: tuple[tuple[str, str], ...] = (
+    ("constraints", "Constraints"),
+    ("completed", "Completed"),
+    ("decisions", "Decisions"),
+    ("changed_files", "Changed files"),
+    ("unresolved", "Unresolved"),
+    ("next", "Next"),
+)
+"""The six list fields' headings in the summary message, in their fixed order."""
+assert [a for a, _ in SUMMARY_HEADINGS] == [a for a, _ in SUMMARY_LIST_FIELDS]
+
+SUMMARY_TITLE = "[Compaction summary of earlier messages]"
+"""The first line of every summary message."""
+
+
+def summary_message(summary: CompactionSummary) -> Message:
+    """The synthetic user message for a summary: its seven fields in fixed order.
+
+    One ``{"role": "user", "content": text}``: the text is ``SUMMARY_TITLE``, then
+    ``Goal: …``, then each list under its heading from ``SUMMARY_HEADINGS`` as ``- item``
+    lines (``- (none)`` for an empty list).
+    """
+    raise LabNotImplemented(
+        "11.5",
+        "resume from compaction",
+        "summary_message",
+        "SUMMARY_TITLE, the goal, then the six lists under SUMMARY_HEADINGS in order",
+    )
+
+
+def latest_compaction(path: Sequence[SessionEntry]) -> int | None:
+    """Index of the newest compaction entry on the path, searching from its end; None if none."""
+    raise LabNotImplemented(
+        "11.5",
+        "resume from compaction",
+        "latest_compaction",
+        "scan the path from its end",
+    )
+
+
+def resume_suffix(
+    path: Sequence[SessionEntry],
+) -> tuple[CompactionEntry | None, list[SessionEntry]]:
+    """The latest compaction (if any) and the entries whose messages follow its summary.
+
+    Without a compaction the whole path follows. With one (``latest_compaction``), its
+    ``first_kept_entry_id`` must be on the path before it and be a user message, else a
+    ``CompactionError`` naming both ids. The suffix is every message entry from first kept
+    on: metadata and every compaction entry are skipped. Entries are not copied here.
+    """
+    raise LabNotImplemented(
+        "11.5",
+        "resume from compaction",
+        "resume_suffix",
+        "find the latest compaction, check first kept, collect message entries from it",
+    )

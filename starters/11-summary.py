@@ -1,0 +1,105 @@
+"""Lab 11.1 · The compaction record: its seven-field summary, its entry, their strict parsers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .fields import FieldReader
+from .labs import LabNotImplemented
+
+SUMMARY_LIST_FIELDS: tuple[tuple[str, str], ...] = (
+    ("constraints", "constraints"),
+    ("completed", "completed"),
+    ("decisions", "decisions"),
+    ("changed_files", "changedFiles"),
+    ("unresolved", "unresolved"),
+    ("next", "next"),
+)
+"""The six list fields of a summary: (attribute name, JSON key), in their fixed order."""
+
+SUMMARY_KEYS: tuple[str, ...] = ("goal",) + tuple(key for _, key in SUMMARY_LIST_FIELDS)
+"""The seven JSON keys of a summary object; no other key is allowed."""
+
+COMPACTION_KEYS: tuple[str, ...] = (
+    "type",
+    "id",
+    "parentId",
+    "timestamp",
+    "summary",
+    "firstKeptEntryId",
+    "tokensBefore",
+)
+"""The JSON keys of a compaction entry; no other key is allowed."""
+
+
+@dataclass(frozen=True)
+class CompactionSummary:
+    """The seven facts a compaction keeps about the messages it replaces."""
+
+    goal: str
+    constraints: list[str]
+    completed: list[str]
+    decisions: list[str]
+    changed_files: list[str]
+    unresolved: list[str]
+    next: list[str]
+
+
+@dataclass(frozen=True)
+class CompactionEntry:
+    """An appended summary of older messages; resume keeps originals from the first kept id."""
+
+    id: str
+    parent_id: str
+    timestamp: int | float
+    summary: CompactionSummary
+    first_kept_entry_id: str
+    tokens_before: int | float
+    type: Literal["compaction"] = "compaction"
+
+
+def summary_to_json(summary: CompactionSummary) -> dict[str, Any]:
+    """The camelCase JSON object of a summary (fresh lists)."""
+    out: dict[str, Any] = {"goal": summary.goal}
+    for attr, key in SUMMARY_LIST_FIELDS:
+        items = getattr(summary, attr)
+        out[key] = list(items) if isinstance(items, list) else items
+    return out
+
+
+def parse_summary(
+    value: object, *, entry_id: str | None = None, path: str = ".summary"
+) -> CompactionSummary:
+    """Narrow a camelCase summary object to a fresh ``CompactionSummary``.
+
+    Exactly the seven keys of ``SUMMARY_KEYS`` (a missing key, or an extra one such as an
+    old ``files`` alias, is an error); ``goal`` is a string that is not blank; each of the six
+    lists holds only strings. The lists returned are new: the caller's summary and the
+    parsed one share nothing. Errors are ``SessionEntryError`` naming ``entry_id`` and the
+    field, e.g. ``compact-1.summary.files: unknown field``.
+    """
+    raise LabNotImplemented(
+        "11.1",
+        "compaction entry",
+        "parse_summary",
+        "exactly the seven keys, a goal that is not blank, six lists of strings, fresh lists",
+    )
+
+
+def parse_compaction_entry(value: Mapping[str, Any]) -> CompactionEntry:
+    """Narrow an object whose ``type`` is ``"compaction"`` to a fresh ``CompactionEntry``.
+
+    Exactly the keys of ``COMPACTION_KEYS``. ``id``, ``parentId`` and ``firstKeptEntryId`` are
+    non-empty strings (a compaction always has a parent); ``timestamp`` and ``tokensBefore``
+    are non-negative finite numbers (``tokensBefore`` is the caller's figure: check it, do not
+    recompute it); the summary goes through ``parse_summary``. Use a ``FieldReader`` so every
+    error names the entry and the field.
+    """
+    raise LabNotImplemented(
+        "11.1",
+        "compaction entry",
+        "parse_compaction_entry",
+        "read every field with a FieldReader; the summary goes through parse_summary",
+    )
