@@ -21,7 +21,7 @@ MESSAGE_LIMIT = 240
 
 
 @dataclass(frozen=True)
-class TestOutcome:
+class ReportedTest:
     """One focused test's result."""
 
     lab: str
@@ -31,7 +31,7 @@ class TestOutcome:
 
 
 @dataclass(frozen=True)
-class LabOutcome:
+class ReportedLab:
     """One lab's tally."""
 
     id: str
@@ -39,6 +39,7 @@ class LabOutcome:
     passed: int
     total: int
     status: str
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,15 +48,16 @@ class CheckReport:
 
     lab: str | None
     chapter: str
-    labs: tuple[LabOutcome, ...]
-    tests: tuple[TestOutcome, ...]
+    labs: tuple[ReportedLab, ...]
+    tests: tuple[ReportedTest, ...]
     passed: int
     total: int
     problem: str = ""
 
-    def counts(self) -> dict[str, int]:
-        """How many tests ended in each status."""
-        return {s: sum(1 for t in self.tests if t.status == s) for s in TEST_STATUSES}
+    def counts(self, exclude: set[str] | frozenset[str] = frozenset()) -> dict[str, int]:
+        """How many tests ended in each status (tests of the ``exclude`` labs left out)."""
+        tests = [t for t in self.tests if t.lab not in exclude]
+        return {s: sum(1 for t in tests if t.status == s) for s in TEST_STATUSES}
 
     def without_text(self, text: str, replacement: str) -> CheckReport:
         """The same report with ``text`` (e.g. a folder) replaced in every message."""
@@ -92,17 +94,18 @@ def parse_report(data: object, *, lab: str | None = None) -> CheckReport:
     """Read the checkpoint's JSON report; raises ``ValueError`` on a malformed one."""
     root = _mapping(data, "report")
     labs = tuple(
-        LabOutcome(
+        ReportedLab(
             id=_text(item, "id"),
             title=_text(item, "title"),
             passed=_count(item, "passed"),
             total=_count(item, "total"),
             status=_text(item, "status"),
+            optional=item.get("optional") is True,
         )
         for item in (_mapping(v, "labs[]") for v in _list(root, "labs"))
     )
     tests = tuple(
-        TestOutcome(
+        ReportedTest(
             lab=str(item.get("lab") or ""),
             name=_text(item, "name"),
             status=_text(item, "status"),
@@ -114,13 +117,15 @@ def parse_report(data: object, *, lab: str | None = None) -> CheckReport:
         labs = tuple(item for item in labs if item.id == lab)
         tests = tuple(item for item in tests if item.lab == lab)
     notes = [_first_line(p) for p in _list(root, "problems")]
+    optional = {item.id for item in labs if item.optional and item.id != lab}
+    counted = [t for t in tests if t.lab not in optional]
     return CheckReport(
         lab=lab,
         chapter=str(root.get("chapter", "")),
         labs=labs,
         tests=tests,
-        passed=sum(1 for t in tests if t.status == "passed"),
-        total=len(tests),
+        passed=sum(1 for t in counted if t.status == "passed"),
+        total=len(counted),
         problem="; ".join(n for n in notes if n),
     )
 
@@ -174,7 +179,8 @@ def headline(report: CheckReport) -> str:
         return f"{scope}: no result — {report.problem}"
     if report.total == 0:
         return f"{scope}: no focused tests found"
-    counts = report.counts()
+    optional = {lab.id for lab in report.labs if lab.optional and lab.id != report.lab}
+    counts = report.counts(exclude=optional)
     others = ", ".join(f"{counts[s]} {s}" for s in TEST_STATUSES if s != "passed" and counts[s])
     return f"{scope}: {report.passed}/{report.total} passed" + (f" ({others})" if others else "")
 
@@ -183,7 +189,8 @@ def overall_tone(report: CheckReport) -> Tone:
     """ok when every test passed; pending when nothing failed but some are pending."""
     if report.problem or report.total == 0:
         return "error"
-    counts = report.counts()
+    optional = {lab.id for lab in report.labs if lab.optional and lab.id != report.lab}
+    counts = report.counts(exclude=optional)
     if counts["passed"] == report.total:
         return "ok"
     if counts["failed"] + counts["timeout"] + counts["error"] == 0:
@@ -191,14 +198,19 @@ def overall_tone(report: CheckReport) -> Tone:
     return "error"
 
 
-def shown_tests(report: CheckReport) -> tuple[TestOutcome, ...]:
+def shown_tests(report: CheckReport) -> tuple[ReportedTest, ...]:
     """A lab check lists every test; a chapter check only those that failed (not pending)."""
     if report.lab is not None:
         return report.tests
-    return tuple(test for test in report.tests if test.status not in ("passed", "pending"))
+    optional = {lab.id for lab in report.labs if lab.optional}
+    return tuple(
+        test
+        for test in report.tests
+        if test.status not in ("passed", "pending") and test.lab not in optional
+    )
 
 
-def notes(tests: Sequence[TestOutcome]) -> list[str]:
+def notes(tests: Sequence[ReportedTest]) -> list[str]:
     """Each test's message, or '' where it passed or repeats the message just shown."""
     shown: list[str] = []
     previous = ""
@@ -214,7 +226,10 @@ def report_text(report: CheckReport) -> str:
     lines = [f"{TONE_MARKS[overall_tone(report)]} {headline(report)}"]
     if report.lab is None:
         for lab in report.labs:
-            lines.append(f"  Lab {lab.id} {lab.title}: {lab.passed}/{lab.total} {lab.status}")
+            extra = " (optional, not counted)" if lab.optional else ""
+            lines.append(
+                f"  Lab {lab.id} {lab.title}: {lab.passed}/{lab.total} {lab.status}{extra}"
+            )
     tests = shown_tests(report)
     for test, note in zip(tests, notes(tests), strict=True):
         mark = TONE_MARKS[STATUS_TONES.get(test.status, "error")]
@@ -264,7 +279,7 @@ def _coloured(text: str, colour: str) -> str:
     return f"<span style='color:{colour}'>{text}</span>"
 
 
-def _lab_tone(lab: LabOutcome) -> Tone:
+def _lab_tone(lab: ReportedLab) -> Tone:
     if lab.total and lab.passed == lab.total:
         return "ok"
     return "pending" if lab.status == "pending" else "error"

@@ -1,93 +1,77 @@
-"""The budget explorer widget: sliders drive a live projection, shown through widget values."""
+"""The budget explorer: sliders call your ``build_context`` and show what it returned."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
 
-from .budget_view import (
-    Budget,
-    BudgetModel,
-    Projection,
-    bars_html,
-    deduction_html,
-    kept_ids_text,
-    stop_note,
-    summary_text,
-)
-from .notebook import Implementation
-from .scale import generated_session_json
-from .views import TONE_COLOURS, esc
-from .walk_compaction import resumed_path
+from . import show
+from .notebook import pending_note
+from .views import esc
 
-
-@dataclass(frozen=True)
-class Limits:
-    """The largest value each slider offers."""
-
-    max_tokens: int = 100
-    reserved_output: int = 20
-    safety_margin: int = 20
-    system_cost: int = 20
+SLIDERS = ("max_tokens", "reserved_output", "safety_margin")
+"""The budget's numeric fields the explorer turns into sliders."""
 
 
 class BudgetExplorer:
-    """Four sliders over one path; every change rebuilds the context and updates the views.
+    """Sliders for the budget over one path; each change calls ``build_context`` again.
 
-    The views are widget values, so they can be read back as well as seen:
-    ``table`` and ``bars`` (HTML), ``kept`` and ``reason`` (labels) and ``note`` (HTML, for
-    why the selection stopped or what went wrong). ``summary()`` is the same in plain text.
+    The explorer computes nothing of its own: it passes the path and the sliders' budget to
+    the function it was given and shows the returned tokens, kept ids and reason. ``result``
+    holds the last return value (``None`` after an error, which ``error`` then holds).
     """
 
     def __init__(
         self,
-        model: BudgetModel,
+        path: Sequence[Any],
+        build_context: Callable[..., Any],
         *,
-        budget: Budget | None = None,
-        limits: Limits | None = None,
+        estimate_tokens: Callable[[dict[str, Any]], float],
+        budget: Any,
+        groups: Sequence[Any] = (),
         title: str = "",
         continuous_update: bool = True,
     ) -> None:
-        self.model = model
-        budget = budget or Budget()
-        limits = limits or Limits()
-
-        def slider(description: str, value: float, top: int) -> widgets.IntSlider:
-            return widgets.IntSlider(
-                value=int(value),
-                min=0,
-                max=max(top, int(value)),
-                description=description,
-                continuous_update=continuous_update,
-                style={"description_width": "9em"},
-                layout=widgets.Layout(width="26em"),
-            )
-
-        self.max_tokens = slider("max_tokens", budget.max_tokens, limits.max_tokens)
-        self.system_cost = slider("system prompt", budget.system_cost, limits.system_cost)
-        self.reserved_output = slider(
-            "reserved_output", budget.reserved_output, limits.reserved_output
+        self.path = path
+        self.build_context = build_context
+        self.estimate_tokens = estimate_tokens
+        self.budget = budget
+        self.groups = groups
+        self.result: Any = None
+        self.error: BaseException | None = None
+        top = _slider_top(budget, groups, estimate_tokens)
+        self.max_tokens = self._slider("max_tokens", budget.max_tokens, top, continuous_update)
+        self.reserved_output = self._slider(
+            "reserved_output", budget.reserved_output, max(20, top // 4), continuous_update
         )
-        self.safety_margin = slider("safety_margin", budget.safety_margin, limits.safety_margin)
+        self.safety_margin = self._slider(
+            "safety_margin", budget.safety_margin, max(20, top // 4), continuous_update
+        )
+        self.system_prompt = widgets.Text(
+            value=budget.system_prompt,
+            description="system_prompt",
+            continuous_update=continuous_update,
+            style={"description_width": "9em"},
+            layout=widgets.Layout(width="26em"),
+        )
         self.table = widgets.HTML(layout=widgets.Layout(margin="0 2em 0 0"))
         self.bars = widgets.HTML()
         self.kept = widgets.Label()
         self.reason = widgets.Label()
         self.note = widgets.HTML()
-        self.title = widgets.HTML(f"<b>{esc(title)}</b>" if title else "")
-        self.projection: Projection = Projection(budget)
-        for control in self.sliders:
+        for control in (*self.sliders, self.system_prompt):
             control.observe(self._on_change, names="value")
+        heading = widgets.HTML(f"<b>{esc(title)}</b>" if title else "")
         self.widget = widgets.VBox(
             [
-                self.title,
+                heading,
                 widgets.HBox(
                     [
-                        widgets.VBox([self.max_tokens, self.system_cost]),
+                        widgets.VBox([self.max_tokens, self.system_prompt]),
                         widgets.VBox([self.reserved_output, self.safety_margin]),
                     ]
                 ),
@@ -99,46 +83,58 @@ class BudgetExplorer:
         )
         self.refresh()
 
-    @property
-    def sliders(self) -> tuple[widgets.IntSlider, ...]:
-        return (self.max_tokens, self.system_cost, self.reserved_output, self.safety_margin)
+    @staticmethod
+    def _slider(name: str, value: float, top: int, continuous: bool) -> widgets.IntSlider:
+        return widgets.IntSlider(
+            value=int(value),
+            min=0,
+            max=max(top, int(value)),
+            description=name,
+            continuous_update=continuous,
+            style={"description_width": "9em"},
+            layout=widgets.Layout(width="26em"),
+        )
 
     @property
-    def budget(self) -> Budget:
-        """The budget the sliders currently describe."""
-        return Budget(
-            max_tokens=self.max_tokens.value,
-            reserved_output=self.reserved_output.value,
-            safety_margin=self.safety_margin.value,
-            system_cost=self.system_cost.value,
-        )
+    def sliders(self) -> tuple[widgets.IntSlider, ...]:
+        return (self.max_tokens, self.reserved_output, self.safety_margin)
+
+    def current_budget(self) -> Any:
+        """The budget the controls describe now (the given budget's type, new values)."""
+        values = {name: getattr(self, name).value for name in SLIDERS}
+        return dataclasses.replace(self.budget, system_prompt=self.system_prompt.value, **values)
 
     def _on_change(self, change: dict[str, Any]) -> None:
         self.refresh()
 
     def refresh(self) -> None:
-        """Rebuild the projection for the sliders' budget and write it into the views."""
-        projection = self.model.project(self.budget)
-        self.projection = projection
-        self.table.value = deduction_html(projection)
-        self.bars.value = bars_html(projection)
-        if projection.ok:
-            self.kept.value = kept_ids_text(projection.kept_ids)
-            self.reason.value = projection.reason
-            note = stop_note(projection)
-            self.note.value = f"<i>{esc(note)}</i>" if note else ""
-        else:
-            self.kept.value = "—"
-            self.reason.value = "—"
-            colour = TONE_COLOURS["pending" if projection.pending else "error"]
-            self.note.value = (
-                f"<div style='color:{colour}'><b>{'…' if projection.pending else '✗'}</b> "
-                f"{esc(projection.problem)}</div>"
+        """Call ``build_context`` with the current budget and show what came back."""
+        options = self.current_budget().options()
+        try:
+            self.result = self.build_context(
+                self.path, **options, estimate_tokens=self.estimate_tokens
             )
+            self.error = None
+        except Exception as problem:  # a learner's bug or a pending lab: shown, not raised
+            self.result, self.error = None, problem
+        if self.result is not None:
+            self.table.value = show.deductions(self.result.tokens).html
+            self.bars.value = show.bars(self.groups, self.result.kept_entry_ids).html
+            self.kept.value = ", ".join(self.result.kept_entry_ids) or "(nothing)"
+            self.reason.value = str(self.result.reason)
+            self.note.value = ""
+        else:
+            self.table.value = self.bars.value = ""
+            self.kept.value = self.reason.value = "—"
+            assert self.error is not None
+            self.note.value = (pending_note(self.error) or show.refused(self.error)).html
 
     def summary(self) -> str:
-        """The current projection in plain text."""
-        return summary_text(self.projection)
+        """What the explorer shows now, as plain text."""
+        if self.result is None:
+            assert self.error is not None
+            return (pending_note(self.error) or show.refused(self.error)).text
+        return show.projection(self.result, self.groups or None).text
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs) or {})
@@ -146,65 +142,16 @@ class BudgetExplorer:
         return bundle
 
 
+def _slider_top(budget: Any, groups: Sequence[Any], estimate: Callable[..., float]) -> int:
+    """A ``max_tokens`` range that reaches past keeping every group."""
+    total = sum(estimate(entry.message) for group in groups for entry in group.entries)
+    fixed = budget.reserved_output + budget.safety_margin + 20
+    top = max(int(budget.max_tokens) * 2, total + fixed)
+    step = 10 ** max(1, int(math.log10(max(top, 1))) - 1)
+    return int(math.ceil(top / step) * step)
+
+
 def _captioned(caption: str, label: widgets.Label) -> widgets.HBox:
     """A label with a bold caption in front; the label's value stays just the data."""
     title = widgets.HTML(f"<b>{esc(caption)}</b>", layout=widgets.Layout(width="4.5em"))
     return widgets.HBox([title, label])
-
-
-# --------------------------------------------------------------------------- ready-made explorers
-
-
-def chapter_explorer(impl: Implementation, *, max_tokens: int = 31) -> BudgetExplorer:
-    """The nine entries under the chapter's budget (31 by default)."""
-    model = BudgetModel(impl.chapter_path, impl.estimator(), impl.context)
-    return BudgetExplorer(
-        model, budget=Budget(max_tokens=max_tokens), title="Budget explorer · the nine entries"
-    )
-
-
-def resumed_explorer(impl: Implementation, *, max_tokens: int = 42) -> BudgetExplorer:
-    """u1 … a3 → compact-1 → u4 → a4: the summary's cost comes off first."""
-    model = BudgetModel(lambda: resumed_path(impl), impl.estimator(), impl.context)
-    return BudgetExplorer(
-        model,
-        budget=Budget(max_tokens=max_tokens),
-        title="Budget explorer · resumed from compact-1",
-    )
-
-
-def scale_explorer(
-    impl: Implementation, *, groups: int = 300, seed: int = 11, share: float = 0.2
-) -> BudgetExplorer:
-    """A generated session of ``groups`` interactions; starts with about ``share`` of it."""
-    values = generated_session_json(groups, seed=seed)
-    model = BudgetModel(lambda: impl.parse(values), impl.estimator(), impl.context)
-    total = sum(model.costs) if model.costs else 1000.0
-    fixed = Budget()
-    overhead = fixed.system_cost + fixed.reserved_output + fixed.safety_margin
-    start = math.ceil(total * share + overhead)
-    return BudgetExplorer(
-        model,
-        budget=Budget(start, fixed.reserved_output, fixed.safety_margin, fixed.system_cost),
-        limits=Limits(
-            max_tokens=_round_up(total + 100, 100),
-            reserved_output=500,
-            safety_margin=200,
-            system_cost=500,
-        ),
-        title=f"Budget explorer · a generated session of {groups} interactions (seed {seed})",
-        continuous_update=False,
-    )
-
-
-def _round_up(value: float, step: int) -> int:
-    return int(math.ceil(value / step) * step)
-
-
-def explorer_for(
-    path: Sequence[Any] | Callable[[], Sequence[Any]],
-    impl: Implementation,
-    **options: Any,
-) -> BudgetExplorer:
-    """An explorer over any path the notebook built, with the chapter's estimator."""
-    return BudgetExplorer(BudgetModel(path, impl.estimator(), impl.context), **options)

@@ -1,13 +1,11 @@
-"""Notebook views: text-and-HTML results, and running lab code so errors become messages."""
+"""Rendering primitives: a view is plain text for the record and HTML for the eye."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
-
-T = TypeVar("T")
+from typing import Any, Literal
 
 Tone = Literal["ok", "pending", "error", "note"]
 
@@ -119,75 +117,3 @@ def _is_wide(ch: str) -> bool:
         or 0xFF00 <= code <= 0xFF60
         or 0xFFE0 <= code <= 0xFFE6
     )
-
-
-# --------------------------------------------------------------------------- running lab code
-
-
-@dataclass(frozen=True)
-class Attempt(Generic[T]):
-    """What calling lab code gave: a value, or the exception it raised."""
-
-    value: T | None
-    error: Exception | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def pending(self) -> bool:
-        """The code raised ``NotImplementedError`` (a starter's ``LabNotImplemented``)."""
-        return isinstance(self.error, NotImplementedError)
-
-    @property
-    def problem(self) -> str:
-        """The error as one readable message ('' when there was none)."""
-        return describe_error(self.error) if self.error is not None else ""
-
-    def get(self) -> T:
-        """The value; only call when ``ok``."""
-        if self.error is not None:
-            raise self.error
-        return self.value  # type: ignore[return-value]
-
-    def view(self) -> View:
-        """The problem as a status line: pending for unfinished labs, an error otherwise."""
-        if self.error is None:
-            return message("ok", "ok")
-        return message(self.problem, "pending" if self.pending else "error")
-
-
-def attempt(action: Callable[[], T]) -> Attempt[T]:
-    """Run ``action``; an exception becomes part of the result instead of a traceback."""
-    try:
-        return Attempt(action())
-    except Exception as error:  # learners' code may raise anything; show it, don't crash
-        return Attempt(None, error)
-
-
-def describe_error(error: BaseException) -> str:
-    """``LabNotImplemented`` shows its own message; other errors are prefixed by their type."""
-    text = str(error).strip()
-    if isinstance(error, NotImplementedError):
-        return f"pending: {text}" if text else "pending: not implemented yet"
-    name = type(error).__name__
-    return f"{name}: {text}" if text else name
-
-
-def verdict(action: Callable[[], object]) -> tuple[Tone, str]:
-    """Run ``action``, which should raise ``ValueError``: (tone, 'rejected: …' or why not)."""
-    result = attempt(action)
-    if result.pending:
-        return "pending", result.problem
-    if result.ok:
-        return "error", "accepted, but it should be rejected"
-    if isinstance(result.error, ValueError):
-        return "ok", f"rejected: {result.problem}"
-    return "error", f"unexpected error: {result.problem}"
-
-
-def expect_rejection(action: Callable[[], object], *, what: str) -> View:
-    """The verdict on ``action`` as a status line about ``what``."""
-    tone, text = verdict(action)
-    return message(text if tone == "pending" else f"{what}: {text}", tone)

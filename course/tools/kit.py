@@ -1,14 +1,22 @@
-"""``course-kit``: the maintainer's command — starters, nbrefresh and crashtest as subcommands."""
+"""``course-kit``: the maintainer's command — starters, notebooks, nbrefresh and crashtest."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import ManifestError, available_chapters, load_manifest
+from .notebooks import NotebookSourceError, stale_notebooks, write_notebooks
 from .starters import StarterError, stale_starters, write_starters
+
+
+def _report(stale: list[str], remedy: str) -> int:
+    for problem in stale:
+        print(f"course-kit: {problem}; {remedy}", file=sys.stderr)
+    return 1 if stale else 0
 
 
 def starters(check: bool) -> int:
@@ -18,13 +26,11 @@ def starters(check: bool) -> int:
     for chapter in available_chapters():
         manifest = load_manifest(chapter)
         if check:
-            for path in stale_starters(manifest, kit):
-                print(
-                    f"course-kit: {path} differs from what `course-kit starters` generates from "
-                    "the reference; regenerate it instead of editing it by hand",
-                    file=sys.stderr,
-                )
-                status = 1
+            stale = [
+                f"{path} differs from what `course-kit starters` generates from the reference"
+                for path in stale_starters(manifest, kit)
+            ]
+            status |= _report(stale, "regenerate it instead of editing it by hand")
         else:
             for path in write_starters(manifest, kit):
                 print(f"wrote {path}")
@@ -33,36 +39,58 @@ def starters(check: bool) -> int:
     return status
 
 
+def notebooks(check: bool, run: bool) -> int:
+    """Build every edition's notebooks from their sources, then run the ones that changed."""
+    kit = kit_root()
+    status = 0
+    for chapter in available_chapters():
+        folders = load_manifest(chapter).notebooks
+        if check:
+            stale = stale_notebooks(kit, folders)
+            status |= _report(stale, "run `course-kit notebooks` to rebuild it from its source")
+            continue
+        written = write_notebooks(kit, folders)
+        for path in written:
+            print(f"wrote {path.relative_to(kit)}")
+        if run and written:
+            from .nbrefresh import main as refresh
+
+            status |= refresh([str(path) for path in written])
+    if check and status == 0:
+        print("notebooks: every edition matches its source")
+    return status
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="course-kit", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     s = sub.add_parser("starters", help="generate starters/ from the reference and the manifest")
-    s.add_argument(
-        "--check", action="store_true", help="exit 1 naming every starter that is out of date"
-    )
-    sub.add_parser(
-        "nbrefresh", help="re-run the notebooks and store deterministic outputs", add_help=False
-    )
-    sub.add_parser(
-        "crashtest", help="kill JSONL writers at random and count lost entries", add_help=False
-    )
+    s.add_argument("--check", action="store_true", help="exit 1 naming every stale starter")
+    n = sub.add_parser("notebooks", help="build every edition's notebooks from notebooks/source")
+    n.add_argument("--check", action="store_true", help="exit 1 naming every stale notebook")
+    n.add_argument("--no-run", action="store_true", help="write the cells, do not execute")
+    r = sub.add_parser("nbrefresh", help="re-run notebooks and store deterministic outputs")
+    r.add_argument("paths", nargs="*", type=Path, help="notebooks (default: every edition's)")
+    c = sub.add_parser("crashtest", help="kill JSONL writers at random and count lost entries")
+    c.add_argument("options", nargs=argparse.REMAINDER, help="options of the crash test")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list and args_list[0] in ("nbrefresh", "crashtest"):
-        if args_list[0] == "nbrefresh":
-            from . import nbrefresh
-
-            return nbrefresh.main(args_list[1:])
-        from . import crashtest
-
-        return crashtest.main(args_list[1:])
-    args = parser().parse_args(args_list)
+    args = parser().parse_args(argv)
     try:
-        return starters(args.check)
-    except (KitError, ManifestError, StarterError, OSError) as error:
+        if args.command == "starters":
+            return starters(args.check)
+        if args.command == "notebooks":
+            return notebooks(args.check, not args.no_run)
+        if args.command == "nbrefresh":
+            from .nbrefresh import main as refresh
+
+            return refresh([str(path) for path in args.paths])
+        from .crashtest import main as crashtest
+
+        return crashtest(args.options)
+    except (KitError, ManifestError, StarterError, NotebookSourceError, OSError) as error:
         print(f"course-kit: {error}", file=sys.stderr)
         return 2
 

@@ -1,6 +1,6 @@
 """Re-run the notebooks and store outputs that compare equal on any machine.
 
-``python3 -m course.tools.nbrefresh [NOTEBOOK ...]`` (default: every notebook in ``notebooks/``)
+``course-kit nbrefresh [NOTEBOOK ...]`` (default: every edition's notebooks)
 executes each notebook with the reference implementation and writes it back with stable
 cell ids, no timing metadata, no widget state and no widget views (a widget cell keeps its
 plain-text summary), so that nbval can compare every stored output.
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+KIT = Path(__file__).resolve().parents[2]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 LANGUAGE_INFO = {
@@ -107,9 +107,20 @@ def refresh(path: Path, *, timeout: float = 600) -> list[str]:
     return problems(notebook)
 
 
+def every_notebook() -> list[Path]:
+    """Every edition's notebooks of every chapter."""
+    from ..harness.manifest import available_chapters, load_manifest
+
+    found: set[Path] = set()
+    for chapter in available_chapters():
+        for folder in load_manifest(chapter).notebooks.values():
+            found.update((KIT / folder).glob("*.ipynb"))
+    return sorted(found)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     names = list(sys.argv[1:] if argv is None else argv)
-    paths = [Path(name) for name in names] or sorted(NOTEBOOKS.glob("*.ipynb"))
+    paths = [Path(name) for name in names] or every_notebook()
     status = 0
     for path in paths:
         found = refresh(path)

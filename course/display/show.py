@@ -1,0 +1,222 @@
+"""Renderers for what the chapter's functions return: entries, groups, projections, records.
+
+Every function here only shows the value it is given. None of them groups, selects, resumes or
+parses: a learner's bug in those shows up in the picture as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from .views import View, message, preformatted, stack, table
+
+Estimate = Callable[[dict[str, Any]], float]
+
+
+def number(value: object) -> str:
+    """``31`` for 31 and 31.0, ``2.5`` for 2.5."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """A message's content as one line: text blocks, and tool calls as ``name(arguments)``."""
+    content = message.get("content")
+    if isinstance(content, str):
+        text = content
+    else:
+        parts = []
+        for block in content or []:
+            if block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif block.get("type") == "toolCall":
+                arguments = json.dumps(block.get("arguments", {}), ensure_ascii=False)
+                parts.append(f"{block.get('name')}#{block.get('id')}({arguments})")
+        text = " ".join(parts)
+    if message.get("role") == "toolResult":
+        text = f"[{message.get('toolCallId')}] {text}"
+    return " ".join(text.split())
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def entries(path: Sequence[Any], estimate_tokens: Estimate | None = None) -> View:
+    """One row per entry: id, type or role, what it says, and its estimate when asked."""
+    headers = ["id", "kind", "content"] + (["tokens"] if estimate_tokens else [])
+    rows = []
+    for entry in path:
+        if entry.type == "message":
+            row = [entry.id, entry.message.get("role", "?"), _short(message_text(entry.message))]
+            if estimate_tokens:
+                row.append(number(estimate_tokens(entry.message)))
+        elif entry.type == "compaction":
+            row = [entry.id, "compaction", f"keeps from {entry.first_kept_entry_id}"]
+            row += [""] if estimate_tokens else []
+        else:
+            row = [entry.id, entry.type, _short(f"{entry.key} = {entry.value}")]
+            row += [""] if estimate_tokens else []
+        rows.append(row)
+    return table(headers, rows)
+
+
+def groups(found: Sequence[Any], estimate_tokens: Estimate | None = None) -> View:
+    """``group N = [ids]`` per interaction group, with its summed estimate when asked."""
+    lines = []
+    for number_, group in enumerate(found, start=1):
+        line = f"group {number_} = [{', '.join(group.entry_ids)}]"
+        if estimate_tokens:
+            cost = sum(estimate_tokens(entry.message) for entry in group.entries)
+            line += f"  ({number(cost)} tokens)"
+        lines.append(line)
+    return preformatted("\n".join(lines) or "(no groups)")
+
+
+DEDUCTIONS = (
+    ("max_tokens", "max_tokens"),
+    ("system prompt", "system"),
+    ("reserved_output", "reserved_output"),
+    ("safety_margin", "safety_margin"),
+)
+
+
+def deductions(tokens: Any) -> View:
+    """The chapter's deduction table, read from a result's ``tokens``."""
+    rows = []
+    left = tokens.max_tokens
+    for label, attr in DEDUCTIONS:
+        value = getattr(tokens, attr)
+        if attr != "max_tokens":
+            left -= value
+        rows.append([label, number(value), number(max(left, 0))])
+    return table(["item", "tokens", "left for messages"], rows)
+
+
+def projection(result: Any, groups: Sequence[Any] | None = None) -> View:
+    """A ``build_context`` result: where the tokens went, what was kept, and why."""
+    tokens = result.tokens
+    parts = [deductions(tokens)]
+    if groups is not None:
+        parts.append(bars(groups, result.kept_entry_ids))
+    summary = [
+        f"kept      {', '.join(result.kept_entry_ids) or '(nothing)'}",
+        f"reason    {result.reason}",
+        f"messages  {number(tokens.messages)} of {number(tokens.available_for_messages)} "
+        f"available; request total {number(tokens.total)} of {number(tokens.max_tokens)}",
+    ]
+    if getattr(result, "compaction_id", None):
+        summary.append(f"resumed   from {result.compaction_id}'s summary")
+    parts.append(preformatted("\n".join(summary)))
+    return stack(parts)
+
+
+def bars(found: Sequence[Any], kept_ids: Iterable[str], limit: int = 40) -> View:
+    """Each group as a bar: kept (filled) or left out (hollow); many groups are bucketed."""
+    kept = set(kept_ids)
+    flags = [all(i in kept for i in g.entry_ids) for g in found]
+    partial = [
+        any(i in kept for i in g.entry_ids) and not f for g, f in zip(found, flags, strict=True)
+    ]
+    if len(found) <= limit:
+        lines = []
+        for index, group in enumerate(found):
+            mark = "█" if flags[index] else ("▒" if partial[index] else "░")
+            state = "kept" if flags[index] else ("cut inside" if partial[index] else "left out")
+            lines.append(f"{mark * min(len(group.entry_ids), 12):<12} group {index + 1} {state}")
+        return preformatted("\n".join(lines) or "(no groups)")
+    size = -(-len(found) // limit)
+    strip = "".join(
+        "█" if all(flags[i : i + size]) else ("░" if not any(flags[i : i + size]) else "▒")
+        for i in range(0, len(found), size)
+    )
+    kept_count = sum(flags)
+    left_out = len(found) - kept_count
+    note = f"{len(found)} groups, {size} per cell: {kept_count} kept, {left_out} left out"
+    return preformatted(f"{strip}\n{note}")
+
+
+def messages(sent: Sequence[Mapping[str, Any]]) -> View:
+    """The messages a request would send, one per row."""
+    rows = [[index, m.get("role"), _short(message_text(m), 70)] for index, m in enumerate(sent)]
+    return table(["#", "role", "content"], rows)
+
+
+def text(message_: Mapping[str, Any]) -> View:
+    """One message's content in full (a summary message, say)."""
+    content = message_.get("content")
+    return preformatted(content if isinstance(content, str) else message_text(message_))
+
+
+def record(entry: Any) -> View:
+    """A compaction record: its fields, then its seven-field summary."""
+    rows = [
+        ["id", entry.id],
+        ["parentId", entry.parent_id],
+        ["timestamp", number(entry.timestamp)],
+        ["firstKeptEntryId", entry.first_kept_entry_id],
+        ["tokensBefore", number(entry.tokens_before)],
+    ]
+    return stack([table(["field", "value"], rows), summary(entry.summary)])
+
+
+def summary(value: Any) -> View:
+    """A summary's seven fields in their fixed order (a dataclass or its JSON object)."""
+    as_json = value if isinstance(value, Mapping) else _summary_json(value)
+    rows = [["goal", as_json.get("goal")]]
+    for key in ("constraints", "completed", "decisions", "changedFiles", "unresolved", "next"):
+        items = as_json.get(key) or []
+        rows.append([key, "; ".join(str(item) for item in items) or "(none)"])
+    return table(["field", "items"], rows)
+
+
+def _summary_json(value: Any) -> dict[str, Any]:
+    return {
+        "goal": value.goal,
+        "constraints": value.constraints,
+        "completed": value.completed,
+        "decisions": value.decisions,
+        "changedFiles": value.changed_files,
+        "unresolved": value.unresolved,
+        "next": value.next,
+    }
+
+
+def chain(path: Sequence[Any]) -> View:
+    """The path as ``u1 → a1 → …``, with each compaction's first kept entry pointed out."""
+    ids = [entry.id for entry in path]
+    lines = [" → ".join(ids)]
+    for entry in path:
+        if entry.type == "compaction":
+            lines.append(
+                f"{entry.id}: parent {entry.parent_id}, keeps from {entry.first_kept_entry_id}"
+            )
+    return preformatted("\n".join(lines))
+
+
+def refused(error: BaseException) -> View:
+    """A refusal, as the caller sees it: the error's type and message."""
+    return message(f"refused · {type(error).__name__}: {error}", "error")
+
+
+def note(text_: str) -> View:
+    """A one-line remark."""
+    return message(text_, "note")
+
+
+RANGE = "\N{EN DASH}"
+
+
+def outcomes(rows: Sequence[tuple[str, object]]) -> View:
+    """Budgets against what the function returned: consecutive equal outcomes share a row."""
+    merged: list[list[str]] = []
+    for label, outcome in rows:
+        shown = str(outcome)
+        if merged and merged[-1][1] == shown:
+            merged[-1][0] = merged[-1][0].split(RANGE)[0] + RANGE + label
+        else:
+            merged.append([label, shown])
+    return table(["budget", "outcome"], merged)

@@ -1,0 +1,170 @@
+"""Notebooks built from one source per notebook: shared code cells, prose in every edition.
+
+A source file ``notebooks/source/NAME.md`` is a sequence of blocks, each opened by a marker
+line: ``<!-- code -->`` starts a code cell; ``<!-- en -->``, ``<!-- zh -->`` … start one
+edition's text of a markdown cell, and every edition's block follows in turn. Building writes
+``NAME.ipynb`` into each edition's folder (the manifest's ``notebooks`` table), so the code
+cells of the editions are the same by construction.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SOURCE_FOLDER = "notebooks/source"
+MARKER = re.compile(r"^<!-- (code|[a-z]{2}) -->\s*$")
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
+class NotebookSourceError(ValueError):
+    """A notebook source is malformed; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell: code (the same in every edition) or markdown text per edition."""
+
+    kind: str
+    texts: dict[str, str]
+
+
+def parse_source(text: str, editions: Sequence[str], where: str) -> list[Cell]:
+    """The cells of one source file; every markdown cell has every edition's text."""
+    blocks: list[tuple[str, int, list[str]]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        found = MARKER.match(line)
+        if found:
+            blocks.append((found.group(1), number, []))
+        elif blocks:
+            blocks[-1][2].append(line)
+        elif line.strip():
+            raise NotebookSourceError(f"{where}:{number}: text before the first marker")
+    cells: list[Cell] = []
+    pending: dict[str, str] = {}
+    start = 0
+    for kind, number, lines in blocks:
+        body = "\n".join(lines).strip("\n")
+        if kind == "code":
+            _close(pending, editions, where, start)
+            cells.append(Cell("code", {"code": body}))
+            pending = {}
+            continue
+        if kind not in editions:
+            raise NotebookSourceError(f"{where}:{number}: unknown edition {kind!r}")
+        if kind in pending:
+            _close(pending, editions, where, start)
+            pending = {}
+        if not pending:
+            start = number
+        pending[kind] = body
+        if len(pending) == len(editions):
+            cells.append(Cell("markdown", dict(pending)))
+            pending = {}
+    _close(pending, editions, where, start)
+    return cells
+
+
+def _close(pending: dict[str, str], editions: Sequence[str], where: str, line: int) -> None:
+    missing = [e for e in editions if e not in pending]
+    if pending and missing:
+        raise NotebookSourceError(
+            f"{where}:{line}: the markdown cell here lacks its {', '.join(missing)} text"
+        )
+
+
+def edition_notebook(cells: Sequence[Cell], edition: str, stem: str) -> dict[str, Any]:
+    """One edition's notebook (no outputs yet) as JSON data."""
+    out: list[dict[str, Any]] = []
+    for index, cell in enumerate(cells, start=1):
+        cell_id = f"{stem}-{index:02d}"
+        if cell.kind == "code":
+            out.append(
+                {
+                    "cell_type": "code",
+                    "execution_count": None,
+                    "id": cell_id,
+                    "metadata": {},
+                    "outputs": [],
+                    "source": cell.texts["code"],
+                }
+            )
+        else:
+            out.append(
+                {
+                    "cell_type": "markdown",
+                    "id": cell_id,
+                    "metadata": {},
+                    "source": cell.texts[edition],
+                }
+            )
+    return {
+        "cells": out,
+        "metadata": {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def sources(kit: Path) -> list[Path]:
+    return sorted((kit / SOURCE_FOLDER).glob("*.md"))
+
+
+def cell_sources(notebook: dict[str, Any]) -> list[tuple[str, str]]:
+    """(type, source) per cell: what the check compares."""
+    out: list[tuple[str, str]] = []
+    for cell in notebook.get("cells", []):
+        source = cell.get("source", "")
+        out.append(
+            (cell.get("cell_type", ""), "".join(source) if isinstance(source, list) else source)
+        )
+    return out
+
+
+def planned(kit: Path, folders: dict[str, str]) -> dict[Path, dict[str, Any]]:
+    """Every edition's notebook that the sources give, by its path."""
+    out = {}
+    for source in sources(kit):
+        where = source.relative_to(kit).as_posix()
+        cells = parse_source(source.read_text(encoding="utf-8"), list(folders), where)
+        for edition, folder in folders.items():
+            out[kit / folder / f"{source.stem}.ipynb"] = edition_notebook(
+                cells, edition, source.stem
+            )
+    return out
+
+
+def stale_notebooks(kit: Path, folders: dict[str, str]) -> list[str]:
+    """Notebooks whose cells differ from their source (or that no source gives)."""
+    stale = []
+    plan = planned(kit, folders)
+    for path, notebook in plan.items():
+        if not path.is_file():
+            stale.append(f"{path.relative_to(kit)} is missing")
+            continue
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        if cell_sources(stored) != cell_sources(notebook):
+            stale.append(f"{path.relative_to(kit)} differs from its source")
+    for folder in folders.values():
+        for path in sorted((kit / folder).glob("*.ipynb")):
+            if path not in plan:
+                stale.append(f"{path.relative_to(kit)} has no source in {SOURCE_FOLDER}")
+    return stale
+
+
+def write_notebooks(kit: Path, folders: dict[str, str]) -> list[Path]:
+    """Write every notebook whose cells changed; returns the paths written (outputs cleared)."""
+    written = []
+    for path, notebook in planned(kit, folders).items():
+        if path.is_file():
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            if cell_sources(stored) == cell_sources(notebook):
+                continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
