@@ -346,7 +346,8 @@ def assert_nothing_poisoned(report: dict[str, Any], reason: str) -> None:
 
 
 def limit_file_size() -> None:
-    resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, resource.RLIM_INFINITY))
+    hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]  # kept, so the child can raise it back
+    resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, hard))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
