@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .entries import SessionEntry, copy_entry, entry_to_json, parse_session_entry
 from .fields import SessionEntryError
-from .stores import InMemorySessionStore, SessionStoreError, check_can_append
+from .logfile import (
+    cut_back,
+    failing_as,
+    fsync_directory,
+    open_locked,
+    read_from,
+    reason,
+    set_aside,
+    write_whole,
+)
+from .stores import InMemorySessionStore, SessionStoreError, check_can_append, escape_surrogates
 
 _orjson_loads: Callable[[bytes], Any] | None
 try:  # optional (the ``fast`` extra): a faster reader of the same JSON values
@@ -72,14 +83,18 @@ def _iter_lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
 
 
 BOM = b"\xef\xbb\xbf"
+JSON_SPACE = b" \t\r"
+"""The whitespace JSON allows around a value (besides the newline that ends a line)."""
 
 
 def recover_jsonl(text: str | bytes) -> RecoveredSession:
     """Read a JSONL log: committed lines must be valid; an unterminated tail is set aside.
 
-    Blank lines and CRLF line ends are accepted, and so is a UTF-8 byte order mark at the
-    very start. A malformed committed line raises ``SessionStoreError`` naming its 1-based
-    line number: committed history is never skipped.
+    Blank lines (nothing but spaces, tabs and CRs) and CRLF line ends are accepted, and so is
+    a UTF-8 byte order mark at the very start. A malformed committed line raises
+    ``SessionStoreError`` naming its 1-based line number: committed history is never skipped.
+    After the last newline, anything but JSON whitespace is an uncommitted tail (other
+    whitespace, such as a form feed, would make the next appended line invalid JSON).
     """
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
     committed = 0
@@ -91,7 +106,7 @@ def recover_jsonl(text: str | bytes) -> RecoveredSession:
     warnings: list[RecoveryWarning] = []
     for number, raw, terminated in _iter_lines(data):
         if not terminated:
-            if raw.strip():
+            if raw.strip(JSON_SPACE):
                 warnings.append(
                     RecoveryWarning(
                         "uncommitted_tail",
@@ -102,7 +117,7 @@ def recover_jsonl(text: str | bytes) -> RecoveredSession:
                 )
             break
         committed += len(raw) + 1
-        if not raw.strip():
+        if not raw.strip(JSON_SPACE):
             continue
         entry = _parse_line(raw, number)
         try:
@@ -159,29 +174,106 @@ def _loads(raw: bytes, line: str) -> Any:
 
 
 def encode_entry(entry: SessionEntry) -> bytes:
-    """One committed JSONL line (with its terminating newline) for a valid entry."""
-    text = json.dumps(
-        entry_to_json(entry), ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    )
+    """One committed JSONL line (with its terminating newline) for a valid entry.
+
+    What a log cannot hold raises ``SessionEntryError`` naming the entry and the field: a
+    string with a lone surrogate (UTF-8 has no bytes for it) or an integer with more digits
+    than Python reads back by default (4300).
+    """
+    value = entry_to_json(entry)
     try:
+        if sys.get_int_max_str_digits() != DEFAULT_INT_DIGITS:  # json.dumps would not refuse
+            _refuse_long_integers(value)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         return (text + "\n").encode("utf-8")
+    except ValueError as error:  # UnicodeEncodeError included
+        raise _unwritable(entry.id, value, error) from None
+
+
+DEFAULT_INT_DIGITS = sys.int_info.default_max_str_digits
+"""The longest integer, in digits, that a Python process converts from text by default."""
+
+
+def _int_digits() -> int:
+    """The longest integer that this process writes and every default process reads back."""
+    limit = sys.get_int_max_str_digits()
+    return limit if 0 < limit < DEFAULT_INT_DIGITS else DEFAULT_INT_DIGITS
+
+
+@cache
+def _ten_to_the(power: int) -> int:
+    return int(10**power)
+
+
+def _is_long_integer(value: object) -> bool:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return False
+    return abs(value) >= _ten_to_the(_int_digits())
+
+
+def _has_lone_surrogate(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
     except UnicodeEncodeError:
-        raise SessionEntryError(
-            f"{entry.id}: contains a lone surrogate, which UTF-8 cannot store"
-        ) from None
+        return True
+    return False
+
+
+def _refuse_long_integers(value: object) -> None:
+    if _find(value, "", _is_long_integer) is not None:
+        raise ValueError("an integer is too long")
+
+
+def _find(value: object, path: str, bad: Callable[[object], bool]) -> str | None:
+    """The path (``.key``, ``[i]``) of the first value or key in ``value`` that is ``bad``."""
+    if bad(value):
+        return path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}"
+            if bad(key):
+                return where
+            found = _find(item, where, bad)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _find(item, f"{path}[{index}]", bad)
+            if found is not None:
+                return found
+    return None
+
+
+def _unwritable(entry_id: str, value: object, error: ValueError) -> SessionEntryError:
+    """The error for an entry ``json.dumps`` or UTF-8 refused, naming the field at fault."""
+    where = _find(value, "", _is_long_integer)
+    if where is not None:
+        digits = _int_digits()
+        problem = f"an integer of more than {digits} digits, which Python cannot read back"
+    elif (where := _find(value, "", _has_lone_surrogate)) is not None:
+        problem = "contains a lone surrogate, which UTF-8 cannot store"
+    else:  # pragma: no cover - the parser lets nothing else through
+        where, problem = "", f"cannot be written as JSON ({error})"
+    return SessionEntryError(escape_surrogates(f"{entry_id}{where}: {problem}"))
 
 
 class JsonlSessionStore(InMemorySessionStore):
     """Entries in a JSONL file, one object per line; the newline is the commit point.
 
-    Guarantees when ``append`` returns: the whole line went to the kernel in one ``write`` on
-    an ``O_APPEND`` descriptor, so the entry survives the process being killed; with
-    ``fsync=True`` it was also flushed to the disk (and a newly created file's directory
-    entry with it), so it survives a power loss. A file whose last line has no newline was
-    torn by a crash: its committed entries are readable, but appends are refused until
-    ``repair()`` sets the tail aside, so nothing is silently overwritten. One writer per
-    file: the store holds an exclusive advisory lock while open, and a second store on the
-    same file fails at once with ``SessionStoreError``.
+    Guarantees when ``append`` returns: the whole line went to the kernel before ``append``
+    returned, on an ``O_APPEND`` descriptor, so the entry survives the process being killed;
+    with ``fsync=True`` it was also flushed to the disk (and a newly created file's directory
+    entry with it), so it survives a power loss. An append that fails (a full disk, a file
+    size limit, an I/O error) raises ``SessionStoreError`` and cuts the file back to its last
+    committed line, so the entry is neither in the file nor in ``entries()``; if even that
+    cut fails, the partial line is an uncommitted tail and appends are refused until
+    ``repair()``. A file whose last line has no newline was torn by a crash: its committed
+    entries are readable, but appends are refused until ``repair()`` sets the tail aside, so
+    nothing is silently overwritten. One writer per file: the store holds an exclusive
+    advisory lock while open, and a second store on the same file fails at once with
+    ``SessionStoreError``.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
@@ -189,35 +281,42 @@ class JsonlSessionStore(InMemorySessionStore):
         self.path = Path(path)
         self.fsync = fsync
         created = not self.path.exists()
-        self._fd: int | None = _open_locked(self.path)
+        self._fd: int | None = open_locked(self.path)
         try:
             if created and fsync:
-                _fsync_directory(self.path)
-            recovered = recover_jsonl(_read_all(self._fd))
+                fsync_directory(self.path)
+            data = read_from(self._fd, self.path)
+            recovered = _recover_log(self.path, data)
         except BaseException:
             self.close()
             raise
         self.warnings = recovered.warnings
-        self._committed_at_open = recovered.committed_bytes
+        tail = recovered.uncommitted_tail
+        # Where the next line goes, and how many lines come before it.
+        self._end = recovered.committed_bytes if tail else len(data)
+        self._lines = tail.line - 1 if tail else data.count(b"\n")
         for entry in recovered.entries:
             self._record(entry)
 
-    def repair(self) -> RepairResult:
-        """Set an uncommitted tail aside into a backup file; appends work again afterwards."""
+    def _open_fd(self) -> int:
         if self._fd is None:
             raise SessionStoreError(f"{self.path}: store is closed")
+        return self._fd
+
+    def repair(self) -> RepairResult:
+        """Set an uncommitted tail aside into a backup file; appends work again afterwards."""
+        fd = self._open_fd()
         tail = _tail_warning(self.warnings)
         if tail is None:
             return RepairResult(self.path, None, 0, None)
-        # Appends are refused while the tail is there, so the prefix read at open is current.
-        result = _set_aside_tail(self._fd, self.path, self._committed_at_open, tail.line)
+        # Appends are refused while the tail is there, so everything before _end is committed.
+        result = _repair_result(self.path, set_aside(fd, self.path, self._end), tail.line)
         self.warnings = [w for w in self.warnings if w is not tail]
         return result
 
     def append(self, entry: SessionEntry | Mapping[str, Any]) -> SessionEntry:
         """Validate and snapshot ``entry``, then commit it as one line."""
-        if self._fd is None:
-            raise SessionStoreError(f"{self.path}: store is closed")
+        fd = self._open_fd()
         tail = _tail_warning(self.warnings)
         if tail is not None:
             raise SessionStoreError(
@@ -225,14 +324,45 @@ class JsonlSessionStore(InMemorySessionStore):
                 "appending (committed entries are intact)"
             )
         snapshot = self._admit(entry)
-        line = encode_entry(snapshot)
-        written = os.write(self._fd, line)
-        if written != len(line):  # pragma: no cover - regular files write whole buffers
-            raise SessionStoreError(f"{self.path}: short write ({written} of {len(line)} bytes)")
-        if self.fsync:
-            os.fsync(self._fd)
+        self._commit(fd, encode_entry(snapshot), snapshot.id)
         self._record(snapshot)
         return copy_entry(snapshot)
+
+    def _commit(self, fd: int, line: bytes, entry_id: str) -> None:
+        """Write ``line`` at the end of the log, or leave the log as it was and raise."""
+        try:
+            write_whole(fd, line)
+            if self.fsync:
+                os.fsync(fd)
+        except BaseException as error:
+            undone = self._cut_back(fd)
+            if not isinstance(error, OSError):
+                raise
+            raise SessionStoreError(
+                f"{self.path}: cannot append {entry_id} ({reason(error)}); {undone}"
+            ) from error
+        self._end += len(line)
+        self._lines += 1
+
+    def _cut_back(self, fd: int) -> str:
+        """Cut off what a failed append wrote; if that fails, keep it as an uncommitted tail."""
+        try:
+            cut_back(fd, self._end, fsync=self.fsync)
+        except OSError as error:
+            line = self._lines + 1
+            self.warnings.append(
+                RecoveryWarning(
+                    "uncommitted_tail",
+                    line,
+                    f"a failed append left a partial line, which could not be cut off "
+                    f"({reason(error)}); the log refuses appends until repaired",
+                )
+            )
+            return (
+                f"its partial line {line} could not be cut off ({reason(error)}), so the log "
+                "refuses appends until repaired (committed entries are intact)"
+            )
+        return "the log is back at its last committed line and the entry was not stored"
 
     def close(self) -> None:
         """Release the file and its writer lock; later appends are refused."""
@@ -254,70 +384,46 @@ class RepairResult:
     line: int | None
 
 
+def _repair_result(path: Path, moved: tuple[Path, int] | None, line: int | None) -> RepairResult:
+    if moved is None:
+        return RepairResult(path, None, 0, None)
+    backup, size = moved
+    return RepairResult(path, backup, size, line)
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> RecoveredSession:
+    """``recover_jsonl`` of the file at ``path`` (no lock needed); every error names the file."""
+    target = Path(path)
+    with failing_as(target, "read the session log"):
+        data = target.read_bytes()
+    return _recover_log(target, data)
+
+
+def _recover_log(path: Path, data: bytes) -> RecoveredSession:
+    """``recover_jsonl`` of the log at ``path``, its errors naming the file as well."""
+    try:
+        return recover_jsonl(data)
+    except SessionStoreError as error:
+        raise SessionStoreError(f"{path}: {error}") from None
+
+
 def repair_jsonl(path: str | os.PathLike[str]) -> RepairResult:
     """Move a torn tail of the log at ``path`` into a backup file; committed lines stay.
 
-    A malformed committed line is not a crash artefact and is never deleted: it raises
-    ``SessionStoreError`` naming the line, for a person to look at.
+    The backup is the first free ``<log>.torn-N``; an existing file or symlink of that name is
+    never written to. A malformed committed line is not a crash artefact and is never
+    deleted: it raises ``SessionStoreError`` naming the line, for a person to look at.
     """
     target = Path(path)
     if not target.exists():
         raise SessionStoreError(f"{target}: no such session log")
-    fd = _open_locked(target)
+    fd = open_locked(target)
     try:
-        recovered = recover_jsonl(_read_all(fd))
+        recovered = _recover_log(target, read_from(fd, target))
         tail = recovered.uncommitted_tail
-        return _set_aside_tail(fd, target, recovered.committed_bytes, tail.line if tail else None)
+        if tail is None:
+            return RepairResult(target, None, 0, None)
+        moved = set_aside(fd, target, recovered.committed_bytes)
+        return _repair_result(target, moved, tail.line)
     finally:
         os.close(fd)
-
-
-def _open_locked(path: Path) -> int:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise SessionStoreError(
-            f"{path}: another writer has this session log open (one writer per log)"
-        ) from None
-    return fd
-
-
-def _read_all(fd: int) -> bytes:
-    with open(fd, "rb", closefd=False) as handle:
-        handle.seek(0)
-        return handle.read()
-
-
-def _fsync_directory(path: Path) -> None:
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
-
-
-def _set_aside_tail(fd: int, path: Path, committed: int, line: int | None) -> RepairResult:
-    """Copy the bytes after ``committed`` into a new backup file, then cut them off."""
-    with open(fd, "rb", closefd=False) as handle:
-        handle.seek(committed)
-        torn = handle.read()
-    if not torn:
-        return RepairResult(path, None, 0, None)
-    backup = _free_backup_name(path)
-    with open(backup, "xb") as handle:
-        handle.write(torn)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.ftruncate(fd, committed)
-    os.fsync(fd)
-    _fsync_directory(path)
-    return RepairResult(path, backup, len(torn), line)
-
-
-def _free_backup_name(path: Path) -> Path:
-    number = 1
-    while (candidate := path.with_name(f"{path.name}.torn-{number}")).exists():
-        number += 1
-    return candidate

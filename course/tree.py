@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .entries import SessionEntry
+from .stores import PrintableError
 
 
-class SessionPathError(ValueError):
+class SessionPathError(PrintableError):
     """The active path to a leaf cannot be walked (unknown leaf, missing parent, cycle)."""
 
 

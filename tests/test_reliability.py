@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -53,14 +54,17 @@ def test_crash_trials_lose_no_acknowledged_entry(tmp_path: Path) -> None:
         text=True,
         timeout=300,
     )
-    last = outcome.stdout.strip().splitlines()[-1]
+    *_, torn, last = outcome.stdout.strip().splitlines()
     assert last.startswith("crash trials: 4, acknowledged entries: ")
     assert last.endswith(", lost: 0"), outcome.stdout + outcome.stderr
     assert int(last.split("acknowledged entries: ")[1].split(",")[0]) > 0
     assert outcome.returncode == 0
+    seen, repaired = re.fullmatch(
+        r"torn tails seen: (\d+), repaired on reopen: (\d+)", torn
+    ).groups()
+    assert seen == repaired, "every torn tail is repaired when its log is reopened"
     for log in tmp_path.glob("crash-*.jsonl"):
-        repair_jsonl(log)
-        assert recover_jsonl(log.read_bytes()).warnings == []
+        assert recover_jsonl(log.read_bytes()).warnings == [], "no log is left torn"
 
 
 # --------------------------------------------------------------------------- repair

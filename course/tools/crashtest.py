@@ -3,8 +3,11 @@
 ``python -m course.tools.crashtest --trials N`` runs N trials on one log. In each, a child process
 opens the log (repairing a torn tail left by the previous kill, as a restarting agent would),
 appends entries and reports each acknowledgement (``append`` returned) on stdout; the parent
-sends SIGKILL at a random moment, reopens the log and checks that every acknowledged entry is
-there. Large random payloads make a kill inside a ``write`` likely, so torn tails do occur.
+sends SIGKILL at a random moment, reads the log back and checks that every entry acknowledged
+on it, in this trial or an earlier one, is there. Large random payloads make a kill inside a
+``write`` possible, so torn tails do occur; the next trial's child reopens that same log and
+repairs the tail (a log is only rotated when it is clean, and after the last trial a torn log
+is reopened once more), so every torn tail seen is also repaired on reopen.
 """
 
 from __future__ import annotations
@@ -26,8 +29,10 @@ from ..jsonl import JsonlSessionStore, recover_jsonl
 
 ACK = "ack "
 STARTUP_TIMEOUT = 10.0
+KILL_WINDOW = 0.1
+"""The kill lands up to this many seconds after the first acknowledgement."""
 ROTATE_BYTES = 16 * 1024 * 1024
-"""Start a new log once one grows past this, so reopening stays quick."""
+"""Start a new log once a clean one grows past this, so reopening stays quick."""
 
 
 @dataclass
@@ -39,6 +44,15 @@ class TrialTally:
     lost: list[str] = field(default_factory=list)
     torn_tails: int = 0
     repaired: int = 0
+    on_this_log: set[str] = field(default_factory=set)
+    """Every entry acknowledged on the current log, in any trial."""
+
+    def check(self, log: Path) -> bool:
+        """Count what is missing from ``log``; True if it ends in a torn tail."""
+        recovered = recover_jsonl(log.read_bytes())
+        present = {entry.id for entry in recovered.entries}
+        self.lost += sorted(self.on_this_log - present - set(self.lost))
+        return recovered.has_uncommitted_tail
 
     def summary(self) -> str:
         return (
@@ -47,20 +61,23 @@ class TrialTally:
         )
 
 
-def child(log: Path, seed: int, fsync: bool) -> None:
-    """Append entries forever, acknowledging each one after ``append`` returns."""
+def child(log: Path, seed: int, fsync: bool, *, reopen_only: bool = False) -> None:
+    """Reopen the log (repairing a torn tail), then append entries forever, acknowledging each
+    one after ``append`` returns."""
     rng = random.Random(seed)
     with JsonlSessionStore(log, fsync=fsync) as store:
         if store.warnings:
             store.repair()
             print("repaired", flush=True)
+        if reopen_only:
+            return
         entries = store.entries()
         parent = entries[-1].id if entries else None
         number = len(entries)
         while True:
             entry_id = f"s{seed}-e{number}"
             role = "user" if number % 2 == 0 else "assistant"
-            text = "x" * rng.choice((10, 1_000, 20_000, 100_000))
+            text = "x" * rng.choice((10, 1_000, 100_000, 1_000_000))
             content = text if role == "user" else [{"type": "text", "text": text}]
             store.append(
                 {
@@ -76,20 +93,24 @@ def child(log: Path, seed: int, fsync: bool) -> None:
             number += 1
 
 
-def run_trial(log: Path, seed: int, rng: random.Random, tally: TrialTally) -> None:
-    """One child, one SIGKILL at a random moment, one check of the reopened log."""
+def child_command(log: Path, seed: int, *options: str) -> list[str]:
+    """The command line of a child process working on ``log``."""
+    module = "course.tools.crashtest"
+    return [sys.executable, "-m", module, "--child", str(log), "--seed", str(seed), *options]
+
+
+def reopen(log: Path, tally: TrialTally) -> None:
+    """Reopen ``log`` in a child that repairs a torn tail and exits, as a restart would."""
+    done = subprocess.run(
+        child_command(log, 0, "--reopen-only"), stdout=subprocess.PIPE, text=True, check=True
+    )
+    tally.repaired += done.stdout.split().count("repaired")
+
+
+def run_trial(log: Path, seed: int, rng: random.Random, tally: TrialTally) -> bool:
+    """One child, one SIGKILL at a random moment, one check of the log; True if it is torn."""
     fsync = rng.random() < 0.3
-    command = [
-        sys.executable,
-        "-m",
-        "course.tools.crashtest",
-        "--child",
-        str(log),
-        "--seed",
-        str(seed),
-    ]
-    if fsync:
-        command.append("--fsync")
+    command = child_command(log, seed, *(["--fsync"] if fsync else []))
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     acknowledged: list[str] = []
     started = threading.Event()
@@ -107,17 +128,17 @@ def run_trial(log: Path, seed: int, rng: random.Random, tally: TrialTally) -> No
     reader = threading.Thread(target=read)
     reader.start()
     started.wait(timeout=STARTUP_TIMEOUT)  # kill while appending, not while starting up
-    time.sleep(rng.uniform(0.0, 0.25))
+    time.sleep(rng.uniform(0.0, KILL_WINDOW))
     process.send_signal(signal.SIGKILL)
     process.wait()
     reader.join()
 
-    recovered = recover_jsonl(log.read_bytes())
-    present = {entry.id for entry in recovered.entries}
     tally.trials += 1
     tally.acknowledged += len(acknowledged)
-    tally.lost += [entry_id for entry_id in acknowledged if entry_id not in present]
-    tally.torn_tails += int(recovered.has_uncommitted_tail)
+    tally.on_this_log.update(acknowledged)
+    torn = tally.check(log)
+    tally.torn_tails += int(torn)
+    return torn
 
 
 def run(trials: int, seed: int, directory: Path) -> TrialTally:
@@ -126,16 +147,21 @@ def run(trials: int, seed: int, directory: Path) -> TrialTally:
     logs = 1
     log = directory / "crash-1.jsonl"
     tally = TrialTally()
+    torn = False
     for trial in range(trials):
-        if log.exists() and log.stat().st_size > ROTATE_BYTES:
+        if not torn and log.exists() and log.stat().st_size > ROTATE_BYTES:
             logs += 1
             log = directory / f"crash-{logs}.jsonl"
-        run_trial(log, seed * 1_000 + trial, rng, tally)
+            tally.on_this_log = set()
+        torn = run_trial(log, seed * 1_000 + trial, rng, tally)
         print(
             f"trial {trial + 1}/{trials}: acknowledged {tally.acknowledged}, "
             f"torn tails {tally.torn_tails}, lost {len(tally.lost)}",
             flush=True,
         )
+    if torn:
+        reopen(log, tally)
+        tally.check(log)
     return tally
 
 
@@ -147,9 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dir", type=Path, help="keep the log in this directory")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--fsync", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--reopen-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
-        child(args.child, args.seed, args.fsync)
+        child(args.child, args.seed, args.fsync, reopen_only=args.reopen_only)
         return 0
     if args.trials < 1:
         parser.error("--trials must be at least 1")

@@ -7,18 +7,23 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..jsonl import recover_jsonl, repair_jsonl
-from ..stores import SessionStoreError
+from ..jsonl import read_jsonl, repair_jsonl
+from ..stores import SessionStoreError, escape_surrogates
+
+
+def say(text: str, *, error: bool = False) -> None:
+    """Print a line that may quote a path or an id: lone surrogates are escaped, never fatal."""
+    print(escape_surrogates(text), file=sys.stderr if error else sys.stdout)
 
 
 def check(path: Path) -> int:
     """Print what recovery finds; exit 1 if the log needs a repair."""
-    recovered = recover_jsonl(path.read_bytes())
-    print(f"{path}: {len(recovered.entries)} committed entries")
+    recovered = read_jsonl(path)
+    say(f"{path}: {len(recovered.entries)} committed entries")
     for warning in recovered.warnings:
-        print(f"warning: {warning}")
+        say(f"warning: {warning}")
     if recovered.has_uncommitted_tail:
-        print(f"run: session-log repair {path}")
+        say(f"run: session-log repair {path}")
         return 1
     return 0
 
@@ -27,9 +32,9 @@ def repair(path: Path) -> int:
     """Set a torn tail aside into ``<log>.torn-N``; committed lines are never touched."""
     result = repair_jsonl(path)
     if result.backup is None:
-        print(f"{path}: nothing to repair")
+        say(f"{path}: nothing to repair")
     else:
-        print(
+        say(
             f"{path}: moved {result.removed_bytes} uncommitted bytes (line {result.line}) "
             f"to {result.backup}; the log accepts appends again"
         )
@@ -43,12 +48,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("log", type=Path)
     args = parser.parse_args(argv)
     if not args.log.is_file():
-        print(f"session-log: {args.log}: no such file", file=sys.stderr)
+        say(f"session-log: {args.log}: no such file", error=True)
         return 2
     try:
         return check(args.log) if args.command == "check" else repair(args.log)
     except SessionStoreError as error:
-        print(f"session-log: {error}", file=sys.stderr)
+        say(f"session-log: {error}", error=True)
         return 2
 
 

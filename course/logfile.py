@@ -1,0 +1,133 @@
+"""The JSONL log's file operations: the locked descriptor, whole writes and torn-tail backups.
+
+Every ``OSError`` leaves this module as a ``SessionStoreError`` naming the file and what was
+being done, except from ``write_whole``, whose caller decides how to undo a failed append.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from .stores import SessionStoreError
+
+BACKUP_NAMES = 10_000
+"""How many ``<log>.torn-N`` names a repair tries before it gives up."""
+
+
+def reason(error: OSError) -> str:
+    """The operating system's words for ``error`` (``No space left on device``)."""
+    return error.strerror or str(error)
+
+
+@contextmanager
+def failing_as(path: Path, doing: str) -> Iterator[None]:
+    """Raise an ``OSError`` from the block as ``SessionStoreError``: ``path: cannot doing (…)``."""
+    try:
+        yield
+    except OSError as error:
+        raise SessionStoreError(f"{path}: cannot {doing} ({reason(error)})") from error
+
+
+def open_locked(path: Path) -> int:
+    """Open (or create) the log for appending and take its one-writer lock."""
+    with failing_as(path, "open the session log for appending"):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise SessionStoreError(
+            f"{path}: another writer has this session log open (one writer per log)"
+        ) from None
+    except OSError as error:
+        os.close(fd)
+        raise SessionStoreError(f"{path}: cannot lock the session log ({reason(error)})") from error
+    return fd
+
+
+def read_from(fd: int, path: Path, offset: int = 0) -> bytes:
+    """The bytes of the open log from ``offset`` (by default, all of them) to its end."""
+    with failing_as(path, "read the session log"), open(fd, "rb", closefd=False) as handle:
+        handle.seek(offset)
+        return handle.read()
+
+
+def fsync_directory(path: Path) -> None:
+    """Flush the directory entry of ``path`` to the disk."""
+    with failing_as(path.parent, "flush the directory of the session log"):
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+
+def write_whole(fd: int, data: bytes) -> None:
+    """Write all of ``data``; a short write is continued, so a full disk raises its ``OSError``."""
+    done = os.write(fd, data)
+    while done < len(data):
+        written = os.write(fd, memoryview(data)[done:])
+        if written <= 0:  # pragma: no cover - a regular file either writes or fails
+            raise OSError(0, "the write made no progress")
+        done += written
+
+
+def cut_back(fd: int, size: int, *, fsync: bool) -> None:
+    """Truncate the open log to ``size`` bytes (and flush that, with ``fsync``)."""
+    os.ftruncate(fd, size)
+    if fsync:
+        os.fsync(fd)
+
+
+def set_aside(fd: int, path: Path, committed: int) -> tuple[Path, int] | None:
+    """Copy the log's bytes after ``committed`` into a new backup, then cut them off.
+
+    Returns the backup and how many bytes moved, or ``None`` when there was nothing after
+    ``committed``. The backup is written and flushed before the log is touched, so a failure
+    at any step loses nothing.
+    """
+    torn = read_from(fd, path, committed)
+    if not torn:
+        return None
+    backup = save_backup(path, torn)
+    with failing_as(path, f"cut the torn tail off the session log (it is saved in {backup})"):
+        cut_back(fd, committed, fsync=True)
+    fsync_directory(path)
+    return backup, len(torn)
+
+
+def save_backup(path: Path, data: bytes) -> Path:
+    """Write ``data`` to the first free ``<log>.torn-N`` and flush it; never follows a symlink."""
+    for number in range(1, BACKUP_NAMES + 1):
+        backup = path.with_name(f"{path.name}.torn-{number}")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        try:
+            fd = os.open(backup, flags, 0o644)
+        except FileExistsError:  # a file, a directory or a symlink, dangling or not
+            continue
+        except OSError as error:
+            raise SessionStoreError(
+                f"{backup}: cannot create the backup of a torn tail ({reason(error)}); "
+                "the session log is unchanged"
+            ) from error
+        try:
+            write_whole(fd, data)
+            os.fsync(fd)
+        except OSError as error:
+            with suppress(OSError):
+                os.unlink(backup)
+            raise SessionStoreError(
+                f"{backup}: cannot write the backup of a torn tail ({reason(error)}); "
+                "the session log is unchanged"
+            ) from error
+        finally:
+            os.close(fd)
+        return backup
+    raise SessionStoreError(
+        f"{path}: no free backup name up to {path.name}.torn-{BACKUP_NAMES}; "
+        "the session log is unchanged"
+    )
