@@ -89,7 +89,7 @@ class FieldReader:
                 path, "must be a non-negative finite number, got a huge integer"
             ) from None
         if not math.isfinite(as_float) or as_float < 0:
-            raise self.fail(path, f"must be a non-negative finite number, got {as_float!r}")
+            raise self.fail(path, f"must be a non-negative finite number, got {value!r}")
         return int(value) if isinstance(value, int) else as_float
 
     def string_list(self, value: object, path: str) -> list[str]:

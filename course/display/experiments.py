@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from ..harness.results import summarize
 from ..harness.runner import RunTarget, run_focused_tests
 from ..harness.workspace import find_workspace
 from .checkreport import CheckReport, parse_report
+from .notebook import check_environment
 
 
 @contextlib.contextmanager
@@ -36,6 +38,19 @@ def replaced(module: ModuleType, **functions: Callable[..., Any]) -> Iterator[No
     finally:
         for name, function in saved.items():
             setattr(module, name, function)
+
+
+@contextlib.contextmanager
+def _plain_output() -> Iterator[None]:
+    """The kernel's colour switches off while the tests run: their report is plain text."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(check_environment())
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def _package_sources(lab_id: str, workspace: Path | None) -> tuple[Path, dict[str, Path]]:
@@ -75,9 +90,10 @@ def check_variant(lab: str, module: str, **functions: Callable[..., Any]) -> Che
             shutil.copyfile(path, copy / name)
         with (copy / f"{module}.py").open("a", encoding="utf-8") as handle:
             handle.write(patch)
-        outcomes, _ = run_focused_tests(
-            RunTarget(root, manifest.test_files, package, (Path(folder),)), labs=[lab]
-        )
+        with _plain_output():
+            outcomes, _ = run_focused_tests(
+                RunTarget(root, manifest.test_files, package, (Path(folder),)), labs=[lab]
+            )
     result = summarize(manifest, [manifest.lab(lab)], outcomes, target=f"{module}.{target}")
     report = parse_report(result.to_json(), lab=lab)
     return report.without_text(str(root), "<package>") if workspace else report

@@ -220,3 +220,14 @@ def outcomes(rows: Sequence[tuple[str, object]]) -> View:
         else:
             merged.append([label, shown])
     return table(["budget", "outcome"], merged)
+
+
+def budget_rows(rows: Sequence[Any]) -> View:
+    """What ``budget_report`` returned: each group's ids, cost and status."""
+    return table(
+        ["group", "entries", "tokens", "status"],
+        [
+            [index, ", ".join(row.entry_ids), number(row.tokens), row.status]
+            for index, row in enumerate(rows, start=1)
+        ],
+    )

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from course.display.checkreport import parse_report, report_html, report_text
-from course.display.notebook import check, check_command, find_workspace
+from course.display.notebook import check, check_command, check_environment
 
 LAB_2 = [
     "test_lab_11_2_groups_the_chapter_path_into_three_interactions",
@@ -53,12 +53,14 @@ class FakeCheckpoint:
         self.returncode = returncode
         self.commands: list[list[str]] = []
         self.folders: list[Path] = []
+        self.environments: list[dict[str, str]] = []
 
     def __call__(
-        self, command: list[str], cwd: Path, timeout: float
+        self, command: list[str], cwd: Path, env: dict[str, str], timeout: float
     ) -> subprocess.CompletedProcess[str]:
         self.commands.append(command)
         self.folders.append(cwd)
+        self.environments.append(env)
         if self.report is not None:
             Path(command[command.index("--json") + 1]).write_text(json.dumps(self.report))
         return subprocess.CompletedProcess(command, self.returncode, "", "boom: no such lab\n")
@@ -92,14 +94,35 @@ def test_the_command_runs_the_checkpoint_for_one_lab(tmp_path: Path) -> None:
     runner = FakeCheckpoint(fake_report(["passed"] * 3))
     check("11.2", start=tmp_path, runner=runner)
     command = runner.commands[0]
-    assert command[1:5] == ["-m", "course.harness.checkpoint", "11", "--lab"]
-    assert command[5] == "11.2" and "--json" in command and "--practice" not in command
+    assert command[1:4] == ["-m", "course.harness.checkpoint", "11"]
+    assert command[command.index("--lab") + 1] == "11.2"
+    assert "--json" in command and "--practice" not in command
+
+
+def test_a_chapter_check_runs_every_lab(tmp_path: Path) -> None:
+    runner = FakeCheckpoint(fake_report(["passed"] * 3))
+    check("11", start=tmp_path, runner=runner)
+    assert "--lab" not in runner.commands[0]
+
+
+def test_the_kernels_colour_switches_do_not_reach_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("PY_COLORS", "1")
+    runner = FakeCheckpoint(fake_report(["passed"] * 3))
+    check("11.2", start=tmp_path, runner=runner)
+    env = runner.environments[0]
+    assert "FORCE_COLOR" not in env and "PY_COLORS" not in env and env["NO_COLOR"] == "1"
+    assert "FORCE_COLOR" not in check_environment()
 
 
 def test_inside_a_workspace_the_check_names_it_and_hides_its_path(tmp_path: Path) -> None:
     workspace = tmp_path / "practice-11"
     (workspace / "notebooks").mkdir(parents=True)
-    (workspace / ".course-workspace.toml").write_text('chapter = "11"\npackage = "pi_course"\n')
+    (workspace / ".course-workspace.toml").write_text(
+        'chapter = "11"\npackage = "pi_course"\nparent_fingerprint = "x"\n'
+    )
     report = fake_report(
         ["failed", "passed", "passed"],
         [f"AssertionError: {workspace}/pi_course/context.py broke", "", ""],
@@ -126,7 +149,7 @@ def test_a_missing_report_or_a_timeout_is_a_message(tmp_path: Path) -> None:
     assert silent.problem == "the check wrote no report (boom: no such lab)"
     assert "no result" in silent.text
 
-    def too_slow(command: list[str], cwd: Path, timeout: float) -> Any:
+    def too_slow(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> Any:
         raise subprocess.TimeoutExpired(command, timeout)
 
     late = check("11.2", start=tmp_path, runner=too_slow, timeout=7)
@@ -170,7 +193,6 @@ def test_the_real_checkpoint_grades_the_reference() -> None:
 def test_the_real_checkpoint_reports_a_fresh_workspace_as_pending(
     fresh_workspace: Path,
 ) -> None:
-    assert find_workspace(fresh_workspace / "notebooks") is not None
     report = check("11.3", start=fresh_workspace / "notebooks")
     assert [t.status for t in report.tests] == ["pending"] * 3
     assert "Lab 11.3 budget projection not implemented yet" in report.text
