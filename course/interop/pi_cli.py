@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .chapter import SessionPathError, SessionStoreError
+from .chapter import SessionEntryError, SessionPathError, SessionStoreError
 from .pi_format import PiFormatError
 from .pi_import import ImportedSession, import_pi_session, write_atomically, write_chapter_log
 from .pi_report import MAPPING_KINDS, POLICIES, PiImportError
@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(error).replace("repair '", "--repair '"), EXIT_REJECTED)
     except FileExistsError as error:
         return _fail(str(error).replace("pass force", "pass --force"), EXIT_ERROR)
-    except (PiFormatError, SessionStoreError, SessionPathError) as error:
+    except (PiFormatError, SessionEntryError, SessionStoreError, SessionPathError) as error:
         return _fail(f"{args.pi_file}: {error}", EXIT_ERROR)
     except OSError as error:
         return _fail(f"{error.filename or args.output}: {error.strerror or error}", EXIT_ERROR)

@@ -6,6 +6,7 @@ import copy
 import gzip
 import json
 import os
+import re
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -112,7 +113,19 @@ def _parse_line(raw: bytes, number: int) -> PiLine:
         raise PiFormatError(f"invalid JSON ({error})", line=number) from None
     if not isinstance(value, dict):
         raise PiFormatError(f"must be a JSON object, got {json_kind(value)}", line=number)
+    if _SURROGATE_ESCAPE.search(raw):  # the bytes were UTF-8: only an escape can hold one
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise PiFormatError(
+                "holds a lone surrogate (a \\ud800-\\udfff escape), which a chapter log in "
+                "UTF-8 cannot store",
+                line=number,
+            ) from None
     return PiLine(number, value)
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _check_header(header: PiLine) -> None:

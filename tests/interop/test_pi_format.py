@@ -79,12 +79,18 @@ HEAD = b'{"type":"session","id":"s"}\n'
         (HEAD + b'{"kind":"x"}\n', "line 2: type: must be a string, got null"),
         (HEAD + b'{"type":"session","id":"t"}\n', "line 2: type: a second session header"),
         (b"\x1f\x8bnot really gzip", "not a readable gzip file"),
+        (HEAD + b'{"type":"x","text":"a \\udc00"}\n', "line 2: holds a lone surrogate"),
     ],
 )
 def test_bad_input_names_the_line_and_field(data: bytes, expected: str) -> None:
     with pytest.raises(PiFormatError) as caught:
         parse_pi_session(data)
     assert str(caught.value).startswith(expected)
+
+
+def test_a_surrogate_pair_is_text_not_an_error() -> None:
+    data = HEAD + b'{"type":"x","text":"\\ud83d\\ude00"}\n'
+    assert parse_pi_session(data).entries[0].data["text"] == "\U0001f600"
 
 
 def test_a_missing_file_is_a_format_error_not_a_traceback(tmp_path: Path) -> None:
