@@ -1,4 +1,4 @@
-"""Command line for JSONL session logs: check one, or set its torn tail aside."""
+"""Command line for JSONL session logs: check one, set its torn tail aside, import one from Pi."""
 
 from __future__ import annotations
 
@@ -42,11 +42,21 @@ def repair(path: Path) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``session-log check LOG`` or ``session-log repair LOG``."""
-    parser = argparse.ArgumentParser(prog="session-log", description=__doc__)
+    """``session-log check LOG``, ``session-log repair LOG`` or ``session-log import …``."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["import"]:
+        from ..interop.pi_cli import main as import_main
+
+        return import_main(arguments[1:])
+    parser = argparse.ArgumentParser(
+        prog="session-log",
+        description=__doc__,
+        epilog="session-log import PI_FILE -o OUT.jsonl [--repair strict|synthesize|drop]: "
+        "see session-log import --help",
+    )
     parser.add_argument("command", choices=("check", "repair"))
     parser.add_argument("log", type=Path)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     if not args.log.is_file():
         say(f"session-log: {args.log}: no such file", error=True)
         return 2

@@ -1,0 +1,139 @@
+"""Importing a Pi session: the chapter entries, the active path and the report; writing the log."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .chapter import (
+    InteractionError,
+    SessionEntry,
+    SessionEntryError,
+    encode_entry,
+    group_interactions,
+    parse_session_entry,
+    path_to,
+    recover_jsonl,
+)
+from .pi_format import PiFormatError, PiSession, migrate, read_pi_session
+from .pi_mapping import Draft, map_session
+from .pi_repair import repair as repair_drafts
+from .pi_report import POLICIES, ImportReport, PiImportError, Policy, ReportItem, sorted_items
+
+
+@dataclass(frozen=True)
+class ImportedSession:
+    """A Pi session as the chapter's entries: the whole tree, its active path and the report.
+
+    ``entries`` are in log order (every parent before its children) and the last one is the
+    leaf: the entry standing for Pi's last line, or the last one a repair appended after it.
+    """
+
+    entries: list[SessionEntry]
+    leaf_id: str
+    path: list[SessionEntry]
+    report: ImportReport
+
+    def to_jsonl(self) -> bytes:
+        """The chapter log: one committed JSONL line per entry."""
+        return chapter_log_bytes(self.entries)
+
+
+def import_pi_session(
+    path: str | os.PathLike[str], *, repair: Policy = "strict"
+) -> ImportedSession:
+    """Read, migrate and map the Pi session file at ``path`` (``.jsonl`` or ``.jsonl.gz``).
+
+    Raises ``PiFormatError`` for input that is not a Pi session (naming the line and field)
+    and, with ``repair="strict"``, ``PiImportError`` where the chapter's rules reject it.
+    """
+    return convert_pi_session(read_pi_session(path), repair=repair)
+
+
+def convert_pi_session(session: PiSession, *, repair: Policy = "strict") -> ImportedSession:
+    """The pure part of ``import_pi_session``: a parsed Pi session to chapter entries."""
+    if repair not in POLICIES:
+        raise ValueError(f"repair: must be one of {', '.join(POLICIES)}, got {repair!r}")
+    mapped = map_session(migrate(session))
+    drafts, repairs = repair_drafts(mapped.drafts, repair)
+    entries = [_entry(draft) for draft in drafts]
+    leaf_id = entries[-1].id
+    path = path_to(entries, leaf_id)
+    _check_interactions(path, drafts)
+    report = ImportReport(session.source_version, repair, sorted_items([*mapped.items, *repairs]))
+    return ImportedSession(entries, leaf_id, path, report)
+
+
+def _entry(draft: Draft) -> SessionEntry:
+    try:
+        return parse_session_entry(draft.entry)
+    except SessionEntryError as error:
+        raise PiFormatError(str(error), line=draft.line) from None
+
+
+def _check_interactions(path: Sequence[SessionEntry], drafts: Sequence[Draft]) -> None:
+    """The chapter's own grouping must accept the active path; its error names the line."""
+    try:
+        group_interactions(path)
+    except InteractionError as error:
+        entry_id = str(error).split(":", 1)[0]
+        line = next((d.line for d in drafts if d.id == entry_id), 0)
+        raise PiImportError([ReportItem(line, entry_id, "interaction", str(error))]) from None
+
+
+def chapter_log_bytes(entries: Sequence[SessionEntry]) -> bytes:
+    """One committed JSONL line per entry, as the chapter's store writes them."""
+    return b"".join(encode_entry(entry) for entry in entries)
+
+
+def write_chapter_log(
+    entries: Sequence[SessionEntry], out: str | os.PathLike[str], *, force: bool = False
+) -> Path:
+    """Write ``entries`` as a chapter JSONL log at ``out``, atomically.
+
+    The bytes are read back with the store's own reader before anything is written, the file
+    appears whole or not at all, and an existing file is replaced only with ``force``
+    (otherwise ``FileExistsError``).
+    """
+    data = chapter_log_bytes(entries)
+    recover_jsonl(data)
+    return write_atomically(Path(out), data, force=force)
+
+
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+def write_atomically(target: Path, data: bytes, *, force: bool) -> Path:
+    """Write ``data`` to a temporary file beside ``target``, flush it, then move it in place."""
+    if target.exists() and not force:
+        raise FileExistsError(f"{target}: already exists (pass force to replace it)")
+    if not target.parent.is_dir():
+        raise FileNotFoundError(2, "no such directory", str(target.parent))
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+        with open(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if force:
+            os.replace(temporary, target)
+        else:
+            os.link(temporary, target)  # fails if the name was taken meanwhile
+            os.unlink(temporary)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    directory = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+    return target

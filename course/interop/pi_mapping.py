@@ -1,0 +1,434 @@
+"""Pi entries (format v3) mapped one by one onto the chapter's message, metadata, compaction."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from .chapter import SessionEntryError, parse_session_entry, summary_to_json
+from .pi_format import PiFormatError, PiLine, PiSession, json_kind
+from .pi_report import ReportItem
+from .pi_summary import summary_from_markdown
+
+COMMON = ("type", "id", "parentId", "timestamp")
+"""The fields every entry has, in Pi and in the chapter."""
+
+HEADER_KEY = "pi.session"
+SUMMARY_KEY = "pi.compaction.summary"
+MESSAGE_KEY = "pi.message"
+"""Metadata keys: the header, a compaction's Markdown, a Pi message that is data only."""
+
+COMPACTION_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:"
+    "\n\n<summary>\n"
+)
+COMPACTION_SUFFIX = "\n</summary>"
+BRANCH_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+BRANCH_SUFFIX = "</summary>"
+"""The wrappers Pi puts around summaries it sends as user messages."""
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A chapter entry (as its JSON object) and the Pi line it stands for."""
+
+    line: int
+    entry: dict[str, Any]
+    source: dict[str, Any] | None = None
+    """The Pi entry behind it; None for entries the import adds."""
+    stop_reason: str = ""
+    """An assistant message's ``stopReason`` (aborted, error, ...), for report messages."""
+
+    @property
+    def id(self) -> str:
+        entry_id: str = self.entry["id"]
+        return entry_id
+
+    @property
+    def parent_id(self) -> str | None:
+        parent: str | None = self.entry["parentId"]
+        return parent
+
+    @property
+    def role(self) -> str:
+        """The message role, or "" for metadata and compaction entries."""
+        if self.entry["type"] != "message":
+            return ""
+        role: str = self.entry["message"]["role"]
+        return role
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """The drafts of a whole session in file order (the header's first) and the lossy items."""
+
+    drafts: list[Draft]
+    items: list[ReportItem]
+
+
+def map_session(session: PiSession) -> Mapped:
+    """Map a migrated (v3) session; the header becomes the root metadata entry."""
+    if session.version != 3:
+        raise ValueError(f"map_session needs a migrated session (v3), got v{session.version}")
+    header = session.header
+    header_id: str = header.data["id"]
+    used = {header_id} | {record.data["id"] for record in session.entries}
+    items: list[ReportItem] = []
+    value = {k: v for k, v in header.data.items() if k not in COMMON}
+    value["sourceVersion"] = session.source_version
+    root = _Mapper(header, header_id, None, items)
+    drafts = [root.metadata(HEADER_KEY, value)]
+    for record in session.entries:
+        mapper = _Mapper(record, record.data["id"], record.data.get("parentId") or header_id, items)
+        drafts.extend(mapper.map_entry(used))
+    return Mapped(drafts, items)
+
+
+def data_only(source: dict[str, Any], reason: str) -> dict[str, Any]:
+    """The value of a metadata entry keeping a Pi entry as data: its fields and why."""
+    return {**{k: v for k, v in source.items() if k not in COMMON}, "reason": reason}
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def fresh_id(base: str, used: set[str]) -> str:
+    """``base``, or ``base-2``, ``base-3``… whichever is free; the id is then taken."""
+    candidate, number = base, 1
+    while candidate in used:
+        number += 1
+        candidate = f"{base}-{number}"
+    used.add(candidate)
+    return candidate
+
+
+UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def iso_to_millis(value: object) -> int | float:
+    """An ISO 8601 timestamp as Unix milliseconds (an int unless it has sub-millisecond digits).
+
+    A timestamp without a zone is read as UTC; a number is taken to be milliseconds already.
+    """
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"must be a non-negative number of milliseconds, got {value!r}")
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"must be an ISO 8601 string, got {json_kind(value)}")
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"must be an ISO 8601 timestamp, got {value!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    micros = (moment - UNIX_EPOCH) // timedelta(microseconds=1)
+    if micros < 0:
+        raise ValueError(f"is before 1970, which the chapter's timestamps cannot hold: {value!r}")
+    return micros // 1000 if micros % 1000 == 0 else micros / 1000
+
+
+def bash_execution_text(message: dict[str, Any]) -> str:
+    """The user text Pi sends the model for a ``bashExecution`` message."""
+    text = f"Ran `{message['command']}`\n"
+    output = message.get("output")
+    text += f"```\n{output}\n```" if output else "(no output)"
+    exit_code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif exit_code is not None and exit_code != 0:
+        text += f"\n\nCommand exited with code {exit_code}"
+    if message.get("truncated") and message.get("fullOutputPath"):
+        text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
+    return text
+
+
+class _Mapper:
+    """Maps one Pi line; errors and report items name its line and entry id."""
+
+    def __init__(
+        self, record: PiLine, entry_id: str, parent: str | None, items: list[ReportItem]
+    ) -> None:
+        self.record = record
+        self.data = record.data
+        self.id = entry_id
+        self.parent = parent
+        self.items = items
+        self.dropped: list[str] = []
+
+    # ------------------------------------------------------------------ helpers
+
+    def fail(self, field: str, problem: str) -> PiFormatError:
+        return PiFormatError(problem, line=self.record.line, field=field)
+
+    def note(self, kind: str, message: str) -> None:
+        self.items.append(ReportItem(self.record.line, self.id, kind, message))
+
+    def get(self, value: dict[str, Any], key: str, path: str, check: Callable[[Any], bool]) -> Any:
+        if key not in value:
+            raise self.fail(_join(path, key), "missing field")
+        if not check(value[key]):
+            raise self.fail(_join(path, key), f"has the wrong type ({json_kind(value[key])})")
+        return value[key]
+
+    def string(self, value: dict[str, Any], key: str, path: str) -> str:
+        text: str = self.get(value, key, path, lambda v: isinstance(v, str))
+        return text
+
+    def drop_fields(self, value: dict[str, Any], path: str, carried: Iterable[str]) -> None:
+        keep = set(carried)
+        self.dropped.extend(_join(path, key) for key in value if key not in keep)
+
+    def finish(self, entry: dict[str, Any], stop_reason: str = "") -> Draft:
+        if self.dropped:
+            self.note("fields", "not carried: " + ", ".join(self.dropped))
+        self.validate(entry)
+        return Draft(self.record.line, entry, self.data, stop_reason)
+
+    def validate(self, entry: dict[str, Any]) -> None:
+        """The chapter's parser must accept the entry; its error then names this line."""
+        try:
+            parse_session_entry(entry)
+        except SessionEntryError as error:
+            raise PiFormatError(str(error), line=self.record.line) from None
+
+    def common(self, kind: str, entry_id: str | None = None) -> dict[str, Any]:
+        if "timestamp" not in self.data:
+            raise self.fail("timestamp", "missing field")
+        try:
+            timestamp = iso_to_millis(self.data.get("timestamp"))
+        except ValueError as error:
+            raise self.fail("timestamp", str(error)) from None
+        return {
+            "type": kind,
+            "id": entry_id or self.id,
+            "parentId": self.parent,
+            "timestamp": timestamp,
+        }
+
+    def metadata(self, key: str, value: Any) -> Draft:
+        return self.finish({**self.common("metadata"), "key": key, "value": value})
+
+    def user(self, content: str | list[dict[str, Any]]) -> Draft:
+        message = {"role": "user", "content": content}
+        return self.finish({**self.common("message"), "message": message})
+
+    # ------------------------------------------------------------------ entries
+
+    def map_entry(self, used: set[str]) -> list[Draft]:
+        kind = self.record.type
+        rest = {k: v for k, v in self.data.items() if k not in COMMON}
+        if kind == "message":
+            return [self.message()]
+        if kind == "compaction":
+            return self.compaction(used)
+        if kind in ("thinking_level_change", "model_change", "label", "session_info", "custom"):
+            return [self.metadata(f"pi.{kind}", rest)]
+        if kind == "branch_summary":
+            summary = self.string(self.data, "summary", "")
+            if not summary:
+                return [self.metadata(f"pi.{kind}", rest)]
+            self.drop_fields(rest, "", ("summary",))
+            self.note("converted", "branch_summary became the user message Pi sends for it")
+            return [self.user([{"type": "text", "text": BRANCH_PREFIX + summary + BRANCH_SUFFIX}])]
+        if kind == "custom_message":
+            content = self.user_content(self.data, "")
+            self.drop_fields(rest, "", ("content",))
+            self.note("converted", "custom_message became the user message Pi sends for it")
+            return [self.user(content)]
+        raise self.fail(
+            "type",
+            f"unknown entry type {kind!r} (Pi v3 knows message, thinking_level_change, "
+            "model_change, compaction, branch_summary, custom, custom_message, label, "
+            "session_info)",
+        )
+
+    def compaction(self, used: set[str]) -> list[Draft]:
+        markdown = self.string(self.data, "summary", "")
+        tokens = self.get(self.data, "tokensBefore", "", _is_amount)
+        first_kept = self.data.get("firstKeptEntryId", "")
+        if not isinstance(first_kept, str):
+            raise self.fail("firstKeptEntryId", f"must be a string, got {json_kind(first_kept)}")
+        mapping = summary_from_markdown(markdown)
+        text_id = fresh_id(f"{self.id}~summary", used)
+        kept = {k: v for k, v in self.data.items() if k not in COMMON + ("tokensBefore",)}
+        value = {"compactionId": self.id, **kept}
+        text = self.finish({**self.common("metadata", text_id), "key": SUMMARY_KEY, "value": value})
+        self.parent = text_id
+        entry = {
+            **self.common("compaction"),
+            "summary": summary_to_json(mapping.summary),
+            "firstKeptEntryId": first_kept,
+            "tokensBefore": tokens,
+        }
+        self.note(
+            "summary",
+            f"Markdown summary ({len(markdown):,} characters) split into the seven fields "
+            f"({mapping.describe()}); the text is kept in metadata entry {text_id} "
+            f"(key {SUMMARY_KEY})",
+        )
+        # a missing first kept id is for the repair policies; everything else is checked here
+        self.validate({**entry, "firstKeptEntryId": first_kept or "(missing)"})
+        return [text, Draft(self.record.line, entry, self.data)]
+
+    # ------------------------------------------------------------------ messages
+
+    def message(self) -> Draft:
+        message = self.get(self.data, "message", "", lambda v: isinstance(v, dict))
+        role = self.get(message, "role", "message", lambda v: isinstance(v, str))
+        self.drop_fields(self.data, "", COMMON + ("message",))
+        if role == "user":
+            self.drop_fields(message, "message", ("role", "content"))
+            return self.user(self.user_content(message, "message"))
+        if role == "assistant":
+            return self.assistant(message)
+        if role == "toolResult":
+            return self.tool_result(message)
+        if role == "bashExecution":
+            return self.bash_execution(message)
+        if role in ("custom", "branchSummary", "compactionSummary"):
+            return self.wrapped(role, message)
+        raise self.fail(
+            "message.role",
+            f"unknown message role {role!r} (Pi v3 knows user, assistant, toolResult, "
+            "bashExecution, custom, branchSummary, compactionSummary)",
+        )
+
+    def assistant(self, message: dict[str, Any]) -> Draft:
+        self.drop_fields(message, "message", ("role", "content"))
+        blocks = self.get(message, "content", "message", lambda v: isinstance(v, list))
+        content: list[dict[str, Any]] = []
+        thinking = 0
+        for path, kind, block in self.each_block(blocks, "message.content"):
+            if kind == "text":
+                content.append(self.text_block(block, path))
+            elif kind == "toolCall":
+                content.append(
+                    {
+                        "type": "toolCall",
+                        "id": self.string(block, "id", path),
+                        "name": self.string(block, "name", path),
+                        "arguments": self.get(
+                            block, "arguments", path, lambda v: isinstance(v, dict)
+                        ),
+                    }
+                )
+                self.drop_fields(block, path, ("type", "id", "name", "arguments"))
+            elif kind == "thinking":
+                thinking += 1
+            else:
+                raise self.fail(
+                    f"{path}.type",
+                    f"unknown assistant block {kind!r} (Pi knows text, thinking, toolCall)",
+                )
+        if thinking:
+            self.note(
+                "thinking",
+                f"{thinking} thinking block{'s' if thinking > 1 else ''} not carried (the "
+                "chapter's assistant content is text and tool calls)",
+            )
+        stop = message.get("stopReason")
+        entry = {
+            **self.common("message"),
+            "message": {"role": "assistant", "content": content},
+        }
+        return self.finish(entry, stop if isinstance(stop, str) else "")
+
+    def tool_result(self, message: dict[str, Any]) -> Draft:
+        carried = ("role", "toolCallId", "toolName", "content", "isError")
+        self.drop_fields(message, "message", carried)
+        content = self.user_content(message, "message")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        is_error = self.get(message, "isError", "message", lambda v: isinstance(v, bool))
+        result = {
+            "role": "toolResult",
+            "toolCallId": self.string(message, "toolCallId", "message"),
+            "toolName": self.string(message, "toolName", "message"),
+            "content": content,
+            "isError": is_error,
+        }
+        return self.finish({**self.common("message"), "message": result})
+
+    def bash_execution(self, message: dict[str, Any]) -> Draft:
+        self.string(message, "command", "message")
+        if message.get("excludeFromContext") is True:
+            self.note(
+                "converted",
+                f"bashExecution excluded from the model's context kept as data "
+                f"(metadata key {MESSAGE_KEY}), as Pi never sends it",
+            )
+            self.dropped.clear()
+            return self.metadata(MESSAGE_KEY, data_only(self.data, "excluded from context"))
+        carried = ["role", "command", "output", "exitCode", "cancelled", "truncated"]
+        if message.get("truncated"):
+            carried.append("fullOutputPath")
+        self.drop_fields(message, "message", carried)
+        self.note("converted", "bashExecution became the user text Pi sends the model for it")
+        return self.user([{"type": "text", "text": bash_execution_text(message)}])
+
+    def wrapped(self, role: str, message: dict[str, Any]) -> Draft:
+        if role == "custom":
+            content = self.user_content(message, "message")
+            self.drop_fields(message, "message", ("role", "content"))
+        else:
+            summary = self.string(message, "summary", "message")
+            prefix, suffix = (
+                (BRANCH_PREFIX, BRANCH_SUFFIX)
+                if role == "branchSummary"
+                else (COMPACTION_PREFIX, COMPACTION_SUFFIX)
+            )
+            content = [{"type": "text", "text": prefix + summary + suffix}]
+            self.drop_fields(message, "message", ("role", "summary"))
+        self.note("converted", f"{role} message became the user message Pi sends for it")
+        return self.user(content)
+
+    def user_content(self, value: dict[str, Any], path: str) -> str | list[dict[str, Any]]:
+        """Text stays text; an image becomes a text placeholder (reported)."""
+        content = self.get(value, "content", path, lambda v: isinstance(v, (str, list)))
+        if isinstance(content, str):
+            return content
+        blocks: list[dict[str, Any]] = []
+        for where, kind, block in self.each_block(content, _join(path, "content")):
+            if kind == "text":
+                blocks.append(self.text_block(block, where))
+            elif kind == "image":
+                data = block.get("data")
+                mime = block.get("mimeType", "image")
+                size = f"{len(data):,} base64 characters" if isinstance(data, str) else "no data"
+                text = f"[image omitted on import: {mime}, {size}]"
+                blocks.append({"type": "text", "text": text})
+                self.note("image", f"{where}: image ({mime}) became the text {text!r}")
+            else:
+                raise self.fail(f"{where}.type", f"unknown content block {kind!r}")
+        return blocks
+
+    def each_block(self, blocks: list[Any], path: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """(path, type, block) for each content block, each checked to be a typed object."""
+        for index, block in enumerate(blocks):
+            where = f"{path}[{index}]"
+            if not isinstance(block, dict):
+                raise self.fail(where, f"must be an object, got {json_kind(block)}")
+            kind = block.get("type")
+            if not isinstance(kind, str):
+                raise self.fail(f"{where}.type", f"must be a string, got {json_kind(kind)}")
+            yield where, kind, block
+
+    def text_block(self, block: dict[str, Any], path: str) -> dict[str, Any]:
+        self.drop_fields(block, path, ("type", "text"))
+        return {"type": "text", "text": self.string(block, "text", path)}
+
+
+def _is_amount(value: object) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )

@@ -1,0 +1,334 @@
+"""The chapter's interaction rules on every branch of an imported tree, and the repair policies."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .pi_mapping import MESSAGE_KEY, Draft, data_only, fresh_id
+from .pi_report import PiImportError, Policy, ReportItem, sorted_items
+
+SYNTHETIC_RESULT = (
+    "No result provided (synthesised on import: the Pi session records no result for this call)"
+)
+SYNTHETIC_USER = "(synthesised on import: the Pi session has no user message before this point)"
+MAX_ROUNDS = 4
+"""Repairs settle in two rounds (``drop`` may orphan results on other branches); more is a bug."""
+
+
+@dataclass(frozen=True)
+class _Call:
+    entry: Draft
+    index: int
+    call_id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class _State:
+    """What one path has seen up to an entry: the open interaction's calls and results."""
+
+    seen_user: bool = False
+    start: str = ""
+    pending: tuple[_Call, ...] = ()
+    answered: frozenset[str] = frozenset()
+    declared: frozenset[str] = frozenset()
+    renames: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class _Plan:
+    """The repairs one round decided, applied together by ``_apply``."""
+
+    items: list[ReportItem] = field(default_factory=list)
+    before: dict[str, list[Draft]] = field(default_factory=dict)
+    after: dict[str, list[Draft]] = field(default_factory=dict)
+    removed_calls: dict[str, set[int]] = field(default_factory=dict)
+    renamed_calls: dict[str, dict[int, str]] = field(default_factory=dict)
+    renamed_results: dict[str, str] = field(default_factory=dict)
+    as_data: dict[str, str] = field(default_factory=dict)
+    first_kept: dict[str, str] = field(default_factory=dict)
+
+
+def repair(drafts: list[Draft], policy: Policy) -> tuple[list[Draft], list[ReportItem]]:
+    """Apply ``policy`` until every path meets the chapter's rules; ``strict`` only checks.
+
+    ``strict`` raises ``PiImportError`` listing every place the rules reject. The other two
+    repair each place and report it: ``synthesize`` adds the missing results (and a user
+    message where a path has none before an assistant message), ``drop`` removes unanswered
+    calls and keeps the messages no user message starts as data. Both keep orphan results
+    as data, rename a re-declared call id, and move a compaction's first kept id to a user
+    message on its path.
+    """
+    used = {draft.id for draft in drafts}
+    if policy == "strict":
+        problems = _Rules(drafts, policy, used).run().items
+        problems += _compaction_plan(drafts, policy, used).items
+        if problems:
+            raise PiImportError(list(sorted_items(problems)))
+        return drafts, []
+    items: list[ReportItem] = []
+    for _ in range(MAX_ROUNDS):
+        plan = _Rules(drafts, policy, used).run()
+        if not plan.items:
+            break
+        drafts = _apply(drafts, plan)
+        items += plan.items
+    else:  # pragma: no cover - each round removes what the previous one left
+        raise RuntimeError(f"repair {policy!r} did not settle in {MAX_ROUNDS} rounds")
+    plan = _compaction_plan(drafts, policy, used)
+    return _apply(drafts, plan), items + plan.items
+
+
+class _Rules:
+    """One pass over the tree in file order (parents first), one path state per entry."""
+
+    def __init__(self, drafts: list[Draft], policy: Policy, used: set[str]) -> None:
+        self.drafts = drafts
+        self.policy = policy
+        self.used = used
+        self.plan = _Plan()
+        self.parents = {d.parent_id for d in drafts}
+
+    def run(self) -> _Plan:
+        states: dict[str, _State] = {}
+        for draft in self.drafts:
+            state = states.get(draft.parent_id or "", _State())
+            state = self.visit(draft, state)
+            states[draft.id] = state
+            if draft.id not in self.parents and state.pending:
+                self.unanswered(state, draft, at_end=True)
+        return self.plan
+
+    def note(self, draft: Draft, kind: str, message: str) -> None:
+        self.plan.items.append(ReportItem(draft.line, draft.id, kind, message))
+
+    def visit(self, draft: Draft, state: _State) -> _State:
+        role = draft.role
+        if role == "user":
+            if state.pending:
+                self.unanswered(state, draft, at_end=False)
+            return _State(seen_user=True, start=draft.id)
+        if role == "assistant":
+            if not state.seen_user:
+                opened = self.before_user(draft)
+                if opened is None:
+                    return state  # the message is data now: the path is as it was
+                state = opened
+            return self.calls(draft, state)
+        if role == "toolResult":
+            return self.result(draft, state)
+        return state
+
+    def before_user(self, draft: Draft) -> _State | None:
+        text = "assistant message before any user message on its path"
+        if self.policy == "drop":
+            self.plan.as_data[draft.id] = "before any user message"
+            self.note(draft, "before_user", f"{text}; kept as data (metadata key {MESSAGE_KEY})")
+            return None
+        if self.policy == "synthesize":
+            new = self.new_draft(
+                draft, f"{draft.id}~user", {"role": "user", "content": SYNTHETIC_USER}
+            )
+            self.plan.before.setdefault(draft.id, []).append(new)
+            self.note(draft, "before_user", f"{text}; synthesised user message {new.id} before it")
+            return _State(seen_user=True, start=new.id)
+        self.note(draft, "before_user", text)
+        return _State(seen_user=True, start=draft.id)
+
+    def calls(self, draft: Draft, state: _State) -> _State:
+        pending = list(state.pending)
+        declared = set(state.declared)
+        renames = list(state.renames)
+        for index, block in enumerate(draft.entry["message"]["content"]):
+            if block["type"] != "toolCall":
+                continue
+            call_id: str = block["id"]
+            if call_id in declared:
+                new_id = fresh_id(f"{call_id}~2", set(declared))
+                first = next((c.entry.id for c in pending if c.call_id == call_id), "earlier")
+                text = (
+                    f"tool call id {call_id} is declared again in the interaction starting at "
+                    f"{state.start} (first in {first})"
+                )
+                if self.policy != "strict":
+                    text += f"; renamed {new_id}, and so are the results that follow for it"
+                    self.plan.renamed_calls.setdefault(draft.id, {})[index] = new_id
+                    renames.append((call_id, new_id))
+                self.note(draft, "duplicate_call", text)
+                call_id = new_id
+            declared.add(call_id)
+            pending.append(_Call(draft, index, call_id, block["name"]))
+        return replace(
+            state, pending=tuple(pending), declared=frozenset(declared), renames=tuple(renames)
+        )
+
+    def result(self, draft: Draft, state: _State) -> _State:
+        original: str = draft.entry["message"]["toolCallId"]
+        call_id = next((new for old, new in reversed(state.renames) if old == original), original)
+        match = next((c for c in state.pending if c.call_id == call_id), None)
+        if match is not None:
+            if call_id != original:
+                self.plan.renamed_results[draft.id] = call_id
+            return replace(
+                state,
+                pending=tuple(c for c in state.pending if c is not match),
+                answered=state.answered | {call_id},
+            )
+        if not state.seen_user:
+            text = f"result for tool call {original} before any user message on its path"
+        elif call_id in state.answered:
+            text = (
+                f"second result for tool call {original} in the interaction starting at "
+                f"{state.start}"
+            )
+        else:
+            text = (
+                f"result for tool call {original}, which no assistant message of the interaction "
+                f"starting at {state.start} declares"
+            )
+        if self.policy != "strict":
+            self.plan.as_data[draft.id] = "orphan tool result"
+            text += f"; kept as data (metadata key {MESSAGE_KEY})"
+        self.note(draft, "orphan_result", text)
+        return state
+
+    def unanswered(self, state: _State, anchor: Draft, *, at_end: bool) -> None:
+        where = (
+            f"its path ends (at {anchor.id})" if at_end else f"the interaction ends at {anchor.id}"
+        )
+        chain = self.plan.after if at_end else self.plan.before
+        for call in state.pending:
+            assistant = call.entry
+            text = f"tool call {call.call_id} ({call.name}) has no result before {where}"
+            if assistant.stop_reason not in ("", "toolUse"):
+                text += f"; the assistant message stopped with {assistant.stop_reason!r}"
+            if self.policy == "synthesize":
+                message = {
+                    "role": "toolResult",
+                    "toolCallId": call.call_id,
+                    "toolName": call.name,
+                    "content": [{"type": "text", "text": SYNTHETIC_RESULT}],
+                    "isError": True,
+                }
+                placed = chain.setdefault(anchor.id, [])
+                new = self.new_draft(anchor, f"{anchor.id}~result{len(placed) + 1}", message)
+                placed.append(new)
+                text += f"; synthesised result {new.id}"
+            elif self.policy == "drop":
+                removed = self.plan.removed_calls.setdefault(assistant.id, set())
+                if call.index in removed:
+                    continue  # unanswered on another branch too: one removal, one item
+                removed.add(call.index)
+                text += "; the call is removed from the message"
+            self.note(assistant, "unanswered_call", text)
+
+    def new_draft(self, near: Draft, base: str, message: dict[str, Any]) -> Draft:
+        """A message entry the import adds; its parent is set when it is placed."""
+        entry = {
+            "type": "message",
+            "id": fresh_id(base, self.used),
+            "parentId": None,
+            "timestamp": near.entry["timestamp"],
+            "message": message,
+        }
+        return Draft(near.line, entry)
+
+
+def _compaction_plan(drafts: Sequence[Draft], policy: Policy, used: set[str]) -> _Plan:
+    """Point every compaction's first kept id at a user message on its path before it."""
+    by_id = {draft.id: draft for draft in drafts}
+    plan = _Plan()
+    for draft in drafts:
+        if draft.entry["type"] != "compaction":
+            continue
+        ancestors = _ancestors(draft, by_id)
+        target = draft.entry["firstKeptEntryId"]
+        ids = [a.id for a in ancestors]
+        if target in ids and by_id[target].role == "user":
+            continue
+        if target in ids:
+            position = ids.index(target)
+            older = [a for a in ancestors[position:] if a.role == "user"]
+            newer = [a for a in reversed(ancestors[:position]) if a.role == "user"]
+            chosen = older[0] if older else (newer[0] if newer else None)
+            text = f"first kept entry {target} is not a user message, so it starts no interaction"
+        else:
+            users = [a for a in ancestors if a.role == "user"]
+            chosen = users[0] if users else None
+            text = (
+                "has no first kept entry (Pi keeps nothing from before it)"
+                if not target
+                else f"first kept entry {target} is not on its path before it"
+            )
+        if policy != "strict":
+            if chosen is None:
+                plan.as_data[draft.id] = "no user message before the compaction"
+                text += "; no user message precedes it, kept as data (metadata key pi.compaction)"
+            else:
+                plan.first_kept[draft.id] = chosen.id
+                text += f"; first kept entry is now {chosen.id}"
+        plan.items.append(ReportItem(draft.line, draft.id, "compaction_cut", text))
+    return plan
+
+
+def _ancestors(draft: Draft, by_id: dict[str, Draft]) -> list[Draft]:
+    """The entries above ``draft`` on its path, nearest first."""
+    found: list[Draft] = []
+    parent = draft.parent_id
+    while parent is not None:
+        ancestor = by_id[parent]
+        found.append(ancestor)
+        parent = ancestor.parent_id
+    return found
+
+
+def _apply(drafts: list[Draft], plan: _Plan) -> list[Draft]:
+    """The drafts with one round's repairs: new entries chained in, messages changed."""
+    out: list[Draft] = []
+    for draft in drafts:
+        parent = draft.parent_id
+        for new in plan.before.get(draft.id, ()):
+            out.append(_with_parent(new, parent))
+            parent = new.id
+        draft = _changed(_with_parent(draft, parent), plan)
+        out.append(draft)
+        parent = draft.id
+        for new in plan.after.get(draft.id, ()):
+            out.append(_with_parent(new, parent))
+            parent = new.id
+    return out
+
+
+def _with_parent(draft: Draft, parent: str | None) -> Draft:
+    if draft.parent_id == parent:
+        return draft
+    return replace(draft, entry={**draft.entry, "parentId": parent})
+
+
+def _changed(draft: Draft, plan: _Plan) -> Draft:
+    entry = draft.entry
+    if draft.id in plan.as_data:
+        assert draft.source is not None
+        kind = draft.source.get("type")
+        key = MESSAGE_KEY if kind == "message" else f"pi.{kind}"
+        value = data_only(draft.source, plan.as_data[draft.id])
+        common = {k: entry[k] for k in ("id", "parentId", "timestamp")}
+        return replace(draft, entry={"type": "metadata", **common, "key": key, "value": value})
+    if draft.id in plan.first_kept:
+        return replace(draft, entry={**entry, "firstKeptEntryId": plan.first_kept[draft.id]})
+    removed = plan.removed_calls.get(draft.id, set())
+    renamed = plan.renamed_calls.get(draft.id, {})
+    if removed or renamed:
+        content = [
+            {**block, "id": renamed[index]} if index in renamed else block
+            for index, block in enumerate(entry["message"]["content"])
+            if index not in removed
+        ]
+        message = {**entry["message"], "content": content}
+        return replace(draft, entry={**entry, "message": message})
+    if draft.id in plan.renamed_results:
+        message = {**entry["message"], "toolCallId": plan.renamed_results[draft.id]}
+        return replace(draft, entry={**entry, "message": message})
+    return draft

@@ -1,0 +1,96 @@
+"""The import report: one item per lossy mapping or repair, each with its line, id and kind."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+Policy: TypeAlias = Literal["strict", "synthesize", "drop"]
+POLICIES: tuple[Policy, ...] = ("strict", "synthesize", "drop")
+
+REPAIR_KINDS: dict[str, str] = {
+    "unanswered_call": "a tool call has no result before its interaction ends",
+    "orphan_result": "a tool result answers no call of its interaction, or answers one twice",
+    "duplicate_call": "a tool call id is declared twice in one interaction",
+    "before_user": "an assistant message comes before any user message",
+    "compaction_cut": "a compaction's first kept entry is not a user message before it",
+}
+"""What the chapter's rules reject: ``strict`` stops at the first; the others repair each."""
+
+MAPPING_KINDS: dict[str, str] = {
+    "thinking": "thinking blocks of an assistant message are not carried",
+    "image": "an image block became a text placeholder",
+    "converted": "a Pi-only message or entry became a user message, or data only",
+    "summary": "a Markdown summary was split into the seven fields; the text is kept as data",
+    "fields": "Pi fields the chapter's entry has no place for are not carried",
+}
+"""What the mapping itself changes, under every policy."""
+
+KINDS = {**REPAIR_KINDS, **MAPPING_KINDS}
+
+
+@dataclass(frozen=True)
+class ReportItem:
+    """One lossy or repaired item: the Pi ``line``, the chapter entry ``id``, ``kind``, text."""
+
+    line: int
+    id: str
+    kind: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.id}: {self.kind}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"line": self.line, "id": self.id, "kind": self.kind, "message": self.message}
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What an import changed: every item in line order, and where it came from."""
+
+    source_version: int
+    policy: Policy
+    items: tuple[ReportItem, ...] = field(default=())
+
+    def of_kind(self, *kinds: str) -> list[ReportItem]:
+        """The items of the given kinds, in line order."""
+        return [item for item in self.items if item.kind in kinds]
+
+    @property
+    def repairs(self) -> list[ReportItem]:
+        """The items where a chapter rule was broken and the policy repaired it."""
+        return self.of_kind(*REPAIR_KINDS)
+
+    def counts(self) -> dict[str, int]:
+        """How many items of each kind, in the documented order of kinds."""
+        found = Counter(item.kind for item in self.items)
+        return {kind: found[kind] for kind in KINDS if found[kind]}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sourceVersion": self.source_version,
+            "policy": self.policy,
+            "counts": self.counts(),
+            "items": [item.to_json() for item in self.items],
+        }
+
+
+def sorted_items(items: Iterable[ReportItem]) -> tuple[ReportItem, ...]:
+    """Items by line, the order they were found kept within a line."""
+    return tuple(sorted(items, key=lambda item: item.line))
+
+
+class PiImportError(ValueError):
+    """``strict`` met what the chapter's rules reject; ``items`` lists every such place."""
+
+    def __init__(self, items: list[ReportItem]) -> None:
+        self.items = items
+        first = items[0]
+        more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
+        super().__init__(
+            f"{first}{more}; the chapter's rules reject this session as it is: import it with "
+            "repair 'synthesize' or 'drop'"
+        )

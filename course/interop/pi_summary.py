@@ -1,0 +1,228 @@
+"""Pi's Markdown compaction summary split into the chapter's seven summary fields."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from .chapter import CompactionSummary
+
+FIELD_KEYS = {
+    "goal": "goal",
+    "constraints": "constraints",
+    "completed": "completed",
+    "decisions": "decisions",
+    "changed_files": "changedFiles",
+    "unresolved": "unresolved",
+    "next": "next",
+}
+"""Summary attribute → the chapter's JSON key, for messages."""
+
+FALLBACK_FIELD = "constraints"
+"""Where a section with no field of its own goes, each item prefixed by its heading."""
+
+NO_GOAL = "(the Pi summary states no goal)"
+
+_FIELD_WORDS: tuple[tuple[str, str], ...] = (
+    ("goal", r"goals?|objectives?"),
+    ("next", r"next|in progress|todo|to do|remaining|current task|plan"),
+    ("unresolved", r"blocked|blockers?|unresolved|open questions?|issues?|problems?|risks?"),
+    ("decisions", r"decisions?|decided|agreed"),
+    ("changed_files", r"modified-files|files?"),
+    ("completed", r"done|completed|progress|accomplished|finished"),
+    ("constraints", r"constraints?|preferences?|requirements?|rules?|conventions?"),
+)
+"""The first row whose words occur in a heading (as whole words) names the heading's field.
+
+Pi's ``<read-files>`` list names none (``-`` binds words), so its lines go to ``constraints``
+as ``read-files — path``; ``<modified-files>`` lines are changed files.
+"""
+
+_FIELD_PATTERNS = tuple(
+    (name, re.compile(rf"(?<![\w-])(?:{words})(?![\w-])")) for name, words in _FIELD_WORDS
+)
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_RULE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+_BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(.*)$")
+_OPEN_TAG = re.compile(r"^[ \t]*<([A-Za-z][\w-]*)>[ \t]*$")
+_CLOSE_TAG = re.compile(r"^[ \t]*</([A-Za-z][\w-]*)>[ \t]*$")
+
+
+def heading_field(heading: str) -> str | None:
+    """The summary field a heading names on its own, or None."""
+    text = heading.lower()
+    for name, pattern in _FIELD_PATTERNS:
+        if pattern.search(text):
+            return name
+    return None
+
+
+Origin: TypeAlias = Literal["named", "inherited", "fallback"]
+"""How a section got its field: its heading names it, a heading above names it, or neither."""
+
+
+@dataclass
+class _Section:
+    level: int
+    heading: str
+    target: str
+    """The summary attribute its items go to."""
+    origin: Origin
+    line_items: bool = False
+    items: list[str] = field(default_factory=list)
+
+    @property
+    def prefix(self) -> str | None:
+        """Items of a section whose heading names no field carry the heading."""
+        return None if self.origin == "named" or not self.heading else self.heading
+
+
+@dataclass(frozen=True)
+class SummaryMapping:
+    """A Markdown summary as seven fields, and which heading went to which field."""
+
+    summary: CompactionSummary
+    named: tuple[tuple[str, str], ...]
+    """(heading, summary attribute) for every heading that names its field."""
+    unnamed: tuple[str, ...]
+    """Headings that name no field: their items went to ``constraints``, prefixed."""
+
+    def describe(self) -> str:
+        """One line: each field and the headings that went there."""
+        by_field: dict[str, list[str]] = {}
+        for heading, name in self.named:
+            by_field.setdefault(FIELD_KEYS[name], []).append(heading)
+        parts = [f"{key}: {', '.join(headings)}" for key, headings in by_field.items()]
+        if self.unnamed:
+            parts.append(f"{FIELD_KEYS[FALLBACK_FIELD]} (prefixed): {', '.join(self.unnamed)}")
+        return "; ".join(parts) if parts else "no headings"
+
+
+class _Splitter:
+    """Walks the Markdown line by line, collecting items under the current section."""
+
+    def __init__(self) -> None:
+        self.sections: list[_Section] = [_Section(0, "", FALLBACK_FIELD, "fallback")]
+        self.stack: list[_Section] = []
+        self.block: list[str] | None = None
+        self.block_kind = ""
+        self.fence = ""
+
+    @property
+    def current(self) -> _Section:
+        return self.sections[-1]
+
+    def end_block(self) -> None:
+        if self.block is not None:
+            text = "\n".join(self.block).strip("\n")
+            if text.strip():
+                self.current.items.append(text)
+        self.block = None
+        self.block_kind = ""
+
+    def start_block(self, kind: str, first: str) -> None:
+        self.end_block()
+        self.block = [first]
+        self.block_kind = kind
+
+    def open_section(self, level: int, heading: str, *, line_items: bool = False) -> None:
+        self.end_block()
+        while self.stack and self.stack[-1].level >= level:
+            self.stack.pop()
+        own = heading_field(heading)
+        named = next((s for s in reversed(self.stack) if s.origin == "named"), None)
+        if own is not None:
+            section = _Section(level, heading, own, "named", line_items)
+        elif named is not None:
+            section = _Section(level, heading, named.target, "inherited", line_items)
+        else:
+            section = _Section(level, heading, FALLBACK_FIELD, "fallback", line_items)
+        self.stack.append(section)
+        self.sections.append(section)
+
+    def close_tag(self) -> None:
+        self.end_block()
+        self.stack.clear()
+        self.sections.append(_Section(0, "", FALLBACK_FIELD, "fallback"))
+
+    def feed(self, line: str) -> None:
+        if self.block_kind == "fence":
+            assert self.block is not None
+            self.block.append(line)
+            if line.strip().startswith(self.fence) and not line.strip().strip(self.fence[0]):
+                self.end_block()
+            return
+        if (fence := _FENCE.match(line)) is not None:
+            self.fence = fence.group(1)
+            self.start_block("fence", line)
+            return
+        if (heading := _HEADING.match(line)) is not None:
+            self.open_section(len(heading.group(1)), heading.group(2).strip())
+        elif (tag := _OPEN_TAG.match(line)) is not None:
+            self.open_section(1, tag.group(1), line_items=True)
+        elif _CLOSE_TAG.match(line) is not None:
+            self.close_tag()
+        elif not line.strip() or _RULE.match(line):
+            self.end_block()
+        elif self.current.line_items:
+            self.start_block("line", line.strip())
+        elif (bullet := _BULLET.match(line)) is not None:
+            self.start_block("bullet", bullet.group(1).strip())
+        elif line.lstrip().startswith("|"):
+            if self.block_kind != "table":
+                self.start_block("table", line.strip())
+            else:
+                assert self.block is not None
+                self.block.append(line.strip())
+        elif self.block is not None and (
+            self.block_kind == "paragraph" or (self.block_kind == "bullet" and line[:1].isspace())
+        ):
+            self.block.append(line.strip())
+        else:
+            self.start_block("paragraph", line.strip())
+
+    def finish(self) -> list[_Section]:
+        self.end_block()
+        return self.sections
+
+
+def summary_from_markdown(markdown: str) -> SummaryMapping:
+    """Split a Markdown summary into the seven fields; every body line lands in a field.
+
+    Headings choose the field (``_FIELD_WORDS``); a heading that names none inherits the
+    field of the nearest heading above it that does, or else goes to ``constraints``, and
+    then its items are prefixed with its text. Items are list entries, paragraphs, tables and
+    fenced code blocks, kept verbatim; the lines between ``<read-files>``/``<modified-files>``
+    tags (which Pi appends) are one item each. Headings and rules are structure, not items.
+    The goal is the text of the goal sections, else the first heading that names no field,
+    else the first item.
+    """
+    splitter = _Splitter()
+    for line in markdown.replace("\r\n", "\n").split("\n"):
+        splitter.feed(line)
+    sections = splitter.finish()
+    fields: dict[str, list[str]] = {name: [] for name in FIELD_KEYS}
+    for section in sections:
+        items = section.items
+        if not items and section.origin == "inherited":
+            fields[section.target].append(section.heading)  # an empty step is still a step
+            continue
+        prefix = section.prefix
+        fields[section.target].extend(f"{prefix} — {item}" if prefix else item for item in items)
+    goal = "\n".join(fields.pop("goal")).strip() or _fallback_goal(sections)
+    summary = CompactionSummary(goal=goal, **fields)
+    named = tuple((s.heading, s.target) for s in sections if s.origin == "named")
+    unnamed = tuple(s.heading for s in sections if s.origin == "fallback" and s.prefix and s.items)
+    return SummaryMapping(summary, named, unnamed)
+
+
+def _fallback_goal(sections: list[_Section]) -> str:
+    for section in sections:
+        if section.heading and section.origin != "named":
+            return section.heading
+    for section in sections:
+        if section.items:
+            return section.items[0]
+    return NO_GOAL

@@ -1,0 +1,13 @@
+"""The real Pi sessions shipped with the kit (``course/data/pi-sessions``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PI_SESSIONS_DIR = Path(__file__).resolve().parent.parent / "data" / "pi-sessions"
+PI_SESSION_NAMES = ("large-session", "before-compaction")
+
+
+def pi_session_files() -> dict[str, Path]:
+    """The shipped Pi session files by name: ``large-session`` and ``before-compaction``."""
+    return {name: PI_SESSIONS_DIR / f"{name}.jsonl.gz" for name in PI_SESSION_NAMES}

@@ -1,0 +1,343 @@
+"""The repair policies on small sessions: strict names the place, synthesize and drop fix it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pi_builders import assistant, entry, header, jsonl, project, result, text, tree, user, write
+
+from course.context import group_interactions
+from course.interop import (
+    ImportedSession,
+    PiImportError,
+    Policy,
+    convert_pi_session,
+    import_pi_session,
+)
+from course.interop.pi_format import parse_pi_session
+from course.interop.pi_repair import SYNTHETIC_RESULT, SYNTHETIC_USER
+from course.session import MessageEntry, MetadataEntry, SessionEntry, path_to
+
+REPAIRS: tuple[Policy, ...] = ("synthesize", "drop")
+
+
+def leaves(imported: ImportedSession) -> list[str]:
+    parents = {e.parent_id for e in imported.entries}
+    return [e.id for e in imported.entries if e.id not in parents]
+
+
+def assert_chapter_accepts_every_branch(imported: ImportedSession) -> None:
+    """Every leaf's path groups into interactions and projects into a context."""
+    assert imported.entries[-1].id == imported.leaf_id
+    for leaf in leaves(imported):
+        path = path_to(imported.entries, leaf)
+        group_interactions(path)
+        project(path)
+
+
+def run(tmp_path: Path, lines: list[dict[str, Any]], repair: Policy) -> ImportedSession:
+    imported = import_pi_session(write(tmp_path / "s.jsonl", lines), repair=repair)
+    if repair != "strict":
+        assert_chapter_accepts_every_branch(imported)
+    return imported
+
+
+def by_id(imported: ImportedSession) -> dict[str, SessionEntry]:
+    return {e.id: e for e in imported.entries}
+
+
+def message_of(imported: ImportedSession, entry_id: str) -> dict[str, Any]:
+    entry = by_id(imported)[entry_id]
+    assert isinstance(entry, MessageEntry)
+    return entry.message
+
+
+UNANSWERED = [
+    header(),
+    user("q", 1),
+    assistant(
+        text("try"),
+        {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {}},
+        stop="aborted",
+    ),
+    user("again", 3),
+]
+
+
+# --------------------------------------------------------------------------- unanswered calls
+
+
+def test_strict_names_the_line_and_id_of_an_unanswered_call(tmp_path: Path) -> None:
+    with pytest.raises(PiImportError) as caught:
+        run(tmp_path, UNANSWERED, "strict")
+    [item] = caught.value.items
+    assert (item.line, item.id, item.kind) == (3, "L3", "unanswered_call")
+    assert str(caught.value).startswith(
+        "line 3: L3: unanswered_call: tool call c1 (bash) has no result before the interaction "
+        "ends at L4; the assistant message stopped with 'aborted'"
+    )
+    assert "repair 'synthesize' or 'drop'" in str(caught.value)
+
+
+def test_synthesize_adds_a_result_that_says_so_before_the_next_user_message(tmp_path: Path) -> None:
+    imported = run(tmp_path, UNANSWERED, "synthesize")
+    assert [e.id for e in imported.path] == ["sess-1", "L2", "L3", "L4~result1", "L4"]
+    assert message_of(imported, "L4~result1") == {
+        "role": "toolResult",
+        "toolCallId": "c1",
+        "toolName": "bash",
+        "content": [{"type": "text", "text": SYNTHETIC_RESULT}],
+        "isError": True,
+    }
+    [item] = imported.report.repairs
+    assert (item.line, item.id) == (3, "L3") and item.message.endswith(
+        "synthesised result L4~result1"
+    )
+
+
+def test_drop_removes_the_call_and_keeps_the_text(tmp_path: Path) -> None:
+    imported = run(tmp_path, UNANSWERED, "drop")
+    assert message_of(imported, "L3")["content"] == [text("try")]
+    assert len(imported.entries) == 4
+    assert imported.report.repairs[0].message.endswith("the call is removed from the message")
+
+
+def test_a_call_unanswered_at_the_end_gets_its_result_after_the_leaf(tmp_path: Path) -> None:
+    lines = UNANSWERED[:3]
+    imported = run(tmp_path, lines, "synthesize")
+    assert imported.leaf_id == "L3~result1"
+    assert imported.path[-2].id == "L3"
+    assert "its path ends (at L3)" in imported.report.repairs[0].message
+    assert run(tmp_path, lines, "drop").leaf_id == "L3"
+
+
+def test_an_unanswered_call_just_before_a_compaction(tmp_path: Path) -> None:
+    """The shape of the second real session: a call, a compaction, then the next user message."""
+    lines = [
+        header(),
+        user("one", 1),
+        user("two", 2),
+        assistant({"type": "toolCall", "id": "c1", "name": "bash", "arguments": {}}, second=3),
+        entry("compaction", 4, summary="## Goal\ngo", firstKeptEntryIndex=2, tokensBefore=9),
+        user("three", 5),
+    ]
+    imported = run(tmp_path, lines, "synthesize")
+    assert [e.id for e in imported.path][-4:] == ["L5~summary", "L5", "L6~result1", "L6"]
+    context = project(imported.path)
+    assert context.compaction_id == "L5"
+    assert context.kept_entry_ids == ["L3", "L4", "L6~result1", "L6"]
+    dropped = run(tmp_path, lines, "drop")
+    assert message_of(dropped, "L4")["content"] == []
+
+
+# --------------------------------------------------------------------------- other rules
+
+
+def test_orphan_and_second_results_are_kept_as_data(tmp_path: Path) -> None:
+    lines = [
+        header(),
+        user("q", 1),
+        assistant({"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}),
+        result("c1", output="first"),
+        result("c1", output="second"),
+        result("zz", output="stray"),
+    ]
+    with pytest.raises(PiImportError) as caught:
+        run(tmp_path, lines, "strict")
+    assert [(i.line, i.kind) for i in caught.value.items] == [
+        (5, "orphan_result"),
+        (6, "orphan_result"),
+    ]
+    assert "second result for tool call c1" in caught.value.items[0].message
+    for repair in REPAIRS:
+        imported = run(tmp_path, lines, repair)
+        for entry_id, output in (("L5", "second"), ("L6", "stray")):
+            data = by_id(imported)[entry_id]
+            assert isinstance(data, MetadataEntry) and data.key == "pi.message"
+            assert data.value["message"]["content"] == [text(output)]
+            assert data.value["reason"] == "orphan tool result"
+
+
+def test_a_call_id_declared_twice_is_renamed_with_the_results_that_follow(tmp_path: Path) -> None:
+    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}
+    lines = [
+        header(),
+        user("q", 1),
+        assistant(call),
+        result("c1", output="one"),
+        assistant(call),
+        result("c1", output="two"),
+    ]
+    with pytest.raises(PiImportError, match="L5: duplicate_call: tool call id c1 is declared"):
+        run(tmp_path, lines, "strict")
+    for repair in REPAIRS:
+        imported = run(tmp_path, lines, repair)
+        assert message_of(imported, "L5")["content"][0]["id"] == "c1~2"
+        assert message_of(imported, "L6")["toolCallId"] == "c1~2"
+        assert message_of(imported, "L4")["toolCallId"] == "c1"
+
+
+def test_an_assistant_before_any_user_message(tmp_path: Path) -> None:
+    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}
+    lines = [header(), assistant(text("hello"), call, second=1), result("c1"), user("q", 3)]
+    with pytest.raises(PiImportError) as caught:
+        run(tmp_path, lines, "strict")
+    assert caught.value.items[0].kind == "before_user"
+    synthesized = run(tmp_path, lines, "synthesize")
+    assert [e.id for e in synthesized.path] == ["sess-1", "L2~user", "L2", "L3", "L4"]
+    assert message_of(synthesized, "L2~user") == {"role": "user", "content": SYNTHETIC_USER}
+    dropped = run(tmp_path, lines, "drop")
+    assert [type(by_id(dropped)[i]).__name__ for i in ("L2", "L3")] == ["MetadataEntry"] * 2
+    assert [i.kind for i in dropped.report.repairs] == ["before_user", "orphan_result"]
+
+
+@pytest.mark.parametrize(
+    ("first_kept", "moved_to", "says"),
+    [
+        (3, "L3", "first kept entry L4 is not a user message"),  # the assistant: back to its user
+        (0, "L5", "has no first kept entry"),  # Pi keeps nothing: the last interaction is kept
+    ],
+)
+def test_a_compaction_first_kept_entry_is_moved_to_a_user_message(
+    tmp_path: Path, first_kept: int, moved_to: str, says: str
+) -> None:
+    lines = [
+        header(),
+        user("one", 1),
+        user("two", 2),
+        assistant(text("a"), stop="stop"),
+        user("three", 4),
+        entry(
+            "compaction", 5, summary="## Goal\ngo", firstKeptEntryIndex=first_kept, tokensBefore=9
+        ),
+    ]
+    with pytest.raises(PiImportError, match=says):
+        run(tmp_path, lines, "strict")
+    for repair in REPAIRS:
+        imported = run(tmp_path, lines, repair)
+        compaction = by_id(imported)["L6"]
+        assert compaction.type == "compaction" and compaction.first_kept_entry_id == moved_to
+        assert imported.report.repairs[0].kind == "compaction_cut"
+
+
+def test_a_compaction_with_no_user_message_before_it_is_kept_as_data(tmp_path: Path) -> None:
+    lines = [header(), entry("compaction", 1, summary="s", firstKeptEntryIndex=0, tokensBefore=1)]
+    for repair in REPAIRS:
+        data = by_id(run(tmp_path, lines, repair))["L2"]
+        assert isinstance(data, MetadataEntry) and data.key == "pi.compaction"
+
+
+# --------------------------------------------------------------------------- branches
+
+
+BRANCHED = [
+    header(3),
+    *tree(
+        [
+            user("q", 1),
+            assistant({"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}),
+            result("c1", output="answered here"),
+            user("next", 4),
+            user("instead", 5),  # e5 branches off the assistant: c1 is unanswered on this path
+        ],
+        parents={5: 2},
+    ),
+]
+
+
+def test_synthesize_repairs_only_the_branch_where_the_call_is_unanswered(tmp_path: Path) -> None:
+    imported = run(tmp_path, BRANCHED, "synthesize")
+    assert [e.id for e in imported.path] == ["sess-1", "e1", "e2", "e5~result1", "e5"]
+    other = path_to(imported.entries, "e4")
+    assert [e.id for e in other] == ["sess-1", "e1", "e2", "e3", "e4"]
+
+
+def test_drop_removes_the_call_everywhere_and_the_result_on_the_other_branch(
+    tmp_path: Path,
+) -> None:
+    imported = run(tmp_path, BRANCHED, "drop")
+    assert message_of(imported, "e2")["content"] == []
+    assert isinstance(by_id(imported)["e3"], MetadataEntry)
+    assert [i.kind for i in imported.report.repairs] == ["unanswered_call", "orphan_result"]
+
+
+# --------------------------------------------------------------------------- properties
+
+CALL_IDS = st.sampled_from(["c1", "c2", "c3"])
+EVENT = st.one_of(
+    st.builds(lambda: ("user",)),
+    st.tuples(st.just("assistant"), st.lists(CALL_IDS, max_size=3)),
+    st.tuples(st.just("result"), CALL_IDS),
+    st.tuples(st.just("compaction"), st.integers(0, 40)),
+    st.builds(lambda: ("model",)),
+)
+
+
+def pi_lines(events: list[tuple[Any, ...]], parents: list[int]) -> list[dict[str, Any]]:
+    """A v3 session from events; entry ``i`` hangs below entry ``parents[i]`` (0: the root)."""
+    lines: list[dict[str, Any]] = []
+    for position, event in enumerate(events, start=1):
+        kind = event[0]
+        if kind == "user":
+            line = user(f"u{position}", position)
+        elif kind == "assistant":
+            calls = [{"type": "toolCall", "id": c, "name": "t", "arguments": {}} for c in event[1]]
+            line = assistant(text("a"), *calls, second=position)
+        elif kind == "result":
+            line = result(event[1], name="t", second=position)
+        elif kind == "compaction":
+            target = f"e{event[1] % position}" if event[1] % position else "nowhere"
+            line = entry("compaction", position, summary="## Goal\ng", tokensBefore=1)
+            line["firstKeptEntryId"] = target
+        else:
+            line = entry("model_change", position, provider="p", modelId="m")
+        parent = min(parents[position - 1], position - 1) if parents else position - 1
+        lines.append(line | {"id": f"e{position}", "parentId": f"e{parent}" if parent else None})
+    return [header(3), *lines]
+
+
+SESSIONS = st.lists(EVENT, min_size=1, max_size=14).flatmap(
+    lambda events: st.tuples(
+        st.just(events),
+        st.lists(st.integers(0, 14), min_size=len(events), max_size=len(events)) | st.just([]),
+    )
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(SESSIONS)
+def test_repairs_make_every_branch_acceptable_and_keep_every_user_message(
+    session: tuple[list[tuple[Any, ...]], list[int]],
+) -> None:
+    """Random small v3 trees (a linear log when no parents are drawn) with unanswered calls,
+    orphan and second results, re-declared ids, assistants before any user message and
+    compactions pointing anywhere."""
+    lines = pi_lines(*session)
+    parsed = parse_pi_session(jsonl(lines))
+    users = {line["id"]: line["message"]["content"] for line in lines[1:] if "message" in line}
+    users = {k: v for k, v in users.items() if lines[int(k[1:])]["message"]["role"] == "user"}
+    for repair in REPAIRS:
+        imported = convert_pi_session(parsed, repair=repair)
+        assert_chapter_accepts_every_branch(imported)
+        entries = by_id(imported)
+        for user_id, content in users.items():
+            assert message_of(imported, user_id) == {"role": "user", "content": content}
+        if not session[1]:  # a linear log: the active path holds every user message
+            assert set(users) <= {e.id for e in imported.path}
+        calls = sum(
+            block["type"] == "toolCall"
+            for e in entries.values()
+            if isinstance(e, MessageEntry)
+            for block in (e.message["content"] if e.message["role"] == "assistant" else [])
+        )
+        declared = sum(len(event[1]) for event in session[0] if event[0] == "assistant")
+        if repair == "synthesize":
+            assert calls == declared  # nothing taken away, results added instead
+    try:
+        convert_pi_session(parsed, repair="strict")
+    except PiImportError as error:
+        assert all(2 <= item.line <= len(lines) for item in error.items)
