@@ -1,6 +1,6 @@
 """The chapter API the importer relies on, imported in this one place."""
 
-from course.context import InteractionError, group_interactions
+from course.groups import InteractionError, group_interactions
 from course.session import (
     CompactionEntry,
     CompactionSummary,

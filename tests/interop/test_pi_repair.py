@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pi_builders import assistant, entry, header, jsonl, project, result, text, tree, user, write
 
-from course.context import group_interactions
+from course.groups import group_interactions
 from course.interop import (
     ImportedSession,
     PiImportError,

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from pi_builders import project
 
-from course.context import group_interactions
+from course.groups import group_interactions
 from course.interop import (
     ImportedSession,
     PiImportError,
