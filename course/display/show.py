@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .views import View, message, preformatted, stack, table
+from .views import View, esc, message, preformatted, stack, table
 
 Estimate = Callable[[dict[str, Any]], float]
 
@@ -114,29 +114,45 @@ def projection(result: Any, groups: Sequence[Any] | None = None) -> View:
     return stack(parts)
 
 
+RANGE = "\N{EN DASH}"
+BAR_COLOURS = {"kept": "#2e7d32", "cut inside": "#ef6c00", "left out": "#cfd8dc"}
+
+
 def bars(found: Sequence[Any], kept_ids: Iterable[str], limit: int = 40) -> View:
     """Each group as a bar: kept (filled) or left out (hollow); many groups are bucketed."""
     kept = set(kept_ids)
-    flags = [all(i in kept for i in g.entry_ids) for g in found]
-    partial = [
-        any(i in kept for i in g.entry_ids) and not f for g, f in zip(found, flags, strict=True)
-    ]
+    states = []
+    for group in found:
+        inside = [entry_id in kept for entry_id in group.entry_ids]
+        states.append("kept" if all(inside) else ("cut inside" if any(inside) else "left out"))
     if len(found) <= limit:
-        lines = []
-        for index, group in enumerate(found):
-            mark = "█" if flags[index] else ("▒" if partial[index] else "░")
-            state = "kept" if flags[index] else ("cut inside" if partial[index] else "left out")
-            lines.append(f"{mark * min(len(group.entry_ids), 12):<12} group {index + 1} {state}")
-        return preformatted("\n".join(lines) or "(no groups)")
+        marks = {"kept": "█", "cut inside": "▒", "left out": "░"}
+        lines, cells = [], []
+        for index, (group, state) in enumerate(zip(found, states, strict=True), start=1):
+            width = min(len(group.entry_ids), 12)
+            lines.append(f"{marks[state] * width:<12} group {index} {state}")
+            cells.append(
+                f"<div style='display:flex;align-items:center;gap:0.5em'>"
+                f"<div style='width:{width * 1.2}em;height:0.9em;"
+                f"background:{BAR_COLOURS[state]}'></div>"
+                f"<span>group {index} {esc(state)}</span></div>"
+            )
+        return View("\n".join(lines) or "(no groups)", "".join(cells) or "(no groups)")
     size = -(-len(found) // limit)
-    strip = "".join(
-        "█" if all(flags[i : i + size]) else ("░" if not any(flags[i : i + size]) else "▒")
-        for i in range(0, len(found), size)
-    )
-    kept_count = sum(flags)
+    buckets = [states[i : i + size] for i in range(0, len(found), size)]
+    shares = [sum(s == "kept" for s in bucket) / len(bucket) for bucket in buckets]
+    strip = "".join("█" if share == 1 else ("░" if share == 0 else "▒") for share in shares)
+    kept_count = states.count("kept")
     left_out = len(found) - kept_count
     note = f"{len(found)} groups, {size} per cell: {kept_count} kept, {left_out} left out"
-    return preformatted(f"{strip}\n{note}")
+    strip_html = "".join(
+        f"<div title='groups {i * size + 1}{RANGE}{min((i + 1) * size, len(found))}' "
+        f"style='width:0.6em;height:1.2em;background:{BAR_COLOURS['kept']};"
+        f"opacity:{0.15 + 0.85 * share:.2f}'></div>"
+        for i, share in enumerate(shares)
+    )
+    html = f"<div style='display:flex;gap:1px'>{strip_html}</div><div>{esc(note)}</div>"
+    return View(f"{strip}\n{note}", html)
 
 
 def messages(sent: Sequence[Mapping[str, Any]]) -> View:
@@ -205,9 +221,6 @@ def refused(error: BaseException) -> View:
 def note(text_: str) -> View:
     """A one-line remark."""
     return message(text_, "note")
-
-
-RANGE = "\N{EN DASH}"
 
 
 def outcomes(rows: Sequence[tuple[str, object]]) -> View:

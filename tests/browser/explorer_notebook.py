@@ -9,7 +9,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "notebooks" / "11-3-budget-projection.ipynb"
-"""The notebook whose ``explorer = chapter_explorer(impl)`` cell shows the nine-entry explorer."""
+"""The notebook whose ``explorer = BudgetExplorer(…)`` cell shows the nine-entry explorer."""
 COPY_NAME = "budget-explorer.ipynb"
 EXPLORER_VARIABLE = "explorer"
 SLIDER = "max_tokens"
@@ -19,8 +19,8 @@ PROBE_MARKER = "print('probe max_tokens ='"
 """Finds the probe cell by its source (JupyterLab does not put cell ids in the DOM)."""
 PROBE_SOURCE = (
     f"{PROBE_MARKER}, {EXPLORER_VARIABLE}.max_tokens.value)\n"
-    f"print('probe kept =', ', '.join({EXPLORER_VARIABLE}.projection.kept_ids))\n"
-    f"print('probe reason =', {EXPLORER_VARIABLE}.projection.reason)"
+    f"print('probe kept =', ', '.join({EXPLORER_VARIABLE}.result.kept_entry_ids))\n"
+    f"print('probe reason =', {EXPLORER_VARIABLE}.result.reason)"
 )
 PYTHON_KERNEL = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 

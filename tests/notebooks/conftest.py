@@ -1,4 +1,4 @@
-"""Fixtures for the notebook tests: the reference, and practice workspaces fresh or solved."""
+"""Fixtures for the notebook tests: practice workspaces, fresh or solved."""
 
 from __future__ import annotations
 
@@ -6,13 +6,6 @@ from pathlib import Path
 
 import pytest
 from notebook_support import create_workspace, solve
-
-from course.display.notebook import Implementation, implementation
-
-
-@pytest.fixture(scope="session")
-def reference() -> Implementation:
-    return implementation(Path(__file__).parent)
 
 
 @pytest.fixture(scope="session")

@@ -11,13 +11,15 @@ from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 from course.harness.manifest import load_manifest
 from course.tools.nbrefresh import WIDGET_VIEW
 
 REPO = Path(__file__).resolve().parents[2]
-NOTEBOOKS = REPO / "notebooks"
 CHAPTER = "11"
+EDITIONS = {edition: REPO / folder for edition, folder in load_manifest(CHAPTER).notebooks.items()}
+NOTEBOOKS = EDITIONS[load_manifest(CHAPTER).default_edition]
 
 
 def create_workspace(folder: Path) -> Path:
@@ -52,6 +54,24 @@ def run_notebook(path: Path, extra_cells: Iterable[str] = (), timeout: float = 3
     )
     client.execute()
     return notebook
+
+
+def run_until_error(path: Path, timeout: float = 300) -> tuple[Any, int | None]:
+    """Execute cells in order as "Run All" does; the notebook and the failing cell's index."""
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        notebook,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    with client.setup_kernel():
+        for index, cell in enumerate(notebook.cells):
+            try:
+                client.execute_cell(cell, index)
+            except CellExecutionError:
+                return notebook, index
+    return notebook, None
 
 
 def texts(cell: Any) -> list[str]:

@@ -200,5 +200,5 @@ def test_the_real_checkpoint_reports_a_fresh_workspace_as_pending(
 
 
 def test_the_command_for_a_whole_chapter_has_no_lab(tmp_path: Path) -> None:
-    command = check_command(None, tmp_path / "r.json", None)
+    command = check_command("11", tmp_path / "r.json", None)
     assert "--lab" not in command and command[3] == "11"

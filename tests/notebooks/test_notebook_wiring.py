@@ -1,4 +1,4 @@
-"""implementation(): the learner's package inside a workspace, the reference elsewhere."""
+"""open_chapter(): `import pi_course` is the learner's package in a workspace, or the reference."""
 
 from __future__ import annotations
 
@@ -8,63 +8,48 @@ from pathlib import Path
 
 import pytest
 
-import course.context
-from course.display.notebook import find_workspace, implementation
-
-
-def make_workspace(root: Path, package: str) -> Path:
-    (root / "notebooks").mkdir(parents=True)
-    (root / ".course-workspace.toml").write_text(
-        f'chapter = "11"\npackage = "{package}"\nparent_fingerprint = "x"\n'
-    )
-    code = root / package
-    code.mkdir()
-    (code / "__init__.py").write_text("")
-    for module in ("session", "context", "fixtures"):
-        (code / f"{module}.py").write_text(f"WHERE = {module!r}\n")
-    return root
+import course.groups
+from course.display.notebook import open_chapter, pending_note
+from course.labs import LabNotImplemented
 
 
 @pytest.fixture
 def isolated_imports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(sys, "path", list(sys.path))
+    saved = {n: m for n, m in sys.modules.items() if n.split(".")[0] == "pi_course"}
     yield
-    for name in [n for n in sys.modules if n.split(".")[0].startswith("learner_pkg")]:
+    for name in [n for n in sys.modules if n.split(".")[0] == "pi_course"]:
         del sys.modules[name]
-
-
-def test_outside_a_workspace_the_reference_runs(tmp_path: Path) -> None:
-    impl = implementation(tmp_path)
-    assert impl.package == "course" and impl.workspace is None
-    assert impl.context is course.context
-    assert "reference implementation" in impl.label
+    sys.modules.update(saved)
 
 
 @pytest.mark.usefixtures("isolated_imports")
-def test_inside_a_workspace_its_package_runs(tmp_path: Path) -> None:
-    root = make_workspace(tmp_path / "ws", "learner_pkg_a")
-    impl = implementation(root / "notebooks")
-    assert impl.workspace == root.resolve()
-    assert (impl.session.WHERE, impl.context.WHERE, impl.fixtures.WHERE) == (
-        "session",
-        "context",
-        "fixtures",
-    )
-    assert Path(impl.context.__file__).resolve().is_relative_to(root.resolve())
-    assert sys.path[0] == str(root.resolve())
-    assert "practice workspace" in impl.label and str(root) not in impl.label
+def test_outside_a_workspace_the_reference_stands_in_for_pi_course(tmp_path: Path) -> None:
+    opened = open_chapter("11", tmp_path)
+    import pi_course.groups
+
+    assert pi_course.groups is course.groups
+    assert opened.workspace is None and "reference" in opened.label
 
 
 @pytest.mark.usefixtures("isolated_imports")
-def test_the_package_name_comes_from_the_marker(tmp_path: Path) -> None:
-    root = make_workspace(tmp_path / "ws", "learner_pkg_b")
-    nested = root / "notebooks" / "deeper"
-    nested.mkdir()
-    workspace = find_workspace(nested)
-    assert workspace is not None
-    assert (workspace.root, workspace.package, workspace.chapter) == (
-        root.resolve(),
-        "learner_pkg_b",
-        "11",
-    )
-    assert implementation(nested).package == "learner_pkg_b"
+def test_inside_a_workspace_pi_course_is_the_learners_own(fresh_workspace: Path) -> None:
+    opened = open_chapter("11", fresh_workspace / "notebooks")
+    import pi_course.groups
+
+    where = Path(pi_course.groups.__file__ or "").resolve()
+    assert where.is_relative_to(fresh_workspace.resolve())
+    assert opened.workspace is not None and "your practice workspace" in opened.label
+    assert str(fresh_workspace) not in opened.label
+    with pytest.raises(NotImplementedError) as raised:
+        pi_course.groups.group_interactions([])
+    note = pending_note(raised.value)
+    assert note is not None and note.text.startswith("… pending · Lab 11.2 interaction groups")
+
+
+def test_only_a_lab_stub_becomes_a_pending_note() -> None:
+    assert pending_note(NotImplementedError("plain")) is None
+    assert pending_note(ValueError("x")) is None
+    stub = LabNotImplemented("11.3", "budget projection", "build_context", "hint")
+    note = pending_note(stub)
+    assert note is not None and "\n" not in note.text

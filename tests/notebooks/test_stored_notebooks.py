@@ -1,61 +1,108 @@
-"""The stored notebooks: one per lab in the curriculum, wired alike, outputs stable."""
+"""The stored notebooks: built from their sources, alike in both editions, teaching the API."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-from notebook_support import NOTEBOOKS, code_cells
+from notebook_support import EDITIONS, NOTEBOOKS, REPO, code_cells
 
 from course.harness.manifest import load_manifest
 from course.tools.nbrefresh import WIDGET_VIEW, clean, problems
+from course.tools.notebooks import NotebookSourceError, parse_source
 
-PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
-LAB_CHECK = re.compile(r'^check\("(\d+\.\d+)"\)$')
-DIRECT_IMPORT = re.compile(
-    r"(from\s+course\s+import\s+[^\n]*\b(session|context|entries)\b"
-    r"|(from|import)\s+course\.(session|context|entries)\b)"
-)
+MANIFEST = load_manifest("11")
+PATHS = sorted(path for folder in EDITIONS.values() for path in folder.glob("*.ipynb"))
+LAB_CHECK = re.compile(r'^check\("(\d+\.[\w]+)"\)$', re.MULTILINE)
+REFERENCE_IMPORT = re.compile(r"^\s*(from|import)\s+course\.(?!display\b)", re.MULTILINE)
 
 
 def read(path: Path) -> nbformat.NotebookNode:
     return nbformat.read(path, as_version=4)
 
 
-@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def label(path: Path) -> str:
+    return path.relative_to(REPO).as_posix()
+
+
+@pytest.mark.parametrize("path", PATHS, ids=label)
 def test_stored_outputs_are_stable(path: Path) -> None:
     assert problems(read(path)) == []
 
 
-@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
-def test_notebooks_reach_the_code_only_through_implementation(path: Path) -> None:
+def test_every_edition_has_every_notebook_with_the_same_code_cells() -> None:
+    english = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    assert set(EDITIONS) == {"en", "zh"}
+    for folder in EDITIONS.values():
+        assert sorted(p.name for p in folder.glob("*.ipynb")) == english
+    for name in english:
+        cells = {e: [c.source for c in code_cells(read(f / name))] for e, f in EDITIONS.items()}
+        assert cells["zh"] == cells["en"], f"{name}: the editions' code cells differ"
+        prose = {
+            e: [c.source for c in read(f / name).cells if c.cell_type == "markdown"]
+            for e, f in EDITIONS.items()
+        }
+        assert len(prose["zh"]) == len(prose["en"])
+        assert all(re.search(r"[\u4e00-\u9fff]", text) for text in prose["zh"][:1])
+
+
+def test_the_notebooks_are_what_their_sources_build() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "course.tools.kit", "notebooks", "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize("path", PATHS, ids=label)
+def test_cells_reach_the_chapter_only_through_the_learners_package(path: Path) -> None:
     cells = code_cells(read(path))
-    assert "impl = implementation()" in cells[0].source
+    assert 'open_chapter("11")' in cells[0].source
     for cell in cells:
-        assert not DIRECT_IMPORT.search(cell.source), cell.source
+        assert not REFERENCE_IMPORT.search(cell.source), cell.source
 
 
-def test_every_lab_has_a_notebook_that_ends_with_its_check() -> None:
-    checked = {}
-    for path in PATHS:
-        notebook = read(path)
-        last = code_cells(notebook)[-1].source.strip()
-        match = LAB_CHECK.match(last)
-        if match:
-            checked[match.group(1)] = notebook.cells[0].source.splitlines()[0]
-    labs = load_manifest("11").labs
-    assert sorted(checked) == [lab.id for lab in labs]
-    for lab in labs:
-        assert checked[lab.id] == f"# {lab.notebook}", "the heading is the curriculum's title"
+def test_every_lab_notebook_calls_its_labs_functions_by_name_and_ends_with_its_check() -> None:
+    for lab in MANIFEST.labs:
+        for folder in EDITIONS.values():
+            notebook = read(folder / lab.notebook)
+            code = "\n".join(cell.source for cell in code_cells(notebook))
+            public = [f.function for f in lab.functions if not f.function.startswith("_")]
+            called = [name for name in public if re.search(rf"\b{name}\(", code)]
+            assert called, f"{lab.notebook} never calls one of {public}"
+            assert lab.id in LAB_CHECK.findall(code), f"{lab.notebook} lacks check({lab.id!r})"
 
 
 def test_the_stored_checks_show_the_reference_passing() -> None:
     for path in PATHS:
-        last = code_cells(read(path))[-1]
-        text = "".join(o.data["text/plain"] for o in last.outputs)
-        assert re.match(r"✓ (Lab \d+\.\d+ · .+|Chapter 11): (\d+)/\2 passed$", text.splitlines()[0])
+        for cell in code_cells(read(path)):
+            if LAB_CHECK.match(cell.source.strip()):
+                text = "".join(o.data["text/plain"] for o in cell.outputs)
+                first = text.splitlines()[0]
+                assert re.match(r"✓ (Lab \d+\.\w+ · .+|Chapter 11): (\d+)/\2 passed$", first)
+
+
+def test_a_source_with_a_missing_edition_names_the_line() -> None:
+    source = "<!-- en -->\n# Title\n<!-- code -->\nx = 1\n"
+    with pytest.raises(NotebookSourceError, match=r"demo.md:1: .* lacks its zh text"):
+        parse_source(source, ["en", "zh"], "demo.md")
+    with pytest.raises(NotebookSourceError, match=r"demo.md:1: text before the first marker"):
+        parse_source("stray\n<!-- code -->\nx\n", ["en", "zh"], "demo.md")
+    with pytest.raises(NotebookSourceError, match=r"unknown edition 'fr'"):
+        parse_source("<!-- fr -->\nBonjour\n", ["en", "zh"], "demo.md")
+    cells = parse_source(
+        "<!-- en -->\nHi\n<!-- zh -->\n你好\n<!-- code -->\nx\n", ["en", "zh"], "d"
+    )
+    assert [(c.kind, c.texts) for c in cells] == [
+        ("markdown", {"en": "Hi", "zh": "你好"}),
+        ("code", {"code": "x"}),
+    ]
 
 
 def test_clean_drops_widget_views_timings_and_widget_state() -> None:
