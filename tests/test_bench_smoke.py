@@ -51,3 +51,14 @@ def test_the_results_file_has_the_keys_tooling_reads(tmp_path: Path) -> None:
     assert {"entries", "ratio"} <= set(results["jsonl_open_vs_json_loads"])
     assert results["jsonl_open_vs_json_loads"]["entries"] == 100
     assert isinstance(results["scaling_100k_over_10k"], float)
+
+
+def test_the_explorer_benchmark_moves_the_slider_on_the_real_session(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bench import explorer
+
+    explorer.main()
+    out = capsys.readouterr().out
+    assert "entries on the path: 1037, groups: 88, moves: 60" in out
+    assert "slider move: median" in out and "ms" in out

@@ -120,7 +120,7 @@ class BudgetExplorer:
         if self.result is not None:
             self.table.value = show.deductions(self.result.tokens).html
             self.bars.value = show.bars(self.groups, self.result.kept_entry_ids).html
-            self.kept.value = ", ".join(self.result.kept_entry_ids) or "(nothing)"
+            self.kept.value = show.id_list(self.result.kept_entry_ids)
             self.reason.value = str(self.result.reason)
             self.note.value = ""
         else:

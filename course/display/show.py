@@ -41,6 +41,16 @@ def message_text(message: Mapping[str, Any]) -> str:
     return " ".join(text.split())
 
 
+def id_list(ids: Sequence[str], limit: int = 16) -> str:
+    """Entry ids joined by commas; a long list shows its two ends and how many there are."""
+    if not ids:
+        return "(nothing)"
+    if len(ids) <= limit:
+        return ", ".join(ids)
+    half = limit // 2 - 2
+    return f"{', '.join(ids[:half])} … {', '.join(ids[-half:])} ({len(ids)} entries)"
+
+
 def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -103,7 +113,7 @@ def projection(result: Any, groups: Sequence[Any] | None = None) -> View:
     if groups is not None:
         parts.append(bars(groups, result.kept_entry_ids))
     summary = [
-        f"kept      {', '.join(result.kept_entry_ids) or '(nothing)'}",
+        f"kept      {id_list(result.kept_entry_ids)}",
         f"reason    {result.reason}",
         f"messages  {number(tokens.messages)} of {number(tokens.available_for_messages)} "
         f"available; request total {number(tokens.total)} of {number(tokens.max_tokens)}",
@@ -244,3 +254,57 @@ def budget_rows(rows: Sequence[Any]) -> View:
             for index, row in enumerate(rows, start=1)
         ],
     )
+
+
+def import_report(report: Any, shown: int = 6) -> View:
+    """An import report: how many items of each kind, then the first repairs in full."""
+    counts = report.counts()
+    rows = [[kind, count] for kind, count in sorted(counts.items())]
+    parts = [table(["kind", "items"], rows)]
+    repairs = list(report.repairs)
+    if repairs:
+        listed = [[item.line, item.id, item.kind, _short(item.message, 90)] for item in repairs]
+        more = f" (first {shown} of {len(repairs)})" if len(repairs) > shown else ""
+        parts.append(
+            table(["line", "id", "kind", "message"], listed[:shown], title=f"repairs{more}")
+        )
+    return stack(parts)
+
+
+def interactions(found: Sequence[Any], estimate_tokens: Estimate) -> View:
+    """Counts over groups: how many, tool calls per interaction, and the largest one."""
+    if not found:
+        return note("no interactions")
+    calls = [
+        sum(
+            1
+            for entry in group.entries
+            if entry.message.get("role") == "assistant"
+            for block in entry.message.get("content") or []
+            if block.get("type") == "toolCall"
+        )
+        for group in found
+    ]
+    costs = [sum(estimate_tokens(entry.message) for entry in group.entries) for group in found]
+    largest = max(range(len(found)), key=costs.__getitem__)
+    heaviest = max(found[largest].entries, key=lambda entry: estimate_tokens(entry.message))
+    ordered = sorted(calls)
+    rows: list[list[object]] = [
+        ["interactions", len(found)],
+        ["messages", sum(len(group.entries) for group in found)],
+        ["tool calls", sum(calls)],
+        [
+            "tool calls per interaction (median, most)",
+            f"{ordered[len(ordered) // 2]}, {ordered[-1]}",
+        ],
+        ["tokens in all (estimated)", number(sum(costs))],
+        ["largest interaction", f"group {largest + 1}, starting at {found[largest].entry_ids[0]}"],
+        ["its size", f"{len(found[largest].entries)} messages, {number(costs[largest])} tokens"],
+        [
+            "its largest message",
+            f"{heaviest.id} ({heaviest.message.get('role')}), "
+            f"{number(estimate_tokens(heaviest.message))} tokens: "
+            f"{_short(message_text(heaviest.message), 50)}",
+        ],
+    ]
+    return table(["", ""], rows)
