@@ -9,7 +9,7 @@ from typing import Any, Literal, TypeAlias
 
 from .compaction import resume_suffix, summary_message
 from .entries import MessageEntry, SessionEntry, check_unique_ids, parse_message_entry
-from .fields import copy_json
+from .fields import PrintableError, copy_json
 from .groups import InteractionGroup, split_interactions
 from .messages import Message
 from .summary import CompactionEntry
@@ -21,7 +21,7 @@ Reason: TypeAlias = Literal["within_budget", "trimmed", "single_group_overflow"]
 GroupStatus: TypeAlias = Literal["kept", "trimmed", "overflow"]
 
 
-class BudgetError(ValueError):
+class BudgetError(PrintableError):
     """A budget number, an estimate or a total is not a non-negative finite number."""
 
 

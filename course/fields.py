@@ -13,7 +13,19 @@ MAX_JSON_DEPTH = 64
 """Nesting deeper than this inside tool arguments or metadata values is refused."""
 
 
-class SessionEntryError(ValueError):
+def escape_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate written as ``\\udXXX``, so it encodes as UTF-8."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class PrintableError(ValueError):
+    """A ``ValueError`` whose message holds no lone surrogate, so printing it never fails."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(escape_surrogates(message))
+
+
+class SessionEntryError(PrintableError):
     """An object is not a valid session entry; the message names the entry and field."""
 
 

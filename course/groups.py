@@ -12,9 +12,10 @@ from .entries import (
     parse_message_entry,
     parse_session_entry,
 )
+from .fields import PrintableError
 
 
-class InteractionError(ValueError):
+class InteractionError(PrintableError):
     """The path breaks an interaction rule; the message names the entry or call id."""
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .entries import SessionEntry, copy_entry, entry_to_json, parse_session_entry
-from .fields import SessionEntryError
+from .fields import SessionEntryError, escape_surrogates
 from .logfile import (
     cut_back,
     failing_as,
@@ -23,7 +23,7 @@ from .logfile import (
     set_aside,
     write_whole,
 )
-from .stores import InMemorySessionStore, SessionStoreError, check_can_append, escape_surrogates
+from .stores import InMemorySessionStore, SessionStoreError, check_can_append
 
 _orjson_loads: Callable[[bytes], Any] | None
 try:  # optional (the ``fast`` extra): a faster reader of the same JSON values

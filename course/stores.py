@@ -7,19 +7,7 @@ from types import TracebackType
 from typing import Any
 
 from .entries import SessionEntry, copy_entry, parse_session_entry
-from .fields import SessionEntryError
-
-
-def escape_surrogates(text: str) -> str:
-    """``text`` with every lone surrogate written as ``\\udXXX``, so it encodes as UTF-8."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-class PrintableError(ValueError):
-    """A ``ValueError`` whose message holds no lone surrogate, so printing it never fails."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(escape_surrogates(message))
+from .fields import PrintableError
 
 
 class SessionStoreError(PrintableError):
@@ -34,10 +22,7 @@ class InMemorySessionStore:
         self._ids: set[str] = set()
 
     def _admit(self, entry: object) -> SessionEntry:
-        try:
-            snapshot = parse_session_entry(entry)
-        except SessionEntryError as error:  # its message may quote a lone surrogate
-            raise SessionEntryError(escape_surrogates(str(error))) from None
+        snapshot = parse_session_entry(entry)
         check_can_append(snapshot, self._ids)
         return snapshot
 

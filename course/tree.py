@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .entries import SessionEntry
-from .stores import PrintableError
+from .fields import PrintableError
 
 
 class SessionPathError(PrintableError):

@@ -6,13 +6,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .entries import MessageEntry, SessionEntry, parse_session_entry
+from .fields import PrintableError
 from .groups import split_interactions
 from .messages import Message
 from .summary import SUMMARY_LIST_FIELDS, CompactionEntry, CompactionSummary, summary_to_json
 from .labs import LabNotImplemented
 
 
-class CompactionError(ValueError):
+class CompactionError(PrintableError):
     """A compaction record cannot be created or resumed from."""
 
 

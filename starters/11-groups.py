@@ -12,10 +12,11 @@ from .entries import (
     parse_message_entry,
     parse_session_entry,
 )
+from .fields import PrintableError
 from .labs import LabNotImplemented
 
 
-class InteractionError(ValueError):
+class InteractionError(PrintableError):
     """The path breaks an interaction rule; the message names the entry or call id."""
 
 

@@ -7,8 +7,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..fields import escape_surrogates
 from ..jsonl import read_jsonl, repair_jsonl
-from ..stores import SessionStoreError, escape_surrogates
+from ..stores import SessionStoreError
 
 
 def say(text: str, *, error: bool = False) -> None:
