@@ -6,6 +6,7 @@ parses: a learner's bug in those shows up in the picture as it is.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -22,7 +23,7 @@ def number(value: object) -> str:
     return str(value)
 
 
-def message_text(message: Mapping[str, Any]) -> str:
+def content_line(message: Mapping[str, Any]) -> str:
     """A message's content as one line: text blocks, and tool calls as ``name(arguments)``."""
     content = message.get("content")
     if isinstance(content, str):
@@ -61,7 +62,7 @@ def entries(path: Sequence[Any], estimate_tokens: Estimate | None = None) -> Vie
     rows = []
     for entry in path:
         if entry.type == "message":
-            row = [entry.id, entry.message.get("role", "?"), _short(message_text(entry.message))]
+            row = [entry.id, entry.message.get("role", "?"), _short(content_line(entry.message))]
             if estimate_tokens:
                 row.append(number(estimate_tokens(entry.message)))
         elif entry.type == "compaction":
@@ -167,48 +168,43 @@ def bars(found: Sequence[Any], kept_ids: Iterable[str], limit: int = 40) -> View
 
 def messages(sent: Sequence[Mapping[str, Any]]) -> View:
     """The messages a request would send, one per row."""
-    rows = [[index, m.get("role"), _short(message_text(m), 70)] for index, m in enumerate(sent)]
+    rows = [[index, m.get("role"), _short(content_line(m), 70)] for index, m in enumerate(sent)]
     return table(["#", "role", "content"], rows)
 
 
 def text(message_: Mapping[str, Any]) -> View:
     """One message's content in full (a summary message, say)."""
     content = message_.get("content")
-    return preformatted(content if isinstance(content, str) else message_text(message_))
+    return preformatted(content if isinstance(content, str) else content_line(message_))
 
 
 def record(entry: Any) -> View:
-    """A compaction record: its fields, then its seven-field summary."""
-    rows = [
-        ["id", entry.id],
-        ["parentId", entry.parent_id],
-        ["timestamp", number(entry.timestamp)],
-        ["firstKeptEntryId", entry.first_kept_entry_id],
-        ["tokensBefore", number(entry.tokens_before)],
-    ]
-    return stack([table(["field", "value"], rows), summary(entry.summary)])
+    """An entry's fields in their declared order; a nested record (the summary) follows."""
+    rows, nested = [], []
+    for field in dataclasses.fields(entry):
+        value = getattr(entry, field.name)
+        if field.name == "type":
+            continue
+        if dataclasses.is_dataclass(value):
+            nested.append(value)
+        else:
+            rows.append([field.name, number(value)])
+    return stack([table(["field", "value"], rows), *(summary(value) for value in nested)])
 
 
 def summary(value: Any) -> View:
-    """A summary's seven fields in their fixed order (a dataclass or its JSON object)."""
-    as_json = value if isinstance(value, Mapping) else _summary_json(value)
-    rows = [["goal", as_json.get("goal")]]
-    for key in ("constraints", "completed", "decisions", "changedFiles", "unresolved", "next"):
-        items = as_json.get(key) or []
-        rows.append([key, "; ".join(str(item) for item in items) or "(none)"])
+    """A summary's fields in their order (a dataclass or its JSON object); lists joined by ``;``."""
+    if isinstance(value, Mapping):
+        items = list(value.items())
+    else:
+        items = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
+    rows = [
+        [name, "; ".join(str(item) for item in content) or "(none)"]
+        if isinstance(content, list)
+        else [name, content]
+        for name, content in items
+    ]
     return table(["field", "items"], rows)
-
-
-def _summary_json(value: Any) -> dict[str, Any]:
-    return {
-        "goal": value.goal,
-        "constraints": value.constraints,
-        "completed": value.completed,
-        "decisions": value.decisions,
-        "changedFiles": value.changed_files,
-        "unresolved": value.unresolved,
-        "next": value.next,
-    }
 
 
 def chain(path: Sequence[Any]) -> View:
@@ -304,7 +300,7 @@ def interactions(found: Sequence[Any], estimate_tokens: Estimate) -> View:
             "its largest message",
             f"{heaviest.id} ({heaviest.message.get('role')}), "
             f"{number(estimate_tokens(heaviest.message))} tokens: "
-            f"{_short(message_text(heaviest.message), 50)}",
+            f"{_short(content_line(heaviest.message), 50)}",
         ],
     ]
     return table(["", ""], rows)

@@ -15,7 +15,6 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +22,9 @@ from types import ModuleType
 
 import pytest
 
+from course.harness.workspace import find_workspace, read_workspace
+
 REFERENCE_PACKAGE = "course"
-WORKSPACE_MARKER = ".course-workspace.toml"
 
 
 @dataclass(frozen=True)
@@ -37,14 +37,6 @@ class Implementation:
     context: ModuleType
     compaction: ModuleType
     fixtures: ModuleType
-
-
-def find_workspace(start: Path) -> Path | None:
-    """The practice workspace holding ``start``, if any."""
-    for folder in [start, *start.parents]:
-        if (folder / WORKSPACE_MARKER).is_file():
-            return folder
-    return None
 
 
 class _NoReference(importlib.abc.MetaPathFinder):
@@ -69,10 +61,7 @@ if WORKSPACE is not None:
 
 
 def default_package() -> str:
-    if WORKSPACE is None:
-        return REFERENCE_PACKAGE
-    marker = tomllib.loads((WORKSPACE / WORKSPACE_MARKER).read_text(encoding="utf-8"))
-    return str(marker["package"])
+    return REFERENCE_PACKAGE if WORKSPACE is None else read_workspace(WORKSPACE).package
 
 
 def _import(package: str, module: str) -> ModuleType:

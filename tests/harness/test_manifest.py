@@ -86,7 +86,9 @@ def test_an_unknown_chapter_lists_the_known_ones() -> None:
 
 
 KIT = Path(__file__).parents[2] / "course"
-HARNESS_CODE = [path for part in ("harness", "tools") for path in sorted((KIT / part).glob("*.py"))]
+HARNESS_CODE = [
+    path for part in ("harness", "tools", "display") for path in sorted((KIT / part).glob("*.py"))
+]
 
 
 def _code_strings(path: Path) -> list[str]:
