@@ -31,8 +31,12 @@ def test_checkpoint_prints_the_card_labs_and_evidence_for_the_reference(
     lines = out.splitlines()
     evidence = " → ".join(f"{lab.tests}/{lab.tests}" for lab in manifest.required_labs)
     assert evidence == "3/3 → 3/3 → 3/3 → 2/2 → 3/3"
-    assert lines[-2:] == [evidence, "14/14"]
+    at = lines.index(evidence)
+    assert lines[at + 1] == "14/14"
     assert out.index(manifest.card.title) < out.index("Lab 11.1") < out.index(evidence)
+    after = "\n".join(lines[at + 2 :])
+    assert "All 14 focused tests pass. Next: the chapter's closing review" in after
+    assert after.rstrip().endswith("checkpoint 11 --review")
 
 
 def test_one_lab_with_json_results(manifest: Manifest, tmp_path: Path) -> None:
