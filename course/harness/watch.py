@@ -24,7 +24,7 @@ import watchfiles
 
 from .commands import BY_NAME, Commands
 from .manifest import Lab, Manifest
-from .report import render_after_green, render_lab_pointer, render_open_lab
+from .report import render_after_green, render_open_lab
 from .results import CheckpointResult, LabResult, lab_to_work_on
 from .style import PLAIN, Style
 
@@ -198,10 +198,8 @@ class WatchLoop:
             self.current = self._after(lab)
             if self.current is None:
                 break
-            self.say(
-                self.style.status("passed", f"Lab {lab.id} passes."),
-                *render_lab_pointer(self.manifest, self.current, self.practice, self.commands),
-            )
+            self.say(self.style.status("passed", f"Lab {lab.id} passes."))
+            self.announce()
         self.check([])  # the last lab, or everything green: confirm with every lab at once
         self.current = lab_to_work_on(self.manifest, self.result())
         self.announce()

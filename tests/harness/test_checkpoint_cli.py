@@ -8,6 +8,8 @@ from pathlib import Path
 
 from harness_support import MakeWorkspace, cli
 
+from course.harness.commands import shell_commands
+from course.harness.learning import lab_command
 from course.harness.manifest import Manifest
 
 
@@ -95,7 +97,8 @@ def test_inside_a_workspace_the_workspace_is_the_default(
     run = cli("checkpoint", manifest.chapter, "--lab", "11.2", "--no-card", cwd=workspace / "tests")
     assert run.returncode == 1
     assert f"Checking workspace {workspace}" in run.stdout
-    assert "0/3" in run.stdout and "re-run just it   checkpoint 11 --lab 11.2" in run.stdout
+    rerun = lab_command(manifest, "11.2", commands=shell_commands())
+    assert "0/3" in run.stdout and f"re-run just it   {rerun}" in run.stdout
 
 
 def test_missing_focused_tests_are_an_error_never_a_pass(
