@@ -15,7 +15,7 @@ from pathlib import Path
 from types import FrameType
 
 from .checkrun import Where, locate, run_checkpoint, run_labs
-from .commands import Commands, shell_commands
+from .commands import Commands, key_legend, shell_commands
 from .kit import KitError, chapter_fingerprints, kit_root
 from .manifest import Manifest, ManifestError, load_manifest
 from .report import render_card, render_short_card, render_summary
@@ -71,7 +71,7 @@ def parser() -> argparse.ArgumentParser:
         "--watch",
         action="store_true",
         help="stay open: re-run the lab at hand each time a file of the package is saved "
-        "(keys: h hint, n next lab, r re-run, q quit)",
+        f"(keys: {key_legend()})",
     )
     mode.add_argument(
         "--review",

@@ -27,6 +27,14 @@ class Commands:
 BY_NAME = Commands()
 """The commands by their plain names (an activated environment, or text for any shell)."""
 
+WATCH_KEYS = {"h": "hint", "n": "next lab", "r": "re-run", "q": "quit"}
+"""The keys ``checkpoint --watch`` takes, and what each does."""
+
+
+def key_legend() -> str:
+    """``h hint · n next lab · r re-run · q quit``."""
+    return " · ".join(f"{key} {what}" for key, what in WATCH_KEYS.items())
+
 
 def resolve(
     tool: str, *, executable: str, search_path: str | None, in_venv: bool, name: str | None = None

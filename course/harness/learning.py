@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from .commands import BY_NAME, Commands
+from .commands import BY_NAME, Commands, key_legend
 from .kit import short
 from .manifest import Manifest
 
@@ -84,8 +84,7 @@ def render_learning(
         f"{manifest.total_tests} pass. Expected at the end: {card.evidence}",
         "",
         f"`{checkpoint} --watch` stays open and re-runs the lab you are on each time you save a "
-        "file of your package, then moves on when that lab turns green; keys: `h` hint, "
-        "`n` next lab, `r` re-run, `q` quit.",
+        f"file of your package, then moves on when that lab turns green (keys: {key_legend()}).",
         "",
         "The workspace's `pytest.ini` turns off pytest's plugin autoloading (the installed "
         "plugins cost seconds at every start and the focused tests need none), so plain pytest "

@@ -398,8 +398,6 @@ def _run_child(
     finally:
         _kill_group(process)  # also ends anything learner code left running in the group
         log.output_tail = output.text()
-    for item in records.new():
-        watch.feed(item)  # an exit record written just before the process ended
     if watch.collected is None and not log.collect_errors:
         lines = [line.strip() for line in log.output_tail.splitlines() if line.strip()]
         last = lines[-1][:300] if lines else f"exit code {process.returncode}"
@@ -454,10 +452,8 @@ def _close_exited(watch: _Watch, returncode: int | None, log: RunLog) -> None:
         )
         watch.close_current("error", log.fatal, frames=frames)
         return
-    why = cause if frames else "does the code call os._exit, or was it killed?"
-    message = watch.interrupted or (
-        f"the test process exited with code {code} during this test ({why})"
-    )
+    why = f": {cause}" if frames else " (does the code call os._exit, or was it killed?)"
+    message = watch.interrupted or f"the test process exited with code {code} during this test{why}"
     watch.close_current("error", _with_frames(message, "called from:", frames), frames=frames)
 
 

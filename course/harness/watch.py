@@ -22,13 +22,12 @@ from typing import TextIO
 
 import watchfiles
 
-from .commands import BY_NAME, Commands
+from .commands import BY_NAME, Commands, key_legend
 from .manifest import Lab, Manifest
-from .report import render_after_green, render_open_lab
+from .report import render_after_green, render_not_run, render_open_lab
 from .results import CheckpointResult, LabResult, lab_to_work_on
 from .style import PLAIN, Style
 
-KEYS = {"h": "hint", "n": "next lab", "r": "re-run", "q": "quit"}
 PROBE_NAME = ".checkpoint-watch-probe"
 PROBE_SECONDS = 3.0
 """How long the probe's event may take before the watch decides events do not arrive."""
@@ -38,10 +37,6 @@ Event = tuple[str, str]
 """``("change", path)``, ``("key", k)``, ``("ready", "")``, ``("eof", "")``, ``("error", why)``."""
 RunLabs = Callable[[Sequence[str]], CheckpointResult]
 """Runs these labs (every lab for an empty list), printing their lines."""
-
-
-def key_legend() -> str:
-    return " · ".join(f"{key} {what}" for key, what in KEYS.items())
 
 
 class SourceFilter(watchfiles.DefaultFilter):
@@ -167,14 +162,17 @@ class WatchLoop:
 
     def check(self, labs: Sequence[Lab]) -> None:
         """Run ``labs`` (all of them for none), remember their counts and show the progress."""
-        for lab_result in self.run([lab.id for lab in labs]).labs:
+        result = self.run([lab.id for lab in labs])
+        for lab_result in result.labs:
             self.latest[lab_result.lab.id] = lab_result
+        self.say(*render_not_run(result), *[f"problem: {p}" for p in result.problems])
         self.say(self.progress())
 
     def start(self) -> None:
-        """Run every lab once and settle on the first one that is not green."""
+        """Run every lab once and settle on the lab given, or the first one that is not green."""
         self.check([])
-        self.current = lab_to_work_on(self.manifest, self.result())
+        if self.current is None:
+            self.current = lab_to_work_on(self.manifest, self.result())
         self.announce()
 
     def announce(self) -> None:
