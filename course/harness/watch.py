@@ -252,23 +252,42 @@ def serve(
     probe_seconds: float = PROBE_SECONDS,
 ) -> int:
     """Serve events until ``q``: saved files re-run the lab at hand, keys act at once."""
+    polling = False
+
+    def poll_instead(why: str) -> None:
+        nonlocal polling
+        if polling:
+            loop.say(f"{why} Press r (or Enter) to re-run by hand.")
+            return
+        polling = True
+        loop.say(
+            f"{why} Watching by polling instead; if a save is still not picked up, press r "
+            "(or Enter) to re-run by hand."
+        )
+        fall_back()
+
     loop.start()
     while True:
         if probe.overdue(probe_seconds):
             probe.seen = True  # decided: stop waiting for it
             probe.remove()
-            loop.say(
+            poll_instead(
                 f"No file change events arrive from {probe.folder} (a file system without "
-                "change notifications?). Watching by polling instead; if a save is still not "
-                "picked up, press r (or Enter) to re-run by hand."
+                "change notifications?)."
             )
-            fall_back()
         try:
             kind, value = events.get(timeout=0.1)
         except queue.Empty:
             continue
         if kind == "ready" and probe.sent is None:
-            probe.send()
+            try:
+                probe.send()
+            except OSError as error:
+                probe.seen = True
+                loop.say(
+                    f"Cannot test for file events ({error}); if a save is not picked up, "
+                    "press r (or Enter) to re-run by hand."
+                )
         elif kind == "change" and probe.is_probe(value):
             if not probe.seen:
                 probe.seen = True
@@ -284,7 +303,7 @@ def serve(
         elif kind == "eof":
             loop.say("(no more key input; saving a file still re-runs, Ctrl-C stops)")
         elif kind == "error":
-            loop.say(f"the file watcher stopped ({value}); press r (or Enter) to re-run by hand")
+            poll_instead(f"The file watcher stopped ({value}).")
 
 
 def _watching(loop: WatchLoop) -> str:

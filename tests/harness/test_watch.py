@@ -144,3 +144,24 @@ def test_keys_skip_to_the_next_lab_and_show_the_legend(manifest: Manifest, tmp_p
     assert "Now: Lab 11.2 interaction groups" in text
     assert calls == [[], ["11.2"]]
     assert "keys: h hint · n next lab · r re-run · q quit" in text
+
+
+def test_a_watcher_that_fails_falls_back_to_polling_once(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    _, run = fake_run(manifest, set())
+    out = io.StringIO()
+    events: queue.Queue[Event] = queue.Queue()
+    events.put(("error", "OSError: the inotify watch limit was reached"))
+    fallbacks: list[str] = []
+
+    def fall_back() -> None:
+        fallbacks.append("polling")
+        events.put(("error", "OSError: polling failed too"))
+        events.put(("key", "q"))
+
+    assert serve(WatchLoop(manifest, run, out), events, Probe(tmp_path), fall_back) == 0
+    text = out.getvalue()
+    assert fallbacks == ["polling"], "polling is tried once, not again and again"
+    assert "The file watcher stopped (OSError: the inotify watch limit was reached)." in text
+    assert "The file watcher stopped (OSError: polling failed too). Press r" in text
