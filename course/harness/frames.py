@@ -96,6 +96,11 @@ def traceback_triples(traceback: TracebackType | None) -> list[tuple[str, int, s
     return triples
 
 
+def dump_file(results: Path) -> Path:
+    """Where a child writes the stacks of a test that runs too long, next to its results."""
+    return results.with_name(results.name + ".stacks")
+
+
 def parse_dump(text: str) -> list[list[tuple[str, int, str]]]:
     """The threads of a ``faulthandler`` dump, each as triples outermost first."""
     threads: list[list[tuple[str, int, str]]] = []

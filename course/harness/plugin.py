@@ -25,7 +25,7 @@ from typing import IO, Any, NoReturn
 import pytest
 
 from .diffs import explain_equality
-from .frames import Frame, learner_frames, traceback_triples
+from .frames import Frame, dump_file, learner_frames, traceback_triples
 from .verdicts import Verdict, verdict
 
 PACKAGE_VARIABLE = "COURSE_LAB_PACKAGE"
@@ -47,11 +47,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=0.0,
         help="dump the stacks of a test still running after this many seconds (0: never)",
     )
-
-
-def dump_file(results: Path) -> Path:
-    """Where the child writes the stacks of a test that runs too long, next to its results."""
-    return results.with_name(results.name + ".stacks")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .frames import Frame, dumped_frames, frame_from_json, render_frames
-from .plugin import dump_file
+from .frames import Frame, dump_file, dumped_frames, frame_from_json, render_frames
 from .results import Status, TestOutcome
 from .verdicts import NOT_RUN
 
