@@ -3,29 +3,56 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
+import os
 import signal
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
-from typing import TextIO
 
-from .kit import KitError, chapter_fingerprints, kit_root, short
-from .manifest import Lab, Manifest, ManifestError, load_manifest
-from .report import render_card, render_lab, render_summary
-from .results import CheckpointResult, TestOutcome, summarize
+from .checkrun import Where, locate, run_checkpoint, run_labs
+from .commands import Commands, key_legend, shell_commands
+from .kit import KitError, chapter_fingerprints, kit_root
+from .manifest import Manifest, ManifestError, load_manifest
+from .report import render_card, render_short_card, render_summary
+from .review import render_review, review_target, run_review
 from .roster import RosterOptions, grade_roster
-from .runner import Limits, RunTarget, run_focused_tests
-from .workspace import (
-    WorkspaceError,
-    find_workspace,
-    focused_test_problems,
-    read_workspace,
-)
+from .runner import Limits
+from .style import Style, style_for
+from .watch import WatchLoop, watch
+from .workspace import WorkspaceError
+
+__all__ = ["main", "parser", "run_checkpoint"]
 
 USAGE_ERROR = 2
+CLOSED_PIPE = 128 + signal.SIGPIPE
+INTERRUPTED = 128 + signal.SIGINT
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds greater than zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def positive_count(text: str) -> int:
+    """An argparse type: a whole number greater than zero."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
 
 
 def parser() -> argparse.ArgumentParser:
@@ -39,27 +66,50 @@ def parser() -> argparse.ArgumentParser:
     target = p.add_mutually_exclusive_group()
     target.add_argument("--practice", metavar="DIR", help="check the practice workspace DIR")
     target.add_argument("--roster", metavar="DIR", help="grade every practice workspace under DIR")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--watch",
+        action="store_true",
+        help="stay open: re-run the lab at hand each time a file of the package is saved "
+        f"(keys: {key_legend()})",
+    )
+    mode.add_argument(
+        "--review",
+        action="store_true",
+        help="the chapter's closing review: its questions beside your code's answers, and its "
+        "demonstrations checked on your code",
+    )
     p.add_argument(
         "--lab", action="append", default=[], metavar="ID", help="run only this lab (repeatable)"
     )
     p.add_argument("--json", metavar="FILE", help="also write machine-readable results to FILE")
     p.add_argument(
         "--timeout",
-        type=float,
+        type=positive_seconds,
         default=Limits.test_seconds,
         metavar="SECONDS",
-        help=f"wall-clock limit per test (default {Limits.test_seconds:g})",
+        help=f"wall-clock limit per test, above 0 (default {Limits.test_seconds:g})",
     )
-    p.add_argument("--no-card", action="store_true", help="do not print the card")
+    card = p.add_mutually_exclusive_group()
+    card.add_argument(
+        "--card",
+        action="store_true",
+        help="print the full checkpoint card (in a workspace the default is a short one)",
+    )
+    card.add_argument("--no-card", action="store_true", help="do not print the card")
     p.add_argument(
         "--gradebook", metavar="DIR", help="with --roster: where gradebook.csv/.json go (DIR)"
     )
     p.add_argument(
-        "--jobs", type=int, default=2, metavar="N", help="with --roster: workspaces at a time"
+        "--jobs",
+        type=positive_count,
+        default=2,
+        metavar="N",
+        help="with --roster: workspaces at a time",
     )
     p.add_argument(
         "--workspace-timeout",
-        type=float,
+        type=positive_seconds,
         default=None,
         metavar="SECONDS",
         help="with --roster: limit per workspace (default: every test at its limit, plus 60)",
@@ -67,98 +117,16 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-@dataclass
-class _LabPrinter:
-    """Prints each lab's line as soon as its tests (and every earlier lab's) are done."""
-
-    manifest: Manifest
-    labs: Sequence[Lab]
-    out: TextIO
-    expected: dict[str, int] = field(default_factory=dict)
-    done: dict[str, list[TestOutcome]] = field(default_factory=dict)
-    printed: int = 0
-    collected: bool = False
-
-    def on_collected(self, tests: list[tuple[str, str, str | None]]) -> None:
-        self.collected = True
-        for _, _, lab in tests:
-            if lab is not None:
-                self.expected[lab] = self.expected.get(lab, 0) + 1
-        self.flush()
-
-    def on_result(self, outcome: TestOutcome) -> None:
-        if outcome.lab is not None:
-            self.done.setdefault(outcome.lab, []).append(outcome)
-        self.flush()
-
-    def _finished(self, lab: Lab) -> list[TestOutcome] | None:
-        """The lab's outcomes once every collected test of it has ended, else None."""
-        done = self.done.get(lab.id, [])
-        if not self.collected or len(done) < self.expected.get(lab.id, 0):
-            return None
-        return done
-
-    def flush(self, final: Sequence[TestOutcome] | None = None) -> None:
-        """Print the next labs in order while they are finished (all of them with ``final``)."""
-        while self.printed < len(self.labs):
-            lab = self.labs[self.printed]
-            if final is not None:
-                mine: list[TestOutcome] | None = [t for t in final if t.lab == lab.id]
-            else:
-                mine = self._finished(lab)
-            if mine is None:
-                return
-            result = summarize(self.manifest, [lab], mine, target="").labs[0]
-            print(render_lab(result), file=self.out, flush=True)
-            self.printed += 1
-
-
-def _target(
-    manifest: Manifest, kit: Path, practice: str | None
-) -> tuple[RunTarget, str, list[str]]:
-    """What to run, how to describe it, and problems found before running."""
-    root = Path(practice).resolve() if practice else find_workspace(Path.cwd())
-    if root is None:
-        target = RunTarget(kit, manifest.test_files, manifest.reference)
-        return target, f"the reference ({manifest.reference}) in {kit}", []
-    workspace = read_workspace(root)
-    if workspace.chapter != manifest.chapter:
-        raise WorkspaceError(
-            f"{root} is a chapter {workspace.chapter} workspace, not chapter {manifest.chapter}"
-        )
-    target = RunTarget(root, manifest.test_files, workspace.package, (root,))
-    began = short(workspace.parent_fingerprint)
-    now = short(chapter_fingerprints(manifest, kit).parent)
-    since = "" if began == now else f"; the kit's parent is now {now}"
-    label = f"workspace {root} ({workspace.package}, began from parent {began}{since})"
-    return target, label, focused_test_problems(manifest, kit, workspace)
-
-
-def run_checkpoint(
-    manifest: Manifest,
-    kit: Path,
-    *,
-    practice: str | None,
-    lab_ids: Sequence[str],
-    limits: Limits,
-    out: TextIO,
-) -> CheckpointResult:
-    """Run and print the labs; returns the result (also for ``--json``)."""
-    labs = [manifest.lab(lab_id) for lab_id in lab_ids] or list(manifest.labs)
-    target, label, problems = _target(manifest, kit, practice)
-    print(f"Checking {label}", file=out, flush=True)
-    printer = _LabPrinter(manifest, labs, out)
-    outcomes, log = run_focused_tests(
-        target,
-        labs=[lab.id for lab in labs] if lab_ids else [],
-        limits=limits,
-        on_collected=printer.on_collected,
-        on_result=printer.on_result,
-    )
-    printer.flush(final=outcomes)
-    if not outcomes and log.collect_errors:
-        problems = [*problems, *log.collect_errors]
-    return summarize(manifest, labs, outcomes, target=label, problems=problems)
+def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse options that do not go together (argparse exits with the usage and the error)."""
+    if args.roster and (args.watch or args.review):
+        p.error("--roster grades a class; --watch and --review are for one workspace")
+    if args.review and (args.lab or args.json):
+        p.error("--review runs the whole closing review; it takes no --lab or --json")
+    if args.watch and args.json:
+        p.error("--watch keeps running; it writes no --json")
+    if not args.roster and (args.gradebook or args.workspace_timeout is not None):
+        p.error("--gradebook and --workspace-timeout go with --roster")
 
 
 def _stop_on_sigterm() -> None:
@@ -170,10 +138,60 @@ def _stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+def _print_card(
+    manifest: Manifest, kit: Path, where: Where, args: argparse.Namespace, commands: Commands
+) -> None:
+    if args.no_card or args.review:
+        return
+    if where.workspace is not None and not args.card:
+        print(render_short_card(manifest, commands))
+    else:
+        fingerprints = chapter_fingerprints(manifest, kit)
+        print(render_card(manifest, fingerprints, in_workspace=where.workspace is not None))
+    print()
+
+
+def _watch(
+    manifest: Manifest,
+    where: Where,
+    args: argparse.Namespace,
+    style: Style,
+    commands: Commands,
+) -> int:
+    limits = Limits(test_seconds=args.timeout)
+    loop = WatchLoop(
+        manifest,
+        lambda lab_ids: run_labs(manifest, where, lab_ids, limits, sys.stdout, style),
+        sys.stdout,
+        args.practice,
+        commands,
+        style,
+    )
+    if args.lab:
+        loop.current = manifest.lab(args.lab[0])
+    return watch(loop, where.package_dir)
+
+
+def _review(manifest: Manifest, where: Where, args: argparse.Namespace, style: Style) -> int:
+    review = manifest.review
+    if review is None:
+        raise ManifestError(f"chapter {manifest.chapter} has no closing review")
+    print(f"Reviewing {where.label}", flush=True)
+    result = run_review(review, review_target(review, where.target), Limits(args.timeout))
+    if where.problems:
+        result = replace(result, problems=result.problems + where.problems)
+    print(render_review(result, style))
+    return 0 if result.ok else 1
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    p = parser()
+    args = p.parse_args(argv)
+    _check_combinations(p, args)
     _stop_on_sigterm()
     out = sys.stdout
+    style = style_for(out, os.environ)
+    commands = shell_commands()
     try:
         manifest = load_manifest(args.chapter)
         kit = kit_root()
@@ -184,32 +202,49 @@ def main(argv: Sequence[str] | None = None) -> int:
                 lab_ids=tuple(args.lab),
                 test_seconds=args.timeout,
                 workspace_seconds=args.workspace_timeout,
-                jobs=max(1, args.jobs),
+                jobs=args.jobs,
             )
             gradebook = Path(args.gradebook or args.roster)
             grade_roster(manifest, Path(args.roster), gradebook, options, sys.stderr, out)
             return 0
-        if not args.no_card:
-            print(render_card(manifest, chapter_fingerprints(manifest, kit)), file=out)
-            print(file=out)
-        result = run_checkpoint(
-            manifest,
-            kit,
-            practice=args.practice,
-            lab_ids=args.lab,
-            limits=Limits(test_seconds=args.timeout),
-            out=out,
-        )
+        where = locate(manifest, kit, args.practice)
+        if args.review:
+            return _review(manifest, where, args, style)
+        if args.watch:
+            return _watch(manifest, where, args, style, commands)
+        _print_card(manifest, kit, where, args, commands)
     except (ManifestError, KitError, WorkspaceError) as error:
         print(f"checkpoint: {error}", file=sys.stderr)
         return USAGE_ERROR
+    print(f"Checking {where.label}", file=out, flush=True)
+    result = run_labs(manifest, where, args.lab, Limits(test_seconds=args.timeout), out, style)
     print(file=out)
-    print(render_summary(manifest, result, args.practice), file=out)
+    print(render_summary(manifest, result, args.practice, commands), file=out)
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n")
     return 0 if result.ok else 1
+
+
+def _quiet_stdout() -> None:
+    """After the reader of our output went away: send what is left nowhere, silently."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _run(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:  # e.g. `checkpoint 11 | head`: the reader has all it wanted
+        _quiet_stdout()
+        return CLOSED_PIPE
+    except KeyboardInterrupt:
+        print("checkpoint: stopped", file=sys.stderr)
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -5,17 +5,32 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from .commands import BY_NAME, Commands, key_legend
 from .kit import short
 from .manifest import Manifest
 
 
-def lab_command(manifest: Manifest, lab_id: str, practice: str | None = None) -> str:
-    """The checkpoint command that runs one lab (in a workspace, or on ``practice``)."""
+def checkpoint_command(
+    manifest: Manifest,
+    *options: str,
+    practice: str | None = None,
+    commands: Commands = BY_NAME,
+) -> str:
+    """A checkpoint command line (in a workspace, or on ``practice``) with ``options``."""
     where = f" --practice {shlex.quote(practice)}" if practice else ""
-    return f"checkpoint {manifest.chapter}{where} --lab {lab_id}"
+    return " ".join([f"{commands.checkpoint} {manifest.chapter}{where}", *options])
 
 
-def render_learning(manifest: Manifest, parent: str, notebooks: Sequence[str]) -> str:
+def lab_command(
+    manifest: Manifest, lab_id: str, practice: str | None = None, commands: Commands = BY_NAME
+) -> str:
+    """The checkpoint command that runs one lab (in a workspace, or on ``practice``)."""
+    return checkpoint_command(manifest, "--lab", lab_id, practice=practice, commands=commands)
+
+
+def render_learning(
+    manifest: Manifest, parent: str, notebooks: Sequence[str], commands: Commands = BY_NAME
+) -> str:
     """The workspace's LEARNING.md."""
     card = manifest.card
     learner_files = ", ".join(f"`{f.path}`" for f in manifest.files_with_role("learner"))
@@ -55,18 +70,39 @@ def render_learning(manifest: Manifest, parent: str, notebooks: Sequence[str]) -
             f"- edit: {', '.join(f'`{path}`' for path in lab.files)}",
             f"- notebook: `notebooks/{lab.notebook}` ({lab.heading})",
             f"- hint: {lab.hint}",
-            f"- check it: `{lab_command(manifest, lab.id)}`",
-            f"- or with plain pytest: `python3 -m pytest {_tests_dir(manifest)} -k {lab.select}`",
+            f"- check it: `{lab_command(manifest, lab.id, commands=commands)}`",
+            f"- or with plain pytest: `{commands.python} -m pytest {_tests_dir(manifest)} "
+            f"-k {lab.select}`",
             "",
         ]
+    checkpoint = checkpoint_command(manifest, commands=commands)
     lines += [
         "## Checking everything",
         "",
-        f"`checkpoint {manifest.chapter}` run anywhere inside this directory prints the card, "
-        "each lab's `passed/total` and the evidence line; it exits 0 only when all "
+        f"`{checkpoint}` run anywhere inside this directory shows each lab's `passed/total` "
+        "and the evidence line; it exits 0 only when all "
         f"{manifest.total_tests} pass. Expected at the end: {card.evidence}",
         "",
-        f"Starting over? {card.practice} makes a new directory; do not reuse a modified scaffold.",
+        f"`{checkpoint} --watch` stays open and re-runs the lab you are on each time you save a "
+        f"file of your package, then moves on when that lab turns green (keys: {key_legend()}).",
+        "",
+        "The workspace's `pytest.ini` turns off pytest's plugin autoloading (the installed "
+        "plugins cost seconds at every start and the focused tests need none), so plain pytest "
+        "starts in well under a second.",
+        "",
+    ]
+    if manifest.review is not None:
+        lines += [
+            "## After the last lab: the closing review",
+            "",
+            f"`{checkpoint_command(manifest, '--review', commands=commands)}` asks the "
+            "chapter's closing questions with your code's own answers beside them, and checks "
+            "the demonstrations the chapter asks for on your package.",
+            "",
+        ]
+    lines += [
+        f"Starting over? `{commands.practice} {manifest.chapter}` makes a new directory; do not "
+        "reuse a modified scaffold.",
         "",
     ]
     if notebooks:

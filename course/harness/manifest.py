@@ -89,6 +89,40 @@ class WorkspaceFile:
 
 
 @dataclass(frozen=True)
+class ReviewQuestion:
+    """One question of the closing review, and the test that shows the learner's own data."""
+
+    text: str
+    show: str
+    """A test in the review file that records what the learner's code returns for it."""
+
+
+@dataclass(frozen=True)
+class ReviewCheck:
+    """One demonstration of the closing review, checked by a test on the learner's code."""
+
+    title: str
+    test: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class Review:
+    """The chapter's closing review: questions to explain and demonstrations to check."""
+
+    title: str
+    intro: str
+    test_file: str
+    """The chapter's review module (tests run by ``checkpoint CHAPTER --review``)."""
+    questions: tuple[ReviewQuestion, ...]
+    checks: tuple[ReviewCheck, ...]
+
+    @property
+    def tests(self) -> tuple[str, ...]:
+        return tuple(q.show for q in self.questions) + tuple(c.test for c in self.checks)
+
+
+@dataclass(frozen=True)
 class Manifest:
     """Everything chapter-specific the harness needs."""
 
@@ -105,6 +139,13 @@ class Manifest:
     """Notebook folders by edition (``en``, ``zh``…); the first is the default edition."""
     source: str
     """Where the manifest was read from (for messages)."""
+    review: Review | None = None
+    """The closing review, for chapters that have one."""
+
+    def lab_of_function(self, module: str, function: str) -> Lab | None:
+        """The lab whose solution is ``module.function`` (``compaction.latest_compaction``)."""
+        name = f"{module}.{function}"
+        return next((lab for lab in self.labs if name in lab.solution), None)
 
     def lab(self, lab_id: str) -> Lab:
         """The lab with ``lab_id``; a ``ManifestError`` lists the known ids otherwise."""
@@ -260,6 +301,41 @@ def _lab_function(table: object, where: str, source: str) -> LabFunction:
     return function
 
 
+def _review(table: object, source: str) -> Review:
+    f = _Fields(table, "review", source)
+    questions = []
+    for index, item in enumerate(f.tables("questions")):
+        q = _Fields(item, f"review.questions[{index}]", source)
+        questions.append(ReviewQuestion(text=q.text("text"), show=_test_name(q, "show")))
+        q.finish()
+    checks = []
+    for index, item in enumerate(f.tables("checks")):
+        c = _Fields(item, f"review.checks[{index}]", source)
+        checks.append(
+            ReviewCheck(title=c.text("title"), test=_test_name(c, "test"), hint=c.text("hint"))
+        )
+        c.finish()
+    review = Review(
+        title=f.text("title"),
+        intro=f.text("intro"),
+        test_file=_relative_path(f, "test_file"),
+        questions=tuple(questions),
+        checks=tuple(checks),
+    )
+    f.finish()
+    for index, name in enumerate(review.tests):
+        if name in review.tests[:index]:
+            raise f.error("", f"test {name!r} is named twice")
+    return review
+
+
+def _test_name(fields: _Fields, key: str) -> str:
+    name = fields.text(key)
+    if not name.isidentifier() or not name.startswith("test_"):
+        raise fields.error(key, f"must name a test function (test_…), got {name!r}")
+    return name
+
+
 def _editions(value: object, f: _Fields) -> dict[str, str]:
     if not isinstance(value, dict) or not value:
         raise f.error("notebooks", "must be a table of edition = folder, e.g. { en = 'notebooks' }")
@@ -303,6 +379,7 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
         files=files,
         notebooks=_editions(f.raw("notebooks"), f),
         source=source,
+        review=_review(f.raw("review"), source) if "review" in f.table else None,
     )
     f.finish()
     _check_consistency(manifest, f)
@@ -323,6 +400,8 @@ def _check_consistency(manifest: Manifest, f: _Fields) -> None:
     for index, lab in enumerate(manifest.labs):
         if lab.test_file not in paths:
             raise f.error(f"labs[{index}].test_file", "must also be listed as a [[workspace]] file")
+    if manifest.review is not None and manifest.review.test_file not in paths:
+        raise f.error("review.test_file", "must also be listed as a [[workspace]] file")
     learner_paths = {file.path for file in manifest.files_with_role("learner")}
     for index, lab in enumerate(manifest.labs):
         for path in lab.files:

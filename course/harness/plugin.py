@@ -2,23 +2,34 @@
 
 Loaded in the child pytest process with ``-p course.harness.plugin``. Every record is one JSON
 line, flushed at once, so the parent can read what finished even if learner code later kills,
-hangs or floods the process. The plugin imports no lab code.
+hangs or floods the process. Failures name the learner's lines (see ``verdicts.py``); a test
+that runs too long leaves a ``faulthandler`` dump of the stacks just before the parent's
+limit, and ``os._exit`` records where it was called before the process goes. The plugin
+imports no lab code.
 """
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
+import importlib.util
 import json
 import os
+import sys
 import threading
 import time
-from typing import IO, Any
+import traceback
+from pathlib import Path
+from typing import IO, Any, NoReturn
 
 import pytest
 
-PENDING_ATTRIBUTE = "lab_id"
-"""A ``NotImplementedError`` carrying this attribute is a lab stub: the test is pending."""
+from .diffs import explain_equality
+from .frames import Frame, dump_file, learner_frames, traceback_triples
+from .verdicts import Verdict, verdict
 
-MESSAGE_LIMIT = 240
+PACKAGE_VARIABLE = "COURSE_LAB_PACKAGE"
+_REAL_EXIT = os._exit
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -30,6 +41,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--course-memory-mb", type=int, default=0, help="address-space limit for this process"
     )
+    group.addoption(
+        "--course-dump-after",
+        type=float,
+        default=0.0,
+        help="dump the stacks of a test still running after this many seconds (0: never)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -39,7 +56,9 @@ def pytest_configure(config: pytest.Config) -> None:
     _limit_memory(int(config.getoption("course_memory_mb")))
     _exit_when_orphaned()
     labs = list(config.getoption("course_lab"))
-    config.pluginmanager.register(Reporter(results, labs), "course-reporter")
+    reporter = Reporter(results, labs, float(config.getoption("course_dump_after")))
+    config.pluginmanager.register(reporter, "course-reporter")
+    _record_exits(reporter)
 
 
 def _limit_memory(megabytes: int) -> None:
@@ -62,9 +81,49 @@ def _exit_when_orphaned() -> None:
         while True:
             time.sleep(0.5)
             if os.getppid() != parent:
-                os._exit(70)
+                _REAL_EXIT(70)
 
     threading.Thread(target=watch, name="course-orphan-watch", daemon=True).start()
+
+
+def _record_exits(reporter: Reporter) -> None:
+    """Make ``os._exit`` write where it was called (in the learner's code) before it exits."""
+
+    def recorded_exit(code: int) -> NoReturn:
+        with contextlib.suppress(Exception):
+            raw = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack()[:-1]]
+            frames = reporter.learner(raw)
+            reporter.write({"event": "exit", "code": code, "frames": [f.to_json() for f in frames]})
+        _REAL_EXIT(code)
+
+    setattr(os, "_exit", recorded_exit)  # noqa: B010 - replaces the function for this process
+
+
+def package_dir() -> Path | None:
+    """The folder of the package under test, found without importing it."""
+    name = os.environ.get(PACKAGE_VARIABLE, "")
+    if not name:
+        return None
+    module = sys.modules.get(name)
+    locations = getattr(module, "__path__", None)
+    if locations is None:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        locations = spec.submodule_search_locations if spec is not None else None
+    first = next(iter(locations or []), None)
+    return Path(first).resolve() if first else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_assertrepr_compare(
+    config: pytest.Config, op: str, left: object, right: object
+) -> list[str] | None:
+    """A failed ``==`` in a checkpoint run shows both sides whole (see ``diffs.py``)."""
+    if op != "==" or not config.getoption("course_results"):
+        return None
+    return explain_equality(left, right)
 
 
 def lab_of(item: pytest.Item) -> str | None:
@@ -74,41 +133,34 @@ def lab_of(item: pytest.Item) -> str | None:
     return str(marker.args[0])
 
 
-def first_lines(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """The first two non-empty lines of ``text`` on one line, trimmed to ``limit``."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()][:2]
-    joined = " | ".join(lines)
-    return joined if len(joined) <= limit else joined[: limit - 1] + "…"
-
-
-def classify(when: str, error: BaseException) -> tuple[str, str]:
-    """(status, message) for an exception raised during a test's ``when`` phase."""
-    lab_id = getattr(error, PENDING_ATTRIBUTE, None)
-    if isinstance(error, NotImplementedError) and isinstance(lab_id, str):
-        return "pending", first_lines(str(error))
-    if isinstance(error, SystemExit):
-        return "error", f"the code under test called sys.exit({error.code!r})"
-    if isinstance(error, AssertionError):
-        detail = first_lines(str(error)) or "assertion failed"
-    else:
-        detail = first_lines(f"{type(error).__name__}: {error}")
-    if when != "call":
-        return "error", f"{when}: {detail}"
-    return "failed", detail
-
-
 class Reporter:
-    """Writes ``collected``, ``start``, ``end`` and ``finish`` records for the parent."""
+    """Writes ``collected``, ``start``, ``call``, ``end``, ``exit`` and ``finish`` records."""
 
-    def __init__(self, path: str, labs: list[str]) -> None:
+    def __init__(self, path: str, labs: list[str], dump_after: float = 0.0) -> None:
         self.stream: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - whole run
         self.labs = labs
-        self.outcome: dict[str, tuple[str, str]] = {}
+        self.outcome: dict[str, Verdict] = {}
+        self.shown: dict[str, list[str]] = {}
         self.started: dict[str, float] = {}
+        self.dump_after = dump_after
+        self.dump_fd = -1
+        if dump_after > 0:
+            self.dump_fd = os.open(dump_file(Path(path)), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
 
     def write(self, record: dict[str, Any]) -> None:
         self.stream.write(json.dumps(record, ensure_ascii=False) + "\n")
         self.stream.flush()
+
+    def learner(self, raw: list[tuple[str, int, str]]) -> list[Frame]:
+        folder = package_dir()
+        return learner_frames(raw, folder) if folder is not None else []
+
+    def frames_of(self, error: BaseException, tb: Any) -> list[Frame]:
+        """The learner frames an exception passed through (a syntax error: where it is)."""
+        frames = self.learner(traceback_triples(tb))
+        if isinstance(error, SyntaxError) and error.filename and error.lineno:
+            frames += self.learner([(error.filename, error.lineno, "<module>")])
+        return frames
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(
@@ -124,11 +176,12 @@ class Reporter:
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
+            lines = [line.strip() for line in str(report.longrepr).splitlines() if line.strip()]
             self.write(
                 {
                     "event": "collect_error",
                     "nodeid": report.nodeid,
-                    "message": first_lines(str(report.longrepr), 600),
+                    "message": " | ".join(lines[:2])[:600],
                 }
             )
 
@@ -141,6 +194,10 @@ class Reporter:
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.started[nodeid] = time.perf_counter()
+        if self.dump_fd >= 0:
+            os.ftruncate(self.dump_fd, 0)
+            os.lseek(self.dump_fd, 0, os.SEEK_SET)
+            faulthandler.dump_traceback_later(self.dump_after, file=self.dump_fd)
         self.write({"event": "start", "nodeid": nodeid})
 
     @pytest.hookimpl(tryfirst=True)
@@ -150,33 +207,46 @@ class Reporter:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
         report = yield
+        self.shown[item.nodeid] = [str(value) for _, value in item.user_properties]
         if item.nodeid in self.outcome:
             return report
         if call.excinfo is not None and not report.passed and not report.skipped:
-            self.outcome[item.nodeid] = classify(call.when, call.excinfo.value)
+            error = call.excinfo.value
+            frames = self.frames_of(error, call.excinfo.tb)
+            if isinstance(error, pytest.fail.Exception):  # pytest.fail(): the test's own words
+                error = AssertionError(str(error))
+            self.outcome[item.nodeid] = verdict(call.when, error, frames)
         elif report.skipped:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else "skipped"
-            self.outcome[item.nodeid] = ("error", f"the test was skipped: {reason}")
+            self.outcome[item.nodeid] = Verdict("error", f"the test was skipped: {reason}")
         elif report.failed:
-            self.outcome[item.nodeid] = ("failed", first_lines(str(report.longrepr)))
+            self.outcome[item.nodeid] = Verdict("failed", str(report.longrepr))
         return report
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        status, message = self.outcome.get(nodeid, ("passed", ""))
+        if self.dump_fd >= 0:
+            faulthandler.cancel_dump_traceback_later()
+        outcome = self.outcome.get(nodeid, Verdict("passed", ""))
         duration = time.perf_counter() - self.started.get(nodeid, time.perf_counter())
-        self.write(
-            {
-                "event": "end",
-                "nodeid": nodeid,
-                "status": status,
-                "message": message,
-                "duration": round(duration, 4),
-            }
-        )
+        record: dict[str, Any] = {
+            "event": "end",
+            "nodeid": nodeid,
+            "status": outcome.status,
+            "message": outcome.message,
+            "duration": round(duration, 4),
+        }
+        if outcome.frames:
+            record["frames"] = [frame.to_json() for frame in outcome.frames]
+        if outcome.fatal:
+            record["fatal"] = True
+        if self.shown.get(nodeid):
+            record["shown"] = self.shown[nodeid]
+        self.write(record)
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         kind = type(excinfo.value).__name__
-        self.write({"event": "interrupted", "message": first_lines(f"{kind}: {excinfo.value}")})
+        text = " ".join(f"{kind}: {excinfo.value}".split())
+        self.write({"event": "interrupted", "message": text[:240]})
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.write({"event": "finish", "exitstatus": int(exitstatus)})

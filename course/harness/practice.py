@@ -8,8 +8,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from .commands import shell_commands
 from .kit import KitError, chapter_fingerprints, kit_root, short
-from .learning import lab_command
+from .learning import checkpoint_command, lab_command
 from .manifest import ManifestError, load_manifest
 from .workspace import WorkspaceError, create_workspace, default_directory
 
@@ -39,11 +40,12 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    commands = shell_commands()
     try:
         manifest = load_manifest(args.chapter)
         kit = kit_root()
         target = Path(args.directory) if args.directory else default_directory(manifest, Path.cwd())
-        create_workspace(manifest, kit, target, args.lang)
+        create_workspace(manifest, kit, target, args.lang, commands)
         parent = short(chapter_fingerprints(manifest, kit).parent)
     except (ManifestError, KitError, WorkspaceError) as error:
         print(f"practice: {error}", file=sys.stderr)
@@ -58,7 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("  start with:    LEARNING.md")
     print()
     print("Next, run:")
-    print(f"  cd {shlex.quote(str(root))} && {lab_command(manifest, manifest.labs[0].id)}")
+    first = lab_command(manifest, manifest.labs[0].id, commands=commands)
+    print(f"  cd {shlex.quote(str(root))} && {first}")
+    watching = checkpoint_command(manifest, "--watch", commands=commands)
+    print(f"or, to re-run the lab at hand on every save: {watching}")
     return 0
 
 

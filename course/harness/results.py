@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from .frames import Frame
 from .manifest import Lab, Manifest
+from .verdicts import NOT_RUN
 
 Status = Literal["passed", "pending", "failed", "timeout", "error"]
 STATUSES: tuple[Status, ...] = ("passed", "pending", "failed", "timeout", "error")
@@ -24,6 +26,17 @@ class TestOutcome:
     status: Status
     message: str = ""
     duration: float = 0.0
+    frames: tuple[Frame, ...] = ()
+    """The learner's frames where the test failed, hung or exited (outermost first)."""
+    shown: tuple[str, ...] = ()
+    """What the test recorded for the reader (``record_property`` values)."""
+    culprit: str | None = None
+    """The lab whose function was running where it failed or hung (see ``attribute``)."""
+
+    @property
+    def not_run(self) -> bool:
+        """The test never reached its own code: something before it stopped the run."""
+        return self.message.startswith(NOT_RUN)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -165,3 +178,24 @@ def summarize(
         labs=tuple(results),
         problems=tuple(problems) + (tuple(extra) if strays else ()),
     )
+
+
+def attribute(manifest: Manifest, outcome: TestOutcome) -> TestOutcome:
+    """``outcome`` with its culprit: the lab of the innermost lab function among its frames."""
+    for frame in reversed(outcome.frames):
+        lab = manifest.lab_of_function(frame.module, frame.function)
+        if lab is not None:
+            return replace(outcome, culprit=lab.id)
+    return outcome
+
+
+def lab_to_work_on(manifest: Manifest, result: CheckpointResult) -> Lab | None:
+    """The first lab that is not green, or the lab whose code made it fail or hang."""
+    first = result.first_open_lab()
+    if first is None:
+        return None
+    for test in first.tests:
+        broken = test.status in ("failed", "timeout", "error")
+        if broken and test.culprit is not None and test.culprit != first.lab.id:
+            return manifest.lab(test.culprit)
+    return first.lab

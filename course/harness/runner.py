@@ -4,8 +4,11 @@ The child reports through a results file (see ``plugin.py``), never through its 
 parent watches each test's wall-clock time and kills the child's whole process group when one
 test overruns; that test becomes ``timeout`` and a fresh child runs the tests still to go. A
 child that dies in the middle of a test (``os._exit``, a signal, ``KeyboardInterrupt``) costs
-that test an ``error`` the same way. Output is drained and capped so a flood cannot block the
-child or fill memory.
+that test an ``error`` the same way. A timeout shows the learner's frames from the stacks the
+child dumped just before the limit. When the package cannot even be imported (it exits or
+fails at import, or its import hangs), every test still to go is "not run" with that one
+cause, and no further child is started. Output is drained and capped so a flood cannot block
+the child or fill memory.
 """
 
 from __future__ import annotations
@@ -24,9 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from .frames import Frame, dump_file, dumped_frames, frame_from_json, render_frames
 from .results import Status, TestOutcome
+from .verdicts import NOT_RUN
 
 POLL_SECONDS = 0.02
+DUMP_MARGIN = 0.5
+"""Seconds before a test's limit at which the child dumps its stacks (a quarter of short limits)."""
+DUMP_WAIT = 1.0
+"""How long a timed-out child's dump may still take to appear."""
+COLOUR_VARIABLES = ("FORCE_COLOR", "PY_COLORS", "CLICOLOR_FORCE")
 
 
 @dataclass(frozen=True)
@@ -66,6 +76,8 @@ class RunLog:
     collect_errors: list[str] = field(default_factory=list)
     setup_hung: str = ""
     """Set when a test's setup (where the code under test is imported) overran its limit."""
+    fatal: str = ""
+    """Set when the package exited or failed at import: why no later test can run."""
 
 
 class CappedOutput:
@@ -145,14 +157,25 @@ def child_command(
         str(results),
         "--course-memory-mb",
         str(limits.memory_mb),
+        "--course-dump-after",
+        f"{dump_after(limits):g}",
+        "--color=no",
+        "-o",
+        "verbosity_assertions=2",  # assertion diffs whole, never "use -vv"
     ]
     for lab in labs:
         command += ["--course-lab", lab]
     return command + list(nodeids or target.test_files)
 
 
+def dump_after(limits: Limits) -> float:
+    """When the child dumps a running test's stacks: shortly before the parent kills it."""
+    return max(limits.test_seconds - DUMP_MARGIN, limits.test_seconds * 0.75)
+
+
 def child_environment(target: RunTarget) -> dict[str, str]:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k not in COLOUR_VARIABLES}
+    env["NO_COLOR"] = "1"  # the child's output is a pipe, whatever the caller's terminal
     env["COURSE_LAB_PACKAGE"] = target.package
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # installed plugins cost seconds per child
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -201,10 +224,10 @@ def run_focused_tests(
                 order = collected
                 if on_collected is not None:
                     on_collected(list(order))
-            if collected is None or len(outcomes) == before or log.setup_hung:
-                break  # no progress, or every later test would hang the same way
+            if collected is None or len(outcomes) == before or log.setup_hung or log.fatal:
+                break  # no progress, or every later test would end the same way
         status: Status = "timeout" if log.setup_hung else "error"
-        reason = log.setup_hung or _leftover_reason(log)
+        reason = log.setup_hung or log.fatal or _leftover_reason(log)
         for nodeid, name, lab in order:
             if nodeid not in outcomes:
                 record(TestOutcome(nodeid, name, lab, status, reason))
@@ -231,6 +254,8 @@ class _Watch:
         self.calling = False
         """Whether the current test got past setup into its own code."""
         self.interrupted = ""
+        self.exit_frames: tuple[Frame, ...] = ()
+        """Where the code under test called ``os._exit``, if it did."""
         self.since = time.monotonic()
         """When the last record arrived (or the child started)."""
         self.test_since = self.since
@@ -242,6 +267,8 @@ class _Watch:
     def feed(self, item: dict[str, Any]) -> None:
         self.since = time.monotonic()
         event = item.get("event")
+        if self.log.fatal:
+            return  # the package cannot be imported: later records say the same
         if event == "collected":
             self.collected = [
                 (str(t["nodeid"]), str(t["name"]), t.get("lab")) for t in item["tests"]
@@ -257,21 +284,70 @@ class _Watch:
         elif event == "call":
             self.calling = True
         elif event == "end":
-            nodeid = str(item["nodeid"])
-            name, lab = self.identify(nodeid)
-            status = _status(item.get("status"))
-            message = str(item.get("message", ""))
-            duration = float(item.get("duration", 0.0))
-            self.record(TestOutcome(nodeid, name, lab, status, message, duration))
-            self.current = None
+            self._end(item)
+        elif event == "exit":
+            self.exit_frames = _frames(item.get("frames"))
         elif event == "interrupted":
             self.interrupted = str(item.get("message", "interrupted"))
 
-    def close_current(self, status: Status, message: str, duration: float = 0.0) -> None:
+    def _end(self, item: dict[str, Any]) -> None:
+        nodeid = str(item["nodeid"])
+        name, lab = self.identify(nodeid)
+        message = str(item.get("message", ""))
+        shown = item.get("shown")
+        self.record(
+            TestOutcome(
+                nodeid,
+                name,
+                lab,
+                _status(item.get("status")),
+                message,
+                float(item.get("duration", 0.0)),
+                frames=_frames(item.get("frames")),
+                shown=tuple(str(s) for s in shown) if isinstance(shown, list) else (),
+            )
+        )
+        self.current = None
+        if item.get("fatal"):
+            self.log.fatal = message
+
+    def close_current(
+        self, status: Status, message: str, duration: float = 0.0, frames: tuple[Frame, ...] = ()
+    ) -> None:
         if self.current is not None:
             name, lab = self.identify(self.current)
-            self.record(TestOutcome(self.current, name, lab, status, message, duration))
+            self.record(
+                TestOutcome(self.current, name, lab, status, message, duration, frames=frames)
+            )
             self.current = None
+
+
+def _frames(value: object) -> tuple[Frame, ...]:
+    items = value if isinstance(value, list) else []
+    return tuple(frame for frame in map(frame_from_json, items) if frame is not None)
+
+
+def _with_frames(message: str, heading: str, frames: tuple[Frame, ...]) -> str:
+    if not frames:
+        return message
+    return "\n".join([message, heading, *render_frames(frames)])
+
+
+def _read_dump(path: Path, target: RunTarget) -> tuple[Frame, ...]:
+    """The learner frames the child dumped before its limit (waiting briefly if still writing)."""
+    package_dir = (target.root / target.package.replace(".", "/")).resolve()
+    deadline = time.monotonic() + DUMP_WAIT
+    text = ""
+    while time.monotonic() < deadline:
+        try:
+            latest = path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            latest = ""
+        if latest and latest == text:
+            break  # written, and no longer growing
+        text = latest
+        time.sleep(POLL_SECONDS)
+    return tuple(dumped_frames(text, package_dir, package_dir.parent))
 
 
 def _run_child(
@@ -302,22 +378,12 @@ def _run_child(
             exited = process.poll() is not None
             for item in records.new():
                 watch.feed(item)
-            if exited:
+            if exited or log.fatal:
                 break
             now = time.monotonic()
             quiet, running = now - watch.since, now - watch.test_since
             if watch.current is not None and running > limits.test_seconds:
-                if not watch.calling:
-                    log.setup_hung = (
-                        f"not run: setting up {watch.identify(watch.current)[0]} (which imports "
-                        f"the code under test) did not finish within {limits.test_seconds:g}s"
-                    )
-                watch.close_current(
-                    "timeout",
-                    f"still running after {limits.test_seconds:g}s; the test process was "
-                    "killed (an endless loop or a blocking call?)",
-                    round(running, 4),
-                )
+                _time_out(watch, target, results, limits, log, running)
                 break
             if watch.collected is None and quiet > limits.startup_seconds:
                 log.collect_errors.append(
@@ -335,13 +401,59 @@ def _run_child(
         lines = [line.strip() for line in log.output_tail.splitlines() if line.strip()]
         last = lines[-1][:300] if lines else f"exit code {process.returncode}"
         log.collect_errors.append(f"pytest stopped before collecting the focused tests: {last}")
-    watch.close_current(
-        "error",
-        watch.interrupted
-        or f"the test process exited with code {process.returncode} during this test "
-        "(does the code call os._exit, or was it killed?)",
-    )
+    _close_exited(watch, process.returncode, log)
     return watch.collected
+
+
+def _time_out(
+    watch: _Watch,
+    target: RunTarget,
+    results: Path,
+    limits: Limits,
+    log: RunLog,
+    running: float,
+) -> None:
+    """Close the test that overran, with the learner's frames from the child's dump."""
+    assert watch.current is not None
+    frames = _read_dump(dump_file(results), target)
+    if not watch.calling:
+        log.setup_hung = (
+            f"{NOT_RUN}setting up {watch.identify(watch.current)[0]} (which imports "
+            f"the code under test) did not finish within {limits.test_seconds:g}s"
+        )
+    message = (
+        f"still running after {limits.test_seconds:g}s; the test process was killed "
+        "(an endless loop or a blocking call?)"
+    )
+    watch.close_current(
+        "timeout",
+        _with_frames(message, "running at the time:", frames),
+        round(running, 4),
+        frames,
+    )
+
+
+def _close_exited(watch: _Watch, returncode: int | None, log: RunLog) -> None:
+    """The test the child died in: at import, every later test is not run for the same cause."""
+    if watch.current is None:
+        return
+    frames = watch.exit_frames
+    code = returncode if returncode is not None else "unknown"
+    if frames:
+        cause = f"os._exit({code}) ({frames[-1].place})"
+    elif isinstance(returncode, int) and returncode < 0:
+        cause = f"killed by signal {-returncode}"
+    else:
+        cause = f"exit code {code}"
+    if not watch.calling and not watch.interrupted:
+        log.fatal = _with_frames(
+            f"{NOT_RUN}the package exited at import: {cause}", "called from:", frames
+        )
+        watch.close_current("error", log.fatal, frames=frames)
+        return
+    why = f": {cause}" if frames else " (does the code call os._exit, or was it killed?)"
+    message = watch.interrupted or f"the test process exited with code {code} during this test{why}"
+    watch.close_current("error", _with_frames(message, "called from:", frames), frames=frames)
 
 
 def _status(value: object) -> Status:

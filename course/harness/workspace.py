@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .commands import BY_NAME, Commands
 from .kit import digest, fingerprint, notebook_sources, read_source, scaffold_files
 from .learning import render_learning
 from .manifest import Manifest
@@ -21,6 +22,9 @@ REUSE_REFUSED = "start a new practice directory; do not reuse a modified scaffol
 PYTEST_INI = """\
 [pytest]
 testpaths = tests
+# The focused tests need no plugin, and every installed one (nbval, hypothesis...) costs
+# seconds at each start: autoloading is off, and no cache is written here.
+addopts = --disable-plugin-autoload -p no:cacheprovider
 markers =
     lab(id): the lab a focused test belongs to
 """
@@ -117,7 +121,9 @@ WORKSPACE_NOTEBOOKS = "notebooks"
 """Where a workspace keeps its notebooks, whichever edition it was given."""
 
 
-def workspace_layout(manifest: Manifest, kit: Path, edition: str | None = None) -> dict[str, bytes]:
+def workspace_layout(
+    manifest: Manifest, kit: Path, edition: str | None = None, commands: Commands = BY_NAME
+) -> dict[str, bytes]:
     """Every file of a new workspace, by its path inside the workspace."""
     files = scaffold_files(manifest, kit, "parent")
     parent = fingerprint(files)
@@ -130,12 +136,17 @@ def workspace_layout(manifest: Manifest, kit: Path, edition: str | None = None) 
     when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     files[MARKER] = render_marker(manifest, parent, checksums, when).encode("utf-8")
     files["pytest.ini"] = PYTEST_INI.encode("utf-8")
-    files["LEARNING.md"] = render_learning(manifest, parent, notebooks).encode("utf-8")
+    learning = render_learning(manifest, parent, notebooks, commands)
+    files["LEARNING.md"] = learning.encode("utf-8")
     return files
 
 
 def create_workspace(
-    manifest: Manifest, kit: Path, target: Path, edition: str | None = None
+    manifest: Manifest,
+    kit: Path,
+    target: Path,
+    edition: str | None = None,
+    commands: Commands = BY_NAME,
 ) -> list[str]:
     """Lay out a fresh workspace at ``target``; returns the files written.
 
@@ -144,7 +155,7 @@ def create_workspace(
     """
     target = target.resolve()
     check_fresh(target)
-    files = workspace_layout(manifest, kit, edition)
+    files = workspace_layout(manifest, kit, edition, commands)
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:

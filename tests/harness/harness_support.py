@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 from course.harness.runner import Limits
+from course.harness.solutions import solve_lab
 
 CHAPTER = "11"
 DEFAULT_LIMITS = Limits()
@@ -22,11 +25,23 @@ Check = Callable[..., CheckpointResult]
 """The ``check`` fixture: run the checkpoint on the reference or a workspace."""
 
 
-def cli(tool: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``python3 -m course.<tool> ARGS`` the way a user would, capturing its output."""
+def cli(
+    tool: str, *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python3 -m course.<tool> ARGS`` the way a user would, capturing its output.
+
+    ``env`` adds to (or, with an empty value, removes from) the inherited environment.
+    """
+    environment = dict(os.environ)
+    for key, value in (env or {}).items():
+        if value:
+            environment[key] = value
+        else:
+            environment.pop(key, None)
     return subprocess.run(
         [sys.executable, "-m", f"course.harness.{tool}", *args],
         cwd=cwd,
+        env=environment,
         capture_output=True,
         text=True,
         timeout=300,
@@ -39,3 +54,20 @@ def replace_in(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.count(old) == 1, f"{path.name}: expected one {old!r}"
     path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def solved_workspace(manifest: Manifest, kit: Path, make: MakeWorkspace, name: str) -> Path:
+    """A fresh workspace with every lab's reference functions copied in."""
+    workspace = make(name)
+    for lab in manifest.labs:
+        solve_lab(manifest, kit, workspace, lab.id)
+    return workspace
+
+
+def sabotage(workspace: Path, module: str, function: str, first_line: str) -> None:
+    """Make ``function`` of the learner's ``module`` start with ``first_line``."""
+    replace_in(
+        workspace / "pi_course" / f"{module}.py",
+        f"def {function}(",
+        f"def {function}(*args, **kwargs):\n    {first_line}\n\n\ndef _was_{function}(",
+    )

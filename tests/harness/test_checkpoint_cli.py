@@ -8,6 +8,8 @@ from pathlib import Path
 
 from harness_support import MakeWorkspace, cli
 
+from course.harness.commands import shell_commands
+from course.harness.learning import lab_command
 from course.harness.manifest import Manifest
 
 
@@ -31,8 +33,12 @@ def test_checkpoint_prints_the_card_labs_and_evidence_for_the_reference(
     lines = out.splitlines()
     evidence = " → ".join(f"{lab.tests}/{lab.tests}" for lab in manifest.required_labs)
     assert evidence == "3/3 → 3/3 → 3/3 → 2/2 → 3/3"
-    assert lines[-2:] == [evidence, "14/14"]
+    at = lines.index(evidence)
+    assert lines[at + 1] == "14/14"
     assert out.index(manifest.card.title) < out.index("Lab 11.1") < out.index(evidence)
+    after = "\n".join(lines[at + 2 :])
+    assert "All 14 focused tests pass. Next: the chapter's closing review" in after
+    assert after.rstrip().endswith("checkpoint 11 --review")
 
 
 def test_one_lab_with_json_results(manifest: Manifest, tmp_path: Path) -> None:
@@ -91,7 +97,8 @@ def test_inside_a_workspace_the_workspace_is_the_default(
     run = cli("checkpoint", manifest.chapter, "--lab", "11.2", "--no-card", cwd=workspace / "tests")
     assert run.returncode == 1
     assert f"Checking workspace {workspace}" in run.stdout
-    assert "0/3" in run.stdout and "re-run just it   checkpoint 11 --lab 11.2" in run.stdout
+    rerun = lab_command(manifest, "11.2", commands=shell_commands())
+    assert "0/3" in run.stdout and f"re-run just it   {rerun}" in run.stdout
 
 
 def test_missing_focused_tests_are_an_error_never_a_pass(

@@ -72,6 +72,21 @@ def test_every_file_the_manifest_names_exists_in_the_kit() -> None:
             "labs[2].functions[0].name: 'select_groups' must look",
         ),
         ('chapter = "11"', "chapter = [", "not valid TOML"),
+        (
+            'test_file = "tests/chapter11/review_11.py"',
+            'test_file = "tests/chapter11/review_12.py"',
+            "review.test_file: must also be listed as a [[workspace]] file",
+        ),
+        (
+            'show = "test_review_shows_the_budget"',
+            'show = "test_review_shows_the_groups"',
+            "review: test 'test_review_shows_the_groups' is named twice",
+        ),
+        (
+            'test = "test_review_returned_copies_are_isolated"',
+            'test = "isolation"',
+            "review.checks[0].test: must name a test function (test_…), got 'isolation'",
+        ),
     ],
 )
 def test_a_broken_manifest_names_the_field(old: str, new: str, message: str) -> None:
@@ -116,6 +131,26 @@ def test_harness_code_holds_no_chapter_text(path: Path) -> None:
     manifest = load_manifest("11")
     chapter_text = [lab.title for lab in manifest.labs] + [lab.id for lab in manifest.labs]
     chapter_text += [manifest.card.title, manifest.package, manifest.focused_tests]
+    assert manifest.review is not None
+    review = manifest.review
+    chapter_text += [review.title, review.intro, review.test_file, *review.tests]
+    chapter_text += [q.text for q in review.questions]
+    chapter_text += [c.title for c in review.checks] + [c.hint for c in review.checks]
     for text in _code_strings(path):
         for specific in chapter_text:
             assert specific not in text, f"{path.name}: {text!r} belongs in the manifest"
+
+
+def test_the_review_names_tests_that_its_module_defines() -> None:
+    manifest = load_manifest("11")
+    assert manifest.review is not None
+    module = kit_root() / manifest.review.test_file
+    assert set(manifest.review.tests) == set(_test_names(module))
+    assert len(manifest.review.questions) == 4 and len(manifest.review.checks) == 2
+
+
+def test_a_chapter_without_a_review_reads_as_none() -> None:
+    start = SHIPPED.index("[review]")
+    end = SHIPPED.index("# The workspace: path inside it")
+    without = SHIPPED[:start] + SHIPPED[end:]
+    assert parse_manifest(without, "ch11.toml").review is None

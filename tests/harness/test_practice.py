@@ -8,7 +8,9 @@ from pathlib import Path
 
 from harness_support import Check, MakeWorkspace, cli, replace_in
 
+from course.harness.commands import shell_commands
 from course.harness.kit import chapter_fingerprints, digest, notebook_sources, read_source
+from course.harness.learning import lab_command
 from course.harness.manifest import Manifest
 from course.harness.workspace import MARKER, REUSE_REFUSED
 
@@ -30,7 +32,8 @@ def test_practice_lays_out_the_manifest_files_and_says_what_to_run(
     assert marker["checksums"] == {
         f.path: digest(read_source(kit, f.parent)) for f in manifest.files_with_role("test")
     }
-    assert f"cd {shlex.quote(str(target.resolve()))} && checkpoint 11 --lab 11.1" in run.stdout
+    first = lab_command(manifest, "11.1", commands=shell_commands())
+    assert f"cd {shlex.quote(str(target.resolve()))} && {first}" in run.stdout
     assert parent[:12] in run.stdout
 
 
@@ -74,7 +77,8 @@ def test_without_a_directory_each_run_gets_a_fresh_one(manifest: Manifest, tmp_p
         run = cli("practice", "11", cwd=tmp_path)
         assert run.returncode == 0, run.stderr
         assert (tmp_path / expected / MARKER).is_file()
-        assert f"cd {shlex.quote(str(tmp_path / expected))} && checkpoint 11" in run.stdout
+        checkpoint = shell_commands().checkpoint
+        assert f"cd {shlex.quote(str(tmp_path / expected))} && {checkpoint} 11" in run.stdout
 
 
 def test_a_workspace_grades_its_own_code_and_cannot_import_the_reference(

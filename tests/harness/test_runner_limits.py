@@ -4,26 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_support import QUICK, Check, MakeWorkspace, replace_in
+from harness_support import QUICK, Check, MakeWorkspace, replace_in, sabotage, solved_workspace
 
 from course.harness.manifest import Manifest
-from course.harness.solutions import solve_lab
-
-
-def solved_workspace(manifest: Manifest, kit: Path, make: MakeWorkspace, name: str) -> Path:
-    workspace = make(name)
-    for lab in manifest.labs:
-        solve_lab(manifest, kit, workspace, lab.id)
-    return workspace
-
-
-def sabotage(workspace: Path, module: str, function: str, first_line: str) -> None:
-    """Make ``function`` of the learner's ``module`` start with ``first_line``."""
-    replace_in(
-        workspace / "pi_course" / f"{module}.py",
-        f"def {function}(",
-        f"def {function}(*args, **kwargs):\n    {first_line}\n\n\ndef _was_{function}(",
-    )
 
 
 def test_a_hang_times_out_an_exit_errors_a_flood_passes_and_the_run_goes_on(

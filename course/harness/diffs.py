@@ -1,0 +1,33 @@
+"""A failed ``==`` shaped for a terminal: both sides whole, never cut, as a line-by-line diff.
+
+The focused tests write ``assert actual == expected``; short sides are shown on a line each,
+longer ones pretty-printed and compared line by line, so every value of both sides is shown
+once, marked where they differ.
+"""
+
+from __future__ import annotations
+
+import difflib
+import pprint
+
+WIDTH = 84
+"""Width of the pretty-printed sides (the report indents them)."""
+SHORT = 70
+HEAD = "the values differ"
+"""How the explanation starts (it follows ``assert`` in pytest's message)."""
+
+
+def _pretty(value: object) -> list[str]:
+    return pprint.pformat(value, width=WIDTH).splitlines()
+
+
+def explain_equality(left: object, right: object) -> list[str]:
+    """Lines explaining why ``left == right`` failed; ``left`` is the value the code produced."""
+    got, expected = repr(left), repr(right)
+    if len(got) <= SHORT and len(expected) <= SHORT and "\n" not in got + expected:
+        return [f"{HEAD}:", f"got:      {got}", f"expected: {expected}"]
+    lines = [f"{HEAD} (- expected, + got; unmarked lines are in both):"]
+    for line in difflib.ndiff(_pretty(right), _pretty(left)):
+        if not line.startswith("? "):  # ndiff's hint lines point at characters: noise here
+            lines.append(line)
+    return lines

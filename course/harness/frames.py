@@ -1,0 +1,134 @@
+"""Learner frames: which stack frames ran the learner's code, and how a report shows them."""
+
+from __future__ import annotations
+
+import linecache
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+HARNESS = Path(__file__).resolve().parent
+"""The kit's own machinery: never the learner's code, even when it sits inside the package."""
+
+SHOWN_FRAMES = 3
+"""How many of the innermost learner frames a message shows."""
+
+_DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<function>\S+)')
+_DUMP_THREAD = re.compile(r"^(Current thread|Thread) 0x[0-9a-f]+")
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame of the code under test: ``pi_course/context.py:57 in select_groups``."""
+
+    path: str
+    """The file, relative to the folder holding the package (``<package>/<module>.py``)."""
+    line: int
+    function: str
+    text: str = ""
+    """The source line, stripped (empty when the file cannot be read)."""
+
+    @property
+    def module(self) -> str:
+        """The module inside the package: ``context`` for ``pi_course/context.py``."""
+        inner = Path(*Path(self.path).parts[1:])
+        return ".".join(inner.with_suffix("").parts)
+
+    @property
+    def place(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "function": self.function, "text": self.text}
+
+
+def frame_from_json(value: object) -> Frame | None:
+    """A frame as the results file carries it; None for anything malformed."""
+    if not isinstance(value, dict):
+        return None
+    path, line, function = value.get("path"), value.get("line"), value.get("function")
+    if not isinstance(path, str) or not isinstance(line, int) or not isinstance(function, str):
+        return None
+    text = value.get("text")
+    return Frame(path, line, function, text if isinstance(text, str) else "")
+
+
+def learner_path(filename: str, package_dir: Path) -> str | None:
+    """``pi_course/context.py`` for a file inside the package; None for any other file."""
+    try:
+        where = Path(filename).resolve()
+    except (OSError, ValueError):
+        return None
+    if where.is_relative_to(HARNESS) or not where.is_relative_to(package_dir):
+        return None
+    return where.relative_to(package_dir.parent).as_posix()
+
+
+def learner_frames(
+    raw: Iterable[tuple[str, int, str]], package_dir: Path, *, source: Path | None = None
+) -> list[Frame]:
+    """The package's frames among ``(filename, line, function)`` triples, outermost first.
+
+    Each frame's source line is read from ``source`` (the folder holding the package) when
+    given, else from ``filename`` itself.
+    """
+    frames = []
+    for filename, line, function in raw:
+        path = learner_path(filename, package_dir)
+        if path is None:
+            continue
+        readable = str(source / path) if source is not None else filename
+        text = linecache.getline(readable, line).strip()
+        frames.append(Frame(path, line, function, text))
+    return frames
+
+
+def traceback_triples(traceback: TracebackType | None) -> list[tuple[str, int, str]]:
+    """``(filename, line, function)`` of each entry of a traceback, outermost first."""
+    triples = []
+    while traceback is not None:
+        code = traceback.tb_frame.f_code
+        triples.append((code.co_filename, traceback.tb_lineno, code.co_name))
+        traceback = traceback.tb_next
+    return triples
+
+
+def dump_file(results: Path) -> Path:
+    """Where a child writes the stacks of a test that runs too long, next to its results."""
+    return results.with_name(results.name + ".stacks")
+
+
+def parse_dump(text: str) -> list[list[tuple[str, int, str]]]:
+    """The threads of a ``faulthandler`` dump, each as triples outermost first."""
+    threads: list[list[tuple[str, int, str]]] = []
+    for line in text.splitlines():
+        if _DUMP_THREAD.match(line) or (not threads and _DUMP_FRAME.match(line)):
+            threads.append([])
+        match = _DUMP_FRAME.match(line)
+        if match and threads:
+            threads[-1].append((match["file"], int(match["line"]), match["function"]))
+    return [list(reversed(thread)) for thread in threads]  # a dump lists most recent first
+
+
+def dumped_frames(text: str, package_dir: Path, source: Path) -> list[Frame]:
+    """The learner frames of the first thread of a dump that was running learner code."""
+    for thread in parse_dump(text):
+        frames = learner_frames(thread, package_dir, source=source)
+        if frames:
+            return frames
+    return []
+
+
+def render_frames(frames: Sequence[Frame], limit: int = SHOWN_FRAMES) -> list[str]:
+    """The innermost ``limit`` frames, outermost first: a place line, then the code line."""
+    lines = []
+    if len(frames) > limit:
+        lines.append(f"({len(frames) - limit} outer frames of your code not shown)")
+    for frame in frames[-limit:]:
+        lines.append(f"{frame.place} in {frame.function}")
+        if frame.text:
+            lines.append(f"    {frame.text}")
+    return lines

@@ -1,0 +1,94 @@
+"""What a test's end says: its status and a message naming the error and the learner's lines.
+
+Pure functions of an exception and the learner frames it passed through; the child process's
+plugin feeds them, the parent only reads the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .diffs import HEAD as DIFF_HEAD
+from .frames import Frame, render_frames
+
+PENDING_ATTRIBUTE = "lab_id"
+"""A ``NotImplementedError`` carrying this attribute is a lab stub: the test is pending."""
+
+NOT_RUN = "not run: "
+"""How the message of a test that never reached its own code starts."""
+
+MESSAGE_LINES = 120
+MESSAGE_CHARS = 20_000
+"""A message longer than this (a flood, not a diff) is cut, and says so."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one test ended, as the parent will report it."""
+
+    status: str
+    message: str
+    frames: tuple[Frame, ...] = ()
+    fatal: bool = False
+    """Every later test would end the same way (the package cannot be imported)."""
+
+
+def bounded(text: str) -> str:
+    """``text`` whole, unless it is a flood: then its head and how much was left out."""
+    lines = text.splitlines()
+    if len(lines) <= MESSAGE_LINES and len(text) <= MESSAGE_CHARS:
+        return text
+    kept: list[str] = []
+    size = 0
+    for line in lines[: MESSAGE_LINES - 1]:
+        if size + len(line) > MESSAGE_CHARS:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    left = len(lines) - len(kept)
+    return "\n".join([*kept, f"[{left} more lines of this message not shown]"])
+
+
+def with_frames(head: str, frames: Sequence[Frame]) -> str:
+    """``head`` (placed at the innermost learner frame), then the frames, one per line."""
+    if not frames:
+        return head
+    first, _, rest = head.partition("\n")
+    lines = [f"{first} ({frames[-1].place})"] + ([rest] if rest else [])
+    return "\n".join([*lines, *render_frames(frames)])
+
+
+def at_import(when: str, error: BaseException, frames: Sequence[Frame]) -> bool:
+    """Whether the error came from running the package's module code (importing it)."""
+    if when != "setup":
+        return False
+    return isinstance(error, SyntaxError) or any(f.function == "<module>" for f in frames)
+
+
+def verdict(when: str, error: BaseException, frames: Sequence[Frame]) -> Verdict:
+    """The verdict on an exception raised in a test's ``when`` phase (setup, call, teardown)."""
+    lab_id = getattr(error, PENDING_ATTRIBUTE, None)
+    if isinstance(error, NotImplementedError) and isinstance(lab_id, str):
+        return Verdict("pending", " ".join(str(error).split()))
+    frames = tuple(frames)
+    if isinstance(error, SystemExit):
+        head = f"sys.exit({error.code!r})"
+    elif isinstance(error, SyntaxError):
+        head = f"{type(error).__name__}: {error.msg}"
+    elif isinstance(error, AssertionError):
+        head = str(error).strip().replace(f"assert {DIFF_HEAD}", DIFF_HEAD) or "assertion failed"
+    else:
+        head = f"{type(error).__name__}: {error}".strip()
+    if at_import(when, error, frames):
+        verb = "exited" if isinstance(error, SystemExit) else "failed"
+        message = with_frames(f"{NOT_RUN}the package {verb} at import: {head}", frames)
+        return Verdict("error", bounded(message), frames, fatal=True)
+    if isinstance(error, SystemExit):
+        head = f"the code under test called {head}"
+    message = bounded(with_frames(head, frames))
+    if isinstance(error, SystemExit) and when == "call":
+        return Verdict("error", message, frames)
+    if when != "call":
+        return Verdict("error", f"{when}: {message}", frames)
+    return Verdict("failed", message, frames)

@@ -1,0 +1,360 @@
+"""``checkpoint CHAPTER --watch``: re-run the lab at hand each time a file of the package is saved.
+
+File events come from ``watchfiles``; keys come from standard input (single keys on a
+terminal, lines otherwise). Both feed one queue that the main thread serves, so a run never
+overlaps another. At start a probe file is written next to the code: when its event never
+arrives (a file system without change notifications), the watch says so, falls back to
+``watchfiles``' polling and reminds that ``r`` re-runs by hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import watchfiles
+
+from .commands import BY_NAME, Commands, key_legend
+from .manifest import Lab, Manifest
+from .report import render_after_green, render_not_run, render_open_lab
+from .results import CheckpointResult, LabResult, lab_to_work_on
+from .style import PLAIN, Style
+
+PROBE_NAME = ".checkpoint-watch-probe"
+PROBE_SECONDS = 3.0
+"""How long the probe's event may take before the watch decides events do not arrive."""
+POLL_MS = 300
+
+Event = tuple[str, str]
+"""``("change", path)``, ``("key", k)``, ``("ready", "")``, ``("eof", "")``, ``("error", why)``."""
+RunLabs = Callable[[Sequence[str]], CheckpointResult]
+"""Runs these labs (every lab for an empty list), printing their lines."""
+
+
+class SourceFilter(watchfiles.DefaultFilter):
+    """Python sources and the probe; editors' swap files and caches are ignored."""
+
+    def __call__(self, change: watchfiles.Change, path: str) -> bool:
+        name = Path(path).name
+        wanted = name.endswith(".py") or name == PROBE_NAME
+        return wanted and super().__call__(change, path)
+
+
+def file_events(
+    folder: Path, events: queue.Queue[Event], stop: threading.Event, force_polling: bool
+) -> None:
+    """Put every saved file of ``folder`` on ``events`` until ``stop`` (a thread's body)."""
+    ready = False
+    try:
+        for changes in watchfiles.watch(
+            folder,
+            watch_filter=SourceFilter(),
+            stop_event=stop,
+            step=50,
+            rust_timeout=250,
+            yield_on_timeout=True,
+            raise_interrupt=False,
+            force_polling=force_polling,
+            poll_delay_ms=POLL_MS,
+        ):
+            if not ready:
+                ready = True
+                events.put(("ready", ""))
+            for _, path in sorted(changes):
+                events.put(("change", path))
+    except Exception as error:  # a thread: report it to the learner instead of dying silently
+        events.put(("error", f"{type(error).__name__}: {error}"))
+
+
+def key_events(stream: TextIO, events: queue.Queue[Event], single_keys: bool) -> None:
+    """Put each key (a terminal) or each line's first character (anything else) on ``events``."""
+    if single_keys:
+        fd = stream.fileno()
+        while data := os.read(fd, 1):
+            events.put(("key", data.decode("utf-8", "replace").lower()))
+    else:
+        for line in stream:
+            events.put(("key", (line.strip()[:1] or "\n").lower()))
+    events.put(("eof", ""))
+
+
+@contextlib.contextmanager
+def single_key_input(stream: TextIO) -> Iterator[bool]:
+    """Read a terminal key by key (no Enter needed) while inside; yields whether it does."""
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    if not terminal:
+        yield False
+        return
+    import termios
+    import tty
+
+    fd = stream.fileno()
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        yield True
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+@dataclass
+class Probe:
+    """A file written next to the code to learn whether its change is reported."""
+
+    folder: Path
+    sent: float | None = None
+    seen: bool = False
+
+    @property
+    def path(self) -> Path:
+        return self.folder / PROBE_NAME
+
+    def send(self) -> None:
+        self.path.write_text(f"{time.time()}\n", encoding="utf-8")
+        self.sent = time.monotonic()
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def is_probe(self, path: str) -> bool:
+        return Path(path).name == PROBE_NAME
+
+    def overdue(self, seconds: float) -> bool:
+        return self.sent is not None and not self.seen and time.monotonic() - self.sent > seconds
+
+
+@dataclass
+class WatchLoop:
+    """What the watch knows: the latest result of each lab and the lab being worked on."""
+
+    manifest: Manifest
+    run: RunLabs
+    out: TextIO
+    practice: str | None = None
+    commands: Commands = BY_NAME
+    style: Style = PLAIN
+    latest: dict[str, LabResult] = field(default_factory=dict)
+    current: Lab | None = None
+
+    def say(self, *lines: str) -> None:
+        for line in lines:
+            print(line, file=self.out, flush=True)
+
+    def result(self) -> CheckpointResult:
+        """Every lab's latest counts as one checkpoint result."""
+        labs = tuple(self.latest[lab.id] for lab in self.manifest.labs if lab.id in self.latest)
+        return CheckpointResult(self.manifest.chapter, "", labs)
+
+    def progress(self) -> str:
+        result = self.result()
+        return f"progress  {result.evidence}   {result.passed}/{result.total}"
+
+    def check(self, labs: Sequence[Lab]) -> None:
+        """Run ``labs`` (all of them for none), remember their counts and show the progress."""
+        result = self.run([lab.id for lab in labs])
+        for lab_result in result.labs:
+            self.latest[lab_result.lab.id] = lab_result
+        self.say(*render_not_run(result), *[f"problem: {p}" for p in result.problems])
+        self.say(self.progress())
+
+    def start(self) -> None:
+        """Run every lab once and settle on the lab given, or the first one that is not green."""
+        self.check([])
+        if self.current is None:
+            self.current = lab_to_work_on(self.manifest, self.result())
+        self.announce()
+
+    def announce(self) -> None:
+        if self.current is None:
+            self.say(*render_after_green(self.manifest, self.practice, self.commands))
+            self.say("Saving a file re-runs every lab; q quits.")
+            return
+        lab = self.current
+        self.say(
+            f"Now: Lab {lab.id} {lab.title} · edit {', '.join(lab.files)} · "
+            f"notebook notebooks/{lab.notebook}"
+        )
+
+    def rerun(self) -> None:
+        """Run the lab at hand; while it turns green, move on to the next one and run that."""
+        while self.current is not None:
+            lab = self.current
+            self.check([lab])
+            if self.latest[lab.id].status != "passed":
+                return
+            self.current = self._after(lab)
+            if self.current is None:
+                break
+            self.say(self.style.status("passed", f"Lab {lab.id} passes."))
+            self.announce()
+        self.check([])  # the last lab, or everything green: confirm with every lab at once
+        self.current = lab_to_work_on(self.manifest, self.result())
+        self.announce()
+
+    def _after(self, lab: Lab) -> Lab | None:
+        """The first required lab after ``lab`` that is not known to be green."""
+        labs = self.manifest.required_labs
+        later = labs[labs.index(lab) + 1 :] if lab in labs else ()
+        return next((x for x in later if self._status(x) != "passed"), None)
+
+    def _status(self, lab: Lab) -> str:
+        known = self.latest.get(lab.id)
+        return known.status if known is not None else "unknown"
+
+    def key(self, key: str) -> bool:
+        """Act on a key; False when it asks to quit."""
+        if key == "q":
+            return False
+        if key == "h":
+            if self.current is None:
+                self.say(*render_after_green(self.manifest, self.practice, self.commands))
+            else:
+                result = self.result()
+                self.say(*render_open_lab(self.manifest, self.current, result, None, self.commands))
+        elif key == "n":
+            self._skip()
+        elif key in ("r", "\n"):
+            self.rerun()
+        else:
+            self.say(f"keys: {key_legend()}")
+        return True
+
+    def _skip(self) -> None:
+        labs = self.manifest.required_labs
+        if self.current is None or self.current not in labs:
+            self.say("Every lab passes; nothing to skip to.")
+            return
+        index = labs.index(self.current)
+        if index + 1 == len(labs):
+            self.say(f"Lab {self.current.id} is the last lab; r re-runs it.")
+            return
+        self.current = labs[index + 1]
+        self.announce()
+        self.check([self.current])
+
+
+def serve(
+    loop: WatchLoop,
+    events: queue.Queue[Event],
+    probe: Probe,
+    fall_back: Callable[[], None],
+    probe_seconds: float = PROBE_SECONDS,
+) -> int:
+    """Serve events until ``q``: saved files re-run the lab at hand, keys act at once."""
+    polling = False
+
+    def poll_instead(why: str) -> None:
+        nonlocal polling
+        if polling:
+            loop.say(f"{why} Press r (or Enter) to re-run by hand.")
+            return
+        polling = True
+        loop.say(
+            f"{why} Watching by polling instead; if a save is still not picked up, press r "
+            "(or Enter) to re-run by hand."
+        )
+        fall_back()
+
+    loop.start()
+    while True:
+        if probe.overdue(probe_seconds):
+            probe.seen = True  # decided: stop waiting for it
+            probe.remove()
+            poll_instead(
+                f"No file change events arrive from {probe.folder} (a file system without "
+                "change notifications?)."
+            )
+        try:
+            kind, value = events.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if kind == "ready" and probe.sent is None:
+            try:
+                probe.send()
+            except OSError as error:
+                probe.seen = True
+                loop.say(
+                    f"Cannot test for file events ({error}); if a save is not picked up, "
+                    "press r (or Enter) to re-run by hand."
+                )
+        elif kind == "change" and probe.is_probe(value):
+            if not probe.seen:
+                probe.seen = True
+                probe.remove()
+                loop.say(_watching(loop))
+        elif kind == "change":
+            saved = [value, *_drain_changes(events, probe)]
+            names = ", ".join(dict.fromkeys(Path(p).name for p in saved))
+            loop.say(f"saved {names}")
+            loop.rerun()
+        elif kind == "key" and not loop.key(value):
+            return 0
+        elif kind == "eof":
+            loop.say("(no more key input; saving a file still re-runs, Ctrl-C stops)")
+        elif kind == "error":
+            poll_instead(f"The file watcher stopped ({value}).")
+
+
+def _watching(loop: WatchLoop) -> str:
+    lab = f"Lab {loop.current.id}" if loop.current is not None else "every lab"
+    return f"File changes are picked up: save a file to re-run {lab}. Keys: {key_legend()}"
+
+
+def _drain_changes(events: queue.Queue[Event], probe: Probe) -> list[str]:
+    """Further saves already queued (an editor writes several files at once): one run for all."""
+    more: list[str] = []
+    kept: list[Event] = []
+    while True:
+        try:
+            kind, value = events.get_nowait()
+        except queue.Empty:
+            break
+        if kind == "change" and not probe.is_probe(value):
+            more.append(value)
+        else:
+            kept.append((kind, value))
+    for event in kept:
+        events.put(event)
+    return more
+
+
+def watch(
+    loop: WatchLoop, folder: Path, stdin: TextIO = sys.stdin, probe_seconds: float = PROBE_SECONDS
+) -> int:
+    """Watch ``folder`` and serve keys from ``stdin`` until ``q`` (the I/O around ``serve``)."""
+    events: queue.Queue[Event] = queue.Queue()
+    stops: list[threading.Event] = []
+
+    def start_watcher(force_polling: bool) -> None:
+        for old in stops:
+            old.set()
+        stop = threading.Event()
+        stops.append(stop)
+        args = (folder, events, stop, force_polling)
+        threading.Thread(target=file_events, args=args, daemon=True, name="watch").start()
+
+    probe = Probe(folder)
+    loop.say(f"Watching {folder} for saved changes · keys: {key_legend()}")
+    start_watcher(False)
+    try:
+        with single_key_input(stdin) as single:
+            keys = threading.Thread(
+                target=key_events, args=(stdin, events, single), daemon=True, name="keys"
+            )
+            keys.start()
+            return serve(loop, events, probe, lambda: start_watcher(True), probe_seconds)
+    finally:
+        for stop in stops:
+            stop.set()
+        probe.remove()

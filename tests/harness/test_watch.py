@@ -1,0 +1,167 @@
+"""``checkpoint CHAPTER --watch``: a saved file re-runs the lab at hand; keys steer; no events."""
+
+from __future__ import annotations
+
+import io
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness_support import MakeWorkspace
+
+from course.harness.manifest import Manifest
+from course.harness.results import CheckpointResult, TestOutcome, summarize
+from course.harness.solutions import solve_lab
+from course.harness.watch import Event, Probe, RunLabs, WatchLoop, serve
+
+WAIT = 90.0
+"""The most any step of the watched run may take before the test gives up (a bound, not a claim)."""
+
+
+class Lines:
+    """A child's output read on a thread, handed out line by line with a deadline."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.queue: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        assert process.stdout is not None
+        stream = process.stdout
+        threading.Thread(target=lambda: [self.queue.put(x) for x in stream], daemon=True).start()
+
+    def until(self, text: str) -> list[str]:
+        """The lines up to and including the first holding ``text``."""
+        deadline = time.monotonic() + WAIT
+        got: list[str] = []
+        while time.monotonic() < deadline:
+            try:
+                line = self.queue.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            got.append(line)
+            self.seen.append(line)
+            if text in line:
+                return got
+        raise AssertionError(f"no line with {text!r} within {WAIT:g}s:\n{''.join(self.seen)}")
+
+
+def test_saving_a_solved_lab_turns_it_green_and_moves_on(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
+) -> None:
+    workspace = make_workspace("watched")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "course.harness.checkpoint", "11", "--watch"],
+        cwd=workspace,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdin is not None
+    lines = Lines(process)
+    try:
+        lines.until("File changes are picked up: save a file to re-run Lab 11.1")
+        solve_lab(manifest, kit, workspace, "11.1")  # a real save of pi_course/summary.py
+        after = "".join(lines.until("Now: Lab 11.2"))
+        assert "saved summary.py" in after
+        assert "Lab 11.1  compaction entry         3/3   passed" in after
+        assert "progress  3/3 → 0/3 → 0/3 → 0/2 → 0/3   3/14" in after
+        assert "Lab 11.1 passes." in after
+        process.stdin.write("h\n")
+        process.stdin.flush()
+        hint = "".join(lines.until("re-run just it"))
+        assert "Next: Lab 11.2 interaction groups" in hint
+        assert " ".join(manifest.lab("11.2").hint.split()[:5]) in " ".join(hint.split())
+        process.stdin.write("q\n")
+        process.stdin.flush()
+        assert process.wait(timeout=WAIT) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert not (workspace / "pi_course" / ".checkpoint-watch-probe").exists()
+
+
+def fake_run(manifest: Manifest, green: set[str]) -> tuple[list[list[str]], RunLabs]:
+    """A stand-in for running labs: every lab in ``green`` passes, the others are pending."""
+    calls: list[list[str]] = []
+
+    def run(lab_ids: Sequence[str]) -> CheckpointResult:
+        calls.append(list(lab_ids))
+        labs = [manifest.lab(i) for i in lab_ids] or list(manifest.labs)
+        outcomes = [
+            TestOutcome(
+                f"{lab.id}-{n}",
+                f"test_{n}",
+                lab.id,
+                "passed" if lab.id in green else "pending",
+                "" if lab.id in green else f"Lab {lab.id} not implemented yet",
+            )
+            for lab in labs
+            for n in range(lab.tests)
+        ]
+        return summarize(manifest, labs, outcomes, target="")
+
+    return calls, run
+
+
+def test_without_file_events_it_says_so_and_falls_back(manifest: Manifest, tmp_path: Path) -> None:
+    green: set[str] = set()
+    calls, run = fake_run(manifest, green)
+    out = io.StringIO()
+    loop = WatchLoop(manifest, run, out)
+    events: queue.Queue[Event] = queue.Queue()
+    events.put(("ready", ""))  # a watcher that starts but never reports the probe
+    fallbacks: list[str] = []
+
+    def fall_back() -> None:
+        fallbacks.append("polling")
+        green.add("11.1")
+        events.put(("key", "r"))  # the manual re-run the message offers
+        events.put(("key", "q"))
+
+    assert serve(loop, events, Probe(tmp_path), fall_back, probe_seconds=0.2) == 0
+    text = out.getvalue()
+    assert fallbacks == ["polling"]
+    assert "No file change events arrive from" in text and "press r (or Enter)" in text
+    assert calls[:2] == [[], ["11.1"]], "a full run at start, then the lab at hand"
+    assert "Lab 11.1 passes." in text and "Now: Lab 11.2 interaction groups" in text
+    assert not (tmp_path / ".checkpoint-watch-probe").exists()
+
+
+def test_keys_skip_to_the_next_lab_and_show_the_legend(manifest: Manifest, tmp_path: Path) -> None:
+    calls, run = fake_run(manifest, set())
+    out = io.StringIO()
+    loop = WatchLoop(manifest, run, out)
+    events: queue.Queue[Event] = queue.Queue()
+    for key in ("n", "?", "q"):
+        events.put(("key", key))
+    assert serve(loop, events, Probe(tmp_path), lambda: None) == 0
+    text = out.getvalue()
+    assert "Now: Lab 11.2 interaction groups" in text
+    assert calls == [[], ["11.2"]]
+    assert "keys: h hint · n next lab · r re-run · q quit" in text
+
+
+def test_a_watcher_that_fails_falls_back_to_polling_once(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    _, run = fake_run(manifest, set())
+    out = io.StringIO()
+    events: queue.Queue[Event] = queue.Queue()
+    events.put(("error", "OSError: the inotify watch limit was reached"))
+    fallbacks: list[str] = []
+
+    def fall_back() -> None:
+        fallbacks.append("polling")
+        events.put(("error", "OSError: polling failed too"))
+        events.put(("key", "q"))
+
+    assert serve(WatchLoop(manifest, run, out), events, Probe(tmp_path), fall_back) == 0
+    text = out.getvalue()
+    assert fallbacks == ["polling"], "polling is tried once, not again and again"
+    assert "The file watcher stopped (OSError: the inotify watch limit was reached)." in text
+    assert "The file watcher stopped (OSError: polling failed too). Press r" in text
