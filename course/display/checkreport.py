@@ -17,7 +17,9 @@ STATUS_TONES: dict[str, Tone] = {
     "error": "error",
 }
 MESSAGE_LIMIT = 240
-"""Characters of a test's message shown (its first line only)."""
+"""Characters of each line of a test's message that are shown."""
+MESSAGE_LINES = 8
+"""Lines of a test's message that are shown (a diff's first lines, say)."""
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ def parse_report(data: object, *, lab: str | None = None) -> CheckReport:
             lab=str(item.get("lab") or ""),
             name=_text(item, "name"),
             status=_text(item, "status"),
-            message=_first_line(item.get("message")),
+            message=_excerpt(item.get("message")),
         )
         for item in (_mapping(v, "tests[]") for v in _list(root, "tests"))
     )
@@ -155,6 +157,21 @@ def _count(value: Mapping[str, Any], key: str) -> int:
     if isinstance(item, bool) or not isinstance(item, int) or item < 0:
         raise ValueError(f"{key}: expected a count, got {item!r}")
     return item
+
+
+def _excerpt(value: object) -> str:
+    """A message's first lines, each cut to ``MESSAGE_LIMIT`` characters."""
+    if value is None:
+        return ""
+    lines = [line.rstrip() for line in str(value).splitlines() if line.strip()]
+    shown = [_cut(line) for line in lines[:MESSAGE_LINES]]
+    if len(lines) > MESSAGE_LINES:
+        shown.append(f"… {len(lines) - MESSAGE_LINES} more lines")
+    return "\n".join(shown)
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= MESSAGE_LIMIT else line[: MESSAGE_LIMIT - 1] + "…"
 
 
 def _first_line(value: object) -> str:
@@ -235,7 +252,8 @@ def report_text(report: CheckReport) -> str:
         mark = TONE_MARKS[STATUS_TONES.get(test.status, "error")]
         line = f"  {mark} {test.status:<7} {test.name}"
         if note:
-            line += f" — {note}"
+            first, *rest = note.splitlines()
+            line += f" — {first}" + "".join(f"\n{' ' * 12}{more}" for more in rest)
         lines.append(line)
     return "\n".join(lines)
 
@@ -263,7 +281,11 @@ def report_html(report: CheckReport) -> str:
     for test, note in zip(tests, notes(tests), strict=True):
         colour = TONE_COLOURS[STATUS_TONES.get(test.status, "error")]
         rows.append(
-            _row(_coloured(esc(test.status), colour), f"<code>{esc(test.name)}</code>", esc(note))
+            _row(
+                _coloured(esc(test.status), colour),
+                f"<code>{esc(test.name)}</code>",
+                f"<span style='white-space:pre-wrap'>{esc(note)}</span>",
+            )
         )
     if rows:
         parts.append(f"<table>{''.join(rows)}</table>")

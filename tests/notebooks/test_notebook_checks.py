@@ -87,7 +87,7 @@ def test_a_lab_report_lists_each_test_with_its_status(tmp_path: Path) -> None:
     assert f"✗ failed  {LAB_2[2]} — AssertionError: groups must hold copies" in text
     assert "1.2345" not in text and "1.2345" not in report.html, "no durations"
     assert "/somewhere" not in text and "/somewhere" not in report.html, "no paths"
-    assert "assert 1 == 2" not in text, "only a message's first line"
+    assert "\n            assert 1 == 2" in text, "a message's next lines, indented under it"
 
 
 def test_the_command_runs_the_checkpoint_for_one_lab(tmp_path: Path) -> None:
