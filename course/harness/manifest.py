@@ -105,6 +105,8 @@ class Manifest:
     """Notebook folders by edition (``en``, ``zh``…); the first is the default edition."""
     source: str
     """Where the manifest was read from (for messages)."""
+    probes: str | None = None
+    """The chapter's probe module (kit-relative): generated cases and how to call each lab."""
 
     def lab(self, lab_id: str) -> Lab:
         """The lab with ``lab_id``; a ``ManifestError`` lists the known ids otherwise."""
@@ -303,6 +305,7 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
         files=files,
         notebooks=_editions(f.raw("notebooks"), f),
         source=source,
+        probes=_relative_path(f, "probes") if "probes" in f.table else None,
     )
     f.finish()
     _check_consistency(manifest, f)
