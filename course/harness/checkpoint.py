@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -12,18 +13,15 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
-from .kit import KitError, chapter_fingerprints, kit_root, short
+from .grading import GradingOptions, SandboxMode, SandboxUnavailable, check_graded
+from .hidden import HiddenTestError, read_hidden
+from .kit import KitError, chapter_fingerprints, kit_root
 from .manifest import Lab, Manifest, ManifestError, load_manifest
 from .report import render_card, render_lab, render_summary
 from .results import CheckpointResult, TestOutcome, summarize
-from .roster import RosterOptions, grade_roster
+from .roster import EmptyRoster, RosterOptions, grade_roster
 from .runner import Limits, RunTarget, run_focused_tests
-from .workspace import (
-    WorkspaceError,
-    find_workspace,
-    focused_test_problems,
-    read_workspace,
-)
+from .workspace import MARKER, WorkspaceError, find_workspace
 
 USAGE_ERROR = 2
 
@@ -63,6 +61,17 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         metavar="SECONDS",
         help="with --roster: limit per workspace (default: every test at its limit, plus 60)",
+    )
+    p.add_argument(
+        "--hidden",
+        metavar="DIR",
+        help="add the instructor tests DIR/test_*.py to the grade (learners never see them)",
+    )
+    p.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="grade without the bubblewrap sandbox (learner code then runs with your "
+        "permissions; --roster refuses to run without the sandbox otherwise)",
     )
     return p
 
@@ -113,25 +122,14 @@ class _LabPrinter:
             self.printed += 1
 
 
-def _target(
-    manifest: Manifest, kit: Path, practice: str | None
-) -> tuple[RunTarget, str, list[str]]:
-    """What to run, how to describe it, and problems found before running."""
+def _workspace(practice: str | None) -> Path | None:
+    """The workspace to check: ``--practice DIR``, else the one holding the current directory."""
     root = Path(practice).resolve() if practice else find_workspace(Path.cwd())
-    if root is None:
-        target = RunTarget(kit, manifest.test_files, manifest.reference)
-        return target, f"the reference ({manifest.reference}) in {kit}", []
-    workspace = read_workspace(root)
-    if workspace.chapter != manifest.chapter:
+    if root is not None and not os.path.lexists(root / MARKER):
         raise WorkspaceError(
-            f"{root} is a chapter {workspace.chapter} workspace, not chapter {manifest.chapter}"
+            f"{root}: not a practice workspace ({MARKER} is missing); create one with practice"
         )
-    target = RunTarget(root, manifest.test_files, workspace.package, (root,))
-    began = short(workspace.parent_fingerprint)
-    now = short(chapter_fingerprints(manifest, kit).parent)
-    since = "" if began == now else f"; the kit's parent is now {now}"
-    label = f"workspace {root} ({workspace.package}, began from parent {began}{since})"
-    return target, label, focused_test_problems(manifest, kit, workspace)
+    return root
 
 
 def run_checkpoint(
@@ -142,12 +140,22 @@ def run_checkpoint(
     lab_ids: Sequence[str],
     limits: Limits,
     out: TextIO,
+    grading: GradingOptions | None = None,
 ) -> CheckpointResult:
-    """Run and print the labs; returns the result (also for ``--json``)."""
+    """Run and print the labs; returns the result (also for ``--json``).
+
+    A workspace (or the reference with instructor tests) is graded from a pristine copy,
+    confined, and decided by its probes; the reference alone runs in place.
+    """
     labs = [manifest.lab(lab_id) for lab_id in lab_ids] or list(manifest.labs)
-    target, label, problems = _target(manifest, kit, practice)
-    print(f"Checking {label}", file=out, flush=True)
     printer = _LabPrinter(manifest, labs, out)
+    root = _workspace(practice)
+    grading = grading or GradingOptions()
+    if root is not None or grading.hidden is not None:
+        return check_graded(manifest, kit, root, labs, bool(lab_ids), limits, grading, out, printer)
+    target = RunTarget(kit, manifest.test_files, manifest.reference)
+    label = f"the reference ({manifest.reference}) in {kit}"
+    print(f"Checking {label}", file=out, flush=True)
     outcomes, log = run_focused_tests(
         target,
         labs=[lab.id for lab in labs] if lab_ids else [],
@@ -156,8 +164,7 @@ def run_checkpoint(
         on_result=printer.on_result,
     )
     printer.flush(final=outcomes)
-    if not outcomes and log.collect_errors:
-        problems = [*problems, *log.collect_errors]
+    problems = log.collect_errors if not outcomes else []
     return summarize(manifest, labs, outcomes, target=label, problems=problems)
 
 
@@ -179,15 +186,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         kit = kit_root()
         for lab_id in args.lab:
             manifest.lab(lab_id)
+        hidden = read_hidden(Path(args.hidden), manifest) if args.hidden else None
+        sandbox: SandboxMode = "off" if args.unsandboxed else "required" if args.roster else "auto"
+        grading = GradingOptions(sandbox=sandbox, hidden=hidden)
         if args.roster:
             options = RosterOptions(
                 lab_ids=tuple(args.lab),
                 test_seconds=args.timeout,
                 workspace_seconds=args.workspace_timeout,
                 jobs=max(1, args.jobs),
+                grading=grading,
             )
             gradebook = Path(args.gradebook or args.roster)
-            grade_roster(manifest, Path(args.roster), gradebook, options, sys.stderr, out)
+            grade_roster(manifest, kit, Path(args.roster), gradebook, options, sys.stderr, out)
             return 0
         if not args.no_card:
             print(render_card(manifest, chapter_fingerprints(manifest, kit)), file=out)
@@ -199,8 +210,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             lab_ids=args.lab,
             limits=Limits(test_seconds=args.timeout),
             out=out,
+            grading=grading,
         )
-    except (ManifestError, KitError, WorkspaceError) as error:
+    except EmptyRoster as error:
+        print(f"checkpoint: {error}", file=sys.stderr)
+        return 1
+    except SandboxUnavailable as error:
+        print(
+            f"checkpoint: the sandbox cannot start ({error}); grading would run learners' code "
+            "with your permissions. Install or fix bubblewrap, or pass --unsandboxed to grade "
+            "without it.",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
+    except (ManifestError, KitError, WorkspaceError, HiddenTestError) as error:
         print(f"checkpoint: {error}", file=sys.stderr)
         return USAGE_ERROR
     print(file=out)

@@ -1,0 +1,405 @@
+"""Grading one workspace: a pristine graded copy, run confined, decided from probes.
+
+The graded copy holds the kit's own test files, test configuration, given modules and
+fixture data, plus only the learner's editable modules (the manifest's ``learner`` files),
+read without following links. Nothing else of the workspace exists there: a ``conftest.py``,
+a ``sitecustomize.py``, a ``pytest/`` package or an edited test changes nothing and is
+reported as a note. The focused tests and the probe driver run inside the confinement; a
+lab's grade is decided here, on the grader's side, from the probes' answers compared with the
+reference's (see ``results.LabResult``).
+"""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Literal, Protocol, TextIO
+
+from . import probes as probing
+from .copies import identical_functions
+from .hidden import HiddenTests
+from .kit import chapter_fingerprints, digest, read_source, short
+from .manifest import Lab, Manifest
+from .results import CheckpointResult, TestOutcome, summarize
+from .runner import Limits, OnCollected, OnResult, RunTarget, run_focused_tests
+from .safefs import Tree, UnsafePath
+from .sandbox import SandboxLimits, open_confinement, sandbox_status
+from .workspace import MARKER, PYTEST_INI, WORKSPACE_NOTEBOOKS, WorkspaceError, parse_marker
+
+SandboxMode = Literal["required", "auto", "off"]
+"""``required``: refuse to run without the sandbox; ``auto``: use it when it starts (and say
+so when it does not); ``off``: run unsandboxed (the instructor's ``--unsandboxed``)."""
+LEARNER_FILES = ("LEARNING.md", "pytest.ini", MARKER, WORKSPACE_NOTEBOOKS)
+"""Top-level names a workspace is made with besides the curriculum's files."""
+IGNORED = ("__pycache__",)
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox is required but cannot start here; the message says why."""
+
+
+@dataclass(frozen=True)
+class GradingOptions:
+    """How to grade: the sandbox, instructor tests, limits, and the probe cases."""
+
+    sandbox: SandboxMode = "auto"
+    hidden: HiddenTests | None = None
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+    probes: probing.ProbeSet | None = None
+    """Cases and reference answers drawn once for many workspaces (else drawn per run)."""
+    seed: int | None = None
+    """The probes' seed when they are drawn per run (random when None)."""
+    deadline_seconds: float | None = None
+    """Wall-clock limit of the whole run; its processes are killed when it passes."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the grader took from a workspace: the learner's files, and what it noticed."""
+
+    label: str
+    learner: Mapping[str, bytes]
+    notes: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Graded:
+    """A graded run: its result and what was noticed on the way."""
+
+    result: CheckpointResult
+    snapshot: Snapshot
+    sandboxed: bool
+    enforced: tuple[str, ...]
+    seed: int | None
+
+
+# --------------------------------------------------------------------------- snapshots
+
+
+def reference_snapshot(manifest: Manifest, kit: Path) -> Snapshot:
+    """The reference laid out as a finished workspace (to try instructor tests on it)."""
+    learner = {f.path: read_source(kit, f.target) for f in manifest.files_with_role("learner")}
+    return Snapshot(f"the reference ({manifest.reference}) in {kit}, as a graded copy", learner)
+
+
+def _layout_notes(manifest: Manifest, kit: Path, tree: Tree) -> tuple[list[str], list[str]]:
+    """Notes on shipped files that differ from the kit's (graded with the kit's copies)."""
+    notes, flags = [], []
+    for file in manifest.files:
+        if file.role == "learner":
+            continue
+        try:
+            same = digest(tree.read(file.path)) == digest(read_source(kit, file.parent))
+            problem = "" if same else "was edited in the workspace"
+        except UnsafePath as error:
+            problem = str(error).removeprefix(tree.where(file.path)).lstrip(": ")
+        if problem:
+            kind = "test" if file.role == "test" else "given"
+            notes.append(f"{file.path} {problem}; graded with the kit's copy")
+            flags.append(f"edited {kind} files")
+    return notes, list(dict.fromkeys(flags))
+
+
+def _expected_names(manifest: Manifest) -> dict[str, set[str]]:
+    """Directory → the names the curriculum puts in it ('' is the workspace itself)."""
+    names: dict[str, set[str]] = {"": set(LEARNER_FILES)}
+    for file in manifest.files:
+        parts = PurePosixPath(file.path).parts
+        for depth in range(len(parts)):
+            names.setdefault("/".join(parts[:depth]), set()).add(parts[depth])
+    return names
+
+
+def stray_entries(manifest: Manifest, tree: Tree) -> list[str]:
+    """Workspace entries the graded copy leaves out (``conftest.py``, ``pytest/``…)."""
+    found = []
+    for folder, expected in _expected_names(manifest).items():
+        try:
+            names = tree.names(folder) if folder else tree.names()
+        except UnsafePath:
+            continue
+        for name in names:
+            if name in expected or name in IGNORED or name.startswith("."):
+                continue
+            kind = tree.kind(f"{folder}/{name}" if folder else name)
+            shown = f"{folder}/{name}" if folder else name
+            found.append(shown + ("/" if kind == "directory" else ""))
+    return found
+
+
+def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
+    """Read a workspace's marker and learner files without trusting it.
+
+    A ``WorkspaceError`` when the workspace cannot be graded: its marker or a learner file is
+    missing, unreadable, a link or not a regular file, or it is another chapter's.
+    """
+    try:
+        workspace = parse_marker(tree.base, tree.read(MARKER), tree.where(MARKER))
+        learner = {f.path: tree.read(f.path) for f in manifest.files_with_role("learner")}
+    except UnsafePath as error:
+        raise WorkspaceError(f"cannot grade {tree.where()}: {error}") from None
+    if workspace.chapter != manifest.chapter:
+        raise WorkspaceError(
+            f"{tree.where()} is a chapter {workspace.chapter} workspace, not chapter "
+            f"{manifest.chapter}"
+        )
+    notes, flags = _layout_notes(manifest, kit, tree)
+    strays = stray_entries(manifest, tree)
+    if strays:
+        notes.append(f"not graded (only the curriculum's files are): {', '.join(strays)}")
+        flags.append("files outside the curriculum")
+    copied = identical_functions(manifest, kit, learner)
+    if copied:
+        notes.append(f"identical to the reference's code: {', '.join(copied)}")
+        flags.append("copied from the reference")
+    began = short(workspace.parent_fingerprint)
+    now = short(chapter_fingerprints(manifest, kit).parent)
+    since = "" if began == now else f"; the kit's parent is now {now}"
+    root = tree.base.joinpath(*tree.below)
+    label = f"workspace {root} ({manifest.package}, began from parent {began}{since})"
+    return Snapshot(label, learner, tuple(notes), tuple(flags))
+
+
+# --------------------------------------------------------------------------- the graded copy
+
+
+def graded_files(
+    manifest: Manifest, kit: Path, learner: Mapping[str, bytes], hidden: HiddenTests | None
+) -> dict[str, bytes]:
+    """Every file of the graded copy: the kit's, except the learner's editable modules."""
+    files = {f.path: read_source(kit, f.parent) for f in manifest.files if f.role != "learner"}
+    files |= {f.path: learner[f.path] for f in manifest.files_with_role("learner")}
+    marker = f'chapter = "{manifest.chapter}"\npackage = "{manifest.package}"\n'
+    files[MARKER] = marker.encode("utf-8")
+    files["pytest.ini"] = PYTEST_INI.encode("utf-8")
+    if manifest.probes is not None:
+        files[manifest.probes] = read_source(kit, manifest.probes)
+    if hidden is not None:
+        files |= hidden.paths(manifest)
+    return files
+
+
+def grader_library() -> dict[str, bytes]:
+    """The grader's own modules the graded run needs (the test reporter, the probe driver).
+
+    Only the harness: none of the reference's modules.
+    """
+    harness = Path(__file__).parent
+    files = {"course/__init__.py": (harness.parent / "__init__.py").read_bytes()}
+    for path in sorted(harness.glob("*.py")):
+        files[f"course/harness/{path.name}"] = path.read_bytes()
+    return files
+
+
+def write_files(root: Path, files: Mapping[str, bytes]) -> None:
+    for relative, data in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _confinement_choice(manifest: Manifest, kit: Path, mode: SandboxMode) -> tuple[str | None, str]:
+    """(bwrap to use or None, a note when running unsandboxed)."""
+    if mode == "off":
+        return None, "not sandboxed (--unsandboxed): the code ran with the grader's permissions"
+    status = sandbox_status(kit, (manifest.reference,))
+    if status.available:
+        return status.bwrap, ""
+    if mode == "required":
+        raise SandboxUnavailable(status.reason)
+    return None, f"not sandboxed: {status.reason}; the code ran with your own permissions"
+
+
+def _filtered_collected(callback: OnCollected | None, keep: Callable[[str], bool]) -> OnCollected:
+    def collected(tests: list[tuple[str, str, str | None]]) -> None:
+        if callback is not None:
+            callback([test for test in tests if keep(test[0])])
+
+    return collected
+
+
+def _filtered_result(callback: OnResult | None, keep: Callable[[str], bool]) -> OnResult:
+    def result(outcome: TestOutcome) -> None:
+        if callback is not None and keep(outcome.nodeid):
+            callback(outcome)
+
+    return result
+
+
+def grade(
+    manifest: Manifest,
+    kit: Path,
+    snapshot: Snapshot,
+    labs: Sequence[Lab],
+    limits: Limits,
+    options: GradingOptions,
+    *,
+    selected: bool = True,
+    hide: Sequence[Path] = (),
+    announce: Callable[[str], None] | None = None,
+    on_collected: OnCollected | None = None,
+    on_result: OnResult | None = None,
+) -> Graded:
+    """Run ``labs`` on ``snapshot``'s graded copy and decide each lab from its probes.
+
+    ``selected``: only ``labs`` were asked for (else the whole chapter runs). ``hide``: more
+    directories learner code must not see (the roster, the gradebook). ``on_collected`` and
+    ``on_result`` hear about the focused tests only, never about instructor tests.
+    """
+    bwrap, unsandboxed = _confinement_choice(manifest, kit, options.sandbox)
+    probes = options.probes
+    if probes is None:
+        seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
+        probes = probing.prepare(manifest, kit, labs, seed)
+    else:
+        probes = probes.only([lab.id for lab in labs])
+    hidden = options.hidden
+
+    def focused(nodeid: str) -> bool:
+        return hidden is None or not hidden.holds(manifest, nodeid)
+
+    with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
+        base = Path(scratch)
+        copy, library, run = base / "copy", base / "lib", base / "run"
+        write_files(copy, graded_files(manifest, kit, snapshot.learner, hidden))
+        write_files(library, grader_library())
+        run.mkdir()
+        if probes is not None:
+            probing.write_cases(probes, copy)
+        confinement = open_confinement(
+            sandboxed=bwrap is not None,
+            graded=(copy, library),
+            python_path=(copy, library),
+            hidden=(kit, *hide),
+            limits=options.limits,
+            run_directory=run,
+            bwrap=bwrap,
+        )
+        timer = None
+        if options.deadline_seconds is not None:
+            reason = f"grading took longer than {options.deadline_seconds:g}s"
+            timer = threading.Timer(options.deadline_seconds, confinement.expire, (reason,))
+            timer.daemon = True
+            timer.start()
+        try:
+            if announce is not None:
+                announce(f"Checking {snapshot.label}")
+                if unsandboxed:
+                    announce(f"note: {unsandboxed}")
+            files = manifest.test_files + tuple(hidden.paths(manifest) if hidden else ())
+            target = RunTarget(copy, files, manifest.package, (copy,), wrap=confinement.wrap)
+            outcomes, log = run_focused_tests(
+                target,
+                labs=[lab.id for lab in labs] if selected else [],
+                limits=limits,
+                on_collected=_filtered_collected(on_collected, focused),
+                on_result=_filtered_result(on_result, focused),
+            )
+            summaries = {}
+            if probes is not None:
+                modules = sorted({f.module for lab in labs for f in lab.functions})
+                where = probing.ProbeTarget(
+                    copy, manifest.package, tuple(modules), (copy, library), confinement.wrap
+                )
+                summaries = probing.compare(probes, probing.run_probes(probes, where, limits))
+            out_of_memory = confinement.out_of_memory()
+            expired = confinement.expired
+        finally:
+            if timer is not None:
+                timer.cancel()
+            confinement.close()
+    problems = list(log.collect_errors if not outcomes else [])
+    if expired:
+        problems.append(expired)
+    notes = list(snapshot.notes)
+    if out_of_memory:
+        notes.append(
+            f"the run reached its {options.limits.memory_mb} MB memory limit; "
+            "the kernel killed a process"
+        )
+    if unsandboxed:
+        notes.append(unsandboxed)
+    counts = hidden.counts if hidden is not None else {}
+    result = summarize(
+        manifest,
+        labs,
+        outcomes,
+        target=snapshot.label,
+        problems=problems,
+        notes=notes,
+        expected={lab.id: lab.tests + counts[lab.id] for lab in labs if lab.id in counts},
+        probes=summaries,
+    )
+    return Graded(
+        result, snapshot, bwrap is not None, confinement.enforced(), probes.seed if probes else None
+    )
+
+
+def render_probes(result: CheckpointResult, seed: int | None) -> list[str]:
+    """The probes' verdict per lab, and each disagreement behind a lab that is not pending."""
+    labs = [lab for lab in result.labs if lab.probes is not None]
+    if not labs:
+        return []
+    counts = " · ".join(
+        f"{lab.lab.id} {lab.probes.agreed}/{lab.probes.cases}" for lab in labs if lab.probes
+    )
+    lines = [f"probes   {counts} agree with the reference (seed {seed})"]
+    for lab in labs:
+        if lab.probes is not None and lab.probes.status not in ("passed", "pending"):
+            lines.append(f"probes   Lab {lab.lab.id} {lab.probes.status}: {lab.probes.difference}")
+    return lines
+
+
+class LabPrinter(Protocol):
+    """Prints each lab's line as its focused tests finish (the checkpoint's printer)."""
+
+    def on_collected(self, tests: list[tuple[str, str, str | None]]) -> None: ...
+    def on_result(self, outcome: TestOutcome) -> None: ...
+    def flush(self, final: Sequence[TestOutcome] | None = None) -> None: ...
+
+
+def check_graded(
+    manifest: Manifest,
+    kit: Path,
+    root: Path | None,
+    labs: Sequence[Lab],
+    selected: bool,
+    limits: Limits,
+    options: GradingOptions,
+    out: TextIO,
+    printer: LabPrinter,
+) -> CheckpointResult:
+    """Grade the workspace at ``root`` (None: the reference) and print as a checkpoint does."""
+    if root is not None:
+        snapshot = workspace_snapshot(manifest, kit, Tree(root))
+    else:
+        snapshot = reference_snapshot(manifest, kit)
+    graded = grade(
+        manifest,
+        kit,
+        snapshot,
+        labs,
+        limits,
+        options,
+        selected=selected,
+        announce=lambda line: print(line, file=out, flush=True),
+        on_collected=printer.on_collected,
+        on_result=printer.on_result,
+    )
+    hidden = options.hidden
+    printer.flush(
+        final=[t for t in graded.result.tests if not hidden or not hidden.holds(manifest, t.nodeid)]
+    )
+    for line in render_probes(graded.result, graded.seed):
+        print(line, file=out)
+    for note in graded.result.notes:
+        print(f"note: {note}", file=out)
+    return graded.result
