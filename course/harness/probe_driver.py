@@ -33,8 +33,8 @@ Answer = dict[str, Any]
 """``{"value": data}`` or ``{"raised": category, "message": text}``."""
 
 
-class TooLarge(ValueError):
-    """An answer is nested too deep or holds too many values to compare."""
+class TooLarge(Exception):
+    """An answer is nested too deep or holds too many values to compare (never a refusal)."""
 
 
 def to_data(value: object) -> Any:

@@ -80,10 +80,7 @@ def python_directories() -> list[Path]:
         )
         if p
     }
-    system = [Path(p) for p in SYSTEM_DIRECTORIES]
-    return outermost(
-        p for p in found if p.exists() and not any(p.is_relative_to(d) for d in system)
-    )
+    return outermost(p for p in found if p.exists())
 
 
 def outermost(paths: Iterable[Path]) -> list[Path]:
@@ -125,10 +122,11 @@ def mount_arguments(layout: Layout, writable: Sequence[Path]) -> list[str]:
             args += ["--symlink", os.readlink(path), str(path)]
         else:
             args += ["--ro-bind", str(path), str(path)]
-    for path in layout.python:
-        args += ["--ro-bind", str(path), str(path)]
     args += ["--dev", "/dev", "--proc", "/proc"]
     args += ["--size", str(layout.scratch_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    for path in layout.python:  # after /tmp: a virtual environment may live there
+        if not any(path.is_relative_to(d) for d in layout.system):
+            args += ["--ro-bind", str(path), str(path)]
     visible = [*layout.system, *layout.python]
     covered = [h for h in layout.hidden if any(h.is_relative_to(v) for v in visible)]
     for path in outermost(covered):
@@ -140,7 +138,7 @@ def mount_arguments(layout: Layout, writable: Sequence[Path]) -> list[str]:
         args += ["--ro-bind", str(path), str(path)]
     for path in writable:
         args += ["--bind", str(path), str(path)]
-    return args
+    return args + ["--remount-ro", "/"]
 
 
 def bwrap_command(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -39,3 +42,21 @@ def replace_in(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.count(old) == 1, f"{path.name}: expected one {old!r}"
     path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def processes_with(token: str) -> list[int]:
+    """Pids of the processes whose command line holds ``token`` (what an attack left behind)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+    return found
+
+
+def kill_processes_with(token: str) -> None:
+    """End, by pid, each process an escaped attack left running (the suite leaves none)."""
+    for pid in processes_with(token):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)

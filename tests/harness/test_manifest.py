@@ -55,6 +55,7 @@ def test_every_file_the_manifest_names_exists_in_the_kit() -> None:
         assert (kit / file.target).is_file(), file.target
     for path in manifest.card.teaching_files:
         assert (kit / path).is_file(), path
+    assert manifest.probes is not None and (kit / manifest.probes).is_file()
 
 
 @pytest.mark.parametrize(
@@ -72,6 +73,7 @@ def test_every_file_the_manifest_names_exists_in_the_kit() -> None:
             "labs[2].functions[0].name: 'select_groups' must look",
         ),
         ('chapter = "11"', "chapter = [", "not valid TOML"),
+        ('probes = "tests/', 'probes = "/tests/', "probes: must be a relative path inside the kit"),
     ],
 )
 def test_a_broken_manifest_names_the_field(old: str, new: str, message: str) -> None:

@@ -11,11 +11,9 @@ of anyone else changed.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
 import os
-import signal
 import subprocess
 import sysconfig
 import time
@@ -25,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_support import cli, replace_in
+from harness_support import cli, kill_processes_with, processes_with, replace_in
 from hostile import DAEMON_TOKEN, PTH_NAME, TTY_LINE, attacks
 
 from course.harness.kit import kit_root
@@ -114,16 +112,6 @@ def _surroundings(manifest: Manifest, roster: Path, outside: Path) -> dict[Path,
     return victims
 
 
-def _daemons() -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError):
-                if DAEMON_TOKEN.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                    found.append(int(entry))
-    return found
-
-
 def _pth() -> Path:
     return Path(sysconfig.get_paths()["purelib"]) / PTH_NAME
 
@@ -146,9 +134,7 @@ def graded(manifest: Manifest, tmp_path_factory: pytest.TempPathFactory) -> Iter
         book = json.loads((roster / "gradebook-2.json").read_text(encoding="utf-8"))
         yield GradedClass(run, seconds, roster, victims, rows, book)
     finally:
-        for pid in _daemons():  # only if an attack ever got out: never leave it running
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        kill_processes_with(DAEMON_TOKEN)  # only if an attack ever got out
         _pth().unlink(missing_ok=True)
 
 
@@ -244,7 +230,7 @@ def test_a_pth_file_never_reaches_site_packages(graded: GradedClass) -> None:
 
 def test_a_daemon_dies_with_the_run_and_never_touches_the_gradebook(graded: GradedClass) -> None:
     assert_honest_fresh(graded.rows["h-daemon"])
-    assert _daemons() == [], "every process learner code starts ends with its run"
+    assert processes_with(DAEMON_TOKEN) == [], "every process learner code starts ends with its run"
     assert (graded.roster / "gradebook-2.csv").read_text().startswith("learner,status,passed")
 
 
