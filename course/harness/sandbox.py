@@ -349,9 +349,10 @@ class SandboxStatus:
 
 SELF_CHECK = """\
 import importlib.util, os, socket, sys
-hidden, modules = sys.argv[1], sys.argv[2:]
+hidden, allowed, modules = sys.argv[1], set(sys.argv[2].split("/")), sys.argv[3:]
 problems = [m for m in modules if importlib.util.find_spec(m) is not None]
-problems += [hidden] if os.path.exists(hidden) and os.listdir(hidden) else []
+shown = set(os.listdir(hidden)) - allowed if os.path.isdir(hidden) else set()
+problems += [os.path.join(hidden, name) for name in sorted(shown)]
 problems += [name for _, name in socket.if_nameindex() if name != "lo"]
 print("visible: " + ", ".join(problems) if problems else "confined")
 """
@@ -359,7 +360,10 @@ print("visible: " + ", ".join(problems) if problems else "confined")
 
 @functools.cache
 def sandbox_status(hidden: Path, forbidden_modules: tuple[str, ...]) -> SandboxStatus:
-    """Start a sandbox once and check it: ``hidden`` and ``forbidden_modules`` must be gone."""
+    """Start a sandbox once and check it: ``hidden`` and ``forbidden_modules`` must be gone.
+
+    (A Python inside ``hidden``, the kit's own ``.venv`` say, is the one thing shown of it.)
+    """
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return SandboxStatus(False, "bubblewrap (bwrap) is not installed or not on PATH")
@@ -367,9 +371,9 @@ def sandbox_status(hidden: Path, forbidden_modules: tuple[str, ...]) -> SandboxS
         run = Path(scratch)
         layout = default_layout([run], [hidden], 8)
         confinement = Confinement(True, layout, (), SandboxLimits(), run, bwrap)
-        command, env = confinement.wrap(
-            [sys.executable, "-c", SELF_CHECK, str(hidden), *forbidden_modules], {}, ()
-        )
+        inside = [p.relative_to(hidden).parts[0] for p in layout.python if p.is_relative_to(hidden)]
+        check = [sys.executable, "-c", SELF_CHECK, str(hidden), "/".join(inside)]
+        command, env = confinement.wrap([*check, *forbidden_modules], {}, ())
         try:
             done = subprocess.run(
                 command, env=env, capture_output=True, text=True, timeout=60, check=False

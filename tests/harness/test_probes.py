@@ -149,3 +149,10 @@ def test_a_hang_costs_its_lab_s_remaining_cases_and_the_next_labs_still_answer(
     assert "still running after 2s" in resume.difference
     report = by_lab["11.opt"].probes
     assert report is not None and report.agree, "a fresh probe process answered the next lab"
+
+
+def test_garbage_in_an_answer_file_is_skipped_not_fatal(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.jsonl"
+    deep = "[" * 200_000 + "]" * 200_000
+    answers.write_text(f'{deep}\nnot json\n{{"id": "11.1#001", "value": 3}}\n')
+    assert probes._Records(answers).new() == [{"id": "11.1#001", "value": 3}]

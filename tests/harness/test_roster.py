@@ -245,10 +245,14 @@ def test_learner_code_cannot_write_to_the_graders_terminal(graded: GradedClass) 
 
 
 def test_forked_children_share_one_memory_cap(graded: GradedClass) -> None:
+    """The cap itself is shown without a clock in ``test_sandbox.py``; here, the row: the
+    children either reach the cap (and the row says so) or, on a busy machine, are still
+    faulting their pages in when the 2 s limit of the test that imports them runs out."""
     row = graded.rows["h-memory"]
     assert row["passed"] == "0" and row["status"] != "passed", row
     notes = graded.learner("h-memory")["notes"]
-    assert any("reached its 1024 MB memory limit" in note for note in notes), notes
+    capped = any("reached its 1024 MB memory limit" in note for note in notes)
+    assert capped or row["status"] == "timeout", (row, notes)
 
 
 def test_symlinked_learners_are_listed_never_graded(graded: GradedClass) -> None:
