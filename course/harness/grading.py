@@ -16,26 +16,23 @@ import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Literal, Protocol, TextIO
 
 from . import probes as probing
-from .copies import identical_functions
 from .hidden import HiddenTests
-from .kit import chapter_fingerprints, digest, read_source, short
+from .kit import read_source
 from .manifest import Lab, Manifest
 from .results import CheckpointResult, TestOutcome, summarize
 from .runner import Limits, OnCollected, OnResult, RunTarget, run_focused_tests
-from .safefs import Tree, UnsafePath
+from .safefs import Tree
 from .sandbox import SandboxLimits, open_confinement, sandbox_status
-from .workspace import MARKER, PYTEST_INI, WORKSPACE_NOTEBOOKS, WorkspaceError, parse_marker
+from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
+from .workspace import MARKER, PYTEST_INI
 
 SandboxMode = Literal["required", "auto", "off"]
 """``required``: refuse to run without the sandbox; ``auto``: use it when it starts (and say
 so when it does not); ``off``: run unsandboxed (the instructor's ``--unsandboxed``)."""
-LEARNER_FILES = ("LEARNING.md", "pytest.ini", MARKER, WORKSPACE_NOTEBOOKS)
-"""Top-level names a workspace is made with besides the curriculum's files."""
-IGNORED = ("__pycache__",)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -58,16 +55,6 @@ class GradingOptions:
 
 
 @dataclass(frozen=True)
-class Snapshot:
-    """What the grader took from a workspace: the learner's files, and what it noticed."""
-
-    label: str
-    learner: Mapping[str, bytes]
-    notes: tuple[str, ...] = ()
-    flags: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class Graded:
     """A graded run: its result and what was noticed on the way."""
 
@@ -76,93 +63,6 @@ class Graded:
     sandboxed: bool
     enforced: tuple[str, ...]
     seed: int | None
-
-
-# --------------------------------------------------------------------------- snapshots
-
-
-def reference_snapshot(manifest: Manifest, kit: Path) -> Snapshot:
-    """The reference laid out as a finished workspace (to try instructor tests on it)."""
-    learner = {f.path: read_source(kit, f.target) for f in manifest.files_with_role("learner")}
-    return Snapshot(f"the reference ({manifest.reference}) in {kit}, as a graded copy", learner)
-
-
-def _layout_notes(manifest: Manifest, kit: Path, tree: Tree) -> tuple[list[str], list[str]]:
-    """Notes on shipped files that differ from the kit's (graded with the kit's copies)."""
-    notes, flags = [], []
-    for file in manifest.files:
-        if file.role == "learner":
-            continue
-        try:
-            same = digest(tree.read(file.path)) == digest(read_source(kit, file.parent))
-            problem = "" if same else "was edited in the workspace"
-        except UnsafePath as error:
-            problem = str(error).removeprefix(tree.where(file.path)).lstrip(": ")
-        if problem:
-            kind = "test" if file.role == "test" else "given"
-            notes.append(f"{file.path} {problem}; graded with the kit's copy")
-            flags.append(f"edited {kind} files")
-    return notes, list(dict.fromkeys(flags))
-
-
-def _expected_names(manifest: Manifest) -> dict[str, set[str]]:
-    """Directory → the names the curriculum puts in it ('' is the workspace itself)."""
-    names: dict[str, set[str]] = {"": set(LEARNER_FILES)}
-    for file in manifest.files:
-        parts = PurePosixPath(file.path).parts
-        for depth in range(len(parts)):
-            names.setdefault("/".join(parts[:depth]), set()).add(parts[depth])
-    return names
-
-
-def stray_entries(manifest: Manifest, tree: Tree) -> list[str]:
-    """Workspace entries the graded copy leaves out (``conftest.py``, ``pytest/``…)."""
-    found = []
-    for folder, expected in _expected_names(manifest).items():
-        try:
-            names = tree.names(folder) if folder else tree.names()
-        except UnsafePath:
-            continue
-        for name in names:
-            if name in expected or name in IGNORED or name.startswith("."):
-                continue
-            kind = tree.kind(f"{folder}/{name}" if folder else name)
-            shown = f"{folder}/{name}" if folder else name
-            found.append(shown + ("/" if kind == "directory" else ""))
-    return found
-
-
-def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
-    """Read a workspace's marker and learner files without trusting it.
-
-    A ``WorkspaceError`` when the workspace cannot be graded: its marker or a learner file is
-    missing, unreadable, a link or not a regular file, or it is another chapter's.
-    """
-    try:
-        workspace = parse_marker(tree.base, tree.read(MARKER), tree.where(MARKER))
-        learner = {f.path: tree.read(f.path) for f in manifest.files_with_role("learner")}
-    except UnsafePath as error:
-        raise WorkspaceError(f"cannot grade {tree.where()}: {error}") from None
-    if workspace.chapter != manifest.chapter:
-        raise WorkspaceError(
-            f"{tree.where()} is a chapter {workspace.chapter} workspace, not chapter "
-            f"{manifest.chapter}"
-        )
-    notes, flags = _layout_notes(manifest, kit, tree)
-    strays = stray_entries(manifest, tree)
-    if strays:
-        notes.append(f"not graded (only the curriculum's files are): {', '.join(strays)}")
-        flags.append("files outside the curriculum")
-    copied = identical_functions(manifest, kit, learner)
-    if copied:
-        notes.append(f"identical to the reference's code: {', '.join(copied)}")
-        flags.append("copied from the reference")
-    began = short(workspace.parent_fingerprint)
-    now = short(chapter_fingerprints(manifest, kit).parent)
-    since = "" if began == now else f"; the kit's parent is now {now}"
-    root = tree.base.joinpath(*tree.below)
-    label = f"workspace {root} ({manifest.package}, began from parent {began}{since})"
-    return Snapshot(label, learner, tuple(notes), tuple(flags))
 
 
 # --------------------------------------------------------------------------- the graded copy

@@ -29,11 +29,12 @@ from .gradebook import (
     ungraded_row,
     write_gradebook,
 )
-from .grading import GradingOptions, SandboxUnavailable, grade, workspace_snapshot
+from .grading import GradingOptions, SandboxUnavailable, grade
 from .manifest import Lab, Manifest
 from .runner import Limits
 from .safefs import Tree, UnsafePath, lstat_kind
 from .sandbox import planned_limits, sandbox_status
+from .snapshot import workspace_snapshot
 from .workspace import MARKER, WorkspaceError
 
 SEARCH_DEPTH = 3

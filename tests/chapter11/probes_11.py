@@ -16,6 +16,7 @@ import importlib.util
 import json
 import random
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -315,6 +316,7 @@ def examples(strategy: Any, count: int, seed: int) -> list[Any]:
     """``count`` values of a hypothesis strategy, the same ones for the same seed."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as fix_seed
+    from hypothesis.configuration import set_hypothesis_home_dir
 
     found: list[Any] = []
 
@@ -330,7 +332,12 @@ def examples(strategy: Any, count: int, seed: int) -> list[Any]:
     def collect(value: Any) -> None:
         found.append(copy.deepcopy(value))
 
-    collect()
+    with tempfile.TemporaryDirectory(prefix="course-probes-") as home:
+        set_hypothesis_home_dir(home)  # its caches, not a .hypothesis/ where the grader runs
+        try:
+            collect()
+        finally:
+            set_hypothesis_home_dir(None)
     return found[:count]
 
 

@@ -7,17 +7,12 @@ from pathlib import Path
 from harness_support import MakeWorkspace
 
 from course.harness import probes
-from course.harness.grading import (
-    GradingOptions,
-    grade,
-    graded_files,
-    render_probes,
-    workspace_snapshot,
-)
+from course.harness.grading import GradingOptions, grade, graded_files, render_probes
 from course.harness.kit import read_source
 from course.harness.manifest import Manifest
 from course.harness.runner import Limits
 from course.harness.safefs import Tree
+from course.harness.snapshot import workspace_snapshot
 from course.harness.workspace import MARKER
 
 
@@ -84,3 +79,18 @@ def test_the_probe_line_shows_each_lab_and_the_disagreements_behind_it(
     [line] = render_probes(graded.result, graded.seed)
     cases = sum(case["lab"] == "11.1" for case in probe_set.cases)
     assert line == f"probes   11.1 0/{cases} agree with the reference (seed {probe_set.seed})"
+
+
+def test_a_missing_or_linked_shipped_file_is_noted_not_fatal(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
+) -> None:
+    workspace = make_workspace("rearranged")
+    (workspace / "tests" / "chapter11" / "conftest.py").unlink()
+    (workspace / "pi_course" / "fixtures.py").unlink()
+    (workspace / "pi_course" / "fixtures.py").symlink_to("/etc/hostname")
+    notes = workspace_snapshot(manifest, kit, Tree(workspace)).notes
+    assert (
+        "tests/chapter11/conftest.py could not be read from the workspace "
+        "(tests/chapter11/conftest.py: missing); graded with the kit's copy"
+    ) in notes
+    assert any(n.startswith("pi_course/fixtures.py could not be read") for n in notes), notes
