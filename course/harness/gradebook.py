@@ -67,6 +67,8 @@ class Grade:
     notes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
     tests: tuple[Mapping[str, Any], ...] = ()
+    limits: tuple[str, ...] = ()
+    """What the sandbox enforced while this workspace was graded."""
 
     @property
     def note(self) -> str:
@@ -89,6 +91,7 @@ class Grade:
             "notes": list(self.notes),
             "flags": list(self.flags),
             "tests": [dict(test) for test in self.tests],
+            "limits": list(self.limits),
         }
 
 
@@ -121,6 +124,7 @@ def graded_row(
     result: CheckpointResult,
     flags: Sequence[str],
     instructor: Sequence[str] = (),
+    limits: Sequence[str] = (),
 ) -> Grade:
     """A learner's row from a graded result; ``instructor`` lists instructor tests' nodeids."""
     labs = tuple(
@@ -159,6 +163,7 @@ def graded_row(
         notes=tuple(clean(n) for n in result.notes),
         flags=tuple(dict.fromkeys(flags)),
         tests=tests,
+        limits=tuple(limits),
     )
 
 

@@ -60,8 +60,8 @@ class Graded:
 
     result: CheckpointResult
     snapshot: Snapshot
-    sandboxed: bool
     enforced: tuple[str, ...]
+    """What the run's confinement enforced, plainly (see ``sandbox.enforced``)."""
     seed: int | None
 
 
@@ -238,9 +238,7 @@ def grade(
         expected={lab.id: lab.tests + counts[lab.id] for lab in labs if lab.id in counts},
         probes=summaries,
     )
-    return Graded(
-        result, snapshot, bwrap is not None, confinement.enforced(), probes.seed if probes else None
-    )
+    return Graded(result, snapshot, confinement.enforced(), probes.seed if probes else None)
 
 
 def render_probes(result: CheckpointResult, seed: int | None) -> list[str]:

@@ -147,7 +147,14 @@ def grade_entry(
         for t in graded.result.tests
         if options.hidden and options.hidden.holds(manifest, t.nodeid)
     ]
-    return graded_row(entry.learner, workspace, graded.result, graded.snapshot.flags, instructor)
+    return graded_row(
+        entry.learner,
+        workspace,
+        graded.result,
+        graded.snapshot.flags,
+        instructor,
+        graded.enforced,
+    )
 
 
 class Progress:

@@ -158,6 +158,8 @@ def test_the_whole_class_is_graded_into_one_gradebook(graded: GradedClass) -> No
     assert f"{len(graded.rows)}/{len(graded.rows)}" in graded.run.stderr, "progress ends full"
     assert f"Graded {len(workspaces)} workspace(s) of chapter 11 (4 skipped)" in graded.run.stdout
     assert graded.book["sandbox"]["sandboxed"] is True
+    limits = graded.learner("ada")["limits"]
+    assert limits[0].startswith("own user, PID, network, IPC and UTS namespaces")
     assert graded.book["probes"]["cases"] > 100
 
 
