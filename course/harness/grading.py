@@ -26,7 +26,7 @@ from .manifest import Lab, Manifest
 from .results import CheckpointResult, TestOutcome, summarize
 from .runner import Limits, OnCollected, OnResult, RunTarget, run_focused_tests
 from .safefs import Tree
-from .sandbox import SandboxLimits, open_confinement, sandbox_status
+from .sandbox import SandboxLimits, open_confinement, sandbox_status, user_site
 from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
 from .workspace import MARKER, PYTEST_INI
 
@@ -177,7 +177,7 @@ def grade(
         confinement = open_confinement(
             sandboxed=bwrap is not None,
             graded=(copy, library),
-            python_path=(copy, library),
+            python_path=(copy, library, *user_site()),
             hidden=(kit, *hide),
             limits=options.limits,
             run_directory=run,

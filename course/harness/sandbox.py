@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import signal
+import site
 import subprocess
 import sys
 import sysconfig
@@ -65,22 +66,28 @@ def _existing(paths: Iterable[str]) -> list[Path]:
     return [Path(p) for p in paths if os.path.lexists(p)]
 
 
+def user_site() -> list[Path]:
+    """This user's site-packages, when this Python imports from it (``pip install --user``)."""
+    if not site.ENABLE_USER_SITE:
+        return []
+    path = Path(site.getusersitepackages())
+    return [path] if str(path) in sys.path and path.is_dir() else []
+
+
 def python_directories() -> list[Path]:
     """The directories this Python needs: its prefixes and library paths, outermost only."""
-    found = {
-        Path(p).resolve()
-        for p in (
-            sys.prefix,
-            sys.base_prefix,
-            sys.exec_prefix,
-            sys.base_exec_prefix,
-            os.path.dirname(os.path.realpath(sys.executable)),
-            *(sysconfig.get_paths().get(k, "") for k in ("stdlib", "platstdlib", "purelib")),
-            *(sysconfig.get_paths().get(k, "") for k in ("platlib",)),
-        )
-        if p
-    }
-    return outermost(p for p in found if p.exists())
+    paths = sysconfig.get_paths()
+    names: list[str] = [
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        os.path.dirname(os.path.realpath(sys.executable)),
+        *(paths.get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib")),
+        *(str(path) for path in user_site()),
+    ]
+    found = {Path(name).resolve() for name in names if name}
+    return outermost(p for p in found if p.exists() and p != Path("/"))
 
 
 def outermost(paths: Iterable[Path]) -> list[Path]:
