@@ -14,13 +14,15 @@ from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
-from .checkrun import Where, locate, run_checkpoint, run_labs
+from .checkrun import Where, check_where, locate, run_checkpoint, run_labs
 from .commands import Commands, key_legend, shell_commands
+from .grading import GradingOptions, SandboxMode, SandboxUnavailable
+from .hidden import HiddenTestError, read_hidden
 from .kit import KitError, chapter_fingerprints, kit_root
 from .manifest import Manifest, ManifestError, load_manifest
 from .report import render_card, render_short_card, render_summary
 from .review import render_review, review_target, run_review
-from .roster import RosterOptions, grade_roster
+from .roster import EmptyRoster, RosterOptions, grade_roster
 from .runner import Limits
 from .style import Style, style_for
 from .watch import WatchLoop, watch
@@ -114,6 +116,17 @@ def parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="with --roster: limit per workspace (default: every test at its limit, plus 60)",
     )
+    p.add_argument(
+        "--hidden",
+        metavar="DIR",
+        help="add the instructor tests DIR/test_*.py to the grade (learners never see them)",
+    )
+    p.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="grade without the bubblewrap sandbox (learner code then runs with your "
+        "permissions; --roster refuses to run without the sandbox otherwise)",
+    )
     return p
 
 
@@ -197,15 +210,19 @@ def _run(argv: Sequence[str] | None) -> int:
         kit = kit_root()
         for lab_id in args.lab:
             manifest.lab(lab_id)
+        hidden = read_hidden(Path(args.hidden), manifest) if args.hidden else None
+        sandbox: SandboxMode = "off" if args.unsandboxed else "required" if args.roster else "auto"
+        grading = GradingOptions(sandbox=sandbox, hidden=hidden)
         if args.roster:
             options = RosterOptions(
                 lab_ids=tuple(args.lab),
                 test_seconds=args.timeout,
                 workspace_seconds=args.workspace_timeout,
                 jobs=args.jobs,
+                grading=grading,
             )
             gradebook = Path(args.gradebook or args.roster)
-            grade_roster(manifest, Path(args.roster), gradebook, options, sys.stderr, out)
+            grade_roster(manifest, kit, Path(args.roster), gradebook, options, sys.stderr, out)
             return 0
         where = locate(manifest, kit, args.practice)
         if args.review:
@@ -213,11 +230,22 @@ def _run(argv: Sequence[str] | None) -> int:
         if args.watch:
             return _watch(manifest, where, args, style, commands)
         _print_card(manifest, kit, where, args, commands)
-    except (ManifestError, KitError, WorkspaceError) as error:
+        limits = Limits(test_seconds=args.timeout)
+        result = check_where(manifest, kit, where, args.lab, limits, out, style, grading)
+    except EmptyRoster as error:
+        print(f"checkpoint: {error}", file=sys.stderr)
+        return 1
+    except SandboxUnavailable as error:
+        print(
+            f"checkpoint: the sandbox cannot start ({error}); grading would run learners' code "
+            "with your permissions. Install or fix bubblewrap, or pass --unsandboxed to grade "
+            "without it.",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
+    except (ManifestError, KitError, WorkspaceError, HiddenTestError) as error:
         print(f"checkpoint: {error}", file=sys.stderr)
         return USAGE_ERROR
-    print(f"Checking {where.label}", file=out, flush=True)
-    result = run_labs(manifest, where, args.lab, Limits(test_seconds=args.timeout), out, style)
     print(file=out)
     print(render_summary(manifest, result, args.practice, commands), file=out)
     if args.json:

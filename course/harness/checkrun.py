@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from .grading import GradingOptions, check_graded
 from .kit import chapter_fingerprints, short
 from .manifest import Lab, Manifest
 from .report import render_lab
@@ -133,6 +134,31 @@ def run_labs(
     return summarize(manifest, labs, outcomes, target=where.label, problems=problems)
 
 
+def check_where(
+    manifest: Manifest,
+    kit: Path,
+    where: Where,
+    lab_ids: Sequence[str],
+    limits: Limits,
+    out: TextIO,
+    style: Style = PLAIN,
+    grading: GradingOptions | None = None,
+) -> CheckpointResult:
+    """Check ``where``: a workspace (or instructor tests) is graded, the reference runs in place.
+
+    Grading assembles a pristine copy of the kit's tests with the learner's files, runs it
+    confined, and lets the probes decide; see ``grading.py``.
+    """
+    grading = grading or GradingOptions()
+    if where.workspace is None and grading.hidden is None:
+        print(f"Checking {where.label}", file=out, flush=True)
+        return run_labs(manifest, where, lab_ids, limits, out, style)
+    labs = [manifest.lab(lab_id) for lab_id in lab_ids] or list(manifest.labs)
+    printer = LabPrinter(manifest, labs, out, style)
+    root = where.workspace.root if where.workspace is not None else None
+    return check_graded(manifest, kit, root, labs, bool(lab_ids), limits, grading, out, printer)
+
+
 def run_checkpoint(
     manifest: Manifest,
     kit: Path,
@@ -142,8 +168,8 @@ def run_checkpoint(
     limits: Limits,
     out: TextIO,
     style: Style = PLAIN,
+    grading: GradingOptions | None = None,
 ) -> CheckpointResult:
-    """Find the code to check, say which it is, then run and print the labs."""
+    """Find the code to check, then check it and print the labs as they finish."""
     where = locate(manifest, kit, practice)
-    print(f"Checking {where.label}", file=out, flush=True)
-    return run_labs(manifest, where, lab_ids, limits, out, style)
+    return check_where(manifest, kit, where, lab_ids, limits, out, style, grading)

@@ -147,6 +147,9 @@ class Manifest:
         name = f"{module}.{function}"
         return next((lab for lab in self.labs if name in lab.solution), None)
 
+    probes: str | None = None
+    """The chapter's probe module (kit-relative): generated cases and how to call each lab."""
+
     def lab(self, lab_id: str) -> Lab:
         """The lab with ``lab_id``; a ``ManifestError`` lists the known ids otherwise."""
         for lab in self.labs:
@@ -380,6 +383,7 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
         notebooks=_editions(f.raw("notebooks"), f),
         source=source,
         review=_review(f.raw("review"), source) if "review" in f.table else None,
+        probes=_relative_path(f, "probes") if "probes" in f.table else None,
     )
     f.finish()
     _check_consistency(manifest, f)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -48,32 +48,83 @@ class TestOutcome:
         }
 
 
+WORST_FIRST: tuple[Status, ...] = ("error", "timeout", "failed", "pending")
+"""Statuses that are not a pass, the most serious first."""
+
+
+def worst(statuses: Sequence[Status] | set[Status]) -> Status:
+    """The most serious status of ``statuses``: passed only if every one passed (and some did)."""
+    found = set(statuses)
+    if found == {"passed"}:
+        return "passed"
+    return next((status for status in WORST_FIRST if status in found), "error")
+
+
+@dataclass(frozen=True)
+class ProbeSummary:
+    """How a lab's functions answered the grader's generated inputs, against the reference."""
+
+    cases: int
+    agreed: int
+    status: Status
+    """passed when every case agreed; else the worst way a case disagreed."""
+    difference: str = ""
+    """The first disagreement, described for a person."""
+
+    @property
+    def agree(self) -> bool:
+        return self.status == "passed"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "agreed": self.agreed,
+            "status": self.status,
+            "difference": self.difference,
+        }
+
+
 @dataclass(frozen=True)
 class LabResult:
-    """One lab's tests, counted against the number the curriculum promises."""
+    """One lab's tests, counted against the number the curriculum promises.
+
+    With ``probes`` (a graded workspace) the lab's tests count only when its probes agree
+    with the reference: a test report alone, which learner code could forge, earns nothing.
+    """
 
     lab: Lab
     tests: tuple[TestOutcome, ...]
+    expected: int | None = None
+    """How many tests the lab must have (default: the curriculum's count; hidden tests add)."""
+    probes: ProbeSummary | None = None
 
     @property
     def passed(self) -> int:
+        if self.probes is not None and not self.probes.agree:
+            return 0
         return sum(test.status == "passed" for test in self.tests)
 
     @property
     def total(self) -> int:
-        return self.lab.tests
+        return self.lab.tests if self.expected is None else self.expected
 
     @property
-    def status(self) -> Status:
-        """passed only if every promised test ran and passed; else the worst test status."""
+    def tests_status(self) -> Status:
+        """What the tests alone say: passed only if every promised test ran and passed."""
         statuses = {test.status for test in self.tests}
         if statuses == {"passed"} and len(self.tests) == self.total:
             return "passed"
-        worst: tuple[Status, ...] = ("error", "timeout", "failed", "pending")
-        return next((status for status in worst if status in statuses), "error")
+        return worst(statuses - {"passed"})
+
+    @property
+    def status(self) -> Status:
+        """The tests' status, made worse by probes that disagree with the reference."""
+        if self.probes is None:
+            return self.tests_status
+        return worst({self.tests_status, self.probes.status})
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "id": self.lab.id,
             "title": self.lab.title,
             "passed": self.passed,
@@ -81,6 +132,9 @@ class LabResult:
             "status": self.status,
             "optional": self.lab.optional,
         }
+        if self.probes is not None:
+            data["probes"] = self.probes.to_json()
+        return data
 
 
 @dataclass(frozen=True)
@@ -91,7 +145,9 @@ class CheckpointResult:
     target: str
     labs: tuple[LabResult, ...]
     problems: tuple[str, ...] = field(default=())
-    """Findings that fail the run besides test outcomes (modified focused tests, say)."""
+    """Findings that fail the run besides test outcomes (tests that could not run, say)."""
+    notes: tuple[str, ...] = field(default=())
+    """Findings reported without changing the grade (edited tests, an unsandboxed run)."""
 
     @property
     def required(self) -> tuple[LabResult, ...]:
@@ -139,6 +195,7 @@ class CheckpointResult:
             "passed": self.passed,
             "total": self.total,
             "problems": list(self.problems),
+            "notes": list(self.notes),
         }
 
 
@@ -149,26 +206,43 @@ def summarize(
     *,
     target: str,
     problems: Sequence[str] = (),
+    notes: Sequence[str] = (),
+    expected: Mapping[str, int] | None = None,
+    probes: Mapping[str, ProbeSummary] | None = None,
 ) -> CheckpointResult:
-    """Group outcomes by lab; a lab with fewer or more tests than promised gets an error."""
+    """Group outcomes by lab; a lab with fewer or more tests than promised gets an error.
+
+    ``expected`` overrides a lab's promised count (instructor tests add to it); ``probes``
+    attaches each lab's probe summary.
+    """
+    expected = expected or {}
+    probes = probes or {}
     results = []
     for lab in labs:
         mine = [test for test in outcomes if test.lab == lab.id]
-        if len(mine) != lab.tests:
+        count = expected.get(lab.id, lab.tests)
+        if len(mine) != count:
             found = "no tests selected" if not mine else f"found {len(mine)}"
+            promised = f"{lab.tests} focused tests in {lab.test_file}"
+            if count != lab.tests:
+                promised += f" and {count - lab.tests} instructor tests"
             mine.append(
                 TestOutcome(
                     nodeid=f"{lab.test_file}::<Lab {lab.id}>",
                     name=f"<Lab {lab.id} test count>",
                     lab=lab.id,
                     status="error",
-                    message=(
-                        f"Lab {lab.id} promises {lab.tests} focused tests in "
-                        f"{lab.test_file}; {found}"
-                    ),
+                    message=f"Lab {lab.id} promises {promised}; {found}",
                 )
             )
-        results.append(LabResult(lab, tuple(mine)))
+        results.append(
+            LabResult(
+                lab,
+                tuple(mine),
+                expected=count if lab.id in expected else None,
+                probes=probes.get(lab.id),
+            )
+        )
     known = {lab.id for lab in manifest.labs}
     strays = [test.name for test in outcomes if test.lab not in known]
     extra = [f"tests outside every lab of chapter {manifest.chapter}: {', '.join(strays)}"]
@@ -177,6 +251,7 @@ def summarize(
         target=target,
         labs=tuple(results),
         problems=tuple(problems) + (tuple(extra) if strays else ()),
+        notes=tuple(notes),
     )
 
 

@@ -1,260 +1,164 @@
-"""Grading a class: every workspace under a directory, each in its own time-limited process."""
+"""Grading a class: each learner folder under a directory, graded on its own, into a gradebook.
+
+Only folders holding a workspace marker are learners; any other folder is listed as skipped,
+and a symbolic link is listed and never followed. Each workspace is graded in a thread of this
+process through ``grading.grade`` (learner code runs only inside its confinement), so one
+workspace that cannot be read, hangs or crashes costs its own row and never the run.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import csv
-import io
-import json
 import os
-import signal
-import subprocess
-import sys
-import tempfile
+import secrets
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Literal, TextIO
 
-from .manifest import Manifest
-from .runner import CappedOutput
+from . import probes as probing
+from .gradebook import (
+    SKIPPED,
+    Grade,
+    clean,
+    gradebook_csv,
+    gradebook_json,
+    graded_row,
+    is_gradebook_name,
+    ungraded_row,
+    write_gradebook,
+)
+from .grading import GradingOptions, SandboxUnavailable, grade
+from .manifest import Lab, Manifest
+from .runner import Limits
+from .safefs import Tree, UnsafePath, lstat_kind
+from .sandbox import planned_limits, sandbox_status
+from .snapshot import workspace_snapshot
 from .workspace import MARKER, WorkspaceError
 
 SEARCH_DEPTH = 3
-"""How deep under a learner's directory a workspace is looked for."""
+"""How deep under a learner's folder a workspace is looked for."""
+
+
+class EmptyRoster(WorkspaceError):
+    """No folder of the roster holds a workspace."""
 
 
 @dataclass(frozen=True)
 class RosterOptions:
-    """How to grade: which labs, and the time limits."""
+    """How to grade: which labs, the time limits, and the grading options."""
 
     lab_ids: tuple[str, ...] = ()
     test_seconds: float = 10.0
     workspace_seconds: float | None = None
-    """Limit for one whole workspace; default: every test at its limit, plus a minute."""
+    """Limit for one whole workspace; default: every test and lab's probes at their limit,
+    plus a minute."""
     jobs: int = 2
+    grading: GradingOptions = field(default_factory=lambda: GradingOptions(sandbox="required"))
+
+
+Kind = Literal["workspace", "skipped", "symlink", "unreadable"]
 
 
 @dataclass(frozen=True)
-class Candidate:
-    """A learner's directory and the workspace found in it (None: nothing to grade)."""
+class Entry:
+    """A folder of the roster: a learner's workspace, or why it is not graded."""
 
     learner: str
-    workspace: Path | None
+    """Path below the roster directory, e.g. ``gus/practice-11``."""
+    kind: Kind
+    why: str = ""
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return tuple(self.learner.split("/"))
 
 
-@dataclass(frozen=True)
-class LabGrade:
-    id: str
-    passed: int
-    total: int
-    status: str
+def _search(roster: Path, parts: tuple[str, ...], depth: int) -> list[Entry]:
+    """Workspaces at or below ``roster/parts``, walking no symbolic link."""
+    tree = Tree(roster, parts)
+    if tree.kind(MARKER) != "missing":
+        return [Entry("/".join(parts), "workspace")]
+    if depth == 0:
+        return []
+    try:
+        names = tree.names()
+    except UnsafePath as error:
+        return [Entry("/".join(parts), "unreadable", str(error))]
+    found: list[Entry] = []
+    for name in names:
+        if not name.startswith(".") and tree.kind(name) == "directory":
+            found += _search(roster, (*parts, name), depth - 1)
+    return found
 
 
-@dataclass(frozen=True)
-class Grade:
-    """One learner's row of the gradebook."""
-
-    learner: str
-    workspace: str
-    status: str
-    passed: int
-    total: int
-    labs: tuple[LabGrade, ...]
-    note: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "learner": self.learner,
-            "workspace": self.workspace,
-            "status": self.status,
-            "passed": self.passed,
-            "total": self.total,
-            "labs": [vars(lab) for lab in self.labs],
-            "note": self.note,
-        }
-
-
-def discover(roster: Path) -> list[Candidate]:
-    """Each non-hidden directory of ``roster`` is a learner; find their workspaces in it."""
+def discover(roster: Path) -> list[Entry]:
+    """Every non-hidden folder or link of ``roster``, as a workspace or why it is not one."""
     roster = roster.resolve()
     if not roster.is_dir():
         raise WorkspaceError(f"{roster}: not a directory of learners' workspaces")
-    if (roster / MARKER).is_file():
+    if os.path.lexists(roster / MARKER):
         raise WorkspaceError(f"{roster} is itself a workspace; check it with --practice")
-    found = []
-    for child in sorted(p for p in roster.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        workspaces = _workspaces_in(child, SEARCH_DEPTH)
-        if not workspaces:
-            found.append(Candidate(child.name, None))
-        found += [Candidate(w.relative_to(roster).as_posix(), w) for w in workspaces]
-    return found
-
-
-def _workspaces_in(folder: Path, depth: int) -> list[Path]:
-    if (folder / MARKER).is_file():
-        return [folder]
-    if depth == 0:
-        return []
-    found: list[Path] = []
-    with contextlib.suppress(OSError):
-        for child in sorted(folder.iterdir()):
-            if child.is_dir() and not child.is_symlink() and not child.name.startswith("."):
-                found += _workspaces_in(child, depth - 1)
-    return found
-
-
-def _lab_grades(manifest: Manifest, lab_ids: Sequence[str], status: str) -> tuple[LabGrade, ...]:
-    """Every selected lab at 0 passed with ``status`` (for a workspace that was not graded)."""
-    labs = [manifest.lab(i) for i in lab_ids] or list(manifest.required_labs)
-    return tuple(LabGrade(lab.id, 0, lab.tests, status) for lab in labs)
-
-
-def _failed_grade(
-    manifest: Manifest, candidate: Candidate, options: RosterOptions, status: str, note: str
-) -> Grade:
-    labs = _lab_grades(manifest, options.lab_ids, status)
-    return Grade(
-        learner=candidate.learner,
-        workspace=str(candidate.workspace or ""),
-        status=status,
-        passed=0,
-        total=sum(lab.total for lab in labs),
-        labs=labs,
-        note=note,
-    )
-
-
-def grade_from_json(candidate: Candidate, data: dict[str, Any]) -> Grade:
-    """A gradebook row from one ``checkpoint --json`` result."""
-    labs = tuple(
-        LabGrade(str(lab["id"]), int(lab["passed"]), int(lab["total"]), str(lab["status"]))
-        for lab in data["labs"]
-    )
-    problems = [str(p) for p in data.get("problems", [])]
-    worst = next(
-        (
-            s
-            for s in ("error", "timeout", "failed", "pending")
-            if any(lab.status == s for lab in labs)
-        ),
-        "error" if problems else "passed",
-    )
-    return Grade(
-        learner=candidate.learner,
-        workspace=str(candidate.workspace),
-        status=worst,
-        passed=int(data["passed"]),
-        total=int(data["total"]),
-        labs=labs,
-        note="; ".join(problems),
-    )
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM first (the grader then kills its own test process), SIGKILL if it lingers."""
-    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
+    found: list[Entry] = []
+    for name in sorted(os.listdir(roster)):
+        kind = lstat_kind(roster / name)
+        if name.startswith(".") or kind not in ("directory", "symlink"):
             continue
+        if kind == "symlink" and is_gradebook_name(name):
+            continue  # replaced when the gradebook is written, never followed
+        if kind == "symlink":
+            target = os.readlink(roster / name)
+            why = f"a symbolic link (to {target}): links are listed, never graded"
+            found.append(Entry(name, "symlink", why))
+            continue
+        inside = _search(roster, (name,), SEARCH_DEPTH)
+        found += inside or [Entry(name, "skipped", f"not a practice workspace (no {MARKER})")]
+    return found
 
 
-def grade_one(manifest: Manifest, candidate: Candidate, options: RosterOptions) -> Grade:
-    """Grade one workspace in a fresh ``checkpoint`` process under a wall-clock limit."""
-    if candidate.workspace is None:
-        return _failed_grade(
-            manifest, candidate, options, "error", f"no practice workspace found ({MARKER})"
-        )
-    tests = sum(lab.total for lab in _lab_grades(manifest, options.lab_ids, "error"))
-    limit = options.workspace_seconds or tests * options.test_seconds + 60
-    with tempfile.TemporaryDirectory(prefix="roster-") as scratch:
-        result = Path(scratch) / "result.json"
-        command = [
-            sys.executable,
-            "-m",
-            "course.harness.checkpoint",
-            manifest.chapter,
-            "--practice",
-            str(candidate.workspace),
-            "--json",
-            str(result),
-            "--no-card",
-            "--timeout",
-            str(options.test_seconds),
-        ]
-        for lab_id in options.lab_ids or [lab.id for lab in manifest.required_labs]:
-            command += ["--lab", lab_id]
-        process = subprocess.Popen(
-            command,
-            cwd=scratch,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        assert process.stdout is not None
-        output = CappedOutput(process.stdout, 16 * 1024)
-        try:
-            process.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            _stop(process)
-            return _failed_grade(
-                manifest, candidate, options, "timeout", f"grading took longer than {limit:g}s"
-            )
-        finally:
-            if process.poll() is None:
-                _stop(process)
-        try:
-            data = json.loads(result.read_text(encoding="utf-8"))
-            return grade_from_json(candidate, data)
-        except (OSError, ValueError, KeyError, TypeError):
-            lines = [line for line in output.text().splitlines() if line.strip()]
-            why = lines[-1].strip() if lines else f"exit code {process.returncode}"
-            return _failed_grade(manifest, candidate, options, "error", why[:300])
-
-
-def gradebook_csv(manifest: Manifest, grades: Sequence[Grade]) -> str:
-    lab_ids = (
-        [lab.id for lab in grades[0].labs] if grades else [lab.id for lab in manifest.required_labs]
+def grade_entry(
+    manifest: Manifest,
+    kit: Path,
+    roster: Path,
+    entry: Entry,
+    labs: Sequence[Lab],
+    limits: Limits,
+    options: GradingOptions,
+    hide: Sequence[Path],
+) -> Grade:
+    """One row; never raises for anything a learner folder holds or its code does."""
+    workspace = str(roster.joinpath(*entry.parts))
+    if entry.kind in ("skipped", "symlink"):
+        flags = ["symlink"] if entry.kind == "symlink" else []
+        return ungraded_row(entry.learner, workspace, labs, SKIPPED, entry.why, flags)
+    if entry.kind == "unreadable":
+        return ungraded_row(entry.learner, workspace, labs, "error", entry.why)
+    try:
+        snapshot = workspace_snapshot(manifest, kit, Tree(roster, entry.parts))
+        graded = grade(manifest, kit, snapshot, labs, limits, options, hide=hide)
+    except WorkspaceError as error:
+        return ungraded_row(entry.learner, workspace, labs, "error", str(error))
+    except Exception as error:  # a fault of the grader: still one row, never the run
+        why = f"the grader failed on this workspace: {type(error).__name__}: {error}"
+        return ungraded_row(entry.learner, workspace, labs, "error", why)
+    instructor = [
+        t.nodeid
+        for t in graded.result.tests
+        if options.hidden and options.hidden.holds(manifest, t.nodeid)
+    ]
+    return graded_row(
+        entry.learner,
+        workspace,
+        graded.result,
+        graded.snapshot.flags,
+        instructor,
+        graded.enforced,
     )
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(
-        ["learner", "status", "passed", "total"]
-        + [f"lab {i}" for i in lab_ids]
-        + [f"status {i}" for i in lab_ids]
-        + ["note", "workspace"]
-    )
-    for grade in grades:
-        writer.writerow(
-            [grade.learner, grade.status, grade.passed, grade.total]
-            + [f"{lab.passed}/{lab.total}" for lab in grade.labs]
-            + [lab.status for lab in grade.labs]
-            + [grade.note, grade.workspace]
-        )
-    return buffer.getvalue()
-
-
-def write_gradebook(
-    manifest: Manifest, grades: Sequence[Grade], directory: Path
-) -> tuple[Path, Path]:
-    directory.mkdir(parents=True, exist_ok=True)
-    csv_path = directory / "gradebook.csv"
-    json_path = directory / "gradebook.json"
-    csv_path.write_text(gradebook_csv(manifest, grades), encoding="utf-8")
-    payload = {"chapter": manifest.chapter, "learners": [g.to_json() for g in grades]}
-    json_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", "utf-8")
-    return csv_path, json_path
 
 
 class Progress:
-    """A progress bar on a terminal; one line per graded workspace otherwise."""
+    """A progress bar on a terminal; one line per graded folder otherwise."""
 
     def __init__(self, total: int, stream: TextIO) -> None:
         self.total = total
@@ -277,35 +181,90 @@ class Progress:
             self.stream.flush()
 
 
+def _deadline(manifest: Manifest, labs: Sequence[Lab], options: RosterOptions) -> float:
+    if options.workspace_seconds is not None:
+        return options.workspace_seconds
+    tests = sum(lab.tests for lab in labs)
+    return (tests + len(labs)) * options.test_seconds + 60
+
+
 def grade_roster(
     manifest: Manifest,
+    kit: Path,
     roster: Path,
     gradebook: Path,
     options: RosterOptions,
     progress_stream: TextIO,
     out: TextIO,
 ) -> list[Grade]:
-    """Grade every workspace under ``roster`` and write the gradebook into ``gradebook``."""
-    candidates = discover(roster)
-    progress = Progress(len(candidates), progress_stream)
+    """Grade every workspace under ``roster`` and write the gradebook into ``gradebook``.
+
+    ``SandboxUnavailable`` when the sandbox is required and cannot start; ``EmptyRoster``
+    when no folder holds a workspace.
+    """
+    roster, gradebook = roster.resolve(), gradebook.resolve()
+    entries = discover(roster)
+    if not any(entry.kind == "workspace" for entry in entries):
+        listed = "; ".join(f"{clean(e.learner)}: {clean(e.why)}" for e in entries) or "it is empty"
+        raise EmptyRoster(f"{roster}: no practice workspace to grade ({listed})")
+    grading = options.grading
+    if grading.sandbox == "required":
+        status = sandbox_status(kit, (manifest.reference,))
+        if not status.available:
+            raise SandboxUnavailable(status.reason)
+    labs = [manifest.lab(i) for i in options.lab_ids] or list(manifest.required_labs)
+    seed = grading.seed if grading.seed is not None else secrets.randbelow(2**31)
+    probes = probing.prepare(manifest, kit, labs, seed)
+    grading = replace(grading, probes=probes, deadline_seconds=_deadline(manifest, labs, options))
+    limits = Limits(test_seconds=options.test_seconds)
+    hide = (roster, gradebook)
+    progress = Progress(len(entries), progress_stream)
     grades: list[Grade] = []
     with ThreadPoolExecutor(max_workers=options.jobs) as pool:
-        futures = [pool.submit(grade_one, manifest, c, options) for c in candidates]
+        futures = [
+            pool.submit(grade_entry, manifest, kit, roster, e, labs, limits, grading, hide)
+            for e in entries
+        ]
         for future in as_completed(futures):
-            grade = future.result()
-            grades.append(grade)
-            progress.step(grade)
+            row = future.result()
+            grades.append(row)
+            progress.step(row)
     grades.sort(key=lambda g: g.learner)
-    csv_path, json_path = write_gradebook(manifest, grades, gradebook)
+    enforced = planned_limits(grading.limits, sandboxed=grading.sandbox != "off")
+    run = {
+        "sandbox": {"sandboxed": grading.sandbox != "off", "enforced": list(enforced)},
+        "probes": {"seed": seed, "cases": len(probes.cases) if probes else 0},
+    }
+    lab_ids = [lab.id for lab in labs]
+    csv_path, json_path = write_gradebook(
+        gradebook,
+        gradebook_csv(lab_ids, grades),
+        gradebook_json(manifest.chapter, grades, run),
+    )
+    _print_summary(manifest, grades, csv_path, json_path, enforced, out)
+    return grades
+
+
+def _print_summary(
+    manifest: Manifest,
+    grades: Sequence[Grade],
+    csv_path: Path,
+    json_path: Path,
+    enforced: Sequence[str],
+    out: TextIO,
+) -> None:
+    graded = sum(g.status != SKIPPED for g in grades)
     print(
-        f"Graded {len(grades)} workspace(s) of chapter {manifest.chapter}: {csv_path}, {json_path}",
+        f"Graded {graded} workspace(s) of chapter {manifest.chapter} "
+        f"({len(grades) - graded} skipped): {csv_path}, {json_path}",
         file=out,
     )
-    for grade in grades:
-        counts = " ".join(f"{lab.passed}/{lab.total}" for lab in grade.labs)
-        note = f"  {grade.note}" if grade.note else ""
+    for line in enforced:
+        print(f"  limits: {line}", file=out)
+    for row in grades:
+        counts = " ".join(f"{lab.passed}/{lab.total}" for lab in row.labs)
+        note = f"  {row.note}" if row.note else ""
         print(
-            f"  {grade.learner:<24} {grade.status:<8} {grade.passed}/{grade.total}  {counts}{note}",
+            f"  {row.learner:<24} {row.status:<8} {row.passed}/{row.total}  {counts}{note}",
             file=out,
         )
-    return grades

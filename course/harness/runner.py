@@ -53,6 +53,11 @@ class Limits:
     """Address-space limit of the child (0: none)."""
 
 
+Wrap = Callable[[list[str], dict[str, str], tuple[Path, ...]], tuple[list[str], dict[str, str]]]
+"""Turns a child's command and environment into the ones to start (inside a sandbox, say);
+the paths are files the child must be able to write."""
+
+
 @dataclass(frozen=True)
 class RunTarget:
     """Which focused tests to run, from where, against which package."""
@@ -65,6 +70,8 @@ class RunTarget:
     """Value of ``COURSE_LAB_PACKAGE``: the package under test."""
     python_path: tuple[Path, ...] = ()
     """Directories put in front of ``sys.path`` (where ``package`` lives)."""
+    wrap: Wrap | None = None
+    """How each child is started, when not directly (see ``Wrap``)."""
 
 
 @dataclass
@@ -123,7 +130,7 @@ class _Records:
         for line in lines:
             try:
                 record = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # learner code can write here too
                 continue
             if isinstance(record, dict):
                 records.append(record)
@@ -135,6 +142,30 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=5)
+
+
+def start_child(
+    command: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    wrap: Wrap | None,
+    results: Path,
+    limits: Limits,
+) -> tuple[subprocess.Popen[bytes], CappedOutput]:
+    """Start a child in its own session (through ``wrap``; it may write ``results``)."""
+    if wrap is not None:
+        command, env = wrap(command, env, (results,))
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    return process, CappedOutput(process.stdout, limits.output_bytes)
 
 
 def child_command(
@@ -360,17 +391,8 @@ def _run_child(
     record: OnResult,
 ) -> list[tuple[str, str, str | None]] | None:
     """One child process; returns the collection it reported (None if it never collected)."""
-    process = subprocess.Popen(
-        child_command(target, labs, results, nodeids, limits),
-        cwd=target.root,
-        env=child_environment(target),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    assert process.stdout is not None
-    output = CappedOutput(process.stdout, limits.output_bytes)
+    command, env = child_command(target, labs, results, nodeids, limits), child_environment(target)
+    process, output = start_child(command, env, target.root, target.wrap, results, limits)
     records = _Records(results)
     watch = _Watch(log, record)
     try:

@@ -61,8 +61,13 @@ def read_workspace(root: Path) -> Workspace:
         raise WorkspaceError(
             f"{root}: not a practice workspace ({MARKER} is missing); create one with practice"
         )
+    return parse_marker(root, marker.read_bytes(), str(marker))
+
+
+def parse_marker(root: Path, text: bytes, marker: str) -> Workspace:
+    """A workspace from its marker's bytes; a ``WorkspaceError`` names ``marker`` and the field."""
     try:
-        data = tomllib.loads(marker.read_text(encoding="utf-8"))
+        data = tomllib.loads(text.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise WorkspaceError(f"{marker}: not valid TOML ({error})") from None
     fields = {}

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from harness_support import CHAPTER, DEFAULT_LIMITS, Check, MakeWorkspace
 
+from course.harness import probes
 from course.harness.checkpoint import run_checkpoint
+from course.harness.grading import GradingOptions
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest, load_manifest
 from course.harness.results import CheckpointResult
@@ -41,9 +43,19 @@ def make_workspace(
     return make
 
 
+@pytest.fixture(scope="session")
+def probe_set(manifest: Manifest, kit: Path) -> probes.ProbeSet | None:
+    """One draw of every lab's probe cases, with the reference's answers, for the session."""
+    return probes.prepare(manifest, kit, manifest.labs, seed=20260311)
+
+
 @pytest.fixture
-def check(manifest: Manifest, kit: Path) -> Check:
-    """Run the checkpoint in-process (its tests still run in a child) and return the result."""
+def check(manifest: Manifest, kit: Path, probe_set: probes.ProbeSet | None) -> Check:
+    """Run the checkpoint in-process (its tests still run in a child) and return the result.
+
+    A workspace is graded as ``checkpoint --practice`` grades it: a pristine copy in the
+    sandbox (when it starts), decided by the session's probe cases.
+    """
 
     def run(
         workspace: Path | None = None,
@@ -57,6 +69,7 @@ def check(manifest: Manifest, kit: Path) -> Check:
             lab_ids=labs,
             limits=limits,
             out=io.StringIO(),
+            grading=GradingOptions(probes=probe_set),
         )
 
     return run

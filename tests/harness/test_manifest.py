@@ -55,6 +55,7 @@ def test_every_file_the_manifest_names_exists_in_the_kit() -> None:
         assert (kit / file.target).is_file(), file.target
     for path in manifest.card.teaching_files:
         assert (kit / path).is_file(), path
+    assert manifest.probes is not None and (kit / manifest.probes).is_file()
 
 
 @pytest.mark.parametrize(
@@ -87,6 +88,7 @@ def test_every_file_the_manifest_names_exists_in_the_kit() -> None:
             'test = "isolation"',
             "review.checks[0].test: must name a test function (test_…), got 'isolation'",
         ),
+        ('probes = "tests/', 'probes = "/tests/', "probes: must be a relative path inside the kit"),
     ],
 )
 def test_a_broken_manifest_names_the_field(old: str, new: str, message: str) -> None:

@@ -1,0 +1,164 @@
+"""Per-run cgroups (v1 memory and pids controllers): create, limit, empty and remove them.
+
+A cgroup caps what all of a run's processes use together, which per-process resource limits
+cannot: four forked children of 1 GiB each are four times one child's limit, but one cgroup's.
+Only cgroup v1 hierarchies that this process may write to are used; elsewhere ``create``
+returns None and the sandbox says which caps it could not set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PREFIX = "course-grading"
+_numbers = itertools.count(1)
+
+
+def _v1_mounts(mountinfo: str) -> dict[str, Path]:
+    """Controller name → mount point of each cgroup v1 hierarchy in ``/proc/self/mountinfo``."""
+    found: dict[str, Path] = {}
+    for line in mountinfo.splitlines():
+        fields, _, tail = line.partition(" - ")
+        parts, options = fields.split(), tail.split()
+        if len(parts) < 5 or len(options) < 3 or options[0] != "cgroup":
+            continue
+        for option in options[2].split(","):
+            found.setdefault(option, Path(parts[4]))
+    return found
+
+
+def _own_paths(cgroup: str) -> dict[str, str]:
+    """Controller name → this process's cgroup path, from ``/proc/self/cgroup``."""
+    found: dict[str, str] = {}
+    for line in cgroup.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            for controller in parts[1].split(","):
+                found[controller] = parts[2]
+    return found
+
+
+def parent_directories() -> dict[str, Path]:
+    """Where new memory and pids cgroups go: under this process's own cgroup when visible."""
+    try:
+        mounts = _v1_mounts(Path("/proc/self/mountinfo").read_text(encoding="utf-8"))
+        own = _own_paths(Path("/proc/self/cgroup").read_text(encoding="utf-8"))
+    except OSError:
+        return {}
+    parents: dict[str, Path] = {}
+    for controller in ("memory", "pids"):
+        if controller not in mounts:
+            continue
+        inside = mounts[controller] / own.get(controller, "/").lstrip("/")
+        parents[controller] = inside if inside.is_dir() else mounts[controller]
+    return parents
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale(parent: Path) -> None:
+    """Remove empty cgroups left by graders that are gone (killed before cleaning up)."""
+    with contextlib.suppress(OSError):
+        for child in parent.glob(f"{PREFIX}-*"):
+            owner = child.name.split("-")[2]
+            if owner.isdigit() and not _alive(int(owner)):
+                with contextlib.suppress(OSError):
+                    child.rmdir()
+
+
+@dataclass
+class Cgroups:
+    """The cgroups of one graded run; ``directories`` are joined by every process it starts."""
+
+    memory: Path | None
+    pids: Path | None
+
+    @property
+    def directories(self) -> list[Path]:
+        return [d for d in (self.memory, self.pids) if d is not None]
+
+    def processes(self) -> set[int]:
+        found: set[int] = set()
+        for directory in self.directories:
+            with contextlib.suppress(OSError, ValueError):
+                text = (directory / "cgroup.procs").read_text(encoding="ascii")
+                found |= {int(pid) for pid in text.split()}
+        return found
+
+    def kill(self) -> None:
+        """SIGKILL every process in the run's cgroups."""
+        for pid in self.processes():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+    def out_of_memory(self) -> bool:
+        """Whether the kernel killed a process of the run for reaching the memory cap."""
+        if self.memory is None:
+            return False
+        try:
+            text = (self.memory / "memory.oom_control").read_text(encoding="ascii")
+        except OSError:
+            return False
+        counts = dict(line.split() for line in text.splitlines() if len(line.split()) == 2)
+        return counts.get("oom_kill", "0") != "0" or counts.get("under_oom", "0") != "0"
+
+    def remove(self, wait: float = 5.0) -> None:
+        """Kill what is left, wait until the cgroups are empty, remove them."""
+        deadline = time.monotonic() + wait
+        while self.processes() and time.monotonic() < deadline:
+            self.kill()
+            time.sleep(0.02)
+        for directory in self.directories:
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+
+
+def _make(parent: Path, name: str, settings: dict[str, int]) -> Path | None:
+    """A new cgroup under ``parent`` with ``settings`` written (None if it cannot be made)."""
+    directory = parent / name
+    try:
+        directory.mkdir()
+    except OSError:
+        return None
+    try:
+        for key, value in settings.items():
+            (directory / key).write_text(str(value), encoding="ascii")
+    except OSError:
+        with contextlib.suppress(OSError):
+            directory.rmdir()
+        return None
+    return directory
+
+
+def create(memory_mb: int, processes: int) -> Cgroups | None:
+    """Cgroups capping memory (and swap) at ``memory_mb`` and tasks at ``processes``."""
+    parents = parent_directories()
+    name = f"{PREFIX}-{os.getpid()}-{next(_numbers)}"
+    for parent in parents.values():
+        _remove_stale(parent)
+    memory = pids = None
+    if "memory" in parents:
+        size = memory_mb * 1024 * 1024
+        memory = _make(parents["memory"], name, {"memory.limit_in_bytes": size})
+        if memory is not None and (memory / "memory.memsw.limit_in_bytes").exists():
+            with contextlib.suppress(OSError):
+                (memory / "memory.memsw.limit_in_bytes").write_text(str(size), encoding="ascii")
+    if "pids" in parents:
+        pids = _make(parents["pids"], name, {"pids.max": processes})
+    if memory is None and pids is None:
+        return None
+    return Cgroups(memory, pids)

@@ -1,0 +1,244 @@
+"""The gradebook: a row per learner folder, its CSV and JSON forms, written atomically.
+
+Every row says why: per lab a status and the reason behind any lab that did not pass, per
+test its message (JSON), the first reason in the CSV's ``note`` column, and flags for what an
+instructor should look at (a test report the probes contradict, edited tests, code copied
+from the reference, a symlinked folder). Text that came from learner code or learner folder
+names is stripped of control characters before it reaches a file or a terminal.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .manifest import Lab
+from .results import WORST_FIRST, CheckpointResult, LabResult
+from .safefs import atomic_write
+
+SKIPPED = "skipped"
+
+
+def clean(text: str) -> str:
+    """``text`` with control characters (terminal escapes, newlines) shown as ``\\xNN``."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
+@dataclass(frozen=True)
+class LabGrade:
+    """One lab of one learner."""
+
+    id: str
+    passed: int
+    total: int
+    status: str
+    reason: str = ""
+    probes: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.id,
+            "passed": self.passed,
+            "total": self.total,
+            "status": self.status,
+            "reason": self.reason,
+        }
+        if self.probes is not None:
+            data["probes"] = dict(self.probes)
+        return data
+
+
+@dataclass(frozen=True)
+class Grade:
+    """One learner's row."""
+
+    learner: str
+    workspace: str
+    status: str
+    passed: int
+    total: int
+    labs: tuple[LabGrade, ...]
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    tests: tuple[Mapping[str, Any], ...] = ()
+    limits: tuple[str, ...] = ()
+    """What the sandbox enforced while this workspace was graded."""
+
+    @property
+    def note(self) -> str:
+        """The first reason: a problem, else why the first failing lab failed, else a note."""
+        failing = [lab.reason for lab in self.labs if lab.reason and lab.status != "pending"]
+        pending = [lab.reason for lab in self.labs if lab.reason]
+        reasons = [*self.problems, *failing, *self.notes, *pending]
+        return reasons[0] if reasons else ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "learner": self.learner,
+            "workspace": self.workspace,
+            "status": self.status,
+            "passed": self.passed,
+            "total": self.total,
+            "labs": [lab.to_json() for lab in self.labs],
+            "note": self.note,
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+            "flags": list(self.flags),
+            "tests": [dict(test) for test in self.tests],
+            "limits": list(self.limits),
+        }
+
+
+def lab_reason(lab: LabResult) -> str:
+    """Why a lab did not pass: its worst test's message, else its probes' first difference."""
+    if lab.status == "passed":
+        return ""
+    if lab.tests_status != "passed":
+        test = next((t for t in lab.tests if t.status == lab.tests_status), None)
+        if test is not None:
+            return clean(f"{test.name}: {test.message}")
+    if lab.probes is not None and not lab.probes.agree:
+        claimed = (
+            f"{len(lab.tests)}/{lab.total} tests passed" if lab.tests_status == "passed" else ""
+        )
+        but = f"the test report says {claimed}, but " if claimed else ""
+        return clean(f"{but}probes {lab.probes.status}: {lab.probes.difference}")
+    return ""
+
+
+def row_status(labs: Sequence[LabGrade], problems: Sequence[str]) -> str:
+    statuses = {lab.status for lab in labs}
+    found = next((s for s in WORST_FIRST if s in statuses), None)
+    return found or ("error" if problems or not labs else "passed")
+
+
+def graded_row(
+    learner: str,
+    workspace: str,
+    result: CheckpointResult,
+    flags: Sequence[str],
+    instructor: Sequence[str] = (),
+    limits: Sequence[str] = (),
+) -> Grade:
+    """A learner's row from a graded result; ``instructor`` lists instructor tests' nodeids."""
+    labs = tuple(
+        LabGrade(
+            lab.lab.id,
+            lab.passed,
+            lab.total,
+            lab.status,
+            lab_reason(lab),
+            lab.probes.to_json() if lab.probes is not None else None,
+        )
+        for lab in result.required
+    )
+    flags = list(flags)
+    if any(lab.tests_status == "passed" and lab.status != "passed" for lab in result.required):
+        flags.insert(0, "probes contradict a passing test report")
+    tests = tuple(
+        {
+            "lab": test.lab,
+            "name": clean(test.name),
+            "status": test.status,
+            "message": clean(test.message),
+            "instructor": test.nodeid in instructor,
+        }
+        for test in result.tests
+    )
+    problems = tuple(clean(p) for p in result.problems)
+    return Grade(
+        learner=clean(learner),
+        workspace=clean(workspace),
+        status=row_status(labs, problems),
+        passed=result.passed,
+        total=result.total,
+        labs=labs,
+        problems=problems,
+        notes=tuple(clean(n) for n in result.notes),
+        flags=tuple(dict.fromkeys(flags)),
+        tests=tests,
+        limits=tuple(limits),
+    )
+
+
+def ungraded_row(
+    learner: str,
+    workspace: str,
+    labs: Sequence[Lab],
+    status: str,
+    why: str,
+    flags: Sequence[str] = (),
+) -> Grade:
+    """A row for a folder that was not graded: skipped (not a workspace) or an error."""
+    grades = tuple(
+        LabGrade(lab.id, 0, lab.tests, status, clean(why) if status != SKIPPED else "")
+        for lab in labs
+    )
+    return Grade(
+        learner=clean(learner),
+        workspace=clean(workspace),
+        status=status,
+        passed=0,
+        total=sum(lab.total for lab in grades),
+        labs=grades,
+        problems=(clean(why),),
+        flags=tuple(flags),
+    )
+
+
+def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(
+        ["learner", "status", "passed", "total"]
+        + [f"lab {i}" for i in lab_ids]
+        + [f"status {i}" for i in lab_ids]
+        + ["flags", "note", "workspace"]
+    )
+    for grade in grades:
+        by_id = {lab.id: lab for lab in grade.labs}
+        writer.writerow(
+            [grade.learner, grade.status, grade.passed, grade.total]
+            + [f"{by_id[i].passed}/{by_id[i].total}" if i in by_id else "" for i in lab_ids]
+            + [by_id[i].status if i in by_id else "" for i in lab_ids]
+            + ["; ".join(grade.flags), grade.note, grade.workspace]
+        )
+    return buffer.getvalue()
+
+
+def gradebook_json(chapter: str, grades: Sequence[Grade], run: Mapping[str, Any]) -> str:
+    payload = {"chapter": chapter, **run, "learners": [g.to_json() for g in grades]}
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def is_gradebook_name(name: str) -> bool:
+    """``gradebook.csv``, ``gradebook-2.json``…: names the gradebook may be written to."""
+    stem, dot, suffix = name.rpartition(".")
+    number = stem.removeprefix("gradebook").removeprefix("-")
+    return (
+        dot == "."
+        and suffix in ("csv", "json")
+        and stem.startswith("gradebook")
+        and (number == "" or number.isdigit())
+    )
+
+
+def write_gradebook(directory: Path, csv_text: str, json_text: str) -> tuple[Path, Path]:
+    """Write both files atomically; if a directory holds a name, use ``gradebook-N.*``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    number = 1
+    while True:
+        stem = "gradebook" if number == 1 else f"gradebook-{number}"
+        paths = (directory / f"{stem}.csv", directory / f"{stem}.json")
+        if not any(p.is_dir() and not p.is_symlink() for p in paths):
+            break
+        number += 1
+    atomic_write(paths[0], csv_text.encode("utf-8"))
+    atomic_write(paths[1], json_text.encode("utf-8"))
+    return paths

@@ -1,0 +1,58 @@
+"""Start one confined command: record its pid, join its cgroups, set its limits, then exec it.
+
+The grader runs ``python -I -S launch.py SPEC -- COMMAND…`` in a new session; SPEC is JSON with
+``pids`` (a file to append this pid to), ``cgroups`` (directories whose ``cgroup.procs`` this
+process joins) and ``limits`` (resource limits by name). Everything happens before the exec,
+so every limit is in place before the first instruction of the command (bubblewrap, which
+then starts the learner's code). Standard library only: this file runs outside any package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+from collections.abc import Sequence
+
+LIMITS = {
+    "address_space": resource.RLIMIT_AS,
+    "file_size": resource.RLIMIT_FSIZE,
+    "cpu": resource.RLIMIT_CPU,
+    "processes": resource.RLIMIT_NPROC,
+    "core": resource.RLIMIT_CORE,
+}
+FAILED = 125
+"""Exit code when the command could not be started confined."""
+
+
+def lower_limit(resource_id: int, value: int) -> None:
+    """Set soft and hard limits to ``value``, never above the current hard limit."""
+    _, hard = resource.getrlimit(resource_id)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(resource_id, (value, value))
+
+
+def main(argv: Sequence[str]) -> int:
+    if len(argv) < 4 or argv[2] != "--":
+        print("launch: usage: launch.py SPEC -- COMMAND…", file=sys.stderr)
+        return FAILED
+    spec = json.loads(argv[1])
+    command = list(argv[3:])
+    try:
+        with open(spec["pids"], "a", encoding="ascii") as pids:
+            pids.write(f"{os.getpid()}\n")
+        for cgroup in spec["cgroups"]:
+            with open(os.path.join(cgroup, "cgroup.procs"), "w", encoding="ascii") as procs:
+                procs.write(str(os.getpid()))
+        for name, value in spec["limits"].items():
+            lower_limit(LIMITS[name], int(value))
+        os.execv(command[0], command)
+    except (OSError, ValueError, KeyError) as error:
+        print(f"launch: cannot start {command[0]} confined: {error}", file=sys.stderr)
+    return FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

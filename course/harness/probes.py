@@ -1,0 +1,315 @@
+"""Differential probes on the grader's side: draw cases, ask the reference, run, compare.
+
+A chapter's probe module (named by its manifest) draws the cases from a seed and knows how to
+call each lab's functions. The grader answers every case with the reference in its own
+process, runs ``probe_driver`` on the learner's package (in the sandbox, through the same
+``wrap`` as the tests) and compares the two sets of answers as plain data. A lab's probes
+agree only if every one of its cases got the reference's answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .manifest import Lab, Manifest
+from .probe_driver import Answer, answer, load_module
+from .results import ProbeSummary, Status, worst
+from .runner import POLL_SECONDS, Limits, Wrap, _kill_group, _Records, start_child
+
+Case = dict[str, Any]
+DIFFERENCE_LIMIT = 320
+CASES_FILE = ".probe-cases.json"
+"""Where the cases are written in the graded copy (read-only in the sandbox)."""
+
+
+class ProbeError(RuntimeError):
+    """The chapter's probe module is missing or broken (a fault of the kit, not the learner)."""
+
+
+@dataclass(frozen=True)
+class ProbeSet:
+    """One run's cases and the reference's answers to them."""
+
+    seed: int
+    module: str
+    """The probe module, relative to the kit (and to the graded copy)."""
+    cases: tuple[Case, ...]
+    expected: Mapping[str, Answer]
+
+    def labs(self) -> list[str]:
+        """The labs with cases, in case order."""
+        return list(dict.fromkeys(str(case["lab"]) for case in self.cases))
+
+    def only(self, labs: Sequence[str]) -> ProbeSet:
+        """The cases of ``labs`` alone."""
+        cases = tuple(case for case in self.cases if case["lab"] in labs)
+        expected = {str(case["id"]): self.expected[str(case["id"])] for case in cases}
+        return ProbeSet(self.seed, self.module, cases, expected)
+
+
+def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> ProbeSet | None:
+    """Draw the cases of ``labs`` and answer them with the reference (None: no probes)."""
+    if manifest.probes is None:
+        return None
+    try:
+        module = load_module(kit / manifest.probes, "course_probes_reference")
+        cases = module.cases(seed, [lab.id for lab in labs])
+        json.dumps(cases)
+    except Exception as error:  # the kit's own module: report it as such
+        raise ProbeError(f"{manifest.probes}: cannot draw the probe cases ({error})") from error
+    expected = {
+        str(case["id"]): answer(module.evaluate, manifest.reference, case) for case in cases
+    }
+    return ProbeSet(seed, manifest.probes, tuple(cases), expected)
+
+
+def write_cases(probes: ProbeSet, root: Path) -> Path:
+    path = root / CASES_FILE
+    path.write_text(json.dumps(list(probes.cases), ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@dataclass(frozen=True)
+class ProbeTarget:
+    """Where and how to run the probe driver on a learner's package."""
+
+    root: Path
+    """The graded copy (holding the probe module and the cases file)."""
+    package: str
+    modules: tuple[str, ...]
+    """The package's modules to import before any case (the lab modules)."""
+    python_path: tuple[Path, ...]
+    wrap: Wrap | None = None
+
+
+def driver_command(
+    target: ProbeTarget, results: Path, probes: ProbeSet, labs: Sequence[str]
+) -> list[str]:
+    command = [
+        sys.executable,
+        "-m",
+        "course.harness.probe_driver",
+        "--chapter-probes",
+        probes.module,
+        "--package",
+        target.package,
+        "--cases",
+        CASES_FILE,
+        "--results",
+        str(results),
+    ]
+    for module in target.modules:
+        command += ["--import", module]
+    for lab in labs:
+        command += ["--lab", lab]
+    return command
+
+
+def driver_environment(target: ProbeTarget) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in target.python_path)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+class _Answers:
+    """Answers gathered across driver processes, and what is still to ask."""
+
+    def __init__(self, probes: ProbeSet) -> None:
+        self.probes = probes
+        self.answers: dict[str, Answer] = {}
+        self.lab_of = {str(case["id"]): str(case["lab"]) for case in probes.cases}
+
+    def unanswered(self, lab: str) -> list[str]:
+        return [i for i, of in self.lab_of.items() if of == lab and i not in self.answers]
+
+    def give_up(self, labs: Sequence[str], status: Status, message: str) -> None:
+        """Every unanswered case of ``labs`` gets ``status`` with ``message``."""
+        for lab in labs:
+            for case_id in self.unanswered(lab):
+                self.answers[case_id] = {"missing": status, "message": message}
+
+
+def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[str, Answer]:
+    """The learner package's answer to every case (a ``missing`` one when none came)."""
+    gathered = _Answers(probes)
+    labs = probes.labs()
+    with tempfile.TemporaryDirectory(prefix="probes-") as scratch:
+        attempt = 0
+        while labs:
+            attempt += 1
+            results = Path(scratch) / f"answers-{attempt}.jsonl"
+            results.touch()
+            stopped_in = _run_driver(probes, target, labs, results, limits, gathered)
+            if stopped_in is None:
+                break
+            labs = labs[labs.index(stopped_in) + 1 :]
+    return gathered.answers
+
+
+def _run_driver(
+    probes: ProbeSet,
+    target: ProbeTarget,
+    labs: Sequence[str],
+    results: Path,
+    limits: Limits,
+    gathered: _Answers,
+) -> str | None:
+    """One driver process; returns the lab it stopped in (None: it answered everything)."""
+    command, env = driver_command(target, results, probes, labs), driver_environment(target)
+    process, output = start_child(command, env, target.root, target.wrap, results, limits)
+    records = _Records(results)
+    since = time.monotonic()
+    started: float | None = None
+    imported, current, done = False, None, False
+    try:
+        while True:
+            exited = process.poll() is not None
+            for item in records.new():
+                since = time.monotonic()
+                event = item.get("event")
+                if event == "started":
+                    started = since
+                elif event == "imported":
+                    imported = True
+                elif event == "start":
+                    current = str(item.get("id"))
+                elif event == "done":
+                    done = True
+                elif event is None and item.get("id") in gathered.lab_of:
+                    gathered.answers.setdefault(str(item["id"]), _answer(item))
+                    current = None
+            if exited or done:
+                break
+            now = time.monotonic()
+            if started is None and now - since > limits.startup_seconds:
+                gathered.give_up(
+                    labs, "error", f"the probes did not start within {limits.startup_seconds:g}s"
+                )
+                return None
+            if started is not None and not imported and now - started > limits.test_seconds:
+                gathered.give_up(
+                    labs,
+                    "timeout",
+                    f"importing the package did not finish within {limits.test_seconds:g}s",
+                )
+                return None
+            if current is not None and now - since > limits.test_seconds:
+                lab = gathered.lab_of.get(current, labs[0])
+                gathered.answers.setdefault(
+                    current,
+                    {
+                        "missing": "timeout",
+                        "message": f"still running after {limits.test_seconds:g}s",
+                    },
+                )
+                gathered.give_up([lab], "timeout", "not run: an earlier case of this lab hung")
+                return lab
+            time.sleep(POLL_SECONDS)
+    finally:
+        _kill_group(process)
+        tail = [line for line in output.text().splitlines() if line.strip()][-1:]
+    if done:
+        return None
+    stopped = next((each for each in labs if gathered.unanswered(each)), None)
+    if stopped is None:
+        return None
+    detail = f": {tail[0].strip()[:200]}" if tail else ""
+    gathered.give_up(
+        [stopped], "error", f"the probe process exited with code {process.returncode}{detail}"
+    )
+    return stopped
+
+
+def _answer(item: Mapping[str, Any]) -> Answer:
+    """A driver record as an answer, keeping only the fields an answer has."""
+    if "value" in item:
+        return {"value": item["value"]}
+    return {"raised": str(item.get("raised", "")), "message": str(item.get("message", ""))[:300]}
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+def verdict(expected: Answer, actual: Answer) -> Status:
+    """``passed`` when the answers agree; otherwise how the learner's answer went wrong."""
+    if "missing" in actual:
+        status: Status = "timeout" if actual["missing"] == "timeout" else "error"
+        return status
+    if actual.get("raised") == "pending":
+        return "pending"
+    if "value" in expected and "value" in actual:
+        return "passed" if expected["value"] == actual["value"] else "failed"
+    if "raised" in expected and "raised" in actual:
+        return "passed" if expected["raised"] == actual["raised"] else "failed"
+    return "failed"
+
+
+def describe(case: Mapping[str, Any], expected: Answer, actual: Answer) -> str:
+    """One disagreement, for a person: the case's label and where the answers part."""
+    if "missing" in actual or actual.get("raised") == "pending":
+        detail = str(actual.get("message", ""))
+    elif "value" in expected and "value" in actual:
+        detail = first_difference(expected["value"], actual["value"])
+    elif "value" in expected:
+        detail = f"expected a result, got {actual.get('message') or actual.get('raised')}"
+    elif "value" in actual:
+        detail = f"expected {expected['raised']}, got a result"
+    else:
+        detail = f"expected {expected['raised']}, got {actual.get('message') or actual['raised']}"
+    text = f"{case.get('label', case['id'])}: {detail}"
+    return text if len(text) <= DIFFERENCE_LIMIT else text[: DIFFERENCE_LIMIT - 1] + "…"
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def first_difference(expected: Any, actual: Any, where: str = "") -> str:
+    """Where two JSON values first differ: ``kept[1]: expected "u3", got "a2"``."""
+    here = where or "the result"
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in sorted(set(expected) | set(actual)):
+            if key not in actual:
+                return f"{where}{'.' if where else ''}{key}: missing"
+            if key not in expected:
+                return f"{where}{'.' if where else ''}{key}: not expected"
+            if expected[key] != actual[key]:
+                return first_difference(
+                    expected[key], actual[key], f"{where}{'.' if where else ''}{key}"
+                )
+    if isinstance(expected, list) and isinstance(actual, list):
+        for index, (mine, theirs) in enumerate(zip(expected, actual, strict=False)):
+            if mine != theirs:
+                return first_difference(mine, theirs, f"{where}[{index}]")
+        if len(expected) != len(actual):
+            return f"{here}: expected {len(expected)} items, got {len(actual)}: {_show(actual)}"
+    return f"{here}: expected {_show(expected)}, got {_show(actual)}"
+
+
+def compare(probes: ProbeSet, actual: Mapping[str, Answer]) -> dict[str, ProbeSummary]:
+    """Each lab's probe summary: how many cases agreed, and the first disagreement."""
+    summaries: dict[str, ProbeSummary] = {}
+    for lab in probes.labs():
+        mine = [case for case in probes.cases if case["lab"] == lab]
+        statuses: list[Status] = []
+        difference = ""
+        for case in mine:
+            case_id = str(case["id"])
+            given = actual.get(case_id, {"missing": "error", "message": "no answer"})
+            status = verdict(probes.expected[case_id], given)
+            statuses.append(status)
+            if status != "passed" and not difference:
+                difference = describe(case, probes.expected[case_id], given)
+        agreed = statuses.count("passed")
+        summaries[lab] = ProbeSummary(len(mine), agreed, worst(set(statuses)), difference)
+    return summaries

@@ -1,0 +1,162 @@
+"""Learner directories read without trusting them, and the grader's files written atomically.
+
+Every path below a trusted base directory is walked one component at a time with
+``O_NOFOLLOW``: a symbolic link anywhere on the way (``pi_course -> ../bob/pi_course``) is
+refused, not followed, so one learner's folder can never hand the grader another's files or
+the machine's. Only regular files are read, and only up to a size. Output files are written to
+a fresh temporary file and renamed over the target, which replaces a symbolic link rather than
+writing through it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+MAX_FILE_BYTES = 1024 * 1024
+Kind = Literal["file", "directory", "symlink", "other", "missing"]
+
+
+class UnsafePath(ValueError):
+    """A learner path cannot be read safely; the message names the path and why."""
+
+
+def _parts(relative: str) -> tuple[str, ...]:
+    parts = PurePosixPath(relative).parts
+    if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
+        raise UnsafePath(f"{relative!r}: not a relative path inside the directory")
+    return parts
+
+
+def _kind(mode: int) -> Kind:
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    return "file" if stat.S_ISREG(mode) else "other"
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A directory below a trusted ``base``, reached through ``below`` without symlinks."""
+
+    base: Path
+    below: tuple[str, ...] = ()
+
+    def where(self, relative: str = "") -> str:
+        return "/".join([*self.below, *([relative] if relative else [])]) or str(self.base)
+
+    @contextlib.contextmanager
+    def _directory(self, parts: tuple[str, ...]) -> Iterator[int]:
+        """A file descriptor of ``base/below/parts`` opened without following any link."""
+        fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for index, part in enumerate((*self.below, *parts)):
+                try:
+                    inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                except OSError as error:
+                    shown = "/".join((*self.below, *parts)[: index + 1])
+                    raise self._refusal(fd, part, shown, error) from None
+                os.close(fd)
+                fd = inner
+            yield fd
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _refusal(fd: int, name: str, shown: str, error: OSError) -> UnsafePath:
+        kind = _lstat_kind(fd, name)
+        if kind == "symlink":
+            return UnsafePath(f"{shown}: a symbolic link (workspaces are read without links)")
+        if kind == "missing":
+            return UnsafePath(f"{shown}: missing")
+        if error.errno in (errno.ENOTDIR, errno.ELOOP):
+            return UnsafePath(f"{shown}: not a directory")
+        return UnsafePath(f"{shown}: cannot be read ({error.strerror or error})")
+
+    def kind(self, relative: str) -> Kind:
+        """What ``relative`` is, without following a link (``missing`` if any part is)."""
+        parts = _parts(relative)
+        try:
+            with self._directory(parts[:-1]) as fd:
+                return _lstat_kind(fd, parts[-1])
+        except UnsafePath:
+            return "missing"
+
+    def names(self, relative: str = "") -> list[str]:
+        """The entries of a directory, sorted."""
+        parts = _parts(relative) if relative else ()
+        with self._directory(parts) as fd:
+            try:
+                return sorted(os.listdir(fd))
+            except OSError as error:
+                raise UnsafePath(f"{self.where(relative)}: cannot be listed ({error})") from None
+
+    def read(self, relative: str, limit: int = MAX_FILE_BYTES) -> bytes:
+        """A regular file's bytes; ``UnsafePath`` for a link, a device, a FIFO, a huge file."""
+        parts = _parts(relative)
+        shown = self.where(relative)
+        with self._directory(parts[:-1]) as directory:
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+            try:
+                fd = os.open(parts[-1], flags, dir_fd=directory)
+            except OSError as error:
+                raise self._refusal(directory, parts[-1], shown, error) from None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise UnsafePath(f"{shown}: not a regular file")
+            if info.st_size > limit:
+                raise UnsafePath(f"{shown}: larger than {limit // 1024} KiB")
+            with os.fdopen(os.dup(fd), "rb") as handle:
+                data = handle.read(limit + 1)
+            if len(data) > limit:
+                raise UnsafePath(f"{shown}: larger than {limit // 1024} KiB")
+            return data
+        except OSError as error:
+            raise UnsafePath(f"{shown}: cannot be read ({error.strerror or error})") from None
+        finally:
+            os.close(fd)
+
+
+def _lstat_kind(directory: int, name: str) -> Kind:
+    try:
+        return _kind(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
+    except OSError:
+        return "missing"
+
+
+def lstat_kind(path: Path) -> Kind:
+    """What ``path`` is, without following a final link."""
+    try:
+        return _kind(os.lstat(path).st_mode)
+    except OSError:
+        return "missing"
+
+
+def atomic_write(target: Path, data: bytes) -> None:
+    """Write ``target`` whole or not at all, replacing (never following) a link at its name.
+
+    ``IsADirectoryError`` if a directory holds the name: that is never replaced.
+    """
+    if lstat_kind(target) == "directory":
+        raise IsADirectoryError(errno.EISDIR, "a directory has this name", str(target))
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

@@ -1,0 +1,412 @@
+"""Where learner code runs: a bubblewrap sandbox with resource limits, or (unsandboxed) not.
+
+Every process of a graded run starts through ``Confinement.wrap``: the launcher sets its
+resource limits, joins the run's cgroups and records its pid, then execs bubblewrap, which
+gives learner code its own user, PID, network, IPC and UTS namespaces, a new session without
+a terminal, an empty environment and a filesystem of read-only system and Python directories,
+the read-only graded copy and one small private ``/tmp``. The kit, the roster, the gradebook
+and the grader's home are simply not there. When the PID namespace's first process dies (the
+run ended, was killed, or the grader went away) the kernel kills every process in it, daemons
+included. Unsandboxed, the same launcher still applies the limits and the clean environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import shutil
+import signal
+import site
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import cgroups
+from .cgroups import Cgroups
+
+LAUNCHER = Path(__file__).with_name("launch.py")
+SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime")
+PASSED_VARIABLES = (
+    "COURSE_LAB_PACKAGE",
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONUNBUFFERED",
+)
+"""The only variables of a child's environment that reach learner code (besides our own)."""
+SANDBOX_UID = 65534
+"""Learner code runs as ``nobody`` inside the sandbox's user namespace: no capabilities."""
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """What one graded run may use."""
+
+    memory_mb: int = 1024
+    """Memory (and swap) of all the run's processes together (memory cgroup)."""
+    processes: int = 64
+    """Processes and threads of the run together (pids cgroup; RLIMIT_NPROC without one)."""
+    address_space_mb: int = 2048
+    """Address space of each process (RLIMIT_AS)."""
+    file_mb: int = 64
+    """Largest file a process may write (RLIMIT_FSIZE)."""
+    cpu_seconds: int = 300
+    """CPU time of each process (RLIMIT_CPU)."""
+    scratch_mb: int = 64
+    """Size of the private ``/tmp``."""
+
+
+def _existing(paths: Iterable[str]) -> list[Path]:
+    return [Path(p) for p in paths if os.path.lexists(p)]
+
+
+def user_site() -> list[Path]:
+    """This user's site-packages, when this Python imports from it (``pip install --user``)."""
+    if not site.ENABLE_USER_SITE:
+        return []
+    path = Path(site.getusersitepackages())
+    return [path] if str(path) in sys.path and path.is_dir() else []
+
+
+def python_directories() -> list[Path]:
+    """The directories this Python needs: its prefixes and library paths, outermost only."""
+    paths = sysconfig.get_paths()
+    names: list[str] = [
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        os.path.dirname(os.path.realpath(sys.executable)),
+        *(paths.get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib")),
+        *(str(path) for path in user_site()),
+    ]
+    found = {Path(name).resolve() for name in names if name}
+    return outermost(p for p in found if p.exists() and p != Path("/"))
+
+
+def outermost(paths: Iterable[Path]) -> list[Path]:
+    """``paths`` without those inside another of them, sorted."""
+    unique = sorted(set(paths))
+    return [p for p in unique if not any(p != q and p.is_relative_to(q) for q in unique)]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The sandbox's filesystem: what it sees read-only, what is hidden, what it may write."""
+
+    system: tuple[Path, ...]
+    """Read-only directories and files of the system (symbolic links are recreated)."""
+    python: tuple[Path, ...]
+    """Read-only directories of this Python."""
+    graded: tuple[Path, ...]
+    """Read-only: the graded copy and the grader's own modules."""
+    hidden: tuple[Path, ...] = ()
+    """Directories that must not be visible even if they lie inside a visible one."""
+    scratch_mb: int = 64
+
+
+def default_layout(graded: Sequence[Path], hidden: Sequence[Path], scratch_mb: int) -> Layout:
+    return Layout(
+        system=tuple(_existing(SYSTEM_DIRECTORIES) + _existing(SYSTEM_FILES)),
+        python=tuple(python_directories()),
+        graded=tuple(graded),
+        hidden=tuple(Path(p).resolve() for p in hidden),
+        scratch_mb=scratch_mb,
+    )
+
+
+def mount_arguments(layout: Layout, writable: Sequence[Path]) -> list[str]:
+    """bwrap's filesystem arguments for ``layout`` (pure: reads only symbolic links)."""
+    args: list[str] = []
+    for path in layout.system:
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        else:
+            args += ["--ro-bind", str(path), str(path)]
+    args += ["--dev", "/dev", "--proc", "/proc"]
+    args += ["--size", str(layout.scratch_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    for path in layout.python:  # after /tmp: a virtual environment may live there
+        if not any(path.is_relative_to(d) for d in layout.system):
+            args += ["--ro-bind", str(path), str(path)]
+    visible = [*layout.system, *layout.python]
+    covered = [h for h in layout.hidden if any(h.is_relative_to(v) for v in visible)]
+    for path in outermost(covered):
+        args += ["--tmpfs", str(path)]
+    for path in layout.python:  # a Python inside a hidden directory (a venv in the kit, say)
+        if any(path.is_relative_to(h) for h in covered):
+            args += ["--ro-bind", str(path), str(path)]
+    for path in layout.graded:
+        args += ["--ro-bind", str(path), str(path)]
+    for path in writable:
+        args += ["--bind", str(path), str(path)]
+    return args + ["--remount-ro", "/"]
+
+
+def bwrap_command(
+    bwrap: str, layout: Layout, env: Mapping[str, str], writable: Sequence[Path]
+) -> list[str]:
+    """The bubblewrap command line that runs what follows it (after ``--``) confined.
+
+    The working directory stays the caller's: the graded copy is mounted at its own path.
+    """
+    args = [
+        bwrap,
+        "--unshare-user",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_UID),
+        "--disable-userns",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--hostname",
+        "sandbox",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+    ]
+    for key, value in sorted(env.items()):
+        args += ["--setenv", key, value]
+    return args + mount_arguments(layout, writable) + ["--"]
+
+
+def confined_environment(
+    env: Mapping[str, str], python_path: Sequence[Path], home: Path
+) -> dict[str, str]:
+    """The environment learner code gets: a few known variables, nothing of the grader's."""
+    kept = {key: env[key] for key in PASSED_VARIABLES if key in env}
+    return kept | {
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/bin", "/bin"]),
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "LANG": "C.UTF-8",
+        "USER": "learner",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONPATH": os.pathsep.join(str(p) for p in python_path),
+    }
+
+
+def rlimits(limits: SandboxLimits, cgroup: Cgroups | None) -> dict[str, int]:
+    mb = 1024 * 1024
+    found = {
+        "address_space": limits.address_space_mb * mb,
+        "file_size": limits.file_mb * mb,
+        "cpu": limits.cpu_seconds,
+        "core": 0,
+    }
+    if cgroup is None or cgroup.pids is None:
+        found["processes"] = _own_process_count() + limits.processes
+    return found
+
+
+def _own_process_count() -> int:
+    """How many processes this user runs now (RLIMIT_NPROC counts them all)."""
+    uid, count = os.getuid(), 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    count += entry.stat().st_uid == uid
+    return count
+
+
+def enforced(limits: SandboxLimits, cgroup: Cgroups | None, sandboxed: bool) -> tuple[str, ...]:
+    """What is enforced, plainly."""
+    found = []
+    if sandboxed:
+        found.append(
+            "own user, PID, network, IPC and UTS namespaces; new session, no terminal; "
+            "read-only system and Python; read-only graded copy; "
+            f"private {limits.scratch_mb} MB /tmp; kit, roster and gradebook not mounted"
+        )
+    else:
+        found.append("no sandbox: learner code runs with the grader's own permissions")
+    if cgroup is not None and cgroup.memory is not None:
+        found.append(f"memory {limits.memory_mb} MB for all processes together (memory cgroup)")
+    else:
+        found.append(
+            f"memory {limits.address_space_mb} MB address space per process only "
+            "(no writable memory cgroup, so no cap on all processes together)"
+        )
+    if cgroup is not None and cgroup.pids is not None:
+        found.append(f"{limits.processes} processes and threads together (pids cgroup)")
+    elif os.getuid() == 0:
+        found.append("processes: RLIMIT_NPROC, which the kernel does not enforce for root")
+    else:
+        found.append(
+            f"processes: at most {limits.processes} more than the user runs (RLIMIT_NPROC)"
+        )
+    found.append(f"files up to {limits.file_mb} MB; {limits.cpu_seconds} s of CPU per process")
+    return tuple(found)
+
+
+def planned_limits(limits: SandboxLimits, *, sandboxed: bool) -> tuple[str, ...]:
+    """What a run would enforce here (cgroups are tried, then removed)."""
+    trial = cgroups.create(limits.memory_mb, limits.processes)
+    try:
+        return enforced(limits, trial, sandboxed)
+    finally:
+        if trial is not None:
+            trial.remove()
+
+
+@dataclass
+class Confinement:
+    """Starts the processes of one graded run and cleans up after them."""
+
+    sandboxed: bool
+    layout: Layout
+    python_path: tuple[Path, ...]
+    limits: SandboxLimits
+    run_directory: Path
+    """Host-only directory of the run (the pid file); never visible to learner code."""
+    bwrap: str | None = None
+    cgroup: Cgroups | None = None
+    expired: str = ""
+    started: list[int] = field(default_factory=list)
+
+    @property
+    def pid_file(self) -> Path:
+        return self.run_directory / "pids"
+
+    def wrap(
+        self, command: list[str], env: dict[str, str], writable: tuple[Path, ...]
+    ) -> tuple[list[str], dict[str, str]]:
+        """The launcher command that starts ``command`` confined, and its environment."""
+        if self.expired:
+            return [sys.executable, "-I", "-S", "-c", f"raise SystemExit({self.expired!r})"], {}
+        home = Path("/tmp") if self.sandboxed else self.run_directory / "home"
+        if not self.sandboxed:
+            home.mkdir(exist_ok=True)
+        clean = confined_environment(env, self.python_path, home)
+        spec = {
+            "pids": str(self.pid_file),
+            "cgroups": [str(d) for d in (self.cgroup.directories if self.cgroup else [])],
+            "limits": rlimits(self.limits, self.cgroup),
+        }
+        launcher = [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(spec), "--"]
+        if not self.sandboxed:
+            return launcher + command, clean
+        assert self.bwrap is not None
+        sandbox = bwrap_command(self.bwrap, self.layout, clean, writable)
+        return launcher + sandbox + command, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+
+    def enforced(self) -> tuple[str, ...]:
+        return enforced(self.limits, self.cgroup, self.sandboxed)
+
+    def out_of_memory(self) -> bool:
+        return self.cgroup is not None and self.cgroup.out_of_memory()
+
+    def expire(self, reason: str) -> None:
+        """Kill everything the run started and refuse to start more."""
+        self.expired = reason
+        self.kill()
+
+    def kill(self) -> None:
+        for pid in _our_children(self.pid_file):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        if self.cgroup is not None:
+            self.cgroup.kill()
+
+    def close(self) -> None:
+        self.kill()
+        if self.cgroup is not None:
+            self.cgroup.remove()
+
+
+def _our_children(pid_file: Path) -> list[int]:
+    """Recorded pids that are still unreaped children of this process (safe to signal)."""
+    try:
+        pids = [int(line) for line in pid_file.read_text(encoding="ascii").split()]
+    except (OSError, ValueError):
+        return []
+    mine = []
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            continue
+        fields = stat.rpartition(")")[2].split()
+        if len(fields) > 1 and fields[1] == str(os.getpid()):
+            mine.append(pid)
+    return mine
+
+
+# --------------------------------------------------------------------------- availability
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    """Whether bubblewrap can start here, and why not."""
+
+    available: bool
+    reason: str = ""
+    bwrap: str | None = None
+
+
+SELF_CHECK = """\
+import importlib.util, os, socket, sys
+hidden, allowed, modules = sys.argv[1], set(sys.argv[2].split("/")), sys.argv[3:]
+problems = [m for m in modules if importlib.util.find_spec(m) is not None]
+shown = set(os.listdir(hidden)) - allowed if os.path.isdir(hidden) else set()
+problems += [os.path.join(hidden, name) for name in sorted(shown)]
+problems += [name for _, name in socket.if_nameindex() if name != "lo"]
+print("visible: " + ", ".join(problems) if problems else "confined")
+"""
+
+
+@functools.cache
+def sandbox_status(hidden: Path, forbidden_modules: tuple[str, ...]) -> SandboxStatus:
+    """Start a sandbox once and check it: ``hidden`` and ``forbidden_modules`` must be gone.
+
+    (A Python inside ``hidden``, the kit's own ``.venv`` say, is the one thing shown of it.)
+    """
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return SandboxStatus(False, "bubblewrap (bwrap) is not installed or not on PATH")
+    with tempfile.TemporaryDirectory(prefix="course-sandbox-check-") as scratch:
+        run = Path(scratch)
+        layout = default_layout([run], [hidden], 8)
+        confinement = Confinement(True, layout, (), SandboxLimits(), run, bwrap)
+        inside = [p.relative_to(hidden).parts[0] for p in layout.python if p.is_relative_to(hidden)]
+        check = [sys.executable, "-c", SELF_CHECK, str(hidden), "/".join(inside)]
+        command, env = confinement.wrap([*check, *forbidden_modules], {}, ())
+        try:
+            done = subprocess.run(
+                command, env=env, capture_output=True, text=True, timeout=60, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return SandboxStatus(False, f"bubblewrap did not start: {error}")
+        finally:
+            confinement.close()
+    said = (done.stdout + done.stderr).strip().splitlines()
+    if done.returncode != 0 or said[-1:] != ["confined"]:
+        why = said[-1] if said else f"exit code {done.returncode}"
+        return SandboxStatus(False, f"bubblewrap cannot confine the grading here: {why}")
+    return SandboxStatus(True, "", bwrap)
+
+
+def open_confinement(
+    *,
+    sandboxed: bool,
+    graded: Sequence[Path],
+    python_path: Sequence[Path],
+    hidden: Sequence[Path],
+    limits: SandboxLimits,
+    run_directory: Path,
+    bwrap: str | None,
+) -> Confinement:
+    """A confinement for one graded run, with cgroups when they can be made."""
+    layout = default_layout(graded, hidden, limits.scratch_mb)
+    cgroup = cgroups.create(limits.memory_mb, limits.processes)
+    return Confinement(sandboxed, layout, tuple(python_path), limits, run_directory, bwrap, cgroup)

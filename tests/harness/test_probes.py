@@ -1,0 +1,158 @@
+"""Differential probes: the chapter's cases, the reference's answers, and what they catch."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from harness_support import Check, MakeWorkspace, replace_in
+from mutants import MUTANTS, Mutant, build_mutant
+
+from course.harness import probes
+from course.harness.manifest import Manifest
+from course.harness.probe_driver import answer, load_module, raised, to_data
+from course.harness.results import ProbeSummary, TestOutcome, summarize
+from course.harness.solutions import solve_lab
+
+SEED = 20260311
+
+
+@pytest.fixture(scope="module")
+def drawn(manifest: Manifest, kit: Path) -> probes.ProbeSet:
+    found = probes.prepare(manifest, kit, manifest.labs, SEED)
+    assert found is not None
+    return found
+
+
+def test_every_lab_function_is_probed_and_the_reference_answers_or_refuses(
+    manifest: Manifest, drawn: probes.ProbeSet
+) -> None:
+    functions = {(case["lab"], case["function"]) for case in drawn.cases}
+    for lab in manifest.labs:
+        for function in lab.functions:
+            assert (lab.id, function.name) in functions, f"{function.name} is never probed"
+    kinds = Counter(
+        "value" if "value" in found else found["raised"] for found in drawn.expected.values()
+    )
+    assert set(kinds) == {"value", "ValueError"}, f"the reference only answers or refuses: {kinds}"
+    assert kinds["value"] > kinds["ValueError"] > 20
+    reasons = Counter(
+        drawn.expected[str(case["id"])]["value"]["reason"]
+        for case in drawn.cases
+        if case["function"] == "context.build_context" and "value" in drawn.expected[case["id"]]
+    )
+    assert set(reasons) == {"within_budget", "trimmed", "single_group_overflow"}
+
+
+def test_the_same_seed_draws_the_same_cases(manifest: Manifest, kit: Path) -> None:
+    module = load_module(kit / str(manifest.probes), "probes_again")
+    assert module.cases(7, ["11.3"]) == module.cases(7, ["11.3"])
+    assert module.cases(7, ["11.3"]) != module.cases(8, ["11.3"])
+
+
+@dataclass(frozen=True)
+class Caught:
+    mutant: Mutant
+    summaries: dict[str, ProbeSummary]
+
+
+@pytest.fixture(scope="module")
+def caught(
+    manifest: Manifest,
+    kit: Path,
+    drawn: probes.ProbeSet,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, Caught]:
+    """Every curated mutant's answers to the cases (trusted code: evaluated in this process)."""
+    folder = tmp_path_factory.mktemp("probed-mutants")
+    chapter = load_module(kit / str(manifest.probes), "probes_for_mutants")
+    found = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(folder))
+        for mutant in MUTANTS:
+            package = build_mutant(manifest, kit, mutant, folder)
+            answers = {
+                str(case["id"]): answer(chapter.evaluate, package, case) for case in drawn.cases
+            }
+            found[mutant.name] = Caught(mutant, probes.compare(drawn, answers))
+    return found
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_the_probes_catch_every_curated_mutant_in_its_lab(
+    mutant: Mutant, caught: dict[str, Caught]
+) -> None:
+    summaries = caught[mutant.name].summaries
+    assert summaries[mutant.lab].status == "failed", f"{mutant.name} survived: {mutant.why}"
+    assert summaries[mutant.lab].difference, "a disagreement is described"
+
+
+def test_answers_are_compared_as_plain_data() -> None:
+    assert to_data({"a": (1, 2.0, float("nan"))}) == {"a": [1, 2, "NaN"]}
+    assert to_data(7.5) == 7.5 and to_data(-math.inf) == "-Infinity"
+    deep: list[object] = []
+    cursor = deep
+    for _ in range(100):
+        cursor.append([])
+        cursor = cursor[0]  # type: ignore[assignment]
+    too_deep = answer(lambda package, case: deep, "any", {})
+    assert too_deep["raised"] == "TooLarge", "an oversized answer is never a refusal"
+    stub = NotImplementedError("Lab 11.1 not yet")
+    stub.lab_id = "11.1"  # type: ignore[attr-defined]
+    assert raised(stub)["raised"] == "pending"
+    assert raised(KeyError("x"))["raised"] == "KeyError"
+    assert raised(type("InteractionError", (ValueError,), {})("bad"))["raised"] == "ValueError"
+
+
+def test_a_difference_names_where_the_answers_part() -> None:
+    expected = {"kept": ["u2", "a2"], "reason": "trimmed"}
+    case = {"id": "x#1", "label": "build_context: 3 interactions"}
+    said = probes.describe(case, {"value": expected}, {"value": expected | {"kept": ["a2"]}})
+    assert said == 'build_context: 3 interactions: kept[0]: expected "u2", got "a2"'
+    refused = probes.describe(case, {"raised": "ValueError"}, {"value": expected})
+    assert refused.endswith("expected ValueError, got a result")
+
+
+def test_a_lab_counts_only_when_its_probes_agree(manifest: Manifest) -> None:
+    lab = manifest.lab("11.1")
+    passing = [TestOutcome(f"t::{n}", n, lab.id, "passed") for n in ("a", "b", "c")]
+    agree = ProbeSummary(10, 10, "passed")
+    differ = ProbeSummary(10, 0, "pending", "parse_summary: not implemented")
+    result = summarize(manifest, [lab], passing, target="", probes={lab.id: agree})
+    assert (result.labs[0].passed, result.labs[0].status) == (3, "passed")
+    forged = summarize(manifest, [lab], passing, target="", probes={lab.id: differ})
+    assert (forged.labs[0].passed, forged.labs[0].status) == (0, "pending")
+    short = summarize(manifest, [lab], passing, target="", expected={lab.id: 4})
+    assert short.labs[0].status == "error", "a test left out of the report is never a pass"
+    assert "and 1 instructor tests; found 3" in short.labs[0].tests[-1].message
+
+
+def test_a_hang_costs_its_lab_s_remaining_cases_and_the_next_labs_still_answer(
+    manifest: Manifest, kit: Path, check: Check, make_workspace: MakeWorkspace
+) -> None:
+    workspace = make_workspace("hangs-in-resume")
+    for lab in manifest.labs:
+        solve_lab(manifest, kit, workspace, lab.id)
+    replace_in(
+        workspace / "pi_course" / "compaction.py",
+        "def summary_message(summary: CompactionSummary) -> Message:\n",
+        "def summary_message(summary: CompactionSummary) -> Message:\n"
+        "    while True:\n        pass\n",
+    )
+    result = check(workspace, labs=["11.5", "11.opt"], limits=probes.Limits(test_seconds=2.0))
+    by_lab = {lab.lab.id: lab for lab in result.labs}
+    resume = by_lab["11.5"].probes
+    assert resume is not None and resume.status == "timeout"
+    assert "still running after 2s" in resume.difference
+    report = by_lab["11.opt"].probes
+    assert report is not None and report.agree, "a fresh probe process answered the next lab"
+
+
+def test_garbage_in_an_answer_file_is_skipped_not_fatal(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.jsonl"
+    deep = "[" * 200_000 + "]" * 200_000
+    answers.write_text(f'{deep}\nnot json\n{{"id": "11.1#001", "value": 3}}\n')
+    assert probes._Records(answers).new() == [{"id": "11.1#001", "value": 3}]

@@ -1,0 +1,249 @@
+"""The sandbox learner code runs in: what it sees, what it may use, and what outlives it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from harness_support import kill_processes_with, processes_with
+
+from course.harness.kit import kit_root
+from course.harness.sandbox import (
+    Confinement,
+    Layout,
+    SandboxLimits,
+    mount_arguments,
+    open_confinement,
+    sandbox_status,
+)
+
+TOKEN = "course-sandbox-test-daemon-5c1e"
+SYSTEM = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp", "usr"}
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Iterator[Confinement]:
+    """A confinement like a graded run's, over an empty graded copy, with a 200 MB cap."""
+    status = sandbox_status(kit_root(), ("course",))
+    assert status.available, f"the sandbox must start here: {status.reason}"
+    copy, run = tmp_path / "copy", tmp_path / "run"
+    copy.mkdir()
+    run.mkdir()
+    confinement = open_confinement(
+        sandboxed=True,
+        graded=(copy,),
+        python_path=(copy,),
+        hidden=(kit_root(), tmp_path / "roster"),
+        limits=SandboxLimits(memory_mb=200, processes=32),
+        run_directory=run,
+        bwrap=status.bwrap,
+    )
+    try:
+        yield confinement
+    finally:
+        confinement.close()
+        kill_processes_with(TOKEN)  # only if an attack ever got out
+
+
+def run_inside(confinement: Confinement, code: str, env: dict[str, str] | None = None) -> str:
+    """Run Python ``code`` confined; its stdout."""
+    command, clean = confinement.wrap([sys.executable, "-c", textwrap.dedent(code)], env or {}, ())
+    done = subprocess.run(
+        command, env=clean, capture_output=True, text=True, timeout=120, check=False
+    )
+    return done.stdout + done.stderr
+
+
+def test_learner_code_sees_no_kit_no_network_no_grader_environment(
+    sandbox: Confinement,
+) -> None:
+    kit = kit_root()
+    said = run_inside(
+        sandbox,
+        f"""
+        import importlib.util, json, os, socket
+        def writable(path):
+            try:
+                open(os.path.join(path, "probe"), "w").close()
+                return True
+            except OSError:
+                return False
+        print(json.dumps({{
+            "kit": os.path.exists({str(kit)!r}),
+            "course": importlib.util.find_spec("course") is not None,
+            "interfaces": [name for _, name in socket.if_nameindex()],
+            "env": sorted(os.environ),
+            "uid": os.getuid(),
+            "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+            "root": sorted(os.listdir("/")),
+            "writable": [p for p in ("/usr", "/", {str(sys.prefix)!r}, "/tmp") if writable(p)],
+        }}))
+        """,
+        env={"SECRET_TOKEN": "grader", "COURSE_LAB_PACKAGE": "pi_course"},
+    )
+    seen = json.loads(said.strip().splitlines()[-1])
+    assert seen["kit"] is False and seen["course"] is False, "the reference is not there"
+    assert seen["interfaces"] == ["lo"], "no network"
+    assert "SECRET_TOKEN" not in seen["env"] and "COURSE_LAB_PACKAGE" in seen["env"]
+    assert seen["uid"] == 65534, "nobody, without capabilities"
+    assert seen["pids"] == [1, 2], "only the sandbox's own processes"
+    python = Path(sys.prefix).resolve().parts[1]
+    assert set(seen["root"]) <= {*SYSTEM, python}, "the system, this Python, nothing else"
+    assert seen["writable"] == ["/tmp"], "one private scratch directory"
+
+
+def test_a_daemon_dies_with_its_run(sandbox: Confinement) -> None:
+    run_inside(
+        sandbox,
+        f"""
+        import os, sys
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(60)",
+                                          "{TOKEN}"])
+            os._exit(0)
+        """,
+    )
+    assert processes_with(TOKEN) == [], "the PID namespace ended with its first process"
+
+
+def test_forked_children_share_one_memory_cap(sandbox: Confinement) -> None:
+    if sandbox.cgroup is None or sandbox.cgroup.memory is None:
+        pytest.skip("no writable memory cgroup here: see docs/grading.md")
+    said = run_inside(
+        sandbox,
+        """
+        import os, time
+        def child():
+            block = bytearray(b"\\x01") * (80 * 1024 * 1024)
+            time.sleep(1)
+            os._exit(0)
+        alone = os.fork()
+        if alone == 0:
+            child()
+        print("alone", os.waitpid(alone, 0)[1])
+        pids = []
+        for _ in range(4):
+            pid = os.fork()
+            if pid == 0:
+                child()
+            pids.append(pid)
+        print("together", [os.waitpid(pid, 0)[1] for pid in pids])
+        """,
+    )
+    assert "alone 0" in said, said
+    together = json.loads(said.split("together", 1)[1].strip().splitlines()[0])
+    assert signal.SIGKILL in together, "80 MB four times is over the 200 MB cap"
+    assert sandbox.out_of_memory()
+
+
+def test_processes_files_and_cpu_are_limited(sandbox: Confinement) -> None:
+    said = run_inside(
+        sandbox,
+        """
+        import json, os, resource, time
+        children = 0
+        try:
+            for _ in range(100):
+                if os.fork() == 0:
+                    time.sleep(2)
+                    os._exit(0)
+                children += 1
+        except OSError:
+            pass
+        try:
+            with open("/tmp/big", "wb") as out:
+                out.write(b"x" * (80 * 1024 * 1024))
+            wrote = True
+        except OSError:
+            wrote = False
+        limits = {name: resource.getrlimit(getattr(resource, name))[0]
+                  for name in ("RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_AS", "RLIMIT_CORE")}
+        print(json.dumps({"children": children, "wrote": wrote, "limits": limits}))
+        """,
+    )
+    seen = json.loads(said.strip().splitlines()[-1])
+    if sandbox.cgroup is not None and sandbox.cgroup.pids is not None:
+        assert seen["children"] < 32, "the pids cgroup caps the whole sandbox"
+    assert seen["wrote"] is False, "no file over 64 MB (and /tmp holds 64 MB)"
+    mb = 1024 * 1024
+    assert seen["limits"] == {
+        "RLIMIT_CPU": 300,
+        "RLIMIT_FSIZE": 64 * mb,
+        "RLIMIT_AS": 2048 * mb,
+        "RLIMIT_CORE": 0,
+    }
+
+
+def test_learner_code_has_no_terminal_and_no_grader_to_write_to(sandbox: Confinement) -> None:
+    said = run_inside(
+        sandbox,
+        """
+        import os
+        try:
+            os.open("/dev/tty", os.O_WRONLY)
+            print("tty: opened")
+        except OSError as error:
+            print("tty:", error.errno)
+        print("session leader:", os.getsid(0) == os.getpid() or os.getsid(0) == os.getppid())
+        print("parent:", os.getppid())
+        """,
+    )
+    assert "tty: opened" not in said
+    assert "parent: 1" in said, "the parent is the sandbox's own first process"
+
+
+def test_a_hidden_path_inside_a_visible_one_is_covered_and_a_python_inside_it_rebound() -> None:
+    layout = Layout(
+        system=(Path("/usr"),),
+        python=(Path("/usr/local/kit/.venv"), Path("/opt/python")),
+        graded=(Path("/tmp/grade/copy"),),
+        hidden=(Path("/usr/src/roster"), Path("/usr/local/kit"), Path("/srv/elsewhere")),
+    )
+    args = mount_arguments(layout, [Path("/tmp/run/results.jsonl")])
+    text = " ".join(args)
+    assert "--ro-bind /opt/python /opt/python" in text
+    assert text.index("--tmpfs /tmp") < text.index("/opt/python"), "a venv in /tmp stays visible"
+    assert "--tmpfs /usr/src/roster" in text, "a roster inside /usr is covered"
+    assert "--tmpfs /srv/elsewhere" not in text, "what is not mounted needs no cover"
+    cover = args.index("/usr/local/kit")
+    assert args[cover - 1] == "--tmpfs"
+    rebound = [i for i, a in enumerate(args) if a == "/usr/local/kit/.venv"]
+    assert len(rebound) == 2 and rebound[0] > cover, "a Python inside the kit is mounted again"
+    assert args[-5:-2] == ["--bind", "/tmp/run/results.jsonl", "/tmp/run/results.jsonl"]
+    assert args[-2:] == ["--remount-ro", "/"], "the sandbox's own root is read-only too"
+
+
+def test_unsandboxed_runs_keep_the_limits_and_a_clean_environment(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    confinement = open_confinement(
+        sandboxed=False,
+        graded=(tmp_path,),
+        python_path=(tmp_path,),
+        hidden=(),
+        limits=SandboxLimits(),
+        run_directory=run,
+        bwrap=None,
+    )
+    try:
+        said = run_inside(
+            confinement,
+            """
+            import json, os, resource
+            print(json.dumps([sorted(os.environ), resource.getrlimit(resource.RLIMIT_FSIZE)[0]]))
+            """,
+            env={"SECRET_TOKEN": "grader"},
+        )
+    finally:
+        confinement.close()
+    names, file_size = json.loads(said.strip().splitlines()[-1])
+    assert "SECRET_TOKEN" not in names and file_size == 64 * 1024 * 1024
+    assert confinement.enforced()[0].startswith("no sandbox")
