@@ -152,9 +152,15 @@ def start_child(
     results: Path,
     limits: Limits,
 ) -> tuple[subprocess.Popen[bytes], CappedOutput]:
-    """Start a child in its own session (through ``wrap``; it may write ``results``)."""
+    """Start a child in its own session (through ``wrap``; it may write ``results``).
+
+    A confined child may write only its results file and the stack dump beside it, so the
+    dump file is made before the child starts.
+    """
     if wrap is not None:
-        command, env = wrap(command, env, (results,))
+        stacks = dump_file(results)
+        stacks.touch()
+        command, env = wrap(command, env, (results, stacks))
     process = subprocess.Popen(
         command,
         cwd=cwd,

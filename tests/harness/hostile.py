@@ -36,8 +36,8 @@ PATCH_REPORTER = """
 import sys as _sys
 
 _plugin = _sys.modules.get("course.harness.plugin")
-if _plugin is not None:
-    _plugin.classify = lambda when, error: ("passed", "")
+if _plugin is not None:  # every failure or stub becomes a pass in the reporter's eyes
+    _plugin.verdict = lambda when, error, frames: _plugin.Verdict("passed", "")
 """
 
 FORGE_RESULTS = """
