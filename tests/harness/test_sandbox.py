@@ -75,7 +75,7 @@ def test_learner_code_sees_no_kit_no_network_no_grader_environment(
             except OSError:
                 return False
         print(json.dumps({{
-            "kit": os.path.exists({str(kit)!r}),
+            "kit": sorted(os.listdir({str(kit)!r})) if os.path.isdir({str(kit)!r}) else [],
             "course": importlib.util.find_spec("course") is not None,
             "interfaces": [name for _, name in socket.if_nameindex()],
             "env": sorted(os.environ),
@@ -88,7 +88,10 @@ def test_learner_code_sees_no_kit_no_network_no_grader_environment(
         env={"SECRET_TOKEN": "grader", "COURSE_LAB_PACKAGE": "pi_course"},
     )
     seen = json.loads(said.strip().splitlines()[-1])
-    assert seen["kit"] is False and seen["course"] is False, "the reference is not there"
+    # The kit's folder shows only where this Python lives in it (a .venv inside the kit).
+    prefix = Path(sys.prefix).resolve()
+    inside = [prefix.relative_to(kit).parts[0]] if prefix.is_relative_to(kit) else []
+    assert seen["kit"] == inside and seen["course"] is False, "the reference is not there"
     assert seen["interfaces"] == ["lo"], "no network"
     assert "SECRET_TOKEN" not in seen["env"] and "COURSE_LAB_PACKAGE" in seen["env"]
     assert seen["uid"] == 65534, "nobody, without capabilities"
