@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import gc
 import math
 from collections.abc import Iterable, Mapping
+from gc import is_tracked
 from typing import Any, TypeAlias
 
 JsonValue: TypeAlias = Any
@@ -136,7 +136,7 @@ def copy_json(value: JsonValue) -> JsonValue:
         copied = value.copy()
         # CPython's collector leaves a dict untracked while it holds only scalars (see
         # ``gc.is_tracked``); then this shallow copy is already a deep one.
-        if gc.is_tracked(value):
+        if is_tracked(value):
             for key, item in copied.items():
                 if isinstance(item, (dict, list)):
                     copied[key] = copy_json(item)
