@@ -25,13 +25,15 @@ from langchain_core.messages import BaseMessage  # noqa: E402
 
 from bench import compare, jsonl_bench  # noqa: E402
 from bench.timing import interleave  # noqa: E402
-from bench.workload import history_json  # noqa: E402
+from bench.workload import WORKLOADS, history_json  # noqa: E402
 from course.context import BuildContextResult  # noqa: E402
 from course.session import parse_entries  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000)
 IN_BUDGET = ("10%", "50%", "90%", "all")
 HEADLINE = "50%"
+MAIN, SECOND = WORKLOADS
+"""The chapter's workload, compared at every budget, and a second one at the headline budget."""
 
 
 def installed(distribution: str) -> str | None:
@@ -76,9 +78,11 @@ def warm_up() -> None:
         compare.run_trim_memoized(lc_messages, budget)
 
 
-def compare_size(messages: int, labels: Sequence[str], runs: int) -> list[dict[str, Any]]:
+def compare_size(
+    messages: int, labels: Sequence[str], runs: int, workload: str = MAIN
+) -> list[dict[str, Any]]:
     """build_context against trim_messages on one history, one case per budget."""
-    entries = history_json(messages)
+    entries = WORKLOADS[workload](messages)
     budgets = compare.budgets_for(entries, labels)
     path = parse_entries(entries)
     lc_messages = compare.to_langchain(entries)
@@ -99,6 +103,7 @@ def compare_size(messages: int, labels: Sequence[str], runs: int) -> list[dict[s
         trim_ids = compare.trimmed_ids(cast(list[BaseMessage], results[1]))
         kit, trim = samples[0].summary(), samples[1].summary()
         case: dict[str, Any] = {
+            "workload": workload,
             "messages": len(path),
             "budget": budget.label,
             "available_for_messages": budget.available,
@@ -176,15 +181,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     warm_up()
     cases: list[dict[str, Any]] = []
+    print(f"workload {MAIN}", flush=True)
     for size in sizes:
         labels = list(IN_BUDGET)
         if args.quick and size == sizes[-1]:
             labels = [HEADLINE]
         cases += compare_size(size, labels + ["overflow"], runs)
         gc.collect()
+    second: list[dict[str, Any]] = []
+    print(f"workload {SECOND}", flush=True)
+    for size in sizes[-2:]:
+        second += compare_size(size, [HEADLINE], runs, SECOND)
+        gc.collect()
 
     def case(messages: int, budget: str) -> dict[str, Any]:
         return next(c for c in cases if c["messages"] == messages and c["budget"] == budget)
+
+    second_headline, second_smaller = second[-1], second[0]
+    second_scaling = (
+        second_headline["build_context"]["cpu_s"] / second_smaller["build_context"]["cpu_s"]
+    )
 
     in_budget = [c for c in cases if c["budget"] != "overflow"]
     overflow = [c for c in cases if c["budget"] == "overflow"]
@@ -238,6 +254,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             "cases_compared": len(in_budget),
             "cases": in_budget,
         },
+        "second_workload": {
+            "workload": SECOND,
+            "description": " ".join((WORKLOADS[SECOND].__doc__ or "").split()),
+            "messages": second_headline["messages"],
+            "budget": HEADLINE,
+            "ratio": second_headline["ratio"],
+            "ratio_gc_paused": second_headline["gc_paused"]["ratio"],
+            "mismatches": sum(not c["identical"] for c in second),
+            "scaling": second_scaling,
+            "cases": second,
+        },
         "newest_group_overflow": [
             {
                 "messages": c["messages"],
@@ -271,6 +298,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{headline['ratio']:.2f}, collector paused {headline['gc_paused']['ratio']:.2f} "
         f"(mismatches {mismatches}); JSONL open/json.loads throughput {jsonl['ratio']:.2f}; "
         f"t({sizes[-1]})/t({sizes[-2]}) {scaling:.1f}, collector paused {scaling_paused:.1f}; "
+        f"{SECOND}: {second_headline['ratio']:.2f}, collector paused "
+        f"{second_headline['gc_paused']['ratio']:.2f} "
+        f"(mismatches {results['second_workload']['mismatches']}); "
         f"{results['meta']['elapsed_s']:.0f}s -> {args.out}"
     )
     return 0

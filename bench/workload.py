@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 MESSAGES_PER_INTERACTION = 5
@@ -100,6 +100,72 @@ def iter_entries(interactions: int, *, seed: int = 11) -> Iterator[dict[str, Any
 def history_json(messages: int, *, seed: int = 11) -> list[dict[str, Any]]:
     """A history of (at least) ``messages`` messages as entry objects."""
     return list(iter_entries(interactions_for(messages), seed=seed))
+
+
+# --------------------------------------------------------------------------- a second workload
+
+
+def long_outputs_json(messages: int, *, seed: int = 13) -> list[dict[str, Any]]:
+    """A history of (at least) ``messages`` messages in which tools return long outputs.
+
+    Each interaction: a user message, one to four rounds of an assistant message with a single
+    tool call (after a short text half the time) and its result, 0.5 to 8 KB of text in lines,
+    then a final answer; seven messages an interaction on average, one call in three messages.
+    """
+    rng = random.Random(seed)
+    lines = [_text(rng, 20, 90) for _ in range(400)]  # the outputs are lines drawn from these
+    out: list[dict[str, Any]] = []
+    timestamp = 1_700_000_000_000
+
+    def add(entry_id: str, message: dict[str, Any]) -> None:
+        nonlocal timestamp
+        timestamp += rng.randint(1, 5_000)
+        parent = out[-1]["id"] if out else None
+        out.append(
+            {
+                "type": "message",
+                "id": entry_id,
+                "parentId": parent,
+                "timestamp": timestamp,
+                "message": message,
+            }
+        )
+
+    i = 0
+    while len(out) < messages:
+        add(f"u{i}", {"role": "user", "content": _text(rng, 20, 300)})
+        for k in range(rng.randint(1, 4)):
+            call_id, name = f"call-{i}-{k}", rng.choice(_TOOLS)
+            arguments = {"path": f"src/{rng.choice(_WORDS)}/{rng.choice(_WORDS)}.py"}
+            content: list[dict[str, Any]] = []
+            if rng.random() < 0.5:
+                content.append({"type": "text", "text": _text(rng, 10, 80)})
+            content.append(
+                {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
+            )
+            add(f"c{i}-{k}", {"role": "assistant", "content": content})
+            output = "\n".join(rng.choices(lines, k=rng.randint(10, 150)))
+            result = {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": name,
+                "content": [{"type": "text", "text": output}],
+                "isError": rng.random() < 0.05,
+            }
+            add(f"r{i}-{k}", result)
+        add(
+            f"a{i}",
+            {"role": "assistant", "content": [{"type": "text", "text": _text(rng, 50, 400)}]},
+        )
+        i += 1
+    return out
+
+
+WORKLOADS: dict[str, Callable[[int], list[dict[str, Any]]]] = {
+    "tool-pairs": history_json,
+    "long-outputs": long_outputs_json,
+}
+"""The histories the benchmarks compare on: the chapter's shape first, then a second one."""
 
 
 # --------------------------------------------------------------------------- the estimator

@@ -145,7 +145,7 @@ def parse_entries(values: Sequence[object]) -> list[SessionEntry]:
 
 def parse_message_entry(value: object) -> MessageEntry:
     """``parse_session_entry`` for a value that must be a message entry."""
-    entry = parse_session_entry(value)
+    entry = _fast(value) or parse_session_entry(value)
     if not isinstance(entry, MessageEntry):
         raise SessionEntryError(f"{entry.id}.type: must be 'message', got {entry.type!r}")
     return entry
@@ -153,6 +153,8 @@ def parse_message_entry(value: object) -> MessageEntry:
 
 def check_unique_ids(path: Sequence[SessionEntry]) -> None:
     """Each entry appears once on a path: a repeated id is an error naming it."""
+    if len({entry.id for entry in path}) == len(path):
+        return
     seen: set[str] = set()
     for index, entry in enumerate(path):
         if entry.id in seen:

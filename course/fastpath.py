@@ -32,30 +32,33 @@ def _is_name(value: object) -> bool:
     return type(value) is str and value != ""
 
 
-_ROLE_CONTENT = frozenset(("role", "content"))
-_TOOL_RESULT_KEYS = frozenset(("role", "toolCallId", "toolName", "content", "isError"))
-_TEXT_KEYS = frozenset(("type", "text"))
-_TOOL_CALL_KEYS = frozenset(("type", "id", "name", "arguments"))
+_AS_THEY_ARE = frozenset((str, int, bool, type(None)))
+"""Exact types the reader returns as they are (a float must be finite as well)."""
+
+# Below, a dict's keys are checked by counting them: ``len(block) == 2`` and two ``get``s that
+# found values of the right types mean exactly those two keys.
 
 
-def _fast_json(value: object, depth: int) -> JsonValue:
-    if depth > MAX_JSON_DEPTH:
+def _fast_json(value: dict[Any, Any] | list[Any], depth: int) -> JsonValue:
+    """A copy of a dict or list made of exact JSON types, ``depth`` levels down."""
+    if depth >= MAX_JSON_DEPTH:  # the reader decides what reaches the limit
         raise _NotFast
-    if value is None or type(value) is str or type(value) is int or type(value) is bool:
-        return value
-    if type(value) is float:
-        if math.isfinite(value):
-            return value
-        raise _NotFast
-    if type(value) is list:
-        return [_fast_json(item, depth + 1) for item in value]
     if type(value) is dict:
         copied: dict[str, JsonValue] = {}
         for key, item in value.items():
             if type(key) is not str:
                 raise _NotFast
-            copied[key] = _fast_json(item, depth + 1)
+            copied[key] = item if type(item) in _AS_THEY_ARE else _fast_other(item, depth)
         return copied
+    return [item if type(item) in _AS_THEY_ARE else _fast_other(item, depth) for item in value]
+
+
+def _fast_other(item: object, depth: int) -> JsonValue:
+    """A finite float, or a dict or list copied one level further down."""
+    if type(item) is float and math.isfinite(item):
+        return item
+    if type(item) is dict or type(item) is list:
+        return _fast_json(item, depth + 1)
     raise _NotFast
 
 
@@ -64,10 +67,10 @@ def _fast_text_blocks(value: object) -> list[dict[str, Any]]:
         raise _NotFast
     blocks = []
     for block in value:
-        if type(block) is not dict or block.keys() != _TEXT_KEYS:
+        if type(block) is not dict or len(block) != 2:
             raise _NotFast
-        text = block["text"]
-        if not _is_text(block["type"], "text") or type(text) is not str:
+        kind, text = block.get("type"), block.get("text")
+        if type(kind) is not str or kind != "text" or type(text) is not str:
             raise _NotFast
         blocks.append({"type": "text", "text": text})
     return blocks
@@ -81,14 +84,18 @@ def _fast_assistant_blocks(value: object) -> list[dict[str, Any]]:
         if type(block) is not dict:
             raise _NotFast
         kind = block.get("type")
-        if _is_text(kind, "text") and block.keys() == _TEXT_KEYS:
-            text = block["text"]
+        if type(kind) is not str:
+            raise _NotFast
+        if kind == "text" and len(block) == 2:
+            text = block.get("text")
             if type(text) is not str:
                 raise _NotFast
             blocks.append({"type": "text", "text": text})
-        elif _is_text(kind, "toolCall") and block.keys() == _TOOL_CALL_KEYS:
-            call_id, name, arguments = block["id"], block["name"], block["arguments"]
-            if not (_is_name(call_id) and _is_name(name) and type(arguments) is dict):
+        elif kind == "toolCall" and len(block) == 4:
+            call_id, name, arguments = block.get("id"), block.get("name"), block.get("arguments")
+            if type(call_id) is not str or type(name) is not str or type(arguments) is not dict:
+                raise _NotFast
+            if not (call_id and name):
                 raise _NotFast
             copied = _fast_json(arguments, 0)
             blocks.append({"type": "toolCall", "id": call_id, "name": name, "arguments": copied})
@@ -101,27 +108,31 @@ def _fast_message(value: object) -> Message:
     if type(value) is not dict:
         raise _NotFast
     role = value.get("role")
-    keys = value.keys()
-    if _is_text(role, "user") and keys == _ROLE_CONTENT:
-        content = value["content"]
-        if type(content) is str:
-            return {"role": "user", "content": content}
-        return {"role": "user", "content": _fast_text_blocks(content)}
-    if _is_text(role, "assistant") and keys == _ROLE_CONTENT:
-        return {"role": "assistant", "content": _fast_assistant_blocks(value["content"])}
-    if _is_text(role, "toolResult") and keys == _TOOL_RESULT_KEYS:
-        call_id, name, is_error = value["toolCallId"], value["toolName"], value["isError"]
+    if type(role) is not str:
+        raise _NotFast
+    if role == "toolResult" and len(value) == 5:
+        call_id, name = value.get("toolCallId"), value.get("toolName")
+        is_error = value.get("isError")
         if not (_is_name(call_id) and _is_name(name) and type(is_error) is bool):
             raise _NotFast
         return {
             "role": "toolResult",
             "toolCallId": call_id,
             "toolName": name,
-            "content": _fast_text_blocks(value["content"]),
+            "content": _fast_text_blocks(value.get("content")),
             "isError": is_error,
         }
-    if _is_text(role, "system") and keys == _ROLE_CONTENT and type(value["content"]) is str:
-        return {"role": "system", "content": value["content"]}
+    if len(value) != 2:
+        raise _NotFast
+    content = value.get("content")
+    if role == "user":
+        if type(content) is str:
+            return {"role": "user", "content": content}
+        return {"role": "user", "content": _fast_text_blocks(content)}
+    if role == "assistant":
+        return {"role": "assistant", "content": _fast_assistant_blocks(content)}
+    if role == "system" and type(content) is str:
+        return {"role": "system", "content": content}
     raise _NotFast
 
 
@@ -138,7 +149,9 @@ def fast_message_fields(
     entry_id: object, parent: object, timestamp: object, message: object
 ) -> tuple[str, str | None, int | float, Message] | None:
     """The same fields checked, with the message copied; None where the strict reader decides."""
-    if not (_is_name(entry_id) and (parent is None or _is_name(parent))):
+    if type(entry_id) is not str or not entry_id:
+        return None
+    if parent is not None and (type(parent) is not str or not parent):
         return None
     if type(timestamp) is int:
         if not 0 <= timestamp <= _LARGEST_EXACT_INT:
@@ -149,5 +162,4 @@ def fast_message_fields(
         copied = _fast_message(message)
     except _NotFast:
         return None
-    assert isinstance(entry_id, str) and isinstance(timestamp, (int, float))
-    return entry_id, parent if isinstance(parent, str) else None, timestamp, copied
+    return entry_id, parent, timestamp, copied

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from gc import is_tracked
 from typing import Any, TypeAlias
 
 JsonValue: TypeAlias = Any
@@ -143,6 +144,15 @@ class FieldReader:
 def copy_json(value: JsonValue) -> JsonValue:
     """A deep copy of already-valid JSON data."""
     # Scalars are returned as they are, so only containers are worth a recursive call.
+    if type(value) is dict:
+        copied = value.copy()
+        # CPython's collector leaves a dict untracked while it holds only scalars (see
+        # ``gc.is_tracked``); then this shallow copy is already a deep one.
+        if is_tracked(value):
+            for key, item in copied.items():
+                if isinstance(item, (dict, list)):
+                    copied[key] = copy_json(item)
+        return copied
     if isinstance(value, dict):
         return {k: copy_json(v) if isinstance(v, (dict, list)) else v for k, v in value.items()}
     if isinstance(value, list):

@@ -79,7 +79,8 @@ def check_tool_pairs(entries: list[MessageEntry]) -> list[MessageEntry]:
     results: dict[str, str] = {}
     for entry in entries:
         message = entry.message
-        if message.get("role") == "assistant":
+        role = message.get("role")
+        if role == "assistant":
             for block in message.get("content") or []:
                 if not isinstance(block, Mapping) or block.get("type") != "toolCall":
                     continue
@@ -92,7 +93,7 @@ def check_tool_pairs(entries: list[MessageEntry]) -> list[MessageEntry]:
                         f"starting at {start} (first in {calls[call_id]})"
                     )
                 calls[call_id] = entry.id
-        elif message.get("role") == "toolResult":
+        elif role == "toolResult":
             call_id = message.get("toolCallId")
             if not isinstance(call_id, str):
                 raise InteractionError(f"{entry.id}: a tool result without a string toolCallId")

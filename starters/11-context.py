@@ -96,21 +96,29 @@ class GroupBudget:
 def check_amount(value: object, what: str) -> float:
     """A budget number or an estimate, checked as a float: ``BudgetError`` unless finite, >= 0.
 
-    An ``int`` comes back as a plain ``int`` (so the chapter's figures stay whole numbers).
+    The number is read as a plain ``int`` or ``float`` before any comparison, so a subclass's
+    own ``__lt__``, ``__float__`` or ``__int__`` play no part. An ``int`` comes back as a plain
+    ``int`` (so the chapter's figures stay whole numbers).
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if type(value) is int or type(value) is float:
+        number: float = value
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = int.__int__(value)
+    elif isinstance(value, float):
+        number = float.__float__(value)
+    else:
         raise BudgetError(
             f"{what}: must be a non-negative finite number, got {type(value).__name__}"
         )
     try:
-        amount = float(value)
+        amount = float(number)
     except OverflowError:
         raise BudgetError(
             f"{what}: must be a non-negative finite number, got a huge integer"
         ) from None
-    if not math.isfinite(amount) or amount < 0:
+    if not (amount >= 0 and math.isfinite(amount)):
         raise BudgetError(f"{what}: must be a non-negative finite number, got {amount!r}")
-    return int(value) if isinstance(value, int) else amount
+    return number
 
 
 def estimate(estimate_tokens: Estimator, message: Message, what: str) -> float:

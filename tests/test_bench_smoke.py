@@ -51,6 +51,28 @@ def test_the_results_file_has_the_keys_tooling_reads(tmp_path: Path) -> None:
     assert {"entries", "ratio"} <= set(results["jsonl_open_vs_json_loads"])
     assert results["jsonl_open_vs_json_loads"]["entries"] == 100
     assert isinstance(results["scaling_100k_over_10k"], float)
+    second = results["second_workload"]
+    assert {"workload", "messages", "ratio", "ratio_gc_paused", "mismatches"} <= set(second)
+    assert second["workload"] == "long-outputs" and second["mismatches"] == 0
+
+
+def test_the_second_workload_is_deterministic_and_keeps_its_calls_paired() -> None:
+    from bench.workload import long_outputs_json
+    from course.groups import group_interactions
+    from course.session import parse_entries
+
+    entries = long_outputs_json(200)
+    assert len(entries) >= 200 and long_outputs_json(200) == entries
+    groups = group_interactions(parse_entries(entries))
+    assert sum(len(group.entries) for group in groups) == len(entries)
+
+
+def test_the_memory_benchmark_reports_the_call_s_peak() -> None:
+    from bench import memory
+
+    figures = memory.measure(2_000, 500)
+    assert figures["entries"] == 2_000 and figures["reason"] == "trimmed"
+    assert 0 < figures["call_peak_mb"] < figures["path_mb"]
 
 
 def test_the_explorer_benchmark_moves_the_slider_on_the_real_session(
