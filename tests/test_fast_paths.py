@@ -155,26 +155,30 @@ def fresh(value: Any) -> Any:
 
 @st.composite
 def mutated(draw: st.DrawFn, value: Any) -> Any:
-    """``value`` unchanged, or with one value replaced, one key removed or one key added."""
+    """``value`` unchanged, or with one value replaced, one key removed or one key added.
+
+    Junk is copied before it goes in: ``SPECIAL`` holds one ``[]`` and one ``{}``, and putting
+    those shared objects into values that are mutated later would build cycles.
+    """
     value = fresh(value)
     action = draw(st.sampled_from(["keep", "replace", "replace", "remove", "add"]))
     if action == "keep":
         return value
     trail = draw(st.sampled_from(list(places(value))))
     if not trail:
-        return draw(JUNK)
+        return fresh(draw(JUNK))
     parent = value
     for step in trail[:-1]:
         parent = parent[step]
     last = trail[-1]
     if action == "replace":
-        parent[last] = draw(JUNK)
+        parent[last] = fresh(draw(JUNK))
     elif action == "remove" and isinstance(parent, dict):
         del parent[last]
     elif isinstance(parent, dict):
-        parent["extra"] = draw(JUNK)
+        parent["extra"] = fresh(draw(JUNK))
     else:
-        parent.append(draw(JUNK))
+        parent.append(fresh(draw(JUNK)))
     return value
 
 
