@@ -18,7 +18,7 @@ from .summary import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MessageEntry:
     """A message in the session tree."""
 
@@ -29,7 +29,7 @@ class MessageEntry:
     type: Literal["message"] = "message"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetadataEntry:
     """A key/value fact in the session tree (model changes, labels); never sent to a model."""
 
