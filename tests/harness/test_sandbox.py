@@ -96,8 +96,9 @@ def test_learner_code_sees_no_kit_no_network_no_grader_environment(
     assert "SECRET_TOKEN" not in seen["env"] and "COURSE_LAB_PACKAGE" in seen["env"]
     assert seen["uid"] == 65534, "nobody, without capabilities"
     assert seen["pids"] == [1, 2], "only the sandbox's own processes"
-    python = Path(sys.prefix).resolve().parts[1]
-    assert set(seen["root"]) <= {*SYSTEM, python}, "the system, this Python, nothing else"
+    # A venv's base interpreter may live elsewhere (pyenv under /root, say): its top folder shows.
+    python = {path.parts[1] for path in sandbox.layout.python}
+    assert set(seen["root"]) <= SYSTEM | python, "the system, this Python, nothing else"
     assert seen["writable"] == ["/tmp"], "one private scratch directory"
 
 
