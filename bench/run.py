@@ -24,6 +24,7 @@ import langchain_core  # noqa: E402
 from langchain_core.messages import BaseMessage  # noqa: E402
 
 from bench import compare, jsonl_bench  # noqa: E402
+from bench.scaling import describe, measure_scaling, sizes_arg  # noqa: E402
 from bench.timing import interleave  # noqa: E402
 from bench.workload import WORKLOADS, history_json  # noqa: E402
 from course.context import BuildContextResult  # noqa: E402
@@ -156,13 +157,6 @@ def row(case: dict[str, Any]) -> str:
     return line
 
 
-def sizes_arg(text: str) -> list[int]:
-    sizes = [int(part) for part in text.split(",")]
-    if len(sizes) < 2 or sizes != sorted(sizes) or sizes[0] < 10:
-        raise argparse.ArgumentTypeError("two or more increasing message counts, each >= 10")
-    return sizes
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer budgets, runs and appends")
@@ -173,7 +167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=list(SIZES),
         help="history sizes in messages, comma-separated (default: 1000,10000,100000)",
     )
-    parser.add_argument("--runs", type=int, help="timed runs per contender (default 5/7)")
+    parser.add_argument(
+        "--runs", type=int, help="timed runs per contender (default 5/7; scaling: 3/5 a round)"
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     sizes: list[int] = args.sizes
@@ -197,20 +193,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     def case(messages: int, budget: str) -> dict[str, Any]:
         return next(c for c in cases if c["messages"] == messages and c["budget"] == budget)
 
-    second_headline, second_smaller = second[-1], second[0]
-    second_scaling = (
-        second_headline["build_context"]["cpu_s"] / second_smaller["build_context"]["cpu_s"]
-    )
-
+    second_headline = second[-1]
     in_budget = [c for c in cases if c["budget"] != "overflow"]
     overflow = [c for c in cases if c["budget"] == "overflow"]
     headline = case(sizes[-1], HEADLINE)
-    smaller = case(sizes[-2], HEADLINE)["build_context"]
-    larger = headline["build_context"]
-    scaling = larger["cpu_s"] / smaller["cpu_s"]
-    smaller_paused = case(sizes[-2], HEADLINE)["gc_paused"]["build_context"]
-    larger_paused = headline["gc_paused"]["build_context"]
-    scaling_paused = larger_paused["cpu_s"] / smaller_paused["cpu_s"]
+
+    scaling_runs = args.runs or (3 if args.quick else 5)  # calls a size, in each of 3 rounds
+    scalings: dict[str, dict[str, Any]] = {}
+    settings = {
+        "scaling": (MAIN, "comparison", "cold"),
+        "scaling_warm": (MAIN, "comparison", "warm"),
+        "scaling_paths_only": (MAIN, "paths only", "cold"),
+        "scaling_second_workload": (SECOND, "comparison", "cold"),
+    }
+    for key, (workload, heap, regime) in settings.items():
+        scalings[key] = measure_scaling(
+            workload, sizes[-2:], scaling_runs, heap=heap, regime=regime
+        )
+        print(describe(scalings[key]), flush=True)
+    scaling, second_scaling = scalings["scaling"], scalings["scaling_second_workload"]
 
     entries = history_json(sizes[-1])
     with tempfile.TemporaryDirectory(prefix="course-bench-") as tmp:
@@ -262,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "ratio": second_headline["ratio"],
             "ratio_gc_paused": second_headline["gc_paused"]["ratio"],
             "mismatches": sum(not c["identical"] for c in second),
-            "scaling": second_scaling,
+            "scaling": second_scaling["ratio"],
             "cases": second,
         },
         "newest_group_overflow": [
@@ -277,16 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "jsonl_open_vs_json_loads": jsonl,
         "jsonl_append": {"plain": plain, "fsync": synced, "filesystem": filesystem},
         "jsonl_peak_memory": memory,
-        "scaling_100k_over_10k": scaling,
-        "scaling": {
-            "sizes": sizes[-2:],
-            "build_context_cpu_s": [smaller["cpu_s"], larger["cpu_s"]],
-            "build_context_gc_s": [smaller["gc_s"], larger["gc_s"]],
-            "build_context_cpu_s_gc_paused": [smaller_paused["cpu_s"], larger_paused["cpu_s"]],
-            "ratio": scaling,
-            "ratio_gc_paused": scaling_paused,
-            "linear_ratio": sizes[-1] / sizes[-2],
-        },
+        "scaling_100k_over_10k": scaling["ratio"],
+        **scalings,
         "meta": {**machine(), "quick": args.quick, "runs": runs},
     }
     results["meta"]["elapsed_s"] = time.perf_counter() - started
@@ -297,7 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"build_context/trim_messages at {headline['messages']} messages: "
         f"{headline['ratio']:.2f}, collector paused {headline['gc_paused']['ratio']:.2f} "
         f"(mismatches {mismatches}); JSONL open/json.loads throughput {jsonl['ratio']:.2f}; "
-        f"t({sizes[-1]})/t({sizes[-2]}) {scaling:.1f}, collector paused {scaling_paused:.1f}; "
+        f"t({sizes[-1]})/t({sizes[-2]}) {scaling['ratio']:.1f}, collector paused "
+        f"{scaling['ratio_gc_paused']:.1f} ({SECOND} {second_scaling['ratio']:.1f}); "
         f"{SECOND}: {second_headline['ratio']:.2f}, collector paused "
         f"{second_headline['gc_paused']['ratio']:.2f} "
         f"(mismatches {results['second_workload']['mismatches']}); "

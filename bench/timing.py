@@ -17,21 +17,25 @@ class Samples:
     cpu: list[float] = field(default_factory=list)
     wall: list[float] = field(default_factory=list)
     gc: list[float] = field(default_factory=list)
+    full: list[int] = field(default_factory=list)
+    """Full (generation 2) collections during each run."""
 
     def summary(self) -> dict[str, float]:
         return {
             "cpu_s": statistics.median(self.cpu),
             "wall_s": statistics.median(self.wall),
             "gc_s": statistics.median(self.gc),
+            "full_collections": statistics.median(self.full),
             "runs": len(self.cpu),
         }
 
 
 class _GcClock:
-    """CPU time the cyclic garbage collector spends while it is installed."""
+    """CPU time the cyclic garbage collector spends while it is installed, and its full runs."""
 
     def __init__(self) -> None:
         self.total = 0.0
+        self.full = 0
         self._start = 0.0
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
@@ -39,6 +43,7 @@ class _GcClock:
             self._start = time.process_time()
         else:
             self.total += time.process_time() - self._start
+            self.full += info["generation"] == 2
 
 
 def measure(fn: Callable[[], object], samples: Samples, *, gc_paused: bool = False) -> object:
@@ -64,6 +69,7 @@ def measure(fn: Callable[[], object], samples: Samples, *, gc_paused: bool = Fal
     samples.cpu.append(cpu)
     samples.wall.append(wall)
     samples.gc.append(clock.total)
+    samples.full.append(clock.full)
     return result
 
 

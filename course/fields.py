@@ -47,6 +47,23 @@ def kind_of(value: object) -> str:
     return type(value).__name__
 
 
+def plain_number(value: object) -> int | float | None:
+    """``value`` as an exact ``int`` or ``float``; None for anything else (``bool`` included).
+
+    A subclass is read through the base type's own method, so its ``__int__``, ``__float__``
+    or comparisons cannot change the number it stands for.
+    """
+    if type(value) is int or type(value) is float:
+        return value
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    return None
+
+
 class FieldReader:
     """Readers over one entry's fields that raise ``SessionEntryError("<id><path>: …")``."""
 
@@ -89,21 +106,22 @@ class FieldReader:
             raise self.fail(path, "must be a non-empty string")
         if non_blank and not value.strip():
             raise self.fail(path, "must not be blank (only white space)")
-        return str(value)
+        return str.__str__(value)
 
     def number(self, value: object, path: str) -> int | float:
-        """A non-negative finite number (``bool`` is not a number here)."""
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        """A non-negative finite number (``bool`` is not a number here), as a plain one."""
+        number = plain_number(value)
+        if number is None:
             raise self.fail(path, f"must be a non-negative finite number, got {kind_of(value)}")
         try:
-            as_float = float(value)
+            as_float = float(number)
         except OverflowError:
             raise self.fail(
                 path, "must be a non-negative finite number, got a huge integer"
             ) from None
         if not math.isfinite(as_float) or as_float < 0:
-            raise self.fail(path, f"must be a non-negative finite number, got {value!r}")
-        return int(value) if isinstance(value, int) else as_float
+            raise self.fail(path, f"must be a non-negative finite number, got {number!r}")
+        return number if type(number) is int else as_float
 
     def string_list(self, value: object, path: str) -> list[str]:
         """A list of strings, copied."""
@@ -123,12 +141,13 @@ class FieldReader:
             raise self.fail(path, f"nested deeper than {MAX_JSON_DEPTH} levels")
         if value is None or isinstance(value, (str, bool)):
             return value
-        if isinstance(value, int):
-            return int(value)
-        if isinstance(value, float):
-            if not math.isfinite(value):
-                raise self.fail(path, f"must be a finite number, got {value!r}")
-            return float(value)
+        number = plain_number(value)
+        if type(number) is int:
+            return number
+        if type(number) is float:
+            if not math.isfinite(number):
+                raise self.fail(path, f"must be a finite number, got {number!r}")
+            return number
         if isinstance(value, list):
             return [self.json(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
         if isinstance(value, Mapping):

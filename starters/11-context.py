@@ -9,7 +9,7 @@ from typing import Any, Literal, TypeAlias
 
 from .compaction import resume_suffix, summary_message
 from .entries import MessageEntry, SessionEntry, check_unique_ids, parse_message_entry
-from .fields import PrintableError, copy_json
+from .fields import PrintableError, copy_json, plain_number
 from .groups import InteractionGroup, split_interactions
 from .messages import Message
 from .summary import CompactionEntry
@@ -100,13 +100,8 @@ def check_amount(value: object, what: str) -> float:
     own ``__lt__``, ``__float__`` or ``__int__`` play no part. An ``int`` comes back as a plain
     ``int`` (so the chapter's figures stay whole numbers).
     """
-    if type(value) is int or type(value) is float:
-        number: float = value
-    elif isinstance(value, int) and not isinstance(value, bool):
-        number = int.__int__(value)
-    elif isinstance(value, float):
-        number = float.__float__(value)
-    else:
+    number = plain_number(value)
+    if number is None:
         raise BudgetError(
             f"{what}: must be a non-negative finite number, got {type(value).__name__}"
         )

@@ -51,9 +51,29 @@ def test_the_results_file_has_the_keys_tooling_reads(tmp_path: Path) -> None:
     assert {"entries", "ratio"} <= set(results["jsonl_open_vs_json_loads"])
     assert results["jsonl_open_vs_json_loads"]["entries"] == 100
     assert isinstance(results["scaling_100k_over_10k"], float)
+    settings = {
+        "scaling": ("tool-pairs", "comparison", "cold"),
+        "scaling_warm": ("tool-pairs", "comparison", "warm"),
+        "scaling_paths_only": ("tool-pairs", "paths only", "cold"),
+        "scaling_second_workload": ("long-outputs", "comparison", "cold"),
+    }
+    for key, setting in settings.items():
+        scaling = results[key]
+        assert (scaling["workload"], scaling["heap"], scaling["regime"]) == setting
+        assert (scaling["sizes"], scaling["runs"], scaling["linear_ratio"]) == ([50, 100], 3, 2)
+        assert len(scaling["full_collections"]) == 2
     second = results["second_workload"]
     assert {"workload", "messages", "ratio", "ratio_gc_paused", "mismatches"} <= set(second)
     assert second["workload"] == "long-outputs" and second["mismatches"] == 0
+
+
+def test_scaling_names_the_heaps_and_regimes_it_knows() -> None:
+    from bench.scaling import measure_scaling
+
+    with pytest.raises(ValueError, match="heap: one of comparison, paths only"):
+        measure_scaling("tool-pairs", [10, 20], 1, heap="fresh")
+    with pytest.raises(ValueError, match="regime: one of cold, warm"):
+        measure_scaling("tool-pairs", [10, 20], 1, regime="hot")
 
 
 def test_the_second_workload_is_deterministic_and_keeps_its_calls_paired() -> None:

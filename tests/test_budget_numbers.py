@@ -8,7 +8,12 @@ import pytest
 
 from course.context import BudgetError, build_context, check_amount
 from course.fixtures import chapter_estimator, chapter_path
-from course.session import SessionEntry, SessionEntryError
+from course.session import (
+    MetadataEntry,
+    SessionEntry,
+    SessionEntryError,
+    parse_session_entry,
+)
 
 
 def project(path: list[SessionEntry], estimate: Any = chapter_estimator, **options: Any) -> Any:
@@ -131,3 +136,45 @@ def test_lying_estimates_give_plain_totals_that_add_up() -> None:
     numbers = [tokens.max_tokens, tokens.system, tokens.messages, tokens.total]
     assert all(type(number) is int for number in numbers)
     assert tokens.messages == len(outcome.messages) and tokens.total == 1 + tokens.messages
+
+
+# --------------------------------------------------------------------------- numbers in entries
+
+
+@pytest.mark.parametrize("number", [Disguised(-3), LyingInt(-3), DisguisedFloat(-3.0)])
+def test_an_entry_number_is_read_for_its_own_value_not_what_it_says(number: int) -> None:
+    raw = {
+        "type": "message",
+        "id": "u9",
+        "parentId": None,
+        "timestamp": number,
+        "message": {"role": "user", "content": "hi"},
+    }
+    with pytest.raises(SessionEntryError, match=r"^u9\.timestamp: must be a non-negative finite"):
+        parse_session_entry(raw)
+
+
+def test_a_disguised_number_is_stored_as_the_plain_number_it_is() -> None:
+    raw = {
+        "type": "message",
+        "id": "u9",
+        "parentId": None,
+        "timestamp": Disguised(7),
+        "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+    }
+    entry = parse_session_entry(raw)
+    assert type(entry.timestamp) is int and entry.timestamp == 7
+    metadata = parse_session_entry(
+        {
+            "type": "metadata",
+            "id": "m1",
+            "parentId": None,
+            "timestamp": 1,
+            "key": "k",
+            "value": {"n": Disguised(9), "f": DisguisedFloat(2.5)},
+        }
+    )
+    assert isinstance(metadata, MetadataEntry)
+    value = metadata.value
+    assert value == {"n": 9, "f": 2.5}
+    assert type(value["n"]) is int and type(value["f"]) is float
