@@ -3,8 +3,10 @@
 ``python3 bench/instructions.py [--sizes 10000,100000]`` runs, for each size, a child Python
 under ``valgrind --tool=callgrind`` that loads the history, parses it and calls build_context
 once, and another that calls it three times; half the difference is the instructions of one
-call in the steady state (the collector on, ``PYTHONHASHSEED=0``). A run at 100 000 messages
-takes several minutes.
+call in the steady state (``PYTHONHASHSEED=0``). Each pair runs with the collector on and with
+it paused; the children hold only the path, the heap in which a large call sets off a full
+collection (see ``bench/scaling.py``). The children run side by side, one per core; at 100 000
+messages the run takes about ten minutes on two cores.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,18 +36,23 @@ from course.session import parse_entries  # noqa: E402
 COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 
-def child(history: Path, calls: int) -> None:
+COLLECTOR = ("on", "paused")
+
+
+def child(history: Path, calls: int, collector: str) -> None:
     """Inside valgrind: parse the history, then call build_context ``calls`` times."""
     entries = json.loads(history.read_text(encoding="utf-8"))
     budget = compare.budgets_for(entries, [BUDGET])[0]
     path = parse_entries(entries)
     del entries
     gc.collect()
+    if collector == "paused":
+        gc.disable()
     for _ in range(calls):
         compare.run_kit(path, budget)
 
 
-def instructions(history: Path, calls: int) -> int:
+def instructions(history: Path, calls: int, collector: str) -> int:
     """Instructions callgrind counts for a child making ``calls`` calls."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
@@ -58,6 +66,7 @@ def instructions(history: Path, calls: int) -> int:
         "--child",
         str(history),
         str(calls),
+        collector,
     ]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
@@ -67,30 +76,42 @@ def instructions(history: Path, calls: int) -> int:
     return int(found.group(1))
 
 
-def per_call(workload: str, size: int) -> int:
-    """Steady-state instructions of one build_context call on ``size`` messages."""
+def per_call(workload: str, sizes: Sequence[int]) -> dict[tuple[int, str], int]:
+    """Steady-state instructions of one call, by size and collector."""
     with tempfile.TemporaryDirectory(prefix="course-instructions-") as tmp:
-        history = Path(tmp) / "history.json"
-        history.write_text(json.dumps(WORKLOADS[workload](size)), encoding="utf-8")
-        return (instructions(history, 3) - instructions(history, 1)) // 2
+        runs: list[tuple[int, str, int, Path]] = []
+        for size in sizes:
+            history = Path(tmp) / f"history-{size}.json"
+            history.write_text(json.dumps(WORKLOADS[workload](size)), encoding="utf-8")
+            runs += [(size, c, calls, history) for c in COLLECTOR for calls in (1, 3)]
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            counts = list(pool.map(lambda run: instructions(run[3], run[2], run[1]), runs))
+    by_run = {(size, c, calls): n for (size, c, calls, _), n in zip(runs, counts, strict=True)}
+    return {
+        (size, c): (by_run[size, c, 3] - by_run[size, c, 1]) // 2
+        for size in sizes
+        for c in COLLECTOR
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=sizes_arg, default=[10_000, 100_000])
     parser.add_argument("--workload", choices=list(WORKLOADS), default=next(iter(WORKLOADS)))
-    parser.add_argument("--child", nargs=2, metavar=("HISTORY", "CALLS"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        child(Path(args.child[0]), int(args.child[1]))
+        child(Path(args.child[0]), int(args.child[1]), args.child[2])
         return 0
-    counts = [per_call(args.workload, size) for size in args.sizes]
-    for size, count in zip(args.sizes, counts, strict=True):
-        print(f"{args.workload}, {size} messages, {BUDGET}: {count:,} instructions a call")
-    print(
-        f"I({args.sizes[-1]})/I({args.sizes[0]}) {counts[-1] / counts[0]:.2f} "
-        f"(linear {args.sizes[-1] / args.sizes[0]:g})"
-    )
+    counts = per_call(args.workload, args.sizes)
+    small, large = args.sizes[0], args.sizes[-1]
+    for collector in COLLECTOR:
+        figures = ", ".join(f"{counts[size, collector]:,}" for size in args.sizes)
+        ratio = counts[large, collector] / counts[small, collector]
+        print(
+            f"{args.workload}, {BUDGET}, collector {collector}: instructions a call {figures}; "
+            f"I({large})/I({small}) {ratio:.2f} (linear {large / small:g})"
+        )
     return 0
 
 
