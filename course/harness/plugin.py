@@ -3,7 +3,7 @@
 Loaded in the child pytest process with ``-p course.harness.plugin``. Every record is one JSON
 line, flushed at once, so the parent can read what finished even if learner code later kills,
 hangs or floods the process. Failures name the learner's lines (see ``verdicts.py``); a test
-that runs too long leaves a ``faulthandler`` dump of the stacks just before the parent's
+that runs too long leaves a dump of the stacks (``stackdump.py``) just before the parent's
 limit, and ``os._exit`` records where it was called before the process goes. The plugin
 imports no lab code.
 """
@@ -11,7 +11,6 @@ imports no lab code.
 from __future__ import annotations
 
 import contextlib
-import faulthandler
 import importlib.util
 import json
 import os
@@ -26,6 +25,7 @@ import pytest
 
 from .diffs import explain_equality
 from .frames import Frame, dump_file, learner_frames, traceback_triples
+from .stackdump import StackDumper
 from .verdicts import Verdict, verdict
 
 PACKAGE_VARIABLE = "COURSE_LAB_PACKAGE"
@@ -142,10 +142,10 @@ class Reporter:
         self.outcome: dict[str, Verdict] = {}
         self.shown: dict[str, list[str]] = {}
         self.started: dict[str, float] = {}
-        self.dump_after = dump_after
-        self.dump_fd = -1
+        self.dumper: StackDumper | None = None
         if dump_after > 0:
-            self.dump_fd = os.open(dump_file(Path(path)), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            fd = os.open(dump_file(Path(path)), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            self.dumper = StackDumper(fd, dump_after)
 
     def write(self, record: dict[str, Any]) -> None:
         self.stream.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -194,10 +194,8 @@ class Reporter:
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.started[nodeid] = time.perf_counter()
-        if self.dump_fd >= 0:
-            os.ftruncate(self.dump_fd, 0)
-            os.lseek(self.dump_fd, 0, os.SEEK_SET)
-            faulthandler.dump_traceback_later(self.dump_after, file=self.dump_fd)
+        if self.dumper is not None:
+            self.dumper.arm()
         self.write({"event": "start", "nodeid": nodeid})
 
     @pytest.hookimpl(tryfirst=True)
@@ -224,8 +222,8 @@ class Reporter:
         return report
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        if self.dump_fd >= 0:
-            faulthandler.cancel_dump_traceback_later()
+        if self.dumper is not None:
+            self.dumper.disarm()
         outcome = self.outcome.get(nodeid, Verdict("passed", ""))
         duration = time.perf_counter() - self.started.get(nodeid, time.perf_counter())
         record: dict[str, Any] = {

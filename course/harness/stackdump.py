@@ -1,0 +1,75 @@
+"""The stacks of a test that runs too long, written to a file before the parent kills it.
+
+``faulthandler``'s watchdog thread reads the other threads' frames without the interpreter
+lock, so it can crash the process while Python code keeps creating and freeing frames (a
+generator expression in an endless loop does: the child then dies of SIGSEGV instead of being
+timed out). The dump is therefore written by a Python thread holding the lock, in
+``faulthandler``'s own format; ``faulthandler`` is armed a little later only as the fallback
+for code that holds the lock in a long C call, when no frame changes while it reads them.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import sys
+import threading
+import traceback
+
+FALLBACK_DELAY = 0.25
+"""Seconds after the Python dump was due at which ``faulthandler`` writes one instead."""
+
+
+def format_stacks(skip: int) -> str:
+    """Every thread's stack but ``skip``'s, most recent call first, as ``faulthandler`` does."""
+    main = threading.main_thread().ident
+    frames = sys._current_frames()
+    lines = []
+    for ident in sorted(frames, key=lambda i: i != main):  # the main thread first
+        if ident == skip:
+            continue
+        lines.append(f"Thread 0x{ident:016x} (most recent call first):")
+        for frame, line in traceback.walk_stack(frames[ident]):
+            code = frame.f_code
+            lines.append(f'  File "{code.co_filename}", line {line} in {code.co_name}')
+        lines.append("")
+    return "\n".join(lines)
+
+
+class StackDumper:
+    """Arms a dump of the stacks ``after`` seconds from now into the file open at ``fd``."""
+
+    def __init__(self, fd: int, after: float) -> None:
+        self.fd = fd
+        self.after = after
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._armed = 0
+        """A number per arming, so a late timer never writes into a later test's dump."""
+
+    def arm(self) -> None:
+        with self._lock:
+            self._armed += 1
+            os.ftruncate(self.fd, 0)
+            os.lseek(self.fd, 0, os.SEEK_SET)
+            timer = threading.Timer(self.after, self._dump, args=(self._armed,))
+            timer.daemon = True
+            self._timer = timer
+        faulthandler.dump_traceback_later(self.after + FALLBACK_DELAY, file=self.fd)
+        timer.start()
+
+    def disarm(self) -> None:
+        faulthandler.cancel_dump_traceback_later()
+        with self._lock:
+            self._armed += 1
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def _dump(self, armed: int) -> None:
+        text = format_stacks(skip=threading.get_ident())
+        with self._lock:
+            if armed != self._armed:
+                return
+            faulthandler.cancel_dump_traceback_later()
+            os.write(self.fd, text.encode("utf-8", "backslashreplace"))
