@@ -34,8 +34,7 @@ from bench.workload import WORKLOADS  # noqa: E402
 from course.session import parse_entries  # noqa: E402
 
 COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
-
-
+"""callgrind's total instruction count on its standard error."""
 COLLECTOR = ("on", "paused")
 
 
