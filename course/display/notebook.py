@@ -3,32 +3,26 @@
 ``open_chapter("11")`` makes ``import pi_course`` mean the learner's package inside a practice
 workspace and the kit's reference everywhere else, so the same cells serve both. It also
 installs one exception handler: a lab that is not written yet shows as a one-line pending note.
-``check("11.3")`` runs a lab's focused tests in a fresh process against the saved files.
+``check("11.3")`` shows a lab's verdict: the checkpoint's engine run on the saved files.
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 import os
-import subprocess
 import sys
-import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
-from ..harness.manifest import Manifest, load_manifest
-from ..harness.workspace import Workspace, find_workspace, read_workspace
-from .checkreport import CheckReport, failed_report, parse_report
+from ..harness.grading import GradingOptions, SandboxUnavailable, evaluate
+from ..harness.kit import KitError, kit_root
+from ..harness.manifest import Manifest, ManifestError, load_manifest
+from ..harness.runner import Limits
+from ..harness.workspace import Workspace, WorkspaceError, find_workspace, read_workspace
+from .verdict import VerdictView
 from .views import View, message
-
-CHECK_TIMEOUT = 600.0
-"""Seconds a lab check may run before it is reported as timed out."""
-COLOUR_VARIABLES = ("FORCE_COLOR", "PY_COLORS", "CLICOLOR_FORCE")
-"""Set by notebook kernels; a check's output is captured text, so they are dropped."""
 
 
 @dataclass(frozen=True)
@@ -132,85 +126,40 @@ def _install_pending_handler() -> None:
         from IPython.core.getipython import get_ipython
     except ImportError:  # pragma: no cover - outside IPython there is nothing to install
         return
-    shell = get_ipython()  # type: ignore[no-untyped-call]
+    # IPython's annotations differ between versions: read the shell as untyped.
+    shell: Any = get_ipython()  # type: ignore[no-untyped-call, unused-ignore]
     if shell is not None:
         shell.set_custom_exc((NotImplementedError,), _pending_handler)
 
 
 # --------------------------------------------------------------------------- lab checks
 
-Runner = Callable[[list[str], Path, dict[str, str], float], "subprocess.CompletedProcess[str]"]
-
-
-def _run(
-    command: list[str], cwd: Path, env: dict[str, str], timeout: float
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
-def check_command(lab: str, report_file: Path, workspace: Workspace | None) -> list[str]:
-    """The checkpoint command line for one lab (``11.3``) or a whole chapter (``11``)."""
-    chapter = lab.split(".")[0]
-    command = [sys.executable, "-m", "course.harness.checkpoint", chapter, "--no-card"]
-    if lab != chapter:
-        command += ["--lab", lab]
-    command += ["--json", str(report_file)]
-    if workspace is not None:
-        command += ["--practice", str(workspace.root)]
-    return command
-
-
-def check_environment() -> dict[str, str]:
-    """The kernel's environment without its colour switches: the report is plain text."""
-    env = {k: v for k, v in os.environ.items() if k not in COLOUR_VARIABLES}
-    env["NO_COLOR"] = "1"
-    return env
-
 
 def check(
     lab: str,
     *,
     start: str | os.PathLike[str] | None = None,
-    timeout: float = CHECK_TIMEOUT,
-    runner: Runner = _run,
-) -> CheckReport:
-    """Run a lab's focused tests (``"11.3"``; ``"11"`` for all) in a fresh process, and report.
+    timeout: float = Limits.test_seconds,
+) -> VerdictView:
+    """A lab's verdict (``"11.3"``; ``"11"`` for every lab), as ``checkpoint`` gives it.
 
-    The kernel's own state plays no part: unsaved edits and stale imports are not seen.
+    The same engine as every other door runs the focused tests and the probes in fresh
+    processes against the saved files: the kernel's own state plays no part (unsaved edits and
+    stale imports are not seen). ``timeout`` is the limit of each test, in seconds.
     """
-    root = find_workspace(Path(start) if start is not None else Path.cwd())
-    workspace = read_workspace(root) if root is not None else None
-    cwd = workspace.root if workspace is not None else _reference_root()
-    shown_lab = None if "." not in lab else lab
-    with tempfile.TemporaryDirectory(prefix="course-check-") as folder:
-        report_file = Path(folder) / "report.json"
-        command = check_command(lab, report_file, workspace)
-        try:
-            completed = runner(command, cwd, check_environment(), timeout)
-        except subprocess.TimeoutExpired:
-            return failed_report(shown_lab, f"the check did not finish within {timeout:g} seconds")
-        except OSError as error:
-            return failed_report(shown_lab, f"the check could not start: {error.strerror or error}")
-        if not report_file.is_file():
-            return failed_report(shown_lab, _no_report(completed))
-        try:
-            data = json.loads(report_file.read_text(encoding="utf-8"))
-            report = parse_report(data, lab=shown_lab)
-        except ValueError as error:
-            return failed_report(shown_lab, f"the check wrote an unreadable report: {error}")
-    if workspace is not None:
-        report = report.without_text(str(workspace.root), "<workspace>")
-    return report
-
-
-def _reference_root() -> Path:
-    """The folder holding the reference package (the repository in a development install)."""
-    return Path(__file__).resolve().parents[2]
-
-
-def _no_report(completed: subprocess.CompletedProcess[str]) -> str:
-    lines = [line for line in (completed.stderr or "").splitlines() if line.strip()]
-    tail = lines[-1].strip() if lines else f"exit status {completed.returncode}"
-    return f"the check wrote no report ({tail})"
+    chapter, _, _ = lab.partition(".")
+    shown_lab = lab if lab != chapter else None
+    try:
+        manifest = load_manifest(chapter)
+        lab_ids = [manifest.lab(lab).id] if shown_lab else []
+        kit = kit_root()
+        root = find_workspace(Path(start) if start is not None else Path.cwd())
+        if root is not None:
+            read_workspace(root)
+        result = evaluate(
+            manifest, kit, root, lab_ids, Limits(test_seconds=timeout), GradingOptions()
+        )
+    except (ManifestError, KitError, WorkspaceError, SandboxUnavailable) as error:
+        return VerdictView(None, shown_lab, str(error))
+    placeholder = (str(root), "<workspace>") if root is not None else ("", "")
+    return VerdictView(result, shown_lab, replace=placeholder)

@@ -10,25 +10,24 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
-from .checkrun import Where, check_where, locate, run_checkpoint, run_labs
+from .checkrun import Where, locate, print_verdict
 from .commands import Commands, key_legend, shell_commands
-from .grading import GradingOptions, SandboxMode, SandboxUnavailable
+from .grading import GradingOptions, SandboxMode, SandboxUnavailable, evaluate
 from .hidden import HiddenTestError, read_hidden
 from .kit import KitError, chapter_fingerprints, kit_root
 from .manifest import Manifest, ManifestError, load_manifest
 from .report import render_card, render_short_card, render_summary
-from .review import render_review, review_target, run_review
+from .review import render_review, run_review
 from .roster import EmptyRoster, RosterOptions, grade_roster
 from .runner import Limits
 from .style import Style, style_for
 from .watch import WatchLoop, watch
 from .workspace import WorkspaceError
 
-__all__ = ["main", "parser", "run_checkpoint"]
+__all__ = ["main", "parser"]
 
 USAGE_ERROR = 2
 CLOSED_PIPE = 128 + signal.SIGPIPE
@@ -117,6 +116,14 @@ def parser() -> argparse.ArgumentParser:
         help="with --roster: limit per workspace (default: every test at its limit, plus 60)",
     )
     p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="draw the probe cases with seed N instead of the chapter's own (every door uses "
+        "the chapter's seed, so learners see the verdict you see unless you pass this)",
+    )
+    p.add_argument(
         "--hidden",
         metavar="DIR",
         help="add the instructor tests DIR/test_*.py to the grade (learners never see them)",
@@ -166,15 +173,17 @@ def _print_card(
 
 def _watch(
     manifest: Manifest,
+    kit: Path,
     where: Where,
     args: argparse.Namespace,
     style: Style,
     commands: Commands,
+    grading: GradingOptions,
 ) -> int:
     limits = Limits(test_seconds=args.timeout)
     loop = WatchLoop(
         manifest,
-        lambda lab_ids: run_labs(manifest, where, lab_ids, limits, sys.stdout, style),
+        lambda: evaluate(manifest, kit, where.root, [], limits, grading),
         sys.stdout,
         args.practice,
         commands,
@@ -185,14 +194,18 @@ def _watch(
     return watch(loop, where.package_dir)
 
 
-def _review(manifest: Manifest, where: Where, args: argparse.Namespace, style: Style) -> int:
-    review = manifest.review
-    if review is None:
+def _review(
+    manifest: Manifest,
+    kit: Path,
+    where: Where,
+    args: argparse.Namespace,
+    style: Style,
+    grading: GradingOptions,
+) -> int:
+    if manifest.review is None:
         raise ManifestError(f"chapter {manifest.chapter} has no closing review")
     print(f"Reviewing {where.label}", flush=True)
-    result = run_review(review, review_target(review, where.target), Limits(args.timeout))
-    if where.problems:
-        result = replace(result, problems=result.problems + where.problems)
+    result = run_review(manifest, kit, where.root, Limits(args.timeout), grading)
     print(render_review(result, style))
     return 0 if result.ok else 1
 
@@ -212,7 +225,7 @@ def _run(argv: Sequence[str] | None) -> int:
             manifest.lab(lab_id)
         hidden = read_hidden(Path(args.hidden), manifest) if args.hidden else None
         sandbox: SandboxMode = "off" if args.unsandboxed else "required" if args.roster else "auto"
-        grading = GradingOptions(sandbox=sandbox, hidden=hidden)
+        grading = GradingOptions(sandbox=sandbox, hidden=hidden, seed=args.seed)
         if args.roster:
             options = RosterOptions(
                 lab_ids=tuple(args.lab),
@@ -226,12 +239,14 @@ def _run(argv: Sequence[str] | None) -> int:
             return 0
         where = locate(manifest, kit, args.practice)
         if args.review:
-            return _review(manifest, where, args, style)
+            return _review(manifest, kit, where, args, style, grading)
         if args.watch:
-            return _watch(manifest, where, args, style, commands)
+            return _watch(manifest, kit, where, args, style, commands, grading)
         _print_card(manifest, kit, where, args, commands)
+        print(f"Checking {where.label}", file=out, flush=True)
         limits = Limits(test_seconds=args.timeout)
-        result = check_where(manifest, kit, where, args.lab, limits, out, style, grading)
+        result = evaluate(manifest, kit, where.root, args.lab, limits, grading)
+        print_verdict(result, out, style)
     except EmptyRoster as error:
         print(f"checkpoint: {error}", file=sys.stderr)
         return 1

@@ -42,7 +42,7 @@ def _shape(tree: ast.Module, name: str) -> str | None:
 
 def identical_functions(manifest: Manifest, kit: Path, learner: Mapping[str, bytes]) -> list[str]:
     """The lab functions (``module.function``) whose learner code is the reference's."""
-    targets = {f.path: f.target for f in manifest.files_with_role("learner")}
+    targets = {f.path: f.reference for f in manifest.files_with_role("learner")}
     found = []
     for lab in manifest.labs:
         for function in lab.functions:

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from .manifest import Lab
-from .results import WORST_FIRST, CheckpointResult, LabResult
+from .results import CheckpointResult, LabResult
 from .safefs import atomic_write
+from .status import WORST_FIRST
 
 SKIPPED = "skipped"
 

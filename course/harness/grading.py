@@ -1,4 +1,8 @@
-"""Grading one workspace: a pristine graded copy, run confined, decided from probes.
+"""The one verdict engine: a pristine graded copy, run confined, decided from probes.
+
+Every door (``checkpoint``, ``--lab``, ``--watch``, ``--review``, ``--practice``, ``--roster``,
+the notebook's ``check()``) asks ``evaluate`` for a lab's verdict, so the same files get the
+same status and counts everywhere; the doors differ only in isolation and in presentation.
 
 The graded copy holds the kit's own test files, test configuration, given modules and
 fixture data, plus only the learner's editable modules (the manifest's ``learner`` files),
@@ -11,24 +15,25 @@ reference's (see ``results.LabResult``).
 
 from __future__ import annotations
 
-import secrets
+import contextlib
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol, TextIO
+from typing import Literal
 
 from . import probes as probing
+from .catalog import Catalog, kit_catalog
 from .hidden import HiddenTests
 from .kit import read_source
 from .manifest import Lab, Manifest
 from .results import CheckpointResult, TestOutcome, attribute, summarize
-from .runner import Limits, OnCollected, OnResult, RunTarget, run_focused_tests
+from .runner import Limits, RunTarget, Wrap, run_focused_tests
 from .safefs import Tree
 from .sandbox import SandboxLimits, open_confinement, sandbox_status, user_site
 from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
-from .workspace import MARKER, PYTEST_INI
+from .workspace import MARKER, PYTEST_INI, render_marker
 
 SandboxMode = Literal["required", "auto", "off"]
 """``required``: refuse to run without the sandbox; ``auto``: use it when it starts (and say
@@ -49,7 +54,7 @@ class GradingOptions:
     probes: probing.ProbeSet | None = None
     """Cases and reference answers drawn once for many workspaces (else drawn per run)."""
     seed: int | None = None
-    """The probes' seed when they are drawn per run (random when None)."""
+    """The probes' seed when they are drawn per run (the manifest's ``probe_seed`` when None)."""
     deadline_seconds: float | None = None
     """Wall-clock limit of the whole run; its processes are killed when it passes."""
 
@@ -72,10 +77,9 @@ def graded_files(
     manifest: Manifest, kit: Path, learner: Mapping[str, bytes], hidden: HiddenTests | None
 ) -> dict[str, bytes]:
     """Every file of the graded copy: the kit's, except the learner's editable modules."""
-    files = {f.path: read_source(kit, f.parent) for f in manifest.files if f.role != "learner"}
+    files = {f.path: read_source(kit, f.starter) for f in manifest.files if f.role != "learner"}
     files |= {f.path: learner[f.path] for f in manifest.files_with_role("learner")}
-    marker = f'chapter = "{manifest.chapter}"\npackage = "{manifest.package}"\n'
-    files[MARKER] = marker.encode("utf-8")
+    files[MARKER] = render_marker(manifest, "", {}, "").encode("utf-8")
     files["pytest.ini"] = PYTEST_INI.encode("utf-8")
     if manifest.probes is not None:
         files[manifest.probes] = read_source(kit, manifest.probes)
@@ -118,58 +122,42 @@ def _confinement_choice(manifest: Manifest, kit: Path, mode: SandboxMode) -> tup
     return None, f"not sandboxed: {status.reason}; the code ran with your own permissions"
 
 
-def _filtered_collected(callback: OnCollected | None, keep: Callable[[str], bool]) -> OnCollected:
-    def collected(tests: list[tuple[str, str, str | None]]) -> None:
-        if callback is not None:
-            callback([test for test in tests if keep(test[0])])
+@dataclass
+class GradedRun:
+    """A graded copy on disk and the confinement its processes start in."""
 
-    return collected
+    copy: Path
+    library: Path
+    wrap: Wrap
+    unsandboxed: str
+    """Why the run is not sandboxed ('' when it is)."""
+    expired: Callable[[], str]
+    out_of_memory: Callable[[], bool]
+    enforced: Callable[[], tuple[str, ...]]
+
+    def target(
+        self, manifest: Manifest, files: Sequence[str], catalog: Catalog | None
+    ) -> RunTarget:
+        return RunTarget(
+            self.copy, tuple(files), manifest.package, (self.copy,), self.wrap, catalog
+        )
 
 
-def _filtered_result(callback: OnResult | None, keep: Callable[[str], bool]) -> OnResult:
-    def result(outcome: TestOutcome) -> None:
-        if callback is not None and keep(outcome.nodeid):
-            callback(outcome)
-
-    return result
-
-
-def grade(
+@contextlib.contextmanager
+def graded_run(
     manifest: Manifest,
     kit: Path,
     snapshot: Snapshot,
-    labs: Sequence[Lab],
-    limits: Limits,
     options: GradingOptions,
-    *,
-    selected: bool = True,
     hide: Sequence[Path] = (),
-    announce: Callable[[str], None] | None = None,
-    on_collected: OnCollected | None = None,
-    on_result: OnResult | None = None,
-) -> Graded:
-    """Run ``labs`` on ``snapshot``'s graded copy and decide each lab from its probes.
-
-    ``selected``: only ``labs`` were asked for (else the whole chapter runs). ``hide``: more
-    directories learner code must not see (the roster, the gradebook). ``on_collected`` and
-    ``on_result`` hear about the focused tests only, never about instructor tests.
-    """
+    probes: probing.ProbeSet | None = None,
+) -> Iterator[GradedRun]:
+    """The graded copy of ``snapshot`` and its confinement, for as long as the block runs."""
     bwrap, unsandboxed = _confinement_choice(manifest, kit, options.sandbox)
-    probes = options.probes
-    if probes is None:
-        seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
-        probes = probing.prepare(manifest, kit, labs, seed)
-    else:
-        probes = probes.only([lab.id for lab in labs])
-    hidden = options.hidden
-
-    def focused(nodeid: str) -> bool:
-        return hidden is None or not hidden.holds(manifest, nodeid)
-
     with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
         base = Path(scratch)
         copy, library, run = base / "copy", base / "lib", base / "run"
-        write_files(copy, graded_files(manifest, kit, snapshot.learner, hidden))
+        write_files(copy, graded_files(manifest, kit, snapshot.learner, options.hidden))
         write_files(library, grader_library())
         run.mkdir()
         if probes is not None:
@@ -190,35 +178,61 @@ def grade(
             timer.daemon = True
             timer.start()
         try:
-            if announce is not None:
-                announce(f"Checking {snapshot.label}")
-                if unsandboxed:
-                    announce(f"note: {unsandboxed}")
-            files = manifest.test_files + tuple(hidden.paths(manifest) if hidden else ())
-            target = RunTarget(copy, files, manifest.package, (copy,), wrap=confinement.wrap)
-            outcomes, log = run_focused_tests(
-                target,
-                labs=[lab.id for lab in labs] if selected else [],
-                limits=limits,
-                on_collected=_filtered_collected(on_collected, focused),
-                on_result=_filtered_result(
-                    None if on_result is None else _attributed(manifest, on_result), focused
-                ),
+            yield GradedRun(
+                copy,
+                library,
+                confinement.wrap,
+                unsandboxed,
+                lambda: confinement.expired,
+                confinement.out_of_memory,
+                confinement.enforced,
             )
-            outcomes = [attribute(manifest, outcome) for outcome in outcomes]
-            summaries = {}
-            if probes is not None:
-                modules = sorted({f.module for lab in labs for f in lab.functions})
-                where = probing.ProbeTarget(
-                    copy, manifest.package, tuple(modules), (copy, library), confinement.wrap
-                )
-                summaries = probing.compare(probes, probing.run_probes(probes, where, limits))
-            out_of_memory = confinement.out_of_memory()
-            expired = confinement.expired
         finally:
             if timer is not None:
                 timer.cancel()
             confinement.close()
+
+
+def grade(
+    manifest: Manifest,
+    kit: Path,
+    snapshot: Snapshot,
+    labs: Sequence[Lab],
+    limits: Limits,
+    options: GradingOptions,
+    *,
+    selected: bool = True,
+    hide: Sequence[Path] = (),
+) -> Graded:
+    """Run ``labs`` on ``snapshot``'s graded copy and decide each lab from its probes.
+
+    ``selected``: only ``labs`` were asked for (else the whole chapter runs). ``hide``: more
+    directories learner code must not see (the roster, the gradebook).
+    """
+    probes = options.probes
+    if probes is None:
+        seed = options.seed if options.seed is not None else manifest.probe_seed
+        probes = probing.prepare(manifest, kit, labs, seed)
+    else:
+        probes = probes.only([lab.id for lab in labs])
+    hidden = options.hidden
+    catalog = kit_catalog(manifest, kit) + (hidden.catalog if hidden else Catalog())
+    with graded_run(manifest, kit, snapshot, options, hide, probes) as run:
+        files = manifest.test_files + tuple(hidden.paths(manifest) if hidden else ())
+        outcomes, log = run_focused_tests(
+            run.target(manifest, files, catalog),
+            labs=[lab.id for lab in labs] if selected else [],
+            limits=limits,
+        )
+        outcomes = [attribute(manifest, outcome) for outcome in outcomes]
+        summaries = {}
+        if probes is not None:
+            modules = sorted({f.module for lab in labs for f in lab.functions})
+            where = probing.ProbeTarget(
+                run.copy, manifest.package, tuple(modules), (run.copy, run.library), run.wrap
+            )
+            summaries = probing.compare(probes, probing.run_probes(probes, where, limits))
+        out_of_memory, expired, enforced = run.out_of_memory(), run.expired(), run.enforced()
     problems = list(log.collect_errors if not outcomes else [])
     if expired:
         problems.append(expired)
@@ -228,84 +242,45 @@ def grade(
             f"the run reached its {options.limits.memory_mb} MB memory limit; "
             "the kernel killed a process"
         )
-    if unsandboxed:
-        notes.append(unsandboxed)
-    counts = hidden.counts if hidden is not None else {}
+    if run.unsandboxed:
+        notes.append(run.unsandboxed)
     result = summarize(
         manifest,
         labs,
         outcomes,
+        catalog=catalog,
         target=snapshot.label,
         problems=problems,
         notes=notes,
-        expected={lab.id: lab.tests + counts[lab.id] for lab in labs if lab.id in counts},
         probes=summaries,
+        seed=probes.seed if probes else None,
     )
-    return Graded(result, snapshot, confinement.enforced(), probes.seed if probes else None)
+    return Graded(result, snapshot, enforced, probes.seed if probes else None)
 
 
-def render_probes(result: CheckpointResult, seed: int | None) -> list[str]:
-    """The probes' verdict per lab, and each disagreement behind a lab that is not pending."""
-    labs = [lab for lab in result.labs if lab.probes is not None]
-    if not labs:
-        return []
-    counts = " · ".join(
-        f"{lab.lab.id} {lab.probes.agreed}/{lab.probes.cases}" for lab in labs if lab.probes
-    )
-    lines = [f"probes   {counts} agree with the reference (seed {seed})"]
-    for lab in labs:
-        if lab.probes is not None and lab.probes.status not in ("passed", "pending"):
-            lines.append(f"probes   Lab {lab.lab.id} {lab.probes.status}: {lab.probes.difference}")
-    return lines
+def take_snapshot(manifest: Manifest, kit: Path, root: Path | None) -> Snapshot:
+    """What is graded: the workspace at ``root``, or the reference (``None``)."""
+    if root is None:
+        return reference_snapshot(manifest, kit)
+    return workspace_snapshot(manifest, kit, Tree(root))
 
 
-class LabPrinter(Protocol):
-    """Prints each lab's line as its focused tests finish (the checkpoint's printer)."""
-
-    def on_collected(self, tests: list[tuple[str, str, str | None]]) -> None: ...
-    def on_result(self, outcome: TestOutcome) -> None: ...
-    def flush(self, final: Sequence[TestOutcome] | None = None) -> None: ...
-
-
-def _attributed(manifest: Manifest, on_result: OnResult) -> OnResult:
-    """``on_result`` told each outcome with the lab whose code it stopped in."""
-    return lambda outcome: on_result(attribute(manifest, outcome))
-
-
-def check_graded(
+def evaluate(
     manifest: Manifest,
     kit: Path,
     root: Path | None,
-    labs: Sequence[Lab],
-    selected: bool,
+    lab_ids: Sequence[str],
     limits: Limits,
     options: GradingOptions,
-    out: TextIO,
-    printer: LabPrinter,
 ) -> CheckpointResult:
-    """Grade the workspace at ``root`` (None: the reference) and print as a checkpoint does."""
-    if root is not None:
-        snapshot = workspace_snapshot(manifest, kit, Tree(root))
-    else:
-        snapshot = reference_snapshot(manifest, kit)
-    graded = grade(
-        manifest,
-        kit,
-        snapshot,
-        labs,
-        limits,
-        options,
-        selected=selected,
-        announce=lambda line: print(line, file=out, flush=True),
-        on_collected=printer.on_collected,
-        on_result=printer.on_result,
-    )
-    hidden = options.hidden
-    printer.flush(
-        final=[t for t in graded.result.tests if not hidden or not hidden.holds(manifest, t.nodeid)]
-    )
-    for line in render_probes(graded.result, graded.seed):
-        print(line, file=out)
-    for note in graded.result.notes:
-        print(f"note: {note}", file=out)
-    return graded.result
+    """The verdict of ``lab_ids`` (every lab when empty) on a workspace (None: the reference)."""
+    labs = [manifest.lab(lab_id) for lab_id in lab_ids] or list(manifest.labs)
+    snapshot = take_snapshot(manifest, kit, root)
+    return grade(manifest, kit, snapshot, labs, limits, options, selected=bool(lab_ids)).result
+
+
+def focused_only(
+    result: CheckpointResult, manifest: Manifest, hidden: HiddenTests | None
+) -> list[TestOutcome]:
+    """The result's tests without instructor tests (which learners never see)."""
+    return [t for t in result.tests if hidden is None or not hidden.holds(manifest, t.nodeid)]

@@ -10,11 +10,11 @@ literal list of cases counts each case.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from .catalog import Catalog, CatalogError, CatalogTest, test_functions
 from .manifest import Manifest
 
 
@@ -27,7 +27,15 @@ class HiddenTests:
     """Instructor test files by name, and how many tests each lab gains from them."""
 
     files: Mapping[str, bytes]
-    counts: Mapping[str, int]
+    catalog: Catalog
+    """Their tests, at their place in the graded copy."""
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many tests each lab gains."""
+        return {
+            lab: self.catalog.count(lab) for lab in dict.fromkeys(t.lab for t in self.catalog.tests)
+        }
 
     def paths(self, manifest: Manifest) -> dict[str, bytes]:
         """The files at their place in a graded copy: beside the focused tests."""
@@ -39,72 +47,29 @@ class HiddenTests:
         return nodeid.partition("::")[0] in self.paths(manifest)
 
 
-def _mark(decorator: ast.expr, name: str) -> ast.Call | None:
-    """``decorator`` if it is a call of ``….mark.<name>(…)``."""
-    if isinstance(decorator, ast.Call) and ast.unparse(decorator.func).endswith(f"mark.{name}"):
-        return decorator
-    return None
-
-
-def _cases(call: ast.Call, where: str) -> int:
-    values = call.args[1] if len(call.args) > 1 else None
-    if not isinstance(values, ast.List | ast.Tuple):
-        raise HiddenTestError(f"{where}: parametrize needs a literal list of cases to be counted")
-    return len(values.elts)
-
-
-def count_tests(source: str, where: str, labs: set[str]) -> dict[str, int]:
-    """How many tests each lab gets from one instructor test file."""
-    try:
-        tree = ast.parse(source, filename=where)
-    except SyntaxError as error:
-        raise HiddenTestError(
-            f"{where}: not valid Python ({error.msg}, line {error.lineno})"
-        ) from None
-    counts: dict[str, int] = {}
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            raise HiddenTestError(f"{where}: {node.name}: write instructor tests as functions")
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        if not node.name.startswith("test"):
-            continue
-        test = f"{where}::{node.name}"
-        marks = [m for d in node.decorator_list if (m := _mark(d, "lab")) is not None]
-        if len(marks) != 1 or len(marks[0].args) != 1:
-            raise HiddenTestError(f'{test}: needs exactly one @pytest.mark.lab("ID")')
-        lab = marks[0].args[0]
-        if not isinstance(lab, ast.Constant) or lab.value not in labs:
-            known = ", ".join(sorted(labs))
-            raise HiddenTestError(f"{test}: lab {ast.unparse(lab)} is not a lab ({known})")
-        cases = 1
-        for decorator in node.decorator_list:
-            call = _mark(decorator, "parametrize")
-            if call is not None:
-                cases *= _cases(call, test)
-        counts[str(lab.value)] = counts.get(str(lab.value), 0) + cases
-    if not counts:
-        raise HiddenTestError(f"{where}: holds no test functions")
-    return counts
-
-
 def read_hidden(directory: Path, manifest: Manifest) -> HiddenTests:
     """Every ``test_*.py`` of ``directory``, checked and counted."""
     if not directory.is_dir():
         raise HiddenTestError(f"{directory}: not a directory of instructor tests")
     shipped = {PurePosixPath(f.path).name for f in manifest.files_with_role("test")}
     files: dict[str, bytes] = {}
-    counts: dict[str, int] = {}
-    labs = {lab.id for lab in manifest.labs}
+    tests: list[CatalogTest] = []
+    labs = [lab.id for lab in manifest.labs]
+    folder = PurePosixPath(manifest.focused_tests).parent
     for path in sorted(directory.glob("test_*.py")):
         if not path.is_file():
             raise HiddenTestError(f"{path}: not a regular file")
         if path.name in shipped:
             raise HiddenTestError(f"{path}: has the name of a focused test file; rename it")
         data = path.read_bytes()
-        for lab, count in count_tests(data.decode("utf-8"), path.name, labs).items():
-            counts[lab] = counts.get(lab, 0) + count
+        try:
+            found = test_functions(data.decode("utf-8"), (folder / path.name).as_posix(), labs)
+        except (CatalogError, UnicodeDecodeError) as error:
+            raise HiddenTestError(f"{path.name}: {error}") from None
+        if not found:
+            raise HiddenTestError(f"{path.name}: holds no test functions")
+        tests += found
         files[path.name] = data
     if not files:
         raise HiddenTestError(f"{directory}: no test_*.py files")
-    return HiddenTests(files, counts)
+    return HiddenTests(files, Catalog(tuple(tests)))

@@ -10,7 +10,7 @@ from typing import Literal
 
 from .manifest import Manifest
 
-Side = Literal["parent", "target"]
+Side = Literal["starter", "reference"]
 
 
 class KitError(RuntimeError):
@@ -42,9 +42,9 @@ def read_source(root: Path, relative: str) -> bytes:
 
 
 def scaffold_files(manifest: Manifest, root: Path, side: Side) -> dict[str, bytes]:
-    """The workspace as the parent (starters) or the target (reference) would lay it out."""
+    """The workspace as the starter scaffold or the finished reference would lay it out."""
     return {
-        file.path: read_source(root, file.parent if side == "parent" else file.target)
+        file.path: read_source(root, file.starter if side == "starter" else file.reference)
         for file in manifest.files
     }
 
@@ -71,14 +71,14 @@ def short(full: str) -> str:
 class Fingerprints:
     """The chapter's two ends as content fingerprints."""
 
-    parent: str
-    target: str
+    starter: str
+    reference: str
 
 
 def chapter_fingerprints(manifest: Manifest, root: Path) -> Fingerprints:
     return Fingerprints(
-        parent=fingerprint(scaffold_files(manifest, root, "parent")),
-        target=fingerprint(scaffold_files(manifest, root, "target")),
+        starter=fingerprint(scaffold_files(manifest, root, "starter")),
+        reference=fingerprint(scaffold_files(manifest, root, "reference")),
     )
 
 

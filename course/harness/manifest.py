@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
+
+from .tables import TableReader
 
 FileRole = Literal["learner", "given", "test"]
 FILE_ROLES: tuple[FileRole, ...] = ("learner", "given", "test")
@@ -80,11 +81,12 @@ class Lab:
 
 @dataclass(frozen=True)
 class WorkspaceFile:
-    """A file of a practice workspace: where it goes and where parent and target take it from."""
+    """A file of a practice workspace: where it goes, and where the starter scaffold and the
+    reference take it from (the same file for everything but the learner's modules)."""
 
     path: str
-    parent: str
-    target: str
+    starter: str
+    reference: str
     role: FileRole
 
 
@@ -149,6 +151,9 @@ class Manifest:
 
     probes: str | None = None
     """The chapter's probe module (kit-relative): generated cases and how to call each lab."""
+    probe_seed: int = 0
+    """The seed every door draws the probe cases with, so the same files get the same verdict
+    everywhere (an instructor may draw other cases with ``--seed``)."""
 
     def lab(self, lab_id: str) -> Lab:
         """The lab with ``lab_id``; a ``ManifestError`` lists the known ids otherwise."""
@@ -183,63 +188,7 @@ class Manifest:
 # --------------------------------------------------------------------------- reading
 
 
-class _Fields:
-    """Typed readers over one TOML table that raise errors naming ``source: where.key``."""
-
-    def __init__(self, table: object, where: str, source: str) -> None:
-        self.source = source
-        self.where = where
-        if not isinstance(table, Mapping):
-            raise self.error("", f"must be a table, got {type(table).__name__}")
-        self.table: Mapping[str, Any] = table
-        self.used: set[str] = set()
-
-    def error(self, key: str, problem: str) -> ManifestError:
-        name = ".".join(part for part in (self.where, key) if part)
-        return ManifestError(f"{self.source}: {name or 'top level'}: {problem}")
-
-    def raw(self, key: str, default: object = ...) -> object:
-        self.used.add(key)
-        if key not in self.table:
-            if default is ...:
-                raise self.error(key, "missing field")
-            return default
-        return self.table[key]
-
-    def text(self, key: str, default: str | None = None) -> str:
-        value = self.raw(key, ... if default is None else default)
-        if not isinstance(value, str) or not value.strip():
-            raise self.error(key, f"must be a non-empty string, got {value!r}")
-        return value
-
-    def texts(self, key: str, *, allow_empty: bool = False) -> tuple[str, ...]:
-        value = self.raw(key, [] if allow_empty else ...)
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise self.error(key, f"must be a list of non-empty strings, got {value!r}")
-        if not value and not allow_empty:
-            raise self.error(key, "must not be empty")
-        return tuple(value)
-
-    def count(self, key: str) -> int:
-        value = self.raw(key)
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise self.error(key, f"must be a positive integer, got {value!r}")
-        return value
-
-    def tables(self, key: str) -> list[object]:
-        value = self.raw(key)
-        if not isinstance(value, list) or not value:
-            raise self.error(key, "must be a non-empty array of tables ([[...]])")
-        return value
-
-    def finish(self) -> None:
-        """Refuse keys nobody read: a typo should not silently drop a field."""
-        for key in self.table:
-            if key not in self.used:
-                raise self.error(str(key), "unknown field")
-
-
-def _relative_path(fields: _Fields, key: str, default: str | None = None) -> str:
+def _relative_path(fields: TableReader, key: str, default: str | None = None) -> str:
     value = fields.text(key, default)
     path = Path(value)
     if path.is_absolute() or ".." in path.parts:
@@ -248,7 +197,7 @@ def _relative_path(fields: _Fields, key: str, default: str | None = None) -> str
 
 
 def _card(table: object, source: str) -> Card:
-    f = _Fields(table, "card", source)
+    f = TableReader(table, "card", source, ManifestError)
     card = Card(
         title=f.text("title"),
         mode=f.text("mode"),
@@ -269,18 +218,16 @@ def _card(table: object, source: str) -> Card:
 
 
 def _lab(table: object, index: int, source: str, focused_tests: str) -> Lab:
-    f = _Fields(table, f"labs[{index}]", source)
+    f = TableReader(table, f"labs[{index}]", source, ManifestError)
     functions = tuple(
         _lab_function(t, f"labs[{index}].functions[{i}]", source)
         for i, t in enumerate(f.tables("functions"))
     )
-    optional = f.raw("optional", False)
-    if not isinstance(optional, bool):
-        raise f.error("optional", f"must be true or false, got {optional!r}")
+    optional = f.flag("optional")
     lab = Lab(
         id=f.text("id"),
         title=f.text("title"),
-        tests=f.count("tests"),
+        tests=f.count("tests", minimum=1),
         files=f.texts("files"),
         hint=f.text("hint"),
         heading=f.text("heading"),
@@ -295,7 +242,7 @@ def _lab(table: object, index: int, source: str, focused_tests: str) -> Lab:
 
 
 def _lab_function(table: object, where: str, source: str) -> LabFunction:
-    f = _Fields(table, where, source)
+    f = TableReader(table, where, source, ManifestError)
     function = LabFunction(name=f.text("name"), todo=f.text("todo"))
     module, _, name = function.name.partition(".")
     if not module or not name or "." in name:
@@ -305,15 +252,15 @@ def _lab_function(table: object, where: str, source: str) -> LabFunction:
 
 
 def _review(table: object, source: str) -> Review:
-    f = _Fields(table, "review", source)
+    f = TableReader(table, "review", source, ManifestError)
     questions = []
     for index, item in enumerate(f.tables("questions")):
-        q = _Fields(item, f"review.questions[{index}]", source)
+        q = TableReader(item, f"review.questions[{index}]", source, ManifestError)
         questions.append(ReviewQuestion(text=q.text("text"), show=_test_name(q, "show")))
         q.finish()
     checks = []
     for index, item in enumerate(f.tables("checks")):
-        c = _Fields(item, f"review.checks[{index}]", source)
+        c = TableReader(item, f"review.checks[{index}]", source, ManifestError)
         checks.append(
             ReviewCheck(title=c.text("title"), test=_test_name(c, "test"), hint=c.text("hint"))
         )
@@ -332,14 +279,14 @@ def _review(table: object, source: str) -> Review:
     return review
 
 
-def _test_name(fields: _Fields, key: str) -> str:
+def _test_name(fields: TableReader, key: str) -> str:
     name = fields.text(key)
     if not name.isidentifier() or not name.startswith("test_"):
         raise fields.error(key, f"must name a test function (test_…), got {name!r}")
     return name
 
 
-def _editions(value: object, f: _Fields) -> dict[str, str]:
+def _editions(value: object, f: TableReader) -> dict[str, str]:
     if not isinstance(value, dict) or not value:
         raise f.error("notebooks", "must be a table of edition = folder, e.g. { en = 'notebooks' }")
     for edition, folder in value.items():
@@ -349,15 +296,15 @@ def _editions(value: object, f: _Fields) -> dict[str, str]:
 
 
 def _workspace_file(table: object, index: int, source: str) -> WorkspaceFile:
-    f = _Fields(table, f"workspace[{index}]", source)
+    f = TableReader(table, f"workspace[{index}]", source, ManifestError)
     path = _relative_path(f, "path")
-    parent = _relative_path(f, "parent")
-    target = _relative_path(f, "target", parent)
+    starter = _relative_path(f, "starter")
+    reference = _relative_path(f, "reference", starter)
     role = next((r for r in FILE_ROLES if r == f.text("role")), None)
     if role is None:
         raise f.error("role", f"must be one of {', '.join(FILE_ROLES)}, got {f.table['role']!r}")
     f.finish()
-    return WorkspaceFile(path=path, parent=parent, target=target, role=role)
+    return WorkspaceFile(path=path, starter=starter, reference=reference, role=role)
 
 
 def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
@@ -366,7 +313,7 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ManifestError(f"{source}: not valid TOML ({error})") from None
-    f = _Fields(data, "", source)
+    f = TableReader(data, "", source, ManifestError)
     focused_tests = _relative_path(f, "focused_tests")
     labs = tuple(_lab(t, i, source, focused_tests) for i, t in enumerate(f.tables("labs")))
     files = tuple(_workspace_file(t, i, source) for i, t in enumerate(f.tables("workspace")))
@@ -384,13 +331,14 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
         source=source,
         review=_review(f.raw("review"), source) if "review" in f.table else None,
         probes=_relative_path(f, "probes") if "probes" in f.table else None,
+        probe_seed=f.count("probe_seed") if "probe_seed" in f.table else 0,
     )
     f.finish()
     _check_consistency(manifest, f)
     return manifest
 
 
-def _check_consistency(manifest: Manifest, f: _Fields) -> None:
+def _check_consistency(manifest: Manifest, f: TableReader) -> None:
     ids = [lab.id for lab in manifest.labs]
     for index, lab_id in enumerate(ids):
         if lab_id in ids[:index]:

@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         kit = kit_root()
         target = Path(args.directory) if args.directory else default_directory(manifest, Path.cwd())
         create_workspace(manifest, kit, target, args.lang, commands)
-        parent = short(chapter_fingerprints(manifest, kit).parent)
+        parent = short(chapter_fingerprints(manifest, kit).starter)
     except (ManifestError, KitError, WorkspaceError) as error:
         print(f"practice: {error}", file=sys.stderr)
         return USAGE_ERROR

@@ -9,6 +9,7 @@ agree only if every one of its cases got the reference's answer.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -19,13 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .kit import fingerprint, read_source
 from .manifest import Lab, Manifest
 from .probe_driver import Answer, answer, load_module
-from .results import ProbeSummary, Status, worst
+from .results import ProbeSummary
 from .runner import POLL_SECONDS, Limits, Wrap, _kill_group, _Records, start_child
+from .safefs import atomic_write
+from .status import Status, worst
 
 Case = dict[str, Any]
 DIFFERENCE_LIMIT = 320
+FAILURES_SHOWN = 3
+"""Disagreeing cases a lab's verdict names (the rest are counted)."""
 CASES_FILE = ".probe-cases.json"
 """Where the cases are written in the graded copy (read-only in the sandbox)."""
 
@@ -55,13 +61,14 @@ class ProbeSet:
         return ProbeSet(self.seed, self.module, cases, expected)
 
 
-def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> ProbeSet | None:
-    """Draw the cases of ``labs`` and answer them with the reference (None: no probes)."""
+def draw(manifest: Manifest, kit: Path, seed: int) -> ProbeSet | None:
+    """Draw every lab's cases and answer them with the reference (None: no probes)."""
     if manifest.probes is None:
         return None
+    labs = [lab.id for lab in manifest.labs]
     try:
         module = load_module(kit / manifest.probes, "course_probes_reference")
-        cases = module.cases(seed, [lab.id for lab in labs])
+        cases = module.cases(seed, labs)
         json.dumps(cases)
     except Exception as error:  # the kit's own module: report it as such
         raise ProbeError(f"{manifest.probes}: cannot draw the probe cases ({error})") from error
@@ -69,6 +76,56 @@ def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> Pr
         str(case["id"]): answer(module.evaluate, manifest.reference, case) for case in cases
     }
     return ProbeSet(seed, manifest.probes, tuple(cases), expected)
+
+
+def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
+    """What the cases and answers follow from: the probe module, the reference, the seed."""
+    assert manifest.probes is not None
+    files = {manifest.probes: read_source(kit, manifest.probes)}
+    files |= {
+        f.reference: read_source(kit, f.reference) for f in manifest.files if f.role != "test"
+    }
+    return f"{fingerprint(files)}-{seed}"
+
+
+def cache_folder() -> Path:
+    """Where drawn probe sets are kept between runs (``$XDG_CACHE_HOME/course-kit``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "course-kit"
+
+
+def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> ProbeSet | None:
+    """The cases of ``labs`` and the reference's answers, drawn once per kit and seed.
+
+    Drawing takes a second or two (the cases come from hypothesis strategies), so a drawn set
+    is kept in ``cache_folder()`` under a key of everything it follows from; a cache that
+    cannot be read or written is simply not used.
+    """
+    if manifest.probes is None:
+        return None
+    path = cache_folder() / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.json"
+    probes = _read_cached(path, seed, manifest.probes)
+    if probes is None:
+        probes = draw(manifest, kit, seed)
+        if probes is not None:
+            data = {"cases": list(probes.cases), "expected": dict(probes.expected)}
+            with contextlib.suppress(OSError):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))
+    return probes.only([lab.id for lab in labs]) if probes is not None else None
+
+
+def _read_cached(path: Path, seed: int, module: str) -> ProbeSet | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        cases, expected = data["cases"], data["expected"]
+        if not isinstance(cases, list) or not isinstance(expected, dict):
+            return None
+        if {str(case["id"]) for case in cases} != set(expected):
+            return None
+        return ProbeSet(seed, module, tuple(cases), expected)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def write_cases(probes: ProbeSet, root: Path) -> Path:
@@ -131,7 +188,7 @@ class _Answers:
     def unanswered(self, lab: str) -> list[str]:
         return [i for i, of in self.lab_of.items() if of == lab and i not in self.answers]
 
-    def give_up(self, labs: Sequence[str], status: Status, message: str) -> None:
+    def give_up(self, labs: Sequence[str], status: str, message: str) -> None:
         """Every unanswered case of ``labs`` gets ``status`` with ``message``."""
         for lab in labs:
             for case_id in self.unanswered(lab):
@@ -239,18 +296,17 @@ def _answer(item: Mapping[str, Any]) -> Answer:
 # --------------------------------------------------------------------------- comparing
 
 
-def verdict(expected: Answer, actual: Answer) -> Status:
+def agreement(expected: Answer, actual: Answer) -> Status:
     """``passed`` when the answers agree; otherwise how the learner's answer went wrong."""
     if "missing" in actual:
-        status: Status = "timeout" if actual["missing"] == "timeout" else "error"
-        return status
+        return Status.TIMEOUT if actual["missing"] == "timeout" else Status.ERROR
     if actual.get("raised") == "pending":
-        return "pending"
+        return Status.PENDING
     if "value" in expected and "value" in actual:
-        return "passed" if expected["value"] == actual["value"] else "failed"
+        return Status.PASSED if expected["value"] == actual["value"] else Status.FAILED
     if "raised" in expected and "raised" in actual:
-        return "passed" if expected["raised"] == actual["raised"] else "failed"
-    return "failed"
+        return Status.PASSED if expected["raised"] == actual["raised"] else Status.FAILED
+    return Status.FAILED
 
 
 def describe(case: Mapping[str, Any], expected: Answer, actual: Answer) -> str:
@@ -302,14 +358,14 @@ def compare(probes: ProbeSet, actual: Mapping[str, Answer]) -> dict[str, ProbeSu
     for lab in probes.labs():
         mine = [case for case in probes.cases if case["lab"] == lab]
         statuses: list[Status] = []
-        difference = ""
+        failures: list[str] = []
         for case in mine:
             case_id = str(case["id"])
             given = actual.get(case_id, {"missing": "error", "message": "no answer"})
-            status = verdict(probes.expected[case_id], given)
+            status = agreement(probes.expected[case_id], given)
             statuses.append(status)
-            if status != "passed" and not difference:
-                difference = describe(case, probes.expected[case_id], given)
-        agreed = statuses.count("passed")
-        summaries[lab] = ProbeSummary(len(mine), agreed, worst(set(statuses)), difference)
+            if status != Status.PASSED and len(failures) < FAILURES_SHOWN:
+                failures.append(describe(case, probes.expected[case_id], given))
+        agreed = statuses.count(Status.PASSED)
+        summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), tuple(failures))
     return summaries

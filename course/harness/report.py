@@ -10,6 +10,7 @@ from .kit import Fingerprints, short
 from .learning import checkpoint_command, lab_command
 from .manifest import Lab, Manifest
 from .results import CheckpointResult, LabResult, TestOutcome, lab_to_work_on
+from .status import Status
 from .style import PLAIN, Style
 
 WIDTH = 100
@@ -37,7 +38,7 @@ def _command(label: str, command: str) -> list[str]:
 
 def workspace_paths(manifest: Manifest, reference_paths: Sequence[str]) -> list[str]:
     """Where each reference file lives in a workspace (``course/context.py`` → ``pi_course/…``)."""
-    by_target = {file.target: file.path for file in manifest.files}
+    by_target = {file.reference: file.path for file in manifest.files}
     return [by_target.get(path, path) for path in reference_paths]
 
 
@@ -51,8 +52,8 @@ def render_card(
         teaching = tuple(workspace_paths(manifest, teaching))
     lines = [card.title]
     lines += _field("mode", card.mode)
-    lines += _field("parent", f"{short(fingerprints.parent)} · {card.parent}")
-    lines += _field("target", f"{short(fingerprints.target)} · {card.target}")
+    lines += _field("parent", f"{short(fingerprints.starter)} · {card.parent}")
+    lines += _field("target", f"{short(fingerprints.reference)} · {card.target}")
     lines += _field("teaching files", ", ".join(teaching))
     lines += _field("scaffold", card.scaffold)
     lines += _field("know before", card.know_before)
@@ -92,7 +93,22 @@ def render_lab(result: LabResult, title_width: int = 24, style: Style = PLAIN) -
         f"{result.passed}/{result.total:<3} {style.status(result.status, status)}".rstrip()
     ]
     lines += [f"    {line}" for line in _test_details(result)]
+    lines += [f"    {line}" for line in _probe_details(result)]
     return "\n".join(lines)
+
+
+def _probe_details(result: LabResult) -> list[str]:
+    """Each disagreeing probe case the grader kept, named, as a failing case of the lab."""
+    probes = result.probes
+    if probes is None or probes.agree or probes.status == Status.PENDING:
+        return []
+    lines: list[str] = []
+    for failure in probes.failures:
+        lines += _detail(f"{'probe':<8}", failure)
+    left = probes.cases - probes.agreed - len(probes.failures)
+    if left > 0:
+        lines.append(" " * (DETAIL_INDENT - 4) + f"and {left} more probe case(s) like these")
+    return lines
 
 
 def _detail(head: str, text: str) -> list[str]:

@@ -1,17 +1,28 @@
-"""Outcomes of a checkpoint run: per test, per lab and in total, and their JSON form."""
+"""The verdict of a checkpoint run, per test, per lab and in total, and its JSON form.
+
+A lab's verdict is its focused tests plus its probe cases. Which tests a lab has comes from the
+kit's own test files (``catalog.py``), never from the test process: a report of a test the kit
+does not have, a second report of one test, or a test moved to another lab is ignored and
+flagged, so a lab's passed count can never exceed its number of cases.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
+from .catalog import Catalog
 from .frames import Frame
 from .manifest import Lab, Manifest
+from .status import Status, worst
+from .tables import TableReader
 from .verdicts import NOT_RUN
 
-Status = Literal["passed", "pending", "failed", "timeout", "error"]
-STATUSES: tuple[Status, ...] = ("passed", "pending", "failed", "timeout", "error")
+
+class ReportError(ValueError):
+    """A JSON report cannot be read; the message names the field."""
 
 
 @dataclass(frozen=True)
@@ -42,22 +53,25 @@ class TestOutcome:
         return {
             "lab": self.lab,
             "name": self.name,
-            "status": self.status,
+            "nodeid": self.nodeid,
+            "status": str(self.status),
             "message": self.message,
             "duration": self.duration,
         }
 
-
-WORST_FIRST: tuple[Status, ...] = ("error", "timeout", "failed", "pending")
-"""Statuses that are not a pass, the most serious first."""
-
-
-def worst(statuses: Sequence[Status] | set[Status]) -> Status:
-    """The most serious status of ``statuses``: passed only if every one passed (and some did)."""
-    found = set(statuses)
-    if found == {"passed"}:
-        return "passed"
-    return next((status for status in WORST_FIRST if status in found), "error")
+    @classmethod
+    def from_json(cls, data: object, where: str) -> TestOutcome:
+        f = TableReader(data, where, "report", ReportError)
+        outcome = cls(
+            nodeid=f.text("nodeid"),
+            name=f.text("name"),
+            lab=f.optional_text("lab"),
+            status=f.status("status"),
+            message=f.text("message", allow_empty=True),
+            duration=f.number("duration"),
+        )
+        f.finish()
+        return outcome
 
 
 @dataclass(frozen=True)
@@ -68,53 +82,66 @@ class ProbeSummary:
     agreed: int
     status: Status
     """passed when every case agreed; else the worst way a case disagreed."""
-    difference: str = ""
-    """The first disagreement, described for a person."""
+    failures: tuple[str, ...] = ()
+    """The first disagreeing cases, each named: its input, the field, expected and got."""
 
     @property
     def agree(self) -> bool:
-        return self.status == "passed"
+        return self.status == Status.PASSED
+
+    @property
+    def difference(self) -> str:
+        """The first disagreement ('' when there is none)."""
+        return self.failures[0] if self.failures else ""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "cases": self.cases,
             "agreed": self.agreed,
-            "status": self.status,
-            "difference": self.difference,
+            "status": str(self.status),
+            "failures": list(self.failures),
         }
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> ProbeSummary:
+        f = TableReader(data, where, "report", ReportError)
+        summary = cls(
+            f.count("cases"),
+            f.count("agreed"),
+            f.status("status"),
+            f.texts("failures", allow_empty=True),
+        )
+        f.finish()
+        return summary
 
 
 @dataclass(frozen=True)
 class LabResult:
-    """One lab's tests, counted against the number the curriculum promises.
+    """One lab's verdict: its tests, counted against the kit's catalog, and its probes.
 
-    With ``probes`` (a graded workspace) the lab's tests count only when its probes agree
-    with the reference: a test report alone, which learner code could forge, earns nothing.
+    With ``probes`` (every graded run) the lab's tests count only when its probes agree with
+    the reference: a test report alone, which learner code could forge, earns nothing.
     """
 
     lab: Lab
     tests: tuple[TestOutcome, ...]
-    expected: int | None = None
-    """How many tests the lab must have (default: the curriculum's count; hidden tests add)."""
+    total: int
+    """How many test cases the lab has (the kit's test files; instructor tests add)."""
     probes: ProbeSummary | None = None
 
     @property
     def passed(self) -> int:
         if self.probes is not None and not self.probes.agree:
             return 0
-        return sum(test.status == "passed" for test in self.tests)
-
-    @property
-    def total(self) -> int:
-        return self.lab.tests if self.expected is None else self.expected
+        return min(self.total, sum(test.status == Status.PASSED for test in self.tests))
 
     @property
     def tests_status(self) -> Status:
-        """What the tests alone say: passed only if every promised test ran and passed."""
+        """What the tests alone say: passed only if every test of the lab ran and passed."""
         statuses = {test.status for test in self.tests}
-        if statuses == {"passed"} and len(self.tests) == self.total:
-            return "passed"
-        return worst(statuses - {"passed"})
+        if statuses == {Status.PASSED} and len(self.tests) == self.total:
+            return Status.PASSED
+        return worst(statuses - {Status.PASSED})
 
     @property
     def status(self) -> Status:
@@ -123,13 +150,20 @@ class LabResult:
             return self.tests_status
         return worst({self.tests_status, self.probes.status})
 
+    @property
+    def written(self) -> bool:
+        """Whether any of its code is written: some test or probe got past a lab stub."""
+        if self.probes is not None and self.probes.status != Status.PENDING:
+            return True
+        return any(test.status != Status.PENDING for test in self.tests if not test.not_run)
+
     def to_json(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "id": self.lab.id,
             "title": self.lab.title,
             "passed": self.passed,
             "total": self.total,
-            "status": self.status,
+            "status": str(self.status),
             "optional": self.lab.optional,
         }
         if self.probes is not None:
@@ -139,7 +173,7 @@ class LabResult:
 
 @dataclass(frozen=True)
 class CheckpointResult:
-    """A whole checkpoint run."""
+    """A whole checkpoint run: every door shows this same thing."""
 
     chapter: str
     target: str
@@ -148,6 +182,10 @@ class CheckpointResult:
     """Findings that fail the run besides test outcomes (tests that could not run, say)."""
     notes: tuple[str, ...] = field(default=())
     """Findings reported without changing the grade (edited tests, an unsandboxed run)."""
+    flags: tuple[str, ...] = field(default=())
+    """What an instructor should look at (a forged test report, say); never graded."""
+    seed: int | None = None
+    """The probes' seed (None: no probes ran)."""
 
     @property
     def required(self) -> tuple[LabResult, ...]:
@@ -174,16 +212,23 @@ class CheckpointResult:
     @property
     def ok(self) -> bool:
         labs = self.required or self.optional
-        return bool(labs) and not self.problems and all(lab.status == "passed" for lab in labs)
+        return bool(labs) and not self.problems and all(lab.status == Status.PASSED for lab in labs)
 
     @property
     def evidence(self) -> str:
         """The chapter's evidence line, e.g. ``3/3 → 3/3 → 3/3 → 2/2 → 3/3``."""
         return " → ".join(f"{lab.passed}/{lab.total}" for lab in self.required)
 
+    def lab(self, lab_id: str) -> LabResult | None:
+        return next((lab for lab in self.labs if lab.lab.id == lab_id), None)
+
     def first_open_lab(self) -> LabResult | None:
-        """The first lab that is not green: a required one first, else an optional one."""
-        return next((lab for lab in self.required if lab.status != "passed"), None)
+        """The first required lab that is not green."""
+        return next((lab for lab in self.required if lab.status != Status.PASSED), None)
+
+    def verdicts(self) -> dict[str, tuple[str, int, int]]:
+        """Each lab's (status, passed, total): what every door must show alike."""
+        return {lab.lab.id: (str(lab.status), lab.passed, lab.total) for lab in self.labs}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -196,7 +241,82 @@ class CheckpointResult:
             "total": self.total,
             "problems": list(self.problems),
             "notes": list(self.notes),
+            "flags": list(self.flags),
+            "seed": self.seed,
         }
+
+    @classmethod
+    def from_json(cls, data: object, manifest: Manifest) -> CheckpointResult:
+        """Read ``to_json``'s form back; a ``ReportError`` names the field that is wrong."""
+        f = TableReader(data, "", "report", ReportError)
+        tests = [
+            TestOutcome.from_json(item, f"tests[{i}]")
+            for i, item in enumerate(f.tables("tests", allow_empty=True))
+        ]
+        labs = []
+        for index, item in enumerate(f.tables("labs", allow_empty=True)):
+            where = f"labs[{index}]"
+            g = TableReader(item, where, "report", ReportError)
+            lab_id = g.text("id")
+            lab = next((lab for lab in manifest.labs if lab.id == lab_id), None)
+            if lab is None:
+                raise g.error("id", f"chapter {manifest.chapter} has no lab {lab_id!r}")
+            probes = g.raw("probes", None)
+            labs.append(
+                LabResult(
+                    lab,
+                    tuple(t for t in tests if t.lab == lab_id),
+                    g.count("total"),
+                    None if probes is None else ProbeSummary.from_json(probes, f"{where}.probes"),
+                )
+            )
+            for key in ("title", "passed", "status", "optional"):
+                g.raw(key)  # derived from the rest: read, and checked again below
+            g.finish()
+        seed = f.raw("seed", None)
+        result = cls(
+            chapter=f.text("chapter"),
+            target=f.text("target", allow_empty=True),
+            labs=tuple(labs),
+            problems=f.texts("problems", allow_empty=True),
+            notes=f.texts("notes", allow_empty=True),
+            flags=f.texts("flags", allow_empty=True),
+            seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+        )
+        for key in ("evidence", "passed", "total"):
+            f.raw(key)
+        f.finish()
+        if result.to_json() != data:
+            raise ReportError("report: its counts do not follow from its tests and probes")
+        return result
+
+
+def admit(catalog: Catalog, outcomes: Sequence[TestOutcome]) -> tuple[list[TestOutcome], list[str]]:
+    """The outcomes of tests the catalog has, each once and in its catalogued lab; and flags.
+
+    A report naming a test the kit does not have, a second report of one test, and more cases
+    of a test than its file holds are left out, each with a flag that says so.
+    """
+    admitted: list[TestOutcome] = []
+    flags: list[str] = []
+    seen: set[str] = set()
+    cases: Counter[tuple[str, str]] = Counter()
+    for outcome in outcomes:
+        test = catalog.find(outcome.nodeid)
+        if test is None:
+            flags.append(f"a report of {outcome.nodeid!r}, which is not a test of this run")
+            continue
+        if outcome.nodeid in seen:
+            flags.append(f"a second report of {outcome.nodeid!r} (the first one counts)")
+            continue
+        key = (test.file, test.function)
+        if cases[key] >= test.cases:
+            flags.append(f"more reports of {test.function} than its {test.cases} case(s)")
+            continue
+        seen.add(outcome.nodeid)
+        cases[key] += 1
+        admitted.append(replace(outcome, lab=test.lab))
+    return admitted, flags
 
 
 def summarize(
@@ -204,54 +324,42 @@ def summarize(
     labs: Sequence[Lab],
     outcomes: Sequence[TestOutcome],
     *,
+    catalog: Catalog,
     target: str,
     problems: Sequence[str] = (),
     notes: Sequence[str] = (),
-    expected: Mapping[str, int] | None = None,
+    flags: Sequence[str] = (),
     probes: Mapping[str, ProbeSummary] | None = None,
+    seed: int | None = None,
 ) -> CheckpointResult:
-    """Group outcomes by lab; a lab with fewer or more tests than promised gets an error.
-
-    ``expected`` overrides a lab's promised count (instructor tests add to it); ``probes``
-    attaches each lab's probe summary.
-    """
-    expected = expected or {}
+    """Each lab's verdict from the admitted outcomes; a catalogued test never reported is an
+    error of its own, so a lab always has exactly its catalogued number of cases."""
+    admitted, forged = admit(catalog, outcomes)
     probes = probes or {}
     results = []
     for lab in labs:
-        mine = [test for test in outcomes if test.lab == lab.id]
-        count = expected.get(lab.id, lab.tests)
-        if len(mine) != count:
-            found = "no tests selected" if not mine else f"found {len(mine)}"
-            promised = f"{lab.tests} focused tests in {lab.test_file}"
-            if count != lab.tests:
-                promised += f" and {count - lab.tests} instructor tests"
-            mine.append(
-                TestOutcome(
-                    nodeid=f"{lab.test_file}::<Lab {lab.id}>",
-                    name=f"<Lab {lab.id} test count>",
-                    lab=lab.id,
-                    status="error",
-                    message=f"Lab {lab.id} promises {promised}; {found}",
+        mine = [test for test in admitted if test.lab == lab.id]
+        reported = Counter(catalog.find(test.nodeid) for test in mine)
+        for test in catalog.of_lab(lab.id):
+            for _ in range(test.cases - reported[test]):
+                mine.append(
+                    TestOutcome(
+                        nodeid=f"{test.file}::{test.function}",
+                        name=test.function,
+                        lab=lab.id,
+                        status=Status.ERROR,
+                        message="the test process never reported this test",
+                    )
                 )
-            )
-        results.append(
-            LabResult(
-                lab,
-                tuple(mine),
-                expected=count if lab.id in expected else None,
-                probes=probes.get(lab.id),
-            )
-        )
-    known = {lab.id for lab in manifest.labs}
-    strays = [test.name for test in outcomes if test.lab not in known]
-    extra = [f"tests outside every lab of chapter {manifest.chapter}: {', '.join(strays)}"]
+        results.append(LabResult(lab, tuple(mine), catalog.count(lab.id), probes.get(lab.id)))
     return CheckpointResult(
         chapter=manifest.chapter,
         target=target,
         labs=tuple(results),
-        problems=tuple(problems) + (tuple(extra) if strays else ()),
+        problems=tuple(problems),
         notes=tuple(notes),
+        flags=tuple(flags) + tuple(dict.fromkeys(forged)),
+        seed=seed,
     )
 
 
@@ -270,7 +378,6 @@ def lab_to_work_on(manifest: Manifest, result: CheckpointResult) -> Lab | None:
     if first is None:
         return None
     for test in first.tests:
-        broken = test.status in ("failed", "timeout", "error")
-        if broken and test.culprit is not None and test.culprit != first.lab.id:
+        if test.status.broken and test.culprit is not None and test.culprit != first.lab.id:
             return manifest.lab(test.culprit)
     return first.lab

@@ -2,8 +2,10 @@
 the chapter's closing demonstrations checked on the learner's code.
 
 The questions, demonstrations and hints are the manifest's ``[review]``; the code that computes
-the answers and makes the demonstrations is the chapter's review module, run like the focused
-tests in a child process under the same limits.
+the answers and makes the demonstrations is the chapter's review module, run on the same
+graded copy and in the same confinement as the focused tests. The review first shows the labs'
+verdict (``grading.evaluate``), so a demonstration whose labs are not written yet says so
+instead of "does not hold".
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
-from .manifest import Review
-from .results import TestOutcome
-from .runner import Limits, RunTarget, run_focused_tests
+from .grading import GradingOptions, grade, graded_run, take_snapshot
+from .manifest import Manifest, Review
+from .results import CheckpointResult, TestOutcome
+from .runner import Limits, run_focused_tests
+from .status import Status
 from .style import PLAIN, Style
 
 WIDTH = 100
@@ -26,6 +31,8 @@ class ReviewResult:
 
     review: Review
     outcomes: Mapping[str, TestOutcome]
+    verdict: CheckpointResult
+    """Every lab's verdict on the same files."""
     problems: tuple[str, ...] = ()
 
     def outcome(self, test: str) -> TestOutcome | None:
@@ -40,14 +47,29 @@ class ReviewResult:
     def ok(self) -> bool:
         return not self.problems and self.held == len(self.review.checks)
 
+    @property
+    def unwritten(self) -> list[str]:
+        """The required labs that are not written yet (every case stops at a lab stub)."""
+        return [lab.lab.id for lab in self.verdict.required if not lab.written]
+
     def _passed(self, test: str) -> bool:
         outcome = self.outcome(test)
         return outcome is not None and outcome.status == "passed"
 
 
-def run_review(review: Review, target: RunTarget, limits: Limits) -> ReviewResult:
-    """Run the review module's tests against the target's package."""
-    outcomes, log = run_focused_tests(target, limits=limits)
+def run_review(
+    manifest: Manifest, kit: Path, root: Path | None, limits: Limits, options: GradingOptions
+) -> ReviewResult:
+    """The labs' verdict, then the review module's tests, on one graded copy of ``root``."""
+    review = manifest.review
+    if review is None:
+        raise ValueError(f"chapter {manifest.chapter} has no closing review")
+    snapshot = take_snapshot(manifest, kit, root)
+    verdict = grade(manifest, kit, snapshot, manifest.labs, limits, options).result
+    with graded_run(manifest, kit, snapshot, options) as run:
+        outcomes, log = run_focused_tests(
+            run.target(manifest, (review.test_file,), None), limits=limits
+        )
     by_name = {outcome.name: outcome for outcome in outcomes}
     problems = list(log.collect_errors) if not outcomes else []
     problems += [
@@ -55,7 +77,7 @@ def run_review(review: Review, target: RunTarget, limits: Limits) -> ReviewResul
         for name in review.tests
         if name not in by_name and not problems
     ]
-    return ReviewResult(review, by_name, tuple(problems))
+    return ReviewResult(review, by_name, verdict, tuple(problems))
 
 
 def _wrap(text: str, indent: str, first: str | None = None) -> list[str]:
@@ -84,6 +106,14 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
     review = result.review
     seen: set[str] = set()
     lines = [style.bold(review.title), *_wrap(review.intro, "")]
+    verdict = result.verdict
+    lines += ["", f"Labs: {verdict.evidence}   {verdict.passed}/{verdict.total}"]
+    if result.unwritten:
+        lines += _wrap(
+            f"not written yet: Lab {', Lab '.join(result.unwritten)}. The questions and checks "
+            "that need those labs wait for them.",
+            "  ",
+        )
     lines += ["", "Explain:"]
     for number, question in enumerate(review.questions, start=1):
         lines += _wrap(question.text, "     ", f"  {number}. ")
@@ -97,11 +127,14 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
     lines += ["", "Check:"]
     for check in review.checks:
         outcome = result.outcome(check.test)
-        status = outcome.status if outcome is not None else "error"
-        mark = style.status(status, "holds" if status == "passed" else "does not hold")
+        status = outcome.status if outcome is not None else Status.ERROR
+        words = {Status.PASSED: "holds", Status.PENDING: "not written yet"}
+        mark = style.status(status, words.get(Status.read(status), "does not hold"))
         lines += _wrap(check.title, "     ", f"  {mark}: ")
         lines += [f"     {line}" for line in (outcome.shown if outcome is not None else ())]
-        if status != "passed":
+        if status == Status.PENDING:
+            lines += [f"     {line}" for line in _said(outcome, seen)]
+        elif status != Status.PASSED:
             lines += [f"     {line}" for line in _said(outcome, seen)]
             lines += _wrap(f"hint: {check.hint}", "       ", "     ")
     lines += ["", *[f"problem: {problem}" for problem in result.problems]]
@@ -111,8 +144,3 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
         f"{questions} questions to explain in your own words."
     )
     return "\n".join(lines)
-
-
-def review_target(review: Review, target: RunTarget) -> RunTarget:
-    """The run target of the review: the same package, the review module instead of the labs."""
-    return RunTarget(target.root, (review.test_file,), target.package, target.python_path)

@@ -9,7 +9,6 @@ workspace that cannot be read, hangs or crashes costs its own row and never the 
 from __future__ import annotations
 
 import os
-import secrets
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -213,7 +212,7 @@ def grade_roster(
         if not status.available:
             raise SandboxUnavailable(status.reason)
     labs = [manifest.lab(i) for i in options.lab_ids] or list(manifest.required_labs)
-    seed = grading.seed if grading.seed is not None else secrets.randbelow(2**31)
+    seed = grading.seed if grading.seed is not None else manifest.probe_seed
     probes = probing.prepare(manifest, kit, labs, seed)
     grading = replace(grading, probes=probes, deadline_seconds=_deadline(manifest, labs, options))
     limits = Limits(test_seconds=options.test_seconds)

@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from .catalog import Catalog
 from .frames import Frame, dump_file, dumped_frames, frame_from_json, render_frames
-from .results import Status, TestOutcome
+from .results import TestOutcome
+from .status import Status
 from .verdicts import NOT_RUN
 
 POLL_SECONDS = 0.02
@@ -72,6 +74,8 @@ class RunTarget:
     """Directories put in front of ``sys.path`` (where ``package`` lives)."""
     wrap: Wrap | None = None
     """How each child is started, when not directly (see ``Wrap``)."""
+    catalog: Catalog | None = None
+    """The tests the kit has: what the child collects beyond them is never run or counted."""
 
 
 @dataclass
@@ -236,13 +240,19 @@ def run_focused_tests(
     on_collected: OnCollected | None = None,
     on_result: OnResult | None = None,
 ) -> tuple[list[TestOutcome], RunLog]:
-    """Run the focused tests (optionally only ``labs``); one outcome per collected test."""
+    """Run the focused tests (optionally only ``labs``): one outcome per collected test, in
+    order, then any report the child made of a test it did not collect or made twice (for
+    ``results.admit`` to leave out and flag)."""
     limits = limits or Limits()
     log = RunLog()
     order: list[tuple[str, str, str | None]] = []  # (nodeid, name, lab), in collection order
     outcomes: dict[str, TestOutcome] = {}
+    repeated: list[TestOutcome] = []
 
     def record(outcome: TestOutcome) -> None:
+        if outcome.nodeid in outcomes:
+            repeated.append(outcome)  # the first report counts; ``results.admit`` flags this
+            return
         outcomes[outcome.nodeid] = outcome
         if on_result is not None:
             on_result(outcome)
@@ -258,17 +268,20 @@ def run_focused_tests(
             before = len(outcomes)
             collected = _run_child(target, labs, results, remaining, limits, log, record)
             if not order and collected is not None:
-                order = collected
+                known = target.catalog
+                order = [t for t in collected if known is None or known.find(t[0]) is not None]
                 if on_collected is not None:
                     on_collected(list(order))
             if collected is None or len(outcomes) == before or log.setup_hung or log.fatal:
                 break  # no progress, or every later test would end the same way
-        status: Status = "timeout" if log.setup_hung else "error"
+        status = Status.TIMEOUT if log.setup_hung else Status.ERROR
         reason = log.setup_hung or log.fatal or _leftover_reason(log)
         for nodeid, name, lab in order:
             if nodeid not in outcomes:
                 record(TestOutcome(nodeid, name, lab, status, reason))
-    return [outcomes[nodeid] for nodeid, _, _ in order], log
+    listed = {nodeid for nodeid, _, _ in order}
+    strays = [outcome for nodeid, outcome in outcomes.items() if nodeid not in listed]
+    return [outcomes[nodeid] for nodeid, _, _ in order] + strays + repeated, log
 
 
 def _leftover_reason(log: RunLog) -> str:
@@ -337,7 +350,7 @@ class _Watch:
                 nodeid,
                 name,
                 lab,
-                _status(item.get("status")),
+                Status.read(item.get("status")),
                 message,
                 float(item.get("duration", 0.0)),
                 frames=_frames(item.get("frames")),
@@ -454,7 +467,7 @@ def _time_out(
         "(an endless loop or a blocking call?)"
     )
     watch.close_current(
-        "timeout",
+        Status.TIMEOUT,
         _with_frames(message, "running at the time:", frames),
         round(running, 4),
         frames,
@@ -477,14 +490,8 @@ def _close_exited(watch: _Watch, returncode: int | None, log: RunLog) -> None:
         log.fatal = _with_frames(
             f"{NOT_RUN}the package exited at import: {cause}", "called from:", frames
         )
-        watch.close_current("error", log.fatal, frames=frames)
+        watch.close_current(Status.ERROR, log.fatal, frames=frames)
         return
     why = f": {cause}" if frames else " (does the code call os._exit, or was it killed?)"
     message = watch.interrupted or f"the test process exited with code {code} during this test{why}"
-    watch.close_current("error", _with_frames(message, "called from:", frames), frames=frames)
-
-
-def _status(value: object) -> Status:
-    if value in ("passed", "pending", "failed", "timeout", "error"):
-        return value
-    return "error"
+    watch.close_current(Status.ERROR, _with_frames(message, "called from:", frames), frames=frames)

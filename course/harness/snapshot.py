@@ -35,7 +35,7 @@ class Snapshot:
 
 def reference_snapshot(manifest: Manifest, kit: Path) -> Snapshot:
     """The reference laid out as a finished workspace (to try instructor tests on it)."""
-    learner = {f.path: read_source(kit, f.target) for f in manifest.files_with_role("learner")}
+    learner = {f.path: read_source(kit, f.reference) for f in manifest.files_with_role("learner")}
     return Snapshot(f"the reference ({manifest.reference}) in {kit}, as a graded copy", learner)
 
 
@@ -46,7 +46,7 @@ def _layout_notes(manifest: Manifest, kit: Path, tree: Tree) -> tuple[list[str],
         if file.role == "learner":
             continue
         try:
-            same = digest(tree.read(file.path)) == digest(read_source(kit, file.parent))
+            same = digest(tree.read(file.path)) == digest(read_source(kit, file.starter))
             problem = "" if same else "was edited in the workspace"
         except UnsafePath as error:
             problem = f"could not be read from the workspace ({error})"
@@ -110,7 +110,7 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
         notes.append(f"identical to the reference's code: {', '.join(copied)}")
         flags.append("copied from the reference")
     began = short(workspace.parent_fingerprint)
-    now = short(chapter_fingerprints(manifest, kit).parent)
+    now = short(chapter_fingerprints(manifest, kit).starter)
     since = "" if began == now else f"; the kit's parent is now {now}"
     root = tree.base.joinpath(*tree.below)
     label = f"workspace {root} ({manifest.package}, began from parent {began}{since})"

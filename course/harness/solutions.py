@@ -56,7 +56,7 @@ def solve_lab(manifest: Manifest, kit: Path, workspace: Path, lab_id: str) -> li
     for qualified in lab.solution:
         module, _, name = qualified.partition(".")
         file = learner_file(manifest, module)
-        donor = read_source(kit, file.target).decode("utf-8")
+        donor = read_source(kit, file.reference).decode("utf-8")
         path = workspace / file.path
         path.write_text(replace_function(path.read_text("utf-8"), donor, name), "utf-8")
     return list(lab.solution)

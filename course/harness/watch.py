@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -24,8 +24,9 @@ import watchfiles
 
 from .commands import BY_NAME, Commands, key_legend
 from .manifest import Lab, Manifest
-from .report import render_after_green, render_not_run, render_open_lab
-from .results import CheckpointResult, LabResult, lab_to_work_on
+from .report import render_after_green, render_lab, render_not_run, render_open_lab
+from .results import CheckpointResult, lab_to_work_on
+from .status import Status
 from .style import PLAIN, Style
 
 PROBE_NAME = ".checkpoint-watch-probe"
@@ -35,8 +36,8 @@ POLL_MS = 300
 
 Event = tuple[str, str]
 """``("change", path)``, ``("key", k)``, ``("ready", "")``, ``("eof", "")``, ``("error", why)``."""
-RunLabs = Callable[[Sequence[str]], CheckpointResult]
-"""Runs these labs (every lab for an empty list), printing their lines."""
+RunAll = Callable[[], CheckpointResult]
+"""Evaluates every lab of the chapter (``grading.evaluate``)."""
 
 
 class SourceFilter(watchfiles.DefaultFilter):
@@ -136,15 +137,19 @@ class Probe:
 
 @dataclass
 class WatchLoop:
-    """What the watch knows: the latest result of each lab and the lab being worked on."""
+    """What the watch knows: the latest verdict of every lab and the lab being worked on.
+
+    Every run evaluates the whole chapter (``evaluate``, as every door does), so the progress
+    line is never stale: a save in one lab's file that changes another lab shows at once.
+    """
 
     manifest: Manifest
-    run: RunLabs
+    run: RunAll
     out: TextIO
     practice: str | None = None
     commands: Commands = BY_NAME
     style: Style = PLAIN
-    latest: dict[str, LabResult] = field(default_factory=dict)
+    latest: CheckpointResult | None = None
     current: Lab | None = None
 
     def say(self, *lines: str) -> None:
@@ -152,25 +157,28 @@ class WatchLoop:
             print(line, file=self.out, flush=True)
 
     def result(self) -> CheckpointResult:
-        """Every lab's latest counts as one checkpoint result."""
-        labs = tuple(self.latest[lab.id] for lab in self.manifest.labs if lab.id in self.latest)
-        return CheckpointResult(self.manifest.chapter, "", labs)
+        """The latest verdict (an empty one before the first run)."""
+        return self.latest or CheckpointResult(self.manifest.chapter, "", ())
 
     def progress(self) -> str:
         result = self.result()
         return f"progress  {result.evidence}   {result.passed}/{result.total}"
 
-    def check(self, labs: Sequence[Lab]) -> None:
-        """Run ``labs`` (all of them for none), remember their counts and show the progress."""
-        result = self.run([lab.id for lab in labs])
-        for lab_result in result.labs:
-            self.latest[lab_result.lab.id] = lab_result
+    def check(self, shown: Sequence[Lab] = ()) -> CheckpointResult:
+        """Evaluate every lab; print the ``shown`` labs' lines (all for none) and the progress."""
+        result = self.run()
+        self.latest = result
+        wanted = {lab.id for lab in shown}
+        for lab in result.labs:
+            if not wanted or lab.lab.id in wanted:
+                self.say(render_lab(lab, style=self.style))
         self.say(*render_not_run(result), *[f"problem: {p}" for p in result.problems])
         self.say(self.progress())
+        return result
 
     def start(self) -> None:
         """Run every lab once and settle on the lab given, or the first one that is not green."""
-        self.check([])
+        self.check()
         if self.current is None:
             self.current = lab_to_work_on(self.manifest, self.result())
         self.announce()
@@ -187,29 +195,18 @@ class WatchLoop:
         )
 
     def rerun(self) -> None:
-        """Run the lab at hand; while it turns green, move on to the next one and run that."""
-        while self.current is not None:
-            lab = self.current
-            self.check([lab])
-            if self.latest[lab.id].status != "passed":
-                return
-            self.current = self._after(lab)
-            if self.current is None:
-                break
+        """Evaluate again; when the lab at hand turns green, move on to the next open lab."""
+        lab = self.current
+        result = self.check([lab] if lab is not None else [])
+        if lab is not None and self._status(lab) != Status.PASSED:
+            return
+        self.current = lab_to_work_on(self.manifest, result)
+        if lab is not None and self.current != lab:
             self.say(self.style.status("passed", f"Lab {lab.id} passes."))
-            self.announce()
-        self.check([])  # the last lab, or everything green: confirm with every lab at once
-        self.current = lab_to_work_on(self.manifest, self.result())
         self.announce()
 
-    def _after(self, lab: Lab) -> Lab | None:
-        """The first required lab after ``lab`` that is not known to be green."""
-        labs = self.manifest.required_labs
-        later = labs[labs.index(lab) + 1 :] if lab in labs else ()
-        return next((x for x in later if self._status(x) != "passed"), None)
-
     def _status(self, lab: Lab) -> str:
-        known = self.latest.get(lab.id)
+        known = self.result().lab(lab.id)
         return known.status if known is not None else "unknown"
 
     def key(self, key: str) -> bool:

@@ -130,7 +130,7 @@ def workspace_layout(
     manifest: Manifest, kit: Path, edition: str | None = None, commands: Commands = BY_NAME
 ) -> dict[str, bytes]:
     """Every file of a new workspace, by its path inside the workspace."""
-    files = scaffold_files(manifest, kit, "parent")
+    files = scaffold_files(manifest, kit, "starter")
     parent = fingerprint(files)
     checksums = {f.path: digest(files[f.path]) for f in manifest.files_with_role("test")}
     notebooks = []
@@ -193,7 +193,7 @@ def focused_test_problems(manifest: Manifest, kit: Path, workspace: Workspace) -
                 f"{file.path} was edited in the workspace; the focused tests are the spec, "
                 f"restore it or {REUSE_REFUSED.split(';')[0]}"
             )
-        elif actual != digest(read_source(kit, file.parent)):
+        elif actual != digest(read_source(kit, file.starter)):
             problems.append(
                 f"{file.path} differs from the kit's current copy; {REUSE_REFUSED.split(';')[0]} "
                 "to get the current focused tests"

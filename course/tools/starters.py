@@ -97,8 +97,8 @@ def generated_starters(manifest: Manifest, kit: Path) -> dict[str, str]:
     """Every learner file's starter text, by its kit path (``starters/…``)."""
     out = {}
     for file in manifest.files_with_role("learner"):
-        reference = (kit / file.target).read_text(encoding="utf-8")
-        out[file.parent] = generate_starter(reference, stubs_for(manifest, file), file.target)
+        reference = (kit / file.reference).read_text(encoding="utf-8")
+        out[file.starter] = generate_starter(reference, stubs_for(manifest, file), file.reference)
     return out
 
 

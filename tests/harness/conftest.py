@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,8 +9,7 @@ import pytest
 from harness_support import CHAPTER, DEFAULT_LIMITS, Check, MakeWorkspace
 
 from course.harness import probes
-from course.harness.checkpoint import run_checkpoint
-from course.harness.grading import GradingOptions
+from course.harness.grading import GradingOptions, evaluate
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest, load_manifest
 from course.harness.results import CheckpointResult
@@ -46,15 +44,15 @@ def make_workspace(
 @pytest.fixture(scope="session")
 def probe_set(manifest: Manifest, kit: Path) -> probes.ProbeSet | None:
     """One draw of every lab's probe cases, with the reference's answers, for the session."""
-    return probes.prepare(manifest, kit, manifest.labs, seed=20260311)
+    return probes.prepare(manifest, kit, manifest.labs, seed=manifest.probe_seed)
 
 
 @pytest.fixture
 def check(manifest: Manifest, kit: Path, probe_set: probes.ProbeSet | None) -> Check:
-    """Run the checkpoint in-process (its tests still run in a child) and return the result.
+    """The verdict every door shows, computed in-process (its tests still run in a child).
 
     A workspace is graded as ``checkpoint --practice`` grades it: a pristine copy in the
-    sandbox (when it starts), decided by the session's probe cases.
+    sandbox (when it starts), decided by the chapter's probe cases.
     """
 
     def run(
@@ -62,14 +60,7 @@ def check(manifest: Manifest, kit: Path, probe_set: probes.ProbeSet | None) -> C
         labs: Sequence[str] = (),
         limits: Limits = DEFAULT_LIMITS,
     ) -> CheckpointResult:
-        return run_checkpoint(
-            manifest,
-            kit,
-            practice=str(workspace) if workspace is not None else None,
-            lab_ids=labs,
-            limits=limits,
-            out=io.StringIO(),
-            grading=GradingOptions(probes=probe_set),
-        )
+        root = workspace.resolve() if workspace is not None else None
+        return evaluate(manifest, kit, root, labs, limits, GradingOptions(probes=probe_set))
 
     return run

@@ -208,7 +208,7 @@ MUTANTS: tuple[Mutant, ...] = (
 def reference_modules(manifest: Manifest) -> dict[str, str]:
     """Reference module file name → kit path, for every non-test workspace file."""
     return {
-        Path(file.path).name: file.target
+        Path(file.path).name: file.reference
         for file in manifest.files
         if file.role != "test" and file.path.startswith(f"{manifest.package}/")
     }

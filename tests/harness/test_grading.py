@@ -35,7 +35,7 @@ def test_the_graded_copy_holds_the_kits_files_and_only_the_learners_modules(
     assert files["pi_course/summary.py"] == b"# my summary\n"
     for file in manifest.files:
         if file.role != "learner":
-            assert files[file.path] == read_source(kit, file.parent), file.path
+            assert files[file.path] == read_source(kit, file.starter), file.path
     assert set(snapshot.flags) == {
         "edited test files",
         "edited given files",

@@ -51,8 +51,8 @@ def test_every_file_the_manifest_names_exists_in_the_kit() -> None:
     manifest = load_manifest("11")
     kit = kit_root()
     for file in manifest.files:
-        assert (kit / file.parent).is_file(), file.parent
-        assert (kit / file.target).is_file(), file.target
+        assert (kit / file.starter).is_file(), file.starter
+        assert (kit / file.reference).is_file(), file.reference
     for path in manifest.card.teaching_files:
         assert (kit / path).is_file(), path
     assert manifest.probes is not None and (kit / manifest.probes).is_file()
@@ -61,12 +61,12 @@ def test_every_file_the_manifest_names_exists_in_the_kit() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("tests = 3\n", 'tests = "3"\n', "labs[0].tests: must be a positive integer"),
+        ("tests = 3\n", 'tests = "3"\n', "labs[0].tests: must be a whole number of at least 1"),
         ('id = "11.2"', 'id = "11.1"', "labs[1].id: duplicate lab id '11.1'"),
         ('mode = "rebuild"\n', "", "card.mode: missing field"),
         ('mode = "rebuild"\n', 'mode = "rebuild"\nmood = "calm"\n', "card.mood: unknown field"),
         ('role = "given"', 'role = "spare"', "workspace[0].role: must be one of"),
-        ('parent = "course/labs.py"', 'parent = "../labs.py"', "workspace[1].parent: must be"),
+        ('starter = "course/labs.py"', 'starter = "../labs.py"', "workspace[1].starter: must be"),
         (
             'name = "context.select_groups"',
             'name = "select_groups"',

@@ -22,15 +22,15 @@ def test_practice_lays_out_the_manifest_files_and_says_what_to_run(
     run = cli("practice", manifest.chapter, str(target))
     assert run.returncode == 0, run.stderr
     for file in manifest.files:
-        assert (target / file.path).read_bytes() == read_source(kit, file.parent), file.path
+        assert (target / file.path).read_bytes() == read_source(kit, file.starter), file.path
     for notebook in notebook_sources(manifest, kit):
         assert (target / notebook).read_bytes() == read_source(kit, notebook)
     marker = tomllib.loads((target / MARKER).read_text(encoding="utf-8"))
-    parent = chapter_fingerprints(manifest, kit).parent
+    parent = chapter_fingerprints(manifest, kit).starter
     assert marker["chapter"] == manifest.chapter and marker["package"] == manifest.package
     assert marker["parent_fingerprint"] == parent
     assert marker["checksums"] == {
-        f.path: digest(read_source(kit, f.parent)) for f in manifest.files_with_role("test")
+        f.path: digest(read_source(kit, f.starter)) for f in manifest.files_with_role("test")
     }
     first = lab_command(manifest, "11.1", commands=shell_commands())
     assert f"cd {shlex.quote(str(target.resolve()))} && {first}" in run.stdout
@@ -51,7 +51,7 @@ def test_learning_md_has_the_first_steps_every_lab_command_and_the_fingerprint(
         assert f"Lab {lab.id} · {lab.title}" in text
         assert f"`checkpoint {manifest.chapter} --lab {lab.id}`" in text
         assert f"-k {lab.select}`" in text
-    assert chapter_fingerprints(manifest, kit).parent in text
+    assert chapter_fingerprints(manifest, kit).starter in text
 
 
 def test_a_used_directory_is_refused(manifest: Manifest, tmp_path: Path) -> None:

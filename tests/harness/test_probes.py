@@ -12,10 +12,12 @@ from harness_support import Check, MakeWorkspace, replace_in
 from mutants import MUTANTS, Mutant, build_mutant
 
 from course.harness import probes
+from course.harness.catalog import Catalog, CatalogTest
 from course.harness.manifest import Manifest
 from course.harness.probe_driver import answer, load_module, raised, to_data
 from course.harness.results import ProbeSummary, TestOutcome, summarize
 from course.harness.solutions import solve_lab
+from course.harness.status import Status
 
 SEED = 20260311
 
@@ -118,16 +120,21 @@ def test_a_difference_names_where_the_answers_part() -> None:
 
 def test_a_lab_counts_only_when_its_probes_agree(manifest: Manifest) -> None:
     lab = manifest.lab("11.1")
-    passing = [TestOutcome(f"t::{n}", n, lab.id, "passed") for n in ("a", "b", "c")]
-    agree = ProbeSummary(10, 10, "passed")
-    differ = ProbeSummary(10, 0, "pending", "parse_summary: not implemented")
-    result = summarize(manifest, [lab], passing, target="", probes={lab.id: agree})
+    catalog = Catalog(tuple(CatalogTest("t", n, lab.id) for n in ("a", "b", "c")))
+    passing = [TestOutcome(f"t::{n}", n, lab.id, Status.PASSED) for n in ("a", "b", "c")]
+    agree = ProbeSummary(10, 10, Status.PASSED)
+    differ = ProbeSummary(10, 0, Status.PENDING, ("parse_summary: not implemented",))
+    result = summarize(manifest, [lab], passing, catalog=catalog, target="", probes={lab.id: agree})
     assert (result.labs[0].passed, result.labs[0].status) == (3, "passed")
-    forged = summarize(manifest, [lab], passing, target="", probes={lab.id: differ})
+    forged = summarize(
+        manifest, [lab], passing, catalog=catalog, target="", probes={lab.id: differ}
+    )
     assert (forged.labs[0].passed, forged.labs[0].status) == (0, "pending")
-    short = summarize(manifest, [lab], passing, target="", expected={lab.id: 4})
+    more = catalog + Catalog((CatalogTest("hidden", "d", lab.id),))
+    short = summarize(manifest, [lab], passing, catalog=more, target="")
     assert short.labs[0].status == "error", "a test left out of the report is never a pass"
-    assert "and 1 instructor tests; found 3" in short.labs[0].tests[-1].message
+    assert (short.labs[0].passed, short.labs[0].total) == (3, 4)
+    assert "never reported this test" in short.labs[0].tests[-1].message
 
 
 def test_a_hang_costs_its_lab_s_remaining_cases_and_the_next_labs_still_answer(

@@ -8,6 +8,7 @@ from course.harness.kit import chapter_fingerprints
 from course.harness.manifest import Manifest
 from course.harness.report import render_card, render_summary
 from course.harness.results import CheckpointResult, LabResult, TestOutcome
+from course.harness.status import Status
 
 
 def _pending(manifest: Manifest) -> CheckpointResult:
@@ -15,9 +16,10 @@ def _pending(manifest: Manifest) -> CheckpointResult:
         LabResult(
             lab,
             tuple(
-                TestOutcome(f"t{lab.id}-{n}", f"test_{n}", lab.id, "pending", "not yet")
+                TestOutcome(f"t{lab.id}-{n}", f"test_{n}", lab.id, Status.PENDING, "not yet")
                 for n in range(lab.tests)
             ),
+            lab.tests,
         )
         for lab in manifest.labs
     )

@@ -55,21 +55,21 @@ def read(path: str) -> str:
 @pytest.mark.parametrize("file", STARTERS, ids=module_of)
 def test_outside_lab_code_the_starter_is_the_reference(file: WorkspaceFile) -> None:
     labs = lab_functions(MANIFEST, module_of(file))
-    starter, reference = definitions(read(file.parent)), definitions(read(file.target))
+    starter, reference = definitions(read(file.starter)), definitions(read(file.reference))
     for name, node in reference.items():
         if name in labs:
             continue
-        assert name in starter, f"{file.parent} lacks {name}; copy it from {file.target}"
+        assert name in starter, f"{file.starter} lacks {name}; copy it from {file.reference}"
         assert ast.dump(starter[name]) == ast.dump(node), (
-            f"{file.parent}: {name} differs from {file.target}; copy the reference definition"
+            f"{file.starter}: {name} differs from {file.reference}; copy the reference definition"
         )
     extra = set(starter) - set(reference)
-    assert not extra, f"{file.parent} defines {sorted(extra)}, which the reference does not"
+    assert not extra, f"{file.starter} defines {sorted(extra)}, which the reference does not"
 
 
 @pytest.mark.parametrize("file", STARTERS, ids=module_of)
 def test_lab_functions_keep_the_reference_signatures(file: WorkspaceFile) -> None:
-    starter, reference = definitions(read(file.parent)), definitions(read(file.target))
+    starter, reference = definitions(read(file.starter)), definitions(read(file.reference))
     for name in lab_functions(MANIFEST, module_of(file)):
         ours = reference[name]
         assert isinstance(ours, ast.FunctionDef)
@@ -99,7 +99,7 @@ def test_every_stub_names_its_lab_title_and_function() -> None:
     titles = {lab.id: lab.title for lab in MANIFEST.labs}
     seen: set[str] = set()
     for file in STARTERS:
-        for function, call in stubs(read(file.parent)):
+        for function, call in stubs(read(file.starter)):
             lab_id, title, named, hint = (ast.literal_eval(arg) for arg in call.args)
             assert lab_id in titles, f"{function}: unknown lab {lab_id}"
             assert title == titles[lab_id], f"{function}: title {title!r} is not the manifest's"
@@ -142,11 +142,11 @@ def test_an_edited_starter_fails_the_check_naming_the_file(
     file: WorkspaceFile, tmp_path: Path
 ) -> None:
     kit = copy_of_the_kit(tmp_path)
-    with (kit / file.parent).open("a", encoding="utf-8") as starter:
+    with (kit / file.starter).open("a", encoding="utf-8") as starter:
         starter.write("\n# edited by hand\n")
     run = course_kit(kit, "starters", "--check")
     assert run.returncode == 1
-    assert file.parent in run.stderr and "course-kit starters" in run.stderr
+    assert file.starter in run.stderr and "course-kit starters" in run.stderr
     assert course_kit(kit, "starters").returncode == 0
     assert course_kit(kit, "starters", "--check").returncode == 0, "regenerating repairs it"
 
@@ -161,8 +161,8 @@ def test_a_lab_function_without_a_docstring_cannot_become_a_stub() -> None:
 
 @pytest.mark.parametrize("file", STARTERS, ids=module_of)
 def test_a_learner_file_stays_short_enough_to_read(file: WorkspaceFile) -> None:
-    lines = read(file.parent).count("\n")
-    assert lines <= 250, f"{file.parent} has {lines} lines; move machinery to a given module"
+    lines = read(file.starter).count("\n")
+    assert lines <= 250, f"{file.starter} has {lines} lines; move machinery to a given module"
 
 
 def test_every_starter_imports_and_every_stub_raises_its_lab(tmp_path: Path) -> None:
@@ -170,12 +170,12 @@ def test_every_starter_imports_and_every_stub_raises_its_lab(tmp_path: Path) -> 
     package.mkdir()
     for file in MANIFEST.files:
         if file.role != "test":
-            shutil.copyfile(kit_root() / file.parent, package / Path(file.path).name)
+            shutil.copyfile(kit_root() / file.starter, package / Path(file.path).name)
     sys.path.insert(0, str(tmp_path))
     try:
         for file in STARTERS:
             module = importlib.import_module(f"starter_pkg.{module_of(file)}")
-            for function, _ in stubs(read(file.parent)):
+            for function, _ in stubs(read(file.starter)):
                 assert callable(getattr(module, function))
     finally:
         sys.path.remove(str(tmp_path))

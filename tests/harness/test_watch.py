@@ -8,15 +8,16 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 from harness_support import MakeWorkspace
 
+from course.harness.catalog import Catalog, CatalogTest
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult, TestOutcome, summarize
 from course.harness.solutions import solve_lab
-from course.harness.watch import Event, Probe, RunLabs, WatchLoop, serve
+from course.harness.status import Status
+from course.harness.watch import Event, Probe, RunAll, WatchLoop, serve
 
 WAIT = 90.0
 """The most any step of the watched run may take before the test gives up (a bound, not a claim)."""
@@ -85,25 +86,30 @@ def test_saving_a_solved_lab_turns_it_green_and_moves_on(
     assert not (workspace / "pi_course" / ".checkpoint-watch-probe").exists()
 
 
-def fake_run(manifest: Manifest, green: set[str]) -> tuple[list[list[str]], RunLabs]:
-    """A stand-in for running labs: every lab in ``green`` passes, the others are pending."""
-    calls: list[list[str]] = []
+def fake_run(manifest: Manifest, green: set[str]) -> tuple[list[int], RunAll]:
+    """A stand-in for evaluating the chapter: labs in ``green`` pass, the others are pending."""
+    calls: list[int] = []
+    catalog = Catalog(
+        tuple(
+            CatalogTest(lab.id, f"test_{n}", lab.id)
+            for lab in manifest.labs
+            for n in range(lab.tests)
+        )
+    )
 
-    def run(lab_ids: Sequence[str]) -> CheckpointResult:
-        calls.append(list(lab_ids))
-        labs = [manifest.lab(i) for i in lab_ids] or list(manifest.labs)
+    def run() -> CheckpointResult:
+        calls.append(len(calls))
         outcomes = [
             TestOutcome(
-                f"{lab.id}-{n}",
-                f"test_{n}",
-                lab.id,
-                "passed" if lab.id in green else "pending",
-                "" if lab.id in green else f"Lab {lab.id} not implemented yet",
+                f"{test.file}::{test.function}",
+                test.function,
+                test.lab,
+                Status.PASSED if test.lab in green else Status.PENDING,
+                "" if test.lab in green else f"Lab {test.lab} not implemented yet",
             )
-            for lab in labs
-            for n in range(lab.tests)
+            for test in catalog.tests
         ]
-        return summarize(manifest, labs, outcomes, target="")
+        return summarize(manifest, manifest.labs, outcomes, catalog=catalog, target="")
 
     return calls, run
 
@@ -127,7 +133,7 @@ def test_without_file_events_it_says_so_and_falls_back(manifest: Manifest, tmp_p
     text = out.getvalue()
     assert fallbacks == ["polling"]
     assert "No file change events arrive from" in text and "press r (or Enter)" in text
-    assert calls[:2] == [[], ["11.1"]], "a full run at start, then the lab at hand"
+    assert len(calls) == 2, "a run at start, then one after the manual re-run"
     assert "Lab 11.1 passes." in text and "Now: Lab 11.2 interaction groups" in text
     assert not (tmp_path / ".checkpoint-watch-probe").exists()
 
@@ -142,7 +148,7 @@ def test_keys_skip_to_the_next_lab_and_show_the_legend(manifest: Manifest, tmp_p
     assert serve(loop, events, Probe(tmp_path), lambda: None) == 0
     text = out.getvalue()
     assert "Now: Lab 11.2 interaction groups" in text
-    assert calls == [[], ["11.2"]]
+    assert len(calls) == 2, "a run at start, then one for the lab skipped to"
     assert "keys: h hint · n next lab · r re-run · q quit" in text
 
 

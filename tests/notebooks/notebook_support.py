@@ -36,7 +36,7 @@ def create_workspace(folder: Path) -> Path:
 def solve(workspace: Path) -> Path:
     """Replace every learner file of the workspace with the reference it is graded against."""
     for item in load_manifest(CHAPTER).files_with_role("learner"):
-        shutil.copyfile(REPO / item.target, workspace / item.path)
+        shutil.copyfile(REPO / item.reference, workspace / item.path)
     return workspace
 
 

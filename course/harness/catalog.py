@@ -1,0 +1,132 @@
+"""Which tests a chapter has and the lab each belongs to, read from test files on the kit's side.
+
+A test is a module-level function with ``@pytest.mark.lab("ID")``; ``parametrize`` with a literal
+list of cases counts each case. The catalog is read from the pristine files, never from what a
+test process says about itself, so learner code that forges its report cannot add a test, move
+one to another lab or count one twice.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .kit import KitError, read_source
+from .manifest import Manifest
+
+
+class CatalogError(ValueError):
+    """A test file cannot be catalogued; the message names the file and the test."""
+
+
+@dataclass(frozen=True)
+class CatalogTest:
+    """One test function of a test file, and how many test cases it stands for."""
+
+    file: str
+    """Its file, relative to the run's root (as pytest's node ids write it)."""
+    function: str
+    lab: str
+    cases: int = 1
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every test of a run, in file order."""
+
+    tests: tuple[CatalogTest, ...] = ()
+
+    def __add__(self, other: Catalog) -> Catalog:
+        return Catalog(self.tests + other.tests)
+
+    def of_lab(self, lab: str) -> tuple[CatalogTest, ...]:
+        return tuple(test for test in self.tests if test.lab == lab)
+
+    def count(self, lab: str) -> int:
+        """How many test cases ``lab`` has."""
+        return sum(test.cases for test in self.of_lab(lab))
+
+    def find(self, nodeid: str) -> CatalogTest | None:
+        """The test a node id (``file::function[case]``) stands for; None if there is none."""
+        file, _, name = nodeid.partition("::")
+        function = name.partition("[")[0]
+        return next((t for t in self.tests if t.file == file and t.function == function), None)
+
+    def from_files(self, files: Iterable[str]) -> Catalog:
+        """The tests of ``files`` only."""
+        wanted = set(files)
+        return Catalog(tuple(test for test in self.tests if test.file in wanted))
+
+
+def _mark(decorator: ast.expr, name: str) -> ast.Call | None:
+    """``decorator`` if it is a call of ``….mark.<name>(…)``."""
+    if isinstance(decorator, ast.Call) and ast.unparse(decorator.func).endswith(f"mark.{name}"):
+        return decorator
+    return None
+
+
+def _cases(call: ast.Call, where: str) -> int:
+    values = call.args[1] if len(call.args) > 1 else None
+    if not isinstance(values, ast.List | ast.Tuple):
+        raise CatalogError(f"{where}: parametrize needs a literal list of cases to be counted")
+    return len(values.elts)
+
+
+def test_functions(source: str, file: str, labs: Iterable[str]) -> tuple[CatalogTest, ...]:
+    """The tests of one file, each with its lab; a ``CatalogError`` names what is wrong."""
+    known = set(labs)
+    try:
+        tree = ast.parse(source, filename=file)
+    except SyntaxError as error:
+        raise CatalogError(f"{file}: not valid Python ({error.msg}, line {error.lineno})") from None
+    tests: list[CatalogTest] = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            raise CatalogError(f"{file}: {node.name}: write the tests as functions")
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if not node.name.startswith("test"):
+            continue
+        where = f"{file}::{node.name}"
+        marks = [m for d in node.decorator_list if (m := _mark(d, "lab")) is not None]
+        if len(marks) != 1 or len(marks[0].args) != 1:
+            raise CatalogError(f'{where}: needs exactly one @pytest.mark.lab("ID")')
+        lab = marks[0].args[0]
+        if not isinstance(lab, ast.Constant) or lab.value not in known:
+            names = ", ".join(sorted(known))
+            raise CatalogError(f"{where}: lab {ast.unparse(lab)} is not a lab ({names})")
+        cases = 1
+        for decorator in node.decorator_list:
+            call = _mark(decorator, "parametrize")
+            if call is not None:
+                cases *= _cases(call, where)
+        tests.append(CatalogTest(file, node.name, str(lab.value), cases))
+    return tuple(tests)
+
+
+def read_catalog(files: Mapping[str, bytes], labs: Iterable[str]) -> Catalog:
+    """The catalog of test files given by path and content."""
+    known = tuple(labs)
+    tests: list[CatalogTest] = []
+    for path, data in files.items():
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CatalogError(f"{path}: not UTF-8 text") from None
+        tests += test_functions(text, path, known)
+    return Catalog(tuple(tests))
+
+
+def kit_catalog(manifest: Manifest, kit: Path) -> Catalog:
+    """The chapter's focused tests as the kit ships them, checked against the manifest's counts."""
+    files = {path: read_source(kit, path) for path in manifest.test_files}
+    catalog = read_catalog(files, [lab.id for lab in manifest.labs])
+    for lab in manifest.labs:
+        if catalog.count(lab.id) != lab.tests:
+            raise KitError(
+                f"Lab {lab.id}: {manifest.source} promises {lab.tests} tests, but "
+                f"{lab.test_file} has {catalog.count(lab.id)}"
+            )
+    return catalog
