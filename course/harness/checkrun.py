@@ -8,7 +8,7 @@ from typing import TextIO
 
 from .kit import chapter_fingerprints, short
 from .manifest import Manifest
-from .report import render_lab
+from .report import render_lab, render_probes
 from .results import CheckpointResult
 from .style import PLAIN, Style
 from .workspace import Workspace, WorkspaceError, find_workspace, read_workspace
@@ -57,13 +57,8 @@ def print_verdict(result: CheckpointResult, out: TextIO, style: Style = PLAIN) -
     """Each lab's line with what did not pass (tests and probe cases), then notes and flags."""
     for lab in result.labs:
         print(render_lab(lab, style=style), file=out)
-    if result.seed is not None:
-        counts = " · ".join(
-            f"{lab.lab.id} {lab.probes.agreed}/{lab.probes.cases}"
-            for lab in result.labs
-            if lab.probes is not None
-        )
-        print(f"probes   {counts} agree with the reference (seed {result.seed})", file=out)
+    for line in render_probes(result):
+        print(line, file=out)
     for note in result.notes:
         print(f"note: {note}", file=out)
     for flag in result.flags:

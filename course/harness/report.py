@@ -97,6 +97,17 @@ def render_lab(result: LabResult, title_width: int = 24, style: Style = PLAIN) -
     return "\n".join(lines)
 
 
+def render_probes(result: CheckpointResult) -> list[str]:
+    """How many probe cases of each lab agree with the reference, and the seed they came from."""
+    labs = [lab for lab in result.labs if lab.probes is not None]
+    if not labs:
+        return []
+    counts = " · ".join(
+        f"{lab.lab.id} {lab.probes.agreed}/{lab.probes.cases}" for lab in labs if lab.probes
+    )
+    return [f"probes   {counts} agree with the reference (seed {result.seed})"]
+
+
 def _probe_details(result: LabResult) -> list[str]:
     """Each disagreeing probe case the grader kept, named, as a failing case of the lab."""
     probes = result.probes

@@ -49,6 +49,8 @@ def test_one_lab_with_json_results(manifest: Manifest, tmp_path: Path) -> None:
     data = json.loads(report.read_text(encoding="utf-8"))
     assert {"chapter", "labs", "tests", "passed", "total"} <= set(data)
     assert data["chapter"] == manifest.chapter
+    cases = data["labs"][0]["probes"]["cases"]
+    assert cases > 0
     assert data["labs"] == [
         {
             "id": "11.3",
@@ -57,11 +59,12 @@ def test_one_lab_with_json_results(manifest: Manifest, tmp_path: Path) -> None:
             "total": 3,
             "status": "passed",
             "optional": False,
+            "probes": {"cases": cases, "agreed": cases, "status": "passed", "failures": []},
         }
     ]
     assert [t["lab"] for t in data["tests"]] == ["11.3"] * 3
     for test in data["tests"]:
-        assert set(test) == {"lab", "name", "status", "message", "duration"}
+        assert set(test) == {"lab", "name", "nodeid", "status", "message", "duration"}
         assert test["name"].startswith("test_lab_11_3_") and test["status"] == "passed"
     assert (data["passed"], data["total"]) == (3, 3)
 

@@ -7,8 +7,9 @@ from pathlib import Path
 from harness_support import MakeWorkspace
 
 from course.harness import probes
-from course.harness.grading import GradingOptions, grade, graded_files, render_probes
+from course.harness.grading import GradingOptions, grade, graded_files
 from course.harness.kit import read_source
+from course.harness.report import render_probes
 from course.harness.manifest import Manifest
 from course.harness.runner import Limits
 from course.harness.safefs import Tree
@@ -76,7 +77,7 @@ def test_the_probe_line_shows_each_lab_and_the_disagreements_behind_it(
         Limits(test_seconds=10.0),
         GradingOptions(probes=probe_set),
     )
-    [line] = render_probes(graded.result, graded.seed)
+    [line] = render_probes(graded.result)
     cases = sum(case["lab"] == "11.1" for case in probe_set.cases)
     assert line == f"probes   11.1 0/{cases} agree with the reference (seed {probe_set.seed})"
 
