@@ -15,11 +15,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..harness.grading import GradingOptions, grade, take_snapshot
+from ..grading.engine import GradingOptions, grade, take_snapshot
+from ..grading.snapshot import Snapshot
 from ..harness.kit import kit_root
 from ..harness.manifest import load_manifest
 from ..harness.runner import Limits
-from ..harness.snapshot import Snapshot
 from ..harness.workspace import find_workspace
 from .verdict import VerdictView
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
-from ..harness.grading import GradingOptions, SandboxUnavailable, evaluate
+from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
 from ..harness.runner import Limits

@@ -10,10 +10,11 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from solutions import solve_lab
+
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 from course.harness.runner import Limits
-from course.harness.solutions import solve_lab
 
 CHAPTER = "11"
 DEFAULT_LIMITS = Limits()

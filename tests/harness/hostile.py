@@ -193,7 +193,7 @@ for _pid in _os.listdir("/proc"):
             _line = _cmd.read()
     except OSError:
         continue
-    if b"course.harness.checkpoint" in _line and b"--roster" in _line:
+    if b"course.cli.checkpoint" in _line and b"--roster" in _line:
         try:
             _os.kill(int(_pid), _signal.SIGKILL)
         except OSError:

@@ -9,19 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from course.harness import safefs
-from course.harness.gradebook import (
+from course.grading.engine import GradingOptions
+from course.grading.gradebook import (
     clean,
     gradebook_csv,
     is_gradebook_name,
     ungraded_row,
     write_gradebook,
 )
-from course.harness.grading import GradingOptions
+from course.grading.roster import discover, grade_entry
+from course.grading.safefs import Tree, UnsafePath, atomic_write
+from course.harness import safefs
 from course.harness.manifest import Manifest
-from course.harness.roster import discover, grade_entry
 from course.harness.runner import Limits
-from course.harness.safefs import Tree, UnsafePath, atomic_write
 from course.harness.workspace import MARKER, WorkspaceError, create_workspace
 
 

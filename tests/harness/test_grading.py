@@ -6,14 +6,14 @@ from pathlib import Path
 
 from harness_support import MakeWorkspace
 
+from course.grading.engine import GradingOptions, grade, graded_files
+from course.grading.safefs import Tree
+from course.grading.snapshot import workspace_snapshot
 from course.harness import probes
-from course.harness.grading import GradingOptions, grade, graded_files
 from course.harness.kit import read_source
-from course.harness.report import render_probes
 from course.harness.manifest import Manifest
+from course.harness.report import render_probes
 from course.harness.runner import Limits
-from course.harness.safefs import Tree
-from course.harness.snapshot import workspace_snapshot
 from course.harness.workspace import MARKER
 
 

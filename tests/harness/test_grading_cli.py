@@ -11,9 +11,9 @@ import textwrap
 from pathlib import Path
 
 from harness_support import cli
+from solutions import solve_lab
 
 from course.harness.manifest import Manifest
-from course.harness.solutions import solve_lab
 from course.harness.workspace import create_workspace
 
 NO_BWRAP = {**os.environ, "PATH": "/nonexistent"}
@@ -22,7 +22,7 @@ NO_BWRAP = {**os.environ, "PATH": "/nonexistent"}
 
 def checkpoint(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "course.harness.checkpoint", *args],
+        [sys.executable, "-m", "course.cli.checkpoint", *args],
         capture_output=True,
         text=True,
         timeout=300,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness_support import Check, MakeWorkspace
+from solutions import solve_lab
 
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
-from course.harness.solutions import solve_lab
 
 
 def statuses(result: CheckpointResult) -> dict[str, str]:

@@ -21,6 +21,7 @@ from harness_support import (
     sabotage,
     solved_workspace,
 )
+from solutions import solve_lab
 
 from course.harness.commands import resolve
 from course.harness.learning import lab_command
@@ -28,7 +29,6 @@ from course.harness.manifest import Manifest
 from course.harness.report import render_summary
 from course.harness.results import lab_to_work_on
 from course.harness.runner import Limits, RunTarget, child_command, child_environment
-from course.harness.solutions import solve_lab
 
 ESCAPE = "\x1b"
 
@@ -214,7 +214,7 @@ def read_terminal(command: list[str], cwd: Path) -> str:
 
 def test_a_terminal_gets_colour_and_marks(manifest: Manifest, kit: Path) -> None:
     shown = read_terminal(
-        [sys.executable, "-m", "course.harness.checkpoint", "11", "--lab", "11.1", "--no-card"],
+        [sys.executable, "-m", "course.cli.checkpoint", "11", "--lab", "11.1", "--no-card"],
         kit,
     )
     assert "\x1b[32m✓ passed\x1b[0m" in shown, shown
@@ -348,7 +348,7 @@ def test_a_bad_request_prints_only_its_error(args: list[str], error: str) -> Non
 
 
 def test_a_closed_pipe_ends_quietly(kit: Path) -> None:
-    command = f"{sys.executable} -m course.harness.checkpoint 11 | head -n 2"
+    command = f"{sys.executable} -m course.cli.checkpoint 11 | head -n 2"
     run = subprocess.run(
         ["bash", "-o", "pipefail", "-c", command],
         cwd=kit,

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from harness_support import Check, MakeWorkspace, replace_in
 from mutants import MUTANTS, Mutant, build_mutant
+from solutions import solve_lab
 
+from course.grading.probe_driver import answer, load_module, raised, to_data
 from course.harness import probes
 from course.harness.catalog import Catalog, CatalogTest
 from course.harness.manifest import Manifest
-from course.harness.probe_driver import answer, load_module, raised, to_data
 from course.harness.results import ProbeSummary, TestOutcome, summarize
-from course.harness.solutions import solve_lab
 from course.harness.status import Status
 
 SEED = 20260311

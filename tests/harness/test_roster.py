@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 from harness_support import cli, kill_processes_with, processes_with, replace_in
 from hostile import DAEMON_TOKEN, PTH_NAME, TTY_LINE, attacks
+from solutions import solve_lab
 
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
-from course.harness.solutions import solve_lab
 from course.harness.workspace import MARKER, create_workspace
 
 LABS = ["11.1", "11.2", "11.3", "11.4", "11.5"]

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 from harness_support import kill_processes_with, processes_with
 
-from course.harness.kit import kit_root
-from course.harness.sandbox import (
+from course.grading.sandbox import (
     Confinement,
     Layout,
     SandboxLimits,
@@ -22,6 +21,7 @@ from course.harness.sandbox import (
     open_confinement,
     sandbox_status,
 )
+from course.harness.kit import kit_root
 
 TOKEN = "course-sandbox-test-daemon-5c1e"
 SYSTEM = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp", "usr"}

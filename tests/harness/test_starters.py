@@ -123,7 +123,7 @@ def copy_of_the_kit(into: Path) -> Path:
 
 def course_kit(kit: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "course.tools.kit", *args],
+        [sys.executable, "-m", "course.tools.maintainer", *args],
         cwd=kit,
         capture_output=True,
         text=True,

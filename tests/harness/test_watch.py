@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 
 from harness_support import MakeWorkspace
+from solutions import solve_lab
 
+from course.cli.watch import Event, Probe, RunAll, WatchLoop, serve
 from course.harness.catalog import Catalog, CatalogTest
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult, TestOutcome, summarize
-from course.harness.solutions import solve_lab
 from course.harness.status import Status
-from course.harness.watch import Event, Probe, RunAll, WatchLoop, serve
 
 WAIT = 90.0
 """The most any step of the watched run may take before the test gives up (a bound, not a claim)."""
@@ -54,7 +54,7 @@ def test_saving_a_solved_lab_turns_it_green_and_moves_on(
 ) -> None:
     workspace = make_workspace("watched")
     process = subprocess.Popen(
-        [sys.executable, "-m", "course.harness.checkpoint", "11", "--watch"],
+        [sys.executable, "-m", "course.cli.checkpoint", "11", "--watch"],
         cwd=workspace,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

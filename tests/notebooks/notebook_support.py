@@ -25,7 +25,7 @@ NOTEBOOKS = EDITIONS[load_manifest(CHAPTER).default_edition]
 def create_workspace(folder: Path) -> Path:
     """A fresh ``practice 11`` workspace in ``folder`` (made by the kit's own command)."""
     subprocess.run(
-        [sys.executable, "-m", "course.harness.practice", CHAPTER, str(folder)],
+        [sys.executable, "-m", "course.cli.practice", CHAPTER, str(folder)],
         check=True,
         capture_output=True,
         text=True,

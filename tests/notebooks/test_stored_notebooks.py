@@ -52,7 +52,7 @@ def test_every_edition_has_every_notebook_with_the_same_code_cells() -> None:
 
 def test_the_notebooks_are_what_their_sources_build() -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "course.tools.kit", "notebooks", "--check"],
+        [sys.executable, "-m", "course.tools.maintainer", "notebooks", "--check"],
         capture_output=True,
         text=True,
         check=False,

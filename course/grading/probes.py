@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .kit import fingerprint, read_source
-from .manifest import Lab, Manifest
+from ..harness.kit import fingerprint, read_source
+from ..harness.manifest import Lab, Manifest
+from ..harness.results import ProbeSummary
+from ..harness.runner import POLL_SECONDS, Limits, Wrap, _kill_group, _Records, start_child
+from ..harness.status import Status, worst
 from .probe_driver import Answer, answer, load_module
-from .results import ProbeSummary
-from .runner import POLL_SECONDS, Limits, Wrap, _kill_group, _Records, start_child
 from .safefs import atomic_write
-from .status import Status, worst
 
 Case = dict[str, Any]
 DIFFERENCE_LIMIT = 320
@@ -153,7 +153,7 @@ def driver_command(
     command = [
         sys.executable,
         "-m",
-        "course.harness.probe_driver",
+        "course.grading.probe_driver",
         "--chapter-probes",
         probes.module,
         "--package",

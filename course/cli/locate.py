@@ -6,12 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .kit import chapter_fingerprints, short
-from .manifest import Manifest
-from .report import render_lab, render_probes
-from .results import CheckpointResult
-from .style import PLAIN, Style
-from .workspace import Workspace, WorkspaceError, find_workspace, read_workspace
+from ..harness.kit import chapter_fingerprints, short
+from ..harness.manifest import Manifest
+from ..harness.report import render_lab, render_probes
+from ..harness.results import CheckpointResult
+from ..harness.style import PLAIN, Style
+from ..harness.workspace import Workspace, WorkspaceError, find_workspace, read_workspace
 
 
 @dataclass(frozen=True)

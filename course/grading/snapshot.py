@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ..harness.kit import chapter_fingerprints, digest, read_source, short
+from ..harness.manifest import Manifest
+from ..harness.workspace import MARKER, WORKSPACE_NOTEBOOKS, WorkspaceError, parse_marker
 from .copies import identical_functions
-from .kit import chapter_fingerprints, digest, read_source, short
-from .manifest import Manifest
 from .safefs import Tree, UnsafePath
-from .workspace import MARKER, WORKSPACE_NOTEBOOKS, WorkspaceError, parse_marker
 
 LEARNER_FILES = ("LEARNING.md", "pytest.ini", MARKER, WORKSPACE_NOTEBOOKS)
 """Top-level names a workspace is made with besides the curriculum's files."""

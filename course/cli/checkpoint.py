@@ -13,19 +13,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from .checkrun import Where, locate, print_verdict
-from .commands import Commands, key_legend, shell_commands
-from .grading import GradingOptions, SandboxMode, SandboxUnavailable, evaluate
-from .hidden import HiddenTestError, read_hidden
-from .kit import KitError, chapter_fingerprints, kit_root
-from .manifest import Manifest, ManifestError, load_manifest
-from .report import render_card, render_short_card, render_summary
+from ..grading.engine import GradingOptions, SandboxMode, SandboxUnavailable, evaluate
+from ..grading.hidden import HiddenTestError, read_hidden
+from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
+from ..harness.commands import Commands, key_legend, shell_commands
+from ..harness.kit import KitError, chapter_fingerprints, kit_root
+from ..harness.manifest import Manifest, ManifestError, load_manifest
+from ..harness.report import render_card, render_short_card, render_summary
+from ..harness.runner import Limits
+from ..harness.style import Style, style_for
+from ..harness.workspace import WorkspaceError
+from .locate import Where, locate, print_verdict
 from .review import render_review, run_review
-from .roster import EmptyRoster, RosterOptions, grade_roster
-from .runner import Limits
-from .style import Style, style_for
 from .watch import WatchLoop, watch
-from .workspace import WorkspaceError
 
 __all__ = ["main", "parser"]
 

@@ -22,12 +22,12 @@ from typing import TextIO
 
 import watchfiles
 
-from .commands import BY_NAME, Commands, key_legend
-from .manifest import Lab, Manifest
-from .report import render_after_green, render_lab, render_not_run, render_open_lab
-from .results import CheckpointResult, lab_to_work_on
-from .status import Status
-from .style import PLAIN, Style
+from ..harness.commands import BY_NAME, Commands, key_legend
+from ..harness.manifest import Lab, Manifest
+from ..harness.report import render_after_green, render_lab, render_not_run, render_open_lab
+from ..harness.results import CheckpointResult, lab_to_work_on
+from ..harness.status import Status
+from ..harness.style import PLAIN, Style
 
 PROBE_NAME = ".checkpoint-watch-probe"
 PROBE_SECONDS = 3.0

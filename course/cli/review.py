@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .grading import GradingOptions, grade, graded_run, take_snapshot
-from .manifest import Manifest, Review
-from .results import CheckpointResult, TestOutcome
-from .runner import Limits, run_focused_tests
-from .status import Status
-from .style import PLAIN, Style
+from ..grading.engine import GradingOptions, grade, graded_run, take_snapshot
+from ..harness.manifest import Manifest, Review
+from ..harness.results import CheckpointResult, TestOutcome
+from ..harness.runner import Limits, run_focused_tests
+from ..harness.status import Status
+from ..harness.style import PLAIN, Style
 
 WIDTH = 100
 

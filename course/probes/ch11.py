@@ -1,11 +1,11 @@
 """Chapter 11's differential probes: seeded inputs for every lab and how to call its functions.
 
-The grader draws the cases once (``cases``, on its own side, from the suite's hypothesis
-strategies and a seeded generator) and evaluates each case twice with ``evaluate``: with the
-reference package outside any sandbox, and with the learner's package inside one. The two
-JSON answers must be equal. ``evaluate`` imports only the standard library and reaches the
-implementation through its package name, so the same code serves both sides; answers are
-read through the public types' attributes, never compared as objects.
+The grader draws the cases once (``cases``, on its own side, from the hypothesis strategies in
+``course.probes.strategies`` and a seeded generator) and evaluates each case twice with
+``evaluate``: with the reference package outside any sandbox, and with the learner's package
+inside one. The two JSON answers must be equal. ``evaluate`` imports only the standard library
+and reaches the implementation through its package name, so the same code serves both sides;
+answers are read through the public types' attributes, never compared as objects.
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ import importlib
 import importlib.util
 import json
 import random
-import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -300,16 +298,8 @@ CALLS: dict[str, Callable[[Implementation, dict[str, Any]], Json]] = {
 
 
 def _strategies() -> ModuleType:
-    """The suite's hypothesis strategies (``tests/strategies.py``), loaded beside this file."""
-    name = "course_chapter_strategies"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "strategies.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    """The kit's hypothesis strategies (``course.probes.strategies``), imported on first use."""
+    return importlib.import_module("course.probes.strategies")
 
 
 def examples(strategy: Any, count: int, seed: int) -> list[Any]:
@@ -361,7 +351,8 @@ def cost(group: Sequence[Mapping[str, Any]]) -> int:
 
 def edge_budgets(rng: random.Random, groups: Sequence[Sequence[Mapping[str, Any]]]) -> list[float]:
     """Amounts around the newest groups' running costs: exact fits, one short, one over."""
-    running, sums = 0, [0]
+    running: float = 0
+    sums: list[float] = [0]
     for group in reversed(groups):
         running += cost(group)
         sums.append(running)
@@ -401,8 +392,8 @@ def broken_history(rng: random.Random, path: list[dict[str, Any]]) -> list[dict[
     if way == "unknown call":
         path[index]["message"]["toolCallId"] = "ghost"
         return path
-    for entry in path:
-        content = entry.get("message", {}).get("content")
+    for item in path:
+        content = item.get("message", {}).get("content")
         calls = [b for b in content or [] if isinstance(b, dict) and b.get("type") == "toolCall"]
         if calls:
             content.append(copy.deepcopy(calls[0]))

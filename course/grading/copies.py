@@ -12,8 +12,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from .kit import read_source
-from .manifest import Manifest
+from ..harness.kit import read_source
+from ..harness.manifest import Manifest
 
 _PARSING = threading.Lock()
 """CPython 3.11's AST conversion keeps its recursion depth per interpreter, not per thread:

@@ -23,17 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ..harness.catalog import Catalog, kit_catalog
+from ..harness.kit import read_source
+from ..harness.manifest import Lab, Manifest
+from ..harness.results import CheckpointResult, TestOutcome, attribute, summarize
+from ..harness.runner import Limits, RunTarget, Wrap, run_focused_tests
+from ..harness.workspace import MARKER, PYTEST_INI, render_marker
 from . import probes as probing
-from .catalog import Catalog, kit_catalog
 from .hidden import HiddenTests
-from .kit import read_source
-from .manifest import Lab, Manifest
-from .results import CheckpointResult, TestOutcome, attribute, summarize
-from .runner import Limits, RunTarget, Wrap, run_focused_tests
 from .safefs import Tree
 from .sandbox import SandboxLimits, open_confinement, sandbox_status, user_site
 from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
-from .workspace import MARKER, PYTEST_INI, render_marker
 
 SandboxMode = Literal["required", "auto", "off"]
 """``required``: refuse to run without the sandbox; ``auto``: use it when it starts (and say
@@ -89,14 +89,14 @@ def graded_files(
 
 
 def grader_library() -> dict[str, bytes]:
-    """The grader's own modules the graded run needs (the test reporter, the probe driver).
-
-    Only the harness: none of the reference's modules.
-    """
-    harness = Path(__file__).parent
-    files = {"course/__init__.py": (harness.parent / "__init__.py").read_bytes()}
-    for path in sorted(harness.glob("*.py")):
+    """The grader's own modules the graded run needs: the harness (the test reporter and
+    what it uses) and the probe driver. None of the reference's modules."""
+    package = Path(__file__).resolve().parents[1]
+    files = {"course/__init__.py": (package / "__init__.py").read_bytes()}
+    for path in sorted((package / "harness").glob("*.py")):
         files[f"course/harness/{path.name}"] = path.read_bytes()
+    for name in ("__init__.py", "probe_driver.py"):
+        files[f"course/grading/{name}"] = (package / "grading" / name).read_bytes()
     return files
 
 

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .catalog import Catalog, CatalogError, CatalogTest, test_functions
-from .manifest import Manifest
+from ..harness.catalog import Catalog, CatalogError, CatalogTest, test_functions
+from ..harness.manifest import Manifest
 
 
 class HiddenTestError(ValueError):

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .manifest import Lab
-from .results import CheckpointResult, LabResult
+from ..harness.manifest import Lab
+from ..harness.results import CheckpointResult, LabResult
+from ..harness.status import WORST_FIRST
 from .safefs import atomic_write
-from .status import WORST_FIRST
 
 SKIPPED = "skipped"
 

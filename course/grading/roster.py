@@ -16,7 +16,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, TextIO
 
+from ..harness.manifest import Lab, Manifest
+from ..harness.runner import Limits
+from ..harness.workspace import MARKER, WorkspaceError
 from . import probes as probing
+from .engine import GradingOptions, SandboxUnavailable, grade
 from .gradebook import (
     SKIPPED,
     Grade,
@@ -28,13 +32,9 @@ from .gradebook import (
     ungraded_row,
     write_gradebook,
 )
-from .grading import GradingOptions, SandboxUnavailable, grade
-from .manifest import Lab, Manifest
-from .runner import Limits
 from .safefs import Tree, UnsafePath, lstat_kind
 from .sandbox import planned_limits, sandbox_status
 from .snapshot import workspace_snapshot
-from .workspace import MARKER, WorkspaceError
 
 SEARCH_DEPTH = 3
 """How deep under a learner's folder a workspace is looked for."""

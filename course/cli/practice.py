@@ -8,11 +8,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .commands import shell_commands
-from .kit import KitError, chapter_fingerprints, kit_root, short
-from .learning import checkpoint_command, lab_command
-from .manifest import ManifestError, load_manifest
-from .workspace import WorkspaceError, create_workspace, default_directory
+from ..harness.commands import shell_commands
+from ..harness.kit import KitError, chapter_fingerprints, kit_root, short
+from ..harness.learning import checkpoint_command, lab_command
+from ..harness.manifest import ManifestError, load_manifest
+from ..harness.workspace import WorkspaceError, create_workspace, default_directory
 
 USAGE_ERROR = 2
 

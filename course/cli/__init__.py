@@ -1,0 +1,1 @@
+"""The kit's doors on the command line: checkpoint (with watch and review) and practice."""
