@@ -27,7 +27,8 @@ from ..harness.catalog import Catalog, kit_catalog
 from ..harness.kit import read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.results import CheckpointResult, TestOutcome, attribute, summarize
-from ..harness.runner import Limits, RunTarget, Wrap, run_focused_tests
+from ..harness.runner import Limits, RunTarget, run_focused_tests
+from ..harness.supervisor import Wrap
 from ..harness.workspace import MARKER, PYTEST_INI, render_marker
 from . import probes as probing
 from .hidden import HiddenTests

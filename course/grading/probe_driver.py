@@ -22,6 +22,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, Any
 
+from ..harness.records import Event, write_record
+
 PENDING_ATTRIBUTE = "lab_id"
 """A ``NotImplementedError`` carrying this string attribute is a lab stub (as in the reporter)."""
 
@@ -121,11 +123,6 @@ def load_module(path: Path, name: str) -> ModuleType:
     return module
 
 
-def _write(stream: IO[str], record: dict[str, Any]) -> None:
-    stream.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
-    stream.flush()
-
-
 def run(
     evaluate: Evaluate,
     package: str,
@@ -134,17 +131,17 @@ def run(
     stream: IO[str],
 ) -> None:
     """Import the package's modules, then answer every case, one record at a time."""
-    _write(stream, {"event": "started"})
+    write_record(stream, Event.STARTED)
     for module in modules:
         try:
             importlib.import_module(f"{package}.{module}")
         except BaseException as error:  # reported through the answers
-            _write(stream, {"event": "import_error", "module": module} | raised(error))
-    _write(stream, {"event": "imported"})
+            write_record(stream, Event.IMPORT_ERROR, module=module, **raised(error))
+    write_record(stream, Event.IMPORTED)
     for case in cases:
-        _write(stream, {"event": "start", "id": case["id"]})
-        _write(stream, {"id": case["id"]} | answer(evaluate, package, case))
-    _write(stream, {"event": "done"})
+        write_record(stream, Event.START, id=case["id"])
+        write_record(stream, Event.ANSWER, id=case["id"], **answer(evaluate, package, case))
+    write_record(stream, Event.DONE)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,9 +22,10 @@ from typing import Any
 
 from ..harness.kit import fingerprint, read_source
 from ..harness.manifest import Lab, Manifest
+from ..harness.records import Event, RecordReader
 from ..harness.results import ProbeSummary
-from ..harness.runner import POLL_SECONDS, Limits, Wrap, _kill_group, _Records, start_child
 from ..harness.status import Status, worst
+from ..harness.supervisor import POLL_SECONDS, Limits, Wrap, kill_group, start_child
 from .probe_driver import Answer, answer, load_module
 from .safefs import atomic_write
 
@@ -223,7 +224,7 @@ def _run_driver(
     """One driver process; returns the lab it stopped in (None: it answered everything)."""
     command, env = driver_command(target, results, probes, labs), driver_environment(target)
     process, output = start_child(command, env, target.root, target.wrap, results, limits)
-    records = _Records(results)
+    records = RecordReader(results)
     since = time.monotonic()
     started: float | None = None
     imported, current, done = False, None, False
@@ -233,15 +234,15 @@ def _run_driver(
             for item in records.new():
                 since = time.monotonic()
                 event = item.get("event")
-                if event == "started":
+                if event == Event.STARTED:
                     started = since
-                elif event == "imported":
+                elif event == Event.IMPORTED:
                     imported = True
-                elif event == "start":
+                elif event == Event.START:
                     current = str(item.get("id"))
-                elif event == "done":
+                elif event == Event.DONE:
                     done = True
-                elif event is None and item.get("id") in gathered.lab_of:
+                elif event == Event.ANSWER and item.get("id") in gathered.lab_of:
                     gathered.answers.setdefault(str(item["id"]), _answer(item))
                     current = None
             if exited or done:
@@ -272,7 +273,7 @@ def _run_driver(
                 return lab
             time.sleep(POLL_SECONDS)
     finally:
-        _kill_group(process)
+        kill_group(process)
         tail = [line for line in output.text().splitlines() if line.strip()][-1:]
     if done:
         return None

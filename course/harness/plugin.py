@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import json
 import os
 import sys
 import threading
@@ -25,6 +24,7 @@ import pytest
 
 from .diffs import explain_equality
 from .frames import Frame, dump_file, learner_frames, traceback_triples
+from .records import Event, write_record
 from .stackdump import StackDumper
 from .verdicts import Verdict, verdict
 
@@ -93,7 +93,7 @@ def _record_exits(reporter: Reporter) -> None:
         with contextlib.suppress(Exception):
             raw = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack()[:-1]]
             frames = reporter.learner(raw)
-            reporter.write({"event": "exit", "code": code, "frames": [f.to_json() for f in frames]})
+            reporter.write(Event.EXIT, code=code, frames=[f.to_json() for f in frames])
         _REAL_EXIT(code)
 
     setattr(os, "_exit", recorded_exit)  # noqa: B010 - replaces the function for this process
@@ -147,9 +147,8 @@ class Reporter:
             fd = os.open(dump_file(Path(path)), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
             self.dumper = StackDumper(fd, dump_after)
 
-    def write(self, record: dict[str, Any]) -> None:
-        self.stream.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self.stream.flush()
+    def write(self, event: Event, **fields: Any) -> None:
+        write_record(self.stream, event, **fields)
 
     def learner(self, raw: list[tuple[str, int, str]]) -> list[Frame]:
         folder = package_dir()
@@ -177,30 +176,25 @@ class Reporter:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             lines = [line.strip() for line in str(report.longrepr).splitlines() if line.strip()]
-            self.write(
-                {
-                    "event": "collect_error",
-                    "nodeid": report.nodeid,
-                    "message": " | ".join(lines[:2])[:600],
-                }
-            )
+            message = " | ".join(lines[:2])[:600]
+            self.write(Event.COLLECT_ERROR, nodeid=report.nodeid, message=message)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         tests = [
             {"nodeid": item.nodeid, "name": item.name, "lab": lab_of(item)}
             for item in session.items
         ]
-        self.write({"event": "collected", "tests": tests})
+        self.write(Event.COLLECTED, tests=tests)
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.started[nodeid] = time.perf_counter()
         if self.dumper is not None:
             self.dumper.arm()
-        self.write({"event": "start", "nodeid": nodeid})
+        self.write(Event.START, nodeid=nodeid)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_call(self, item: pytest.Item) -> None:
-        self.write({"event": "call", "nodeid": item.nodeid})
+        self.write(Event.CALL, nodeid=item.nodeid)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -227,7 +221,6 @@ class Reporter:
         outcome = self.outcome.get(nodeid, Verdict("passed", ""))
         duration = time.perf_counter() - self.started.get(nodeid, time.perf_counter())
         record: dict[str, Any] = {
-            "event": "end",
             "nodeid": nodeid,
             "status": outcome.status,
             "message": outcome.message,
@@ -239,13 +232,13 @@ class Reporter:
             record["fatal"] = True
         if self.shown.get(nodeid):
             record["shown"] = self.shown[nodeid]
-        self.write(record)
+        self.write(Event.END, **record)
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         kind = type(excinfo.value).__name__
         text = " ".join(f"{kind}: {excinfo.value}".split())
-        self.write({"event": "interrupted", "message": text[:240]})
+        self.write(Event.INTERRUPTED, message=text[:240])
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.write({"event": "finish", "exitstatus": int(exitstatus)})
+        self.write(Event.FINISH, exitstatus=int(exitstatus))
         self.stream.close()

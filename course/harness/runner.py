@@ -13,51 +13,30 @@ the child or fill memory.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from .catalog import Catalog
 from .frames import Frame, dump_file, dumped_frames, frame_from_json, render_frames
+from .records import Event, RecordReader
 from .results import TestOutcome
 from .status import Status
+from .supervisor import POLL_SECONDS, Limits, Wrap, kill_group, start_child
 from .verdicts import NOT_RUN
 
-POLL_SECONDS = 0.02
+__all__ = ["Limits", "RunLog", "RunTarget", "run_focused_tests"]
+
 DUMP_MARGIN = 0.5
 """Seconds before a test's limit at which the child dumps its stacks (a quarter of short limits)."""
 DUMP_WAIT = 1.0
 """How long a timed-out child's dump may still take to appear."""
 COLOUR_VARIABLES = ("FORCE_COLOR", "PY_COLORS", "CLICOLOR_FORCE")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """How much one run may take."""
-
-    test_seconds: float = 10.0
-    """Wall-clock limit of one test (setup, call and teardown)."""
-    startup_seconds: float = 60.0
-    """Time a child may take to start pytest and collect before any test runs."""
-    output_bytes: int = 64 * 1024
-    """Child output kept for diagnostics; the rest is read and dropped."""
-    memory_mb: int = 2048
-    """Address-space limit of the child (0: none)."""
-
-
-Wrap = Callable[[list[str], dict[str, str], tuple[Path, ...]], tuple[list[str], dict[str, str]]]
-"""Turns a child's command and environment into the ones to start (inside a sandbox, say);
-the paths are files the child must be able to write."""
 
 
 @dataclass(frozen=True)
@@ -89,93 +68,6 @@ class RunLog:
     """Set when a test's setup (where the code under test is imported) overran its limit."""
     fatal: str = ""
     """Set when the package exited or failed at import: why no later test can run."""
-
-
-class CappedOutput:
-    """Drains a pipe on a thread, keeping only the last ``limit`` bytes."""
-
-    def __init__(self, stream: IO[bytes], limit: int) -> None:
-        self.limit = limit
-        self.kept = bytearray()
-        self.thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
-        self.thread.start()
-
-    def _drain(self, stream: IO[bytes]) -> None:
-        while chunk := os.read(stream.fileno(), 65536):
-            self.kept += chunk
-            if len(self.kept) > 2 * self.limit:
-                del self.kept[: len(self.kept) - self.limit]
-        stream.close()
-
-    def text(self) -> str:
-        self.thread.join(timeout=1.0)
-        return bytes(self.kept[-self.limit :]).decode("utf-8", "replace")
-
-
-class _Records:
-    """Reads complete JSON lines appended to the results file since the last call."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-        self.partial = b""
-
-    def new(self) -> list[dict[str, Any]]:
-        try:
-            with open(self.path, "rb") as handle:
-                handle.seek(self.offset)
-                data = handle.read()
-        except FileNotFoundError:
-            return []
-        self.offset += len(data)
-        lines = (self.partial + data).split(b"\n")
-        self.partial = lines.pop()
-        records = []
-        for line in lines:
-            try:
-                record = json.loads(line)
-            except (ValueError, RecursionError):  # learner code can write here too
-                continue
-            if isinstance(record, dict):
-                records.append(record)
-        return records
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=5)
-
-
-def start_child(
-    command: list[str],
-    env: dict[str, str],
-    cwd: Path,
-    wrap: Wrap | None,
-    results: Path,
-    limits: Limits,
-) -> tuple[subprocess.Popen[bytes], CappedOutput]:
-    """Start a child in its own session (through ``wrap``; it may write ``results``).
-
-    A confined child may write only its results file and the stack dump beside it, so the
-    dump file is made before the child starts.
-    """
-    if wrap is not None:
-        stacks = dump_file(results)
-        stacks.touch()
-        command, env = wrap(command, env, (results, stacks))
-    process = subprocess.Popen(
-        command,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    assert process.stdout is not None
-    return process, CappedOutput(process.stdout, limits.output_bytes)
 
 
 def child_command(
@@ -319,25 +211,25 @@ class _Watch:
         event = item.get("event")
         if self.log.fatal:
             return  # the package cannot be imported: later records say the same
-        if event == "collected":
+        if event == Event.COLLECTED:
             self.collected = [
                 (str(t["nodeid"]), str(t["name"]), t.get("lab")) for t in item["tests"]
             ]
             self.names.update({n: (name, lab) for n, name, lab in self.collected})
-        elif event == "collect_error":
+        elif event == Event.COLLECT_ERROR:
             self.log.collect_errors.append(
                 f"could not collect {item.get('nodeid') or 'the tests'}: {item.get('message', '')}"
             )
-        elif event == "start":
+        elif event == Event.START:
             self.current, self.calling = str(item["nodeid"]), False
             self.test_since = self.since
-        elif event == "call":
+        elif event == Event.CALL:
             self.calling = True
-        elif event == "end":
+        elif event == Event.END:
             self._end(item)
-        elif event == "exit":
+        elif event == Event.EXIT:
             self.exit_frames = _frames(item.get("frames"))
-        elif event == "interrupted":
+        elif event == Event.INTERRUPTED:
             self.interrupted = str(item.get("message", "interrupted"))
 
     def _end(self, item: dict[str, Any]) -> None:
@@ -412,7 +304,7 @@ def _run_child(
     """One child process; returns the collection it reported (None if it never collected)."""
     command, env = child_command(target, labs, results, nodeids, limits), child_environment(target)
     process, output = start_child(command, env, target.root, target.wrap, results, limits)
-    records = _Records(results)
+    records = RecordReader(results)
     watch = _Watch(log, record)
     try:
         while True:
@@ -436,7 +328,7 @@ def _run_child(
                 break  # stuck between tests or after the last one
             time.sleep(POLL_SECONDS)
     finally:
-        _kill_group(process)  # also ends anything learner code left running in the group
+        kill_group(process)  # also ends anything learner code left running in the group
         log.output_tail = output.text()
     if watch.collected is None and not log.collect_errors:
         lines = [line.strip() for line in log.output_tail.splitlines() if line.strip()]

@@ -1,0 +1,104 @@
+"""The records child processes write, one JSON object a line: the schema and the bounded reader.
+
+The test reporter (``plugin.py``) and the probe driver (``grading/probe_driver.py``) write with
+``write_record``; the supervisor reads with ``RecordReader``. Both sides name events through
+``Event``, so a writer and its reader cannot drift apart. Learner code runs in the writing
+process and can append anything to the file, so the reader trusts nothing: a line or a file
+past its cap is dropped and counted, never held in memory whole.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, Any
+
+
+class Event(StrEnum):
+    """What a record says happened."""
+
+    COLLECTED = "collected"
+    """The tests pytest collected: ``tests`` = [{nodeid, name, lab}]."""
+    COLLECT_ERROR = "collect_error"
+    START = "start"
+    """A test (``nodeid``) or a probe case (``id``) begins."""
+    CALL = "call"
+    """A test's own code begins (its setup, which imports the code under test, is done)."""
+    END = "end"
+    """A test ended: its status, message and duration (and frames, shown, fatal when set)."""
+    EXIT = "exit"
+    """The code under test called ``os._exit``: ``code`` and ``frames``."""
+    INTERRUPTED = "interrupted"
+    FINISH = "finish"
+    STARTED = "started"
+    """The probe driver is running."""
+    IMPORT_ERROR = "import_error"
+    IMPORTED = "imported"
+    """The probe driver imported the package's lab modules."""
+    ANSWER = "answer"
+    """One probe case's answer: ``id`` and ``value``, or ``raised`` and ``message``."""
+    DONE = "done"
+    """The probe driver answered every case."""
+
+
+MAX_LINE_BYTES = 256 * 1024
+"""A longer record is dropped: no honest record comes near it."""
+MAX_FILE_BYTES = 8 * 1024 * 1024
+"""What is read of one results file at most; the rest is counted and dropped."""
+
+
+def write_record(stream: IO[str], event: Event, **fields: Any) -> None:
+    """Append one record and flush it, so the reader sees it even if the process dies next."""
+    record = {"event": str(event), **fields}
+    stream.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
+    stream.flush()
+
+
+class RecordReader:
+    """Reads the complete records appended to a file since the last call, within the caps."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.partial = b""
+        self.dropped = 0
+        """Records (or partial ones) left out: too long, not JSON, or past the file's cap."""
+
+    def new(self) -> list[dict[str, Any]]:
+        room = MAX_FILE_BYTES - self.offset
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read(max(room, 0) + 1)
+        except FileNotFoundError:
+            return []
+        if len(data) > room:
+            data = data[: max(room, 0)]
+            self.dropped += 1
+        self.offset += len(data)
+        lines = (self.partial + data).split(b"\n")
+        self.partial = lines.pop()
+        if len(self.partial) > MAX_LINE_BYTES:
+            self.partial = b""
+            self.dropped += 1
+        records = []
+        for line in lines:
+            record = self._parse(line)
+            if record is not None:
+                records.append(record)
+        return records
+
+    def _parse(self, line: bytes) -> dict[str, Any] | None:
+        if len(line) > MAX_LINE_BYTES:
+            self.dropped += 1
+            return None
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            self.dropped += 1
+            return None
+        if not isinstance(record, dict):
+            self.dropped += 1
+            return None
+        return record

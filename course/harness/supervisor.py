@@ -1,0 +1,102 @@
+"""Child processes of a run: started in their own session, drained, read and killed.
+
+One supervisor serves the focused tests (``runner.py``) and the probes (``grading/probes.py``):
+``start_child`` starts a command (through a ``Wrap``, into a sandbox say) with its output
+drained on a thread and capped, the child reports through a results file read with
+``records.RecordReader``, and ``kill_group`` ends the child and everything it started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from .frames import dump_file
+
+POLL_SECONDS = 0.02
+"""How often a supervisor looks at its child's records and clock."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much one run may take."""
+
+    test_seconds: float = 10.0
+    """Wall-clock limit of one test (setup, call and teardown)."""
+    startup_seconds: float = 60.0
+    """Time a child may take to start pytest and collect before any test runs."""
+    output_bytes: int = 64 * 1024
+    """Child output kept for diagnostics; the rest is read and dropped."""
+    memory_mb: int = 2048
+    """Address-space limit of the child (0: none)."""
+
+
+Wrap = Callable[[list[str], dict[str, str], tuple[Path, ...]], tuple[list[str], dict[str, str]]]
+"""Turns a child's command and environment into the ones to start (inside a sandbox, say);
+the paths are files the child must be able to write."""
+
+
+class CappedOutput:
+    """Drains a pipe on a thread, keeping only the last ``limit`` bytes."""
+
+    def __init__(self, stream: IO[bytes], limit: int) -> None:
+        self.limit = limit
+        self.kept = bytearray()
+        self.thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        while chunk := os.read(stream.fileno(), 65536):
+            self.kept += chunk
+            if len(self.kept) > 2 * self.limit:
+                del self.kept[: len(self.kept) - self.limit]
+        stream.close()
+
+    def text(self) -> str:
+        self.thread.join(timeout=1.0)
+        return bytes(self.kept[-self.limit :]).decode("utf-8", "replace")
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill the child's whole process group (whatever learner code started) and reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
+
+
+def start_child(
+    command: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    wrap: Wrap | None,
+    results: Path,
+    limits: Limits,
+) -> tuple[subprocess.Popen[bytes], CappedOutput]:
+    """Start a child in its own session (through ``wrap``; it may write ``results``).
+
+    A confined child may write only its results file and the stack dump beside it, so the
+    dump file is made before the child starts.
+    """
+    if wrap is not None:
+        stacks = dump_file(results)
+        stacks.touch()
+        command, env = wrap(command, env, (results, stacks))
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    return process, CappedOutput(process.stdout, limits.output_bytes)
