@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from .kit import read_source
-from .manifest import Manifest, WorkspaceFile
+from course.harness.kit import read_source
+from course.harness.manifest import Manifest, WorkspaceFile
 
 
 class SolutionError(ValueError):
