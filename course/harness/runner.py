@@ -120,8 +120,7 @@ def child_environment(target: RunTarget) -> dict[str, str]:
     return env
 
 
-OnResult = Callable[[TestOutcome], None]
-OnCollected = Callable[[list[tuple[str, str, str | None]]], None]
+Record = Callable[[TestOutcome], None]
 
 
 def run_focused_tests(
@@ -129,8 +128,6 @@ def run_focused_tests(
     *,
     labs: Sequence[str] = (),
     limits: Limits | None = None,
-    on_collected: OnCollected | None = None,
-    on_result: OnResult | None = None,
 ) -> tuple[list[TestOutcome], RunLog]:
     """Run the focused tests (optionally only ``labs``): one outcome per collected test, in
     order, then any report the child made of a test it did not collect or made twice (for
@@ -146,8 +143,6 @@ def run_focused_tests(
             repeated.append(outcome)  # the first report counts; ``results.admit`` flags this
             return
         outcomes[outcome.nodeid] = outcome
-        if on_result is not None:
-            on_result(outcome)
 
     with tempfile.TemporaryDirectory(prefix="checkpoint-") as scratch:
         while True:
@@ -162,8 +157,7 @@ def run_focused_tests(
             if not order and collected is not None:
                 known = target.catalog
                 order = [t for t in collected if known is None or known.find(t[0]) is not None]
-                if on_collected is not None:
-                    on_collected(list(order))
+            _stop_hung_labs(order, outcomes, record, target.catalog)
             if collected is None or len(outcomes) == before or log.setup_hung or log.fatal:
                 break  # no progress, or every later test would end the same way
         status = Status.TIMEOUT if log.setup_hung else Status.ERROR
@@ -174,6 +168,36 @@ def run_focused_tests(
     listed = {nodeid for nodeid, _, _ in order}
     strays = [outcome for nodeid, outcome in outcomes.items() if nodeid not in listed]
     return [outcomes[nodeid] for nodeid, _, _ in order] + strays + repeated, log
+
+
+def _stop_hung_labs(
+    order: Sequence[tuple[str, str, str | None]],
+    outcomes: dict[str, TestOutcome],
+    record: Record,
+    catalog: Catalog | None,
+) -> None:
+    """A lab whose test ran past its limit runs no further test: one hang costs one timeout.
+
+    Its tests still to go are recorded as not run, naming the test that hung.
+    """
+
+    def lab_of(nodeid: str, said: str | None) -> str | None:
+        test = catalog.find(nodeid) if catalog is not None else None
+        return test.lab if test is not None else said
+
+    hung: dict[str, str] = {}
+    for nodeid, name, lab in order:
+        outcome = outcomes.get(nodeid)
+        owner = lab_of(nodeid, lab)
+        if owner is None or owner in hung:
+            continue
+        if outcome is not None and outcome.status == Status.TIMEOUT and not outcome.not_run:
+            hung[owner] = name
+    for nodeid, name, lab in order:
+        owner = lab_of(nodeid, lab)
+        if nodeid not in outcomes and owner in hung:
+            why = f"{NOT_RUN}{hung[owner]}, an earlier test of Lab {owner}, ran past its limit"
+            record(TestOutcome(nodeid, name, lab, Status.TIMEOUT, why))
 
 
 def _leftover_reason(log: RunLog) -> str:
@@ -187,7 +211,7 @@ def _leftover_reason(log: RunLog) -> str:
 class _Watch:
     """What one child has reported so far, fed record by record."""
 
-    def __init__(self, log: RunLog, record: OnResult) -> None:
+    def __init__(self, log: RunLog, record: Record) -> None:
         self.log = log
         self.record = record
         self.collected: list[tuple[str, str, str | None]] | None = None
@@ -299,7 +323,7 @@ def _run_child(
     nodeids: Sequence[str],
     limits: Limits,
     log: RunLog,
-    record: OnResult,
+    record: Record,
 ) -> list[tuple[str, str, str | None]] | None:
     """One child process; returns the collection it reported (None if it never collected)."""
     command, env = child_command(target, labs, results, nodeids, limits), child_environment(target)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from harness_support import CHAPTER, DEFAULT_LIMITS, Check, MakeWorkspace
 
+from course.grading import probes
 from course.grading.engine import GradingOptions, evaluate
-from course.harness import probes
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest, load_manifest
 from course.harness.results import CheckpointResult

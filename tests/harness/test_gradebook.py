@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from course.grading import safefs
 from course.grading.engine import GradingOptions
 from course.grading.gradebook import (
     clean,
@@ -19,7 +20,6 @@ from course.grading.gradebook import (
 )
 from course.grading.roster import discover, grade_entry
 from course.grading.safefs import Tree, UnsafePath, atomic_write
-from course.harness import safefs
 from course.harness.manifest import Manifest
 from course.harness.runner import Limits
 from course.harness.workspace import MARKER, WorkspaceError, create_workspace

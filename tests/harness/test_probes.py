@@ -12,8 +12,8 @@ from harness_support import Check, MakeWorkspace, replace_in
 from mutants import MUTANTS, Mutant, build_mutant
 from solutions import solve_lab
 
+from course.grading import probes
 from course.grading.probe_driver import answer, load_module, raised, to_data
-from course.harness import probes
 from course.harness.catalog import Catalog, CatalogTest
 from course.harness.manifest import Manifest
 from course.harness.results import ProbeSummary, TestOutcome, summarize
