@@ -8,10 +8,12 @@ installs one exception handler: a lab that is not written yet shows as a one-lin
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import importlib
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
@@ -104,21 +106,85 @@ def pending_note(error: BaseException) -> View | None:
     return message(f"pending · {error}", "pending")
 
 
-def _pending_handler(
-    shell: Any,
-    etype: type[BaseException],
-    value: BaseException,
-    tb: TracebackType | None,
-    tb_offset: int | None = None,
-) -> list[str]:
-    note = pending_note(value)
-    if note is None:
-        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-        return []
-    from IPython.display import display
+def assigned_names(source: str) -> set[str]:
+    """The names a cell's top-level statements bind (``result = …``, ``for x in …``, ``import``)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for statement in tree.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+                names.add(node.name)
+    return names
 
-    display(note)  # type: ignore[no-untyped-call]
-    return []
+
+@dataclass
+class PendingCells:
+    """Cells that stopped at a lab stub, and the names they would have bound.
+
+    A pending lab is not an error of the notebook: its cell shows the one-line note and Run All
+    goes on. A later cell that needs a name the pending cell would have bound shows, instead of
+    a ``NameError``, which lab to write first.
+    """
+
+    waiting: dict[str, str] = field(default_factory=dict)
+    """Name → the lab it waits for (``Lab 11.3 budget projection``)."""
+
+    def note_for(self, error: BaseException) -> View | None:
+        note = pending_note(error)
+        if note is not None:
+            return note
+        name = getattr(error, "name", None) if isinstance(error, NameError) else None
+        if isinstance(name, str) and name in self.waiting:
+            lab = self.waiting[name]
+            return message(f"pending · this cell needs `{name}`, which waits for {lab}", "pending")
+        return None
+
+    def after(self, result: Any) -> None:
+        """``post_run_cell``: remember what a pending cell left unbound, and let Run All go on."""
+        error = result.error_in_exec
+        names = assigned_names(getattr(result.info, "raw_cell", "") or "")
+        if error is not None and self.note_for(error) is not None:
+            lab = self._waits_for(error)
+            for name in names:
+                self.waiting.setdefault(name, lab)
+            result.error_in_exec = None
+        elif error is None:
+            for name in names:
+                self.waiting.pop(name, None)
+
+    def _waits_for(self, error: BaseException) -> str:
+        lab_id = getattr(error, "lab_id", None)
+        if isinstance(lab_id, str):
+            title, function = getattr(error, "title", ""), getattr(error, "function", "")
+            return f"Lab {lab_id} {title} ({function}): write it first"
+        return self.waiting.get(str(getattr(error, "name", "")), "an earlier lab")
+
+    def handler(
+        self,
+        shell: Any,
+        etype: type[BaseException],
+        value: BaseException,
+        tb: TracebackType | None,
+        tb_offset: int | None = None,
+    ) -> list[str]:
+        note = self.note_for(value)
+        if note is None:
+            shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+            return []
+        from IPython.display import display
+
+        display(note)  # type: ignore[no-untyped-call]
+        return []
+
+
+PENDING = PendingCells()
 
 
 def _install_pending_handler() -> None:
@@ -128,8 +194,12 @@ def _install_pending_handler() -> None:
         return
     # IPython's annotations differ between versions: read the shell as untyped.
     shell: Any = get_ipython()  # type: ignore[no-untyped-call, unused-ignore]
-    if shell is not None:
-        shell.set_custom_exc((NotImplementedError,), _pending_handler)
+    if shell is None:
+        return
+    shell.set_custom_exc((NotImplementedError, NameError), PENDING.handler)
+    with contextlib.suppress(ValueError):
+        shell.events.unregister("post_run_cell", PENDING.after)
+    shell.events.register("post_run_cell", PENDING.after)
 
 
 # --------------------------------------------------------------------------- lab checks

@@ -96,15 +96,10 @@ DEDUCTIONS = (
 
 
 def deductions(tokens: Any) -> View:
-    """The chapter's deduction table, read from a result's ``tokens``."""
-    rows = []
-    left = tokens.max_tokens
-    for label, attr in DEDUCTIONS:
-        value = getattr(tokens, attr)
-        if attr != "max_tokens":
-            left -= value
-        rows.append([label, number(value), number(max(left, 0))])
-    return table(["item", "tokens", "left for messages"], rows)
+    """The chapter's deduction table: every number as the result's ``tokens`` gives it."""
+    rows = [[label, number(getattr(tokens, attr))] for label, attr in DEDUCTIONS]
+    rows.append(["left for messages", number(tokens.available_for_messages)])
+    return table(["item", "tokens"], rows)
 
 
 def projection(result: Any, groups: Sequence[Any] | None = None) -> View:
@@ -222,6 +217,11 @@ def chain(path: Sequence[Any]) -> View:
 def refused(error: BaseException) -> View:
     """A refusal, as the caller sees it: the error's type and message."""
     return message(f"refused · {type(error).__name__}: {error}", "error")
+
+
+def accepted_wrongly(label: str) -> View:
+    """An input the caller expected to be refused, that the code under test accepted."""
+    return message(f"accepted ✗ · {label}: this input should have been refused", "error")
 
 
 def note(text_: str) -> View:
