@@ -31,7 +31,7 @@ Check = Callable[..., CheckpointResult]
 def cli(
     tool: str, *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``python3 -m course.<tool> ARGS`` the way a user would, capturing its output.
+    """Run ``python3 -m course.cli.<tool> ARGS`` the way a user would, capturing its output.
 
     ``env`` adds to (or, with an empty value, removes from) the inherited environment.
     """
@@ -42,7 +42,7 @@ def cli(
         else:
             environment.pop(key, None)
     return subprocess.run(
-        [sys.executable, "-m", f"course.harness.{tool}", *args],
+        [sys.executable, "-m", f"course.cli.{tool}", *args],
         cwd=cwd,
         env=environment,
         capture_output=True,

@@ -1,0 +1,214 @@
+"""One verdict, every door: the same files get the same per-lab status and counts everywhere.
+
+Each workspace state is checked through every door a learner or an instructor uses:
+``checkpoint 11`` inside the workspace, ``--practice`` from outside, ``--lab``, ``--watch``,
+the notebook's ``check()``, ``--review`` and ``--roster``. The doors differ in isolation and
+in presentation only, so their per-lab (status, passed, total) must be identical.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from harness_support import CHAPTER, cli, replace_in, sabotage
+from solutions import solve_lab
+
+from course.cli.review import run_review
+from course.display.notebook import check
+from course.grading.engine import GradingOptions
+from course.harness.manifest import Manifest
+from course.harness.results import CheckpointResult
+from course.harness.runner import Limits
+
+SECONDS = 2.0
+"""Every door's limit per test: a hang costs little, and the same limit everywhere."""
+LIMITS = Limits(test_seconds=SECONDS)
+Verdicts = dict[str, tuple[str, int, int]]
+LAB_LINE = re.compile(r"^Lab (\S+)\s.*?\s(\d+)/(\d+)\s+(passed|pending|failed|timeout|error)\b")
+
+
+def solve(manifest: Manifest, kit: Path, workspace: Path, labs: list[str]) -> None:
+    for lab in labs:
+        solve_lab(manifest, kit, workspace, lab)
+
+
+def whitespace_goal(workspace: Path) -> None:
+    """Lab 11.1 written, except that a goal of only white space is accepted."""
+    replace_in(workspace / "pi_course" / "summary.py", "non_blank=True", "non_empty=True")
+
+
+def groups_close_at_every_answer(workspace: Path) -> None:
+    """Lab 11.2 written wrong: a group may end without a result for each call."""
+    replace_in(
+        workspace / "pi_course" / "groups.py",
+        "        if call_id not in results:\n",
+        "        if call_id not in results and not calls:\n",
+    )
+
+
+def fails_at_import(workspace: Path) -> None:
+    with (workspace / "pi_course" / "context.py").open("a", encoding="utf-8") as module:
+        module.write('\nraise RuntimeError("context.py is half written")\n')
+
+
+REQUIRED = ["11.1", "11.2", "11.3", "11.4", "11.5"]
+STATES: dict[str, tuple[list[str], Callable[[Path], None] | None]] = {
+    "fresh": ([], None),
+    "lab-1": (REQUIRED[:1], None),
+    "labs-1-2": (REQUIRED[:2], None),
+    "labs-1-3": (REQUIRED[:3], None),
+    "labs-1-4": (REQUIRED[:4], None),
+    "all-but-optional": (REQUIRED, None),
+    "whitespace-goal": (REQUIRED, whitespace_goal),
+    "wrong-lab-2": (REQUIRED, groups_close_at_every_answer),
+    "endless-loop": (
+        REQUIRED,
+        lambda w: sabotage(w, "groups", "split_interactions", "while True: pass"),
+    ),
+    "fails-at-import": (REQUIRED, fails_at_import),
+}
+
+
+def lab_lines(text: str) -> Verdicts:
+    """Per-lab verdicts from printed lab lines (``Lab 11.3  budget projection  3/3  passed``)."""
+    found: Verdicts = {}
+    for line in text.splitlines():
+        match = LAB_LINE.match(line)
+        if match:
+            lab, passed, total, status = match.groups()
+            found.setdefault(lab, (status, int(passed), int(total)))
+    return found
+
+
+def from_json(manifest: Manifest, path: Path) -> Verdicts:
+    return CheckpointResult.from_json(json.loads(path.read_text("utf-8")), manifest).verdicts()
+
+
+def through_every_door(
+    manifest: Manifest, kit: Path, workspace: Path, lab: str, reports: Path
+) -> dict[str, Verdicts]:
+    """Each door's per-lab verdicts on ``workspace`` (``--lab`` asks for ``lab`` alone)."""
+    timeout = ["--timeout", f"{SECONDS:g}"]
+    doors: dict[str, Verdicts] = {}
+    inside = reports / f"{workspace.name}-inside.json"
+    run = cli("checkpoint", CHAPTER, "--no-card", "--json", str(inside), *timeout, cwd=workspace)
+    assert inside.is_file(), run.stdout + run.stderr
+    doors["checkpoint"] = from_json(manifest, inside)
+    printed = lab_lines(run.stdout)
+    doors["checkpoint (printed)"] = printed
+    outside = reports / f"{workspace.name}-practice.json"
+    cli("checkpoint", CHAPTER, "--practice", str(workspace), "--json", str(outside), *timeout)
+    doors["--practice"] = from_json(manifest, outside)
+    one = reports / f"{workspace.name}-lab.json"
+    cli("checkpoint", CHAPTER, "--lab", lab, "--json", str(one), *timeout, cwd=workspace)
+    doors["--lab"] = from_json(manifest, one)
+    watch = subprocess.run(
+        [sys.executable, "-m", "course.cli.checkpoint", CHAPTER, "--watch", *timeout],
+        cwd=workspace,
+        input="q\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    doors["--watch"] = lab_lines(watch.stdout)
+    view = check(CHAPTER, start=workspace / "notebooks", timeout=SECONDS)
+    assert view.result is not None, view.text
+    doors["check()"] = view.result.verdicts()
+    review = run_review(manifest, kit, workspace, LIMITS, GradingOptions())
+    doors["--review"] = review.verdict.verdicts()
+    return doors
+
+
+def roster_verdicts(manifest: Manifest, roster: Path) -> dict[str, Verdicts]:
+    gradebook = roster.parent / "gradebook"
+    run = cli(
+        "checkpoint",
+        CHAPTER,
+        "--roster",
+        str(roster),
+        "--gradebook",
+        str(gradebook),
+        "--timeout",
+        f"{SECONDS:g}",
+    )
+    data = json.loads((gradebook / "gradebook.json").read_text("utf-8"))
+    assert data["learners"], run.stdout + run.stderr
+    return {
+        row["learner"]: {
+            lab["id"]: (lab["status"], lab["passed"], lab["total"]) for lab in row["labs"]
+        }
+        for row in data["learners"]
+    }
+
+
+@pytest.fixture(scope="module")
+def doors(
+    manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict[str, Verdicts]]:
+    """Every state through every door: state → door → verdicts."""
+    from course.harness.workspace import create_workspace
+
+    roster = tmp_path_factory.mktemp("doors") / "class"
+    reports = roster.parent / "reports"
+    reports.mkdir()
+    workspaces = {}
+    for index, (name, (labs, change)) in enumerate(STATES.items()):
+        workspace = roster / name
+        create_workspace(manifest, kit, workspace)
+        solve(manifest, kit, workspace, labs)
+        if change is not None:
+            change(workspace)
+        workspaces[name] = (workspace, REQUIRED[index % len(REQUIRED)], reports)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        seen = dict(
+            zip(
+                workspaces,
+                pool.map(
+                    lambda item: through_every_door(manifest, kit, *item), workspaces.values()
+                ),
+                strict=True,
+            )
+        )
+    for name, rows in roster_verdicts(manifest, roster).items():
+        seen[name]["--roster"] = rows
+    return seen
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_every_door_shows_the_same_verdict(
+    doors: dict[str, dict[str, Verdicts]], state: str
+) -> None:
+    seen = doors[state]
+    reference = seen["checkpoint"]
+    assert set(reference) == {"11.1", "11.2", "11.3", "11.4", "11.5", "11.opt"}
+    assert "--roster" in seen, "the roster graded every state"
+    for door, verdicts in seen.items():
+        shown = {lab: verdicts[lab] for lab in verdicts}
+        expected = {lab: reference[lab] for lab in shown}
+        assert shown == expected, f"{state}: {door} differs from checkpoint"
+        if door not in ("--lab",):
+            assert set(shown) == set(reference), f"{state}: {door} shows every lab"
+
+
+def test_the_states_give_the_verdicts_the_chapter_expects(
+    doors: dict[str, dict[str, Verdicts]],
+) -> None:
+    """The states are what they say (so the comparison above compares something)."""
+    verdict = {state: seen["checkpoint"] for state, seen in doors.items()}
+    assert verdict["fresh"]["11.1"] == ("pending", 0, 3)
+    assert verdict["lab-1"]["11.1"] == ("passed", 3, 3)
+    assert verdict["lab-1"]["11.2"] == ("pending", 0, 3)
+    assert all(verdict["all-but-optional"][lab][0] == "passed" for lab in REQUIRED)
+    assert verdict["all-but-optional"]["11.opt"] == ("pending", 0, 3)
+    assert verdict["whitespace-goal"]["11.1"][:2] == ("failed", 0)
+    assert verdict["wrong-lab-2"]["11.2"][:2] == ("failed", 0)
+    assert verdict["endless-loop"]["11.2"][0] == "timeout"
+    assert verdict["fails-at-import"]["11.3"][0] == "error"
