@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..grading.engine import GradingOptions, grade, graded_run, take_snapshot
+from ..grading.engine import GradingOptions, grade, take_snapshot
 from ..harness.manifest import Manifest, Review
 from ..harness.results import CheckpointResult, TestOutcome
-from ..harness.runner import Limits, run_focused_tests
+from ..harness.runner import Limits
 from ..harness.status import Status
 from ..harness.style import PLAIN, Style
 
@@ -65,19 +65,24 @@ def run_review(
     if review is None:
         raise ValueError(f"chapter {manifest.chapter} has no closing review")
     snapshot = take_snapshot(manifest, kit, root)
-    verdict = grade(manifest, kit, snapshot, manifest.labs, limits, options).result
-    with graded_run(manifest, kit, snapshot, options) as run:
-        outcomes, log = run_focused_tests(
-            run.target(manifest, (review.test_file,), None), limits=limits
-        )
-    by_name = {outcome.name: outcome for outcome in outcomes}
-    problems = list(log.collect_errors) if not outcomes else []
+    graded = grade(
+        manifest,
+        kit,
+        snapshot,
+        manifest.labs,
+        limits,
+        options,
+        selected=False,
+        uncounted=(review.test_file,),
+    )
+    by_name = {outcome.name: outcome for outcome in graded.extra}
+    problems = list(graded.result.problems)
     problems += [
         f"{review.test_file} has no test {name}; restore the file or start a new workspace"
         for name in review.tests
         if name not in by_name and not problems
     ]
-    return ReviewResult(review, by_name, verdict, tuple(problems))
+    return ReviewResult(review, by_name, graded.result, tuple(problems))
 
 
 def _wrap(text: str, indent: str, first: str | None = None) -> list[str]:

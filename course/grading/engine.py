@@ -69,6 +69,8 @@ class Graded:
     enforced: tuple[str, ...]
     """What the run's confinement enforced, plainly (see ``sandbox.enforced``)."""
     seed: int | None
+    extra: tuple[TestOutcome, ...] = ()
+    """The outcomes of the ``uncounted`` test files."""
 
 
 # --------------------------------------------------------------------------- the graded copy
@@ -137,10 +139,20 @@ class GradedRun:
     enforced: Callable[[], tuple[str, ...]]
 
     def target(
-        self, manifest: Manifest, files: Sequence[str], catalog: Catalog | None
+        self,
+        manifest: Manifest,
+        files: Sequence[str],
+        catalog: Catalog | None,
+        uncounted: Sequence[str] = (),
     ) -> RunTarget:
         return RunTarget(
-            self.copy, tuple(files), manifest.package, (self.copy,), self.wrap, catalog
+            self.copy,
+            tuple(files) + tuple(uncounted),
+            manifest.package,
+            (self.copy,),
+            self.wrap,
+            catalog,
+            tuple(uncounted),
         )
 
 
@@ -204,11 +216,13 @@ def grade(
     *,
     selected: bool = True,
     hide: Sequence[Path] = (),
+    uncounted: Sequence[str] = (),
 ) -> Graded:
     """Run ``labs`` on ``snapshot``'s graded copy and decide each lab from its probes.
 
     ``selected``: only ``labs`` were asked for (else the whole chapter runs). ``hide``: more
-    directories learner code must not see (the roster, the gradebook).
+    directories learner code must not see (the roster, the gradebook). ``uncounted``: more test
+    files to run in the same process, counted in no lab (their outcomes are ``Graded.extra``).
     """
     probes = options.probes
     if probes is None:
@@ -221,11 +235,12 @@ def grade(
     with graded_run(manifest, kit, snapshot, options, hide, probes) as run:
         files = manifest.test_files + tuple(hidden.paths(manifest) if hidden else ())
         outcomes, log = run_focused_tests(
-            run.target(manifest, files, catalog),
+            run.target(manifest, files, catalog, uncounted),
             labs=[lab.id for lab in labs] if selected else [],
             limits=limits,
         )
-        outcomes = [attribute(manifest, outcome) for outcome in outcomes]
+        extra = [o for o in outcomes if o.nodeid.partition("::")[0] in uncounted]
+        outcomes = [attribute(manifest, o) for o in outcomes if o not in extra]
         summaries = {}
         if probes is not None:
             modules = sorted({f.module for lab in labs for f in lab.functions})
@@ -256,7 +271,7 @@ def grade(
         probes=summaries,
         seed=probes.seed if probes else None,
     )
-    return Graded(result, snapshot, enforced, probes.seed if probes else None)
+    return Graded(result, snapshot, enforced, probes.seed if probes else None, tuple(extra))
 
 
 def take_snapshot(manifest: Manifest, kit: Path, root: Path | None) -> Snapshot:

@@ -55,6 +55,8 @@ class RunTarget:
     """How each child is started, when not directly (see ``Wrap``)."""
     catalog: Catalog | None = None
     """The tests the kit has: what the child collects beyond them is never run or counted."""
+    uncounted: tuple[str, ...] = ()
+    """Test files run after the catalogued ones but counted in no lab (the closing review)."""
 
 
 @dataclass
@@ -155,8 +157,7 @@ def run_focused_tests(
             before = len(outcomes)
             collected = _run_child(target, labs, results, remaining, limits, log, record)
             if not order and collected is not None:
-                known = target.catalog
-                order = [t for t in collected if known is None or known.find(t[0]) is not None]
+                order = [t for t in collected if _wanted(target, t[0])]
             _stop_hung_labs(order, outcomes, record, target.catalog)
             if collected is None or len(outcomes) == before or log.setup_hung or log.fatal:
                 break  # no progress, or every later test would end the same way
@@ -168,6 +169,13 @@ def run_focused_tests(
     listed = {nodeid for nodeid, _, _ in order}
     strays = [outcome for nodeid, outcome in outcomes.items() if nodeid not in listed]
     return [outcomes[nodeid] for nodeid, _, _ in order] + strays + repeated, log
+
+
+def _wanted(target: RunTarget, nodeid: str) -> bool:
+    """Whether a collected test is one to run: catalogued, or in an uncounted file."""
+    if target.catalog is None or target.catalog.find(nodeid) is not None:
+        return True
+    return nodeid.partition("::")[0] in target.uncounted
 
 
 def _stop_hung_labs(
