@@ -1,0 +1,81 @@
+"""Counts come from the kit's catalog: records forged by learner code change no lab's count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness_support import Check, MakeWorkspace
+from solutions import solve_lab
+
+from course.harness.catalog import Catalog, CatalogTest
+from course.harness.manifest import Manifest
+from course.harness.results import TestOutcome, admit, summarize
+from course.harness.status import Status
+
+FORGE_AT_IMPORT = """
+
+def _forge_records():
+    import json, sys
+    if "--course-results" not in sys.argv:
+        return
+    results = sys.argv[sys.argv.index("--course-results") + 1]
+    file = "tests/chapter11/test_11_context_compaction.py"
+    lab_1 = [f"{file}::test_lab_11_1_parses_a_compaction_entry_strictly"]
+    lab_2 = [f"{file}::test_lab_11_2_groups_the_chapter_path_into_three_interactions"]
+    invented = [f"{file}::test_lab_11_1_invented_{n}" for n in range(5)]
+    with open(results, "a", encoding="utf-8") as out:
+        def say(record):
+            out.write(json.dumps(record) + "\\n")
+        # extra collected entries, and a Lab 11.2 test moved to Lab 11.1
+        names = invented + lab_2
+        tests = [{"nodeid": n, "name": n.rpartition(":")[2], "lab": "11.1"} for n in names]
+        say({"event": "collected", "tests": tests})
+        # ends for tests that never ran, each twice, claiming Lab 11.1
+        for nodeid in invented + lab_2 + lab_1:
+            for _ in range(2):
+                end = {"event": "end", "nodeid": nodeid, "status": "passed", "message": ""}
+                say(end | {"duration": 0})
+
+
+_forge_records()
+"""
+
+
+def test_forged_records_leave_every_count_as_it_was(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, check: Check
+) -> None:
+    honest = make_workspace("honest")
+    forger = make_workspace("forger")
+    for workspace in (honest, forger):
+        solve_lab(manifest, kit, workspace, "11.1")
+    with (forger / "pi_course" / "summary.py").open("a", encoding="utf-8") as module:
+        module.write(FORGE_AT_IMPORT)
+    expected, forged = check(honest), check(forger)
+    assert forged.verdicts() == expected.verdicts()
+    assert forged.verdicts()["11.1"] == ("passed", 3, 3)
+    assert forged.verdicts()["11.2"] == ("pending", 0, 3)
+    assert all(lab.passed <= lab.total for lab in forged.labs)
+    assert any("not a test of this run" in flag for flag in forged.flags), forged.flags
+    assert not expected.flags
+
+
+def test_a_lab_never_counts_more_than_its_catalogued_cases(manifest: Manifest) -> None:
+    lab = manifest.lab("11.1")
+    catalog = Catalog(
+        (CatalogTest("t.py", "test_a", "11.1"), CatalogTest("t.py", "test_b", "11.2"))
+    )
+    reports = [
+        TestOutcome("t.py::test_a", "test_a", "11.1", Status.PASSED),
+        TestOutcome("t.py::test_a", "test_a", "11.1", Status.PASSED),  # a second end
+        TestOutcome("t.py::test_b", "test_b", "11.1", Status.PASSED),  # moved to Lab 11.1
+        TestOutcome("t.py::test_c", "test_c", "11.1", Status.PASSED),  # not catalogued
+        TestOutcome("t.py::test_a[x]", "test_a[x]", "11.1", Status.PASSED),  # one case too many
+    ]
+    admitted, flags = admit(catalog, reports)
+    assert [(o.nodeid, o.lab) for o in admitted] == [
+        ("t.py::test_a", "11.1"),
+        ("t.py::test_b", "11.2"),
+    ]
+    assert len(flags) == 3
+    result = summarize(manifest, [lab], reports, catalog=catalog, target="")
+    assert (result.labs[0].passed, result.labs[0].total) == (1, 1)
