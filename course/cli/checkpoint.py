@@ -224,7 +224,10 @@ def _run(argv: Sequence[str] | None) -> int:
         for lab_id in args.lab:
             manifest.lab(lab_id)
         hidden = read_hidden(Path(args.hidden), manifest) if args.hidden else None
-        sandbox: SandboxMode = "off" if args.unsandboxed else "required" if args.roster else "auto"
+        # Someone else's work (--roster, --practice DIR) never runs unconfined unless asked;
+        # a learner's own workspace may, saying so, where the sandbox cannot start.
+        others = bool(args.roster or args.practice)
+        sandbox: SandboxMode = "off" if args.unsandboxed else "required" if others else "auto"
         grading = GradingOptions(sandbox=sandbox, hidden=hidden, seed=args.seed)
         if args.roster:
             options = RosterOptions(
