@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..harness.results import CheckpointResult, LabResult, TestOutcome
 from ..harness.status import Status
-from .views import TONE_COLOURS, TONE_MARKS, Tone, esc
+from .views import TONE_COLOURS, TONE_MARKS, Shown, Tone, esc
 
 STATUS_TONES: dict[Status, Tone] = {
     Status.PASSED: "ok",
@@ -29,7 +28,7 @@ MESSAGE_LINES = 8
 
 
 @dataclass(frozen=True)
-class VerdictView:
+class VerdictView(Shown):
     """What a check found (``result``), for one lab or the whole chapter; or why it could not."""
 
     result: CheckpointResult | None
@@ -57,15 +56,6 @@ class VerdictView:
     @property
     def html(self) -> str:
         return render_html(self)
-
-    def _repr_html_(self) -> str:
-        return self.html
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(self.text)
-
-    def __str__(self) -> str:
-        return self.text
 
 
 def _clean(view: VerdictView, text: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 Tone = Literal["ok", "pending", "error", "note"]
 
@@ -18,21 +18,32 @@ TONE_COLOURS: dict[Tone, str] = {
 TONE_MARKS: dict[Tone, str] = {"ok": "✓", "pending": "…", "error": "✗", "note": "·"}
 
 
+class Showable(Protocol):
+    @property
+    def text(self) -> str: ...
+    @property
+    def html(self) -> str: ...
+
+
+class Shown:
+    """What a notebook shows of an object with ``text`` (for the record) and ``html`` (the eye)."""
+
+    def _repr_html_(self: Showable) -> str:
+        return self.html
+
+    def _repr_pretty_(self: Showable, printer: Any, cycle: bool) -> None:
+        printer.text(self.text)
+
+    def __str__(self: Showable) -> str:
+        return self.text
+
+
 @dataclass(frozen=True)
-class View:
+class View(Shown):
     """Something a notebook cell shows: plain text for the record, HTML for the eye."""
 
     text: str
     html: str
-
-    def _repr_html_(self) -> str:
-        return self.html
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(self.text)
-
-    def __str__(self) -> str:
-        return self.text
 
     def __add__(self, other: View) -> View:
         return stack([self, other])
