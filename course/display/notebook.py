@@ -134,7 +134,7 @@ class PendingCells:
     """
 
     waiting: dict[str, str] = field(default_factory=dict)
-    """Name → the lab it waits for (``Lab 11.3 budget projection``)."""
+    """Name → the lab it waits for, as the note names it (its id, title and function)."""
 
     def note_for(self, error: BaseException) -> View | None:
         note = pending_note(error)

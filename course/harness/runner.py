@@ -158,7 +158,8 @@ def run_focused_tests(
             collected = _run_child(target, labs, results, remaining, limits, log, record)
             if not order and collected is not None:
                 order = [t for t in collected if _wanted(target, t[0])]
-            _stop_hung_labs(order, outcomes, record, target.catalog)
+            if not (log.setup_hung or log.fatal):  # those stop every test still to go
+                _stop_hung_labs(order, outcomes, record, target.catalog)
             if collected is None or len(outcomes) == before or log.setup_hung or log.fatal:
                 break  # no progress, or every later test would end the same way
         status = Status.TIMEOUT if log.setup_hung else Status.ERROR

@@ -88,7 +88,11 @@ def test_every_file_the_manifest_names_exists_in_the_kit() -> None:
             'test = "isolation"',
             "review.checks[0].test: must name a test function (test_…), got 'isolation'",
         ),
-        ('probes = "tests/', 'probes = "/tests/', "probes: must be a relative path inside the kit"),
+        (
+            'probes = "course/',
+            'probes = "/course/',
+            "probes: must be a relative path inside the kit",
+        ),
     ],
 )
 def test_a_broken_manifest_names_the_field(old: str, new: str, message: str) -> None:

@@ -16,6 +16,7 @@ from course.grading import probes
 from course.grading.probe_driver import answer, load_module, raised, to_data
 from course.harness.catalog import Catalog, CatalogTest
 from course.harness.manifest import Manifest
+from course.harness.records import RecordReader
 from course.harness.results import ProbeSummary, TestOutcome, summarize
 from course.harness.status import Status
 
@@ -162,4 +163,6 @@ def test_garbage_in_an_answer_file_is_skipped_not_fatal(tmp_path: Path) -> None:
     answers = tmp_path / "answers.jsonl"
     deep = "[" * 200_000 + "]" * 200_000
     answers.write_text(f'{deep}\nnot json\n{{"id": "11.1#001", "value": 3}}\n')
-    assert probes._Records(answers).new() == [{"id": "11.1#001", "value": 3}]
+    reader = RecordReader(answers)
+    assert reader.new() == [{"id": "11.1#001", "value": 3}]
+    assert reader.dropped == 2
