@@ -19,6 +19,7 @@ import contextlib
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -32,6 +33,7 @@ from ..harness.supervisor import Wrap
 from ..harness.workspace import MARKER, PYTEST_INI, render_marker
 from . import probes as probing
 from .hidden import HiddenTests
+from .probe_driver import Answer
 from .safefs import Tree
 from .sandbox import SandboxLimits, open_confinement, sandbox_status, user_site
 from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
@@ -233,21 +235,25 @@ def grade(
     hidden = options.hidden
     catalog = kit_catalog(manifest, kit) + (hidden.catalog if hidden else Catalog())
     with graded_run(manifest, kit, snapshot, options, hide, probes) as run:
-        files = manifest.test_files + tuple(hidden.paths(manifest) if hidden else ())
-        outcomes, log = run_focused_tests(
-            run.target(manifest, files, catalog, uncounted),
-            labs=[lab.id for lab in labs] if selected else [],
-            limits=limits,
-        )
+        answers: Future[dict[str, Answer]] | None = None
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            if probes is not None:  # the probes' process runs beside the tests' process
+                modules = sorted({f.module for lab in labs for f in lab.functions})
+                where = probing.ProbeTarget(
+                    run.copy, manifest.package, tuple(modules), (run.copy, run.library), run.wrap
+                )
+                answers = pool.submit(probing.run_probes, probes, where, limits)
+            files = manifest.test_files + tuple(hidden.paths(manifest) if hidden else ())
+            outcomes, log = run_focused_tests(
+                run.target(manifest, files, catalog, uncounted),
+                labs=[lab.id for lab in labs] if selected else [],
+                limits=limits,
+            )
         extra = [o for o in outcomes if o.nodeid.partition("::")[0] in uncounted]
         outcomes = [attribute(manifest, o) for o in outcomes if o not in extra]
         summaries = {}
-        if probes is not None:
-            modules = sorted({f.module for lab in labs for f in lab.functions})
-            where = probing.ProbeTarget(
-                run.copy, manifest.package, tuple(modules), (run.copy, run.library), run.wrap
-            )
-            summaries = probing.compare(probes, probing.run_probes(probes, where, limits))
+        if probes is not None and answers is not None:
+            summaries = probing.compare(probes, answers.result())
         out_of_memory, expired, enforced = run.out_of_memory(), run.expired(), run.enforced()
     problems = list(log.collect_errors if not outcomes else [])
     if expired:
