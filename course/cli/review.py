@@ -54,7 +54,7 @@ class ReviewResult:
 
     def _passed(self, test: str) -> bool:
         outcome = self.outcome(test)
-        return outcome is not None and outcome.status == "passed"
+        return outcome is not None and outcome.status == Status.PASSED
 
 
 def run_review(
@@ -123,7 +123,7 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
     for number, question in enumerate(review.questions, start=1):
         lines += _wrap(question.text, "     ", f"  {number}. ")
         outcome = result.outcome(question.show)
-        if outcome is not None and outcome.status == "passed":
+        if outcome is not None and outcome.status == Status.PASSED:
             lines += [f"     {line}" for line in outcome.shown]
         else:
             said = _said(outcome, seen)

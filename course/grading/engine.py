@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..harness.catalog import Catalog, kit_catalog
-from ..harness.kit import read_source
+from ..harness.kit import chapter_fingerprints, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.results import CheckpointResult, TestOutcome, attribute, summarize
 from ..harness.runner import Limits, RunTarget, run_focused_tests
@@ -84,7 +84,8 @@ def graded_files(
     """Every file of the graded copy: the kit's, except the learner's editable modules."""
     files = {f.path: read_source(kit, f.starter) for f in manifest.files if f.role != "learner"}
     files |= {f.path: learner[f.path] for f in manifest.files_with_role("learner")}
-    files[MARKER] = render_marker(manifest, "", {}, "").encode("utf-8")
+    starter = chapter_fingerprints(manifest, kit).starter
+    files[MARKER] = render_marker(manifest, starter, {}, "graded copy").encode("utf-8")
     files["pytest.ini"] = PYTEST_INI.encode("utf-8")
     if manifest.probes is not None:
         files[manifest.probes] = read_source(kit, manifest.probes)

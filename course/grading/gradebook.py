@@ -19,7 +19,7 @@ from typing import Any
 
 from ..harness.manifest import Lab
 from ..harness.results import CheckpointResult, LabResult
-from ..harness.status import WORST_FIRST
+from ..harness.status import WORST_FIRST, Status
 from .safefs import atomic_write
 
 SKIPPED = "skipped"
@@ -74,7 +74,7 @@ class Grade:
     @property
     def note(self) -> str:
         """The first reason: a problem, else why the first failing lab failed, else a note."""
-        failing = [lab.reason for lab in self.labs if lab.reason and lab.status != "pending"]
+        failing = [lab.reason for lab in self.labs if lab.reason and lab.status != Status.PENDING]
         pending = [lab.reason for lab in self.labs if lab.reason]
         reasons = [*self.problems, *failing, *self.notes, *pending]
         return reasons[0] if reasons else ""
@@ -98,15 +98,17 @@ class Grade:
 
 def lab_reason(lab: LabResult) -> str:
     """Why a lab did not pass: its worst test's message, else its probes' first difference."""
-    if lab.status == "passed":
+    if lab.status == Status.PASSED:
         return ""
-    if lab.tests_status != "passed":
+    if lab.tests_status != Status.PASSED:
         test = next((t for t in lab.tests if t.status == lab.tests_status), None)
         if test is not None:
             return clean(f"{test.name}: {test.message}")
     if lab.probes is not None and not lab.probes.agree:
         claimed = (
-            f"{len(lab.tests)}/{lab.total} tests passed" if lab.tests_status == "passed" else ""
+            f"{len(lab.tests)}/{lab.total} tests passed"
+            if lab.tests_status == Status.PASSED
+            else ""
         )
         but = f"the test report says {claimed}, but " if claimed else ""
         return clean(f"{but}probes {lab.probes.status}: {lab.probes.difference}")
@@ -140,7 +142,9 @@ def graded_row(
         for lab in result.required
     )
     flags = list(flags)
-    if any(lab.tests_status == "passed" and lab.status != "passed" for lab in result.required):
+    if any(
+        lab.tests_status == Status.PASSED and lab.status != Status.PASSED for lab in result.required
+    ):
         flags.insert(0, "probes contradict a passing test report")
     tests = tuple(
         {

@@ -148,10 +148,10 @@ def _test_details(result: LabResult) -> list[str]:
     Tests that never ran are reported once for the whole run (``render_not_run``).
     """
     lines: list[str] = []
-    shown = [t for t in result.tests if t.status != "passed" and not t.not_run]
+    shown = [t for t in result.tests if t.status != Status.PASSED and not t.not_run]
     for group in _grouped(shown):
         first, count = group[0], len(group)
-        if first.status == "pending":
+        if first.status == Status.PENDING:
             noun = "test stops" if count == 1 else "tests stop"
             lines += _detail("pending ", f"{count} {noun} at: {first.message}")
             continue

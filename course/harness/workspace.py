@@ -15,6 +15,7 @@ from .commands import BY_NAME, Commands
 from .kit import digest, fingerprint, notebook_sources, read_source, scaffold_files
 from .learning import render_learning
 from .manifest import Manifest
+from .tables import TableReader
 
 MARKER = ".course-workspace.toml"
 REUSE_REFUSED = "start a new practice directory; do not reuse a modified scaffold"
@@ -70,22 +71,20 @@ def parse_marker(root: Path, text: bytes, marker: str) -> Workspace:
         data = tomllib.loads(text.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise WorkspaceError(f"{marker}: not valid TOML ({error})") from None
-    fields = {}
-    for key in ("chapter", "package", "parent_fingerprint"):
-        value = data.get(key)
-        if not isinstance(value, str) or not value:
-            raise WorkspaceError(f"{marker}: {key}: must be a non-empty string, got {value!r}")
-        fields[key] = value
-    checksums = data.get("checksums", {})
+    f = TableReader(data, "", marker, WorkspaceError)
+    checksums = f.raw("checksums", {})
     if not isinstance(checksums, dict) or not all(isinstance(v, str) for v in checksums.values()):
-        raise WorkspaceError(f"{marker}: checksums: must be a table of strings")
-    return Workspace(
+        raise f.error("checksums", "must be a table of strings")
+    workspace = Workspace(
         root=root,
-        chapter=fields["chapter"],
-        package=fields["package"],
-        parent_fingerprint=fields["parent_fingerprint"],
+        chapter=f.text("chapter"),
+        package=f.text("package"),
+        parent_fingerprint=f.text("parent_fingerprint"),
         checksums=dict(checksums),
     )
+    f.text("created", allow_empty=True, default="")
+    f.finish()
+    return workspace
 
 
 def render_marker(manifest: Manifest, parent: str, checksums: dict[str, str], when: str) -> str:

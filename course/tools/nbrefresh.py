@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-KIT = Path(__file__).resolve().parents[2]
+from ..harness.kit import kit_root
+
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 LANGUAGE_INFO = {
@@ -114,7 +115,7 @@ def every_notebook() -> list[Path]:
     found: set[Path] = set()
     for chapter in available_chapters():
         for folder in load_manifest(chapter).notebooks.values():
-            found.update((KIT / folder).glob("*.ipynb"))
+            found.update((kit_root() / folder).glob("*.ipynb"))
     return sorted(found)
 
 
