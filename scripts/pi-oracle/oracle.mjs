@@ -28,9 +28,10 @@ const { transformMessages } = await import(
 	pathToFileURL(join(modules, "pi-ai", "dist", "providers", "transform-messages.js")).href
 );
 
-/** The 1-based line of every entry Pi's loader keeps, in the order it keeps them. */
-function entryLines(text) {
-	const lines = [];
+/** The 1-based lines Pi's loader keeps (in its order) and those it skips as unreadable. */
+function readLines(text) {
+	const kept = [];
+	const unreadable = [];
 	text
 		.trim()
 		.split("\n")
@@ -38,28 +39,12 @@ function entryLines(text) {
 			if (!line.trim()) return;
 			try {
 				JSON.parse(line);
-				lines.push(index + 1);
+				kept.push(index + 1);
 			} catch {
-				// Pi's loader skips the line; so does this count
+				unreadable.push(index + 1);
 			}
 		});
-	return lines;
-}
-
-function unreadableLines(text) {
-	const lines = [];
-	text
-		.trim()
-		.split("\n")
-		.forEach((line, index) => {
-			if (!line.trim()) return;
-			try {
-				JSON.parse(line);
-			} catch {
-				lines.push(index + 1);
-			}
-		});
-	return lines;
+	return { kept, unreadable };
 }
 
 function sha256(text) {
@@ -95,7 +80,7 @@ function oracle(name, file) {
 		const copy = join(work, `${name}.jsonl`);
 		writeFileSync(copy, raw);
 		const manager = SessionManager.open(copy, work);
-		const lines = entryLines(text);
+		const { kept: lines, unreadable } = readLines(text);
 		const entries = manager.getEntries();
 		const lineOf = new Map(entries.map((entry, index) => [entry.id, lines[index + 1]]));
 		const leaf = manager.getLeafEntry();
@@ -130,7 +115,7 @@ function oracle(name, file) {
 			session: `${name}.jsonl.gz`,
 			sha256: createHash("sha256").update(raw).digest("hex"),
 			pi: { package: "@mariozechner/pi-coding-agent", version: piVersion },
-			unreadableLines: unreadableLines(text),
+			unreadableLines: unreadable,
 			leafLine: lineOf.get(leaf.id),
 			compaction: compaction
 				? { line: lineOf.get(compaction.id), firstKeptLine: lineOf.get(compaction.firstKeptEntryId) ?? null }
