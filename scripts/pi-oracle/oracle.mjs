@@ -52,10 +52,14 @@ function sha256(text) {
 }
 
 const SOURCE = Symbol("source");
+const BEFORE_TRANSFORM = Symbol("before transform");
 
-/** The comparable part of one message as the model receives it. */
+/** The comparable part of one message as the model receives it: its own text and tool calls.
+ * The transform turns thinking into text for another model; the text compared is the
+ * message's own, from before the transform. */
 function describe(message) {
-	const content = typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
+	const own = message[BEFORE_TRANSFORM] ?? message;
+	const content = typeof own.content === "string" ? [{ type: "text", text: own.content }] : own.content;
 	const texts = content.filter((block) => block.type === "text").map((block) => block.text);
 	const described = {
 		role: message.role,
@@ -99,6 +103,7 @@ function oracle(name, file) {
 						: { line: null };
 			return convertToLlm([message]).map((converted) => {
 				converted[SOURCE] = source;
+				converted[BEFORE_TRANSFORM] = converted;
 				return converted;
 			});
 		});
