@@ -114,8 +114,6 @@ def _damage_item(damage: LineDamage, session: PiSession) -> ReportItem:
         text += f"; read as {', '.join(ids[:-1])} and {ids[-1]}"
         if not damage.skipped:
             text += ", where Pi's loader skips the whole line"
-    elif ids and not damage.skipped:
-        text += f"; read as {ids[0]}"
     if damage.skipped:
         text += f"; skipped, as Pi's loader skips it: {damage.skipped}"
         if ids:

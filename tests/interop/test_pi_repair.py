@@ -481,3 +481,42 @@ def test_repairs_make_every_branch_acceptable_and_keep_every_user_message(
         convert_pi_session(parsed, repair="strict")
     except PiImportError as error:
         assert all(2 <= item.line <= len(lines) for item in error.items)
+
+
+GLUED = st.lists(
+    st.sampled_from(["user", "assistant", "call", "result", "aborted"]), min_size=2, max_size=10
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(GLUED, st.data())
+def test_two_lines_glued_together_lose_nothing(kinds: list[str], data: st.DataObject) -> None:
+    """A v1 file with one newline missing imports to the same messages as the intact file."""
+    lines: list[dict[str, Any]] = [header()]
+    for second, kind in enumerate(kinds, start=1):
+        if kind == "user":
+            lines.append(user(f"u{second}", second))
+        elif kind == "call":
+            lines.append(assistant(call(f"c{second}"), second=second))
+        elif kind == "result":
+            lines.append(result(f"c{second - 1}", second=second))
+        else:
+            stop = "aborted" if kind == "aborted" else "stop"
+            lines.append(assistant(text(f"a{second}"), second=second, stop=stop))
+    glue = data.draw(st.integers(1, len(lines) - 1), label="glued after line")
+    intact = jsonl(lines)
+    parts = intact.split(b"\n")
+    damaged = b"\n".join([*parts[: glue - 1], parts[glue - 1] + parts[glue], *parts[glue + 1 :]])
+
+    def messages(raw: bytes) -> list[Any]:
+        imported = convert_pi_session(parse_pi_session(raw), repair="synthesize")
+        return [
+            (type(e).__name__, getattr(e, "message", None) or getattr(e, "value", None))
+            for e in imported.entries
+        ]
+
+    assert messages(damaged) == messages(intact)
+    with pytest.raises(PiImportError) as caught:
+        convert_pi_session(parse_pi_session(damaged))
+    [item] = [i for i in caught.value.items if i.kind == "damaged_line"]
+    assert item.message.startswith(f"line {glue} holds two JSON objects with no newline")
