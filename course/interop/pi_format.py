@@ -1,4 +1,4 @@
-"""Pi session files: reading them (plain or gzipped), their versions and Pi's v1→v2→v3 migration."""
+"""Pi session files read (plain or gzipped; damaged lines split or skipped) and migrated to v3."""
 
 from __future__ import annotations
 
