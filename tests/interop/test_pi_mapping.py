@@ -30,7 +30,7 @@ from course.interop.pi_mapping import (
     MESSAGE_KEY,
     iso_to_millis,
 )
-from course.session import MetadataEntry, entry_to_json
+from course.session import CompactionEntry, MetadataEntry, entry_to_json
 
 
 def imported_json(tmp_path: Path, lines: list[dict[str, Any]], **options: Any) -> list[Any]:
@@ -396,3 +396,16 @@ def test_bad_entries_name_the_line_and_field(tmp_path: Path, line: Any, expected
     with pytest.raises(PiFormatError) as caught:
         import_pi_session(path)
     assert str(caught.value).startswith(expected)
+
+
+def test_a_summary_without_a_goal_takes_the_sessions_first_request(tmp_path: Path) -> None:
+    lines = [
+        header(),
+        user("Port the parser to Python", 1),
+        user("and its tests", 2),
+        entry("compaction", 3, summary="# Checkpoint\n## Done\n- x", tokensBefore=5),
+    ]
+    lines[-1]["firstKeptEntryIndex"] = 2
+    imported = import_pi_session(write(tmp_path / "s.jsonl", lines))
+    compaction = next(e for e in imported.entries if isinstance(e, CompactionEntry))
+    assert compaction.summary.goal == "Port the parser to Python"
