@@ -277,3 +277,51 @@ def test_every_body_line_lands_in_some_field(markdown: str) -> None:
     text = all_text(markdown)
     assert [line for line in body_lines(markdown) if line not in text] == []
     assert summary_from_markdown(markdown) == mapping
+
+
+SHIPPED_HEADINGS = [
+    (
+        {
+            "Goal": "goal",
+            "Key Decisions Made": "decisions",
+            "Completed Work Packages (WP1-WP13)": "completed",
+            "Files Created/Modified": "changed_files",
+            "Next Steps (WP14-WP20)": "next",
+            "WP14: Create main-new.ts (NEXT)": "next",
+        },
+        ("Branch", "AgentSession Key API", "Testing", "Commands"),
+    ),
+    (
+        {
+            "Goal": "goal",
+            "Completed Work (WP1-WP16)": "completed",
+            "Current Task: File Reorganization": "next",
+            "Agreed Structure": "decisions",
+            "Next Steps": "next",
+            "User Preferences": "constraints",
+        },
+        ("Branch", "Key Files", "Commands"),
+    ),
+    (
+        {
+            "Current Progress": "completed",
+            "Completed": "completed",
+            "Committed": "completed",
+            "Remaining Work": "next",
+            "User Preferences": "constraints",
+            "Original Request": "next",
+            "Work Completed": "completed",
+            "Current State": "completed",
+        },
+        ("Key Patterns Established",),
+    ),
+]
+
+
+@pytest.mark.parametrize(("index", "expected"), enumerate(SHIPPED_HEADINGS))
+def test_each_shipped_summary_lands_heading_by_heading(
+    index: int, expected: tuple[dict[str, str], tuple[str, ...]]
+) -> None:
+    mapping = summary_from_markdown(shipped_summaries()[index])
+    assert dict(mapping.named) == expected[0]
+    assert mapping.unnamed == expected[1]
