@@ -318,7 +318,7 @@ SHIPPED_HEADINGS = [
 ]
 
 
-@pytest.mark.parametrize(("index", "expected"), enumerate(SHIPPED_HEADINGS))
+@pytest.mark.parametrize(("index", "expected"), list(enumerate(SHIPPED_HEADINGS)))
 def test_each_shipped_summary_lands_heading_by_heading(
     index: int, expected: tuple[dict[str, str], tuple[str, ...]]
 ) -> None:
