@@ -1,6 +1,14 @@
 """Sessions from other agents as chapter logs: Pi's session files, read, migrated and mapped."""
 
-from .pi_format import CURRENT_VERSION, PiFormatError, PiLine, PiSession, migrate, read_pi_session
+from .pi_format import (
+    CURRENT_VERSION,
+    LineDamage,
+    PiFormatError,
+    PiLine,
+    PiSession,
+    migrate,
+    read_pi_session,
+)
 from .pi_import import (
     ImportedSession,
     convert_pi_session,
@@ -12,10 +20,12 @@ from .pi_report import (
     MAPPING_KINDS,
     POLICIES,
     REPAIR_KINDS,
+    SPLIT_TURNS,
     ImportReport,
     PiImportError,
     Policy,
     ReportItem,
+    SplitTurn,
 )
 from .pi_summary import SummaryMapping, summary_from_markdown
 from .samples import pi_session_files
@@ -26,14 +36,17 @@ __all__ = [
     "MAPPING_KINDS",
     "POLICIES",
     "REPAIR_KINDS",
+    "SPLIT_TURNS",
     "ImportReport",
     "ImportedSession",
+    "LineDamage",
     "PiFormatError",
     "PiImportError",
     "PiLine",
     "PiSession",
     "Policy",
     "ReportItem",
+    "SplitTurn",
     "SummaryMapping",
     "convert_pi_session",
     "import_pi_session",

@@ -11,7 +11,7 @@ from pathlib import Path
 from .chapter import SessionEntryError, SessionPathError, SessionStoreError
 from .pi_format import PiFormatError
 from .pi_import import ImportedSession, import_pi_session, write_atomically, write_chapter_log
-from .pi_report import MAPPING_KINDS, POLICIES, PiImportError
+from .pi_report import MAPPING_KINDS, POLICIES, SPLIT_TURNS, PiImportError
 
 PROG = "session-log import"
 EXIT_OK, EXIT_REJECTED, EXIT_ERROR = 0, 1, 2
@@ -35,8 +35,24 @@ def parser() -> argparse.ArgumentParser:
         "--repair",
         choices=POLICIES,
         default="strict",
-        help="what to do where the chapter's rules reject the session: strict stops (the "
-        "default), synthesize adds the missing results, drop removes unanswered calls",
+        help="what to do with a damaged line, an unknown entry type or what the chapter's "
+        "rules reject: strict stops (the default), synthesize adds the missing results, drop "
+        "removes unanswered calls; both read what a damaged line holds and keep unknown entries "
+        "as data",
+    )
+    command.add_argument(
+        "--split-turn",
+        choices=SPLIT_TURNS,
+        default="turn-start",
+        help="where the kept range of a compaction that splits a turn starts: the turn's user "
+        "message (the default: everything Pi sends is sent) or the next user message (the "
+        "turn is left to the summary)",
+    )
+    command.add_argument(
+        "--keep-failed",
+        action="store_true",
+        help="keep aborted and failed assistant messages as messages (Pi never sends them; "
+        "by default they are kept as data)",
     )
     command.add_argument(
         "--force", action="store_true", help="replace OUTPUT (and REPORT) if they exist"
@@ -53,7 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.output.resolve() == args.pi_file.resolve():
             raise FileExistsError(f"{args.output}: is the Pi session being imported")
-        imported = import_pi_session(args.pi_file, repair=args.repair)
+        imported = import_pi_session(
+            args.pi_file,
+            repair=args.repair,
+            split_turn=args.split_turn,
+            keep_failed=args.keep_failed,
+        )
         if args.report is not None and args.report.exists() and not args.force:
             raise FileExistsError(f"{args.report}: already exists (pass --force to replace it)")
         write_chapter_log(imported.entries, args.output, force=args.force)
@@ -85,9 +106,17 @@ def summary(imported: ImportedSession, source: Path, output: Path) -> str:
         f"active path {len(imported.path):,} entries ending at {imported.leaf_id}",
     ]
     repairs = report.repairs
-    lines.append(f"repair {report.policy}: {len(repairs)} item{'s' * (len(repairs) != 1)}")
+    lines.append(f"repair {report.policy}: {_items(len(repairs))}")
     lines.extend(f"  {item}" for item in repairs)
+    split = report.of_kind("split_turn")
+    if split:
+        lines.append(f"split turn {report.split_turn}: {_items(len(split))}")
+        lines.extend(f"  {item}" for item in split)
     counts = report.counts()
     mapping = [f"{kind} {counts[kind]:,}" for kind in MAPPING_KINDS if kind in counts]
     lines.append(f"mapping: {', '.join(mapping) if mapping else 'nothing lost'}")
     return "\n".join(lines)
+
+
+def _items(count: int) -> str:
+    return f"{count} item{'s' * (count != 1)}"

@@ -1,4 +1,4 @@
-"""Pi session files: reading them (plain or gzipped), their versions and Pi's v1→v2→v3 migration."""
+"""Pi session files read (plain or gzipped; damaged lines split or skipped) and migrated to v3."""
 
 from __future__ import annotations
 
@@ -36,11 +36,28 @@ class PiLine:
 
     line: int
     data: dict[str, Any]
+    part: int = 1
+    """Which of the line's JSON objects it is (2 and on only on a damaged line)."""
 
     @property
     def type(self) -> str:
         kind = self.data.get("type")
         return kind if isinstance(kind, str) else ""
+
+
+@dataclass(frozen=True)
+class LineDamage:
+    """A line that is not one JSON object: several back to back, or something unreadable.
+
+    ``read`` is how many objects were recovered from it (each becomes an entry); ``problem``
+    says in words what the line holds, and ``skipped`` what of it could not be read ("" when
+    nothing was skipped).
+    """
+
+    line: int
+    read: int
+    problem: str
+    skipped: str = ""
 
 
 @dataclass(frozen=True)
@@ -51,6 +68,8 @@ class PiSession:
     entries: tuple[PiLine, ...]
     source_version: int
     """The version the file was written in (1 when the header has no ``version``)."""
+    damage: tuple[LineDamage, ...] = ()
+    """Every line that was not one JSON object, in line order: what was read of it and what not."""
 
     @property
     def version(self) -> int:
@@ -72,7 +91,12 @@ def read_pi_session(path: str | os.PathLike[str]) -> PiSession:
 
 
 def parse_pi_session(data: bytes) -> PiSession:
-    """Parse the bytes of a Pi session file (gzip is recognised by its magic number)."""
+    """Parse the bytes of a Pi session file (gzip is recognised by its magic number).
+
+    A line holding several JSON objects back to back is split into them, and a line (or the
+    rest of one) that is not JSON is skipped; both are listed in ``damage``, which the import
+    refuses under ``strict`` and reports under the other policies.
+    """
     if data.startswith(GZIP_MAGIC):
         try:
             data = gzip.decompress(data)
@@ -80,15 +104,22 @@ def parse_pi_session(data: bytes) -> PiSession:
             raise PiFormatError(f"not a readable gzip file ({error})") from None
     if data.startswith(BOM):
         data = data[len(BOM) :]
-    records = [_parse_line(raw, number) for number, raw in _lines(data)]
+    records: list[PiLine] = []
+    damage: list[LineDamage] = []
+    for number, raw in _lines(data):
+        read, damaged = read_line(raw, number)
+        records.extend(read)
+        if damaged is not None:
+            damage.append(damaged)
     if not records:
-        raise PiFormatError("empty file: a Pi session starts with a header line")
+        problem = "no line of it can be read" if damage else "empty file"
+        raise PiFormatError(f"{problem}: a Pi session starts with a header line")
     header, *entries = records
     _check_header(header)
     for record in entries:
         _check_entry(record)
     version = _version(header)
-    return PiSession(header, tuple(entries), version)
+    return PiSession(header, tuple(entries), version, tuple(damage))
 
 
 def _lines(data: bytes) -> list[tuple[int, bytes]]:
@@ -100,19 +131,60 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not JSON")
 
 
-def _parse_line(raw: bytes, number: int) -> PiLine:
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def count_words(count: int, noun: str) -> str:
+    """``two JSON objects``: small counts in words, as a sentence says them."""
+    amount = _NUMBER_WORDS[count] if count < len(_NUMBER_WORDS) else f"{count:,}"
+    return f"{amount} {noun}{'' if count == 1 else 's'}"
+
+
+def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]:
+    """The JSON objects on one line, and what is wrong with the line if it is not one object."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise PiFormatError(
-            f"invalid UTF-8 ({error.reason} at byte {error.start})", line=number
-        ) from None
-    try:
-        value = json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as error:
-        raise PiFormatError(f"invalid JSON ({error})", line=number) from None
-    if not isinstance(value, dict):
-        raise PiFormatError(f"must be a JSON object, got {json_kind(value)}", line=number)
+        problem = f"is not UTF-8 text ({error.reason} at byte {error.start})"
+        return [], LineDamage(number, 0, problem, "the whole line")
+    values: list[Any] = []
+    position = _skip_blanks(text, 0)
+    unread = reason = ""
+    while position < len(text):
+        try:
+            value, end = _DECODER.raw_decode(text, position)
+        except (ValueError, RecursionError) as error:
+            reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
+            unread = f"{len(text) - position:,} characters from column {position + 1} ({reason})"
+            break
+        values.append(value)
+        position = _skip_blanks(text, end)
+    objects = [v for v in values if isinstance(v, dict)]
+    records = [_checked(raw, number, value, part) for part, value in enumerate(objects, 1)]
+    if len(objects) == len(values) == 1 and not unread:
+        return records, None
+    skipped = [f"a JSON {json_kind(v)}, not an object" for v in values if not isinstance(v, dict)]
+    if unread:
+        skipped.append(f"{unread} that are not JSON")
+    if not skipped:
+        problem = f"holds {count_words(len(objects), 'JSON object')} with no newline between them"
+    elif not values:
+        problem, skipped = f"is not valid JSON ({reason})", ["the whole line"]
+    elif not objects:
+        problem = "holds no JSON object that can be read"
+    else:
+        problem = f"holds {count_words(len(objects), 'JSON object')} and what cannot be read"
+    return records, LineDamage(number, len(objects), problem, "; ".join(skipped))
+
+
+def _skip_blanks(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def _checked(raw: bytes, number: int, value: dict[str, Any], part: int) -> PiLine:
     if _SURROGATE_ESCAPE.search(raw):  # the bytes were UTF-8: only an escape can hold one
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
@@ -122,7 +194,7 @@ def _parse_line(raw: bytes, number: int) -> PiLine:
                 "UTF-8 cannot store",
                 line=number,
             ) from None
-    return PiLine(number, value)
+    return PiLine(number, value, part)
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -189,9 +261,12 @@ def json_kind(value: object) -> str:
 # --------------------------------------------------------------------------- migration
 
 
-def v1_entry_id(line: int) -> str:
-    """The id a v1 entry gets on migration: ``L`` and its line number, so it is easy to find."""
-    return f"L{line}"
+def v1_entry_id(line: int, part: int = 1) -> str:
+    """The id a v1 entry gets on migration: ``L`` and its line number, so it is easy to find.
+
+    The second and later objects of a damaged line add their place on it: ``L440-2``.
+    """
+    return f"L{line}" if part == 1 else f"L{line}-{part}"
 
 
 def migrate(session: PiSession) -> PiSession:
@@ -200,8 +275,34 @@ def migrate(session: PiSession) -> PiSession:
         session = migrate_v1_to_v2(session)
     if session.version < 3:
         session = migrate_v2_to_v3(session)
+    if any(damage.skipped for damage in session.damage):
+        session = reattach_orphans(session)
     check_tree(session)
     return session
+
+
+def reattach_orphans(session: PiSession) -> PiSession:
+    """Entries whose parent was on a skipped line hang below the header, where Pi's path starts.
+
+    Pi's loader skips what it cannot read, and its walk from the leaf stops at a parent it
+    does not know; each such entry is listed in ``damage``.
+    """
+    seen = {session.header.data["id"]}
+    entries: list[PiLine] = []
+    notes: list[LineDamage] = []
+    for record in session.entries:
+        parent = record.data.get("parentId")
+        if isinstance(parent, str) and parent not in seen:
+            record = replace(record, data={**record.data, "parentId": None})
+            problem = (
+                f"names parent {parent!r}, which no line that can be read holds; it now hangs "
+                "below the header"
+            )
+            notes.append(LineDamage(record.line, 1, problem))
+        seen.add(str(record.data.get("id")))
+        entries.append(record)
+    damage = tuple(sorted((*session.damage, *notes), key=lambda item: item.line))
+    return replace(session, entries=tuple(entries), damage=damage)
 
 
 def migrate_v1_to_v2(session: PiSession) -> PiSession:
@@ -220,14 +321,15 @@ def migrate_v1_to_v2(session: PiSession) -> PiSession:
     previous: str | None = None
     for record in session.entries:
         data = copy.deepcopy(record.data)
-        data["id"] = v1_entry_id(record.line)
+        data["id"] = v1_entry_id(record.line, record.part)
         data["parentId"] = previous
         previous = data["id"]
         if data.get("type") == "compaction" and "firstKeptEntryIndex" in data:
             index = data.pop("firstKeptEntryIndex")
             if isinstance(index, int) and not isinstance(index, bool) and 0 < index < len(records):
-                data["firstKeptEntryId"] = v1_entry_id(records[index].line)
-        entries.append(PiLine(record.line, data))
+                kept = records[index]
+                data["firstKeptEntryId"] = v1_entry_id(kept.line, kept.part)
+        entries.append(replace(record, data=data))
     return replace(session, header=_with_version(session.header, 2), entries=tuple(entries))
 
 
@@ -245,13 +347,13 @@ def migrate_v2_to_v3(session: PiSession) -> PiSession:
         ):
             data = copy.deepcopy(record.data)
             data["message"]["role"] = "custom"
-            record = PiLine(record.line, data)
+            record = replace(record, data=data)
         entries.append(record)
     return replace(session, header=_with_version(session.header, 3), entries=tuple(entries))
 
 
 def _with_version(header: PiLine, version: int) -> PiLine:
-    return PiLine(header.line, {**header.data, "version": version})
+    return replace(header, data={**header.data, "version": version})
 
 
 def check_tree(session: PiSession) -> None:

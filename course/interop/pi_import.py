@@ -18,10 +18,22 @@ from .chapter import (
     path_to,
     recover_jsonl,
 )
-from .pi_format import PiFormatError, PiSession, migrate, read_pi_session
+from .pi_format import LineDamage, PiFormatError, PiSession, migrate, read_pi_session
 from .pi_mapping import Draft, map_session
 from .pi_repair import repair as repair_drafts
-from .pi_report import POLICIES, ImportReport, PiImportError, Policy, ReportItem, sorted_items
+from .pi_report import (
+    POLICIES,
+    SPLIT_TURNS,
+    ImportReport,
+    PiImportError,
+    Policy,
+    ReportItem,
+    SplitTurn,
+    sorted_items,
+)
+
+REFUSED_KINDS = ("damaged_line", "unknown_type")
+"""What ``strict`` refuses before the chapter's rules are even checked."""
 
 
 @dataclass(frozen=True)
@@ -43,28 +55,70 @@ class ImportedSession:
 
 
 def import_pi_session(
-    path: str | os.PathLike[str], *, repair: Policy = "strict"
+    path: str | os.PathLike[str],
+    *,
+    repair: Policy = "strict",
+    split_turn: SplitTurn = "turn-start",
+    keep_failed: bool = False,
 ) -> ImportedSession:
     """Read, migrate and map the Pi session file at ``path`` (``.jsonl`` or ``.jsonl.gz``).
 
     Raises ``PiFormatError`` for input that is not a Pi session (naming the line and field)
-    and, with ``repair="strict"``, ``PiImportError`` where the chapter's rules reject it.
+    and, with ``repair="strict"``, ``PiImportError`` where the file is damaged, holds what
+    this importer does not know, or breaks the chapter's rules. ``split_turn`` says where the
+    kept range of a compaction that splits a turn starts; ``keep_failed`` keeps the aborted
+    and failed assistant messages Pi never sends as messages instead of data.
     """
-    return convert_pi_session(read_pi_session(path), repair=repair)
+    return convert_pi_session(
+        read_pi_session(path), repair=repair, split_turn=split_turn, keep_failed=keep_failed
+    )
 
 
-def convert_pi_session(session: PiSession, *, repair: Policy = "strict") -> ImportedSession:
+def convert_pi_session(
+    session: PiSession,
+    *,
+    repair: Policy = "strict",
+    split_turn: SplitTurn = "turn-start",
+    keep_failed: bool = False,
+) -> ImportedSession:
     """The pure part of ``import_pi_session``: a parsed Pi session to chapter entries."""
     if repair not in POLICIES:
         raise ValueError(f"repair: must be one of {', '.join(POLICIES)}, got {repair!r}")
-    mapped = map_session(migrate(session))
-    drafts, repairs = repair_drafts(mapped.drafts, repair)
+    if split_turn not in SPLIT_TURNS:
+        raise ValueError(f"split_turn: must be one of {', '.join(SPLIT_TURNS)}, got {split_turn!r}")
+    migrated = migrate(session)
+    mapped = map_session(migrated, keep_failed=keep_failed)
+    damage = [_damage_item(damaged, migrated) for damaged in migrated.damage]
+    found = [*damage, *mapped.items]
+    refused = [item for item in found if item.kind in REFUSED_KINDS]
+    try:
+        drafts, repairs = repair_drafts(mapped.drafts, repair, split_turn)
+    except PiImportError as error:
+        raise PiImportError(list(sorted_items([*refused, *error.items]))) from None
+    if repair == "strict" and refused:
+        raise PiImportError(refused)
     entries = [_entry(draft) for draft in drafts]
     leaf_id = entries[-1].id
     path = path_to(entries, leaf_id)
     _check_interactions(path, drafts)
-    report = ImportReport(session.source_version, repair, sorted_items([*mapped.items, *repairs]))
+    items = sorted_items([*found, *repairs])
+    report = ImportReport(session.source_version, repair, items, split_turn, keep_failed)
     return ImportedSession(entries, leaf_id, path, report)
+
+
+def _damage_item(damage: LineDamage, session: PiSession) -> ReportItem:
+    """A damaged line as a report item, naming the entries read from it."""
+    ids = [str(r.data["id"]) for r in session.entries if r.line == damage.line]
+    text = f"line {damage.line} {damage.problem}"
+    if len(ids) > 1:
+        text += f"; read as {', '.join(ids[:-1])} and {ids[-1]}"
+        if not damage.skipped:
+            text += ", where Pi's loader skips the whole line"
+    if damage.skipped:
+        text += f"; skipped, as Pi's loader skips it: {damage.skipped}"
+        if ids:
+            text += f" (what was read is {', '.join(ids)})"
+    return ReportItem(damage.line, ids[0] if ids else "-", "damaged_line", text)
 
 
 def _entry(draft: Draft) -> SessionEntry:

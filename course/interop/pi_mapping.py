@@ -71,8 +71,17 @@ class Mapped:
     items: list[ReportItem]
 
 
-def map_session(session: PiSession) -> Mapped:
-    """Map a migrated (v3) session; the header becomes the root metadata entry."""
+FAILED_STOPS = ("aborted", "error")
+"""The ``stopReason`` values whose assistant messages Pi drops before every model call."""
+NORMAL_STOPS = ("stop", "toolUse")
+
+
+def map_session(session: PiSession, *, keep_failed: bool = False) -> Mapped:
+    """Map a migrated (v3) session; the header becomes the root metadata entry.
+
+    Assistant messages that stopped with ``aborted`` or ``error`` are kept as data, since Pi
+    never sends them; ``keep_failed`` keeps them as messages, to study them.
+    """
     if session.version != 3:
         raise ValueError(f"map_session needs a migrated session (v3), got v{session.version}")
     header = session.header
@@ -83,10 +92,25 @@ def map_session(session: PiSession) -> Mapped:
     value["sourceVersion"] = session.source_version
     root = _Mapper(header, header_id, None, items)
     drafts = [root.metadata(HEADER_KEY, value)]
+    requests: dict[str, str] = {}
     for record in session.entries:
-        mapper = _Mapper(record, record.data["id"], record.data.get("parentId") or header_id, items)
-        drafts.extend(mapper.map_entry(used))
+        parent = record.data.get("parentId") or header_id
+        mapper = _Mapper(record, record.data["id"], parent, items, keep_failed=keep_failed)
+        mapper.request = requests.get(parent, "")
+        mapped = mapper.map_entry(used)
+        requests[mapper.id] = mapper.request or _user_text(mapped[-1])
+        drafts.extend(mapped)
     return Mapped(drafts, items)
+
+
+def _user_text(draft: Draft) -> str:
+    """The text of a user message draft, or ""."""
+    if draft.role != "user":
+        return ""
+    content = draft.entry["message"]["content"]
+    if isinstance(content, str):
+        return content
+    return "\n".join(block["text"] for block in content if block["type"] == "text")
 
 
 def data_only(source: dict[str, Any], reason: str) -> dict[str, Any]:
@@ -153,14 +177,23 @@ class _Mapper:
     """Maps one Pi line; errors and report items name its line and entry id."""
 
     def __init__(
-        self, record: PiLine, entry_id: str, parent: str | None, items: list[ReportItem]
+        self,
+        record: PiLine,
+        entry_id: str,
+        parent: str | None,
+        items: list[ReportItem],
+        *,
+        keep_failed: bool = False,
     ) -> None:
         self.record = record
         self.data = record.data
         self.id = entry_id
         self.parent = parent
         self.items = items
+        self.keep_failed = keep_failed
         self.dropped: list[str] = []
+        self.request = ""
+        """The first user message on the entry's path: the session's goal, in its own words."""
 
     # ------------------------------------------------------------------ helpers
 
@@ -242,12 +275,13 @@ class _Mapper:
             self.drop_fields(rest, "", ("content",))
             self.note("converted", "custom_message became the user message Pi sends for it")
             return [self.user(content)]
-        raise self.fail(
-            "type",
+        self.note(
+            "unknown_type",
             f"unknown entry type {kind!r} (Pi v3 knows message, thinking_level_change, "
             "model_change, compaction, branch_summary, custom, custom_message, label, "
-            "session_info)",
+            f"session_info); kept as data (metadata key pi.{kind}), as Pi sends nothing for it",
         )
+        return [self.metadata(f"pi.{kind}", rest)]
 
     def compaction(self, used: set[str]) -> list[Draft]:
         markdown = self.string(self.data, "summary", "")
@@ -255,7 +289,7 @@ class _Mapper:
         first_kept = self.data.get("firstKeptEntryId", "")
         if not isinstance(first_kept, str):
             raise self.fail("firstKeptEntryId", f"must be a string, got {json_kind(first_kept)}")
-        mapping = summary_from_markdown(markdown)
+        mapping = summary_from_markdown(markdown, session_goal=self.request)
         text_id = fresh_id(f"{self.id}~summary", used)
         kept = {k: v for k, v in self.data.items() if k not in COMMON + ("tokensBefore",)}
         value = {"compactionId": self.id, **kept}
@@ -294,13 +328,31 @@ class _Mapper:
             return self.bash_execution(message)
         if role in ("custom", "branchSummary", "compactionSummary"):
             return self.wrapped(role, message)
-        raise self.fail(
-            "message.role",
+        self.note(
+            "unknown_type",
             f"unknown message role {role!r} (Pi v3 knows user, assistant, toolResult, "
-            "bashExecution, custom, branchSummary, compactionSummary)",
+            "bashExecution, custom, branchSummary, compactionSummary); kept as data (metadata "
+            f"key {MESSAGE_KEY}), as Pi sends nothing for it",
         )
+        self.dropped.clear()
+        return self.metadata(MESSAGE_KEY, data_only(self.data, f"unknown message role {role!r}"))
 
     def assistant(self, message: dict[str, Any]) -> Draft:
+        stop = message.get("stopReason")
+        stop = stop if isinstance(stop, str) else ""
+        if stop in FAILED_STOPS:
+            error = message.get("errorMessage")
+            text = f"assistant message stopped with {stop!r}"
+            if isinstance(error, str) and error:
+                text += f" ({_shortened(error)})"
+            text += "; Pi drops it before every model call"
+            if not self.keep_failed:
+                self.note("failed_message", f"{text}, so it is kept as data (key {MESSAGE_KEY})")
+                self.dropped.clear()
+                return self.metadata(MESSAGE_KEY, data_only(self.data, f"stopped with {stop!r}"))
+            self.note("failed_message", f"{text}; kept as a message, as asked")
+        elif stop and stop not in NORMAL_STOPS:
+            self.note("stop_reason", f"assistant message stopped with {stop!r}")
         self.drop_fields(message, "message", ("role", "content"))
         blocks = self.get(message, "content", "message", lambda v: isinstance(v, list))
         content: list[dict[str, Any]] = []
@@ -333,12 +385,11 @@ class _Mapper:
                 f"{thinking} thinking block{'s' if thinking > 1 else ''} not carried (the "
                 "chapter's assistant content is text and tool calls)",
             )
-        stop = message.get("stopReason")
         entry = {
             **self.common("message"),
             "message": {"role": "assistant", "content": content},
         }
-        return self.finish(entry, stop if isinstance(stop, str) else "")
+        return self.finish(entry, stop)
 
     def tool_result(self, message: dict[str, Any]) -> Draft:
         carried = ("role", "toolCallId", "toolName", "content", "isError")
@@ -423,6 +474,11 @@ class _Mapper:
     def text_block(self, block: dict[str, Any], path: str) -> dict[str, Any]:
         self.drop_fields(block, path, ("type", "text"))
         return {"type": "text", "text": self.string(block, "text", path)}
+
+
+def _shortened(text: str, limit: int = 160) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _is_amount(value: object) -> bool:

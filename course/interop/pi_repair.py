@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .pi_mapping import MESSAGE_KEY, Draft, data_only, fresh_id
-from .pi_report import PiImportError, Policy, ReportItem, sorted_items
+from .pi_report import REPAIR_KINDS, PiImportError, Policy, ReportItem, SplitTurn, sorted_items
 
 SYNTHETIC_RESULT = (
     "No result provided (synthesised on import: the Pi session records no result for this call)"
@@ -23,6 +23,8 @@ class _Call:
     index: int
     call_id: str
     name: str
+    closer: str = ""
+    """The next assistant message on the path: a missing result goes right before it."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,9 @@ class _Plan:
     first_kept: dict[str, str] = field(default_factory=dict)
 
 
-def repair(drafts: list[Draft], policy: Policy) -> tuple[list[Draft], list[ReportItem]]:
+def repair(
+    drafts: list[Draft], policy: Policy, split_turn: SplitTurn = "turn-start"
+) -> tuple[list[Draft], list[ReportItem]]:
     """Apply ``policy`` until every path meets the chapter's rules; ``strict`` only checks.
 
     ``strict`` raises ``PiImportError`` listing every place the rules reject. The other two
@@ -59,15 +63,17 @@ def repair(drafts: list[Draft], policy: Policy) -> tuple[list[Draft], list[Repor
     message where a path has none before an assistant message), ``drop`` removes unanswered
     calls and keeps the messages no user message starts as data. Both keep orphan results
     as data, rename a re-declared call id, and move a compaction's first kept id to a user
-    message on its path.
+    message on its path. Under every policy a compaction that splits a turn starts its kept
+    range where ``split_turn`` says (``split_turn`` items).
     """
     used = {draft.id for draft in drafts}
     if policy == "strict":
         problems = _Rules(drafts, policy, used).run().items
-        problems += _compaction_plan(drafts, policy, used).items
+        cuts = _compaction_plan(drafts, policy, used, split_turn)
+        problems += [item for item in cuts.items if item.kind in REPAIR_KINDS]
         if problems:
             raise PiImportError(list(sorted_items(problems)))
-        return drafts, []
+        return _apply(drafts, cuts), cuts.items
     items: list[ReportItem] = []
     for _ in range(MAX_ROUNDS):
         plan = _Rules(drafts, policy, used).run()
@@ -77,7 +83,7 @@ def repair(drafts: list[Draft], policy: Policy) -> tuple[list[Draft], list[Repor
         items += plan.items
     else:  # pragma: no cover - each round removes what the previous one left
         raise RuntimeError(f"repair {policy!r} did not settle in {MAX_ROUNDS} rounds")
-    plan = _compaction_plan(drafts, policy, used)
+    plan = _compaction_plan(drafts, policy, used, split_turn)
     return _apply(drafts, plan), items + plan.items
 
 
@@ -90,6 +96,9 @@ class _Rules:
         self.used = used
         self.plan = _Plan()
         self.parents = {d.parent_id for d in drafts}
+        self.synthesised: dict[str, int] = {}
+        self.closed: set[tuple[str, str]] = set()
+        """(closer, call id): a result placed before ``closer`` serves every path through it."""
 
     def run(self) -> _Plan:
         states: dict[str, _State] = {}
@@ -116,7 +125,8 @@ class _Rules:
                 if opened is None:
                     return state  # the message is data now: the path is as it was
                 state = opened
-            return self.calls(draft, state)
+            closed = tuple(replace(c, closer=c.closer or draft.id) for c in state.pending)
+            return self.calls(draft, replace(state, pending=closed))
         if role == "toolResult":
             return self.result(draft, state)
         return state
@@ -198,9 +208,12 @@ class _Rules:
         where = (
             f"its path ends (at {anchor.id})" if at_end else f"the interaction ends at {anchor.id}"
         )
-        chain = self.plan.after if at_end else self.plan.before
         for call in state.pending:
             assistant = call.entry
+            if call.closer and self.policy == "synthesize":
+                if (call.closer, call.call_id) in self.closed:
+                    continue  # unanswered on another branch below the same reply: one result
+                self.closed.add((call.closer, call.call_id))
             text = f"tool call {call.call_id} ({call.name}) has no result before {where}"
             if assistant.stop_reason not in ("", "toolUse"):
                 text += f"; the assistant message stopped with {assistant.stop_reason!r}"
@@ -212,10 +225,15 @@ class _Rules:
                     "content": [{"type": "text", "text": SYNTHETIC_RESULT}],
                     "isError": True,
                 }
-                placed = chain.setdefault(anchor.id, [])
-                new = self.new_draft(anchor, f"{anchor.id}~result{len(placed) + 1}", message)
-                placed.append(new)
-                text += f"; synthesised result {new.id}"
+                number = self.synthesised[assistant.id] = self.synthesised.get(assistant.id, 0) + 1
+                new = self.new_draft(assistant, f"{assistant.id}~result{number}", message)
+                if call.closer:  # as Pi places it: after the call's results, before the next reply
+                    self.plan.before.setdefault(call.closer, []).append(new)
+                    text += f"; synthesised result {new.id}, placed before {call.closer}"
+                else:
+                    chain = self.plan.after if at_end else self.plan.before
+                    chain.setdefault(anchor.id, []).append(new)
+                    text += f"; synthesised result {new.id}"
             elif self.policy == "drop":
                 removed = self.plan.removed_calls.setdefault(assistant.id, set())
                 if call.index in removed:
@@ -236,26 +254,42 @@ class _Rules:
         return Draft(near.line, entry)
 
 
-def _compaction_plan(drafts: Sequence[Draft], policy: Policy, used: set[str]) -> _Plan:
+def _compaction_plan(
+    drafts: Sequence[Draft], policy: Policy, used: set[str], split_turn: SplitTurn
+) -> _Plan:
     """Point every compaction's first kept id at a user message on its path before it."""
     by_id = {draft.id: draft for draft in drafts}
     plan = _Plan()
     for draft in drafts:
         if draft.entry["type"] != "compaction":
             continue
-        ancestors = _ancestors(draft, by_id)
+        before = list(reversed(_ancestors(draft, by_id)))  # root first
         target = draft.entry["firstKeptEntryId"]
-        ids = [a.id for a in ancestors]
+        ids = [a.id for a in before]
         if target in ids and by_id[target].role == "user":
             continue
         if target in ids:
             position = ids.index(target)
-            older = [a for a in ancestors[position:] if a.role == "user"]
-            newer = [a for a in reversed(ancestors[:position]) if a.role == "user"]
-            chosen = older[0] if older else (newer[0] if newer else None)
+            kept = [a for a in before[position:] if a.role]
+            if kept and kept[0].role == "user":
+                plan.first_kept[draft.id] = kept[0].id
+                text = (
+                    f"first kept entry {target} is not a message; the kept range starts at the "
+                    f"user message {kept[0].id} that follows it, as in Pi's context"
+                )
+                plan.items.append(ReportItem(draft.line, draft.id, "converted", text))
+                continue
+            turn = next((a for a in reversed(before[:position]) if a.role == "user"), None)
+            later = next((a for a in kept if a.role == "user"), None)
+            if kept and (turn or later):
+                item = _split_turn(draft, target, before, turn, later, split_turn)
+                plan.first_kept[draft.id] = item[0]
+                plan.items.append(item[1])
+                continue
+            chosen = turn or later
             text = f"first kept entry {target} is not a user message, so it starts no interaction"
         else:
-            users = [a for a in ancestors if a.role == "user"]
+            users = [a for a in reversed(before) if a.role == "user"]
             chosen = users[0] if users else None
             text = (
                 "has no first kept entry (Pi keeps nothing from before it)"
@@ -271,6 +305,44 @@ def _compaction_plan(drafts: Sequence[Draft], policy: Policy, used: set[str]) ->
                 text += f"; first kept entry is now {chosen.id}"
         plan.items.append(ReportItem(draft.line, draft.id, "compaction_cut", text))
     return plan
+
+
+def _split_turn(
+    compaction: Draft,
+    target: str,
+    before: list[Draft],
+    turn: Draft | None,
+    later: Draft | None,
+    choice: SplitTurn,
+) -> tuple[str, ReportItem]:
+    """The first kept id for a compaction whose kept entry is in the middle of a turn."""
+    ids = [a.id for a in before]
+    role = before[ids.index(target)].role
+    text = f"first kept entry {target} ({role}) is in the middle of a turn"
+    if turn is not None:
+        text += f" that {turn.id} starts"
+    if (choice == "turn-start" and turn is not None) or later is None:
+        assert turn is not None
+        prefix = [a for a in before[ids.index(turn.id) : ids.index(target)] if a.role]
+        text += (
+            f"; the kept range starts at {turn.id}, so the turn's first "
+            f"{len(prefix)} message{'s' * (len(prefix) != 1)} (which Pi's summary holds in its "
+            "Turn Context) are sent as well"
+        )
+        chosen = turn.id
+    else:
+        suffix = [a for a in before[ids.index(target) : ids.index(later.id)] if a.role]
+        text += (
+            f"; the kept range starts at the next user message {later.id}, so the turn is left "
+            f"to the summary and its last {len(suffix)} message{'s' * (len(suffix) != 1)}, "
+            "which Pi sends, are not sent"
+        )
+        chosen = later.id
+    if choice == "turn-start" and turn is None:
+        text += " (no user message starts the turn)"
+    elif choice == "next-user" and later is None:
+        text += " (no user message follows it before the compaction)"
+    return chosen, ReportItem(compaction.line, compaction.id, "split_turn", text)
 
 
 def _ancestors(draft: Draft, by_id: dict[str, Draft]) -> list[Draft]:

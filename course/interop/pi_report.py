@@ -10,7 +10,15 @@ from typing import Any, Literal, TypeAlias
 Policy: TypeAlias = Literal["strict", "synthesize", "drop"]
 POLICIES: tuple[Policy, ...] = ("strict", "synthesize", "drop")
 
+SplitTurn: TypeAlias = Literal["turn-start", "next-user"]
+SPLIT_TURNS: tuple[SplitTurn, ...] = ("turn-start", "next-user")
+"""Where the kept range of a compaction that splits a turn starts: the turn's user message
+(nothing Pi sends is missing; the turn's prefix is sent although the summary holds it too), or
+the next user message (the prefix is left to the summary and the turn's kept suffix is not sent)."""
+
 REPAIR_KINDS: dict[str, str] = {
+    "damaged_line": "a line holds several JSON objects back to back, or something unreadable",
+    "unknown_type": "an entry type or message role this importer does not know",
     "unanswered_call": "a tool call has no result before its interaction ends",
     "orphan_result": "a tool result answers no call of its interaction, or answers one twice",
     "duplicate_call": "a tool call id is declared twice in one interaction",
@@ -25,6 +33,9 @@ MAPPING_KINDS: dict[str, str] = {
     "converted": "a Pi-only message or entry became a user message, or data only",
     "summary": "a Markdown summary was split into the seven fields; the text is kept as data",
     "fields": "Pi fields the chapter's entry has no place for are not carried",
+    "failed_message": "an aborted or failed assistant message, which Pi never sends",
+    "stop_reason": "an assistant message stopped for another reason than stop or toolUse",
+    "split_turn": "a compaction keeps an entry in the middle of a turn",
 }
 """What the mapping itself changes, under every policy."""
 
@@ -54,6 +65,8 @@ class ImportReport:
     source_version: int
     policy: Policy
     items: tuple[ReportItem, ...] = field(default=())
+    split_turn: SplitTurn = "turn-start"
+    keep_failed: bool = False
 
     def of_kind(self, *kinds: str) -> list[ReportItem]:
         """The items of the given kinds, in line order."""
@@ -73,6 +86,8 @@ class ImportReport:
         return {
             "sourceVersion": self.source_version,
             "policy": self.policy,
+            "splitTurn": self.split_turn,
+            "keepFailed": self.keep_failed,
             "counts": self.counts(),
             "items": [item.to_json() for item in self.items],
         }
@@ -91,6 +106,6 @@ class PiImportError(ValueError):
         first = items[0]
         more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
         super().__init__(
-            f"{first}{more}; the chapter's rules reject this session as it is: import it with "
+            f"{first}{more}; strict refuses this session as it is: import it with "
             "repair 'synthesize' or 'drop'"
         )

@@ -26,18 +26,30 @@ NO_GOAL = "(the Pi summary states no goal)"
 
 _FIELD_WORDS: tuple[tuple[str, str], ...] = (
     ("goal", r"goals?|objectives?"),
-    ("next", r"next|in progress|todo|to do|remaining|current task|plan"),
+    ("next", r"next|in progress|todo|to do|remaining|current task|plan|original request"),
     ("unresolved", r"blocked|blockers?|unresolved|open questions?|issues?|problems?|risks?"),
     ("decisions", r"decisions?|decided|agreed"),
-    ("changed_files", r"modified-files|files?"),
-    ("completed", r"done|completed|progress|accomplished|finished"),
+    ("changed_files", r"modified-files|modified|changed|created|edited"),
+    (
+        "completed",
+        r"done|completed|progress|accomplished|finished|committed|current state|status",
+    ),
     ("constraints", r"constraints?|preferences?|requirements?|rules?|conventions?"),
 )
 """The first row whose words occur in a heading (as whole words) names the heading's field.
 
-Pi's ``<read-files>`` list names none (``-`` binds words), so its lines go to ``constraints``
-as ``read-files — path``; ``<modified-files>`` lines are changed files.
+The rows cover Pi's summary template (Goal; Constraints & Preferences; Progress with Done, In
+Progress and Blocked; Key Decisions; Next Steps), the turn-prefix template of a split turn
+(Original Request, Early Progress) and the headings older Pi summaries use. Files the summary
+only names (``Key Files``, ``<read-files>``: ``-`` binds words) are not changed files; with
+``Critical Context`` and ``Context for Suffix`` they name no field and go to ``constraints``,
+prefixed; ``<modified-files>`` lines are changed files.
 """
+
+TURN_CONTEXT = re.compile(r"^[ \t]*[*_]{0,2}turn context \(split turn\):?[*_]{0,2}:?[ \t]*$", re.I)
+"""The line Pi puts between a split turn's history summary and its turn-prefix summary."""
+TURN_PREFIX = "split turn"
+"""What every item from the turn-prefix summary starts with."""
 
 _FIELD_PATTERNS = tuple(
     (name, re.compile(rf"(?<![\w-])(?:{words})(?![\w-])")) for name, words in _FIELD_WORDS
@@ -71,12 +83,29 @@ class _Section:
     """The summary attribute its items go to."""
     origin: Origin
     line_items: bool = False
+    turn: bool = False
+    """Part of a split turn's turn-prefix summary."""
     items: list[str] = field(default_factory=list)
+    paragraphs: set[int] = field(default_factory=set)
+    """Which items are prose paragraphs (the goal may be one of them)."""
 
     @property
     def prefix(self) -> str | None:
-        """Items of a section whose heading names no field carry the heading."""
-        return None if self.origin == "named" or not self.heading else self.heading
+        """Items of a section whose heading names no field carry the heading, and turn items
+        say they are from the split turn."""
+        parts = [TURN_PREFIX] if self.turn else []
+        if self.origin != "named" and self.heading:
+            parts.append(self.heading)
+        return " — ".join(parts) or None
+
+    @property
+    def states_work(self) -> bool:
+        """A paragraph here can state the session's goal: the top, a title, or progress."""
+        if self.turn:
+            return False
+        if self.origin == "fallback":
+            return self.level <= 1
+        return self.target in ("completed", "next")
 
 
 @dataclass(frozen=True)
@@ -109,6 +138,7 @@ class _Splitter:
         self.block: list[str] | None = None
         self.block_kind = ""
         self.fence = ""
+        self.turn = False
 
     @property
     def current(self) -> _Section:
@@ -118,6 +148,8 @@ class _Splitter:
         if self.block is not None:
             text = "\n".join(self.block).strip("\n")
             if text.strip():
+                if self.block_kind == "paragraph":
+                    self.current.paragraphs.add(len(self.current.items))
                 self.current.items.append(text)
         self.block = None
         self.block_kind = ""
@@ -132,20 +164,27 @@ class _Splitter:
         while self.stack and self.stack[-1].level >= level:
             self.stack.pop()
         own = heading_field(heading)
+        if self.turn and own == "goal":
+            own = "next"  # a split turn's request is the work at hand, not the session's goal
         named = next((s for s in reversed(self.stack) if s.origin == "named"), None)
         if own is not None:
-            section = _Section(level, heading, own, "named", line_items)
+            section = _Section(level, heading, own, "named", line_items, self.turn)
         elif named is not None:
-            section = _Section(level, heading, named.target, "inherited", line_items)
+            section = _Section(level, heading, named.target, "inherited", line_items, self.turn)
         else:
-            section = _Section(level, heading, FALLBACK_FIELD, "fallback", line_items)
+            section = _Section(level, heading, FALLBACK_FIELD, "fallback", line_items, self.turn)
         self.stack.append(section)
         self.sections.append(section)
 
     def close_tag(self) -> None:
         self.end_block()
         self.stack.clear()
-        self.sections.append(_Section(0, "", FALLBACK_FIELD, "fallback"))
+        self.sections.append(_Section(0, "", FALLBACK_FIELD, "fallback", turn=self.turn))
+
+    def start_turn(self) -> None:
+        """From here on the text is the split turn's turn-prefix summary."""
+        self.turn = True
+        self.close_tag()
 
     def feed(self, line: str) -> None:
         if self.block_kind == "fence":
@@ -164,6 +203,8 @@ class _Splitter:
             self.open_section(1, tag.group(1), line_items=True)
         elif _CLOSE_TAG.match(line) is not None:
             self.close_tag()
+        elif TURN_CONTEXT.match(line) is not None:
+            self.start_turn()
         elif not line.strip() or _RULE.match(line):
             self.end_block()
         elif self.current.line_items:
@@ -188,7 +229,7 @@ class _Splitter:
         return self.sections
 
 
-def summary_from_markdown(markdown: str) -> SummaryMapping:
+def summary_from_markdown(markdown: str, *, session_goal: str = "") -> SummaryMapping:
     """Split a Markdown summary into the seven fields; every body line lands in a field.
 
     Headings choose the field (``_FIELD_WORDS``); a heading that names none inherits the
@@ -196,13 +237,17 @@ def summary_from_markdown(markdown: str) -> SummaryMapping:
     then its items are prefixed with its text. Items are list entries, paragraphs, tables and
     fenced code blocks, kept verbatim; the lines between ``<read-files>``/``<modified-files>``
     tags (which Pi appends) are one item each. Headings and rules are structure, not items.
-    The goal is the text of the goal sections, else the first heading that names no field,
-    else the first item.
+    After Pi's ``Turn Context (split turn)`` line every item starts with ``split turn``.
+
+    The goal is the session's, never a heading: the text of the goal sections, else the first
+    paragraph that states the work (at the top, under the title or under a progress heading),
+    else ``session_goal`` (the importer passes the session's first request), else ``NO_GOAL``.
     """
     splitter = _Splitter()
     for line in markdown.replace("\r\n", "\n").split("\n"):
         splitter.feed(line)
     sections = splitter.finish()
+    goal = _goal(sections, session_goal)
     fields: dict[str, list[str]] = {name: [] for name in FIELD_KEYS}
     for section in sections:
         items = section.items
@@ -211,18 +256,23 @@ def summary_from_markdown(markdown: str) -> SummaryMapping:
             continue
         prefix = section.prefix
         fields[section.target].extend(f"{prefix} — {item}" if prefix else item for item in items)
-    goal = "\n".join(fields.pop("goal")).strip() or _fallback_goal(sections)
-    summary = CompactionSummary(goal=goal, **fields)
+    stated = "\n".join(fields.pop("goal")).strip()
+    if goal and stated:  # goal headings with no text of their own, kept all the same
+        fields[FALLBACK_FIELD].append(f"goal — {stated}")
+    summary = CompactionSummary(goal=goal or stated, **fields)
     named = tuple((s.heading, s.target) for s in sections if s.origin == "named")
-    unnamed = tuple(s.heading for s in sections if s.origin == "fallback" and s.prefix and s.items)
+    unnamed = tuple(s.heading for s in sections if s.origin == "fallback" and s.heading and s.items)
     return SummaryMapping(summary, named, unnamed)
 
 
-def _fallback_goal(sections: list[_Section]) -> str:
+def _goal(sections: list[_Section], session_goal: str) -> str:
+    """The goal when no goal section has text (its paragraph is taken out of its section)."""
+    stated = [s for s in sections if s.target == "goal" and not s.turn]
+    if any(item.strip() for s in stated for item in s.items):
+        return ""
     for section in sections:
-        if section.heading and section.origin != "named":
-            return section.heading
-    for section in sections:
-        if section.items:
-            return section.items[0]
-    return NO_GOAL
+        if section.states_work and section.paragraphs:
+            index = min(section.paragraphs)
+            section.paragraphs = {i - 1 for i in section.paragraphs if i != index}
+            return section.items.pop(index)
+    return session_goal.strip() or NO_GOAL

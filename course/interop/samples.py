@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 PI_SESSIONS_DIR = Path(__file__).resolve().parent.parent / "data" / "pi-sessions"
-PI_SESSION_NAMES = ("large-session", "before-compaction")
+PI_SESSION_NAMES = ("large-session", "before-compaction", "damaged-line-session")
 
 
 def pi_session_files() -> dict[str, Path]:
-    """The shipped Pi session files by name: ``large-session`` and ``before-compaction``."""
+    """The shipped Pi session files by name: ``large-session``, ``before-compaction`` and
+    ``damaged-line-session``."""
     return {name: PI_SESSIONS_DIR / f"{name}.jsonl.gz" for name in PI_SESSION_NAMES}

@@ -52,8 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="session-log",
         description=__doc__,
-        epilog="session-log import PI_FILE -o OUT.jsonl [--repair strict|synthesize|drop]: "
-        "see session-log import --help",
+        epilog="session-log import PI_FILE -o OUT.jsonl [--repair strict|synthesize|drop] "
+        "[--split-turn turn-start|next-user] [--keep-failed]: see session-log import --help",
     )
     parser.add_argument("command", choices=("check", "repair"))
     parser.add_argument("log", type=Path)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from pi_builders import header, user, write
 
+from course.interop import pi_session_files
 from course.session import JsonlSessionStore
 from course.tools.sessionlog import main
 
@@ -21,19 +22,80 @@ def session_log(*args: str | Path) -> int:
     return main([str(arg) for arg in args])
 
 
+def import_bytes(tmp_path: Path, content: bytes, *args: str) -> int:
+    """Import a Pi file holding ``content`` to ``o.jsonl`` beside it."""
+    source = tmp_path / "pi.jsonl"
+    source.write_bytes(content)
+    return session_log("import", source, "-o", tmp_path / "o.jsonl", *args)
+
+
 def leftovers(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp"))
 
 
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("before-compaction", "line 628: L628: unanswered_call: tool call "),
+        (
+            "damaged-line-session",
+            "line 440: L440: damaged_line: line 440 holds two JSON objects with no newline "
+            "between them",
+        ),
+    ],
+)
 def test_strict_exits_1_naming_the_line_and_id_and_writes_nothing(
-    real_session: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    name: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out.jsonl"
-    assert session_log("import", real_session, "-o", out) == 1
+    assert session_log("import", pi_session_files()[name], "-o", out) == 1
     err = capsys.readouterr().err
-    assert err.startswith("session-log import: line ")
-    assert ": unanswered_call: tool call " in err and "--repair 'synthesize' or 'drop'" in err
+    assert err.startswith(f"session-log import: {expected}")
+    assert "--repair 'synthesize' or 'drop'" in err and err.count("\n") == 1
     assert not out.exists() and leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            b'{"type":"session","id":"s","timestamp":"2025-01-01T00:00:00Z"}\n{"type":"m",\n',
+            "line 2: -: damaged_line: line 2 is not valid JSON (Expecting property name",
+        ),
+        (
+            b'{"type":"session","id":"s","timestamp":"2025-01-01T00:00:00Z"}\n'
+            b'{"type":"poll","timestamp":"2025-01-01T00:00:00Z"}\n',
+            "line 2: L2: unknown_type: unknown entry type 'poll'",
+        ),
+    ],
+)
+def test_what_strict_refuses_the_other_policies_keep(
+    tmp_path: Path, content: bytes, expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert import_bytes(tmp_path, content) == 1
+    assert capsys.readouterr().err.startswith(f"session-log import: {expected}")
+    assert import_bytes(tmp_path, content, "--repair", "drop") == 0
+    printed = capsys.readouterr().out
+    assert "repair drop: 1 item" in printed and expected in printed
+
+
+def test_the_split_turn_choice_and_failed_messages_are_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = pi_session_files()["damaged-line-session"]
+    args = ("import", source, "--repair", "synthesize", "--report", tmp_path / "r.json")
+    assert session_log(*args, "-o", tmp_path / "a.jsonl") == 0
+    printed = capsys.readouterr().out
+    assert "split turn turn-start: 1 item\n  line 463: L463: split_turn: " in printed
+    more = ("--split-turn", "next-user", "--keep-failed", "--force")
+    assert session_log(*args, "-o", tmp_path / "b.jsonl", *more) == 0
+    assert "split turn next-user: 1 item" in capsys.readouterr().out
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert report["splitTurn"] == "next-user" and report["keepFailed"] is True
+    with JsonlSessionStore(tmp_path / "a.jsonl") as store:
+        kept = len(store)
+    with JsonlSessionStore(tmp_path / "b.jsonl") as store:
+        assert len(store) == kept  # the same entries: failed messages are data or messages
 
 
 @pytest.mark.parametrize("repair", ["synthesize", "drop"])
@@ -46,7 +108,7 @@ def test_a_repair_writes_a_log_the_store_opens(
     assert printed[0].startswith(f"{real_session} (Pi v1) -> {out}: ")
     assert printed[1].startswith(f"repair {repair}: ")
     assert printed[-1].startswith("mapping: ")
-    assert all(line.startswith("  line ") for line in printed[2:-1])
+    assert all(line.startswith(("  line ", "split turn ")) for line in printed[2:-1])
     with JsonlSessionStore(out) as store:
         assert len(store) == int(printed[0].split(": ")[1].split(" entries")[0].replace(",", ""))
     assert (out.stat().st_mode & 0o777) == 0o666 & ~current_umask()
@@ -83,23 +145,17 @@ def test_the_report_lists_every_item_as_json(real_session: Path, tmp_path: Path)
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        (b'{"type":"session","id":"s"}\n{"type":"message",\n', "line 2: invalid JSON"),
         (b'{"type":"session","id":"s","version":9}\n', "line 1: version: unsupported session"),
-        (
-            b'{"type":"session","id":"s","timestamp":"2025-01-01T00:00:00Z"}\n'
-            b'{"type":"poll","timestamp":"2025-01-01T00:00:00Z"}\n',
-            "line 2: type: unknown entry type 'poll'",
-        ),
+        (b'{"type":"message","timestamp":"2025-01-01T00:00:00Z"}\n', "line 1: type: the first"),
+        (b"\xff\n", "no line of it can be read"),
     ],
 )
 def test_bad_input_exits_2_with_the_line_and_field(
     tmp_path: Path, content: bytes, expected: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = tmp_path / "pi.jsonl"
-    source.write_bytes(content)
-    assert session_log("import", source, "-o", tmp_path / "o.jsonl") == 2
+    assert import_bytes(tmp_path, content) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"session-log import: {source}: {expected}")
+    assert err.startswith(f"session-log import: {tmp_path / 'pi.jsonl'}: {expected}")
     assert err.count("\n") == 1
 
 

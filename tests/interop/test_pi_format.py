@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pi_builders import assistant, entry, header, jsonl, message, tree, user, write
 
 from course.interop import PiFormatError, migrate, read_pi_session
@@ -67,10 +69,7 @@ HEAD = b'{"type":"session","id":"s"}\n'
     ("data", "expected"),
     [
         (b"", "empty file"),
-        (HEAD + b'{"type":"message",\n', "line 2: invalid JSON"),
-        (HEAD + b"[1, 2]\n", "line 2: must be a JSON object, got array"),
-        (HEAD + b'{"a": NaN}\n', "line 2: invalid JSON (NaN is not JSON)"),
-        (HEAD + b'"\xff"\n', "line 2: invalid UTF-8"),
+        (b"not json\n[1]\n", "no line of it can be read"),
         (b'{"type":"message"}\n', "line 1: type: the first line must be the session header"),
         (b'{"type":"session"}\n', "line 1: id: must be a non-empty string"),
         (b'{"type":"session","id":"s","version":4}\n', "line 1: version: unsupported session"),
@@ -86,6 +85,58 @@ def test_bad_input_names_the_line_and_field(data: bytes, expected: str) -> None:
     with pytest.raises(PiFormatError) as caught:
         parse_pi_session(data)
     assert str(caught.value).startswith(expected)
+
+
+@pytest.mark.parametrize(
+    ("line", "problem", "skipped"),
+    [
+        (b'{"type":"message",', "is not valid JSON (Expecting property name", "the whole line"),
+        (b"[1, 2]", "holds no JSON object that can be read", "a JSON array, not an object"),
+        (b'{"a": NaN}', "is not valid JSON (NaN is not JSON)", "the whole line"),
+        (b'"\xff"', "is not UTF-8 text (invalid start byte at byte 1)", "the whole line"),
+        (b'{"type":"x"} tail', "holds one JSON object and what", "4 characters from column 14"),
+    ],
+)
+def test_an_unreadable_line_is_listed_as_damage_with_what_was_skipped(
+    line: bytes, problem: str, skipped: str
+) -> None:
+    session = parse_pi_session(HEAD + line + b"\n" + jsonl([user("after")]))
+    (damage,) = session.damage
+    assert damage.line == 2
+    assert damage.problem.startswith(problem)
+    assert damage.skipped.startswith(skipped)
+    assert [(r.line, r.type) for r in session.entries][-1] == (3, "message")
+
+
+def test_objects_back_to_back_are_split_with_nothing_lost() -> None:
+    first, second = json.dumps(assistant(text("a"))), json.dumps(user("b"))
+    session = parse_pi_session(HEAD + (first + second).encode() + b"\n")
+    assert [(r.line, r.part, r.data) for r in session.entries] == [
+        (2, 1, json.loads(first)),
+        (2, 2, json.loads(second)),
+    ]
+    (damage,) = session.damage
+    assert (damage.line, damage.read, damage.skipped) == (2, 2, "")
+    assert damage.problem == "holds two JSON objects with no newline between them"
+    assert [r.data["id"] for r in migrate(session).entries] == ["L2", "L2-2"]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "ü", "{", "}", '"']), max_size=6), st.integers(2, 5))
+def test_any_number_of_objects_on_one_line_come_back_in_order(words: list[str], count: int) -> None:
+    objects = [user("".join(words) + str(n)) for n in range(count)]
+    session = parse_pi_session(HEAD + "".join(json.dumps(o) for o in objects).encode() + b"\n")
+    assert [r.data for r in session.entries] == objects
+    assert [r.part for r in session.entries] == list(range(1, count + 1))
+
+
+def test_a_child_of_a_skipped_line_hangs_below_the_header() -> None:
+    lines = jsonl([header(3), user("a", id="x", parentId=None)]) + b"{broken\n"
+    lines += jsonl([user("c", id="z", parentId="y")])
+    migrated = migrate(parse_pi_session(lines))
+    assert migrated.entries[-1].data["parentId"] is None
+    assert [d.line for d in migrated.damage] == [3, 4]
+    assert "names parent 'y'" in migrated.damage[1].problem
 
 
 def test_a_surrogate_pair_is_text_not_an_error() -> None:

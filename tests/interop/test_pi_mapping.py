@@ -21,15 +21,16 @@ from pi_builders import (
     write,
 )
 
-from course.interop import PiFormatError, import_pi_session
+from course.interop import PiFormatError, PiImportError, import_pi_session
 from course.interop.pi_mapping import (
     BRANCH_PREFIX,
     BRANCH_SUFFIX,
     COMPACTION_PREFIX,
     COMPACTION_SUFFIX,
+    MESSAGE_KEY,
     iso_to_millis,
 )
-from course.session import entry_to_json
+from course.session import CompactionEntry, MetadataEntry, entry_to_json
 
 
 def imported_json(tmp_path: Path, lines: list[dict[str, Any]], **options: Any) -> list[Any]:
@@ -329,12 +330,39 @@ def test_bad_timestamps_are_refused(value: object, problem: str) -> None:
 
 # --------------------------------------------------------------------------- bad input
 
+ROBOT = "unknown message role 'robot'"
+
+
+@pytest.mark.parametrize(
+    ("line", "key", "value", "text"),
+    [
+        (entry("mystery", 1, answer=42), "pi.mystery", {"answer": 42}, "unknown entry type"),
+        (
+            message({"role": "robot", "content": "x"}),
+            MESSAGE_KEY,
+            {"message": {"role": "robot", "content": "x"}, "reason": ROBOT},
+            ROBOT,
+        ),
+    ],
+)
+def test_what_pi_does_not_know_is_data_in_the_lenient_modes_and_refused_in_strict(
+    tmp_path: Path, line: dict[str, Any], key: str, value: dict[str, Any], text: str
+) -> None:
+    path = write(tmp_path / "s.jsonl", [header(), user("hi"), line, user("after")])
+    with pytest.raises(PiImportError) as caught:
+        import_pi_session(path)
+    assert str(caught.value).startswith(f"line 3: L3: unknown_type: {text}")
+    for policy in ("synthesize", "drop"):
+        imported = import_pi_session(path, repair=policy)
+        kept = next(e for e in imported.entries if e.id == "L3")
+        assert isinstance(kept, MetadataEntry) and (kept.key, kept.value) == (key, value)
+        assert [i.kind for i in imported.report.of_kind("unknown_type")] == ["unknown_type"]
+        assert [e.id for e in imported.path][-2:] == ["L3", "L4"]
+
 
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        (entry("mystery", 1), "line 2: type: unknown entry type 'mystery'"),
-        (message({"role": "robot", "content": "x"}), "line 2: message.role: unknown message role"),
         ({"type": "message", "message": say("user", "x")}, "line 2: timestamp: missing field"),
         (message({"role": "user"}), "line 2: message.content: missing field"),
         (
@@ -368,3 +396,16 @@ def test_bad_entries_name_the_line_and_field(tmp_path: Path, line: Any, expected
     with pytest.raises(PiFormatError) as caught:
         import_pi_session(path)
     assert str(caught.value).startswith(expected)
+
+
+def test_a_summary_without_a_goal_takes_the_sessions_first_request(tmp_path: Path) -> None:
+    lines = [
+        header(),
+        user("Port the parser to Python", 1),
+        user("and its tests", 2),
+        entry("compaction", 3, summary="# Checkpoint\n## Done\n- x", tokensBefore=5),
+    ]
+    lines[-1]["firstKeptEntryIndex"] = 2
+    imported = import_pi_session(write(tmp_path / "s.jsonl", lines))
+    compaction = next(e for e in imported.entries if isinstance(e, CompactionEntry))
+    assert compaction.summary.goal == "Port the parser to Python"

@@ -8,19 +8,32 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pi_builders import assistant, entry, header, jsonl, project, result, text, tree, user, write
+from pi_builders import (
+    assistant,
+    call,
+    entry,
+    header,
+    jsonl,
+    project,
+    result,
+    text,
+    tree,
+    user,
+    write,
+)
 
 from course.groups import group_interactions
 from course.interop import (
     ImportedSession,
     PiImportError,
     Policy,
+    SplitTurn,
     convert_pi_session,
     import_pi_session,
 )
 from course.interop.pi_format import parse_pi_session
 from course.interop.pi_repair import SYNTHETIC_RESULT, SYNTHETIC_USER
-from course.session import MessageEntry, MetadataEntry, SessionEntry, path_to
+from course.session import CompactionEntry, MessageEntry, MetadataEntry, SessionEntry, path_to
 
 REPAIRS: tuple[Policy, ...] = ("synthesize", "drop")
 
@@ -62,7 +75,7 @@ UNANSWERED = [
     assistant(
         text("try"),
         {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {}},
-        stop="aborted",
+        stop="length",
     ),
     user("again", 3),
 ]
@@ -78,15 +91,15 @@ def test_strict_names_the_line_and_id_of_an_unanswered_call(tmp_path: Path) -> N
     assert (item.line, item.id, item.kind) == (3, "L3", "unanswered_call")
     assert str(caught.value).startswith(
         "line 3: L3: unanswered_call: tool call c1 (bash) has no result before the interaction "
-        "ends at L4; the assistant message stopped with 'aborted'"
+        "ends at L4; the assistant message stopped with 'length'"
     )
     assert "repair 'synthesize' or 'drop'" in str(caught.value)
 
 
 def test_synthesize_adds_a_result_that_says_so_before_the_next_user_message(tmp_path: Path) -> None:
     imported = run(tmp_path, UNANSWERED, "synthesize")
-    assert [e.id for e in imported.path] == ["sess-1", "L2", "L3", "L4~result1", "L4"]
-    assert message_of(imported, "L4~result1") == {
+    assert [e.id for e in imported.path] == ["sess-1", "L2", "L3", "L3~result1", "L4"]
+    assert message_of(imported, "L3~result1") == {
         "role": "toolResult",
         "toolCallId": "c1",
         "toolName": "bash",
@@ -95,7 +108,7 @@ def test_synthesize_adds_a_result_that_says_so_before_the_next_user_message(tmp_
     }
     [item] = imported.report.repairs
     assert (item.line, item.id) == (3, "L3") and item.message.endswith(
-        "synthesised result L4~result1"
+        "synthesised result L3~result1"
     )
 
 
@@ -115,6 +128,83 @@ def test_a_call_unanswered_at_the_end_gets_its_result_after_the_leaf(tmp_path: P
     assert run(tmp_path, lines, "drop").leaf_id == "L3"
 
 
+def test_a_missing_result_goes_right_after_its_call_as_pi_places_it(tmp_path: Path) -> None:
+    """assistant(c1) -> assistant -> user: Pi adds the result before the second assistant."""
+    lines = [
+        header(),
+        user("q", 1),
+        assistant(text("a"), call("c1"), call("c2"), second=2),
+        result("c2", second=3),
+        assistant(text("b"), second=4, stop="stop"),
+        user("next", 5),
+    ]
+    imported = run(tmp_path, lines, "synthesize")
+    assert [e.id for e in imported.path][2:] == ["L3", "L4", "L3~result1", "L5", "L6"]
+    assert message_of(imported, "L3~result1")["toolCallId"] == "c1"
+    assert imported.report.repairs[0].message.endswith(
+        "synthesised result L3~result1, placed before L5"
+    )
+
+
+def test_a_result_missing_below_one_reply_on_two_branches_is_added_once(tmp_path: Path) -> None:
+    lines = [
+        header(3),
+        *tree(
+            [user("q", 1), assistant(call("c1")), assistant(text("b")), user("x", 4), user("y", 5)],
+            parents={5: 3},
+        ),
+    ]
+    imported = run(tmp_path, lines, "synthesize")
+    assert [e.id for e in imported.entries].count("e2~result1") == 1
+    assert "e2~result2" not in {e.id for e in imported.entries}
+    assert [i.kind for i in imported.report.repairs] == ["unanswered_call"]
+
+
+# --------------------------------------------------------------------------- what Pi never sends
+
+
+def failed(stop: str, error: str) -> dict[str, Any]:
+    line = assistant(text("half"), call("c1"), stop=stop)
+    line["message"]["errorMessage"] = error
+    return line
+
+
+ABORTED = [header(), user("q", 1), failed("aborted", "Request was aborted"), user("again", 3)]
+
+
+def test_an_aborted_message_is_data_as_pi_never_sends_it(tmp_path: Path) -> None:
+    for repair in ("strict", *REPAIRS):
+        imported = run(tmp_path, ABORTED, repair)
+        data = by_id(imported)["L3"]
+        assert isinstance(data, MetadataEntry) and data.key == "pi.message"
+        assert data.value["message"]["stopReason"] == "aborted"
+        assert data.value["reason"] == "stopped with 'aborted'"
+        [item] = imported.report.of_kind("failed_message")
+        assert item.message.startswith(
+            "assistant message stopped with 'aborted' (Request was aborted); Pi drops it"
+        )
+        assert imported.report.repairs == []
+
+
+def test_keep_failed_keeps_it_as_a_message_for_study(tmp_path: Path) -> None:
+    path = write(tmp_path / "s.jsonl", ABORTED)
+    with pytest.raises(PiImportError, match="stopped with 'aborted'"):
+        import_pi_session(path, keep_failed=True)
+    imported = import_pi_session(path, repair="synthesize", keep_failed=True)
+    assert message_of(imported, "L3")["content"] == [text("half"), call("c1")]
+    assert imported.report.of_kind("failed_message")[0].message.endswith(
+        "kept as a message, as asked"
+    )
+    assert imported.report.keep_failed is True
+
+
+@pytest.mark.parametrize("stop", ["length", "refusal"])
+def test_an_unusual_stop_reason_is_reported(tmp_path: Path, stop: str) -> None:
+    lines = [header(), user("q", 1), assistant(text("cut"), stop=stop)]
+    [item] = run(tmp_path, lines, "strict").report.of_kind("stop_reason")
+    assert (item.line, item.message) == (3, f"assistant message stopped with {stop!r}")
+
+
 def test_an_unanswered_call_just_before_a_compaction(tmp_path: Path) -> None:
     """The shape of the second real session: a call, a compaction, then the next user message."""
     lines = [
@@ -126,10 +216,10 @@ def test_an_unanswered_call_just_before_a_compaction(tmp_path: Path) -> None:
         user("three", 5),
     ]
     imported = run(tmp_path, lines, "synthesize")
-    assert [e.id for e in imported.path][-4:] == ["L5~summary", "L5", "L6~result1", "L6"]
+    assert [e.id for e in imported.path][-4:] == ["L5~summary", "L5", "L4~result1", "L6"]
     context = project(imported.path)
     assert context.compaction_id == "L5"
-    assert context.kept_entry_ids == ["L3", "L4", "L6~result1", "L6"]
+    assert context.kept_entry_ids == ["L3", "L4", "L4~result1", "L6"]
     dropped = run(tmp_path, lines, "drop")
     assert message_of(dropped, "L4")["content"] == []
 
@@ -198,8 +288,8 @@ def test_an_assistant_before_any_user_message(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("first_kept", "moved_to", "says"),
     [
-        (3, "L3", "first kept entry L4 is not a user message"),  # the assistant: back to its user
         (0, "L5", "has no first kept entry"),  # Pi keeps nothing: the last interaction is kept
+        (99, "L5", "has no first kept entry"),
     ],
 )
 def test_a_compaction_first_kept_entry_is_moved_to_a_user_message(
@@ -231,6 +321,56 @@ def test_a_compaction_with_no_user_message_before_it_is_kept_as_data(tmp_path: P
         assert isinstance(data, MetadataEntry) and data.key == "pi.compaction"
 
 
+SPLIT = [
+    header(),
+    user("one", 1),
+    user("two", 2),  # line 3: the turn starts
+    assistant(call("c1"), second=3),
+    result("c1", second=4),
+    assistant(text("a"), stop="stop", second=5),  # line 6: Pi keeps from here
+    user("three", 6),
+    assistant(text("b"), stop="stop", second=7),
+    entry("compaction", 8, summary="## Goal\ngo", firstKeptEntryIndex=5, tokensBefore=9),
+]
+
+
+@pytest.mark.parametrize(
+    ("choice", "first_kept", "says"),
+    [
+        ("turn-start", "L3", "the kept range starts at L3, so the turn's first 3 messages"),
+        ("next-user", "L7", "starts at the next user message L7, so the turn is left to the"),
+    ],
+)
+def test_a_split_turn_is_accepted_under_every_policy_where_the_choice_says(
+    tmp_path: Path, choice: SplitTurn, first_kept: str, says: str
+) -> None:
+    path = write(tmp_path / "s.jsonl", SPLIT)
+    for repair in ("strict", *REPAIRS):
+        imported = import_pi_session(path, repair=repair, split_turn=choice)
+        compaction = by_id(imported)["L9"]
+        assert isinstance(compaction, CompactionEntry)
+        assert compaction.first_kept_entry_id == first_kept
+        [item] = imported.report.of_kind("split_turn")
+        assert item.message.startswith("first kept entry L6 (assistant) is in the middle of a turn")
+        assert says in item.message and imported.report.repairs == []
+        kept = project(imported.path).kept_entry_ids
+        assert kept[0] == first_kept
+
+
+def test_a_kept_setting_change_before_a_user_message_is_no_split(tmp_path: Path) -> None:
+    lines = [
+        header(),
+        user("one", 1),
+        entry("thinking_level_change", 2, thinkingLevel="high"),
+        user("two", 3),
+        entry("compaction", 4, summary="## Goal\ngo", firstKeptEntryIndex=2, tokensBefore=9),
+    ]
+    imported = run(tmp_path, lines, "strict")
+    compaction = by_id(imported)["L5"]
+    assert isinstance(compaction, CompactionEntry) and compaction.first_kept_entry_id == "L4"
+    assert [i.kind for i in imported.report.items if i.line == 5] == ["summary", "converted"]
+
+
 # --------------------------------------------------------------------------- branches
 
 
@@ -251,7 +391,7 @@ BRANCHED = [
 
 def test_synthesize_repairs_only_the_branch_where_the_call_is_unanswered(tmp_path: Path) -> None:
     imported = run(tmp_path, BRANCHED, "synthesize")
-    assert [e.id for e in imported.path] == ["sess-1", "e1", "e2", "e5~result1", "e5"]
+    assert [e.id for e in imported.path] == ["sess-1", "e1", "e2", "e2~result1", "e5"]
     other = path_to(imported.entries, "e4")
     assert [e.id for e in other] == ["sess-1", "e1", "e2", "e3", "e4"]
 
@@ -341,3 +481,42 @@ def test_repairs_make_every_branch_acceptable_and_keep_every_user_message(
         convert_pi_session(parsed, repair="strict")
     except PiImportError as error:
         assert all(2 <= item.line <= len(lines) for item in error.items)
+
+
+GLUED = st.lists(
+    st.sampled_from(["user", "assistant", "call", "result", "aborted"]), min_size=2, max_size=10
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(GLUED, st.data())
+def test_two_lines_glued_together_lose_nothing(kinds: list[str], data: st.DataObject) -> None:
+    """A v1 file with one newline missing imports to the same messages as the intact file."""
+    lines: list[dict[str, Any]] = [header()]
+    for second, kind in enumerate(kinds, start=1):
+        if kind == "user":
+            lines.append(user(f"u{second}", second))
+        elif kind == "call":
+            lines.append(assistant(call(f"c{second}"), second=second))
+        elif kind == "result":
+            lines.append(result(f"c{second - 1}", second=second))
+        else:
+            stop = "aborted" if kind == "aborted" else "stop"
+            lines.append(assistant(text(f"a{second}"), second=second, stop=stop))
+    glue = data.draw(st.integers(1, len(lines) - 1), label="glued after line")
+    intact = jsonl(lines)
+    parts = intact.split(b"\n")
+    damaged = b"\n".join([*parts[: glue - 1], parts[glue - 1] + parts[glue], *parts[glue + 1 :]])
+
+    def messages(raw: bytes) -> list[Any]:
+        imported = convert_pi_session(parse_pi_session(raw), repair="synthesize")
+        return [
+            (type(e).__name__, getattr(e, "message", None) or getattr(e, "value", None))
+            for e in imported.entries
+        ]
+
+    assert messages(damaged) == messages(intact)
+    with pytest.raises(PiImportError) as caught:
+        convert_pi_session(parse_pi_session(damaged))
+    [item] = [i for i in caught.value.items if i.kind == "damaged_line"]
+    assert item.message.startswith(f"line {glue} holds two JSON objects with no newline")

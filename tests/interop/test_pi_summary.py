@@ -96,6 +96,12 @@ def test_pis_own_template_lands_field_by_field() -> None:
         ("Files Created/Modified", "changed_files"),
         ("modified-files", "changed_files"),
         ("read-files", None),
+        ("Key Files", None),
+        ("Important Files", None),
+        ("Current State", "completed"),
+        ("Original Request", "next"),
+        ("Early Progress", "completed"),
+        ("Context for Suffix", None),
         ("Critical Context", None),
         ("Branch", None),
         ("Abandoned ideas", None),
@@ -110,7 +116,8 @@ def test_a_heading_that_names_no_field_inherits_or_falls_back_with_a_prefix() ->
     mapping = summary_from_markdown(markdown)
     assert mapping.summary.next == ["WP1: parser — split", "WP2: docs"]
     assert mapping.summary.constraints == ["Branch — `main`"]
-    assert mapping.summary.goal == "Title"  # no goal section: the first heading naming no field
+    assert mapping.summary.goal == NO_GOAL  # never a heading, such as the title
+    assert summary_from_markdown(markdown, session_goal=" tidy up ").summary.goal == "tidy up"
     assert mapping.unnamed == ("Branch",)
     assert "next: Next Steps" in mapping.describe()
 
@@ -135,7 +142,9 @@ def test_an_indented_line_continues_its_list_item() -> None:
         ("", NO_GOAL),
         ("---\n\n", NO_GOAL),
         ("just text", "just text"),
-        ("## Goal\n\n## Done\n- x", "x"),
+        ("## Goal\n\n## Done\n- x", NO_GOAL),
+        ("# Checkpoint\n## Progress\nPorting the parser.\n### Done\n- x", "Porting the parser."),
+        ("## Branch\n`main`", NO_GOAL),
     ],
 )
 def test_the_goal_is_never_empty(markdown: str, goal: str) -> None:
@@ -161,22 +170,77 @@ def body_lines(markdown: str) -> list[str]:
             continue
         if not stripped or stripped.startswith("#") or stripped == "---":
             continue
+        if stripped.strip("*_: ").lower() == "turn context (split turn)":
+            continue  # structure: the items after it say "split turn"
         if re.fullmatch(r"</?[\w-]+>", stripped):
             continue
         lines.append(BULLET.sub("", stripped).strip())
     return [line for line in lines if line]
 
 
+def shipped_summaries() -> list[str]:
+    """Every compaction summary in the shipped sessions, in file order."""
+    found = []
+    for path in pi_session_files().values():
+        with gzip.open(path, "rt", encoding="utf-8") as lines:
+            for line in lines:
+                if '"type":"compaction"' in line:
+                    found.append(json.loads(line)["summary"])
+    return found
+
+
 def test_no_body_line_of_the_real_summaries_is_lost() -> None:
-    path = pi_session_files()["before-compaction"]
-    with gzip.open(path, "rt") as lines:
-        records = [json.loads(line) for line in lines]
-    summaries = [r["summary"] for r in records if r["type"] == "compaction"]
-    assert len(summaries) == 2
+    summaries = shipped_summaries()
+    assert len(summaries) == 3
     for markdown in summaries:
         text = all_text(markdown)
         missing = [line for line in body_lines(markdown) if line not in text]
         assert missing == []
+
+
+HEADING_LINE = re.compile(r"^\s*#{1,6}\s+(.*?)\s*$", re.M)
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_each_real_goal_is_the_sessions_goal_never_a_heading(index: int) -> None:
+    markdown = shipped_summaries()[index]
+    goal = summary_from_markdown(markdown).summary.goal
+    assert goal not in HEADING_LINE.findall(markdown) and goal != NO_GOAL
+    assert goal in markdown and not goal.startswith(("#", "**"))
+
+
+def test_the_split_turn_summary_lands_field_by_field() -> None:
+    summary = summary_from_markdown(shipped_summaries()[2]).summary
+    assert summary.goal == (
+        "Reviewing and updating pi-coding-agent documentation to ensure it matches the actual "
+        "source code implementation."
+    )
+    assert summary.next[-1].startswith("split turn — User asked to review `custom-tools.md`")
+    turn_done = [item for item in summary.completed if item.startswith("split turn — ")]
+    assert turn_done[-1].startswith("split turn — The custom-tools.md now has a proper intro")
+    assert not any("Context Checkpoint Summary" in item for item in summary.constraints)
+    assert summary.changed_files == []  # the summary names files it read and edited, in prose
+
+
+def test_key_files_are_named_files_not_changed_ones() -> None:
+    summary = summary_from_markdown(shipped_summaries()[1]).summary
+    assert summary.changed_files == []
+    assert next(i for i in summary.constraints if i.startswith("Key Files — ")).startswith(
+        "Key Files — Plan: `/Users/badlogic/"
+    )
+
+
+def test_pis_turn_prefix_template_is_marked_as_the_split_turn() -> None:
+    markdown = (
+        "## Goal\nShip it.\n\n---\n\n**Turn Context (split turn):**\n\n"
+        "## Original Request\nFix the parser.\n\n## Early Progress\n- read the code\n\n"
+        "## Context for Suffix\n- the tests are red"
+    )
+    summary = summary_from_markdown(markdown).summary
+    assert summary.goal == "Ship it."
+    assert summary.next == ["split turn — Fix the parser."]
+    assert summary.completed == ["split turn — read the code"]
+    assert summary.constraints == ["split turn — Context for Suffix — the tests are red"]
 
 
 WORDS = st.sampled_from(
@@ -213,3 +277,51 @@ def test_every_body_line_lands_in_some_field(markdown: str) -> None:
     text = all_text(markdown)
     assert [line for line in body_lines(markdown) if line not in text] == []
     assert summary_from_markdown(markdown) == mapping
+
+
+SHIPPED_HEADINGS = [
+    (
+        {
+            "Goal": "goal",
+            "Key Decisions Made": "decisions",
+            "Completed Work Packages (WP1-WP13)": "completed",
+            "Files Created/Modified": "changed_files",
+            "Next Steps (WP14-WP20)": "next",
+            "WP14: Create main-new.ts (NEXT)": "next",
+        },
+        ("Branch", "AgentSession Key API", "Testing", "Commands"),
+    ),
+    (
+        {
+            "Goal": "goal",
+            "Completed Work (WP1-WP16)": "completed",
+            "Current Task: File Reorganization": "next",
+            "Agreed Structure": "decisions",
+            "Next Steps": "next",
+            "User Preferences": "constraints",
+        },
+        ("Branch", "Key Files", "Commands"),
+    ),
+    (
+        {
+            "Current Progress": "completed",
+            "Completed": "completed",
+            "Committed": "completed",
+            "Remaining Work": "next",
+            "User Preferences": "constraints",
+            "Original Request": "next",
+            "Work Completed": "completed",
+            "Current State": "completed",
+        },
+        ("Key Patterns Established",),
+    ),
+]
+
+
+@pytest.mark.parametrize(("index", "expected"), list(enumerate(SHIPPED_HEADINGS)))
+def test_each_shipped_summary_lands_heading_by_heading(
+    index: int, expected: tuple[dict[str, str], tuple[str, ...]]
+) -> None:
+    mapping = summary_from_markdown(shipped_summaries()[index])
+    assert dict(mapping.named) == expected[0]
+    assert mapping.unnamed == expected[1]
