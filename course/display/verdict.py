@@ -27,7 +27,7 @@ MESSAGE_LINES = 8
 """Lines of a test's message that are shown (a diff's first lines, say)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # a notebook shows ``text``, not the fields
 class VerdictView(Shown):
     """What a check found (``result``), for one lab or the whole chapter; or why it could not."""
 

@@ -38,7 +38,7 @@ class Shown:
         return self.text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # a notebook shows ``text``, not the fields
 class View(Shown):
     """Something a notebook cell shows: plain text for the record, HTML for the eye."""
 
