@@ -18,6 +18,7 @@ from .checkrun import Where, check_where, locate, run_checkpoint, run_labs
 from .commands import Commands, key_legend, shell_commands
 from .grading import GradingOptions, SandboxMode, SandboxUnavailable
 from .hidden import HiddenTestError, read_hidden
+from .intake import names_pattern
 from .kit import KitError, chapter_fingerprints, kit_root
 from .manifest import Manifest, ManifestError, load_manifest
 from .report import render_card, render_short_card, render_summary
@@ -117,6 +118,13 @@ def parser() -> argparse.ArgumentParser:
         help="with --roster: limit per workspace (default: every test at its limit, plus 60)",
     )
     p.add_argument(
+        "--names",
+        metavar="PATTERN",
+        help="with --roster: take each learner's name from an entry's name with this regular "
+        "expression's (?P<learner>...) group, matched from the start (Canvas: "
+        "'(?P<learner>[^_]+)_')",
+    )
+    p.add_argument(
         "--hidden",
         metavar="DIR",
         help="add the instructor tests DIR/test_*.py to the grade (learners never see them)",
@@ -138,8 +146,8 @@ def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) ->
         p.error("--review runs the whole closing review; it takes no --lab or --json")
     if args.watch and args.json:
         p.error("--watch keeps running; it writes no --json")
-    if not args.roster and (args.gradebook or args.workspace_timeout is not None):
-        p.error("--gradebook and --workspace-timeout go with --roster")
+    if not args.roster and (args.gradebook or args.workspace_timeout is not None or args.names):
+        p.error("--gradebook, --workspace-timeout and --names go with --roster")
 
 
 def _stop_on_sigterm() -> None:
@@ -220,6 +228,7 @@ def _run(argv: Sequence[str] | None) -> int:
                 workspace_seconds=args.workspace_timeout,
                 jobs=args.jobs,
                 grading=grading,
+                names=names_pattern(args.names) if args.names else None,
             )
             gradebook = Path(args.gradebook or args.roster)
             grade_roster(manifest, kit, Path(args.roster), gradebook, options, sys.stderr, out)
