@@ -45,12 +45,6 @@ class Caps:
     """Unpacked bytes per archive byte, checked once the total passes ``ratio_floor``."""
     ratio_floor: int = 1024 * 1024
 
-    def describe(self) -> str:
-        return (
-            f"at most {self.files} files, {self.total_bytes // (1024 * 1024)} MiB unpacked and "
-            f"a compression ratio of {self.ratio:g}"
-        )
-
 
 @dataclass(frozen=True)
 class Member:
@@ -62,6 +56,11 @@ class Member:
 
 
 DEFAULT_CAPS = Caps()
+
+
+def amount(size: int) -> str:
+    """``64 MiB`` for whole mebibytes, else ``4096 bytes``."""
+    return f"{size >> 20} MiB" if size and size % (1 << 20) == 0 else f"{size} bytes"
 
 
 def archive_suffix(name: str) -> str:
@@ -114,8 +113,7 @@ class Budget:
 
     def check_size(self, total: int, what: str) -> None:
         if total > self.caps.total_bytes:
-            mib = self.caps.total_bytes // (1024 * 1024)
-            raise Refused(f"{what} more than {mib} MiB unpacked in all")
+            raise Refused(f"{what} more than {amount(self.caps.total_bytes)} unpacked in all")
         ratio = total / max(self.packed_bytes, 1)
         if total > self.caps.ratio_floor and ratio > self.caps.ratio:
             raise Refused(
