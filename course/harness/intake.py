@@ -51,6 +51,8 @@ class Submission:
     """A workspace folder's path below the roster."""
     mtime: float = 0.0
     notes: tuple[str, ...] = ()
+    named: bool = True
+    """False when a ``--names`` pattern did not match the entry's name."""
     newer: str = ""
     """Set when another submission of this learner is newer and graded instead: its entry."""
 
@@ -81,6 +83,22 @@ class Survey:
     submissions: tuple[Submission, ...]
     skipped: tuple[Skip, ...]
 
+    @property
+    def unnamed(self) -> list[str]:
+        """Entries a ``--names`` pattern did not match (named by their whole name)."""
+        return list(dict.fromkeys(s.entry for s in self.submissions if not s.named))
+
+    def names_line(self) -> str:
+        """A line saying which entries ``--names`` did not match, or ``""``."""
+        unnamed = self.unnamed
+        if not unnamed:
+            return ""
+        shown = ", ".join(clean(entry) for entry in unnamed)
+        return (
+            f"--names did not match {len(unnamed)} entr{'y' if len(unnamed) == 1 else 'ies'}, "
+            f"each named by its whole name: {shown}"
+        )
+
 
 def names_pattern(text: str) -> re.Pattern[str]:
     """A ``--names`` pattern, checked: a valid regular expression with a ``learner`` group."""
@@ -93,17 +111,18 @@ def names_pattern(text: str) -> re.Pattern[str]:
     return pattern
 
 
-def learner_name(name: str, pattern: re.Pattern[str] | None) -> tuple[str, tuple[str, ...]]:
-    """The learner an entry ``name`` belongs to, and a note if ``pattern`` did not apply."""
+def learner_name(name: str, pattern: re.Pattern[str] | None) -> tuple[str, bool]:
+    """The learner an entry ``name`` belongs to, and whether ``pattern`` (if any) gave it.
+
+    Without a match the name is the entry's whole name, less its archive suffix.
+    """
     suffix = archive_suffix(name)
     stem = name[: len(name) - len(suffix)] if suffix else name
-    if pattern is None:
-        return stem, ()
-    found = pattern.match(name)
+    found = pattern.match(name) if pattern is not None else None
     learner = found.group("learner") if found else None
-    if not learner:
-        return stem, (f"--names does not match {name!r}; the learner is named {stem!r}",)
-    return learner, ()
+    if learner:
+        return learner, True
+    return stem, pattern is None
 
 
 def mark_older(submissions: Sequence[Submission]) -> list[Submission]:
@@ -151,9 +170,9 @@ def find_workspaces(tree: Tree, depth: int = SEARCH_DEPTH) -> list[tuple[str, ..
 
 
 def _folder(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Submission]:
-    learner, notes = learner_name(name, pattern)
+    learner, named = learner_name(name, pattern)
     mtime = os.lstat(roster / name).st_mtime
-    entry = Submission(learner, "skipped", entry=name, mtime=mtime, notes=notes)
+    entry = Submission(learner, "skipped", entry=name, mtime=mtime, named=named)
     try:
         found = find_workspaces(Tree(roster, (name,)))
     except UnsafePath as error:
@@ -175,18 +194,18 @@ def _entry(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Sub
         return Skip(name, "hidden")
     if is_gradebook_name(name) and kind in ("file", "symlink"):
         return Skip(name, "a gradebook (replaced when the gradebook is written, never read)")
-    learner, notes = learner_name(name, pattern)
+    learner, named = learner_name(name, pattern)
     if kind == "symlink":
         why = f"a symbolic link (to {os.readlink(roster / name)}): links are listed, never graded"
-        return [Submission(learner, "symlink", why, entry=name, notes=notes)]
+        return [Submission(learner, "symlink", why, entry=name, named=named)]
     if kind == "directory":
         return _folder(roster, name, pattern)
     if kind == "file" and archive_suffix(name):
         mtime = os.lstat(roster / name).st_mtime
         if is_readable_archive(name):
-            return [Submission(learner, "archive", entry=name, mtime=mtime, notes=notes)]
+            return [Submission(learner, "archive", entry=name, mtime=mtime, named=named)]
         why = f"{archive_suffix(name)} archives are not read (.zip, .tar.gz and .tgz are)"
-        return [Submission(learner, "refused", why, entry=name, mtime=mtime, notes=notes)]
+        return [Submission(learner, "refused", why, entry=name, mtime=mtime, named=named)]
     if kind == "file":
         return Skip(name, "a file that is not a submission (not a folder, .zip, .tar.gz or .tgz)")
     return Skip(name, f"not a file or folder ({kind})")

@@ -197,6 +197,9 @@ def grade_roster(
     run = {
         "sandbox": {"sandboxed": grading.sandbox != "off", "enforced": list(enforced)},
         "probes": {"seed": seed, "cases": len(probes.cases) if probes else 0},
+        "names": {"pattern": options.names.pattern, "unmatched": found.unnamed}
+        if options.names
+        else None,
     }
     lab_ids = [lab.id for lab in labs]
     csv_path, json_path = write_gradebook(
@@ -205,6 +208,8 @@ def grade_roster(
         gradebook_json(manifest.chapter, grades, run),
     )
     _print_summary(manifest, grades, csv_path, json_path, enforced, out)
+    if found.names_line():
+        print(found.names_line(), file=out)
     _print_skipped(found.skipped, len(grades), out)
     return grades
 

@@ -212,14 +212,16 @@ def test_header_refusals_are_a_pure_check_of_the_members() -> None:
 
 
 def test_a_learner_is_named_by_the_entry_or_by_the_names_pattern() -> None:
-    assert learner_name("ada.tar.gz", None) == ("ada", ())
-    assert learner_name("ada", None) == ("ada", ())
+    assert learner_name("ada.tar.gz", None) == ("ada", True)
+    assert learner_name("ada", None) == ("ada", True)
     canvas = names_pattern(CANVAS)
-    assert learner_name("lovelaceada_12345_67890_practice.zip", canvas) == ("lovelaceada", ())
-    assert learner_name("lovelaceada_late_12345_67890_p.tgz", canvas) == ("lovelaceada", ())
-    name, notes = learner_name("ben.zip", canvas)
-    assert name == "ben"
-    assert notes == ("--names does not match 'ben.zip'; the learner is named 'ben'",)
+    assert learner_name("lovelaceada_12345_67890_practice.zip", canvas) == ("lovelaceada", True)
+    assert learner_name("lovelaceada_late_12345_67890_p.tgz", canvas) == ("lovelaceada", True)
+    assert learner_name("ben.zip", canvas) == ("ben", False)
+    assert learner_name("_12_34_empty-name.zip", names_pattern(r"(?P<learner>[^_]*)_")) == (
+        "_12_34_empty-name",
+        False,
+    )
 
 
 def test_a_names_pattern_must_compile_and_have_a_learner_group() -> None:
