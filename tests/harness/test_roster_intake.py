@@ -13,7 +13,9 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shlex
 import subprocess
+import sys
 import sysconfig
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -225,3 +227,43 @@ def test_hostile_workspaces_in_archives_are_graded_as_they_are_in_folders(intake
     assert shadow["workspace"] == str(intake.roster / "h-shadow.zip" / "practice-11")
     notes = intake.learner("h-shadow")["notes"]
     assert any("pytest/, sitecustomize.py" in note for note in notes), notes
+
+
+def _readme_intake_commands() -> list[str]:
+    readme = (kit_root() / "README.md").read_text(encoding="utf-8")
+    section = readme.split("**Submissions as they arrive.**", 1)[1]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    return block.strip().splitlines()
+
+
+def test_the_readmes_intake_commands_work_as_shown(manifest: Manifest, tmp_path: Path) -> None:
+    """Each command of the README's three intakes, run on a roster laid out as it describes."""
+    _workspace(manifest, tmp_path / "submissions" / "ada")
+    _workspace(manifest, tmp_path / "submissions" / "ben" / "practice-11")
+    fresh = _workspace(manifest, tmp_path / "work" / "practice-11")
+    (tmp_path / "downloads").mkdir()
+    zip_folder(fresh, tmp_path / "downloads" / "lovelaceada_12345_67890_practice.zip")
+    tar_folder(fresh, tmp_path / "downloads" / "smithben_late_12346_67891_p.tgz", "p/")
+    committed(_workspace(manifest, tmp_path / "classroom" / "practice-11-ada"))
+    expected = {
+        "submissions": [("ada", "folder"), ("ben/practice-11", "folder")],
+        "downloads": [("lovelaceada", "zip"), ("smithben", "tgz")],
+        "classroom": [("ada", "git")],
+    }
+    commands = _readme_intake_commands()
+    assert len(commands) == len(expected)
+    for command in commands:
+        words = shlex.split(command, comments=True)
+        assert words[:3] == ["checkpoint", "11", "--roster"], command
+        run = subprocess.run(
+            [sys.executable, "-m", "course.harness.checkpoint", *words[1:]],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert run.returncode == 0, command + run.stdout + run.stderr
+        rows = list(csv.DictReader((tmp_path / words[3] / "gradebook.csv").open()))
+        assert [(r["learner"], r["source"]) for r in rows] == expected[words[3]], command
+        assert all(row["status"] == "pending" for row in rows), rows
