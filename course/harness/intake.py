@@ -14,7 +14,7 @@ import contextlib
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -280,10 +280,20 @@ def with_intake(row: Grade, submission: Submission) -> Grade:
     return replace(row, source=source, notes=row.notes + notes, flags=flags)
 
 
-def with_checkout(row: Grade, checkout: Checkout | None, submission: Submission) -> Grade:
-    """``row`` with the git commit it was graded at (or why none is known)."""
+def with_checkout(
+    row: Grade, checkout: Checkout | None, submission: Submission, files: Mapping[str, bytes]
+) -> Grade:
+    """``row`` with the git commit it was graded at (or why none is known), and which of the
+    learner's ``files`` differ from what git holds for them."""
     if checkout is None:
         return row
     source = "git" if submission.kind == "workspace" else submission.source
-    notes = (*row.notes, clean(checkout.note))
-    return replace(row, source=source, commit=checkout.commit, notes=notes)
+    notes, flags = [checkout.note], list(row.flags)
+    changed = checkout.changed(files)
+    if changed:
+        notes.append(f"changed since the commit, graded as they are: {', '.join(changed)}")
+        flags.append("changed since the commit")
+    notes = [clean(note) for note in notes]
+    return replace(
+        row, source=source, commit=checkout.commit, notes=(*row.notes, *notes), flags=tuple(flags)
+    )

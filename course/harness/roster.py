@@ -112,7 +112,7 @@ def grade_entry(
             instructor,
             graded.enforced,
         )
-        row = with_checkout(row, repository, entry)
+        row = with_checkout(row, repository, entry, snapshot.learner)
     return with_intake(row, entry)
 
 

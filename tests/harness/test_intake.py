@@ -32,7 +32,7 @@ from course.harness.archives import (
     refusals,
     unpack,
 )
-from course.harness.gitrepo import Checkout, checkout, nearest_checkout
+from course.harness.gitrepo import Checkout, blob_id, checkout, index_blobs, nearest_checkout
 from course.harness.intake import (
     NamesError,
     Submission,
@@ -397,3 +397,44 @@ def test_a_workspace_inside_a_repository_finds_its_commit(tmp_path: Path) -> Non
     found = nearest_checkout(Tree(tmp_path / "roster", ("ada", "practice-11")), top=1)
     assert found is not None and found.commit == commit
     assert nearest_checkout(Tree(tmp_path, ("roster", "ada", "practice-11")), top=3) is None
+
+
+def _ls_files(repository: Path) -> dict[str, str]:
+    """What ``git ls-files --stage`` says the index holds: path → blob id."""
+    listed = git(repository, "ls-files", "--stage", "-z").strip("\0").split("\0")
+    return {line.split("\t", 1)[1]: line.split()[1] for line in listed}
+
+
+@pytest.mark.parametrize("version", ["2", "3", "4"])
+def test_the_index_is_read_as_git_reads_it(tmp_path: Path, version: str) -> None:
+    repository = tmp_path / "ada"
+    (repository / "pi_course" / "deep").mkdir(parents=True)
+    for name in ("a.py", "pi_course/summary.py", "pi_course/deep/é.py", "pi_course/z.py"):
+        (repository / name).write_text(f"# {name}\n")
+    committed(repository)
+    (repository / "later.py").write_text("new\n")
+    git(repository, "add", "--intent-to-add", "later.py")  # an extended entry (version 3)
+    git(repository, "update-index", "--index-version", version)
+    index = (repository / ".git" / "index").read_bytes()
+    assert index_blobs(index) == _ls_files(repository)
+    data = (repository / "a.py").read_bytes()
+    assert blob_id(data) == git(repository, "hash-object", "a.py")
+    with pytest.raises(ValueError, match="ends early"):
+        index_blobs(index[:40])
+    with pytest.raises(ValueError, match="not a git index"):
+        index_blobs(b"PACK" + index[4:])
+
+
+def test_files_changed_since_the_commit_are_named(tmp_path: Path) -> None:
+    repository = tmp_path / "roster" / "ada"
+    workspace = repository / "practice-11"
+    (workspace / "pi_course").mkdir(parents=True)
+    (workspace / "pi_course" / "summary.py").write_text("x = 1\n")
+    (workspace / "pi_course" / "groups.py").write_text("y = 2\n")
+    committed(repository)
+    found = nearest_checkout(Tree(tmp_path / "roster", ("ada", "practice-11")), top=1)
+    assert found is not None
+    files = {"pi_course/summary.py": b"x = 1\n", "pi_course/groups.py": b"y = 2\n"}
+    assert found.changed(files) == []
+    edited = {**files, "pi_course/groups.py": b"y = 3\n", "pi_course/new.py": b""}
+    assert found.changed(edited) == ["pi_course/groups.py", "pi_course/new.py"]

@@ -81,6 +81,8 @@ def _submissions(manifest: Manifest, roster: Path, work: Path) -> str:
     os.utime(older, (1_000_000_000, 1_000_000_000))
     repository = _workspace(manifest, roster / "gil", solved=1)
     commit = committed(repository)
+    with (repository / "pi_course" / "groups.py").open("a") as edited:
+        edited.write("# edited after the commit\n")
     with (repository / ".git" / "config").open("a") as config:
         config.write(f"[core]\n\tfsmonitor = touch {work / 'git-ran'}\n")
     zip_members(roster / "slip.zip", {"practice-11/../../../escaped.txt": b"owned\n"})
@@ -189,6 +191,10 @@ def test_a_git_repository_is_graded_at_its_commit_and_git_is_never_run(intake: I
     assert row["commit"] == intake.commit
     note = f"graded at git commit {intake.commit} on main, as checked out"
     assert note in intake.learner("gil")["notes"]
+    assert "changed since the commit" in row["flags"]
+    changed = "changed since the commit, graded as they are: pi_course/groups.py"
+    assert changed in intake.learner("gil")["notes"]
+    assert "changed since the commit" not in intake.row("ada")["flags"]
     assert not (intake.outside / "work" / "git-ran").exists()
     assert all(row["commit"] == "" for row in intake.rows if row["learner"] != "gil")
 
