@@ -68,7 +68,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("chapter", help="chapter id, e.g. 11")
     target = p.add_mutually_exclusive_group()
     target.add_argument("--practice", metavar="DIR", help="check the practice workspace DIR")
-    target.add_argument("--roster", metavar="DIR", help="grade every practice workspace under DIR")
+    target.add_argument(
+        "--roster",
+        metavar="DIR",
+        help="grade every submission in DIR: folders, archives (.zip, .tar.gz, .tgz), git "
+        "repositories",
+    )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
         "--watch",

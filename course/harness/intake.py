@@ -178,12 +178,33 @@ def _folder(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Su
     except UnsafePath as error:
         return [replace(entry, kind="unreadable", why=str(error))]
     if not found:
-        return [replace(entry, why=f"not a practice workspace (no {MARKER})")]
+        inside = _archives_inside(roster, entry)
+        return inside or [replace(entry, why=f"not a practice workspace (no {MARKER})")]
     if found == [(name,)]:
         return [replace(entry, kind="workspace", below=(name,))]
     return [
         replace(entry, learner="/".join((learner, *below[1:])), kind="workspace", below=below)
         for below in found
+    ]
+
+
+def _archives_inside(roster: Path, folder: Submission) -> list[Submission]:
+    """The archives at the top of a folder without a workspace, each a submission of the
+    folder's learner (a platform that puts each learner's upload in a folder of their name)."""
+    tree = Tree(roster, (folder.entry,))
+    try:
+        names = tree.names()
+    except UnsafePath:
+        return []
+    return [
+        replace(
+            folder,
+            kind="archive",
+            entry=f"{folder.entry}/{name}",
+            mtime=os.lstat(roster / folder.entry / name).st_mtime,
+        )
+        for name in names
+        if is_readable_archive(name) and not name.startswith(".") and tree.kind(name) == "file"
     ]
 
 

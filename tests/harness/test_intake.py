@@ -438,3 +438,32 @@ def test_files_changed_since_the_commit_are_named(tmp_path: Path) -> None:
     assert found.changed(files) == []
     edited = {**files, "pi_course/groups.py": b"y = 3\n", "pi_course/new.py": b""}
     assert found.changed(edited) == ["pi_course/groups.py", "pi_course/new.py"]
+
+
+def test_archives_in_a_learners_folder_are_that_learners_submissions(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    """Moodle hands each learner's upload over in a folder named after them."""
+    workspace = make_workspace("practice-11")
+    roster = tmp_path / "roster"
+    folder = roster / "Ada Lovelace_4242_assignsubmission_file_"
+    folder.mkdir(parents=True)
+    zip_folder(workspace, folder / "practice.zip")
+    tar_folder(workspace, folder / "practice-v2.tar.gz")
+    os.utime(folder / "practice.zip", (1_000_000_000, 1_000_000_000))
+    (folder / "readme.txt").write_text("my work\n")
+    (roster / "empty").mkdir()
+    moodle = names_pattern(r"(?P<learner>[^_]+)_\d+_assignsubmission_file_")
+    rows = survey(roster, moodle).submissions
+    assert [(r.learner, r.kind, r.entry, r.newer) for r in rows] == [
+        ("Ada Lovelace", "archive", f"{folder.name}/practice-v2.tar.gz", ""),
+        (
+            "Ada Lovelace",
+            "archive",
+            f"{folder.name}/practice.zip",
+            f"{folder.name}/practice-v2.tar.gz",
+        ),
+        ("empty", "skipped", "empty", ""),
+    ]
+    with opened(roster, rows[0]) as tree:
+        assert tree.kind(MARKER) == "file"
