@@ -24,7 +24,7 @@ from typing import IO, Literal
 
 ZIP_SUFFIXES = (".zip",)
 TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
-UNREAD_SUFFIXES = (".rar", ".7z", ".gz", ".bz2", ".xz", ".zst", ".cab", ".jar")
+UNREAD_SUFFIXES = (".rar", ".7z", ".gz", ".bz2", ".xz", ".zst")
 """Archives a learner may hand in that are not read; their row says so."""
 CHUNK = 64 * 1024
 

@@ -50,11 +50,12 @@ class Submission:
     below: tuple[str, ...] = ()
     """A workspace folder's path below the roster."""
     mtime: float = 0.0
-    notes: tuple[str, ...] = ()
     named: bool = True
     """False when a ``--names`` pattern did not match the entry's name."""
     newer: str = ""
     """Set when another submission of this learner is newer and graded instead: its entry."""
+    older: tuple[str, ...] = ()
+    """The graded submission's learner also handed in these entries, older."""
 
     @property
     def parts(self) -> tuple[str, ...]:
@@ -65,7 +66,9 @@ class Submission:
         """How it arrived: ``folder``, ``symbolic link`` or the archive's suffix (``zip``…)."""
         if self.kind == "symlink":
             return "symbolic link"
-        return archive_suffix(self.entry).lstrip(".") if not self.below else "folder"
+        if self.kind in ("archive", "refused"):
+            return archive_suffix(self.entry).lstrip(".")
+        return "folder"
 
 
 @dataclass(frozen=True)
@@ -143,8 +146,7 @@ def mark_older(submissions: Sequence[Submission]) -> list[Submission]:
         if best is None or item.kind not in GRADABLE or not older:
             marked.append(item)
         elif best is item:
-            note = f"also handed in {', '.join(older)} (older, not graded)"
-            marked.append(replace(item, notes=(*item.notes, note)))
+            marked.append(replace(item, older=tuple(older)))
         else:
             why = f"an older submission of {item.learner}: {best.entry} is graded instead"
             marked.append(replace(item, newer=best.entry, why=why))
@@ -250,7 +252,7 @@ def survey(roster: Path, pattern: re.Pattern[str] | None = None) -> Survey:
     return Survey(tuple(mark_older(rows)), tuple(skipped))
 
 
-def archive_workspace(root: Path, archive: str) -> Tree:
+def archive_workspace(root: Path) -> Tree:
     """The one workspace of an unpacked archive, at its top or in its folders; else ``Refused``."""
     try:
         found = find_workspaces(Tree(root))
@@ -278,7 +280,7 @@ def opened(roster: Path, submission: Submission, caps: Caps = DEFAULT_CAPS) -> I
         root.mkdir(mode=0o700)
         try:
             unpack(roster / submission.entry, root, caps)
-            tree = archive_workspace(root, submission.entry)
+            tree = archive_workspace(root)
         except Refused as error:
             raise Refused(f"{submission.entry}: refused: {error}") from None
         yield tree
@@ -293,12 +295,12 @@ def where(roster: Path, submission: Submission, tree: Tree | None = None) -> str
 
 
 def with_intake(row: Grade, submission: Submission) -> Grade:
-    """``row`` with how the submission arrived and what intake noticed about it."""
-    notes = tuple(clean(note) for note in submission.notes)
-    several = any(note.startswith("also handed in") for note in submission.notes)
-    flags = (*row.flags, "several submissions") if several else row.flags
-    source = row.source or submission.source
-    return replace(row, source=source, notes=row.notes + notes, flags=flags)
+    """``row`` with how the submission arrived, and the learner's older submissions if any."""
+    row = replace(row, source=row.source or submission.source)
+    if not submission.older:
+        return row
+    note = clean(f"also handed in {', '.join(submission.older)} (older, not graded)")
+    return replace(row, notes=(*row.notes, note), flags=(*row.flags, "several submissions"))
 
 
 def with_checkout(

@@ -241,7 +241,7 @@ def test_the_newest_submission_of_a_learner_is_graded_and_the_others_noted() -> 
     ]
     marked = mark_older(rows)
     assert [m.newer for m in marked] == ["ada.zip", "", "ada.zip", "", ""]
-    assert marked[1].notes == ("also handed in ada, ada-1.zip (older, not graded)",)
+    assert marked[1].older == ("ada", "ada-1.zip")
     assert marked[0].why == "an older submission of ada: ada.zip is graded instead"
     assert marked[3:] == rows[3:], "one submission (and a link) stays as it was"
 
