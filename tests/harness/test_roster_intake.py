@@ -273,3 +273,16 @@ def test_the_readmes_intake_commands_work_as_shown(manifest: Manifest, tmp_path:
         rows = list(csv.DictReader((tmp_path / words[3] / "gradebook.csv").open()))
         assert [(r["learner"], r["source"]) for r in rows] == expected[words[3]], command
         assert all(row["status"] == "pending" for row in rows), rows
+
+
+def test_a_names_pattern_that_cannot_name_anyone_is_a_usage_error(tmp_path: Path) -> None:
+    for pattern, why in (
+        (r"(\w+)_\d+_", r"has no (?P<learner>...) group to take the name from"),
+        ("(?P<learner>", "is not a regular expression: missing ), unterminated subpattern"),
+    ):
+        run = cli("checkpoint", "11", "--roster", str(tmp_path), "--names", pattern)
+        assert run.returncode == 2, run.stderr
+        assert run.stderr.startswith(f"checkpoint: --names {pattern!r} {why}"), run.stderr
+    elsewhere = cli("checkpoint", "11", "--names", "(?P<learner>.+)")
+    assert elsewhere.returncode == 2
+    assert "--gradebook, --workspace-timeout and --names go with --roster" in elsewhere.stderr
