@@ -91,16 +91,27 @@ class Survey:
         """Entries a ``--names`` pattern did not match (named by their whole name)."""
         return list(dict.fromkeys(s.entry for s in self.submissions if not s.named))
 
-    def names_line(self) -> str:
-        """A line saying which entries ``--names`` did not match, or ``""``."""
-        unnamed = self.unnamed
-        if not unnamed:
-            return ""
-        shown = ", ".join(clean(entry) for entry in unnamed)
-        return (
-            f"--names did not match {len(unnamed)} entr{'y' if len(unnamed) == 1 else 'ies'}, "
-            f"each named by its whole name: {shown}"
-        )
+    def closing(self, rows: int) -> list[str]:
+        """The lines after the gradebook's rows: the entries ``--names`` did not match, what is
+        not in the gradebook and why, and a last line counting both."""
+        lines = []
+        if self.unnamed:
+            shown = ", ".join(clean(entry) for entry in self.unnamed)
+            lines.append(
+                f"--names did not match {_entries(len(self.unnamed))}, each named by its whole "
+                f"name: {shown}"
+            )
+        if self.skipped:
+            lines.append(f"Not in the gradebook ({len(self.skipped)}):")
+        lines += [f"  {clean(skip.name):<24} {skip.why}" for skip in self.skipped]
+        listed = " (listed above)" if self.skipped else ""
+        others = _entries(len(self.skipped))
+        lines.append(f"Roster: {rows} row(s) in the gradebook, {others} not in it{listed}")
+        return lines
+
+
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
 def names_pattern(text: str) -> re.Pattern[str]:

@@ -32,7 +32,7 @@ from .gradebook import (
     write_gradebook,
 )
 from .grading import GradingOptions, SandboxUnavailable, grade
-from .intake import Skip, Submission, opened, survey, where, with_checkout, with_intake
+from .intake import Submission, opened, survey, where, with_checkout, with_intake
 from .manifest import Lab, Manifest
 from .runner import Limits
 from .sandbox import planned_limits, sandbox_status
@@ -208,9 +208,8 @@ def grade_roster(
         gradebook_json(manifest.chapter, grades, run),
     )
     _print_summary(manifest, grades, csv_path, json_path, enforced, out)
-    if found.names_line():
-        print(found.names_line(), file=out)
-    _print_skipped(found.skipped, len(grades), out)
+    for line in found.closing(len(grades)):
+        print(line, file=out)
     return grades
 
 
@@ -237,14 +236,3 @@ def _print_summary(
             f"  {row.learner:<24} {row.status:<8} {row.passed}/{row.total}  {counts}{note}",
             file=out,
         )
-
-
-def _print_skipped(skipped: Sequence[Skip], rows: int, out: TextIO) -> None:
-    """What of the roster is not in the gradebook, and a closing line counting both."""
-    if skipped:
-        print(f"Not in the gradebook ({len(skipped)}):", file=out)
-    for skip in skipped:
-        print(f"  {clean(skip.name):<24} {skip.why}", file=out)
-    entries = f"{len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'}"
-    listed = " (listed above)" if skipped else ""
-    print(f"Roster: {rows} row(s) in the gradebook, {entries} not in it{listed}", file=out)

@@ -299,6 +299,10 @@ def test_every_entry_of_the_roster_is_a_row_or_skipped_with_a_reason(
         "notes.txt": "a file that is not a submission (not a folder, .zip, .tar.gz or .tgz)",
         "pipe": "not a file or folder (other)",
     }
+    closing = found.closing(len(found.submissions))
+    assert closing[0] == "Not in the gradebook (4):"
+    assert closing[1].split() == [".DS_Store", "hidden"]
+    assert closing[-1] == "Roster: 6 row(s) in the gradebook, 4 entries not in it (listed above)"
 
 
 def test_an_archive_is_unpacked_privately_found_when_wrapped_and_removed(
@@ -467,3 +471,7 @@ def test_archives_in_a_learners_folder_are_that_learners_submissions(
     ]
     with opened(roster, rows[0]) as tree:
         assert tree.kind(MARKER) == "file"
+    assert survey(roster, moodle).closing(3) == [
+        "--names did not match 1 entry, each named by its whole name: empty",
+        "Roster: 3 row(s) in the gradebook, 0 entries not in it",
+    ]
