@@ -77,7 +77,8 @@ def is_readable_archive(name: str) -> bool:
 
 
 def member_parts(name: str) -> tuple[str, ...]:
-    """The path components of a member, or ``Refused`` if it could leave the target."""
+    """The path components of a member (none for the target itself, ``./``), or ``Refused``
+    if it could leave the target."""
     if "\\" in name or "\x00" in name:
         raise Refused(f"{name!r}: a path with a backslash or NUL")
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
@@ -85,8 +86,6 @@ def member_parts(name: str) -> tuple[str, ...]:
     parts = tuple(part for part in name.split("/") if part not in ("", "."))
     if ".." in parts:
         raise Refused(f"{name!r}: a path that climbs out with '..'")
-    if not parts:
-        raise Refused(f"{name!r}: an empty path")
     return parts
 
 
@@ -104,6 +103,8 @@ class Budget:
         parts = member_parts(member.name)
         if member.kind not in ("file", "directory"):
             raise Refused(f"{member.name!r}: a {member.kind} (only files and folders are unpacked)")
+        if not parts and member.kind == "file":
+            raise Refused(f"{member.name!r}: a file without a name")
         self.files += 1
         if self.files > self.caps.files:
             raise Refused(f"more than {self.caps.files} files")

@@ -129,6 +129,22 @@ def test_a_tar_bomb_is_refused_from_its_headers(tmp_path: Path) -> None:
     assert "a compression ratio above 100" in refusal(archive, tmp_path / "a")
 
 
+def test_a_tar_of_dot_unpacks_into_the_target(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    """``tar -czf ada.tgz -C practice-11 .`` names its members ``.``, ``./pi_course``…"""
+    workspace = make_workspace("practice-11")
+    with tarfile.open(tmp_path / "ada.tgz", "w:gz") as out:
+        out.add(workspace, ".")
+    target = tmp_path / "target"
+    target.mkdir()
+    unpack(tmp_path / "ada.tgz", target)
+    assert (target / MARKER).read_bytes() == (workspace / MARKER).read_bytes()
+    assert "'.': a file without a name" in refusal(
+        zip_members(tmp_path / "nameless.zip", {".": b"x"}), tmp_path / "a"
+    )
+
+
 def test_damaged_and_unknown_archives_say_what_they_are(tmp_path: Path) -> None:
     (tmp_path / "junk.zip").write_bytes(b"this is not a zip")
     assert refusal(tmp_path / "junk.zip", tmp_path / "a").startswith(
