@@ -403,6 +403,12 @@ def test_a_hostile_repository_runs_nothing_and_says_what_is_wrong(tmp_path: Path
     (repository / ".git/HEAD").unlink()
     (repository / ".git/HEAD").symlink_to("/etc/hostname")
     assert "a symbolic link" in checkout(Tree(repository)).problem  # type: ignore[union-attr]
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / ".git").write_text(f"gitdir: {repository / '.git'}\n")
+    assert checkout(Tree(linked)) == Checkout(
+        problem=".git is a file (a linked worktree or submodule), not read"
+    )
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     git(fresh, "init", "-q", "-b", "main")
