@@ -34,6 +34,7 @@ from course.harness.archives import (
 )
 from course.harness.gitrepo import Checkout, blob_id, checkout, index_blobs, nearest_checkout
 from course.harness.intake import (
+    GRADABLE,
     NamesError,
     Submission,
     learner_name,
@@ -319,6 +320,54 @@ def test_every_entry_of_the_roster_is_a_row_or_skipped_with_a_reason(
     assert closing[0] == "Not in the gradebook (4):"
     assert closing[1].split() == [".DS_Store", "hidden"]
     assert closing[-1] == "Roster: 6 row(s) in the gradebook, 4 entries not in it (listed above)"
+
+
+def _lay_out(roster: Path, name: str, kind: str) -> None:
+    path = roster / name
+    if kind == "workspace":
+        (path / "practice").mkdir(parents=True)
+        (path / "practice" / MARKER).write_text("")
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "link":
+        path.symlink_to("/")
+    else:
+        path.write_bytes(b"")
+
+
+ROSTER_ENTRIES = st.dictionaries(
+    st.sampled_from(
+        [
+            "ada",
+            "ada.zip",
+            "ben.tgz",
+            "ben.tar.gz",
+            "cy.rar",
+            "notes.txt",
+            ".hidden",
+            "gradebook.csv",
+        ]
+    ),
+    st.sampled_from(["workspace", "folder", "link", "file"]),
+    max_size=8,
+)
+
+
+@given(entries=ROSTER_ENTRIES)
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_no_entry_of_a_roster_is_left_out_or_counted_twice(
+    entries: dict[str, str], tmp_path: Path
+) -> None:
+    with tempfile.TemporaryDirectory(dir=tmp_path) as base:
+        roster = Path(base)
+        for name, kind in entries.items():
+            _lay_out(roster, name, kind)
+        found = survey(roster)
+        rows = {row.entry.split("/")[0] for row in found.submissions}
+        skipped = [skip.name for skip in found.skipped]
+        assert sorted([*rows, *skipped]) == sorted(entries)
+        assert all(skip.why for skip in found.skipped)
+        assert all(row.why for row in found.submissions if row.kind not in GRADABLE)
 
 
 def test_an_archive_is_unpacked_privately_found_when_wrapped_and_removed(
