@@ -45,11 +45,8 @@ class Checkout:
 
     @property
     def note(self) -> str:
-        """A line for the gradebook: the commit graded, or why none is known."""
-        if self.problem:
-            return f"a git repository whose commit is not known: {self.problem}"
-        on = f" on {self.branch}" if self.branch else " (detached HEAD)"
-        return f"graded at git commit {self.commit}{on}, as checked out"
+        """Why no commit is known, for the gradebook; ``""`` when one is (its column says it)."""
+        return f"a git repository whose commit is not known: {self.problem}" if self.problem else ""
 
 
 def parse_head(text: str) -> tuple[str, str]:

@@ -322,7 +322,7 @@ def with_checkout(
     if checkout is None:
         return row
     source = "git" if submission.kind == "workspace" else submission.source
-    notes, flags = [checkout.note], list(row.flags)
+    notes, flags = [checkout.note] if checkout.note else [], list(row.flags)
     changed = checkout.changed(files)
     if changed:
         notes.append(f"changed since the commit, graded as they are: {', '.join(changed)}")

@@ -33,6 +33,7 @@ from course.harness.archives import (
     unpack,
 )
 from course.harness.gitrepo import Checkout, blob_id, checkout, index_blobs, nearest_checkout
+from course.harness.gradebook import ungraded_row
 from course.harness.intake import (
     GRADABLE,
     NamesError,
@@ -42,6 +43,7 @@ from course.harness.intake import (
     names_pattern,
     opened,
     survey,
+    with_checkout,
 )
 from course.harness.safefs import Tree
 from course.harness.workspace import MARKER
@@ -546,3 +548,18 @@ def test_archives_in_a_learners_folder_are_that_learners_submissions(
         "--names did not match 1 entry, each named by its whole name: empty",
         "Roster: 3 row(s) in the gradebook, 0 entries not in it",
     ]
+
+
+def test_a_rows_commit_and_why_none_is_known() -> None:
+    folder = Submission("ada", "workspace", entry="ada", below=("ada",))
+    row = ungraded_row("ada", "/roster/ada", (), "pending", "")
+    unborn = with_checkout(
+        row, Checkout(branch="main", problem="main has no commit yet"), folder, {}
+    )
+    assert (unborn.source, unborn.commit) == ("git", "")
+    assert unborn.notes == ("a git repository whose commit is not known: main has no commit yet",)
+    known = with_checkout(row, Checkout("a" * 40, "main", tracked={}), folder, {"x.py": b""})
+    assert (known.commit, known.flags) == ("a" * 40, ("changed since the commit",))
+    archived = Submission("ada", "archive", entry="ada.zip")
+    assert with_checkout(row, Checkout("b" * 40), archived, {}).source == "zip"
+    assert with_checkout(row, None, folder, {}) == row
