@@ -15,6 +15,7 @@ from types import FrameType
 
 from ..grading.engine import GradingOptions, SandboxMode, SandboxUnavailable, evaluate
 from ..grading.hidden import HiddenTestError, read_hidden
+from ..grading.intake import names_pattern
 from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
 from ..harness.commands import Commands, key_legend, shell_commands
 from ..harness.kit import KitError, chapter_fingerprints, kit_root
@@ -66,7 +67,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("chapter", help="chapter id, e.g. 11")
     target = p.add_mutually_exclusive_group()
     target.add_argument("--practice", metavar="DIR", help="check the practice workspace DIR")
-    target.add_argument("--roster", metavar="DIR", help="grade every practice workspace under DIR")
+    target.add_argument(
+        "--roster",
+        metavar="DIR",
+        help="grade every submission in DIR: folders, archives (.zip, .tar.gz, .tgz), git "
+        "repositories",
+    )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
         "--watch",
@@ -124,6 +130,13 @@ def parser() -> argparse.ArgumentParser:
         "the chapter's seed, so learners see the verdict you see unless you pass this)",
     )
     p.add_argument(
+        "--names",
+        metavar="PATTERN",
+        help="with --roster: take each learner's name from an entry's name with this regular "
+        "expression's (?P<learner>...) group, matched from the start (Canvas: "
+        "'(?P<learner>[^_]+)_')",
+    )
+    p.add_argument(
         "--hidden",
         metavar="DIR",
         help="add the instructor tests DIR/test_*.py to the grade (learners never see them)",
@@ -145,8 +158,8 @@ def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) ->
         p.error("--review runs the whole closing review; it takes no --lab or --json")
     if args.watch and args.json:
         p.error("--watch keeps running; it writes no --json")
-    if not args.roster and (args.gradebook or args.workspace_timeout is not None):
-        p.error("--gradebook and --workspace-timeout go with --roster")
+    if not args.roster and (args.gradebook or args.workspace_timeout is not None or args.names):
+        p.error("--gradebook, --workspace-timeout and --names go with --roster")
 
 
 def _stop_on_sigterm() -> None:
@@ -236,6 +249,7 @@ def _run(argv: Sequence[str] | None) -> int:
                 workspace_seconds=args.workspace_timeout,
                 jobs=args.jobs,
                 grading=grading,
+                names=names_pattern(args.names) if args.names else None,
             )
             gradebook = Path(args.gradebook or args.roster)
             grade_roster(manifest, kit, Path(args.roster), gradebook, options, sys.stderr, out)

@@ -70,6 +70,10 @@ class Grade:
     tests: tuple[Mapping[str, Any], ...] = ()
     limits: tuple[str, ...] = ()
     """What the sandbox enforced while this workspace was graded."""
+    source: str = ""
+    """How the submission arrived: ``folder``, ``zip``, ``tar.gz``…"""
+    commit: str = ""
+    """The git commit graded, when the submission is a repository."""
 
     @property
     def note(self) -> str:
@@ -93,6 +97,8 @@ class Grade:
             "flags": list(self.flags),
             "tests": [dict(test) for test in self.tests],
             "limits": list(self.limits),
+            "source": self.source,
+            "commit": self.commit,
         }
 
 
@@ -204,7 +210,7 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
         ["learner", "status", "passed", "total"]
         + [f"lab {i}" for i in lab_ids]
         + [f"status {i}" for i in lab_ids]
-        + ["flags", "note", "workspace"]
+        + ["flags", "note", "workspace", "source", "commit"]
     )
     for grade in grades:
         by_id = {lab.id: lab for lab in grade.labs}
@@ -212,7 +218,7 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
             [grade.learner, grade.status, grade.passed, grade.total]
             + [f"{by_id[i].passed}/{by_id[i].total}" if i in by_id else "" for i in lab_ids]
             + [by_id[i].status if i in by_id else "" for i in lab_ids]
-            + ["; ".join(grade.flags), grade.note, grade.workspace]
+            + ["; ".join(grade.flags), grade.note, grade.workspace, grade.source, grade.commit]
         )
     return buffer.getvalue()
 

@@ -1,26 +1,29 @@
-"""Grading a class: each learner folder under a directory, graded on its own, into a gradebook.
+"""Grading a class: each submission under a directory, graded on its own, into a gradebook.
 
-Only folders holding a workspace marker are learners; any other folder is listed as skipped,
-and a symbolic link is listed and never followed. Each workspace is graded in a thread of this
+What the directory holds is read by ``intake``: folders holding a workspace marker and archives
+are learners; any other folder is listed as skipped, a symbolic link is listed and never
+followed, and what is not a row is printed with why. Each workspace is graded in a thread of this
 process through ``grading.grade`` (learner code runs only inside its confinement), so one
 workspace that cannot be read, hangs or crashes costs its own row and never the run.
 """
 
 from __future__ import annotations
 
-import os
+import re
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TextIO
 
 from ..harness.manifest import Lab, Manifest
 from ..harness.runner import Limits
-from ..harness.workspace import MARKER, WorkspaceError
+from ..harness.workspace import WorkspaceError
 from . import probes as probing
+from .archives import DEFAULT_CAPS, Caps, Refused
 from .engine import GradingOptions, SandboxUnavailable, grade
+from .gitrepo import nearest_checkout
 from .gradebook import (
     SKIPPED,
     Grade,
@@ -28,16 +31,12 @@ from .gradebook import (
     gradebook_csv,
     gradebook_json,
     graded_row,
-    is_gradebook_name,
     ungraded_row,
     write_gradebook,
 )
-from .safefs import Tree, UnsafePath, lstat_kind
+from .intake import Submission, opened, survey, where, with_checkout, with_intake
 from .sandbox import planned_limits, sandbox_status
 from .snapshot import workspace_snapshot
-
-SEARCH_DEPTH = 3
-"""How deep under a learner's folder a workspace is looked for."""
 
 
 class EmptyRoster(WorkspaceError):
@@ -55,105 +54,65 @@ class RosterOptions:
     plus a minute."""
     jobs: int = 2
     grading: GradingOptions = field(default_factory=lambda: GradingOptions(sandbox="required"))
+    names: re.Pattern[str] | None = None
+    """Takes each learner's name out of a platform's file naming (``--names``)."""
+    caps: Caps = DEFAULT_CAPS
 
 
-Kind = Literal["workspace", "skipped", "symlink", "unreadable"]
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A folder of the roster: a learner's workspace, or why it is not graded."""
-
-    learner: str
-    """Path below the roster directory, e.g. ``gus/practice-11``."""
-    kind: Kind
-    why: str = ""
-
-    @property
-    def parts(self) -> tuple[str, ...]:
-        return tuple(self.learner.split("/"))
-
-
-def _search(roster: Path, parts: tuple[str, ...], depth: int) -> list[Entry]:
-    """Workspaces at or below ``roster/parts``, walking no symbolic link."""
-    tree = Tree(roster, parts)
-    if tree.kind(MARKER) != "missing":
-        return [Entry("/".join(parts), "workspace")]
-    if depth == 0:
-        return []
-    try:
-        names = tree.names()
-    except UnsafePath as error:
-        return [Entry("/".join(parts), "unreadable", str(error))]
-    found: list[Entry] = []
-    for name in names:
-        if not name.startswith(".") and tree.kind(name) == "directory":
-            found += _search(roster, (*parts, name), depth - 1)
-    return found
-
-
-def discover(roster: Path) -> list[Entry]:
-    """Every non-hidden folder or link of ``roster``, as a workspace or why it is not one."""
-    roster = roster.resolve()
-    if not roster.is_dir():
-        raise WorkspaceError(f"{roster}: not a directory of learners' workspaces")
-    if os.path.lexists(roster / MARKER):
-        raise WorkspaceError(f"{roster} is itself a workspace; check it with --practice")
-    found: list[Entry] = []
-    for name in sorted(os.listdir(roster)):
-        kind = lstat_kind(roster / name)
-        if name.startswith(".") or kind not in ("directory", "symlink"):
-            continue
-        if kind == "symlink" and is_gradebook_name(name):
-            continue  # replaced when the gradebook is written, never followed
-        if kind == "symlink":
-            target = os.readlink(roster / name)
-            why = f"a symbolic link (to {target}): links are listed, never graded"
-            found.append(Entry(name, "symlink", why))
-            continue
-        inside = _search(roster, (name,), SEARCH_DEPTH)
-        found += inside or [Entry(name, "skipped", f"not a practice workspace (no {MARKER})")]
-    return found
+def discover(roster: Path, names: re.Pattern[str] | None = None) -> list[Submission]:
+    """Every row the roster's entries make: workspaces, archives, or why one is not graded."""
+    return list(survey(roster, names).submissions)
 
 
 def grade_entry(
     manifest: Manifest,
     kit: Path,
     roster: Path,
-    entry: Entry,
+    entry: Submission,
     labs: Sequence[Lab],
     limits: Limits,
     options: GradingOptions,
     hide: Sequence[Path],
+    caps: Caps = DEFAULT_CAPS,
 ) -> Grade:
     """One row; never raises for anything a learner folder holds or its code does."""
-    workspace = str(roster.joinpath(*entry.parts))
-    if entry.kind in ("skipped", "symlink"):
+    workspace = where(roster, entry)
+    if entry.newer or entry.kind in ("skipped", "symlink"):
         flags = ["symlink"] if entry.kind == "symlink" else []
-        return ungraded_row(entry.learner, workspace, labs, SKIPPED, entry.why, flags)
-    if entry.kind == "unreadable":
-        return ungraded_row(entry.learner, workspace, labs, "error", entry.why)
+        row = ungraded_row(entry.learner, workspace, labs, SKIPPED, entry.why, flags)
+        return with_intake(row, entry)
+    if entry.kind in ("unreadable", "refused"):
+        return with_intake(ungraded_row(entry.learner, workspace, labs, "error", entry.why), entry)
     try:
-        snapshot = workspace_snapshot(manifest, kit, Tree(roster, entry.parts))
+        with opened(roster, entry, caps) as tree:
+            workspace = where(roster, entry, tree)
+            repository = nearest_checkout(tree, top=1 if entry.kind == "workspace" else 0)
+            snapshot = workspace_snapshot(manifest, kit, tree)
         graded = grade(manifest, kit, snapshot, labs, limits, options, hide=hide)
+    except Refused as error:
+        flags = ["refused archive"]
+        row = ungraded_row(entry.learner, workspace, labs, "error", str(error), flags)
     except WorkspaceError as error:
-        return ungraded_row(entry.learner, workspace, labs, "error", str(error))
+        row = ungraded_row(entry.learner, workspace, labs, "error", str(error))
     except Exception as error:  # a fault of the grader: still one row, never the run
         why = f"the grader failed on this workspace: {type(error).__name__}: {error}"
-        return ungraded_row(entry.learner, workspace, labs, "error", why)
-    instructor = [
-        t.nodeid
-        for t in graded.result.tests
-        if options.hidden and options.hidden.holds(manifest, t.nodeid)
-    ]
-    return graded_row(
-        entry.learner,
-        workspace,
-        graded.result,
-        graded.snapshot.flags,
-        instructor,
-        graded.enforced,
-    )
+        row = ungraded_row(entry.learner, workspace, labs, "error", why)
+    else:
+        instructor = [
+            t.nodeid
+            for t in graded.result.tests
+            if options.hidden and options.hidden.holds(manifest, t.nodeid)
+        ]
+        row = graded_row(
+            entry.learner,
+            workspace,
+            graded.result,
+            graded.snapshot.flags,
+            instructor,
+            graded.enforced,
+        )
+        row = with_checkout(row, repository, entry, snapshot.learner)
+    return with_intake(row, entry)
 
 
 class Progress:
@@ -202,10 +161,12 @@ def grade_roster(
     when no folder holds a workspace.
     """
     roster, gradebook = roster.resolve(), gradebook.resolve()
-    entries = discover(roster)
-    if not any(entry.kind == "workspace" for entry in entries):
-        listed = "; ".join(f"{clean(e.learner)}: {clean(e.why)}" for e in entries) or "it is empty"
-        raise EmptyRoster(f"{roster}: no practice workspace to grade ({listed})")
+    found = survey(roster, options.names)
+    entries = found.submissions
+    if not any(entry.kind in ("workspace", "archive") for entry in entries):
+        listed = [(e.learner, e.why) for e in entries] + [(s.name, s.why) for s in found.skipped]
+        shown = "; ".join(f"{clean(name)}: {clean(why)}" for name, why in listed) or "it is empty"
+        raise EmptyRoster(f"{roster}: no practice workspace to grade ({shown})")
     grading = options.grading
     if grading.sandbox == "required":
         status = sandbox_status(kit, (manifest.reference,))
@@ -221,7 +182,9 @@ def grade_roster(
     grades: list[Grade] = []
     with ThreadPoolExecutor(max_workers=options.jobs) as pool:
         futures = [
-            pool.submit(grade_entry, manifest, kit, roster, e, labs, limits, grading, hide)
+            pool.submit(
+                grade_entry, manifest, kit, roster, e, labs, limits, grading, hide, options.caps
+            )
             for e in entries
         ]
         for future in as_completed(futures):
@@ -233,6 +196,9 @@ def grade_roster(
     run = {
         "sandbox": {"sandboxed": grading.sandbox != "off", "enforced": list(enforced)},
         "probes": {"seed": seed, "cases": len(probes.cases) if probes else 0},
+        "names": {"pattern": options.names.pattern, "unmatched": found.unnamed}
+        if options.names
+        else None,
     }
     lab_ids = [lab.id for lab in labs]
     csv_path, json_path = write_gradebook(
@@ -241,6 +207,8 @@ def grade_roster(
         gradebook_json(manifest.chapter, grades, run),
     )
     _print_summary(manifest, grades, csv_path, json_path, enforced, out)
+    for line in found.closing(len(grades)):
+        print(line, file=out)
     return grades
 
 

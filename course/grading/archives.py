@@ -1,0 +1,282 @@
+"""Submitted archives (.zip, .tar.gz, .tgz…) unpacked without trusting them, or refused with why.
+
+Every member is checked before a byte of it is written: its path must stay inside the target
+(no absolute path, no ``..``, no backslash), it must be a plain file or folder (no symbolic or
+hard link, device, FIFO), and the archive must stay under caps on the number of files, the
+total unpacked size and, for anything sizeable, the compression ratio (zip bombs). Sizes a
+header declares are checked first and the bytes actually written are counted too, since a
+header can lie. Files are created fresh (``O_EXCL``, no link followed) in a folder only this
+process uses.
+"""
+
+from __future__ import annotations
+
+import lzma
+import os
+import stat
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Literal
+
+ZIP_SUFFIXES = (".zip",)
+TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+UNREAD_SUFFIXES = (".rar", ".7z", ".gz", ".bz2", ".xz", ".zst")
+"""Archives a learner may hand in that are not read; their row says so."""
+CHUNK = 64 * 1024
+
+MemberKind = Literal["file", "directory", "symbolic link", "hard link", "device", "FIFO", "other"]
+
+
+class Refused(ValueError):
+    """An archive is not unpacked; the message names the archive, the member and why."""
+
+
+@dataclass(frozen=True)
+class Caps:
+    """Limits on what one archive may unpack to."""
+
+    total_bytes: int = 64 * 1024 * 1024
+    files: int = 5000
+    ratio: float = 100.0
+    """Unpacked bytes per archive byte, checked once the total passes ``ratio_floor``."""
+    ratio_floor: int = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Member:
+    """One entry of an archive as its header describes it."""
+
+    name: str
+    kind: MemberKind
+    size: int
+
+
+DEFAULT_CAPS = Caps()
+
+
+def amount(size: int) -> str:
+    """``64 MiB`` for whole mebibytes, else ``4096 bytes``."""
+    return f"{size >> 20} MiB" if size and size % (1 << 20) == 0 else f"{size} bytes"
+
+
+def archive_suffix(name: str) -> str:
+    """The archive suffix ``name`` ends with (``.tar.gz`` before ``.gz``), or ``""``."""
+    lowered = name.lower()
+    for suffix in (*ZIP_SUFFIXES, *TAR_SUFFIXES, *UNREAD_SUFFIXES):
+        if lowered.endswith(suffix) and len(name) > len(suffix):
+            return suffix
+    return ""
+
+
+def is_readable_archive(name: str) -> bool:
+    return archive_suffix(name) in (*ZIP_SUFFIXES, *TAR_SUFFIXES)
+
+
+def member_parts(name: str) -> tuple[str, ...]:
+    """The path components of a member (none for the target itself, ``./``), or ``Refused``
+    if it could leave the target."""
+    if "\\" in name or "\x00" in name:
+        raise Refused(f"{name!r}: a path with a backslash or NUL")
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        raise Refused(f"{name!r}: an absolute path")
+    parts = tuple(part for part in name.split("/") if part not in ("", "."))
+    if ".." in parts:
+        raise Refused(f"{name!r}: a path that climbs out with '..'")
+    return parts
+
+
+@dataclass
+class Budget:
+    """What an archive has used of its caps so far (headers first, then written bytes)."""
+
+    caps: Caps
+    packed_bytes: int
+    files: int = 0
+    declared: int = 0
+
+    def admit(self, member: Member) -> tuple[str, ...]:
+        """Check one member against every rule; its path components if it may be written."""
+        parts = member_parts(member.name)
+        if member.kind not in ("file", "directory"):
+            raise Refused(f"{member.name!r}: a {member.kind} (only files and folders are unpacked)")
+        if not parts and member.kind == "file":
+            raise Refused(f"{member.name!r}: a file without a name")
+        self.files += 1
+        if self.files > self.caps.files:
+            raise Refused(f"more than {self.caps.files} files")
+        self.declared += member.size
+        self.check_size(self.declared, f"{member.name!r} declares")
+        return parts
+
+    def check_size(self, total: int, what: str) -> None:
+        if total > self.caps.total_bytes:
+            raise Refused(f"{what} more than {amount(self.caps.total_bytes)} unpacked in all")
+        ratio = total / max(self.packed_bytes, 1)
+        if total > self.caps.ratio_floor and ratio > self.caps.ratio:
+            raise Refused(
+                f"{what} {total} bytes from {self.packed_bytes}: a compression ratio above "
+                f"{self.caps.ratio:g} (a zip bomb?)"
+            )
+
+
+def _zip_kind(info: zipfile.ZipInfo) -> MemberKind:
+    mode = info.external_attr >> 16
+    if stat.S_IFMT(mode) == 0:  # no file type recorded (DOS attributes, or permissions only)
+        return "directory" if info.is_dir() else "file"
+    return _mode_kind(mode)
+
+
+def _mode_kind(mode: int) -> MemberKind:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISLNK(mode):
+        return "symbolic link"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "FIFO" if stat.S_ISFIFO(mode) else "other"
+
+
+def _tar_kind(info: tarfile.TarInfo) -> MemberKind:
+    if info.isreg():
+        return "file"
+    if info.isdir():
+        return "directory"
+    if info.issym():
+        return "symbolic link"
+    if info.islnk():
+        return "hard link"
+    if info.ischr() or info.isblk():
+        return "device"
+    return "FIFO" if info.isfifo() else "other"
+
+
+class Writer:
+    """Creates an archive's folders and files below ``target``, counting the bytes written."""
+
+    def __init__(self, target: Path, budget: Budget) -> None:
+        self.target = target
+        self.budget = budget
+        self.written = 0
+
+    def folder(self, parts: tuple[str, ...]) -> Path:
+        path = self.target.joinpath(*parts)
+        try:
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as error:
+            why = f"cannot be made a folder ({error.strerror})"
+            raise Refused(f"{'/'.join(parts)!r}: {why}") from None
+        if path.is_symlink() or not path.is_dir():  # never: only this writer creates entries
+            raise Refused(f"{'/'.join(parts)!r}: not a folder")
+        return path
+
+    def file(self, parts: tuple[str, ...], source: IO[bytes]) -> None:
+        folder = self.folder(parts[:-1])
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        try:
+            fd = os.open(folder / parts[-1], flags, 0o600)
+        except FileExistsError:
+            raise Refused(f"{'/'.join(parts)!r}: appears twice in the archive") from None
+        except OSError as error:
+            raise Refused(f"{'/'.join(parts)!r}: cannot be written ({error.strerror})") from None
+        with os.fdopen(fd, "wb") as out:
+            while chunk := source.read(CHUNK):
+                self.written += len(chunk)
+                self.budget.check_size(self.written, "unpacks to")
+                out.write(chunk)
+
+
+def _unpack_zip(handle: IO[bytes], writer: Writer) -> None:
+    with zipfile.ZipFile(handle) as archive:
+        infos = archive.infolist()
+        admitted = [(info, writer.budget.admit(_zip_member(info))) for info in infos]
+        for info, parts in admitted:
+            if info.flag_bits & 0x1:
+                raise Refused(f"{info.filename!r}: encrypted")
+            if _zip_kind(info) == "directory":
+                writer.folder(parts)
+                continue
+            with archive.open(info) as source:
+                writer.file(parts, source)
+
+
+def _zip_member(info: zipfile.ZipInfo) -> Member:
+    return Member(info.filename, _zip_kind(info), info.file_size)
+
+
+def _unpack_tar(handle: IO[bytes], writer: Writer) -> None:
+    with tarfile.open(fileobj=handle, mode="r|*") as archive:
+        for info in _tar_members(archive):
+            parts = writer.budget.admit(Member(info.name, _tar_kind(info), info.size))
+            if info.isdir():
+                writer.folder(parts)
+                continue
+            source = archive.extractfile(info)
+            if source is None:
+                raise Refused(f"{info.name!r}: its data cannot be read")
+            writer.file(parts, source)
+
+
+def _tar_members(archive: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
+    while (info := archive.next()) is not None:
+        yield info
+
+
+UNREADABLE = (
+    zipfile.BadZipFile,
+    tarfile.TarError,
+    EOFError,
+    OSError,
+    ValueError,
+    NotImplementedError,
+    RuntimeError,
+    zlib.error,
+    lzma.LZMAError,
+)
+"""What a damaged, truncated or unsupported archive makes the standard library raise."""
+
+
+def unpack(archive: Path, target: Path, caps: Caps = DEFAULT_CAPS) -> None:
+    """Unpack ``archive`` into the existing empty folder ``target``, or raise ``Refused``.
+
+    ``target`` may hold part of the archive after a refusal; the caller removes it.
+    """
+    suffix = archive_suffix(archive.name)
+    if suffix not in (*ZIP_SUFFIXES, *TAR_SUFFIXES):
+        raise Refused(f"{suffix or 'this'} archives are not read (.zip, .tar.gz and .tgz are)")
+    try:
+        fd = os.open(archive, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as error:
+        raise Refused(f"cannot be opened ({error.strerror})") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused("not a regular file")
+        writer = Writer(target, Budget(caps, info.st_size))
+        try:
+            if suffix in ZIP_SUFFIXES:
+                _unpack_zip(handle, writer)
+            else:
+                _unpack_tar(handle, writer)
+        except Refused:
+            raise
+        except UNREADABLE as error:
+            kind = "zip" if suffix in ZIP_SUFFIXES else "tar"
+            why = f"{type(error).__name__}: {error}"
+            raise Refused(f"not a readable {kind} archive ({why})") from None
+
+
+def refusals(members: Iterable[Member], packed_bytes: int, caps: Caps = DEFAULT_CAPS) -> str:
+    """Why an archive of ``members`` is refused by its headers alone (``""``: it is not)."""
+    budget = Budget(caps, packed_bytes)
+    try:
+        for member in members:
+            budget.admit(member)
+    except Refused as error:
+        return str(error)
+    return ""

@@ -1,0 +1,182 @@
+"""The commit a submitted git repository has checked out, read from its files without running git.
+
+A repository's ``.git`` is learner-controlled: its config can name programs that git would run
+(``core.fsmonitor``, filters, hooks). So git is never run on it and nothing is ever fetched:
+``HEAD`` and the branch it names are read as plain files (loose ref, then ``packed-refs``)
+through ``safefs.Tree``, which follows no link. The index (``.git/index``) says which blob git
+holds for each tracked file, so files edited since the checkout are noticed by their blob ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
+
+from .safefs import Tree, UnsafePath
+
+COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+MAX_REF_BYTES = 4096
+MAX_PACKED_REFS_BYTES = 1024 * 1024
+MAX_INDEX_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """What a repository has checked out: a commit id, or why it could not be read."""
+
+    commit: str = ""
+    branch: str = ""
+    problem: str = ""
+    tracked: Mapping[str, str] | None = None
+    """Blob id of each file git holds, by its path below the graded workspace; None if unread."""
+
+    def changed(self, files: Mapping[str, bytes]) -> list[str]:
+        """Which of ``files`` differ from the blob git holds for them (or are not tracked)."""
+        if self.tracked is None or not self.commit:
+            return []
+        size = len(self.commit) // 2
+        return [
+            path for path, data in files.items() if self.tracked.get(path) != blob_id(data, size)
+        ]
+
+    @property
+    def note(self) -> str:
+        """Why no commit is known, for the gradebook; ``""`` when one is (its column says it)."""
+        return f"a git repository whose commit is not known: {self.problem}" if self.problem else ""
+
+
+def parse_head(text: str) -> tuple[str, str]:
+    """``("ref", "refs/heads/main")`` or ``("commit", id)``; ``ValueError`` for anything else."""
+    line = text.strip()
+    if line.startswith("ref:"):
+        ref = line.removeprefix("ref:").strip()
+        parts = PurePosixPath(ref).parts
+        if not ref.startswith("refs/") or ".." in parts or not ref.isprintable():
+            raise ValueError(f"HEAD names an unusual ref {ref!r}")
+        return "ref", ref
+    if COMMIT_ID.fullmatch(line):
+        return "commit", line
+    raise ValueError("HEAD is neither a ref nor a commit id")
+
+
+def packed_ref(text: str, ref: str) -> str:
+    """The commit id ``packed-refs`` gives ``ref``, or ``""``."""
+    for line in text.splitlines():
+        commit, _, name = line.partition(" ")
+        if name == ref and COMMIT_ID.fullmatch(commit):
+            return commit
+    return ""
+
+
+def blob_id(data: bytes, size: int = 20) -> str:
+    """The id git gives a file's content (SHA-1, or SHA-256 when ``size`` is 32)."""
+    algorithm = hashlib.sha1 if size == 20 else hashlib.sha256
+    return algorithm(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """Git's offset varint at ``at``: its value and the position after it."""
+    byte = data[at]
+    value = byte & 0x7F
+    while byte & 0x80:
+        at += 1
+        byte = data[at]
+        value = ((value + 1) << 7) | (byte & 0x7F)
+    return value, at + 1
+
+
+def index_blobs(data: bytes, size: int = 20) -> dict[str, str]:
+    """Path → blob id of each merged entry of a git index (versions 2 to 4).
+
+    ``ValueError`` for anything that is not a well-formed index.
+    """
+    if len(data) < 12 or data[:4] != b"DIRC":
+        raise ValueError("the index is not a git index")
+    version, count = struct.unpack(">II", data[4:12])
+    if version not in (2, 3, 4):
+        raise ValueError(f"index version {version} is not read")
+    blobs: dict[str, str] = {}
+    at, previous = 12, b""
+    try:
+        for _ in range(count):
+            start, fixed = at, 40 + size
+            blob = data[at + 40 : at + fixed].hex()
+            (flags,) = struct.unpack(">H", data[at + fixed : at + fixed + 2])
+            at += fixed + 2 + (2 if version >= 3 and flags & 0x4000 else 0)
+            if version == 4:
+                strip, at = _varint(data, at)
+                end = data.index(b"\0", at)
+                if strip > len(previous):
+                    raise ValueError("an index path strips more than its predecessor holds")
+                path = previous[: len(previous) - strip] + data[at:end]
+                at = end + 1
+            else:
+                end = data.index(b"\0", at)
+                path = data[at:end]
+                at = start + (end - start + 8) // 8 * 8
+            previous = path
+            if (flags >> 12) & 0x3 == 0:
+                blobs[path.decode("utf-8", "surrogateescape")] = blob
+    except (IndexError, struct.error):
+        raise ValueError("the index ends early") from None
+    return blobs
+
+
+def _tracked(repository: Tree, below: tuple[str, ...], size: int) -> Mapping[str, str] | None:
+    """What the index holds for the files under ``below``, keyed by their path from there."""
+    if repository.kind(".git/index") == "missing":
+        return None
+    try:
+        blobs = index_blobs(repository.read(".git/index", MAX_INDEX_BYTES), size)
+    except (UnsafePath, ValueError):
+        return None
+    prefix = "".join(f"{part}/" for part in below)
+    return {
+        path.removeprefix(prefix): blob for path, blob in blobs.items() if path.startswith(prefix)
+    }
+
+
+def _text(tree: Tree, relative: str, limit: int) -> str:
+    return tree.read(relative, limit).decode("ascii", "replace")
+
+
+def checkout(tree: Tree) -> Checkout | None:
+    """The commit checked out in the repository at the top of ``tree``; None if it is none."""
+    kind = tree.kind(".git")
+    if kind == "missing":
+        return None
+    if kind != "directory":
+        return Checkout(problem=f".git is a {kind} (a linked worktree or submodule), not read")
+    try:
+        how, value = parse_head(_text(tree, ".git/HEAD", MAX_REF_BYTES))
+        if how == "commit":
+            return Checkout(commit=value)
+        branch = value.removeprefix("refs/heads/")
+        if tree.kind(f".git/{value}") != "missing":
+            commit = _text(tree, f".git/{value}", MAX_REF_BYTES).strip()
+        elif tree.kind(".git/packed-refs") != "missing":
+            commit = packed_ref(_text(tree, ".git/packed-refs", MAX_PACKED_REFS_BYTES), value)
+        else:
+            commit = ""
+    except (UnsafePath, ValueError) as error:
+        return Checkout(problem=str(error))
+    if not COMMIT_ID.fullmatch(commit):
+        return Checkout(branch=branch, problem=f"{branch} has no commit yet")
+    return Checkout(commit=commit, branch=branch)
+
+
+def nearest_checkout(tree: Tree, top: int) -> Checkout | None:
+    """The repository holding ``tree``'s folder or one above it, up to ``top`` parts deep."""
+    for depth in range(len(tree.below), top - 1, -1):
+        repository = Tree(tree.base, tree.below[:depth])
+        found = checkout(repository)
+        if found is not None and found.commit:
+            size = len(found.commit) // 2
+            return replace(found, tracked=_tracked(repository, tree.below[depth:], size))
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,333 @@
+"""What a roster folder holds: each entry a submission to grade, a row saying why not, or a skip.
+
+Learners hand in folders (a git repository is a folder too) and archives (``.zip``, ``.tar.gz``,
+``.tgz``…). Every entry of the roster ends up in exactly one place: a ``Submission`` (a row of
+the gradebook, graded or saying why it is not) or a ``Skip`` (printed, with why: the
+gradebook's own files, hidden entries, loose files). A learner's name is the entry's name
+without its archive suffix, or the ``learner`` group of a ``--names`` pattern; when one learner
+handed in several submissions, the newest is graded and the others are listed with a note.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from ..harness.workspace import MARKER, WorkspaceError
+from .archives import DEFAULT_CAPS, Caps, Refused, archive_suffix, is_readable_archive, unpack
+from .gitrepo import Checkout
+from .gradebook import Grade, clean, is_gradebook_name
+from .safefs import Tree, UnsafePath, lstat_kind
+
+SEARCH_DEPTH = 3
+"""How deep under a learner's folder (or an unpacked archive) a workspace is looked for."""
+IGNORED_IN_ARCHIVES = ("__MACOSX",)
+
+Kind = Literal["workspace", "archive", "skipped", "symlink", "unreadable", "refused"]
+GRADABLE = ("workspace", "archive")
+
+
+class NamesError(WorkspaceError):
+    """A ``--names`` pattern that cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One row of the gradebook: a workspace to grade, or why an entry is not graded."""
+
+    learner: str
+    """The learner's name (a nested folder's path below the roster, e.g. ``gus/practice-11``)."""
+    kind: Kind
+    why: str = ""
+    entry: str = ""
+    """The roster entry it came from, e.g. ``ada.zip``."""
+    below: tuple[str, ...] = ()
+    """A workspace folder's path below the roster."""
+    mtime: float = 0.0
+    named: bool = True
+    """False when a ``--names`` pattern did not match the entry's name."""
+    newer: str = ""
+    """Set when another submission of this learner is newer and graded instead: its entry."""
+    older: tuple[str, ...] = ()
+    """The graded submission's learner also handed in these entries, older."""
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return self.below or (self.entry,)
+
+    @property
+    def source(self) -> str:
+        """How it arrived: ``folder``, ``symbolic link`` or the archive's suffix (``zip``…)."""
+        if self.kind == "symlink":
+            return "symbolic link"
+        if self.kind in ("archive", "refused"):
+            return archive_suffix(self.entry).lstrip(".")
+        return "folder"
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A roster entry that is not a row of the gradebook, and why."""
+
+    name: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Survey:
+    """Everything a roster folder holds: the gradebook's rows and the skipped entries."""
+
+    submissions: tuple[Submission, ...]
+    skipped: tuple[Skip, ...]
+
+    @property
+    def unnamed(self) -> list[str]:
+        """Entries a ``--names`` pattern did not match (named by their whole name)."""
+        return list(dict.fromkeys(s.entry for s in self.submissions if not s.named))
+
+    def closing(self, rows: int) -> list[str]:
+        """The lines after the gradebook's rows: the entries ``--names`` did not match, what is
+        not in the gradebook and why, and a last line counting both."""
+        lines = []
+        if self.unnamed:
+            shown = ", ".join(clean(entry) for entry in self.unnamed)
+            lines.append(
+                f"--names did not match {_entries(len(self.unnamed))}, each named by its whole "
+                f"name: {shown}"
+            )
+        if self.skipped:
+            lines.append(f"Not in the gradebook ({len(self.skipped)}):")
+        lines += [f"  {clean(skip.name):<24} {skip.why}" for skip in self.skipped]
+        listed = " (listed above)" if self.skipped else ""
+        others = _entries(len(self.skipped))
+        lines.append(f"Roster: {rows} row(s) in the gradebook, {others} not in it{listed}")
+        return lines
+
+
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
+
+
+def names_pattern(text: str) -> re.Pattern[str]:
+    """A ``--names`` pattern, checked: a valid regular expression with a ``learner`` group."""
+    try:
+        pattern = re.compile(text)
+    except re.error as error:
+        raise NamesError(f"--names {text!r} is not a regular expression: {error}") from None
+    if "learner" not in pattern.groupindex:
+        raise NamesError(f"--names {text!r} has no (?P<learner>...) group to take the name from")
+    return pattern
+
+
+def learner_name(name: str, pattern: re.Pattern[str] | None) -> tuple[str, bool]:
+    """The learner an entry ``name`` belongs to, and whether ``pattern`` (if any) gave it.
+
+    Without a match the name is the entry's whole name, less its archive suffix.
+    """
+    suffix = archive_suffix(name)
+    stem = name[: len(name) - len(suffix)] if suffix else name
+    found = pattern.match(name) if pattern is not None else None
+    learner = found.group("learner") if found else None
+    if learner:
+        return learner, True
+    return stem, pattern is None
+
+
+def mark_older(submissions: Sequence[Submission]) -> list[Submission]:
+    """Each learner's newest gradable submission stays; the others point to it (same order).
+
+    Newest is the latest modification time, then the last entry name in sorted order.
+    """
+    gradable = [item for item in submissions if item.kind in GRADABLE]
+    newest: dict[str, Submission] = {}
+    for item in gradable:
+        best = newest.get(item.learner)
+        if best is None or (item.mtime, item.entry) > (best.mtime, best.entry):
+            newest[item.learner] = item
+    marked = []
+    for item in submissions:
+        best = newest.get(item.learner)
+        older = [o.entry for o in gradable if o.learner == item.learner and o is not best]
+        if best is None or item.kind not in GRADABLE or not older:
+            marked.append(item)
+        elif best is item:
+            marked.append(replace(item, older=tuple(older)))
+        else:
+            why = f"an older submission of {item.learner}: {best.entry} is graded instead"
+            marked.append(replace(item, newer=best.entry, why=why))
+    return marked
+
+
+def find_workspaces(tree: Tree, depth: int = SEARCH_DEPTH) -> list[tuple[str, ...]]:
+    """Folders at or below ``tree`` holding a workspace marker, walking no symbolic link.
+
+    ``UnsafePath`` if a folder on the way cannot be listed.
+    """
+    if tree.kind(MARKER) != "missing":
+        return [tree.below]
+    if depth == 0:
+        return []
+    found: list[tuple[str, ...]] = []
+    for name in tree.names():
+        if name.startswith(".") or name in IGNORED_IN_ARCHIVES:
+            continue
+        if tree.kind(name) == "directory":
+            found += find_workspaces(Tree(tree.base, (*tree.below, name)), depth - 1)
+    return found
+
+
+def _folder(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Submission]:
+    learner, named = learner_name(name, pattern)
+    mtime = os.lstat(roster / name).st_mtime
+    entry = Submission(learner, "skipped", entry=name, mtime=mtime, named=named)
+    try:
+        found = find_workspaces(Tree(roster, (name,)))
+    except UnsafePath as error:
+        return [replace(entry, kind="unreadable", why=str(error))]
+    if not found:
+        inside = _archives_inside(roster, entry)
+        return inside or [replace(entry, why=f"not a practice workspace (no {MARKER})")]
+    if found == [(name,)]:
+        return [replace(entry, kind="workspace", below=(name,))]
+    return [
+        replace(entry, learner="/".join((learner, *below[1:])), kind="workspace", below=below)
+        for below in found
+    ]
+
+
+def _archives_inside(roster: Path, folder: Submission) -> list[Submission]:
+    """The archives at the top of a folder without a workspace, each a submission of the
+    folder's learner (a platform that puts each learner's upload in a folder of their name)."""
+    tree = Tree(roster, (folder.entry,))
+    try:
+        names = tree.names()
+    except UnsafePath:
+        return []
+    return [
+        replace(
+            folder,
+            kind="archive",
+            entry=f"{folder.entry}/{name}",
+            mtime=os.lstat(roster / folder.entry / name).st_mtime,
+        )
+        for name in names
+        if is_readable_archive(name) and not name.startswith(".") and tree.kind(name) == "file"
+    ]
+
+
+def _entry(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Submission] | Skip:
+    """What one roster entry is: rows of the gradebook, or a skip with why."""
+    kind = lstat_kind(roster / name)
+    if name.startswith("."):
+        return Skip(name, "hidden")
+    if is_gradebook_name(name) and kind in ("file", "symlink"):
+        return Skip(name, "a gradebook (replaced when the gradebook is written, never read)")
+    learner, named = learner_name(name, pattern)
+    if kind == "symlink":
+        why = f"a symbolic link (to {os.readlink(roster / name)}): links are listed, never graded"
+        return [Submission(learner, "symlink", why, entry=name, named=named)]
+    if kind == "directory":
+        return _folder(roster, name, pattern)
+    if kind == "file" and archive_suffix(name):
+        mtime = os.lstat(roster / name).st_mtime
+        if is_readable_archive(name):
+            return [Submission(learner, "archive", entry=name, mtime=mtime, named=named)]
+        why = f"{archive_suffix(name)} archives are not read (.zip, .tar.gz and .tgz are)"
+        return [Submission(learner, "refused", why, entry=name, mtime=mtime, named=named)]
+    if kind == "file":
+        return Skip(name, "a file that is not a submission (not a folder, .zip, .tar.gz or .tgz)")
+    return Skip(name, f"not a file or folder ({kind})")
+
+
+def survey(roster: Path, pattern: re.Pattern[str] | None = None) -> Survey:
+    """Every entry of ``roster``: the gradebook's rows in name order, and what is skipped."""
+    roster = roster.resolve()
+    if not roster.is_dir():
+        raise WorkspaceError(f"{roster}: not a directory of learners' workspaces")
+    if os.path.lexists(roster / MARKER):
+        raise WorkspaceError(f"{roster} is itself a workspace; check it with --practice")
+    rows: list[Submission] = []
+    skipped: list[Skip] = []
+    for name in sorted(os.listdir(roster)):
+        found = _entry(roster, name, pattern)
+        if isinstance(found, Skip):
+            skipped.append(found)
+        else:
+            rows += found
+    return Survey(tuple(mark_older(rows)), tuple(skipped))
+
+
+def archive_workspace(root: Path) -> Tree:
+    """The one workspace of an unpacked archive, at its top or in its folders; else ``Refused``."""
+    try:
+        found = find_workspaces(Tree(root))
+    except UnsafePath as error:
+        raise Refused(str(error)) from None
+    if not found:
+        raise Refused(f"holds no practice workspace (no {MARKER} at its top or in its folders)")
+    if len(found) > 1:
+        listed = ", ".join("/".join(parts) or "." for parts in found)
+        raise Refused(f"holds {len(found)} workspaces ({listed}); one archive is one learner's")
+    return Tree(root, found[0])
+
+
+@contextlib.contextmanager
+def opened(roster: Path, submission: Submission, caps: Caps = DEFAULT_CAPS) -> Iterator[Tree]:
+    """The submission's workspace as a ``Tree``; an archive is unpacked and removed afterwards.
+
+    ``Refused`` (with the archive's name) when an archive is not unpacked.
+    """
+    if submission.kind != "archive":
+        yield Tree(roster, submission.below)
+        return
+    with tempfile.TemporaryDirectory(prefix="course-submission-") as folder:
+        root = Path(folder) / "unpacked"
+        root.mkdir(mode=0o700)
+        try:
+            unpack(roster / submission.entry, root, caps)
+            tree = archive_workspace(root)
+        except Refused as error:
+            raise Refused(f"{submission.entry}: refused: {error}") from None
+        yield tree
+
+
+def where(roster: Path, submission: Submission, tree: Tree | None = None) -> str:
+    """Where a submission's workspace is, for the gradebook (inside an archive: after it)."""
+    if submission.kind != "archive":
+        return str(roster.joinpath(*submission.parts))
+    inside = "/".join(tree.below) if tree is not None else ""
+    return str(roster / submission.entry) + (f"/{inside}" if inside else "")
+
+
+def with_intake(row: Grade, submission: Submission) -> Grade:
+    """``row`` with how the submission arrived, and the learner's older submissions if any."""
+    row = replace(row, source=row.source or submission.source)
+    if not submission.older:
+        return row
+    note = clean(f"also handed in {', '.join(submission.older)} (older, not graded)")
+    return replace(row, notes=(*row.notes, note), flags=(*row.flags, "several submissions"))
+
+
+def with_checkout(
+    row: Grade, checkout: Checkout | None, submission: Submission, files: Mapping[str, bytes]
+) -> Grade:
+    """``row`` with the git commit it was graded at (or why none is known), and which of the
+    learner's ``files`` differ from what git holds for them."""
+    if checkout is None:
+        return row
+    source = "git" if submission.kind == "workspace" else submission.source
+    notes, flags = [checkout.note] if checkout.note else [], list(row.flags)
+    changed = checkout.changed(files)
+    if changed:
+        notes.append(f"changed since the commit, graded as they are: {', '.join(changed)}")
+        flags.append("changed since the commit")
+    notes = [clean(note) for note in notes]
+    return replace(
+        row, source=source, commit=checkout.commit, notes=(*row.notes, *notes), flags=tuple(flags)
+    )
