@@ -38,7 +38,8 @@ def locate(manifest: Manifest, kit: Path, practice: str | None) -> Where:
     root = Path(practice).resolve() if practice else find_workspace(Path.cwd())
     if root is None:
         label = (
-            f"no practice workspace here, so the kit's reference ({manifest.reference}) in {kit}"
+            f"the kit's reference ({manifest.reference}) in {kit}: no practice workspace was "
+            "found here or above (run practice to make one)"
         )
         return Where(label, kit / manifest.reference.replace(".", "/"))
     workspace = read_workspace(root)
