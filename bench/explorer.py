@@ -1,7 +1,7 @@
 """How long one slider move takes on a real session: ``python3 bench/explorer.py``.
 
 The budget explorer calls ``build_context`` again on every move and re-renders its views. This
-script imports the larger of the two shipped Pi sessions (1,037 chapter entries after repair),
+script imports the largest shipped Pi session (1,019 chapter entries after import),
 builds the explorer as the real-session notebook does, moves ``max_tokens`` through a range of
 values and prints the median and worst wall-clock time of a move, in milliseconds.
 """

@@ -20,9 +20,12 @@ NO_BWRAP = {**os.environ, "PATH": "/nonexistent"}
 """An environment in which bubblewrap cannot be found (Python is started by its full path)."""
 
 
-def checkpoint(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def checkpoint(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "course.cli.checkpoint", *args],
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
@@ -75,10 +78,24 @@ def test_a_learners_own_checkpoint_runs_without_the_sandbox_and_says_so(
     manifest: Manifest, kit: Path, tmp_path: Path
 ) -> None:
     workspace = solved(manifest, kit, tmp_path / "mine", 1)
-    run = checkpoint("11", "--practice", str(workspace), "--lab", "11.1", env=NO_BWRAP)
+    run = checkpoint("11", "--lab", "11.1", env=NO_BWRAP, cwd=workspace)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "note: not sandboxed: bubblewrap (bwrap) is not installed or not on PATH" in run.stdout
     assert "\n3/3\n" in run.stdout, "the lab's evidence line"
+
+
+def test_someone_elses_workspace_never_runs_without_the_sandbox_unless_asked(
+    manifest: Manifest, kit: Path, tmp_path: Path
+) -> None:
+    workspace = solved(manifest, kit, tmp_path / "theirs", 1)
+    refused = checkpoint("11", "--practice", str(workspace), "--lab", "11.1", env=NO_BWRAP)
+    assert refused.returncode == 2
+    assert "the sandbox cannot start" in refused.stderr and "--unsandboxed" in refused.stderr
+    asked = checkpoint(
+        "11", "--practice", str(workspace), "--lab", "11.1", "--unsandboxed", env=NO_BWRAP
+    )
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    assert "note: not sandboxed (--unsandboxed)" in asked.stdout
 
 
 HIDDEN = """

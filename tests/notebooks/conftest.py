@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from notebook_support import create_workspace, solve
+from notebook_support import create_workspace, solve, solve_required
 
 
 @pytest.fixture(scope="session")
@@ -16,3 +16,10 @@ def fresh_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def solved_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return solve(create_workspace(tmp_path_factory.mktemp("solved") / "practice-11"))
+
+
+@pytest.fixture(scope="session")
+def required_workspaces(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """14/14 in each edition: every required lab written, the optional one not."""
+    folder = tmp_path_factory.mktemp("required")
+    return [solve_required(create_workspace(folder / edition, edition)) for edition in ("en", "zh")]

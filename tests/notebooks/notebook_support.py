@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -22,10 +23,11 @@ EDITIONS = {edition: REPO / folder for edition, folder in load_manifest(CHAPTER)
 NOTEBOOKS = EDITIONS[load_manifest(CHAPTER).default_edition]
 
 
-def create_workspace(folder: Path) -> Path:
+def create_workspace(folder: Path, edition: str | None = None) -> Path:
     """A fresh ``practice 11`` workspace in ``folder`` (made by the kit's own command)."""
+    lang = ["--lang", edition] if edition else []
     subprocess.run(
-        [sys.executable, "-m", "course.cli.practice", CHAPTER, str(folder)],
+        [sys.executable, "-m", "course.cli.practice", *lang, CHAPTER, str(folder)],
         check=True,
         capture_output=True,
         text=True,
@@ -37,6 +39,18 @@ def solve(workspace: Path) -> Path:
     """Replace every learner file of the workspace with the reference it is graded against."""
     for item in load_manifest(CHAPTER).files_with_role("learner"):
         shutil.copyfile(REPO / item.reference, workspace / item.path)
+    return workspace
+
+
+def solve_required(workspace: Path) -> Path:
+    """Write every required lab with the reference's functions; the optional lab stays a stub."""
+    spec = importlib.util.spec_from_file_location("solutions", REPO / "tests/harness/solutions.py")
+    assert spec is not None and spec.loader is not None
+    solutions = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(solutions)
+    manifest = load_manifest(CHAPTER)
+    for lab in manifest.required_labs:
+        solutions.solve_lab(manifest, REPO, workspace, lab.id)
     return workspace
 
 
@@ -98,11 +112,15 @@ def errors(notebook: Any) -> list[str]:
 
 
 def comparable(cell: Any) -> list[dict[str, Any]]:
-    """A cell's outputs as nbval compares them: data without widget views, and stream text."""
-    found = []
+    """A cell's outputs as nbval compares them: data without widget views, and stream text
+    (consecutive stream outputs joined, as nbval joins them)."""
+    found: list[dict[str, Any]] = []
     for output in cell.get("outputs", []):
         if output.output_type == "stream":
-            found.append({"text": output.text})
+            if found and set(found[-1]) == {"text"}:  # a kernel splits a stream where it likes
+                found[-1] = {"text": found[-1]["text"] + output.text}
+            else:
+                found.append({"text": output.text})
         elif "data" in output:
             found.append({k: v for k, v in output.data.items() if k != WIDGET_VIEW})
     return found

@@ -43,10 +43,11 @@ def test_the_chapter_budget_keeps_the_second_and_third_group() -> None:
     assert explorer.kept.value == SECOND_AND_THIRD
     assert explorer.reason.value == "trimmed"
     assert table_rows(explorer.table.value) == [
-        ["max_tokens", "31", "31"],
-        ["system prompt", "3", "28"],
-        ["reserved_output", "4", "24"],
-        ["safety_margin", "2", "22"],
+        ["max_tokens", "31"],
+        ["system prompt", "3"],
+        ["reserved_output", "4"],
+        ["safety_margin", "2"],
+        ["left for messages", "22"],
     ]
     assert "group 1 left out" in explorer.bars.value and "group 3 kept" in explorer.bars.value
 
@@ -74,7 +75,8 @@ def test_every_control_reaches_build_context_and_nothing_else_decides() -> None:
     assert last["reserved_output"] == 11 and last["safety_margin"] == 0
     assert last["system_prompt"].startswith("a longer")
     assert last["estimate_tokens"] is chapter_estimator
-    assert table_rows(explorer.table.value)[1] == ["system prompt", "2", "29"]
+    assert table_rows(explorer.table.value)[1] == ["system prompt", "2"]
+    assert table_rows(explorer.table.value)[-1] == ["left for messages", "18"]  # 31 - 2 - 11 - 0
 
 
 def test_the_explorer_shows_what_it_is_given_even_when_it_is_wrong() -> None:

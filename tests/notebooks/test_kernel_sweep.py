@@ -35,7 +35,7 @@ def test_sliders_moved_in_the_kernel_update_the_views() -> None:
 
     assert at_31["kept"] == "u2, a2, u3, calls, r-test, r-read, a3"
     assert at_31["reason"] == "trimmed"
-    assert "safety_margin    2       22" in at_31["summary"]
+    assert "left for messages  22" in at_31["summary"]
 
     assert at_19["kept"] == "u3, calls, r-test, r-read, a3"
     assert at_19["reason"] == "single_group_overflow"
@@ -45,4 +45,4 @@ def test_sliders_moved_in_the_kernel_update_the_views() -> None:
     assert at_100["reason"] == "within_budget"
 
     assert reserved_11["kept"] == "u3, calls, r-test, r-read, a3"
-    assert "safety_margin    2       15" in reserved_11["summary"]
+    assert "left for messages  15" in reserved_11["summary"]
