@@ -47,7 +47,7 @@ def locate(manifest: Manifest, kit: Path, practice: str | None) -> Where:
         raise WorkspaceError(
             f"{root} is a chapter {workspace.chapter} workspace, not chapter {manifest.chapter}"
         )
-    began = short(workspace.parent_fingerprint)
+    began = short(workspace.starter_fingerprint)
     now = short(chapter_fingerprints(manifest, kit).starter)
     since = "" if began == now else f" (begun from scaffold {began}; the kit's is now {now})"
     package_dir = root / workspace.package.replace(".", "/")

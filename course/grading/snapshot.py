@@ -109,7 +109,7 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
     if copied:
         notes.append(f"identical to the reference's code: {', '.join(copied)}")
         flags.append("copied from the reference")
-    began = short(workspace.parent_fingerprint)
+    began = short(workspace.starter_fingerprint)
     now = short(chapter_fingerprints(manifest, kit).starter)
     since = "" if began == now else f"; the kit's parent is now {now}"
     root = tree.base.joinpath(*tree.below)

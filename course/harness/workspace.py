@@ -42,7 +42,8 @@ class Workspace:
     root: Path
     chapter: str
     package: str
-    parent_fingerprint: str
+    starter_fingerprint: str
+    """The fingerprint of the starter scaffold the workspace was made from."""
     checksums: dict[str, str]
 
 
@@ -79,7 +80,10 @@ def parse_marker(root: Path, text: bytes, marker: str) -> Workspace:
         root=root,
         chapter=f.text("chapter"),
         package=f.text("package"),
-        parent_fingerprint=f.text("parent_fingerprint"),
+        # ``parent_fingerprint``: the key's name in workspaces made by earlier kits
+        starter_fingerprint=f.text(
+            "starter_fingerprint" if "starter_fingerprint" in f.table else "parent_fingerprint"
+        ),
         checksums=dict(checksums),
     )
     f.text("created", allow_empty=True, default="")
@@ -87,14 +91,14 @@ def parse_marker(root: Path, text: bytes, marker: str) -> Workspace:
     return workspace
 
 
-def render_marker(manifest: Manifest, parent: str, checksums: dict[str, str], when: str) -> str:
+def render_marker(manifest: Manifest, starter: str, checksums: dict[str, str], when: str) -> str:
     """The marker file's TOML text."""
     lines = [
         "# A practice workspace of the course kit; checkpoint and the notebooks find it by this",
         "# file. The checksums let checkpoint tell when a shipped focused test was edited.",
         f"chapter = {json.dumps(manifest.chapter)}",
         f"package = {json.dumps(manifest.package)}",
-        f"parent_fingerprint = {json.dumps(parent)}",
+        f"starter_fingerprint = {json.dumps(starter)}",
         f"created = {json.dumps(when)}",
         "",
         "[checksums]",
@@ -130,7 +134,7 @@ def workspace_layout(
 ) -> dict[str, bytes]:
     """Every file of a new workspace, by its path inside the workspace."""
     files = scaffold_files(manifest, kit, "starter")
-    parent = fingerprint(files)
+    starter = fingerprint(files)
     checksums = {f.path: digest(files[f.path]) for f in manifest.files_with_role("test")}
     notebooks = []
     for source in notebook_sources(manifest, kit, edition):
@@ -138,9 +142,9 @@ def workspace_layout(
         files[notebook] = read_source(kit, source)
         notebooks.append(notebook)
     when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    files[MARKER] = render_marker(manifest, parent, checksums, when).encode("utf-8")
+    files[MARKER] = render_marker(manifest, starter, checksums, when).encode("utf-8")
     files["pytest.ini"] = PYTEST_INI.encode("utf-8")
-    learning = render_learning(manifest, parent, notebooks, commands)
+    learning = render_learning(manifest, starter, notebooks, commands)
     files["LEARNING.md"] = learning.encode("utf-8")
     return files
 

@@ -28,7 +28,7 @@ def test_practice_lays_out_the_manifest_files_and_says_what_to_run(
     marker = tomllib.loads((target / MARKER).read_text(encoding="utf-8"))
     parent = chapter_fingerprints(manifest, kit).starter
     assert marker["chapter"] == manifest.chapter and marker["package"] == manifest.package
-    assert marker["parent_fingerprint"] == parent
+    assert marker["starter_fingerprint"] == parent
     assert marker["checksums"] == {
         f.path: digest(read_source(kit, f.starter)) for f in manifest.files_with_role("test")
     }
