@@ -70,7 +70,6 @@ class Graded:
     snapshot: Snapshot
     enforced: tuple[str, ...]
     """What the run's confinement enforced, plainly (see ``sandbox.enforced``)."""
-    seed: int | None
     extra: tuple[TestOutcome, ...] = ()
     """The outcomes of the ``uncounted`` test files."""
 
@@ -278,7 +277,7 @@ def grade(
         probes=summaries,
         seed=probes.seed if probes else None,
     )
-    return Graded(result, snapshot, enforced, probes.seed if probes else None, tuple(extra))
+    return Graded(result, snapshot, enforced, tuple(extra))
 
 
 def take_snapshot(manifest: Manifest, kit: Path, root: Path | None) -> Snapshot:
@@ -300,10 +299,3 @@ def evaluate(
     labs = [manifest.lab(lab_id) for lab_id in lab_ids] or list(manifest.labs)
     snapshot = take_snapshot(manifest, kit, root)
     return grade(manifest, kit, snapshot, labs, limits, options, selected=bool(lab_ids)).result
-
-
-def focused_only(
-    result: CheckpointResult, manifest: Manifest, hidden: HiddenTests | None
-) -> list[TestOutcome]:
-    """The result's tests without instructor tests (which learners never see)."""
-    return [t for t in result.tests if hidden is None or not hidden.holds(manifest, t.nodeid)]

@@ -54,11 +54,6 @@ class Catalog:
         function = name.partition("[")[0]
         return next((t for t in self.tests if t.file == file and t.function == function), None)
 
-    def from_files(self, files: Iterable[str]) -> Catalog:
-        """The tests of ``files`` only."""
-        wanted = set(files)
-        return Catalog(tuple(test for test in self.tests if test.file in wanted))
-
 
 def _mark(decorator: ast.expr, name: str) -> ast.Call | None:
     """``decorator`` if it is a call of ``….mark.<name>(…)``."""

@@ -179,26 +179,3 @@ def create_workspace(
         shutil.rmtree(scratch, ignore_errors=True)
         raise
     return sorted(files)
-
-
-def focused_test_problems(manifest: Manifest, kit: Path, workspace: Workspace) -> list[str]:
-    """Shipped focused-test files that were edited, removed, or are older than the kit's."""
-    problems = []
-    for file in manifest.files_with_role("test"):
-        path = workspace.root / file.path
-        if not path.is_file():
-            problems.append(f"{file.path} is missing from the workspace")
-            continue
-        actual = digest(path.read_bytes())
-        shipped = workspace.checksums.get(file.path)
-        if shipped is not None and actual != shipped:
-            problems.append(
-                f"{file.path} was edited in the workspace; the focused tests are the spec, "
-                f"restore it or {REUSE_REFUSED.split(';')[0]}"
-            )
-        elif actual != digest(read_source(kit, file.starter)):
-            problems.append(
-                f"{file.path} differs from the kit's current copy; {REUSE_REFUSED.split(';')[0]} "
-                "to get the current focused tests"
-            )
-    return problems
