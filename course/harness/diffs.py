@@ -31,3 +31,9 @@ def explain_equality(left: object, right: object) -> list[str]:
         if not line.startswith("? "):  # ndiff's hint lines point at characters: noise here
             lines.append(line)
     return lines
+
+
+def explain_case(case: str, got: object, expected: object) -> str:
+    """A failed comparison named by its case (and field): ``case: the values differ…``."""
+    first, *rest = explain_equality(got, expected)
+    return "\n".join([f"{case}: {first}", *rest])
