@@ -111,9 +111,12 @@ def summary_text(result: Any) -> str:
     return str(content)
 
 
-def shown(value: object) -> str:
-    """A value as a learner reads it: text stays text (never ``\\u`` escapes)."""
-    return repr(value)
+def shown(value: object, limit: int = 0) -> str:
+    """A value as a learner reads it: text stays text (never ``\\u`` escapes); cut at ``limit``."""
+    text = repr(value)
+    if limit and len(text) > limit:
+        return f"{text[: limit - 1]}… ({type(value).__name__}, {len(text)} characters)"
+    return text
 
 
 def same(case: str, got: object, expected: object) -> None:
@@ -151,7 +154,7 @@ def refused(case: str, call: Callable[[], object], naming: str | None = None) ->
             )
         return str(error)
     pytest.fail(
-        f"{case}: wrongly accepted (expected a ValueError); it returned {shown(got)}",
+        f"{case}: wrongly accepted (expected a ValueError); it returned {shown(got, 160)}",
         pytrace=False,
     )
 
@@ -771,11 +774,17 @@ def test_lab_11_5_repeated_builds_are_equal_and_isolated(impl: Any) -> None:
     second = build(impl, path, 60)
     same("two builds of the resumed path with max_tokens=60", first, second)
     first.messages[0]["content"] = "rewritten summary"
-    calls = next(
+    with_calls = [
         m
         for m in first.messages
         if m["role"] == "assistant" and any(b["type"] == "toolCall" for b in m["content"])
+    ]
+    holds(
+        "a build of the resumed path with max_tokens=60",
+        bool(with_calls),
+        f"its messages should hold the assistant message 'calls'; kept: {first.kept_entry_ids}",
     )
+    calls = with_calls[0]
     calls["content"][1]["arguments"]["path"] = "rewritten.ts"
     first.kept_entry_ids.append("bogus")
     same(
