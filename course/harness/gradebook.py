@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .copies import LabSimilarity
 from .manifest import Lab
 from .results import WORST_FIRST, CheckpointResult, LabResult
 from .safefs import atomic_write
@@ -39,6 +40,8 @@ class LabGrade:
     status: str
     reason: str = ""
     probes: Mapping[str, Any] | None = None
+    similarity: float | None = None
+    """0..1: how closely the lab's non-trivial code matches the reference's (``copies.py``)."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -50,6 +53,8 @@ class LabGrade:
         }
         if self.probes is not None:
             data["probes"] = dict(self.probes)
+        if self.similarity is not None:
+            data["similarity"] = self.similarity
         return data
 
 
@@ -125,8 +130,10 @@ def graded_row(
     flags: Sequence[str],
     instructor: Sequence[str] = (),
     limits: Sequence[str] = (),
+    similarity: Sequence[LabSimilarity] = (),
 ) -> Grade:
     """A learner's row from a graded result; ``instructor`` lists instructor tests' nodeids."""
+    figures = {lab.lab: lab.similarity for lab in similarity if lab.functions}
     labs = tuple(
         LabGrade(
             lab.lab.id,
@@ -135,6 +142,7 @@ def graded_row(
             lab.status,
             lab_reason(lab),
             lab.probes.to_json() if lab.probes is not None else None,
+            figures.get(lab.lab.id),
         )
         for lab in result.required
     )
