@@ -134,7 +134,7 @@ def holds(case: str, condition: bool, detail: str) -> None:
 def same_tokens(case: str, tokens: Any, expected: dict[str, float]) -> None:
     """Compare the named fields of a ``ContextTokens``; the message names each that differs."""
     wrong = [
-        f"tokens.{name}: got {shown(getattr(tokens, name, '(missing)'))}, expected {value!r}"
+        f"  tokens.{name}: got {shown(getattr(tokens, name, '(missing)'))}, expected {value!r}"
         for name, value in expected.items()
         if getattr(tokens, name, None) != value
     ]
