@@ -60,7 +60,7 @@ def instructions(history: Path, calls: int, collector: str) -> int:
         valgrind,
         "--tool=callgrind",
         "--callgrind-out-file=/dev/null",
-        os.path.realpath(sys.executable),
+        sys.executable,  # the venv's own interpreter path: its packages come with it
         str(Path(__file__).resolve()),
         "--child",
         str(history),

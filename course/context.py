@@ -147,6 +147,38 @@ def select_groups(
     return Selection(entries, used, reason, len(kept))
 
 
+@dataclass(frozen=True)
+class Opening:
+    """What opens one request's messages before the chosen groups, and what is left to group."""
+
+    messages: list[Message]
+    """The latest compaction's summary message, or nothing on a path without compaction."""
+    tokens: float
+    """The opening messages' cost: it comes off the budget before any group is chosen."""
+    entries: list[SessionEntry]
+    """The path's entries to split into groups: the whole path, or the resumed suffix."""
+    compaction_id: str | None
+    """The compaction whose summary opens the messages, if any."""
+
+
+def open_context(path: Sequence[SessionEntry], estimate_tokens: Estimator) -> Opening:
+    """Given · the seam between Lab 11.3 and Lab 11.5: ``build_context`` calls it as it is.
+
+    On a path without a compaction entry nothing opens the messages and the whole path is
+    left to group; no Lab 11.5 code runs, so Lab 11.3 works before Lab 11.5 is written. On a
+    path with one, Lab 11.5's ``resume_suffix`` finds the latest compaction and the entries
+    from its first kept id on, and ``summary_message`` renders that summary, estimated here.
+    """
+    if not any(isinstance(entry, CompactionEntry) for entry in path):
+        return Opening([], 0, list(path), None)
+    compaction, suffix = resume_suffix(path)
+    if compaction is None:
+        return Opening([], 0, suffix, None)
+    summary = summary_message(compaction.summary)
+    cost = estimate(estimate_tokens, summary, f"summary of {compaction.id}")
+    return Opening([summary], cost, suffix, compaction.id)
+
+
 def build_context(
     path: Sequence[SessionEntry],
     *,
@@ -158,16 +190,18 @@ def build_context(
 ) -> BuildContextResult:
     """Project ``path`` into the messages of one model request within the token budget.
 
-    Check the three numbers with ``check_amount`` and that ``system_prompt`` is a string;
-    estimate the prompt as ``{"role": "system", "content": system_prompt}``. Then
-    ``available = max(0, max_tokens - system - reserved_output - safety_margin)``. Split the
-    path with ``split_interactions``, choose with ``select_groups``, and return copies only,
-    with ``total = system + messages + reserved_output + safety_margin`` (finite, or a
-    ``BudgetError``). A repeated entry id is an error (``check_unique_ids``).
+    Lab 11.3 writes all of this function. Check the three numbers with ``check_amount`` and
+    that ``system_prompt`` is a string; a repeated entry id is an error (``check_unique_ids``).
+    Estimate the prompt as ``{"role": "system", "content": system_prompt}``; then
+    ``available = max(0, max_tokens - system - reserved_output - safety_margin)``.
 
-    Lab 11.5 adds resume: a path holding a compaction is split from ``resume_suffix`` on;
-    the summary message (``summary_message``) opens the messages and its cost comes off
-    ``available`` before any group is chosen.
+    Ask the given ``open_context(path, estimate_tokens)`` what opens the messages (Lab 11.5's
+    summary after a compaction; nothing otherwise). Split its ``entries`` with
+    ``split_interactions`` and choose with ``select_groups`` within
+    ``max(0, available - opening.tokens)``. Return copies only: the opening's messages, then
+    the chosen ones; ``messages = opening.tokens + chosen.tokens``, ``total = system +
+    messages + reserved_output + safety_margin`` (finite, or a ``BudgetError``), and the
+    opening's ``compaction_id``.
     """
     max_tokens = check_amount(max_tokens, "max_tokens")
     reserved_output = check_amount(reserved_output, "reserved_output")
@@ -179,21 +213,13 @@ def build_context(
         estimate_tokens, {"role": "system", "content": system_prompt}, "system prompt"
     )
     available = max(0, max_tokens - system - reserved_output - safety_margin)
-
-    compaction: CompactionEntry | None = None
-    suffix: Sequence[SessionEntry] = path
-    opening: list[Message] = []
-    summary_cost: float = 0
-    if any(isinstance(entry, CompactionEntry) for entry in path):  # only then is Lab 11.5 needed
-        compaction, suffix = resume_suffix(path)
-    if compaction is not None:
-        opening = [summary_message(compaction.summary)]
-        summary_cost = estimate(estimate_tokens, opening[0], f"summary of {compaction.id}")
-
+    opening = open_context(path, estimate_tokens)
     chosen = select_groups(
-        split_interactions(suffix), max(0, available - summary_cost), estimate_tokens
+        split_interactions(opening.entries),
+        max(0, available - opening.tokens),
+        estimate_tokens,
     )
-    messages_cost = check_amount(summary_cost + chosen.tokens, "the messages' total")
+    messages_cost = check_amount(opening.tokens + chosen.tokens, "the messages' total")
     tokens = ContextTokens(
         max_tokens=max_tokens,
         system=system,
@@ -207,11 +233,11 @@ def build_context(
     )
     return BuildContextResult(
         system_prompt=system_prompt,
-        messages=opening + [entry.message for entry in chosen.entries],
+        messages=opening.messages + [entry.message for entry in chosen.entries],
         kept_entry_ids=[entry.id for entry in chosen.entries],
         reason=chosen.reason,
         tokens=tokens,
-        compaction_id=compaction.id if compaction is not None else None,
+        compaction_id=opening.compaction_id,
     )
 
 

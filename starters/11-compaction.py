@@ -92,6 +92,9 @@ def resume_suffix(
     ``first_kept_entry_id`` must be on the path before it and be a user message, else a
     ``CompactionError`` naming both ids. The suffix is every message entry from first kept
     on: metadata and every compaction entry are skipped. Entries are not copied here.
+
+    ``build_context`` (Lab 11.3) reaches this only through the given ``open_context`` in
+    ``context.py``, and only for a path holding a compaction: resume is all Lab 11.5's.
     """
     raise LabNotImplemented(
         "11.5",

@@ -39,7 +39,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = parser().parse_intermixed_args(argv)  # options before or after the directory
     commands = shell_commands()
     try:
         manifest = load_manifest(args.chapter)

@@ -20,6 +20,7 @@ from typing import Any
 from ..harness.manifest import Lab
 from ..harness.results import CheckpointResult, LabResult
 from ..harness.status import WORST_FIRST, Status
+from .copies import LabSimilarity
 from .safefs import atomic_write
 
 SKIPPED = "skipped"
@@ -40,6 +41,8 @@ class LabGrade:
     status: str
     reason: str = ""
     probes: Mapping[str, Any] | None = None
+    similarity: float | None = None
+    """0..1: how closely the lab's non-trivial code matches the reference's (``copies.py``)."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -51,6 +54,8 @@ class LabGrade:
         }
         if self.probes is not None:
             data["probes"] = dict(self.probes)
+        if self.similarity is not None:
+            data["similarity"] = self.similarity
         return data
 
 
@@ -134,8 +139,10 @@ def graded_row(
     flags: Sequence[str],
     instructor: Sequence[str] = (),
     limits: Sequence[str] = (),
+    similarity: Sequence[LabSimilarity] = (),
 ) -> Grade:
     """A learner's row from a graded result; ``instructor`` lists instructor tests' nodeids."""
+    figures = {lab.lab: lab.similarity for lab in similarity if lab.functions}
     labs = tuple(
         LabGrade(
             lab.lab.id,
@@ -144,6 +151,7 @@ def graded_row(
             lab.status,
             lab_reason(lab),
             lab.probes.to_json() if lab.probes is not None else None,
+            figures.get(lab.lab.id),
         )
         for lab in result.required
     )

@@ -2,8 +2,8 @@
 
 Only the manifest's ``learner`` files are taken, read without following links. The rest of
 the workspace is only looked at: shipped files that differ from the kit's, entries the
-curriculum does not list, and lab functions identical to the reference's become notes and
-flags for the instructor, never part of the grade.
+curriculum does not list, and labs whose code matches the reference's as a whole become notes
+and flags for the instructor, never part of the grade.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from ..harness.kit import chapter_fingerprints, digest, read_source, short
 from ..harness.manifest import Manifest
 from ..harness.workspace import MARKER, WORKSPACE_NOTEBOOKS, WorkspaceError, parse_marker
-from .copies import identical_functions
+from .copies import LabSimilarity, lab_similarities
 from .safefs import Tree, UnsafePath
 
 LEARNER_FILES = ("LEARNING.md", "pytest.ini", MARKER, WORKSPACE_NOTEBOOKS)
@@ -31,6 +31,8 @@ class Snapshot:
     learner: Mapping[str, bytes]
     notes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
+    similarity: tuple[LabSimilarity, ...] = ()
+    """Each lab's similarity to the reference's code (see ``copies.py``)."""
 
 
 def reference_snapshot(manifest: Manifest, kit: Path) -> Snapshot:
@@ -105,13 +107,15 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
     if strays:
         notes.append(f"not graded (only the curriculum's files are): {', '.join(strays)}")
         flags.append("files outside the curriculum")
-    copied = identical_functions(manifest, kit, learner)
+    similarity = tuple(lab_similarities(manifest, kit, learner))
+    copied = [lab for lab in similarity if lab.flagged]
     if copied:
-        notes.append(f"identical to the reference's code: {', '.join(copied)}")
-        flags.append("copied from the reference")
+        shown = "; ".join(f"{lab.describe()} ({', '.join(lab.functions)})" for lab in copied)
+        notes.append(f"matches the reference's code as a whole (similarity 0..1): {shown}")
+        flags.append(f"copied from the reference ({', '.join(c.describe() for c in copied)})")
     began = short(workspace.starter_fingerprint)
     now = short(chapter_fingerprints(manifest, kit).starter)
-    since = "" if began == now else f"; the kit's parent is now {now}"
+    since = "" if began == now else f"; the kit's starter is now {now}"
     root = tree.base.joinpath(*tree.below)
-    label = f"workspace {root} ({manifest.package}, began from parent {began}{since})"
-    return Snapshot(label, learner, tuple(notes), tuple(flags))
+    label = f"workspace {root} ({manifest.package}, began from starter {began}{since})"
+    return Snapshot(label, learner, tuple(notes), tuple(flags), similarity)

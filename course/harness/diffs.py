@@ -13,6 +13,8 @@ import pprint
 WIDTH = 84
 """Width of the pretty-printed sides (the report indents them)."""
 SHORT = 70
+INDENT = "  "
+"""How far the lines under a named comparison are indented (as pytest indents its own)."""
 HEAD = "the values differ"
 """How the explanation starts (it follows ``assert`` in pytest's message)."""
 
@@ -31,3 +33,9 @@ def explain_equality(left: object, right: object) -> list[str]:
         if not line.startswith("? "):  # ndiff's hint lines point at characters: noise here
             lines.append(line)
     return lines
+
+
+def explain_case(case: str, got: object, expected: object) -> str:
+    """A failed comparison named by its case (and field): ``case: the values differ…``."""
+    first, *rest = explain_equality(got, expected)
+    return "\n".join([f"{case}: {first}", *(f"{INDENT}{line}" for line in rest)])

@@ -212,9 +212,22 @@ def _select_groups(impl: Implementation, args: dict[str, Any]) -> Json:
 def _build_context(impl: Implementation, args: dict[str, Any]) -> Json:
     path = path_entries(impl, args["path"])
     before = [copy.deepcopy(getattr(entry, "message", None)) for entry in path]
-    result = impl.context.build_context(
-        path, **args["budget"], estimate_tokens=estimator(impl, args["estimator"])
-    )
+    context: Any = impl.context  # the package's module, read by name
+    given_seam = context.open_context
+    if "opening" in args:  # what Lab 11.5 would put first, without Lab 11.5's code
+        opening = args["opening"]
+        context.open_context = lambda entries, estimate_tokens: context.Opening(
+            copy.deepcopy(opening["messages"]),
+            opening["tokens"],
+            list(entries),
+            opening["compaction_id"],
+        )
+    try:
+        result = context.build_context(
+            path, **args["budget"], estimate_tokens=estimator(impl, args["estimator"])
+        )
+    finally:
+        context.open_context = given_seam
     tokens = result.tokens
     given = [getattr(entry, "message", None) for entry in path]
     return {
@@ -440,6 +453,13 @@ def with_compactions(
     return out
 
 
+def second_answer(path: list[dict[str, Any]], at: int) -> list[dict[str, Any]]:
+    """``path`` with a second assistant message, without tool calls, after entry ``at``."""
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "还有一点"}]}
+    entry = {"type": "message", "id": "more", "parentId": path[at]["id"], "timestamp": 0}
+    return path[: at + 1] + [entry | {"message": answer}] + path[at + 1 :]
+
+
 def budget_json(
     rng: random.Random, groups: Sequence[Sequence[Mapping[str, Any]]]
 ) -> dict[str, Any]:
@@ -554,6 +574,11 @@ def lab_2(rng: random.Random, seed: int) -> list[Case]:
         if broken is not None:
             cases.add("groups.split_interactions", "a broken history", path=broken)
     cases.add("groups.split_interactions", "unparsed JSON objects", path=histories[0], raw=True)
+    for path in histories[:4]:
+        ends = [i for i, e in enumerate(path) if e.get("message", {}).get("role") == "assistant"]
+        if ends:
+            longer = second_answer(path, rng.choice(ends))
+            cases.add("groups.group_interactions", "two answers in a row", path=longer)
     cases.add("groups.split_interactions", "an empty path", path=[])
     for path in histories[:6]:
         group = rng.choice(split_json(path))
@@ -591,6 +616,25 @@ def lab_3(rng: random.Random, seed: int) -> list[Case]:
         budget = budget_json(rng, groups)
         cases.add("context.build_context", label, path=path, budget=budget, estimator=name)
         budget_cases(cases, "context.select_groups", rng, groups, name)
+    for path in examples(s.histories(min_groups=1, max_groups=4), 4, seed + 1):
+        groups = split_json(path)
+        summary = {"role": "user", "content": "[Compaction summary] 目标：继续"}
+        opening: dict[str, Any] = {
+            "messages": [summary],
+            "tokens": length_estimate(summary),
+            "compaction_id": "compact-x",
+        }
+        budget = budget_json(rng, groups)
+        budget["max_tokens"] += rng.choice([0, opening["tokens"]])
+        label = f"{len(groups)} interactions after an opening message"
+        cases.add(
+            "context.build_context",
+            label,
+            path=path,
+            budget=budget,
+            estimator="length",
+            opening=opening,
+        )
     path = examples(s.histories(min_groups=2, max_groups=3), 1, seed)[0]
     for key, bad in BAD_BUDGETS:
         budget = budget_json(rng, split_json(path)) | {key: bad}

@@ -165,15 +165,20 @@ def run(trials: int, seed: int, directory: Path) -> TrialTally:
     return tally
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``--trials N [--seed S]``; exit 1 if an acknowledged entry was lost."""
-    parser = argparse.ArgumentParser(prog="python -m course.tools.crashtest", description=__doc__)
+def add_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The crash test's options, on its own parser or on ``course-kit crashtest``."""
     parser.add_argument("--trials", type=int, default=20, help="number of kills (default 20)")
     parser.add_argument("--seed", type=int, default=11, help="random seed (default 11)")
     parser.add_argument("--dir", type=Path, help="keep the log in this directory")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--fsync", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--reopen-only", action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m course.tools.crashtest") -> int:
+    """Command line: ``--trials N [--seed S]``; exit 1 if an acknowledged entry was lost."""
+    parser = add_options(argparse.ArgumentParser(prog=prog, description=__doc__))
     args = parser.parse_args(argv)
     if args.child is not None:
         child(args.child, args.seed, args.fsync, reopen_only=args.reopen_only)

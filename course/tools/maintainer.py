@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import ManifestError, available_chapters, load_manifest
+from .crashtest import add_options as add_crashtest_options
 from .notebooks import NotebookSourceError, stale_notebooks, write_notebooks
 from .starters import StarterError, stale_starters, write_starters
 
@@ -72,12 +73,13 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("nbrefresh", help="re-run notebooks and store deterministic outputs")
     r.add_argument("paths", nargs="*", type=Path, help="notebooks (default: every edition's)")
     c = sub.add_parser("crashtest", help="kill JSONL writers at random and count lost entries")
-    c.add_argument("options", nargs=argparse.REMAINDER, help="options of the crash test")
+    add_crashtest_options(c)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args = parser().parse_args(arguments)
     try:
         if args.command == "starters":
             return starters(args.check)
@@ -89,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return refresh([str(path) for path in args.paths])
         from .crashtest import main as crashtest
 
-        return crashtest(args.options)
+        return crashtest(arguments[arguments.index("crashtest") + 1 :], prog="course-kit crashtest")
     except (KitError, ManifestError, StarterError, NotebookSourceError, OSError) as error:
         print(f"course-kit: {error}", file=sys.stderr)
         return 2

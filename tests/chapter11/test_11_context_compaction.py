@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from course.harness.diffs import explain_case
+
 CHAPTER_IDS = ["u1", "a1", "u2", "a2", "u3", "calls", "r-test", "r-read", "a3"]
 THIRD_GROUP = ["u3", "calls", "r-test", "r-read", "a3"]
 
@@ -94,21 +96,67 @@ def resumed_path(impl: Any, first_kept: str = "u2") -> list[Any]:
 
 
 def summary_text(result: Any) -> str:
-    first = result.messages[0]
-    assert first["role"] == "user", "the summary must open the messages as a user message"
-    assert isinstance(first["content"], str), "the summary message content must be a string"
-    return str(first["content"])
+    holds(
+        "the first message after a compaction",
+        bool(result.messages) and result.messages[0].get("role") == "user",
+        "the summary must open the messages as a user message, got "
+        + (shown(result.messages[0]) if result.messages else "no messages at all"),
+    )
+    content = result.messages[0]["content"]
+    holds(
+        "the summary message",
+        isinstance(content, str),
+        f"content must be a string, got {shown(content)}",
+    )
+    return str(content)
+
+
+def shown(value: object, limit: int = 0) -> str:
+    """A value as a learner reads it: text stays text (never ``\\u`` escapes); cut at ``limit``."""
+    text = repr(value)
+    if limit and len(text) > limit:
+        return f"{text[: limit - 1]}… ({type(value).__name__}, {len(text)} characters)"
+    return text
+
+
+def same(case: str, got: object, expected: object) -> None:
+    """Fail naming ``case`` (and the field in it) unless ``got == expected``; both shown whole."""
+    if got != expected:
+        pytest.fail(explain_case(case, got, expected), pytrace=False)
+
+
+def holds(case: str, condition: bool, detail: str) -> None:
+    """Fail with ``case: detail`` unless ``condition``."""
+    if not condition:
+        pytest.fail(f"{case}: {detail}", pytrace=False)
+
+
+def same_tokens(case: str, tokens: Any, expected: dict[str, float]) -> None:
+    """Compare the named fields of a ``ContextTokens``; the message names each that differs."""
+    wrong = [
+        f"  tokens.{name}: got {shown(getattr(tokens, name, '(missing)'))}, expected {value!r}"
+        for name, value in expected.items()
+        if getattr(tokens, name, None) != value
+    ]
+    if wrong:
+        pytest.fail(f"{case}:\n" + "\n".join(wrong), pytrace=False)
 
 
 def refused(case: str, call: Callable[[], object], naming: str | None = None) -> str:
     """Run ``call``; fail with ``case`` unless it raises a ValueError (one naming ``naming``)."""
     try:
-        call()
+        got = call()
     except ValueError as error:
         if naming is not None and not re.search(naming, str(error)):
-            pytest.fail(f"{case}: the error should name {naming}, but says: {error}", pytrace=False)
+            pytest.fail(
+                f"{case}: refused, but the error should name {naming}; it says: {error}",
+                pytrace=False,
+            )
         return str(error)
-    pytest.fail(f"{case}: accepted, expected a ValueError", pytrace=False)
+    pytest.fail(
+        f"{case}: wrongly accepted (expected a ValueError); it returned {shown(got, 160)}",
+        pytrace=False,
+    )
 
 
 # --------------------------------------------------------------------------- Lab 11.1
@@ -118,19 +166,32 @@ def refused(case: str, call: Callable[[], object], naming: str | None = None) ->
 def test_lab_11_1_parses_a_compaction_entry_strictly(impl: Any) -> None:
     raw = compact_1_json(impl)
     entry = impl.session.parse_session_entry(raw)
-    assert entry.id == "compact-1" and entry.parent_id == "a3"
-    assert entry.first_kept_entry_id == "u2" and entry.tokens_before == 29
-    assert entry.summary.goal == raw["summary"]["goal"]
-    assert entry.summary.changed_files == ["course/session.py"]
-    assert impl.session.entry_to_json(entry) == raw, "entry_to_json must invert the parser"
+    case = "parsing compact-1"
+    same(f"{case}: id", entry.id, "compact-1")
+    same(f"{case}: parent_id", entry.parent_id, "a3")
+    same(f"{case}: first_kept_entry_id", entry.first_kept_entry_id, "u2")
+    same(f"{case}: tokens_before", entry.tokens_before, 29)
+    same(f"{case}: summary.goal", entry.summary.goal, raw["summary"]["goal"])
+    same(f"{case}: summary.changed_files", entry.summary.changed_files, ["course/session.py"])
+    same(
+        "entry_to_json(parse_session_entry(compact-1)), the parser inverted",
+        impl.session.entry_to_json(entry),
+        raw,
+    )
 
     raw["summary"]["completed"].append("added after parsing")
     raw["summary"]["goal"] = "changed"
-    assert entry.summary.completed == impl.fixtures.COMPACT_1_SUMMARY["completed"], (
-        "the parsed summary must not share lists with the input"
+    same(
+        "summary.completed after the input's list was changed (it must not be shared)",
+        entry.summary.completed,
+        impl.fixtures.COMPACT_1_SUMMARY["completed"],
     )
     entry.summary.decisions.append("changed through the result")
-    assert raw["summary"]["decisions"] == impl.fixtures.COMPACT_1_SUMMARY["decisions"]
+    same(
+        "the input's summary.decisions after the parsed list was changed (not shared)",
+        raw["summary"]["decisions"],
+        impl.fixtures.COMPACT_1_SUMMARY["decisions"],
+    )
 
     def broken(change: Any) -> dict[str, Any]:
         value = compact_1_json(impl)
@@ -143,6 +204,7 @@ def test_lab_11_1_parses_a_compaction_entry_strictly(impl: Any) -> None:
     cases = {
         "summary key 'files' instead of 'changedFiles'": (broken(legacy_files), "files"),
         "empty goal": (broken(lambda v: v["summary"].update(goal="")), "goal"),
+        "a whitespace-only goal": (broken(lambda v: v["summary"].update(goal=" \t\n ")), "goal"),
         "empty parentId": (broken(lambda v: v.update(parentId="")), "parentId"),
         "empty firstKeptEntryId": (
             broken(lambda v: v.update(firstKeptEntryId="")),
@@ -159,7 +221,7 @@ def test_lab_11_1_parses_a_compaction_entry_strictly(impl: Any) -> None:
     }
     for case, (value, field) in cases.items():
         error = refused(case, lambda v=value: impl.session.parse_session_entry(v), "compact-1")
-        assert field in error, f"{case}: the error should name {field}, but says: {error}"
+        holds(case, field in error, f"refused, but the error should name {field}; it says: {error}")
 
 
 @pytest.mark.lab("11.1")
@@ -172,18 +234,33 @@ def test_lab_11_1_memory_store_snapshots_a_compaction(impl: Any) -> None:
     raw["summary"]["next"].append("mutated after append")
 
     entries = store.entries()
-    assert [e.id for e in entries] == CHAPTER_IDS + ["compact-1"]
+    same(
+        "the memory store's ids after appending compact-1",
+        [e.id for e in entries],
+        CHAPTER_IDS + ["compact-1"],
+    )
     stored = entries[-1]
-    assert impl.session.entry_to_json(stored) == compact_1_json(impl)
+    same(
+        "compact-1 read back after its input was changed (the store keeps its own copy)",
+        impl.session.entry_to_json(stored),
+        compact_1_json(impl),
+    )
     stored.summary.next.append("mutated through entries()")
-    assert impl.session.entry_to_json(store.entries()[-1]) == compact_1_json(impl)
-
-    with pytest.raises(ValueError, match="compact-1"):
-        store.append(compact_1_json(impl))
+    same(
+        "compact-1 read back after a returned entry was changed (entries() returns copies)",
+        impl.session.entry_to_json(store.entries()[-1]),
+        compact_1_json(impl),
+    )
+    refused(
+        "appending compact-1 a second time", lambda: store.append(compact_1_json(impl)), "compact-1"
+    )
     orphan = compact_1_json(impl) | {"id": "compact-x", "parentId": "missing"}
-    with pytest.raises(ValueError, match="missing"):
-        store.append(orphan)
-    assert len(store.entries()) == 10, "rejected appends must leave the store unchanged"
+    refused(
+        "appending compact-x whose parentId 'missing' is not in the store",
+        lambda: store.append(orphan),
+        "missing",
+    )
+    same("the number of entries after two refused appends", len(store.entries()), 10)
 
 
 @pytest.mark.lab("11.1")
@@ -196,14 +273,18 @@ def test_lab_11_1_jsonl_store_reopens_a_compaction(impl: Any, tmp_path: Any) -> 
 
     text = log.read_text(encoding="utf-8")
     lines = text.split("\n")
-    assert text.endswith("\n") and lines[-1] == "", "every committed line ends with a newline"
-    assert len(lines) - 1 == 10
-    assert json.loads(lines[-2]) == compact_1_json(impl)
+    holds("the JSONL log", text.endswith("\n"), "every committed line must end with a newline")
+    same("the number of lines in the JSONL log", len(lines) - 1, 10)
+    same("the log's last line, read as JSON", json.loads(lines[-2]), compact_1_json(impl))
 
     with impl.session.JsonlSessionStore(log) as reopened:
         entries = reopened.entries()
-        assert [e.id for e in entries] == CHAPTER_IDS + ["compact-1"]
-        assert snapshot(impl, entries) == chapter_json(impl) + [compact_1_json(impl)]
+        same("the reopened log's ids", [e.id for e in entries], CHAPTER_IDS + ["compact-1"])
+        same(
+            "the reopened log's entries as JSON",
+            snapshot(impl, entries),
+            chapter_json(impl) + [compact_1_json(impl)],
+        )
         reopened.append(
             {
                 "type": "message",
@@ -214,10 +295,24 @@ def test_lab_11_1_jsonl_store_reopens_a_compaction(impl: Any, tmp_path: Any) -> 
             }
         )
     with impl.session.JsonlSessionStore(log) as again:
-        assert [e.id for e in again.entries()][-2:] == ["compact-1", "u4"]
+        same(
+            "the last two ids after appending u4 to the reopened log",
+            [e.id for e in again.entries()][-2:],
+            ["compact-1", "u4"],
+        )
 
 
 # --------------------------------------------------------------------------- Lab 11.2
+
+
+def message_json(entry_id: str, parent: str, role: str, content: Any) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": 50,
+        "message": {"role": role, "content": content},
+    }
 
 
 @pytest.mark.lab("11.2")
@@ -225,13 +320,25 @@ def test_lab_11_2_groups_the_chapter_path_into_three_interactions(impl: Any) -> 
     path = chapter_path(impl)
     before = snapshot(impl, path)
     groups = impl.groups.group_interactions(path)
-    assert [g.entry_ids for g in groups] == [["u1", "a1"], ["u2", "a2"], THIRD_GROUP]
-    assert [e.id for e in groups[2].entries] == THIRD_GROUP
+    same(
+        "the chapter path's groups (entry_ids)",
+        [g.entry_ids for g in groups],
+        [["u1", "a1"], ["u2", "a2"], THIRD_GROUP],
+    )
+    same("the third group's entries' ids", [e.id for e in groups[2].entries], THIRD_GROUP)
 
     calls = groups[2].entries[1]
-    assert calls is not path[5], "groups must hold copies, not the path's entries"
+    holds(
+        "the group's entry 'calls'",
+        calls is not path[5],
+        "groups must hold copies, not the path's entries",
+    )
     calls.message["content"][1]["arguments"]["path"] = "changed.ts"
-    assert snapshot(impl, path) == before, "mutating a group must not touch the path"
+    same(
+        "the path after a group's message was changed (groups hold copies)",
+        snapshot(impl, path),
+        before,
+    )
 
     metadata = impl.session.parse_session_entry(
         {
@@ -244,12 +351,21 @@ def test_lab_11_2_groups_the_chapter_path_into_three_interactions(impl: Any) -> 
         }
     )
     with_metadata = path[:1] + [metadata] + path[1:]
-    assert [g.entry_ids for g in impl.groups.group_interactions(with_metadata)] == [
-        ["u1", "a1"],
-        ["u2", "a2"],
-        THIRD_GROUP,
-    ], "non-message entries are skipped"
-    assert impl.groups.group_interactions([]) == []
+    same(
+        "groups of the chapter path with metadata m1 after u1 (skipped)",
+        [g.entry_ids for g in impl.groups.group_interactions(with_metadata)],
+        [["u1", "a1"], ["u2", "a2"], THIRD_GROUP],
+    )
+    same("groups of an empty path", impl.groups.group_interactions([]), [])
+
+    # an assistant message without tool calls does not end an interaction: only a user does
+    follow_up = message_json("a1b", "a1", "assistant", [{"type": "text", "text": "再补充一句"}])
+    two_answers = path[:2] + [impl.session.parse_session_entry(follow_up)]
+    same(
+        "groups of [u1, a1, a1b] (a1b: a second assistant message without tool calls)",
+        [g.entry_ids for g in impl.groups.group_interactions(two_answers)],
+        [["u1", "a1", "a1b"]],
+    )
 
 
 @pytest.mark.lab("11.2")
@@ -260,15 +376,19 @@ def test_lab_11_2_pairs_results_by_call_id_not_position(impl: Any) -> None:
     moved = [by_id[i] for i in ["u1", "a1", "u2", "a2", "u3", "r-test", "calls", "r-read", "a3"]]
     path = [impl.session.parse_session_entry(v) for v in moved]
     groups = impl.groups.group_interactions(path)
-    assert [g.entry_ids for g in groups] == [
-        ["u1", "a1"],
-        ["u2", "a2"],
-        ["u3", "r-test", "calls", "r-read", "a3"],
-    ]
+    same(
+        "groups with r-test moved in front of calls",
+        [g.entry_ids for g in groups],
+        [["u1", "a1"], ["u2", "a2"], ["u3", "r-test", "calls", "r-read", "a3"]],
+    )
     # results in declaration order are just as valid as the fixture's reversed order
     ordered = [by_id[i] for i in ["u3", "calls", "r-read", "r-test", "a3"]]
     groups = impl.groups.group_interactions([impl.session.parse_session_entry(v) for v in ordered])
-    assert [g.entry_ids for g in groups] == [["u3", "calls", "r-read", "r-test", "a3"]]
+    same(
+        "groups of [u3, calls, r-read, r-test, a3] (results in declaration order)",
+        [g.entry_ids for g in groups],
+        [["u3", "calls", "r-read", "r-test", "a3"]],
+    )
 
 
 @pytest.mark.lab("11.2")
@@ -299,19 +419,24 @@ def test_lab_11_2_rejects_broken_tool_facts(impl: Any) -> None:
     interrupted = path_with(lambda _: None)
     interrupted.insert(
         6,
-        impl.session.parse_session_entry(
-            {
-                "type": "message",
-                "id": "u-mid",
-                "parentId": "calls",
-                "timestamp": 6.5,
-                "message": {"role": "user", "content": "interrupt"},
-            }
-        ),
+        impl.session.parse_session_entry(message_json("u-mid", "calls", "user", "interrupt")),
     )
     cases["a user message between calls and their results"] = (
         interrupted,
         "(test-1|read-1|r-test|r-read|calls)",
+    )
+    with_system = path_with(lambda _: None)
+    with_system.insert(
+        1, impl.session.parse_session_entry(message_json("s1", "u1", "system", "简短"))
+    )
+    cases["a system message s1 in the path (the prompt is passed as system_prompt)"] = (
+        with_system,
+        "s1",
+    )
+    orphan = impl.session.parse_session_entry(message_json("a0", "u1", "assistant", []))
+    cases["an assistant message a0 before any user message"] = (
+        [orphan] + path_with(lambda _: None),
+        "a0",
     )
     for case, (path, named) in cases.items():
         refused(case, lambda p=path: impl.groups.group_interactions(p), named)
@@ -321,35 +446,49 @@ def test_lab_11_2_rejects_broken_tool_facts(impl: Any) -> None:
 
 
 @pytest.mark.lab("11.3")
-def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any) -> None:
+def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any, monkeypatch: Any) -> None:
     path = chapter_path(impl)
     before = snapshot(impl, path)
     result = build(impl, path, 31)
     kept = ["u2", "a2"] + THIRD_GROUP
-    assert result.system_prompt == "sys"
-    assert result.kept_entry_ids == kept
-    assert result.reason == "trimmed"
-    tokens = result.tokens
-    assert (
-        tokens.max_tokens,
-        tokens.system,
-        tokens.messages,
-        tokens.reserved_output,
-        tokens.safety_margin,
-        tokens.available_for_messages,
-        tokens.total,
-    ) == (31, 3, 22, 4, 2, 22, 31)
-    assert result.messages == messages_by_id(impl, kept)
+    case = "build_context with max_tokens=31"
+    same(f"{case}: system_prompt", result.system_prompt, "sys")
+    same(f"{case}: kept_entry_ids", result.kept_entry_ids, kept)
+    same(f"{case}: reason", result.reason, "trimmed")
+    same_tokens(
+        case,
+        result.tokens,
+        {
+            "max_tokens": 31,
+            "system": 3,
+            "messages": 22,
+            "reserved_output": 4,
+            "safety_margin": 2,
+            "available_for_messages": 22,
+            "total": 31,
+        },
+    )
+    same(f"{case}: messages", result.messages, messages_by_id(impl, kept))
     result.messages[3]["content"][1]["arguments"]["path"] = "changed.ts"
-    assert snapshot(impl, path) == before, "returned messages must be copies"
+    same(
+        f"{case}: the path after a returned message was changed (must be copies)",
+        snapshot(impl, path),
+        before,
+    )
 
     everything = build(impl, path, 40)
-    assert everything.kept_entry_ids == CHAPTER_IDS and everything.reason == "within_budget"
-    assert everything.tokens.messages == 29 and everything.tokens.total == 38
+    case = "build_context with max_tokens=40"
+    same(
+        f"{case}: (kept_entry_ids, reason)",
+        (everything.kept_entry_ids, everything.reason),
+        (CHAPTER_IDS, "within_budget"),
+    )
+    same_tokens(case, everything.tokens, {"messages": 29, "total": 38})
 
     starved = build(impl, path, 5)
-    assert starved.tokens.available_for_messages == 0, "fixed costs never go negative"
-    assert starved.kept_entry_ids == THIRD_GROUP
+    case = "build_context with max_tokens=5 (fixed costs never make the budget negative)"
+    same_tokens(case, starved.tokens, {"available_for_messages": 0})
+    same(f"{case}: kept_entry_ids", starved.kept_entry_ids, THIRD_GROUP)
 
     for bad in (
         {"max_tokens": math.nan},
@@ -364,6 +503,7 @@ def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any) -> None:
             lambda o=options: impl.context.build_context(
                 path, estimate_tokens=impl.fixtures.chapter_estimator, **o
             ),
+            next(iter(bad)),
         )
     for answer in (math.nan, -1, True, "3"):
         refused(
@@ -371,23 +511,46 @@ def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any) -> None:
             lambda a=answer: build(impl, path, 31, estimator=lambda message: a),
         )
 
+    # What opens the messages (Lab 11.5's summary) comes from the given open_context; its
+    # cost comes off the budget first. Here a stand-in opening costs 5 of the 22 tokens.
+    opening = {"role": "user", "content": "摘要：先前的消息"}
+    monkeypatch.setattr(
+        impl.context,
+        "open_context",
+        lambda entries, estimate_tokens: impl.context.Opening(
+            [copy.deepcopy(opening)], 5, list(entries), "compact-9"
+        ),
+    )
+    opened = build(impl, path, 31)
+    case = "build_context after an opening message that costs 5 (22 - 5 = 17 left for groups)"
+    same(f"{case}: kept_entry_ids", opened.kept_entry_ids, THIRD_GROUP)
+    same(f"{case}: messages[0], the opening", opened.messages[:1], [opening])
+    same(
+        f"{case}: messages after the opening",
+        opened.messages[1:],
+        messages_by_id(impl, THIRD_GROUP),
+    )
+    same_tokens(case, opened.tokens, {"messages": 20, "available_for_messages": 22, "total": 29})
+    same(f"{case}: compaction_id", opened.compaction_id, "compact-9")
+
 
 @pytest.mark.lab("11.3")
 def test_lab_11_3_keeps_an_overflowing_newest_group_whole(impl: Any) -> None:
     result = build(impl, chapter_path(impl), 19)
-    assert result.tokens.available_for_messages == 10
-    assert result.kept_entry_ids == THIRD_GROUP, (
-        "the newest group must come back whole: user, both calls, both results, answer"
+    case = "build_context with max_tokens=19 (10 left for a newest group of 15)"
+    same_tokens(case, result.tokens, {"available_for_messages": 10})
+    same(
+        f"{case}: kept_entry_ids (the newest group comes back whole)",
+        result.kept_entry_ids,
+        THIRD_GROUP,
     )
-    assert [m["role"] for m in result.messages] == [
-        "user",
-        "assistant",
-        "toolResult",
-        "toolResult",
-        "assistant",
-    ]
-    assert result.reason == "single_group_overflow"
-    assert result.tokens.messages == 15 and result.tokens.total == 24 > 19
+    same(
+        f"{case}: the messages' roles",
+        [m["role"] for m in result.messages],
+        ["user", "assistant", "toolResult", "toolResult", "assistant"],
+    )
+    same(f"{case}: reason", result.reason, "single_group_overflow")
+    same_tokens(case, result.tokens, {"messages": 15, "total": 24})
 
 
 @pytest.mark.lab("11.3")
@@ -402,14 +565,27 @@ def test_lab_11_3_trims_only_at_group_boundaries(impl: Any) -> None:
     }
     for available, (kept, reason) in expected.items():
         result = build(impl, path, available + 9)
-        assert (result.kept_entry_ids, result.reason) == (kept, reason), (
-            f"with {available} tokens for messages"
+        same(
+            f"with {available} tokens for messages (max_tokens={available + 9}): "
+            "(kept_entry_ids, reason)",
+            (result.kept_entry_ids, result.reason),
+            (kept, reason),
         )
     allowed = [CHAPTER_IDS, CHAPTER_IDS[2:], THIRD_GROUP]
     for max_tokens in range(0, 45):
         result = build(impl, path, max_tokens)
-        assert result.kept_entry_ids in allowed, f"cut inside a group at max_tokens={max_tokens}"
-        assert result.tokens.total <= max_tokens or result.reason == "single_group_overflow"
+        holds(
+            f"build_context with max_tokens={max_tokens}",
+            result.kept_entry_ids in allowed,
+            f"kept_entry_ids {shown(result.kept_entry_ids)} cut inside a group; whole groups "
+            "from the newest are one of " + shown(allowed),
+        )
+        holds(
+            f"build_context with max_tokens={max_tokens}",
+            result.tokens.total <= max_tokens or result.reason == "single_group_overflow",
+            f"tokens.total is {shown(result.tokens.total)} > max_tokens with reason "
+            f"{shown(result.reason)}",
+        )
 
     seen: list[dict[str, Any]] = []
 
@@ -421,13 +597,37 @@ def test_lab_11_3_trims_only_at_group_boundaries(impl: Any) -> None:
 
     before = snapshot(impl, path)
     result = build(impl, path, 31, estimator=meddling)
-    assert result.kept_entry_ids == ["u2", "a2"] + THIRD_GROUP
-    assert snapshot(impl, path) == before, "the estimator must receive copies"
-    assert result.messages == messages_by_id(impl, result.kept_entry_ids)
-    assert all(m is not r for m in seen for r in result.messages)
+    case = "build_context with an estimator that overwrites what it is given"
+    same(f"{case}: kept_entry_ids", result.kept_entry_ids, ["u2", "a2"] + THIRD_GROUP)
+    same(
+        f"{case}: the path afterwards (the estimator must get copies)", snapshot(impl, path), before
+    )
+    same(
+        f"{case}: messages (returned messages are not the ones estimated)",
+        result.messages,
+        messages_by_id(impl, result.kept_entry_ids),
+    )
+    holds(
+        case,
+        all(m is not r for m in seen for r in result.messages),
+        "a returned message is the very object the estimator was given",
+    )
 
 
 # --------------------------------------------------------------------------- Lab 11.4
+
+
+def create(
+    impl: Any, on: list[Any], entry_id: str = "compact-1", first_kept: str = "u2", **fields: Any
+) -> Any:
+    options: dict[str, Any] = {
+        "timestamp": 100,
+        "summary": impl.fixtures.COMPACT_1_SUMMARY,
+        "tokens_before": 29,
+    } | fields
+    return impl.compaction.create_compaction_entry(
+        on, id=entry_id, first_kept_entry_id=first_kept, **options
+    )
 
 
 @pytest.mark.lab("11.4")
@@ -435,27 +635,23 @@ def test_lab_11_4_creates_a_record_after_the_leaf_without_writing(impl: Any) -> 
     path = chapter_path(impl)
     before = snapshot(impl, path)
     summary = copy.deepcopy(impl.fixtures.COMPACT_1_SUMMARY)
-    entry = impl.compaction.create_compaction_entry(
-        path,
-        id="compact-1",
-        timestamp=100,
-        summary=summary,
-        first_kept_entry_id="u2",
-        tokens_before=29,
+    entry = create(impl, path, summary=summary)
+    same(
+        "create_compaction_entry(compact-1, first kept u2) as JSON",
+        impl.session.entry_to_json(entry),
+        compact_1_json(impl),
     )
-    assert impl.session.entry_to_json(entry) == compact_1_json(impl)
     summary["completed"].append("mutated input")
     entry.summary.next.append("mutated record")
-    assert snapshot(impl, path) == before
-    again = impl.compaction.create_compaction_entry(
-        path,
-        id="compact-1",
-        timestamp=100,
-        summary=impl.fixtures.COMPACT_1_SUMMARY,
-        first_kept_entry_id="u2",
-        tokens_before=29,
+    same(
+        "the path after the input summary and the record were changed", snapshot(impl, path), before
     )
-    assert impl.session.entry_to_json(again) == compact_1_json(impl)
+    again = create(impl, path)
+    same(
+        "compact-1 created again from the fixture's summary, as JSON",
+        impl.session.entry_to_json(again),
+        compact_1_json(impl),
+    )
 
     metadata = impl.session.parse_session_entry(
         {
@@ -467,57 +663,37 @@ def test_lab_11_4_creates_a_record_after_the_leaf_without_writing(impl: Any) -> 
             "value": "other",
         }
     )
-    after_metadata = impl.compaction.create_compaction_entry(
-        path + [metadata],
-        id="compact-1",
-        timestamp=100,
-        summary=summary,
-        first_kept_entry_id="u3",
-        tokens_before=15,
+    after_metadata = create(
+        impl, path + [metadata], first_kept="u3", summary=summary, tokens_before=15
     )
-    assert after_metadata.parent_id == "m9", "the parent is the path's last entry, whatever it is"
+    same(
+        "parent_id of a record created on a path ending in metadata m9 (the leaf, whatever it is)",
+        after_metadata.parent_id,
+        "m9",
+    )
 
 
 @pytest.mark.lab("11.4")
 def test_lab_11_4_rejects_empty_paths_duplicate_ids_and_in_group_cuts(impl: Any) -> None:
     path = chapter_path(impl)
-
-    def create(on: list[Any], entry_id: str = "compact-1", first_kept: str = "u2") -> Any:
-        return impl.compaction.create_compaction_entry(
-            on,
-            id=entry_id,
-            timestamp=100,
-            summary=impl.fixtures.COMPACT_1_SUMMARY,
-            first_kept_entry_id=first_kept,
-            tokens_before=29,
-        )
-
-    refused("an empty path", lambda: create([]))
-    refused("an id already on the path (a3)", lambda: create(path, entry_id="a3"), "a3")
+    refused("an empty path", lambda: create(impl, []))
+    refused("an id already on the path (a3)", lambda: create(impl, path, entry_id="a3"), "a3")
     for inside in ("a1", "a2", "calls", "r-test", "r-read", "a3", "nowhere"):
-        refused(f"first kept {inside}", lambda i=inside: create(path, first_kept=i), inside)
+        refused(f"first kept {inside}", lambda i=inside: create(impl, path, first_kept=i), inside)
     for start in ("u1", "u2", "u3"):
-        assert create(path, first_kept=start).first_kept_entry_id == start
+        same(
+            f"first_kept_entry_id of a record keeping {start}",
+            create(impl, path, first_kept=start).first_kept_entry_id,
+            start,
+        )
     bad_summary = copy.deepcopy(impl.fixtures.COMPACT_1_SUMMARY)
     bad_summary["files"] = bad_summary.pop("changedFiles")
-    with pytest.raises(ValueError, match="files"):
-        impl.compaction.create_compaction_entry(
-            path,
-            id="compact-1",
-            timestamp=100,
-            summary=bad_summary,
-            first_kept_entry_id="u2",
-            tokens_before=29,
-        )
-    with pytest.raises(ValueError):
-        impl.compaction.create_compaction_entry(
-            path,
-            id="compact-1",
-            timestamp=100,
-            summary=impl.fixtures.COMPACT_1_SUMMARY,
-            first_kept_entry_id="u2",
-            tokens_before=-1,
-        )
+    refused(
+        "a summary with 'files' instead of 'changedFiles'",
+        lambda: create(impl, path, summary=bad_summary),
+        "files",
+    )
+    refused("tokens_before -1", lambda: create(impl, path, tokens_before=-1), "tokensBefore")
 
 
 # --------------------------------------------------------------------------- Lab 11.5
@@ -540,31 +716,54 @@ def test_lab_11_5_resumes_from_the_latest_summary(impl: Any) -> None:
     kept = ["u2", "a2"] + THIRD_GROUP + ["u4", "a4"]
 
     result = build(impl, path, 200)
+    case = "resuming from compact-1 (first kept u2) with max_tokens=200"
     text = summary_text(result)
     summary = impl.fixtures.COMPACT_1_SUMMARY
-    assert summary["goal"] in text
-    assert all(item in text for key in summary if key != "goal" for item in summary[key])
-    assert result.kept_entry_ids == kept, "keep from first kept, skip metadata and compaction"
-    assert result.messages[1:] == messages_by_id(impl, kept)
-    assert result.reason == "within_budget"
+    missing = [summary["goal"]] if summary["goal"] not in text else []
+    missing += [
+        item for key in summary if key != "goal" for item in summary[key] if item not in text
+    ]
+    holds(
+        f"{case}: the summary message",
+        not missing,
+        f"it leaves out {shown(missing)}; it reads:\n{text}",
+    )
+    same(
+        f"{case}: kept_entry_ids (from first kept on, without metadata and compaction)",
+        result.kept_entry_ids,
+        kept,
+    )
+    same(f"{case}: messages after the summary", result.messages[1:], messages_by_id(impl, kept))
+    same(f"{case}: reason", result.reason, "within_budget")
     cost = impl.fixtures.chapter_estimator(result.messages[0])
-    assert result.tokens.messages == cost + 7 + 15 + 6
+    same_tokens(
+        f"{case} (the summary costs {cost})", result.tokens, {"messages": cost + 7 + 15 + 6}
+    )
 
     # the summary's cost comes off the budget first: 27 left for groups of 7, 15 and 6
     tight = build(impl, path, 9 + cost + 27)
-    assert tight.kept_entry_ids == THIRD_GROUP + ["u4", "a4"]
-    assert tight.reason == "trimmed"
-    assert tight.tokens.messages == cost + 21
-    assert summary_text(tight) == text
+    case = (
+        f"resuming with max_tokens={9 + cost + 27}: 9 fixed, the summary's {cost}, so 27 left "
+        "for groups of 7, 15 and 6 (the summary's cost must come off before groups are chosen)"
+    )
+    same(f"{case}: kept_entry_ids", tight.kept_entry_ids, THIRD_GROUP + ["u4", "a4"])
+    same(f"{case}: reason", tight.reason, "trimmed")
+    same_tokens(case, tight.tokens, {"messages": cost + 21})
+    same(f"{case}: the summary message", summary_text(tight), text)
 
     # a record read back from a log may carry a first kept id that no creator would accept
     for first_kept in ("calls", "a2", "u4", "nowhere"):
+        case = f"resuming from a record whose first kept is {first_kept}"
         error = refused(
-            f"resuming from a record whose first kept is {first_kept}",
+            case,
             lambda f=first_kept: build(impl, resumed_path(impl, first_kept=f), 200),
             "compact-1",
         )
-        assert first_kept in error, f"the error should name {first_kept}, but says: {error}"
+        holds(
+            case,
+            first_kept in error,
+            f"refused, but the error should name {first_kept}; it says: {error}",
+        )
 
 
 @pytest.mark.lab("11.5")
@@ -573,63 +772,86 @@ def test_lab_11_5_repeated_builds_are_equal_and_isolated(impl: Any) -> None:
     before = snapshot(impl, path)
     first = build(impl, path, 60)
     second = build(impl, path, 60)
-    assert first == second
+    same("two builds of the resumed path with max_tokens=60", first, second)
     first.messages[0]["content"] = "rewritten summary"
-    calls = next(
+    with_calls = [
         m
         for m in first.messages
         if m["role"] == "assistant" and any(b["type"] == "toolCall" for b in m["content"])
+    ]
+    holds(
+        "a build of the resumed path with max_tokens=60",
+        bool(with_calls),
+        f"its messages should hold the assistant message 'calls'; kept: {first.kept_entry_ids}",
     )
+    calls = with_calls[0]
     calls["content"][1]["arguments"]["path"] = "rewritten.ts"
     first.kept_entry_ids.append("bogus")
-    third = build(impl, path, 60)
-    assert third == second, "a later build must not see changes made to an earlier result"
-    assert snapshot(impl, path) == before, "building must never rewrite session entries"
+    same(
+        "a third build after the first result was changed (results share nothing)",
+        build(impl, path, 60),
+        second,
+    )
+    same("the resumed path after building (never rewritten)", snapshot(impl, path), before)
 
 
 @pytest.mark.lab("11.5")
 def test_lab_11_5_second_compaction_renders_only_the_latest_summary(impl: Any) -> None:
     path = resumed_path(impl)
     before = summary_text(build(impl, path, 200))
-    assert "The active path restores only the selected branch" in before, (
-        "until compact-2 exists, compact-1's summary opens the messages"
+    holds(
+        "resuming before compact-2 exists",
+        "The active path restores only the selected branch" in before,
+        f"compact-1's summary should open the messages; the summary reads:\n{before}",
     )
-    with pytest.raises(ValueError, match="calls"):
-        impl.compaction.create_compaction_entry(
+    refused(
+        "compact-2 keeping 'calls' (inside an interaction)",
+        lambda: create(
+            impl,
             path,
-            id="compact-2",
-            timestamp=200,
+            "compact-2",
+            "calls",
             summary=impl.fixtures.COMPACT_2_SUMMARY,
-            first_kept_entry_id="calls",
+            timestamp=200,
             tokens_before=50,
-        )
-    compact_2 = impl.compaction.create_compaction_entry(
+        ),
+        "calls",
+    )
+    compact_2 = create(
+        impl,
         path,
-        id="compact-2",
-        timestamp=200,
+        "compact-2",
+        "u3",
         summary=impl.fixtures.COMPACT_2_SUMMARY,
-        first_kept_entry_id="u3",
+        timestamp=200,
         tokens_before=50,
     )
-    assert compact_2.parent_id == "a4"
+    same("compact-2's parent_id (the leaf a4)", compact_2.parent_id, "a4")
     path = path + [compact_2]
 
     result = build(impl, path, 200)
+    case = "resuming after compact-2 (first kept u3)"
     text = summary_text(result)
     summaries = [
         m
         for m in result.messages
         if isinstance(m["content"], str) and "Check that session resume" in m["content"]
     ]
-    assert len(summaries) == 1, "only the latest summary becomes a message"
-    assert "The active path restores only the selected branch" not in text, (
-        "compact-1's summary must not be rendered once compact-2 exists"
+    same(f"{case}: the number of summary messages (only the latest is rendered)", len(summaries), 1)
+    holds(
+        f"{case}: the summary message",
+        "The active path restores only the selected branch" not in text,
+        f"compact-1's summary must not be rendered once compact-2 exists; it reads:\n{text}",
     )
     second = impl.fixtures.COMPACT_2_SUMMARY
-    order = [text.index(second["goal"])] + [
-        text.index(second[key][0])
-        for key in ("constraints", "completed", "decisions", "changedFiles", "unresolved", "next")
-    ]
-    assert order == sorted(order), "the seven fields appear in their fixed order"
-    assert result.kept_entry_ids == THIRD_GROUP + ["u4", "a4"]
-    assert "compact-1" not in result.kept_entry_ids and "compact-2" not in result.kept_entry_ids
+    fields = ("goal", "constraints", "completed", "decisions", "changedFiles", "unresolved", "next")
+    firsts = {key: second[key] if key == "goal" else second[key][0] for key in fields}
+    missing = [key for key, item in firsts.items() if item not in text]
+    holds(
+        f"{case}: the summary message",
+        not missing,
+        f"it leaves out compact-2's {', '.join(missing)}; it reads:\n{text}",
+    )
+    order = sorted(fields, key=lambda key: text.index(firsts[key]))
+    same(f"{case}: the order of the seven fields in the summary message", order, list(fields))
+    same(f"{case}: kept_entry_ids", result.kept_entry_ids, THIRD_GROUP + ["u4", "a4"])

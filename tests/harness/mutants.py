@@ -1,7 +1,9 @@
-"""Curated wrong versions of the reference: each must fail at least one focused test.
+"""Curated wrong versions of the reference: each must fail a focused test of its lab, legibly.
 
-A mutant is a text patch on one module of a copy of the reference package. ``lab`` is the lab
-whose tests are expected to catch it; a mutant that survives means a focused test is missing.
+A mutant is a text patch on one module of a copy of the reference package: a mistake a learner
+could plausibly make. ``lab`` is the lab whose tests are expected to catch it; a mutant that
+survives means a focused test is missing. ``says`` is what the learner must read in the
+failure: the case's name, the entry or field, expected against got.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ class Mutant:
     new: str
     lab: str
     why: str
+    says: tuple[str, ...] = ()
+    """Fragments that one failure message of ``lab``'s tests must all contain."""
 
 
 KEEP_WHOLE_GROUPS = "    entries = [entry for group in reversed(kept) for entry in group]\n"
@@ -49,6 +53,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "    entries = [parse_message_entry(e) for group in groups for e in group][-3:]\n",
         "11.3",
         "the chapter's expected failure: messages.slice(-3) instead of whole groups",
+        ("build_context with max_tokens=31: kept_entry_ids", "got:", "expected:"),
     ),
     Mutant(
         "forgets_the_safety_margin",
@@ -57,6 +62,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "    available = max(0, max_tokens - system - reserved_output)\n",
         "11.3",
         "the safety margin is never deducted",
+        ("max_tokens=31", "tokens.available_for_messages: got 24, expected 22"),
     ),
     Mutant(
         "strict_less_at_the_edge",
@@ -65,6 +71,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "if used + cost >= available:",
         "11.3",
         "a group that fits exactly is dropped",
+        ("max_tokens=31: kept_entry_ids", "got:", "expected:"),
     ),
     Mutant(
         "overflow_drops_the_newest_group",
@@ -73,6 +80,7 @@ MUTANTS: tuple[Mutant, ...] = (
         'return Selection([], 0, "single_group_overflow", 0)',
         "11.3",
         "an overflowing newest group is dropped instead of kept whole",
+        ("max_tokens=19", "kept_entry_ids", "got:      []"),
     ),
     Mutant(
         "splits_a_group_at_the_budget_edge",
@@ -81,6 +89,7 @@ MUTANTS: tuple[Mutant, ...] = (
         FILL_WITH_OLDER_MESSAGES + REASON,
         "11.3",
         "leftover budget is filled with the tail of an older group",
+        ("with 21 tokens for messages", "kept_entry_ids", "got:", "expected:"),
     ),
     Mutant(
         "groups_share_entries_with_the_path",
@@ -89,6 +98,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "InteractionGroup(list(group))",
         "11.2",
         "groups hold the path's own entries",
+        ("the group's entry 'calls'", "copies"),
     ),
     Mutant(
         "results_share_messages_with_the_path",
@@ -97,6 +107,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "copies = list(group)",
         "11.3",
         "the projection returns the path's own message objects",
+        ("max_tokens=31", "must be copies", "- expected, + got"),
     ),
     Mutant(
         "estimator_sees_the_returned_messages",
@@ -105,6 +116,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "estimate_tokens(message)",
         "11.3",
         "the estimator may rewrite the messages that are returned",
+        ("an estimator that overwrites", "messages", "- expected, + got"),
     ),
     Mutant(
         "accepts_an_in_group_first_kept_id",
@@ -113,14 +125,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "starts = [entry.id for entry in path]",
         "11.4",
         "first kept may point inside an interaction",
-    ),
-    Mutant(
-        "renders_every_summary",
-        "context.py",
-        "opening = [summary_message(compaction.summary)]",
-        "opening = [summary_message(e.summary) for e in path if isinstance(e, CompactionEntry)]",
-        "11.5",
-        "every compaction on the path becomes a summary message",
+        ("first kept a1", "wrongly accepted"),
     ),
     Mutant(
         "resumes_from_the_oldest_compaction",
@@ -129,6 +134,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "for index in range(len(path)):",
         "11.5",
         "the first compaction on the path wins over the latest",
+        ("resuming after compact-2", "compact-1's summary must not be rendered"),
     ),
     Mutant(
         "parent_from_the_last_message",
@@ -137,6 +143,7 @@ MUTANTS: tuple[Mutant, ...] = (
         '            "parentId": [e for e in path if isinstance(e, MessageEntry)][-1].id,\n',
         "11.4",
         "the parent skips a trailing metadata entry",
+        ("parent_id", "m9", "got:", "expected:"),
     ),
     Mutant(
         "parent_is_the_first_kept_entry",
@@ -145,22 +152,25 @@ MUTANTS: tuple[Mutant, ...] = (
         '            "parentId": first_kept_entry_id,\n',
         "11.4",
         "the parent is taken from first kept instead of the leaf",
+        ("create_compaction_entry(compact-1, first kept u2)", "'parentId'", "- expected, + got"),
     ),
     Mutant(
         "drops_the_summary_cost_from_selection",
         "context.py",
-        "split_interactions(suffix), max(0, available - summary_cost), estimate_tokens",
-        "split_interactions(suffix), available, estimate_tokens",
-        "11.5",
+        "max(0, available - opening.tokens),",
+        "available,",
+        "11.3",
         "groups are chosen as if the summary were free",
+        ("an opening message that costs 5", "kept_entry_ids", "got:", "expected:"),
     ),
     Mutant(
         "drops_the_summary_cost_from_the_total",
         "context.py",
-        "check_amount(summary_cost + chosen.tokens,",
+        "check_amount(opening.tokens + chosen.tokens,",
         "check_amount(chosen.tokens,",
-        "11.5",
+        "11.3",
         "the summary message is not counted in the tokens",
+        ("an opening message that costs 5", "tokens.messages: got 15, expected 20"),
     ),
     Mutant(
         "accepts_a_non_user_first_kept_on_resume",
@@ -169,6 +179,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "if not isinstance(kept, MessageEntry):",
         "11.5",
         "resume starts from the middle of an interaction",
+        ("first kept is calls", "compact-1"),
     ),
     Mutant(
         "accepts_a_call_without_result",
@@ -177,6 +188,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "        if call_id not in results and not calls:\n",
         "11.2",
         "a tool call may end its interaction unanswered",
+        ("a call without its result", "wrongly accepted"),
     ),
     Mutant(
         "summary_shares_lists_with_its_input",
@@ -185,6 +197,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "lists = {attr: s[key]",
         "11.1",
         "the parsed summary keeps (and does not check) the caller's lists",
+        ("summary.completed", "must not be shared", "- expected, + got"),
     ),
     Mutant(
         "compaction_parent_may_be_empty",
@@ -193,6 +206,7 @@ MUTANTS: tuple[Mutant, ...] = (
         'parent = e["parentId"]',
         "11.1",
         "a compaction with an empty parentId is accepted",
+        ("empty parentId", "wrongly accepted"),
     ),
     Mutant(
         "report_keeps_every_group",
@@ -201,6 +215,127 @@ MUTANTS: tuple[Mutant, ...] = (
         'status: GroupStatus = "kept"',
         "11.opt",
         "the optional budget report ignores the selection",
+        ("budget_report with available=22", "'trimmed'", "- expected, + got"),
+    ),
+    Mutant(
+        "closes_a_group_at_an_answer_without_tool_calls",
+        "groups.py",
+        """        elif not current:
+            raise InteractionError(
+                f"{entry.id}: {role} message before any user message; an interaction starts "
+                "at a user message"
+            )
+        else:
+            current.append(entry)
+""",
+        """        elif not current and not groups:
+            raise InteractionError(f"{entry.id}: {role} message before any user message")
+        else:
+            current.append(entry)
+            blocks = entry.message.get("content")
+            if role == "assistant" and not any(
+                isinstance(b, Mapping) and b.get("type") == "toolCall" for b in blocks or []
+            ):
+                groups.append(check_tool_pairs(current))
+                current = []
+""",
+        "11.2",
+        "an assistant message without tool calls closes the interaction: [u1, a1, a1b] splits",
+        ("[u1, a1, a1b]", "a1b", "got:", "expected:"),
+    ),
+    Mutant(
+        "skips_a_system_message",
+        "groups.py",
+        """            raise InteractionError(
+                f"{entry.id}: system message inside the history; pass the prompt as "
+                "system_prompt instead"
+            )
+""",
+        "            continue\n",
+        "11.2",
+        "a system message in the path is skipped silently",
+        ("a system message s1 in the path", "wrongly accepted"),
+    ),
+    Mutant(
+        "accepts_a_whitespace_only_goal",
+        "summary.py",
+        'r.string(s["goal"], f"{path}.goal", non_blank=True)',
+        'r.string(s["goal"], f"{path}.goal", non_empty=True)',
+        "11.1",
+        "a goal of only white space is accepted",
+        ("a whitespace-only goal", "wrongly accepted"),
+    ),
+    Mutant(
+        "tokens_before_is_not_checked",
+        "summary.py",
+        'tokens_before=r.number(e["tokensBefore"], ".tokensBefore"),',
+        'tokens_before=e["tokensBefore"],',
+        "11.1",
+        "tokensBefore is taken as given",
+        ("tokensBefore -1", "wrongly accepted"),
+    ),
+    Mutant(
+        "build_context_ignores_the_opening",
+        "context.py",
+        "messages=opening.messages + [entry.message for entry in chosen.entries],",
+        "messages=[entry.message for entry in chosen.entries],",
+        "11.3",
+        "written from an older docstring: the summary that open_context gives is dropped",
+        ("messages[0], the opening", "got:", "expected:"),
+    ),
+    Mutant(
+        "forgets_the_system_prompt",
+        "context.py",
+        "    available = max(0, max_tokens - system - reserved_output - safety_margin)\n",
+        "    available = max(0, max_tokens - reserved_output - safety_margin)\n",
+        "11.3",
+        "the system prompt's cost is not deducted",
+        ("max_tokens=31", "tokens.available_for_messages", "expected 22"),
+    ),
+    Mutant(
+        "total_leaves_out_the_reserved_output",
+        "context.py",
+        'system + messages_cost + reserved_output + safety_margin, "the request\'s total"',
+        'system + messages_cost + safety_margin, "the request\'s total"',
+        "11.3",
+        "the request's total forgets the reserved output",
+        ("max_tokens=31", "tokens.total", "expected 31"),
+    ),
+    Mutant(
+        "keeps_the_oldest_groups",
+        "context.py",
+        "    for group in reversed(groups):\n",
+        "    for group in groups:\n",
+        "11.3",
+        "groups are taken from the oldest instead of the newest",
+        ("kept_entry_ids", "got:", "expected:"),
+    ),
+    Mutant(
+        "resumes_after_the_compaction",
+        "compaction.py",
+        "[entry for entry in path[start:] if isinstance(entry, MessageEntry)]",
+        "[entry for entry in path[index:] if isinstance(entry, MessageEntry)]",
+        "11.5",
+        "resume keeps only what follows the compaction, not from first kept on",
+        ("resuming from compact-1", "kept_entry_ids", "'u2'"),
+    ),
+    Mutant(
+        "summary_fields_in_reverse_order",
+        "compaction.py",
+        "    for attr, heading in SUMMARY_HEADINGS:\n",
+        "    for attr, heading in reversed(SUMMARY_HEADINGS):\n",
+        "11.5",
+        "the summary's six lists are rendered in the wrong order",
+        ("the order of the seven fields", "- expected, + got"),
+    ),
+    Mutant(
+        "accepts_an_id_already_on_the_path",
+        "compaction.py",
+        "    if any(entry.id == id for entry in path):\n",
+        "    if False:\n",
+        "11.4",
+        "a new record may reuse an id of the path",
+        ("an id already on the path (a3)", "wrongly accepted"),
     ),
 )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from pathlib import Path
 
 from course.harness.kit import read_source
@@ -50,13 +51,28 @@ def learner_file(manifest: Manifest, module: str) -> WorkspaceFile:
     raise SolutionError(f"{module}: no workspace file {path} in {manifest.source}")
 
 
-def solve_lab(manifest: Manifest, kit: Path, workspace: Path, lab_id: str) -> list[str]:
-    """Copy the reference functions that solve ``lab_id`` into ``workspace``; returns them."""
+def solve_lab(
+    manifest: Manifest,
+    kit: Path,
+    workspace: Path,
+    lab_id: str,
+    donors: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Copy the functions that solve ``lab_id`` into ``workspace``; returns them.
+
+    They come from the reference, or from ``donors`` (module name → source) when given: another
+    solution written for the same starters.
+    """
     lab = manifest.lab(lab_id)
     for qualified in lab.solution:
         module, _, name = qualified.partition(".")
         file = learner_file(manifest, module)
-        donor = read_source(kit, file.reference).decode("utf-8")
+        if donors is None:
+            donor = read_source(kit, file.reference).decode("utf-8")
+        elif module in donors:
+            donor = donors[module]
+        else:
+            raise SolutionError(f"{qualified}: no {module}.py among the donor modules")
         path = workspace / file.path
         path.write_text(replace_function(path.read_text("utf-8"), donor, name), "utf-8")
     return list(lab.solution)

@@ -93,3 +93,14 @@ def test_a_workspace_grades_its_own_code_and_cannot_import_the_reference(
     result = check(workspace, labs=["11.2"])
     assert [t.status for t in result.tests] == ["error"] * 3
     assert all("grades its own code" in t.message for t in result.tests), result.tests[0]
+
+
+def test_options_go_before_or_after_the_directory(tmp_path: Path) -> None:
+    from course.cli.practice import parser
+
+    for argv in (["11", "--lang", "zh", "DIR"], ["11", "DIR", "--lang", "zh"]):
+        args = parser().parse_intermixed_args(argv)
+        assert (args.chapter, args.directory, args.lang) == ("11", "DIR", "zh")
+    made = cli("practice", "11", "--lang", "zh", str(tmp_path / "zh"))
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "zh" / "notebooks" / "11-0-chapter.ipynb").is_file()

@@ -44,8 +44,8 @@ def test_shared_returned_messages_fail_the_isolation_check_with_its_hint(
     workspace = solved_workspace(manifest, kit, make_workspace, "shares")
     replace_in(  # hand back the path's own message objects instead of copies
         workspace / "pi_course" / "context.py",
-        "        messages=opening + [entry.message for entry in chosen.entries],",
-        "        messages=opening + [next(e.message for e in path if e.id == entry.id) "
+        "        messages=opening.messages + [entry.message for entry in chosen.entries],",
+        "        messages=opening.messages + [next(e.message for e in path if e.id == entry.id) "
         "for entry in chosen.entries],",
     )
     run = cli("checkpoint", "11", "--review", cwd=workspace)

@@ -181,3 +181,19 @@ def test_every_starter_imports_and_every_stub_raises_its_lab(tmp_path: Path) -> 
         sys.path.remove(str(tmp_path))
         for name in [n for n in sys.modules if n.split(".")[0] == "starter_pkg"]:
             del sys.modules[name]
+
+
+def test_course_kit_crashtest_takes_the_crash_tests_own_options() -> None:
+    from course.tools.maintainer import parser
+
+    args = parser().parse_args(["crashtest", "--trials", "3", "--seed", "5"])
+    assert (args.command, args.trials, args.seed) == ("crashtest", 3, 5)
+    usage = subprocess.run(
+        [sys.executable, "-m", "course.tools.maintainer", "crashtest", "--trials", "x"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert usage.returncode == 2 and "course-kit crashtest: error: argument --trials" in (
+        usage.stderr
+    )

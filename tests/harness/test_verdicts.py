@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from course.harness.diffs import explain_equality
+from course.harness.diffs import explain_case, explain_equality
 from course.harness.frames import Frame, dumped_frames, parse_dump
 from course.harness.verdicts import MESSAGE_LINES, NOT_RUN, bounded, verdict
 
@@ -72,3 +72,18 @@ def test_short_sides_are_shown_on_a_line_each_long_ones_as_a_whole_diff() -> Non
     assert any(x.startswith("- ") and "'key 5': [0]" in x for x in lines)
     assert any(x.startswith("+ ") and "'key 5': [0, 1, 2, 3, 4]" in x for x in lines)
     assert any("'key 11': [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]" in x for x in lines), "all shown"
+
+
+def test_a_named_comparison_leads_with_its_case_and_shows_text_as_text() -> None:
+    said = explain_case("summary of u1: content", "检查 session", "确认 JSONL")
+    assert said.splitlines() == [
+        "summary of u1: content: the values differ:",
+        "  got:      '检查 session'",
+        "  expected: '确认 JSONL'",
+    ]
+    long = explain_case("kept_entry_ids", [f"entry-{n}" for n in range(30)], ["u1"])
+    first, *rest = long.splitlines()
+    assert first.startswith("kept_entry_ids: the values differ (- expected, + got")
+    assert all(line.startswith("  ") for line in rest) and "\\u" not in long
+    failed = verdict("call", AssertionError(said), [])
+    assert (failed.status, failed.message) == ("failed", said)

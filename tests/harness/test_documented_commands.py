@@ -1,0 +1,299 @@
+"""Every command shown in README.md and docs/*.md runs as shown.
+
+The commands are read from the documents themselves: each line of a fenced ``bash`` block, and
+the first cell of each command table (``| `checkpoint 11 --lab 11.3` | …``). Placeholders
+(``DIR``, ``N``, ``FILE``…) get real values and an optional ``[--check]`` is run both without
+and with. A command runs from the kit's root with the kit's ``.venv/bin`` first on ``PATH``
+and ``HOME`` in a temporary directory; the learner's block runs in the workspace it creates.
+A few commands run for minutes or are this suite itself: ``FAST`` lists the quicker variant run
+instead, and why. A command works when it ends with its expected status and prints no usage
+error and no traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from solutions import solve_lab
+
+from course.harness.kit import kit_root
+from course.harness.manifest import load_manifest
+from course.harness.workspace import create_workspace
+
+KIT = kit_root()
+DOCUMENTS = [KIT / "README.md", *sorted((KIT / "docs").glob("*.md"))]
+KIT_COMMANDS = ("checkpoint", "practice", "course-kit", "session-log")
+TIMEOUT = 600
+"""Seconds a command may take (the longest, the reliability tests, take about a minute)."""
+
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+TABLE_COMMAND = re.compile(r"^\| `((?:[^`\\]|\\.)+)` \|", re.MULTILINE)
+OPTIONAL = re.compile(r" \[([^\]]+)\]")
+
+FAST = {
+    ".venv/bin/python -m pytest": (
+        ".venv/bin/python -m pytest --collect-only -q",
+        "it is the suite this test belongs to: collecting it shows the command works",
+    ),
+    "COURSE_FUZZ_EXAMPLES=10000 python3 -m pytest tests/test_reliability.py -k fuzz": (
+        "COURSE_FUZZ_EXAMPLES=200 python3 -m pytest tests/test_reliability.py -k fuzz",
+        "10 000 examples take about eight minutes",
+    ),
+    ".venv/bin/python bench/run.py": (
+        ".venv/bin/python bench/run.py --quick --sizes 50,100 --runs 1 --out {tmp}/results.json",
+        "about ten minutes, and it rewrites bench/results.json",
+    ),
+    ".venv/bin/python bench/scaling.py": (
+        ".venv/bin/python bench/scaling.py --sizes 200,400 --runs 1 --rounds 1",
+        "about three minutes",
+    ),
+    ".venv/bin/python bench/instructions.py": (
+        ".venv/bin/python bench/instructions.py --sizes 100,200",
+        "about ten minutes under valgrind (two minutes at these sizes: Python's start dominates)",
+    ),
+    ".venv/bin/python bench/memory.py": (
+        ".venv/bin/python bench/memory.py --entries 20000",
+        "about two minutes",
+    ),
+    "course-kit nbrefresh": (
+        "course-kit nbrefresh {tmp}/copy.ipynb",
+        "re-running every notebook of both editions is what the suite's nbval run does",
+    ),
+}
+"""Documented command → (what runs instead, why)."""
+
+FAILS_BY_DESIGN = {
+    "checkpoint 11 --lab 11.1": "in the fresh workspace every test is pending",
+    "checkpoint 11": "in the fresh workspace every test is pending",
+    "checkpoint 11 --review": "in the fresh workspace the review waits for 14/14",
+}
+"""Commands of the learner's block that exit 1 in a fresh workspace, as documented."""
+
+
+@dataclass(frozen=True)
+class Documented:
+    """A document's commands run together (a block in order, in one shell), as it shows them."""
+
+    where: str
+    commands: tuple[str, ...]
+    block: str
+    """``learner`` for a command run inside the learner's workspace, else ``kit``."""
+
+    def __str__(self) -> str:
+        return f"{self.where}: {' && '.join(self.commands)}"
+
+
+def without_comment(command: str) -> str:
+    """``command`` without a trailing ``# comment`` (a ``#`` outside quotes, after a space)."""
+    quote = ""
+    for at, char in enumerate(command):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (at == 0 or command[at - 1].isspace()):
+            return command[:at].strip()
+    return command.strip()
+
+
+def logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(offset, command) for each command of a shell block: continuations and quotes joined."""
+    pending, start = "", 0
+    for number, line in enumerate(text.splitlines()):
+        if not pending:
+            start = number
+        pending = f"{pending}\n{line}" if pending else line
+        if pending.endswith("\\"):
+            pending = pending[:-1]
+            continue
+        try:
+            words = shlex.split(pending, comments=True)
+        except ValueError:  # an open quote: the command goes on
+            continue
+        if words:
+            yield start, without_comment(pending)
+        pending = ""
+    assert not pending, f"an unfinished command: {pending!r}"
+
+
+def documented_commands() -> list[Documented]:
+    found = []
+    for document in DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        name = document.relative_to(KIT).as_posix()
+        for fence in FENCE.finditer(text):
+            if fence.group(1) not in ("bash", "sh", "shell"):
+                continue
+            first = text[: fence.start()].count("\n") + 2
+            lines = list(logical_lines(fence.group(2)))
+            if fence.group(2).startswith("checkpoint 11 "):  # the learner's, one at a time
+                found += [
+                    Documented(f"{name}:{first + at}", (line,), "learner") for at, line in lines
+                ]
+            else:
+                commands = tuple(line for _, line in lines)
+                found.append(Documented(f"{name}:{first}", commands, "kit"))
+        for cell in TABLE_COMMAND.finditer(text):
+            command = cell.group(1).replace("\\|", "|")
+            if command.split()[0] in KIT_COMMANDS:
+                line = text[: cell.start()].count("\n") + 1
+                found.append(Documented(f"{name}:{line}", (command,), "kit"))
+    return found
+
+
+COMMANDS = documented_commands()
+
+
+def variants(command: str) -> list[str]:
+    """The command without, then with, each optional ``[part]``."""
+    optional = OPTIONAL.search(command)
+    if optional is None:
+        return [command]
+    without = command[: optional.start()] + command[optional.end() :]
+    within = command[: optional.start()] + " " + optional.group(1) + command[optional.end() :]
+    return variants(without) + variants(within)
+
+
+def test_the_documents_show_commands_of_every_kind() -> None:
+    shown = {c for d in COMMANDS for c in d.commands}
+    assert "bash scripts/setup && .venv/bin/checkpoint 11" in shown
+    assert "course-kit crashtest --trials N" in shown
+    assert any(c.startswith(".venv/bin/practice 11 --lang zh ") for c in shown)
+    assert sum(d.block == "learner" for d in COMMANDS) >= 4
+    every = {v for c in shown for v in variants(c)}
+    stale = [c for c in FAST if c not in every]
+    assert not stale, f"FAST lists commands no document shows: {stale}"
+
+
+IN_KIT = {
+    "bash scripts/setup && .venv/bin/checkpoint 11": "setup installs the kit where it is",
+}
+"""Commands run in the kit itself; the rest run in a view of it (see ``Places.view``)."""
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where the commands run and what their placeholders stand for."""
+
+    view: Path
+    """The kit's top-level entries as links: relative paths work, new files stay out of it."""
+    home: Path
+    tmp: Path
+    workspace: Path
+    """A workspace with every lab written (for ``--practice DIR``)."""
+    roster: Path
+    hidden: Path
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> Places:
+    base = tmp_path_factory.mktemp("documented")
+    manifest = load_manifest("11")
+    roster = base / "roster"
+    workspace = roster / "ada"
+    create_workspace(manifest, KIT, workspace)
+    for lab in manifest.labs:
+        solve_lab(manifest, KIT, workspace, lab.id)
+    hidden = base / "instructor"
+    hidden.mkdir()
+    (hidden / "test_extra.py").write_text(
+        "import pytest\n\n\n"
+        '@pytest.mark.lab("11.1")\n'
+        "def test_extra_summary_goal(impl):\n"
+        '    assert impl.fixtures.COMPACT_1_SUMMARY["goal"]\n',
+        encoding="utf-8",
+    )
+    tmp = base / "tmp"
+    tmp.mkdir()
+    shutil.copyfile(KIT / "notebooks" / "11-2-interaction-groups.ipynb", tmp / "copy.ipynb")
+    home = base / "home"
+    home.mkdir()
+    view = base / "kit"
+    view.mkdir()
+    for entry in KIT.iterdir():
+        if entry.name != ".git":
+            (view / entry.name).symlink_to(entry)
+    return Places(view, home, tmp, workspace, roster, hidden)
+
+
+def concrete(command: str, places: Places) -> str:
+    """The command with its placeholders filled in."""
+    command = command.replace("--practice DIR", f"--practice {places.workspace}")
+    command = command.replace("--roster DIR", f"--roster {places.roster}")
+    command = command.replace("--hidden TESTS", f"--hidden {places.hidden}")
+    command = command.replace("--json FILE", f"--json {places.tmp}/result.json")
+    command = command.replace("--trials N", "--trials 3")
+    command = command.replace("NOTEBOOK …", "{tmp}/copy.ipynb")
+    command = re.sub(r" DIR\b", f" {places.tmp}/new-workspace", command)
+    return command.replace("{tmp}", str(places.tmp))
+
+
+def environment(home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = f"{KIT / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["HOME"] = str(home)
+    env.pop("COURSE_LAB_PACKAGE", None)
+    return env
+
+
+def run(script: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", f"set -e\n{script}"],
+        cwd=cwd,
+        env=environment(home),
+        input="q\n",  # `checkpoint 11 --watch` quits on q, as it says
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def works(documented: Documented, ran: str, result: subprocess.CompletedProcess[str]) -> None:
+    output = result.stdout + result.stderr
+    shown = f"{documented}\nran: {ran}\n{output[-3000:]}"
+    assert "Traceback (most recent call last)" not in output, shown
+    assert "unrecognized arguments" not in output and "error: argument" not in output, shown
+    fails = documented.block == "learner" and documented.commands[0] in FAILS_BY_DESIGN
+    assert result.returncode == (1 if fails else 0), f"exit {result.returncode}: {shown}"
+
+
+def learner_workspace(places: Places) -> Path:
+    """The workspace the README's learner block makes with ``practice`` (made once)."""
+    made = next(c for d in COMMANDS for c in d.commands if c.startswith(".venv/bin/practice 11 ~/"))
+    folder = Path(made.split()[2].replace("~", str(places.home)))
+    if not folder.exists():
+        assert run(made, places.view, places.home).returncode == 0
+    return folder
+
+
+def scripts(documented: Documented, places: Places) -> list[str]:
+    """What runs: a block's commands in one script, a single command once per optional part;
+    placeholders filled in and fast variants swapped in."""
+
+    def line(command: str) -> str:
+        return concrete(FAST[command][0] if command in FAST else command, places)
+
+    if len(documented.commands) == 1:
+        return [line(variant) for variant in variants(documented.commands[0])]
+    return ["\n".join(line(command) for command in documented.commands)]
+
+
+@pytest.mark.parametrize("documented", COMMANDS, ids=str)
+def test_the_documented_command_works(
+    documented: Documented, places: Places, tmp_path: Path
+) -> None:
+    for script in scripts(documented, places):
+        if documented.block == "learner":
+            where = learner_workspace(places)
+        else:
+            where = KIT if documented.commands[0] in IN_KIT else places.view
+        works(documented, script, run(script, where, tmp_path))

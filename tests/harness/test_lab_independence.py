@@ -1,0 +1,124 @@
+"""Each lab stands alone: writing one lab changes that lab's results and no other lab's.
+
+A lab is written three ways: the reference's functions moved in, and two solutions written
+from the starters' docstrings without the reference (``own_solutions/``). Written alone, a lab
+leaves every other lab's tests as in a fresh workspace (pending, at some lab's stub); its own
+tests pass or stop at an earlier lab's stub. Written after the labs it builds on, it turns
+exactly its own lab green.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from harness_support import DEFAULT_LIMITS, MakeWorkspace
+from solutions import solve_lab
+
+from course.grading.engine import GradingOptions, evaluate
+from course.harness import probes
+from course.harness.manifest import Manifest
+from course.harness.results import CheckpointResult
+
+OWN_SOLUTIONS = Path(__file__).parent / "own_solutions"
+AUTHORS = ("reference", "first", "second")
+LABS = ("11.1", "11.2", "11.3", "11.4", "11.5", "11.opt")
+
+Outcomes = dict[str, tuple[str | None, str, str]]
+Grade = Callable[[Path], CheckpointResult]
+
+
+def donors(author: str) -> dict[str, str] | None:
+    """Module name → source of an own solution; None for the reference."""
+    if author == "reference":
+        return None
+    folder = OWN_SOLUTIONS / author
+    return {path.stem: path.read_text(encoding="utf-8") for path in folder.glob("*.py")}
+
+
+def outcomes(result: CheckpointResult) -> Outcomes:
+    """Test name → (lab, status, message), the optional lab's tests included."""
+    return {t.name: (t.lab, t.status, t.message) for t in result.tests}
+
+
+def statuses(result: CheckpointResult) -> dict[str, str]:
+    return {lab.lab.id: lab.status for lab in result.labs}
+
+
+@pytest.fixture(scope="module")
+def grade(manifest: Manifest, kit: Path, probe_set: probes.ProbeSet | None) -> Grade:
+    def run(workspace: Path) -> CheckpointResult:
+        return evaluate(
+            manifest, kit, workspace.resolve(), (), DEFAULT_LIMITS, GradingOptions(probes=probe_set)
+        )
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def fresh(
+    manifest: Manifest, kit: Path, grade: Grade, tmp_path_factory: pytest.TempPathFactory
+) -> CheckpointResult:
+    from course.harness.workspace import create_workspace
+
+    workspace = tmp_path_factory.mktemp("fresh") / "practice"
+    create_workspace(manifest, kit, workspace)
+    return grade(workspace)
+
+
+def test_the_own_solutions_cover_every_lab_function(manifest: Manifest) -> None:
+    assert [lab.id for lab in manifest.labs] == list(LABS)
+    for author in AUTHORS[1:]:
+        sources = donors(author)
+        assert sources is not None
+        for lab in manifest.labs:
+            for function in lab.functions:
+                assert f"def {function.function}(" in sources.get(function.module, ""), (
+                    f"{author}/{function.module}.py lacks {function.function}"
+                )
+
+
+@pytest.mark.parametrize("lab_id", LABS)
+def test_a_lab_written_alone_changes_no_other_lab(
+    lab_id: str,
+    manifest: Manifest,
+    kit: Path,
+    grade: Grade,
+    fresh: CheckpointResult,
+    make_workspace: MakeWorkspace,
+) -> None:
+    workspace = make_workspace(f"only-{lab_id}")
+    solve_lab(manifest, kit, workspace, lab_id)
+    result = grade(workspace)
+    before, after = outcomes(fresh), outcomes(result)
+    assert after.keys() == before.keys()
+    for name, (lab, status, message) in after.items():
+        if lab != lab_id:
+            # a test of a later lab may now stop at a later stub, but it stays pending
+            assert status == before[name][1], f"{name} is {status} with Lab {lab_id}: {message}"
+        elif status != "passed":
+            assert status == "pending" and message.startswith("Lab 11."), f"{name}: {message}"
+            assert LABS.index(message.split()[1]) < LABS.index(lab_id), f"{name}: {message}"
+    others = {k: v for k, v in statuses(result).items() if k != lab_id}
+    assert others == {k: v for k, v in statuses(fresh).items() if k != lab_id}
+
+
+@pytest.mark.parametrize("author", AUTHORS[1:])
+def test_own_solutions_written_in_order_turn_exactly_their_lab_green(
+    author: str,
+    manifest: Manifest,
+    kit: Path,
+    grade: Grade,
+    fresh: CheckpointResult,
+    make_workspace: MakeWorkspace,
+) -> None:
+    workspace = make_workspace(f"own-{author}")
+    sources = donors(author)
+    expected = statuses(fresh)
+    for lab_id in LABS:
+        solve_lab(manifest, kit, workspace, lab_id, sources)
+        expected[lab_id] = "passed"
+        result = grade(workspace)
+        failures = [f"{t.name}: {t.message}" for t in result.tests if t.status == "failed"]
+        assert statuses(result) == expected, f"{author}, after Lab {lab_id}: {failures}"
