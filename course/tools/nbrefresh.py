@@ -43,13 +43,22 @@ def clean(notebook: Any, stem: str) -> Any:
         cell.metadata.pop("execution", None)
         if cell.cell_type != "code":
             continue
-        kept = []
+        kept: list[Any] = []
         for output in cell.outputs:
             data = output.get("data")
             if data is not None:
                 data.pop(WIDGET_VIEW, None)
                 if not data:
                     continue
+            last = kept[-1] if kept else None
+            if (
+                last is not None
+                and output.output_type == "stream"
+                and last.output_type == "stream"
+                and last.name == output.name
+            ):  # the kernel splits a stream where it likes; one output per run of it
+                last.text += output.text
+                continue
             kept.append(output)
         cell.outputs = kept
     return notebook
