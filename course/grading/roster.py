@@ -110,6 +110,7 @@ def grade_entry(
             graded.snapshot.flags,
             instructor,
             graded.enforced,
+            similarity=graded.snapshot.similarity,
         )
         row = with_checkout(row, repository, entry, snapshot.learner)
     return with_intake(row, entry)

@@ -211,8 +211,10 @@ class Reporter:
         elif report.skipped:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else "skipped"
             self.outcome[item.nodeid] = Verdict("error", f"the test was skipped: {reason}")
-        elif report.failed:
-            self.outcome[item.nodeid] = Verdict("failed", str(report.longrepr))
+        elif report.failed:  # failed without an exception (a hook said so): the same renderer
+            lines = [line for line in str(report.longrepr).splitlines() if line.strip()]
+            said = AssertionError(lines[-1] if lines else "the test failed")
+            self.outcome[item.nodeid] = verdict(call.when, said, [])
         return report
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:

@@ -63,6 +63,10 @@ FAST = {
         ".venv/bin/python bench/memory.py --entries 20000",
         "about two minutes",
     ),
+    ".venv/bin/python bench/doors.py": (
+        ".venv/bin/python bench/doors.py --runs 1",
+        "seven timings of each door; one shows the command works",
+    ),
     "course-kit nbrefresh": (
         "course-kit nbrefresh {tmp}/copy.ipynb",
         "re-running every notebook of both editions is what the suite's nbval run does",

@@ -171,6 +171,8 @@ def test_every_honest_row_is_right(graded: GradedClass) -> None:
         assert _statuses(row) == labs, row
     assert [graded.rows["ben"][f"lab {lab}"] for lab in LABS] == ["3/3", "3/3", "0/3", "0/2", "0/3"]
     assert "copied from the reference" in graded.rows["ada"]["flags"]
+    ada = {lab["id"]: lab.get("similarity") for lab in graded.learner("ada")["labs"]}
+    assert all(figure is not None and figure >= 0.9 for figure in ada.values()), ada
     assert "still running after 2s" in graded.rows["eve"]["note"]
     fay = graded.learner("fay")["labs"][3]
     assert fay["status"] == "failed" and fay["probes"]["status"] == "failed"
