@@ -25,7 +25,14 @@ from ..harness.manifest import Lab, Manifest
 from ..harness.records import Event, RecordReader
 from ..harness.results import ProbeSummary
 from ..harness.status import Status, worst
-from ..harness.supervisor import POLL_SECONDS, Limits, Wrap, kill_group, start_child
+from ..harness.supervisor import (
+    POLL_SECONDS,
+    Limits,
+    Wrap,
+    after_a_hang,
+    kill_group,
+    start_child,
+)
 from .probe_driver import Answer, answer, load_module
 from .safefs import atomic_write
 
@@ -200,6 +207,7 @@ def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[st
     """The learner package's answer to every case (a ``missing`` one when none came)."""
     gathered = _Answers(probes)
     labs = probes.labs()
+    shorter = after_a_hang(limits)
     with tempfile.TemporaryDirectory(prefix="probes-") as scratch:
         attempt = 0
         while labs:
@@ -209,6 +217,7 @@ def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[st
             stopped_in = _run_driver(probes, target, labs, results, limits, gathered)
             if stopped_in is None:
                 break
+            limits = shorter
             labs = labs[labs.index(stopped_in) + 1 :]
     return gathered.answers
 

@@ -27,7 +27,7 @@ from .frames import Frame, dump_file, dumped_frames, frame_from_json, render_fra
 from .records import Event, RecordReader
 from .results import TestOutcome
 from .status import Status
-from .supervisor import POLL_SECONDS, Limits, Wrap, kill_group, start_child
+from .supervisor import POLL_SECONDS, Limits, Wrap, after_a_hang, kill_group, start_child
 from .verdicts import NOT_RUN
 
 __all__ = ["Limits", "RunLog", "RunTarget", "run_focused_tests"]
@@ -146,6 +146,7 @@ def run_focused_tests(
             return
         outcomes[outcome.nodeid] = outcome
 
+    shorter = after_a_hang(limits)
     with tempfile.TemporaryDirectory(prefix="checkpoint-") as scratch:
         while True:
             remaining = [nodeid for nodeid, _, _ in order if nodeid not in outcomes]
@@ -156,6 +157,8 @@ def run_focused_tests(
             results.touch()
             before = len(outcomes)
             collected = _run_child(target, labs, results, remaining, limits, log, record)
+            if any(o.status == Status.TIMEOUT for o in outcomes.values()):
+                limits = shorter
             if not order and collected is not None:
                 order = [t for t in collected if _wanted(target, t[0])]
             if not (log.setup_hung or log.fatal):  # those stop every test still to go

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -36,6 +36,23 @@ class Limits:
     """Child output kept for diagnostics; the rest is read and dropped."""
     memory_mb: int = 2048
     """Address-space limit of the child (0: none)."""
+
+
+AFTER_A_HANG = 0.1
+"""The share of its limit a test or probe case gets once another has run past its limit."""
+SHORTEST_LIMIT = 1.0
+
+
+def after_a_hang(limits: Limits) -> Limits:
+    """The limits for what still runs once something ran past its limit.
+
+    Focused tests and probe cases take milliseconds, and an endless loop in one lab's function
+    usually hangs every later lab that calls it: each later hang then costs a tenth of the
+    limit (at least a second), so one loop costs about one time limit, not one per lab. An
+    honest run never sees the shorter limit: it only follows a hang.
+    """
+    shorter = max(SHORTEST_LIMIT, limits.test_seconds * AFTER_A_HANG)
+    return replace(limits, test_seconds=min(limits.test_seconds, shorter))
 
 
 Wrap = Callable[[list[str], dict[str, str], tuple[Path, ...]], tuple[list[str], dict[str, str]]]

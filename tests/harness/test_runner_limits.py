@@ -7,6 +7,7 @@ from pathlib import Path
 from harness_support import QUICK, Check, MakeWorkspace, replace_in, sabotage, solved_workspace
 
 from course.harness.manifest import Manifest
+from course.harness.supervisor import Limits, after_a_hang
 
 
 def test_a_hang_times_out_an_exit_errors_a_flood_passes_and_the_run_goes_on(
@@ -59,3 +60,24 @@ def test_code_that_hangs_on_import_costs_one_time_limit_not_one_per_test(
     first, *rest = result.tests
     assert "still running after 2s" in first.message
     assert all(t.message.startswith(f"not run: setting up {first.name}") for t in rest)
+
+
+def test_after_one_hang_later_hangs_cost_a_tenth_of_the_limit(
+    manifest: Manifest, kit: Path, check: Check, make_workspace: MakeWorkspace
+) -> None:
+    """An endless loop in Lab 11.2's code hangs every later lab: one limit, then short ones."""
+    workspace = solved_workspace(manifest, kit, make_workspace, "looping")
+    sabotage(workspace, "groups", "split_interactions", "while True:\n        pass")
+    result = check(workspace, limits=Limits(test_seconds=4.0))
+    firsts = {lab.lab.id: lab.tests[0] for lab in result.labs}
+    assert firsts["11.1"].status == "passed"
+    assert "still running after 4s" in firsts["11.2"].message
+    for lab in ("11.3", "11.4", "11.5"):
+        assert firsts[lab].status == "timeout"
+        assert "still running after 1s" in firsts[lab].message, firsts[lab].message
+
+
+def test_the_shorter_limit_is_a_tenth_and_at_least_a_second() -> None:
+    assert after_a_hang(Limits(test_seconds=10.0)).test_seconds == 1.0
+    assert after_a_hang(Limits(test_seconds=30.0)).test_seconds == 3.0
+    assert after_a_hang(Limits(test_seconds=0.5)).test_seconds == 0.5
