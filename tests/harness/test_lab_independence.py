@@ -16,8 +16,8 @@ import pytest
 from harness_support import DEFAULT_LIMITS, MakeWorkspace
 from solutions import solve_lab
 
+from course.grading import probes
 from course.grading.engine import GradingOptions, evaluate
-from course.harness import probes
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 
