@@ -13,7 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from ..grading.engine import GradingOptions, SandboxMode, SandboxUnavailable, evaluate
+from ..grading.engine import (
+    GradingOptions,
+    SandboxMode,
+    SandboxUnavailable,
+    evaluate,
+    for_learners,
+)
 from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.intake import names_pattern
 from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
@@ -263,7 +269,7 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"Checking {where.label}", file=out, flush=True)
         limits = Limits(test_seconds=args.timeout)
         result = evaluate(manifest, kit, where.root, args.lab, limits, grading)
-        print_verdict(result, out, style)
+        print_verdict(for_learners(result, manifest, hidden), out, style)
     except EmptyRoster as error:
         print(f"checkpoint: {error}", file=sys.stderr)
         return 1
@@ -279,7 +285,8 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"checkpoint: {error}", file=sys.stderr)
         return USAGE_ERROR
     print(file=out)
-    print(render_summary(manifest, result, args.practice, commands), file=out)
+    shown = for_learners(result, manifest, hidden)
+    print(render_summary(manifest, shown, args.practice, commands), file=out)
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
