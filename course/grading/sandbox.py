@@ -396,16 +396,17 @@ class Confinement:
             "cgroups": [str(d) for d in (self.cgroup.directories if self.cgroup else [])],
             "limits": rlimits(self.limits, self.cgroup, host[1] if host else None),
         }
-        launcher = [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(spec), "--"]
         if not self.sandboxed:
-            return launcher + command, clean
+            spec["env"] = clean
+            return _launcher(spec) + command, clean
         assert self.bwrap is not None
         sandbox = bwrap_command(self.bwrap, self.layout, clean, writable)
         if host is not None:
             let_through([*self.layout.graded, *self.layout.python], writable, host[1])
             sandbox = drop_command(*host) + sandbox
         # an empty environment: bubblewrap's first process in the sandbox keeps bubblewrap's
-        return launcher + sandbox + command, {}
+        spec["env"] = {}
+        return _launcher(spec) + sandbox + command, {}
 
     def enforced(self) -> tuple[str, ...]:
         return enforced(self.limits, self.cgroup, self.sandboxed, self.host)
@@ -429,6 +430,10 @@ class Confinement:
         self.kill()
         if self.cgroup is not None:
             self.cgroup.remove()
+
+
+def _launcher(spec: Mapping[str, object]) -> list[str]:
+    return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(spec), "--"]
 
 
 def _our_children(pid_file: Path) -> list[int]:
