@@ -30,7 +30,7 @@ from ..harness.report import render_card, render_short_card, render_summary
 from ..harness.runner import Limits
 from ..harness.style import Style, style_for
 from ..harness.workspace import WorkspaceError
-from .locate import Where, locate, print_verdict
+from .locate import Where, locate, print_edits, print_verdict
 from .review import render_review, run_review
 from .watch import WatchLoop, watch
 
@@ -261,6 +261,7 @@ def _run(argv: Sequence[str] | None) -> int:
             grade_roster(manifest, kit, Path(args.roster), gradebook, options, sys.stderr, out)
             return 0
         where = locate(manifest, kit, args.practice)
+        print_edits(manifest, kit, where, out)
         if args.review:
             return _review(manifest, kit, where, args, style, grading)
         if args.watch:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from ..grading.engine import take_snapshot
 from ..harness.kit import chapter_fingerprints, short
 from ..harness.manifest import Manifest
 from ..harness.report import render_lab, render_probes
@@ -63,4 +64,14 @@ def print_verdict(result: CheckpointResult, out: TextIO, style: Style = PLAIN) -
         print(f"note: {note}", file=out)
     for flag in result.flags:
         print(f"flag: {flag}", file=out)
+    out.flush()
+
+
+def print_edits(manifest: Manifest, kit: Path, where: Where, out: TextIO) -> None:
+    """What of the workspace will not run (edited tests, a ``conftest.py``…), said before
+    anything runs: the graded copy holds the kit's files instead."""
+    if where.root is None:
+        return
+    for note in take_snapshot(manifest, kit, where.root).notes:
+        print(f"note: {note}", file=out)
     out.flush()

@@ -5,7 +5,7 @@ Learner code speaks to the grader through three channels: the records file
 of a test that runs too long (``runner``). Each channel's reader passes every string it hands
 on through ``safe_text`` once, so nothing downstream (a terminal, the CSV, the JSON, a
 notebook) ever sees a control character, an escape sequence or a lone surrogate, and no text
-is longer than its documented cap.
+is longer than its documented cap (and a note of how much was cut).
 """
 
 from __future__ import annotations
@@ -31,32 +31,42 @@ def is_surrogate(char: str) -> bool:
     return 0xD800 <= ord(char) <= 0xDFFF
 
 
+def _shown(char: str, keep: str) -> str:
+    if (char.isprintable() and not is_surrogate(char)) or char in keep:
+        return char
+    return _escaped(char)
+
+
 def escape(text: str, keep: str = KEPT) -> str:
     """``text`` with every non-printable character (control characters, escape sequences'
-    ``ESC``, C1 controls, bidirectional overrides, lone surrogates) shown as ``\\xNN``/``\\uNNNN``;
-    the characters in ``keep`` stay as they are."""
+    ``ESC``, C1 controls, bidirectional overrides, lone surrogates) shown as ``\\xNN``,
+    ``\\uNNNN`` or ``\\UNNNNNNNN``; the characters in ``keep`` stay as they are."""
     if text.isprintable() and not any(is_surrogate(c) for c in text):
         return text
-    return "".join(
-        c if (c.isprintable() and not is_surrogate(c)) or c in keep else _escaped(c) for c in text
-    )
+    return "".join(_shown(c, keep) for c in text)
 
 
-def cut(text: str, limit: int) -> str:
-    """``text`` cut to about ``limit`` characters, saying how many were cut."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… [{len(text) - limit} more characters cut]"
+def cut_note(left: int) -> str:
+    return f"… [{left} more characters cut]"
 
 
 def safe_text(value: object, limit: int = MESSAGE_CHARS, keep: str = KEPT) -> str:
-    """Any value from learner code as text that is safe to show: escaped, then cut.
-
-    It is cut before it is escaped (so a flood costs no work) and again after (so escaping
-    never makes it longer than the cap and its note).
-    """
+    """Any value from learner code as text safe to show: escaped, and at most ``limit``
+    characters followed by a note of how many of the original were cut (``cut_note``)."""
     text = value if isinstance(value, str) else str(value)
-    return cut(escape(cut(text, limit), keep), limit + 40)
+    if len(text) <= limit and text.isprintable() and not any(is_surrogate(c) for c in text):
+        return text
+    pieces: list[str] = []
+    length = used = 0
+    for char in text[:limit]:
+        piece = _shown(char, keep)
+        if length + len(piece) > limit:
+            break
+        pieces.append(piece)
+        length += len(piece)
+        used += 1
+    left = len(text) - used
+    return "".join(pieces) + (cut_note(left) if left else "")
 
 
 def safe_name(value: object) -> str:
