@@ -15,14 +15,13 @@ import csv
 import io
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_support import cli, kill_processes_with
+from harness_support import cli, kill_processes_with, roster_workspace, watch_once
 from hostile import (
     DUMP_BOMB,
     FLOOD_RECORDS,
@@ -155,14 +154,6 @@ class Graded:
         return next(row for row in self.book["learners"] if row["learner"] == name)
 
 
-def _workspace(manifest: Manifest, roster: Path, name: str, solved: int = 0) -> Path:
-    folder = roster / name
-    create_workspace(manifest, kit_root(), folder)
-    for lab in manifest.required_labs[:solved]:
-        solve_lab(manifest, kit_root(), folder, lab.id)
-    return folder
-
-
 @pytest.fixture(scope="module")
 def graded(manifest: Manifest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graded]:
     base = tmp_path_factory.mktemp("boundary")
@@ -171,14 +162,14 @@ def graded(manifest: Manifest, tmp_path_factory: pytest.TempPathFactory) -> Iter
     markers.mkdir()
     hidden.mkdir()
     (hidden / "test_instructor_secret.py").write_text(INSTRUCTOR_TEST, encoding="utf-8")
-    _workspace(manifest, roster, "ada", solved=5)
-    _workspace(manifest, roster, "cy")
-    _workspace(manifest, roster, FORMULA)
-    append(_workspace(manifest, roster, "h-spoof"), MODULE, SPOOF_RECORDS)
-    append(_workspace(manifest, roster, "h-flood"), MODULE, FLOOD_RECORDS)
-    append(_workspace(manifest, roster, "h-dump"), MODULE, DUMP_BOMB)
-    append(_workspace(manifest, roster, "h-quote"), MODULE, READ_THE_INSTRUCTOR_TESTS)
-    plant_everywhere(_workspace(manifest, roster, "h-planted"), markers / "roster")
+    roster_workspace(manifest, roster, "ada", solved=5)
+    roster_workspace(manifest, roster, "cy")
+    roster_workspace(manifest, roster, FORMULA)
+    append(roster_workspace(manifest, roster, "h-spoof"), MODULE, SPOOF_RECORDS)
+    append(roster_workspace(manifest, roster, "h-flood"), MODULE, FLOOD_RECORDS)
+    append(roster_workspace(manifest, roster, "h-dump"), MODULE, DUMP_BOMB)
+    append(roster_workspace(manifest, roster, "h-quote"), MODULE, READ_THE_INSTRUCTOR_TESTS)
+    plant_everywhere(roster_workspace(manifest, roster, "h-planted"), markers / "roster")
     run = cli(
         "checkpoint", "11", "--roster", str(roster), "--hidden", str(hidden), "--timeout", "2"
     )
@@ -288,15 +279,7 @@ def test_review_runs_no_workspace_file(planted: tuple[Path, Path]) -> None:
 
 def test_watch_runs_no_workspace_file(planted: tuple[Path, Path]) -> None:
     workspace, marker = planted
-    run = subprocess.run(
-        [sys.executable, "-m", "course.cli.checkpoint", "11", "--watch", "--timeout", "2"],
-        cwd=workspace,
-        input="q\n",
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    run = watch_once(workspace, "--timeout", "2")
     assert "Lab 11.1" in run.stdout, run.stdout + run.stderr
     assert not marker.exists(), marker.read_text() if marker.exists() else ""
     _edits_first(run.stdout)
