@@ -267,6 +267,8 @@ def grade(
         )
     if run.unsandboxed:
         notes.append(run.unsandboxed)
+    if log.bounds:
+        notes.append(log.bounds)
     result = summarize(
         manifest,
         labs,

@@ -52,7 +52,8 @@ MAX_LINE_BYTES = 256 * 1024
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """What is read of one results file at most; the rest is counted and dropped."""
 MAX_ITEMS = 200
-"""Items of a list kept (a collection, a stack of frames); the rest is dropped and counted."""
+"""Items of a list, or keys of an object, kept (a collection, a stack of frames); the rest
+is dropped and counted."""
 NAME_FIELDS = frozenset({"event", "nodeid", "name", "lab", "id", "raised", "path", "function"})
 """Fields holding a one-line name (cut at ``NAME_CHARS``); other strings are messages."""
 DATA_FIELDS = frozenset({"value"})
@@ -76,7 +77,7 @@ class RecordReader:
         self.dropped = 0
         """Records (or partial ones) left out: too long, not JSON, or past the file's cap."""
         self.cut = 0
-        """Items of lists left out (past ``MAX_ITEMS``)."""
+        """Items of lists and keys of objects left out (past ``MAX_ITEMS``)."""
 
     def new(self) -> list[dict[str, Any]]:
         room = MAX_FILE_BYTES - self.offset
@@ -115,7 +116,7 @@ class RecordReader:
             self.dropped += 1
             return None
         try:
-            return {safe_name(k): self._safe(v, safe_name(k)) for k, v in record.items()}
+            return self._table(record)
         except RecursionError:
             self.dropped += 1
             return None
@@ -135,5 +136,12 @@ class RecordReader:
             kept = value[-MAX_ITEMS:] if field == "frames" else value[:MAX_ITEMS]
             return [self._safe(item, field) for item in kept]
         if isinstance(value, dict):
-            return {safe_name(k): self._safe(v, safe_name(k)) for k, v in value.items()}
+            return self._table(value)
         return value
+
+    def _table(self, value: dict[str, Any]) -> dict[str, Any]:
+        """A JSON object: at most ``MAX_ITEMS`` keys, each a safe name."""
+        if len(value) > MAX_ITEMS:
+            self.cut += len(value) - MAX_ITEMS
+        kept = list(value.items())[:MAX_ITEMS]
+        return {safe_name(k): self._safe(v, safe_name(k)) for k, v in kept}

@@ -78,6 +78,20 @@ class RunLog:
     """Set when a test's setup (where the code under test is imported) overran its limit."""
     fatal: str = ""
     """Set when the package exited or failed at import: why no later test can run."""
+    dropped: int = 0
+    """Records left out (past the caps of ``records.RecordReader``, or not JSON objects)."""
+    cut: int = 0
+    """Items of records' lists and objects left out (past ``records.MAX_ITEMS``)."""
+
+    @property
+    def bounds(self) -> str:
+        """What the caps on the test process's records left out, said plainly ('' if nothing)."""
+        if not (self.dropped or self.cut):
+            return ""
+        return (
+            f"the test process's records went past their caps: {self.dropped} record(s) "
+            f"dropped, {self.cut} item(s) of lists and objects cut"
+        )
 
 
 def child_command(
@@ -386,6 +400,8 @@ def _run_child(
     finally:
         kill_group(process)  # also ends anything learner code left running in the group
         log.output_tail = output.text()
+        log.dropped += records.dropped
+        log.cut += records.cut
     if watch.collected is None and not log.collect_errors:
         lines = [line.strip() for line in log.output_tail.splitlines() if line.strip()]
         last = lines[-1][:300] if lines else f"exit code {process.returncode}"

@@ -86,15 +86,16 @@ def test_records_are_cleaned_and_cut_where_they_are_read(tmp_path: Path) -> None
         {"event": "end", "nodeid": "t.py::\x1b[2Jx" + "n" * 900, "message": "\ud800" + "m" * 9000},
         {"event": "exit", "frames": frames},
         {"event": "answer", "id": "c1", "value": {"text": "\x1b keeps"}},
+        {"event": "start", **{f"k{n}": n for n in range(MAX_ITEMS + 50)}},
     ]
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
     reader = RecordReader(path)
-    end, exit_, answer = reader.new()
+    end, exit_, answer, keys = reader.new()
     assert end["nodeid"].startswith("t.py::\\x1b[2Jx") and len(end["nodeid"]) < NAME_CHARS + 50
     assert end["message"].startswith("\\ud800m") and "more characters cut" in end["message"]
     assert len(end["message"]) < MESSAGE_CHARS + 50
     assert len(exit_["frames"]) == MAX_ITEMS and exit_["frames"][-1]["line"] == 998, "innermost"
-    assert reader.cut == 999 - MAX_ITEMS
+    assert len(keys) == MAX_ITEMS and reader.cut == 999 - MAX_ITEMS + 51
     assert answer["value"] == {"text": "\x1b keeps"}, "an answer's value is data, compared as sent"
 
 
@@ -206,6 +207,7 @@ def test_a_flood_of_records_is_cut_and_counted(graded: Graded) -> None:
     row = graded.learner("h-flood")
     assert row["passed"] == 0 and row["status"] == "error", row
     assert len(json.dumps(row)) < 200_000, "a row the size of its cut messages, not megabytes"
+    assert any("went past their caps" in note for note in row["notes"]), row["notes"]
     assert len(graded.json_text) < 2_000_000 and len(graded.csv_text) < 100_000
     assert max(len(line) for line in graded.run.stdout.splitlines()) < 2_000
 
