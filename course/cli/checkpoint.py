@@ -202,7 +202,9 @@ def _watch(
     limits = Limits(test_seconds=args.timeout)
     loop = WatchLoop(
         manifest,
-        lambda: evaluate(manifest, kit, where.root, [], limits, grading),
+        lambda: for_learners(
+            evaluate(manifest, kit, where.root, [], limits, grading), manifest, grading.hidden
+        ),
         sys.stdout,
         args.practice,
         commands,
