@@ -47,8 +47,9 @@ def wrong(workspace: Path) -> None:
 
 
 def hostile_changes(roster: Path, markers: Path) -> list[tuple[str, Callable[[Path], None]]]:
-    """Every attack of the hostile suites, as (name, change to a fresh workspace)."""
-    changes = [(a.learner, a.apply) for a in hostile.attacks([roster / "gradebook.csv"])]
+    """Every attack of the hostile suites, as (name, change to a fresh workspace): those on
+    what crosses the boundary first, then the sandbox's."""
+    changes: list[tuple[str, Callable[[Path], None]]] = []
     for name, code in (
         ("h-spoof", hostile.SPOOF_RECORDS),
         ("h-flood", hostile.FLOOD_RECORDS),
@@ -56,6 +57,7 @@ def hostile_changes(roster: Path, markers: Path) -> list[tuple[str, Callable[[Pa
     ):
         changes.append((name, lambda w, code=code: hostile.append(w, hostile.MODULE, code)))
     changes.append(("h-planted", lambda w: hostile.plant_everywhere(w, markers / "ran")))
+    changes += [(a.learner, a.apply) for a in hostile.attacks([roster / "gradebook.csv"])]
     return changes
 
 

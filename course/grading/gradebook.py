@@ -273,6 +273,8 @@ def write_gradebook(directory: Path, csv_text: str, json_text: str) -> tuple[Pat
         if not any(p.is_dir() and not p.is_symlink() for p in paths):
             break
         number += 1
-    atomic_write(paths[0], csv_text.encode("utf-8"))
-    atomic_write(paths[1], json_text.encode("utf-8"))
+    # both encoded before either is written: one is never left older than the other
+    csv_data, json_data = csv_text.encode("utf-8"), json_text.encode("utf-8")
+    atomic_write(paths[0], csv_data)
+    atomic_write(paths[1], json_data)
     return paths
