@@ -38,7 +38,12 @@ from solutions import solve_lab
 
 from course.display.notebook import check
 from course.grading.engine import for_learners
-from course.grading.gradebook import FORMULA_STARTS, gradebook_csv, ungraded_row
+from course.grading.gradebook import (
+    FORMULA_STARTS,
+    gradebook_csv,
+    ungraded_row,
+    write_gradebook,
+)
 from course.grading.hidden import REDACTED, read_hidden
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
@@ -112,6 +117,14 @@ def test_no_csv_cell_starts_a_formula_in_any_column(manifest: Manifest) -> None:
     cells = [cell for row in csv.reader(io.StringIO(gradebook_csv(["11.1"], rows))) for cell in row]
     assert not [cell for cell in cells if cell.startswith(FORMULA_STARTS)], cells
     assert "'=cmd|' /C calc'!A0" in cells, "the text is kept, behind a quote"
+
+
+def test_a_gradebook_that_cannot_be_written_whole_is_not_written_in_half(tmp_path: Path) -> None:
+    write_gradebook(tmp_path, "old csv\n", "{}\n")
+    with pytest.raises(UnicodeEncodeError):
+        write_gradebook(tmp_path, "new csv\n", '{"learner": "\ud800"}\n')
+    assert (tmp_path / "gradebook.csv").read_text(encoding="utf-8") == "old csv\n"
+    assert (tmp_path / "gradebook.json").read_text(encoding="utf-8") == "{}\n"
 
 
 # --------------------------------------------------------------------------- instructor tests
