@@ -263,7 +263,7 @@ def _run(argv: Sequence[str] | None) -> int:
             grade_roster(manifest, kit, Path(args.roster), gradebook, options, sys.stderr, out)
             return 0
         where = locate(manifest, kit, args.practice)
-        print_edits(manifest, kit, where, out)
+        said = print_edits(manifest, kit, where, out)
         if args.review:
             return _review(manifest, kit, where, args, style, grading)
         if args.watch:
@@ -272,7 +272,7 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"Checking {where.label}", file=out, flush=True)
         limits = Limits(test_seconds=args.timeout)
         result = evaluate(manifest, kit, where.root, args.lab, limits, grading)
-        print_verdict(for_learners(result, manifest, hidden), out, style)
+        print_verdict(for_learners(result, manifest, hidden), out, style, said)
     except EmptyRoster as error:
         print(f"checkpoint: {error}", file=sys.stderr)
         return 1
