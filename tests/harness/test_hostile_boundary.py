@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +103,47 @@ def test_records_are_cleaned_and_cut_where_they_are_read(tmp_path: Path) -> None
     assert len(exit_["frames"]) == MAX_ITEMS and exit_["frames"][-1]["line"] == 998, "innermost"
     assert len(keys) == MAX_ITEMS and reader.cut == 999 - MAX_ITEMS + 51
     assert answer["value"] == {"text": "\x1b keeps"}, "an answer's value is data, compared as sent"
+
+
+ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=40)
+"""Any text: control characters, escapes and lone surrogates included."""
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | ANY_TEXT,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(ANY_TEXT, inner, max_size=5),
+    max_leaves=20,
+)
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string of a record, keys included, except inside an answer's ``value``."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [k, *([] if k == "value" else _strings(v))]]
+    return []
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(max_size=60),
+            st.dictionaries(ANY_TEXT, JSON_VALUES, max_size=6).map(
+                lambda record: json.dumps(record).encode()
+            ),
+        ),
+        max_size=12,
+    )
+)
+def test_whatever_a_child_appends_the_reader_hands_on_only_safe_text(lines: list[bytes]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "results.jsonl"
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        for record in RecordReader(path).new():
+            for text in _strings(record):
+                text.encode("utf-8")
+                assert all(char.isprintable() or char == "\n" for char in text), text
 
 
 # --------------------------------------------------------------------------- spreadsheets
