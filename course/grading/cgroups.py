@@ -7,15 +7,20 @@ run's cgroup is made in a delegated subtree: the folder named by ``COURSE_GRADIN
 (for instance a ``systemd-run --user --scope -p Delegate=yes`` scope's own folder, or one
 an administrator made and handed over), else this process's own cgroup; it must have the
 ``memory`` and ``pids`` controllers in its ``cgroup.subtree_control``. Elsewhere ``create``
-returns None and the sandbox says which caps it could not set.
+returns None, and a systemd scope (``systemd-run --scope -p MemoryMax= -p TasksMax=``, the
+user's own manager for an ordinary user) caps each process the run starts, with its children,
+where systemd can make one; the sandbox says which caps it could set.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
+import shutil
 import signal
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,3 +247,60 @@ def _create_v1(memory_mb: int, processes: int) -> Cgroups | None:
     if memory is None and pids is None:
         return None
     return Cgroups(memory, pids)
+
+
+# --------------------------------------------------------------------------- systemd scopes
+
+SCOPE_VARIABLES = ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS")
+"""What ``systemd-run --user`` needs to reach the user's manager (and nothing after it gets)."""
+
+
+def scope_command(
+    systemd_run: str, env: str, memory_mb: int, processes: int, user: bool
+) -> list[str]:
+    """The prefix that runs what follows in a new systemd scope capping its memory (no swap)
+    and tasks, then with an empty environment (``env -i``)."""
+    return [
+        systemd_run,
+        *(["--user"] if user else []),
+        "--scope",
+        "--quiet",
+        "--collect",
+        f"--property=MemoryMax={memory_mb}M",
+        "--property=MemorySwapMax=0",
+        f"--property=TasksMax={processes}",
+        "--",
+        env,
+        "-i",
+    ]
+
+
+def scope_environment(environ: dict[str, str]) -> dict[str, str]:
+    return {key: environ[key] for key in SCOPE_VARIABLES if key in environ}
+
+
+@functools.cache
+def systemd_scope() -> tuple[tuple[str, str, bool] | None, str]:
+    """((systemd-run, env, user manager?) or None, why not): whether systemd can put each
+    process of a run in a scope with limits here (tried once, with a trivial command)."""
+    systemd_run = shutil.which("systemd-run")
+    env = shutil.which("env", path="/usr/bin:/bin")
+    if systemd_run is None or env is None:
+        return None, "systemd-run is not installed"
+    user = os.geteuid() != 0
+    command = scope_command(systemd_run, env, 64, 8, user) + ["true"]
+    try:
+        done = subprocess.run(
+            command,
+            env=scope_environment(dict(os.environ)),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"systemd-run did not start: {error}"
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        return None, f"systemd-run cannot make a scope here ({said})"
+    return (systemd_run, env, user), ""

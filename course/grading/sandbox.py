@@ -301,6 +301,7 @@ def enforced(
     cgroup: Cgroups | None,
     sandboxed: bool,
     host: tuple[str, int] | None = None,
+    scoped: bool = False,
 ) -> tuple[str, ...]:
     """What is enforced, plainly (``host``: the user the sandbox starts as, see ``host_user``)."""
     found = []
@@ -326,6 +327,11 @@ def enforced(
             f"memory {limits.memory_mb} MB for all processes together "
             f"(memory cgroup {cgroup.version})"
         )
+    elif scoped:
+        found.append(
+            f"memory {limits.memory_mb} MB for each process the run starts, with its children "
+            "(systemd scope; no cap on all of them together)"
+        )
     else:
         found.append(
             f"memory {limits.address_space_mb} MB address space per process only "
@@ -334,6 +340,11 @@ def enforced(
     if cgroup is not None and cgroup.pids is not None:
         found.append(
             f"{limits.processes} processes and threads together (pids cgroup {cgroup.version})"
+        )
+    elif scoped:
+        found.append(
+            f"{limits.processes} processes and threads for each process the run starts, with "
+            "its children (systemd scope)"
         )
     elif sandboxed and host is not None:
         found.append(
@@ -353,7 +364,8 @@ def planned_limits(limits: SandboxLimits, *, sandboxed: bool) -> tuple[str, ...]
     """What a run would enforce here (cgroups are tried, then removed)."""
     trial = cgroups.create(limits.memory_mb, limits.processes)
     try:
-        return enforced(limits, trial, sandboxed, host_user() if sandboxed else None)
+        scoped = sandboxed and trial is None and cgroups.systemd_scope()[0] is not None
+        return enforced(limits, trial, sandboxed, host_user() if sandboxed else None, scoped)
     finally:
         if trial is not None:
             trial.remove()
@@ -373,6 +385,9 @@ class Confinement:
     cgroup: Cgroups | None = None
     host: tuple[str, int] | None = None
     """(setpriv, uid) to start the sandbox as, when the grader is root (see ``host_user``)."""
+    scope: tuple[str, str, bool] | None = None
+    """(systemd-run, env, user manager?) when each process gets a systemd scope instead of
+    the run's cgroups (see ``cgroups.systemd_scope``)."""
     expired: str = ""
     started: list[int] = field(default_factory=list)
 
@@ -406,10 +421,17 @@ class Confinement:
             sandbox = drop_command(*host) + sandbox
         # an empty environment: bubblewrap's first process in the sandbox keeps bubblewrap's
         spec["env"] = {}
+        if self.scope is not None:
+            systemd_run, env_program, user = self.scope
+            memory, processes = self.limits.memory_mb, self.limits.processes
+            scope = cgroups.scope_command(systemd_run, env_program, memory, processes, user)
+            sandbox = scope + sandbox
+            spec["env"] = cgroups.scope_environment(dict(os.environ))  # ``env -i`` clears it
         return _launcher(spec) + sandbox + command, {}
 
     def enforced(self) -> tuple[str, ...]:
-        return enforced(self.limits, self.cgroup, self.sandboxed, self.host)
+        scoped = self.sandboxed and self.scope is not None
+        return enforced(self.limits, self.cgroup, self.sandboxed, self.host, scoped)
 
     def out_of_memory(self) -> bool:
         return self.cgroup is not None and self.cgroup.out_of_memory()
@@ -530,4 +552,5 @@ def open_confinement(
         bwrap,
         cgroup,
         host_user() if sandboxed else None,
+        cgroups.systemd_scope()[0] if sandboxed and cgroup is None else None,
     )

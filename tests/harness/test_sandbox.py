@@ -36,23 +36,28 @@ TOKEN = "course-sandbox-test-daemon-5c1e"
 SYSTEM = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp", "usr"}
 
 
-@pytest.fixture
-def sandbox(tmp_path: Path) -> Iterator[Confinement]:
-    """A confinement like a graded run's, over an empty graded copy, with a 200 MB cap."""
+def empty_run(tmp_path: Path, limits: SandboxLimits, *, sandboxed: bool = True) -> Confinement:
+    """A confinement like a graded run's, over an empty graded copy in ``tmp_path``."""
     status = sandbox_status(kit_root(), ("course",))
-    assert status.available, f"the sandbox must start here: {status.reason}"
+    assert status.available or not sandboxed, f"the sandbox must start here: {status.reason}"
     copy, run = tmp_path / "copy", tmp_path / "run"
     copy.mkdir()
     run.mkdir()
-    confinement = open_confinement(
-        sandboxed=True,
+    return open_confinement(
+        sandboxed=sandboxed,
         graded=(copy,),
         python_path=(copy,),
         hidden=(kit_root(), tmp_path / "roster"),
-        limits=SandboxLimits(memory_mb=200, processes=32),
+        limits=limits,
         run_directory=run,
-        bwrap=status.bwrap,
+        bwrap=status.bwrap if sandboxed else None,
     )
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Iterator[Confinement]:
+    """A confinement like a graded run's, over an empty graded copy, with a 200 MB cap."""
+    confinement = empty_run(tmp_path, SandboxLimits(memory_mb=200, processes=32))
     try:
         yield confinement
     finally:
@@ -394,18 +399,7 @@ def test_a_delegated_cgroup_v2_caps_memory_and_processes_together(
             f"cgroup2fs means v2; set {cgroups.DELEGATED} to a delegated folder)"
         )
     found.remove()
-    copy, run = tmp_path / "copy", tmp_path / "run"
-    copy.mkdir()
-    run.mkdir()
-    confinement = open_confinement(
-        sandboxed=False,
-        graded=(copy,),
-        python_path=(copy,),
-        hidden=(),
-        limits=SandboxLimits(memory_mb=200, processes=16),
-        run_directory=run,
-        bwrap=None,
-    )
+    confinement = empty_run(tmp_path, SandboxLimits(memory_mb=200, processes=16), sandboxed=False)
     try:
         assert confinement.cgroup is not None and confinement.cgroup.version == "v2"
         said = run_inside(
@@ -443,3 +437,30 @@ def test_cgroup_v2_is_found_from_mountinfo_and_the_processs_own_cgroup() -> None
         "/sys/fs/cgroup/grading"
     )
     assert cgroups.v2_parent("31 24 0:27 / /proc rw - proc proc rw\n", own, None) is None
+
+
+def test_a_systemd_scope_prefix_caps_memory_and_tasks_and_clears_the_environment() -> None:
+    prefix = cgroups.scope_command("/usr/bin/systemd-run", "/usr/bin/env", 512, 32, user=True)
+    assert prefix[:3] == ["/usr/bin/systemd-run", "--user", "--scope"]
+    assert {"--property=MemoryMax=512M", "--property=MemorySwapMax=0"} <= set(prefix)
+    assert "--property=TasksMax=32" in prefix
+    assert prefix[-3:] == ["--", "/usr/bin/env", "-i"], "nothing of the grader's past the scope"
+    assert "--user" not in cgroups.scope_command("s", "e", 1, 1, user=False)
+    environ = {"XDG_RUNTIME_DIR": "/run/user/1000", "SECRET": "x"}
+    assert cgroups.scope_environment(environ) == {"XDG_RUNTIME_DIR": "/run/user/1000"}
+
+
+def test_where_systemd_makes_scopes_a_run_without_cgroups_uses_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scope, why = cgroups.systemd_scope()
+    if scope is None:
+        pytest.skip(f"no systemd scope here: {why}")
+    monkeypatch.setattr(cgroups, "create", lambda memory, processes: None)
+    confinement = empty_run(tmp_path, SandboxLimits(memory_mb=200, processes=16))
+    try:
+        assert any("(systemd scope" in line for line in confinement.enforced())
+        said = run_inside(confinement, "print(open('/proc/1/environ', 'rb').read() == b'')")
+        assert said.strip().splitlines()[-1] == "True", said
+    finally:
+        confinement.close()
