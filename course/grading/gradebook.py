@@ -24,6 +24,7 @@ from typing import Any
 from ..harness.manifest import Lab
 from ..harness.results import CheckpointResult, LabResult
 from ..harness.status import WORST_FIRST, Status
+from ..harness.untrusted import escape
 from .safefs import atomic_write
 
 SKIPPED = "skipped"
@@ -39,8 +40,9 @@ def spreadsheet_safe(cell: object) -> object:
 
 
 def clean(text: str) -> str:
-    """``text`` with control characters (terminal escapes, newlines) shown as ``\\xNN``."""
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+    """``text`` on one line: control characters (terminal escapes, newlines) and other
+    non-printable characters shown escaped (``untrusted.escape``)."""
+    return escape(text, keep="")
 
 
 @dataclass(frozen=True)
