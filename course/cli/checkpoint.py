@@ -13,7 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from ..grading.engine import GradingOptions, SandboxMode, SandboxUnavailable, evaluate
+from ..grading.engine import (
+    GradingOptions,
+    SandboxMode,
+    SandboxUnavailable,
+    evaluate,
+    for_learners,
+)
 from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.intake import names_pattern
 from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
@@ -24,7 +30,7 @@ from ..harness.report import render_card, render_short_card, render_summary
 from ..harness.runner import Limits
 from ..harness.style import Style, style_for
 from ..harness.workspace import WorkspaceError
-from .locate import Where, locate, print_verdict
+from .locate import Where, locate, print_edits, print_verdict
 from .review import render_review, run_review
 from .watch import WatchLoop, watch
 
@@ -196,7 +202,9 @@ def _watch(
     limits = Limits(test_seconds=args.timeout)
     loop = WatchLoop(
         manifest,
-        lambda: evaluate(manifest, kit, where.root, [], limits, grading),
+        lambda: for_learners(
+            evaluate(manifest, kit, where.root, [], limits, grading), manifest, grading.hidden
+        ),
         sys.stdout,
         args.practice,
         commands,
@@ -255,6 +263,7 @@ def _run(argv: Sequence[str] | None) -> int:
             grade_roster(manifest, kit, Path(args.roster), gradebook, options, sys.stderr, out)
             return 0
         where = locate(manifest, kit, args.practice)
+        said = print_edits(manifest, kit, where, out)
         if args.review:
             return _review(manifest, kit, where, args, style, grading)
         if args.watch:
@@ -263,7 +272,7 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"Checking {where.label}", file=out, flush=True)
         limits = Limits(test_seconds=args.timeout)
         result = evaluate(manifest, kit, where.root, args.lab, limits, grading)
-        print_verdict(result, out, style)
+        print_verdict(for_learners(result, manifest, hidden), out, style, said)
     except EmptyRoster as error:
         print(f"checkpoint: {error}", file=sys.stderr)
         return 1
@@ -279,7 +288,8 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"checkpoint: {error}", file=sys.stderr)
         return USAGE_ERROR
     print(file=out)
-    print(render_summary(manifest, result, args.practice, commands), file=out)
+    shown = for_learners(result, manifest, hidden)
+    print(render_summary(manifest, shown, args.practice, commands), file=out)
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)

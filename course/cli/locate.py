@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from ..grading.engine import take_snapshot
 from ..harness.kit import chapter_fingerprints, short
 from ..harness.manifest import Manifest
 from ..harness.report import render_lab, render_probes
@@ -54,14 +56,30 @@ def locate(manifest: Manifest, kit: Path, practice: str | None) -> Where:
     return Where(f"workspace {root}{since}", package_dir, workspace)
 
 
-def print_verdict(result: CheckpointResult, out: TextIO, style: Style = PLAIN) -> None:
-    """Each lab's line with what did not pass (tests and probe cases), then notes and flags."""
+def print_verdict(
+    result: CheckpointResult, out: TextIO, style: Style = PLAIN, said: Sequence[str] = ()
+) -> None:
+    """Each lab's line with what did not pass (tests and probe cases), then notes and flags
+    (but the notes in ``said``, printed before the run)."""
     for lab in result.labs:
         print(render_lab(lab, style=style), file=out)
     for line in render_probes(result):
         print(line, file=out)
     for note in result.notes:
-        print(f"note: {note}", file=out)
+        if note not in said:
+            print(f"note: {note}", file=out)
     for flag in result.flags:
         print(f"flag: {flag}", file=out)
     out.flush()
+
+
+def print_edits(manifest: Manifest, kit: Path, where: Where, out: TextIO) -> tuple[str, ...]:
+    """What of the workspace will not run (edited tests, a ``conftest.py``…), said before
+    anything runs: the graded copy holds the kit's files instead. Returns the notes said."""
+    if where.root is None:
+        return ()
+    notes = take_snapshot(manifest, kit, where.root).notes
+    for note in notes:
+        print(f"note: {note}", file=out)
+    out.flush()
+    return notes

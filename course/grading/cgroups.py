@@ -1,22 +1,33 @@
-"""Per-run cgroups (v1 memory and pids controllers): create, limit, empty and remove them.
+"""Per-run cgroups (memory and pids controllers, v1 or v2): create, limit, empty, remove.
 
 A cgroup caps what all of a run's processes use together, which per-process resource limits
 cannot: four forked children of 1 GiB each are four times one child's limit, but one cgroup's.
-Only cgroup v1 hierarchies that this process may write to are used; elsewhere ``create``
-returns None and the sandbox says which caps it could not set.
+Cgroup v1 hierarchies this process may write to are used first. On a cgroup-v2-only host a
+run's cgroup is made in a delegated subtree: the folder named by ``COURSE_GRADING_CGROUP``
+(for instance a ``systemd-run --user --scope -p Delegate=yes`` scope's own folder, or one
+an administrator made and handed over), else this process's own cgroup; it must have the
+``memory`` and ``pids`` controllers in its ``cgroup.subtree_control``. Elsewhere ``create``
+returns None, and a systemd scope (``systemd-run --scope -p MemoryMax= -p TasksMax=``, the
+user's own manager for an ordinary user) caps each process the run starts, with its children,
+where systemd can make one; the sandbox says which caps it could set.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
+import shutil
 import signal
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 PREFIX = "course-grading"
+DELEGATED = "COURSE_GRADING_CGROUP"
+"""Environment variable naming a delegated cgroup v2 folder to make runs' cgroups in."""
 _numbers = itertools.count(1)
 
 
@@ -42,6 +53,43 @@ def _own_paths(cgroup: str) -> dict[str, str]:
             for controller in parts[1].split(","):
                 found[controller] = parts[2]
     return found
+
+
+def v2_mount(mountinfo: str) -> Path | None:
+    """The mount point of the cgroup v2 hierarchy in ``/proc/self/mountinfo``, if any."""
+    for line in mountinfo.splitlines():
+        fields, _, tail = line.partition(" - ")
+        parts, options = fields.split(), tail.split()
+        if len(parts) >= 5 and options[:1] == ["cgroup2"]:
+            return Path(parts[4])
+    return None
+
+
+def v2_own_path(cgroup: str) -> str | None:
+    """This process's cgroup v2 path (the ``0::`` line of ``/proc/self/cgroup``)."""
+    for line in cgroup.splitlines():
+        if line.startswith("0::"):
+            return line[3:]
+    return None
+
+
+def v2_parent(mountinfo: str, cgroup: str, delegated: str | None) -> Path | None:
+    """Where a run's v2 cgroup goes: the delegated folder, else this process's own cgroup."""
+    if delegated:
+        return Path(delegated)
+    mount, own = v2_mount(mountinfo), v2_own_path(cgroup)
+    if mount is None or own is None:
+        return None
+    return mount / own.lstrip("/")
+
+
+def v2_usable(parent: Path) -> bool:
+    """Whether ``parent`` hands the memory and pids controllers down to new children."""
+    try:
+        enabled = (parent / "cgroup.subtree_control").read_text(encoding="ascii").split()
+    except OSError:
+        return False
+    return {"memory", "pids"} <= set(enabled)
 
 
 def parent_directories() -> dict[str, Path]:
@@ -82,14 +130,18 @@ def _remove_stale(parent: Path) -> None:
 
 @dataclass
 class Cgroups:
-    """The cgroups of one graded run; ``directories`` are joined by every process it starts."""
+    """The cgroups of one graded run; ``directories`` are joined by every process it starts.
+
+    With cgroup v2 ``memory`` and ``pids`` are one folder.
+    """
 
     memory: Path | None
     pids: Path | None
+    version: str = "v1"
 
     @property
     def directories(self) -> list[Path]:
-        return [d for d in (self.memory, self.pids) if d is not None]
+        return list(dict.fromkeys(d for d in (self.memory, self.pids) if d is not None))
 
     def processes(self) -> set[int]:
         found: set[int] = set()
@@ -109,8 +161,9 @@ class Cgroups:
         """Whether the kernel killed a process of the run for reaching the memory cap."""
         if self.memory is None:
             return False
+        name = "memory.events" if self.version == "v2" else "memory.oom_control"
         try:
-            text = (self.memory / "memory.oom_control").read_text(encoding="ascii")
+            text = (self.memory / name).read_text(encoding="ascii")
         except OSError:
             return False
         counts = dict(line.split() for line in text.splitlines() if len(line.split()) == 2)
@@ -144,8 +197,40 @@ def _make(parent: Path, name: str, settings: dict[str, int]) -> Path | None:
     return directory
 
 
+def create_v2(memory_mb: int, processes: int) -> Cgroups | None:
+    """A cgroup v2 capping memory at ``memory_mb`` (no swap) and tasks at ``processes``."""
+    try:
+        mountinfo = Path("/proc/self/mountinfo").read_text(encoding="utf-8")
+        own = Path("/proc/self/cgroup").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    parent = v2_parent(mountinfo, own, os.environ.get(DELEGATED))
+    if parent is None or not v2_usable(parent):
+        return None
+    _remove_stale(parent)
+    settings = {"memory.max": memory_mb * 1024 * 1024, "pids.max": processes}
+    folder = _make(parent, f"{PREFIX}-{os.getpid()}-{next(_numbers)}", settings)
+    if folder is None:
+        return None
+    with contextlib.suppress(OSError):  # absent where swap is not accounted
+        (folder / "memory.swap.max").write_text("0", encoding="ascii")
+    return Cgroups(folder, folder, "v2")
+
+
 def create(memory_mb: int, processes: int) -> Cgroups | None:
-    """Cgroups capping memory (and swap) at ``memory_mb`` and tasks at ``processes``."""
+    """Cgroups capping memory (and swap) at ``memory_mb`` and tasks at ``processes``:
+    cgroup v1 where its hierarchies are writable, else a delegated cgroup v2."""
+    found = _create_v1(memory_mb, processes)
+    if found is None or found.memory is None or found.pids is None:
+        v2 = create_v2(memory_mb, processes)
+        if v2 is not None:
+            if found is not None:
+                found.remove()
+            return v2
+    return found
+
+
+def _create_v1(memory_mb: int, processes: int) -> Cgroups | None:
     parents = parent_directories()
     name = f"{PREFIX}-{os.getpid()}-{next(_numbers)}"
     for parent in parents.values():
@@ -162,3 +247,60 @@ def create(memory_mb: int, processes: int) -> Cgroups | None:
     if memory is None and pids is None:
         return None
     return Cgroups(memory, pids)
+
+
+# --------------------------------------------------------------------------- systemd scopes
+
+SCOPE_VARIABLES = ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS")
+"""What ``systemd-run --user`` needs to reach the user's manager (and nothing after it gets)."""
+
+
+def scope_command(
+    systemd_run: str, env: str, memory_mb: int, processes: int, user: bool
+) -> list[str]:
+    """The prefix that runs what follows in a new systemd scope capping its memory (no swap)
+    and tasks, then with an empty environment (``env -i``)."""
+    return [
+        systemd_run,
+        *(["--user"] if user else []),
+        "--scope",
+        "--quiet",
+        "--collect",
+        f"--property=MemoryMax={memory_mb}M",
+        "--property=MemorySwapMax=0",
+        f"--property=TasksMax={processes}",
+        "--",
+        env,
+        "-i",
+    ]
+
+
+def scope_environment(environ: dict[str, str]) -> dict[str, str]:
+    return {key: environ[key] for key in SCOPE_VARIABLES if key in environ}
+
+
+@functools.cache
+def systemd_scope() -> tuple[tuple[str, str, bool] | None, str]:
+    """((systemd-run, env, user manager?) or None, why not): whether systemd can put each
+    process of a run in a scope with limits here (tried once, with a trivial command)."""
+    systemd_run = shutil.which("systemd-run")
+    env = shutil.which("env", path="/usr/bin:/bin")
+    if systemd_run is None or env is None:
+        return None, "systemd-run is not installed"
+    user = os.geteuid() != 0
+    command = scope_command(systemd_run, env, 64, 8, user) + ["true"]
+    try:
+        done = subprocess.run(
+            command,
+            env=scope_environment(dict(os.environ)),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"systemd-run did not start: {error}"
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        return None, f"systemd-run cannot make a scope here ({said})"
+    return (systemd_run, env, user), ""

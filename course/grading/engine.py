@@ -20,7 +20,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -266,6 +266,8 @@ def grade(
         )
     if run.unsandboxed:
         notes.append(run.unsandboxed)
+    if log.bounds:
+        notes.append(log.bounds)
     result = summarize(
         manifest,
         labs,
@@ -299,3 +301,47 @@ def evaluate(
     labs = [manifest.lab(lab_id) for lab_id in lab_ids] or list(manifest.labs)
     snapshot = take_snapshot(manifest, kit, root)
     return grade(manifest, kit, snapshot, labs, limits, options, selected=bool(lab_ids)).result
+
+
+def focused_only(
+    result: CheckpointResult, manifest: Manifest, hidden: HiddenTests | None
+) -> list[TestOutcome]:
+    """The result's tests without instructor tests (which learners never see)."""
+    return [t for t in result.tests if hidden is None or not hidden.holds(manifest, t.nodeid)]
+
+
+INSTRUCTOR_MESSAGE = "an instructor test (its message is in the JSON report only)"
+
+
+def for_learners(
+    result: CheckpointResult, manifest: Manifest, hidden: HiddenTests | None
+) -> CheckpointResult:
+    """``result`` as the terminal and the CSV show it: an instructor test's outcome says only
+    its status, and no message quotes an instructor test (the JSON report keeps it all)."""
+    if hidden is None:
+        return result
+
+    def shown(test: TestOutcome) -> TestOutcome:
+        if hidden.holds(manifest, test.nodeid):
+            return replace(test, message=INSTRUCTOR_MESSAGE, frames=(), shown=())
+        return replace(
+            test, message=hidden.redact(test.message), shown=tuple(map(hidden.redact, test.shown))
+        )
+
+    labs = tuple(
+        replace(
+            lab,
+            tests=tuple(map(shown, lab.tests)),
+            probes=None
+            if lab.probes is None
+            else replace(lab.probes, failures=tuple(map(hidden.redact, lab.probes.failures))),
+        )
+        for lab in result.labs
+    )
+    return replace(
+        result,
+        labs=labs,
+        problems=tuple(map(hidden.redact, result.problems)),
+        notes=tuple(map(hidden.redact, result.notes)),
+        flags=tuple(map(hidden.redact, result.flags)),
+    )

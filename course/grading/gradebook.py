@@ -4,7 +4,11 @@ Every row says why: per lab a status and the reason behind any lab that did not 
 test its message (JSON), the first reason in the CSV's ``note`` column, and flags for what an
 instructor should look at (a test report the probes contradict, edited tests, code copied
 from the reference, a symlinked folder). Text that came from learner code or learner folder
-names is stripped of control characters before it reaches a file or a terminal.
+names is stripped of control characters before it reaches a file or a terminal. A CSV cell
+that a spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, ``@``, a tab or
+a carriage return) is written with a ``'`` in front, in every column. The text of instructor
+tests stays out of the CSV and the terminal: the row's reasons come from the result as learners
+may see it (``engine.for_learners``); ``gradebook.json``'s per-test messages keep it whole.
 """
 
 from __future__ import annotations
@@ -20,15 +24,26 @@ from typing import Any
 from ..harness.manifest import Lab
 from ..harness.results import CheckpointResult, LabResult
 from ..harness.status import WORST_FIRST, Status
+from ..harness.untrusted import escape
 from .copies import LabSimilarity
 from .safefs import atomic_write
 
 SKIPPED = "skipped"
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a cell as a formula (OWASP's CSV injection guidance)."""
+
+
+def spreadsheet_safe(cell: object) -> object:
+    """A CSV cell no spreadsheet runs: text starting like a formula gets a ``'`` in front."""
+    if isinstance(cell, str) and cell.startswith(FORMULA_STARTS):
+        return "'" + cell
+    return cell
 
 
 def clean(text: str) -> str:
-    """``text`` with control characters (terminal escapes, newlines) shown as ``\\xNN``."""
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+    """``text`` on one line: control characters (terminal escapes, newlines) and other
+    non-printable characters shown escaped (``untrusted.escape``)."""
+    return escape(text, keep="")
 
 
 @dataclass(frozen=True)
@@ -140,8 +155,15 @@ def graded_row(
     instructor: Sequence[str] = (),
     limits: Sequence[str] = (),
     similarity: Sequence[LabSimilarity] = (),
+    public: CheckpointResult | None = None,
 ) -> Grade:
-    """A learner's row from a graded result; ``instructor`` lists instructor tests' nodeids."""
+    """A learner's row from a graded result; ``instructor`` lists instructor tests' nodeids.
+
+    ``public``: the result as learners may see it, which the reasons and notes come from
+    (default: ``result``); the per-test messages come from ``result``. ``similarity``: each
+    lab's figure against the reference's code.
+    """
+    shown = public if public is not None else result
     figures = {lab.lab: lab.similarity for lab in similarity if lab.functions}
     labs = tuple(
         LabGrade(
@@ -153,7 +175,7 @@ def graded_row(
             lab.probes.to_json() if lab.probes is not None else None,
             figures.get(lab.lab.id),
         )
-        for lab in result.required
+        for lab in shown.required
     )
     flags = list(flags)
     if any(
@@ -170,7 +192,7 @@ def graded_row(
         }
         for test in result.tests
     )
-    problems = tuple(clean(p) for p in result.problems)
+    problems = tuple(clean(p) for p in shown.problems)
     return Grade(
         learner=clean(learner),
         workspace=clean(workspace),
@@ -179,7 +201,7 @@ def graded_row(
         total=result.total,
         labs=labs,
         problems=problems,
-        notes=tuple(clean(n) for n in result.notes),
+        notes=tuple(clean(n) for n in shown.notes),
         flags=tuple(dict.fromkeys(flags)),
         tests=tests,
         limits=tuple(limits),
@@ -214,7 +236,11 @@ def ungraded_row(
 def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(
+
+    def writer_row(cells: Sequence[object]) -> None:
+        writer.writerow([spreadsheet_safe(cell) for cell in cells])
+
+    writer_row(
         ["learner", "status", "passed", "total"]
         + [f"lab {i}" for i in lab_ids]
         + [f"status {i}" for i in lab_ids]
@@ -222,7 +248,7 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
     )
     for grade in grades:
         by_id = {lab.id: lab for lab in grade.labs}
-        writer.writerow(
+        writer_row(
             [grade.learner, grade.status, grade.passed, grade.total]
             + [f"{by_id[i].passed}/{by_id[i].total}" if i in by_id else "" for i in lab_ids]
             + [by_id[i].status if i in by_id else "" for i in lab_ids]
@@ -258,6 +284,8 @@ def write_gradebook(directory: Path, csv_text: str, json_text: str) -> tuple[Pat
         if not any(p.is_dir() and not p.is_symlink() for p in paths):
             break
         number += 1
-    atomic_write(paths[0], csv_text.encode("utf-8"))
-    atomic_write(paths[1], json_text.encode("utf-8"))
+    # both encoded before either is written: one is never left older than the other
+    csv_data, json_data = csv_text.encode("utf-8"), json_text.encode("utf-8")
+    atomic_write(paths[0], csv_data)
+    atomic_write(paths[1], json_data)
     return paths

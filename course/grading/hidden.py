@@ -11,11 +11,25 @@ literal list of cases counts each case.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..harness.catalog import Catalog, CatalogError, CatalogTest, test_functions
 from ..harness.manifest import Manifest
+
+QUOTED_CHARS = 24
+"""A line of an instructor test at least this long (stripped) counts as quoting it."""
+REDACTED = "[text of an instructor test, not shown]"
+
+
+def distinctive_lines(files: Mapping[str, bytes]) -> frozenset[str]:
+    """The stripped lines of ``files`` long enough to tell that a message quotes them."""
+    return frozenset(
+        stripped
+        for data in files.values()
+        for line in data.decode("utf-8", "replace").splitlines()
+        if len(stripped := line.strip()) >= QUOTED_CHARS
+    )
 
 
 class HiddenTestError(ValueError):
@@ -41,6 +55,22 @@ class HiddenTests:
         """The files at their place in a graded copy: beside the focused tests."""
         folder = PurePosixPath(manifest.focused_tests).parent
         return {(folder / name).as_posix(): data for name, data in self.files.items()}
+
+    lines: frozenset[str] = field(default=frozenset(), compare=False)
+    """The files' distinctive lines (see ``redact``)."""
+
+    def redact(self, text: str) -> str:
+        """``text`` with every line that quotes an instructor test replaced by a placeholder.
+
+        Learner code can read the instructor tests while it runs and put their text into any
+        message; text for learners (the terminal, the CSV) goes through here.
+        """
+        if not self.lines or not any(line in text for line in self.lines):
+            return text
+        return "\n".join(
+            REDACTED if any(line in shown for line in self.lines) else shown
+            for shown in text.split("\n")
+        )
 
     def holds(self, manifest: Manifest, nodeid: str) -> bool:
         """Whether a collected test comes from one of these files."""
@@ -72,4 +102,4 @@ def read_hidden(directory: Path, manifest: Manifest) -> HiddenTests:
         files[path.name] = data
     if not files:
         raise HiddenTestError(f"{directory}: no test_*.py files")
-    return HiddenTests(files, Catalog(tuple(tests)))
+    return HiddenTests(files, Catalog(tuple(tests)), distinctive_lines(files))

@@ -2,9 +2,11 @@
 
 The grader runs ``python -I -S launch.py SPEC -- COMMAND…`` in a new session; SPEC is JSON with
 ``pids`` (a file to append this pid to), ``cgroups`` (directories whose ``cgroup.procs`` this
-process joins) and ``limits`` (resource limits by name). Everything happens before the exec,
-so every limit is in place before the first instruction of the command (bubblewrap, which
-then starts the learner's code). Standard library only: this file runs outside any package.
+process joins), ``limits`` (resource limits by name) and ``env`` (the command's whole
+environment: nothing of this process's own, such as the ``LC_CTYPE`` Python may add, is
+passed). Everything happens before the exec, so every limit is in place before the first
+instruction of the command (bubblewrap, which then starts the learner's code). Standard
+library only: this file runs outside any package.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def main(argv: Sequence[str]) -> int:
                 procs.write(str(os.getpid()))
         for name, value in spec["limits"].items():
             lower_limit(LIMITS[name], int(value))
-        os.execv(command[0], command)
+        os.execve(command[0], command, dict(spec.get("env", {})))
     except (OSError, ValueError, KeyError) as error:
         print(f"launch: cannot start {command[0]} confined: {error}", file=sys.stderr)
     return FAILED

@@ -33,6 +33,7 @@ from ..harness.supervisor import (
     kill_group,
     start_child,
 )
+from ..harness.untrusted import safe_text
 from .probe_driver import Answer, answer, load_module
 from .safefs import atomic_write
 
@@ -300,7 +301,7 @@ def _answer(item: Mapping[str, Any]) -> Answer:
     """A driver record as an answer, keeping only the fields an answer has."""
     if "value" in item:
         return {"value": item["value"]}
-    return {"raised": str(item.get("raised", "")), "message": str(item.get("message", ""))[:300]}
+    return {"raised": str(item.get("raised", "")), "message": str(item.get("message", ""))}
 
 
 # --------------------------------------------------------------------------- comparing
@@ -331,8 +332,8 @@ def describe(case: Mapping[str, Any], expected: Answer, actual: Answer) -> str:
         detail = f"expected {expected['raised']}, got a result"
     else:
         detail = f"expected {expected['raised']}, got {actual.get('message') or actual['raised']}"
-    text = f"{case.get('label', case['id'])}: {detail}"
-    return text if len(text) <= DIFFERENCE_LIMIT else text[: DIFFERENCE_LIMIT - 1] + "…"
+    # the learner's answer is data as sent: escaped here, where it becomes text
+    return safe_text(f"{case.get('label', case['id'])}: {detail}", DIFFERENCE_LIMIT, keep="")
 
 
 def _show(value: Any) -> str:

@@ -22,7 +22,7 @@ from ..harness.runner import Limits
 from ..harness.workspace import WorkspaceError
 from . import probes as probing
 from .archives import DEFAULT_CAPS, Caps, Refused
-from .engine import GradingOptions, SandboxUnavailable, grade
+from .engine import GradingOptions, SandboxUnavailable, for_learners, grade
 from .gitrepo import nearest_checkout
 from .gradebook import (
     SKIPPED,
@@ -111,6 +111,7 @@ def grade_entry(
             instructor,
             graded.enforced,
             similarity=graded.snapshot.similarity,
+            public=for_learners(graded.result, manifest, options.hidden),
         )
         row = with_checkout(row, repository, entry, snapshot.learner)
     return with_intake(row, entry)

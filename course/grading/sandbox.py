@@ -42,6 +42,71 @@ PASSED_VARIABLES = (
 """The only variables of a child's environment that reach learner code (besides our own)."""
 SANDBOX_UID = 65534
 """Learner code runs as ``nobody`` inside the sandbox's user namespace: no capabilities."""
+HOST_UID = 65534
+"""Whom learner code runs as on the host when the grader is root (``nobody``): bubblewrap
+maps the sandbox's user to the user that starts it, so a root grader starts it as this one."""
+
+
+def drop_command(setpriv: str, uid: int = HOST_UID) -> list[str]:
+    """The ``setpriv`` prefix that runs what follows as ``uid``, without groups or
+    capabilities, and unable to gain privileges again."""
+    return [
+        setpriv,
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+    ]
+
+
+NOBODY_CHECK = "import os, sys\nfor path in sys.argv[1:]:\n    os.listdir(path)\n"
+
+
+@functools.cache
+def host_user_check() -> tuple[tuple[str, int] | None, str]:
+    """((setpriv, uid) or None, why not): whether a root grader can start the sandbox as
+    ``HOST_UID``, who must be able to run this Python and read its directories."""
+    if os.geteuid() != 0:
+        return None, "the grader is not root"
+    setpriv = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
+    if setpriv is None:
+        return None, "setpriv (util-linux) is not installed"
+    python = [str(p) for p in python_directories()]
+    command = [*drop_command(setpriv), sys.executable, "-I", "-S", "-c", NOBODY_CHECK, *python]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"setpriv did not start: {error}"
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        return None, f"user {HOST_UID} cannot run this Python ({said})"
+    return (setpriv, HOST_UID), ""
+
+
+def host_user() -> tuple[str, int] | None:
+    """(setpriv, uid) when the grader is root and can start the sandbox as ``HOST_UID``."""
+    return host_user_check()[0]
+
+
+def let_through(paths: Iterable[Path], writable: Iterable[Path], uid: int) -> None:
+    """Let ``uid`` reach ``paths`` (and write ``writable``): the grader's private temporary
+    folders on the way get search permission for others (never read), ``writable`` files
+    become ``uid``'s."""
+    top = Path(tempfile.gettempdir()).resolve()
+    for path in [*paths, *writable]:
+        for folder in Path(path).parents:
+            if folder == top or not folder.is_relative_to(top):
+                break
+            with contextlib.suppress(OSError):
+                mode = folder.stat().st_mode
+                if mode & 0o011 != 0o011:
+                    os.chmod(folder, (mode & 0o7777) | 0o011)
+    for path in writable:
+        with contextlib.suppress(OSError):
+            os.chown(path, uid, uid)
 
 
 @dataclass(frozen=True)
@@ -60,6 +125,8 @@ class SandboxLimits:
     """CPU time of each process (RLIMIT_CPU)."""
     scratch_mb: int = 64
     """Size of the private ``/tmp``."""
+    shared_memory_mb: int = 16
+    """Size of the private ``/dev/shm`` (the rest of ``/dev`` is read-only)."""
 
 
 def _existing(paths: Iterable[str]) -> list[Path]:
@@ -109,15 +176,19 @@ class Layout:
     hidden: tuple[Path, ...] = ()
     """Directories that must not be visible even if they lie inside a visible one."""
     scratch_mb: int = 64
+    shared_memory_mb: int = 16
 
 
-def default_layout(graded: Sequence[Path], hidden: Sequence[Path], scratch_mb: int) -> Layout:
+def default_layout(
+    graded: Sequence[Path], hidden: Sequence[Path], scratch_mb: int, shared_memory_mb: int = 16
+) -> Layout:
     return Layout(
         system=tuple(_existing(SYSTEM_DIRECTORIES) + _existing(SYSTEM_FILES)),
         python=tuple(python_directories()),
         graded=tuple(graded),
         hidden=tuple(Path(p).resolve() for p in hidden),
         scratch_mb=scratch_mb,
+        shared_memory_mb=shared_memory_mb,
     )
 
 
@@ -129,8 +200,12 @@ def mount_arguments(layout: Layout, writable: Sequence[Path]) -> list[str]:
             args += ["--symlink", os.readlink(path), str(path)]
         else:
             args += ["--ro-bind", str(path), str(path)]
-    args += ["--dev", "/dev", "--proc", "/proc"]
-    args += ["--size", str(layout.scratch_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    mb = 1024 * 1024
+    # bubblewrap's own /dev is a tmpfs as large as the host's memory: its shm gets a sized
+    # tmpfs of its own (--size applies to the --tmpfs after it), and /dev is then read-only
+    args += ["--dev", "/dev", "--size", str(layout.shared_memory_mb * mb), "--tmpfs", "/dev/shm"]
+    args += ["--remount-ro", "/dev", "--proc", "/proc"]
+    args += ["--size", str(layout.scratch_mb * mb), "--tmpfs", "/tmp"]
     for path in layout.python:  # after /tmp: a virtual environment may live there
         if not any(path.is_relative_to(d) for d in layout.system):
             args += ["--ro-bind", str(path), str(path)]
@@ -195,7 +270,9 @@ def confined_environment(
     }
 
 
-def rlimits(limits: SandboxLimits, cgroup: Cgroups | None) -> dict[str, int]:
+def rlimits(
+    limits: SandboxLimits, cgroup: Cgroups | None, uid: int | None = None
+) -> dict[str, int]:
     mb = 1024 * 1024
     found = {
         "address_space": limits.address_space_mb * mb,
@@ -204,13 +281,13 @@ def rlimits(limits: SandboxLimits, cgroup: Cgroups | None) -> dict[str, int]:
         "core": 0,
     }
     if cgroup is None or cgroup.pids is None:
-        found["processes"] = _own_process_count() + limits.processes
+        found["processes"] = _process_count(os.getuid() if uid is None else uid) + limits.processes
     return found
 
 
-def _own_process_count() -> int:
-    """How many processes this user runs now (RLIMIT_NPROC counts them all)."""
-    uid, count = os.getuid(), 0
+def _process_count(uid: int) -> int:
+    """How many processes ``uid`` runs now (RLIMIT_NPROC counts them all)."""
+    count = 0
     with contextlib.suppress(OSError):
         for entry in os.scandir("/proc"):
             if entry.name.isdigit():
@@ -219,26 +296,60 @@ def _own_process_count() -> int:
     return count
 
 
-def enforced(limits: SandboxLimits, cgroup: Cgroups | None, sandboxed: bool) -> tuple[str, ...]:
-    """What is enforced, plainly."""
+def enforced(
+    limits: SandboxLimits,
+    cgroup: Cgroups | None,
+    sandboxed: bool,
+    host: tuple[str, int] | None = None,
+    scoped: bool = False,
+) -> tuple[str, ...]:
+    """What is enforced, plainly (``host``: the user the sandbox starts as, see ``host_user``)."""
     found = []
     if sandboxed:
         found.append(
             "own user, PID, network, IPC and UTS namespaces; new session, no terminal; "
+            "empty environment for the sandbox's first process; "
             "read-only system and Python; read-only graded copy; "
-            f"private {limits.scratch_mb} MB /tmp; kit, roster and gradebook not mounted"
+            f"private {limits.scratch_mb} MB /tmp and {limits.shared_memory_mb} MB /dev/shm, "
+            "read-only /dev; kit, roster and gradebook not mounted"
         )
+        if host is not None:
+            found.append(f"learner code is host user {host[1]} (not root) outside its namespace")
+        elif os.geteuid() == 0:
+            why = host_user_check()[1]
+            found.append(f"learner code is host root outside its namespace: {why}")
+        else:
+            found.append("learner code is the grader's own host user outside its namespace")
     else:
         found.append("no sandbox: learner code runs with the grader's own permissions")
     if cgroup is not None and cgroup.memory is not None:
-        found.append(f"memory {limits.memory_mb} MB for all processes together (memory cgroup)")
+        found.append(
+            f"memory {limits.memory_mb} MB for all processes together "
+            f"(memory cgroup {cgroup.version})"
+        )
+    elif scoped:
+        found.append(
+            f"memory {limits.memory_mb} MB for each process the run starts, with its children "
+            "(systemd scope; no cap on all of them together)"
+        )
     else:
         found.append(
             f"memory {limits.address_space_mb} MB address space per process only "
             "(no writable memory cgroup, so no cap on all processes together)"
         )
     if cgroup is not None and cgroup.pids is not None:
-        found.append(f"{limits.processes} processes and threads together (pids cgroup)")
+        found.append(
+            f"{limits.processes} processes and threads together (pids cgroup {cgroup.version})"
+        )
+    elif scoped:
+        found.append(
+            f"{limits.processes} processes and threads for each process the run starts, with "
+            "its children (systemd scope)"
+        )
+    elif sandboxed and host is not None:
+        found.append(
+            f"processes: at most {limits.processes} more than user {host[1]} runs (RLIMIT_NPROC)"
+        )
     elif os.getuid() == 0:
         found.append("processes: RLIMIT_NPROC, which the kernel does not enforce for root")
     else:
@@ -253,7 +364,8 @@ def planned_limits(limits: SandboxLimits, *, sandboxed: bool) -> tuple[str, ...]
     """What a run would enforce here (cgroups are tried, then removed)."""
     trial = cgroups.create(limits.memory_mb, limits.processes)
     try:
-        return enforced(limits, trial, sandboxed)
+        scoped = sandboxed and trial is None and cgroups.systemd_scope()[0] is not None
+        return enforced(limits, trial, sandboxed, host_user() if sandboxed else None, scoped)
     finally:
         if trial is not None:
             trial.remove()
@@ -271,6 +383,11 @@ class Confinement:
     """Host-only directory of the run (the pid file); never visible to learner code."""
     bwrap: str | None = None
     cgroup: Cgroups | None = None
+    host: tuple[str, int] | None = None
+    """(setpriv, uid) to start the sandbox as, when the grader is root (see ``host_user``)."""
+    scope: tuple[str, str, bool] | None = None
+    """(systemd-run, env, user manager?) when each process gets a systemd scope instead of
+    the run's cgroups (see ``cgroups.systemd_scope``)."""
     expired: str = ""
     started: list[int] = field(default_factory=list)
 
@@ -288,20 +405,33 @@ class Confinement:
         if not self.sandboxed:
             home.mkdir(exist_ok=True)
         clean = confined_environment(env, self.python_path, home)
+        host = self.host if self.sandboxed else None
         spec = {
             "pids": str(self.pid_file),
             "cgroups": [str(d) for d in (self.cgroup.directories if self.cgroup else [])],
-            "limits": rlimits(self.limits, self.cgroup),
+            "limits": rlimits(self.limits, self.cgroup, host[1] if host else None),
         }
-        launcher = [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(spec), "--"]
         if not self.sandboxed:
-            return launcher + command, clean
+            spec["env"] = clean
+            return _launcher(spec) + command, clean
         assert self.bwrap is not None
         sandbox = bwrap_command(self.bwrap, self.layout, clean, writable)
-        return launcher + sandbox + command, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        if host is not None:
+            let_through([*self.layout.graded, *self.layout.python], writable, host[1])
+            sandbox = drop_command(*host) + sandbox
+        # an empty environment: bubblewrap's first process in the sandbox keeps bubblewrap's
+        spec["env"] = {}
+        if self.scope is not None:
+            systemd_run, env_program, user = self.scope
+            memory, processes = self.limits.memory_mb, self.limits.processes
+            scope = cgroups.scope_command(systemd_run, env_program, memory, processes, user)
+            sandbox = scope + sandbox
+            spec["env"] = cgroups.scope_environment(dict(os.environ))  # ``env -i`` clears it
+        return _launcher(spec) + sandbox + command, {}
 
     def enforced(self) -> tuple[str, ...]:
-        return enforced(self.limits, self.cgroup, self.sandboxed)
+        scoped = self.sandboxed and self.scope is not None
+        return enforced(self.limits, self.cgroup, self.sandboxed, self.host, scoped)
 
     def out_of_memory(self) -> bool:
         return self.cgroup is not None and self.cgroup.out_of_memory()
@@ -322,6 +452,10 @@ class Confinement:
         self.kill()
         if self.cgroup is not None:
             self.cgroup.remove()
+
+
+def _launcher(spec: Mapping[str, object]) -> list[str]:
+    return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(spec), "--"]
 
 
 def _our_children(pid_file: Path) -> list[int]:
@@ -377,7 +511,7 @@ def sandbox_status(hidden: Path, forbidden_modules: tuple[str, ...]) -> SandboxS
     with tempfile.TemporaryDirectory(prefix="course-sandbox-check-") as scratch:
         run = Path(scratch)
         layout = default_layout([run], [hidden], 8)
-        confinement = Confinement(True, layout, (), SandboxLimits(), run, bwrap)
+        confinement = Confinement(True, layout, (), SandboxLimits(), run, bwrap, host=host_user())
         inside = [p.relative_to(hidden).parts[0] for p in layout.python if p.is_relative_to(hidden)]
         check = [sys.executable, "-c", SELF_CHECK, str(hidden), "/".join(inside)]
         command, env = confinement.wrap([*check, *forbidden_modules], {}, ())
@@ -407,6 +541,16 @@ def open_confinement(
     bwrap: str | None,
 ) -> Confinement:
     """A confinement for one graded run, with cgroups when they can be made."""
-    layout = default_layout(graded, hidden, limits.scratch_mb)
+    layout = default_layout(graded, hidden, limits.scratch_mb, limits.shared_memory_mb)
     cgroup = cgroups.create(limits.memory_mb, limits.processes)
-    return Confinement(sandboxed, layout, tuple(python_path), limits, run_directory, bwrap, cgroup)
+    return Confinement(
+        sandboxed,
+        layout,
+        tuple(python_path),
+        limits,
+        run_directory,
+        bwrap,
+        cgroup,
+        host_user() if sandboxed else None,
+        cgroups.systemd_scope()[0] if sandboxed and cgroup is None else None,
+    )

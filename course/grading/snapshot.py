@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from ..harness.kit import chapter_fingerprints, digest, read_source, short
 from ..harness.manifest import Manifest
+from ..harness.untrusted import safe_name, safe_text
 from ..harness.workspace import MARKER, WORKSPACE_NOTEBOOKS, WorkspaceError, parse_marker
 from .copies import LabSimilarity, lab_similarities
 from .safefs import Tree, UnsafePath
@@ -21,6 +22,8 @@ from .safefs import Tree, UnsafePath
 LEARNER_FILES = ("LEARNING.md", "pytest.ini", MARKER, WORKSPACE_NOTEBOOKS)
 """Top-level names a workspace is made with besides the curriculum's files."""
 IGNORED = ("__pycache__",)
+STRAYS_NAMED = 20
+"""Entries outside the curriculum a note names (the rest are counted)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,7 @@ def stray_entries(manifest: Manifest, tree: Tree) -> list[str]:
             if name in expected or name in IGNORED or name.startswith("."):
                 continue
             kind = tree.kind(f"{folder}/{name}" if folder else name)
-            shown = f"{folder}/{name}" if folder else name
+            shown = safe_name(f"{folder}/{name}" if folder else name)  # learners name files
             found.append(shown + ("/" if kind == "directory" else ""))
     return found
 
@@ -105,7 +108,9 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
     notes, flags = _layout_notes(manifest, kit, tree)
     strays = stray_entries(manifest, tree)
     if strays:
-        notes.append(f"not graded (only the curriculum's files are): {', '.join(strays)}")
+        more = f" and {len(strays) - STRAYS_NAMED} more" if len(strays) > STRAYS_NAMED else ""
+        named = ", ".join(strays[:STRAYS_NAMED])
+        notes.append(f"not graded (only the curriculum's files are): {named}{more}")
         flags.append("files outside the curriculum")
     similarity = tuple(lab_similarities(manifest, kit, learner))
     copied = [lab for lab in similarity if lab.flagged]
@@ -117,5 +122,6 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
     now = short(chapter_fingerprints(manifest, kit).starter)
     since = "" if began == now else f"; the kit's starter is now {now}"
     root = tree.base.joinpath(*tree.below)
-    label = f"workspace {root} ({manifest.package}, began from starter {began}{since})"
+    shown = safe_text(root, keep="")
+    label = f"workspace {shown} ({manifest.package}, began from starter {began}{since})"
     return Snapshot(label, learner, tuple(notes), tuple(flags), similarity)

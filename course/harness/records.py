@@ -4,7 +4,10 @@ The test reporter (``plugin.py``) and the probe driver (``grading/probe_driver.p
 ``write_record``; the supervisor reads with ``RecordReader``. Both sides name events through
 ``Event``, so a writer and its reader cannot drift apart. Learner code runs in the writing
 process and can append anything to the file, so the reader trusts nothing: a line or a file
-past its cap is dropped and counted, never held in memory whole.
+past its cap is dropped and counted, never held in memory whole, and every string of a
+record is made safe here (``untrusted.safe_text``: escaped, cut to its cap), once, for every
+door and every output. A probe answer's ``value`` is the one field left as sent: it is data,
+compared with the reference's, and escaped when a difference is shown.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import json
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
+
+from .untrusted import MESSAGE_CHARS, NAME_CHARS, safe_name, safe_text
 
 
 class Event(StrEnum):
@@ -46,6 +51,13 @@ MAX_LINE_BYTES = 256 * 1024
 """A longer record is dropped: no honest record comes near it."""
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """What is read of one results file at most; the rest is counted and dropped."""
+MAX_ITEMS = 200
+"""Items of a list, or keys of an object, kept (a collection, a stack of frames); the rest
+is dropped and counted."""
+NAME_FIELDS = frozenset({"event", "nodeid", "name", "lab", "id", "raised", "path", "function"})
+"""Fields holding a one-line name (cut at ``NAME_CHARS``); other strings are messages."""
+DATA_FIELDS = frozenset({"value"})
+"""Fields holding data compared as sent (a probe answer's result)."""
 
 
 def write_record(stream: IO[str], event: Event, **fields: Any) -> None:
@@ -64,6 +76,8 @@ class RecordReader:
         self.partial = b""
         self.dropped = 0
         """Records (or partial ones) left out: too long, not JSON, or past the file's cap."""
+        self.cut = 0
+        """Items of lists and keys of objects left out (past ``MAX_ITEMS``)."""
 
     def new(self) -> list[dict[str, Any]]:
         room = MAX_FILE_BYTES - self.offset
@@ -101,4 +115,33 @@ class RecordReader:
         if not isinstance(record, dict):
             self.dropped += 1
             return None
-        return record
+        try:
+            return self._table(record)
+        except RecursionError:
+            self.dropped += 1
+            return None
+
+    def _safe(self, value: Any, field: str) -> Any:
+        """``value`` with its strings safe to show and its lists at most ``MAX_ITEMS`` long."""
+        if field in DATA_FIELDS:
+            return value
+        if isinstance(value, str):
+            if field in NAME_FIELDS:
+                return safe_name(value)
+            return safe_text(value, NAME_CHARS if field == "text" else MESSAGE_CHARS)
+        if isinstance(value, list):
+            if len(value) > MAX_ITEMS:
+                self.cut += len(value) - MAX_ITEMS
+            # of a stack, the innermost frames (the last ones) are the ones that explain it
+            kept = value[-MAX_ITEMS:] if field == "frames" else value[:MAX_ITEMS]
+            return [self._safe(item, field) for item in kept]
+        if isinstance(value, dict):
+            return self._table(value)
+        return value
+
+    def _table(self, value: dict[str, Any]) -> dict[str, Any]:
+        """A JSON object: at most ``MAX_ITEMS`` keys, each a safe name."""
+        if len(value) > MAX_ITEMS:
+            self.cut += len(value) - MAX_ITEMS
+        kept = list(value.items())[:MAX_ITEMS]
+        return {safe_name(k): self._safe(v, safe_name(k)) for k, v in kept}

@@ -28,6 +28,7 @@ from .records import Event, RecordReader
 from .results import TestOutcome
 from .status import Status
 from .supervisor import POLL_SECONDS, Limits, Wrap, after_a_hang, kill_group, start_child
+from .untrusted import safe_name
 from .verdicts import NOT_RUN
 
 __all__ = ["Limits", "RunLog", "RunTarget", "run_focused_tests"]
@@ -37,6 +38,13 @@ DUMP_MARGIN = 0.5
 DUMP_WAIT = 1.0
 """How long a timed-out child's dump may still take to appear."""
 COLOUR_VARIABLES = ("FORCE_COLOR", "PY_COLORS", "CLICOLOR_FORCE")
+DUMP_BYTES = 256 * 1024
+"""What is read of a stack dump at most: the child writes it, learner code can add to it."""
+DUMP_FRAMES = 400
+"""Frames of a dump looked at at most (a real one has a few dozen per thread)."""
+MAX_STRAYS = 50
+"""Reports of tests not collected, or repeated, kept for the flags; the rest are dropped."""
+MAX_COLLECT_ERRORS = 20
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,20 @@ class RunLog:
     """Set when a test's setup (where the code under test is imported) overran its limit."""
     fatal: str = ""
     """Set when the package exited or failed at import: why no later test can run."""
+    dropped: int = 0
+    """Records left out (past the caps of ``records.RecordReader``, or not JSON objects)."""
+    cut: int = 0
+    """Items of records' lists and objects left out (past ``records.MAX_ITEMS``)."""
+
+    @property
+    def bounds(self) -> str:
+        """What the caps on the test process's records left out, said plainly ('' if nothing)."""
+        if not (self.dropped or self.cut):
+            return ""
+        return (
+            f"the test process's records went past their caps: {self.dropped} record(s) "
+            f"dropped, {self.cut} item(s) of lists and objects cut"
+        )
 
 
 def child_command(
@@ -139,14 +161,25 @@ def run_focused_tests(
     order: list[tuple[str, str, str | None]] = []  # (nodeid, name, lab), in collection order
     outcomes: dict[str, TestOutcome] = {}
     repeated: list[TestOutcome] = []
+    strays = 0
 
     def record(outcome: TestOutcome) -> None:
-        if outcome.nodeid in outcomes:
-            repeated.append(outcome)  # the first report counts; ``results.admit`` flags this
+        nonlocal strays
+        if outcome.nodeid in outcomes or not _wanted(target, outcome.nodeid):
+            strays += 1  # ``results.admit`` flags these; only a few are kept to say so
+            if outcome.nodeid in outcomes and len(repeated) < MAX_STRAYS:
+                repeated.append(outcome)  # the first report counts
+            elif outcome.nodeid not in outcomes and strays <= MAX_STRAYS:
+                outcomes[outcome.nodeid] = outcome
             return
         outcomes[outcome.nodeid] = outcome
 
     shorter = after_a_hang(limits)
+
+    def progress() -> int:
+        """Collected tests with an outcome: reports of other tests are no progress."""
+        return sum(nodeid in outcomes for nodeid, _, _ in order)
+
     with tempfile.TemporaryDirectory(prefix="checkpoint-") as scratch:
         while True:
             remaining = [nodeid for nodeid, _, _ in order if nodeid not in outcomes]
@@ -155,7 +188,7 @@ def run_focused_tests(
             log.attempts += 1
             results = Path(scratch) / f"results-{log.attempts}.jsonl"
             results.touch()
-            before = len(outcomes)
+            before = progress()
             collected = _run_child(target, labs, results, remaining, limits, log, record)
             if any(o.status == Status.TIMEOUT for o in outcomes.values()):
                 limits = shorter
@@ -163,7 +196,7 @@ def run_focused_tests(
                 order = [t for t in collected if _wanted(target, t[0])]
             if not (log.setup_hung or log.fatal):  # those stop every test still to go
                 _stop_hung_labs(order, outcomes, record, target.catalog)
-            if collected is None or len(outcomes) == before or log.setup_hung or log.fatal:
+            if collected is None or progress() == before or log.setup_hung or log.fatal:
                 break  # no progress, or every later test would end the same way
         status = Status.TIMEOUT if log.setup_hung else Status.ERROR
         reason = log.setup_hung or log.fatal or _leftover_reason(log)
@@ -171,8 +204,8 @@ def run_focused_tests(
             if nodeid not in outcomes:
                 record(TestOutcome(nodeid, name, lab, status, reason))
     listed = {nodeid for nodeid, _, _ in order}
-    strays = [outcome for nodeid, outcome in outcomes.items() if nodeid not in listed]
-    return [outcomes[nodeid] for nodeid, _, _ in order] + strays + repeated, log
+    unlisted = [outcome for nodeid, outcome in outcomes.items() if nodeid not in listed]
+    return [outcomes[nodeid] for nodeid, _, _ in order] + unlisted + repeated, log
 
 
 def _wanted(target: RunTarget, nodeid: str) -> bool:
@@ -252,7 +285,7 @@ class _Watch:
                 (str(t["nodeid"]), str(t["name"]), t.get("lab")) for t in item["tests"]
             ]
             self.names.update({n: (name, lab) for n, name, lab in self.collected})
-        elif event == Event.COLLECT_ERROR:
+        elif event == Event.COLLECT_ERROR and len(self.log.collect_errors) < MAX_COLLECT_ERRORS:
             self.log.collect_errors.append(
                 f"could not collect {item.get('nodeid') or 'the tests'}: {item.get('message', '')}"
             )
@@ -318,14 +351,19 @@ def _read_dump(path: Path, target: RunTarget) -> tuple[Frame, ...]:
     text = ""
     while time.monotonic() < deadline:
         try:
-            latest = path.read_text(encoding="utf-8", errors="replace")
+            with open(path, "rb") as handle:
+                latest = handle.read(DUMP_BYTES).decode("utf-8", "replace")
         except FileNotFoundError:
             latest = ""
         if latest and latest == text:
             break  # written, and no longer growing
         text = latest
         time.sleep(POLL_SECONDS)
-    return tuple(dumped_frames(text, package_dir, package_dir.parent))
+    lines = text.splitlines()[:DUMP_FRAMES]
+    frames = dumped_frames("\n".join(lines), package_dir, package_dir.parent)
+    return tuple(
+        Frame(safe_name(f.path), f.line, safe_name(f.function), safe_name(f.text)) for f in frames
+    )
 
 
 def _run_child(
@@ -366,6 +404,8 @@ def _run_child(
     finally:
         kill_group(process)  # also ends anything learner code left running in the group
         log.output_tail = output.text()
+        log.dropped += records.dropped
+        log.cut += records.cut
     if watch.collected is None and not log.collect_errors:
         lines = [line.strip() for line in log.output_tail.splitlines() if line.strip()]
         last = lines[-1][:300] if lines else f"exit code {process.returncode}"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from .frames import dump_file
+from .untrusted import safe_text
 
 POLL_SECONDS = 0.02
 """How often a supervisor looks at its child's records and clock."""
@@ -77,8 +78,9 @@ class CappedOutput:
         stream.close()
 
     def text(self) -> str:
+        """The kept output, safe to show (learner code writes it)."""
         self.thread.join(timeout=1.0)
-        return bytes(self.kept[-self.limit :]).decode("utf-8", "replace")
+        return safe_text(bytes(self.kept[-self.limit :]).decode("utf-8", "replace"), self.limit)
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:

@@ -12,9 +12,11 @@ from pathlib import Path
 
 from solutions import solve_lab
 
+from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 from course.harness.runner import Limits
+from course.harness.workspace import create_workspace
 
 CHAPTER = "11"
 DEFAULT_LIMITS = Limits()
@@ -50,6 +52,28 @@ def cli(
         timeout=300,
         check=False,
     )
+
+
+def watch_once(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``checkpoint 11 --watch ARGS`` in ``workspace``, quit at once with ``q``: its start."""
+    return subprocess.run(
+        [sys.executable, "-m", "course.cli.checkpoint", CHAPTER, "--watch", *args],
+        cwd=workspace,
+        input="q\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def roster_workspace(manifest: Manifest, roster: Path, name: str, solved: int = 0) -> Path:
+    """A workspace ``roster/name`` with the first ``solved`` required labs done."""
+    folder = roster / name
+    create_workspace(manifest, kit_root(), folder)
+    for lab in manifest.required_labs[:solved]:
+        solve_lab(manifest, kit_root(), folder, lab.id)
+    return folder
 
 
 def replace_in(path: Path, old: str, new: str) -> None:

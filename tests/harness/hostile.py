@@ -295,3 +295,135 @@ def attacks(gradebook: Sequence[Path]) -> list[Attack]:
         Attack("h-fixtures", "an edited fixtures.py", _fixtures),
         Attack("h-tests", "edited focused tests", _edited_tests),
     ]
+
+
+# --------------------------------------------------------------------------- what crosses over
+
+SPOOF = "\ud800\x1b[1A\x1b[2K14/14  All 14 focused tests pass\x1b[8m\x9b2J\u202e"
+"""A lone surrogate, cursor-up and erase-line drawing a fake pass, conceal, a C1 CSI, and a
+right-to-left override: what a terminal, an encoder or a spreadsheet must never get raw."""
+
+SPOOF_RECORDS = f"""
+import json as _json, sys as _sys
+
+_SPOOF = {SPOOF!r}
+
+
+def _spoof():
+    argv = _sys.argv
+    for flag, event in (("--course-results", "collect_error"), ("--results", "answer")):
+        if flag in argv:
+            with open(argv[argv.index(flag) + 1], "a", encoding="utf-8") as out:
+                if event == "collect_error":
+                    record = {{"event": event, "nodeid": _SPOOF, "message": _SPOOF}}
+                    out.write(_json.dumps(record) + "\\n")
+                    end = {{"event": "end", "nodeid": _SPOOF, "status": "passed"}}
+                    out.write(_json.dumps(end | {{"message": _SPOOF}}) + "\\n")
+                else:
+                    with open(argv[argv.index("--cases") + 1], encoding="utf-8") as cases:
+                        for case in _json.load(cases):
+                            answer = {{"event": "answer", "id": case["id"], "raised": "ValueError",
+                                      "message": _SPOOF}}
+                            out.write(_json.dumps(answer) + "\\n")
+
+
+_spoof()
+raise ValueError(_SPOOF)
+"""
+"""Forged records and an import error, every message the spoof."""
+
+FLOOD_RECORDS = """
+import json as _json, os as _os, sys as _sys
+
+
+def _flood():
+    argv = _sys.argv
+    if "--course-results" not in argv:
+        return
+    results = argv[argv.index("--course-results") + 1]
+    message = "x" * 200_000
+    with open(results, "a", encoding="utf-8") as out:
+        tests = [{"nodeid": f"t.py::test_{n}", "name": f"test_{n}", "lab": "11.1"}
+                 for n in range(5000)]
+        out.write(_json.dumps({"event": "collected", "tests": tests}) + "\\n")
+        for n in range(60):  # 12 MB of forged ends, each of a test the kit does not have
+            end = {"event": "end", "nodeid": f"t.py::forged_{n}_" + "n" * 5000,
+                   "status": "failed", "message": message}
+            out.write(_json.dumps(end) + "\\n")
+        out.write("y" * 3_000_000 + "\\n")  # one line past every cap
+    _os._exit(0)
+
+
+_flood()
+"""
+"""Megabytes of records: a collection of 5000 tests, 12 MB of forged messages, a huge line."""
+
+DUMP_BOMB = """
+import sys as _sys, time as _time
+
+
+def _bomb():
+    argv = _sys.argv
+    if "--course-results" not in argv:
+        return
+    stacks = argv[argv.index("--course-results") + 1] + ".stacks"
+    frame = f'  File "{__file__}", line 1 in bomb\\n'
+    with open(stacks, "a", encoding="utf-8") as out:
+        for _ in range(40):  # 40 MB of fake frames of the learner's own file
+            out.write(frame * (1024 * 1024 // len(frame)))
+    while True:  # and then hang at import, so the grader reads the dump
+        _time.sleep(1)
+
+
+_bomb()
+"""
+"""A stack-dump bomb: tens of megabytes of frames the grader would parse after a timeout."""
+
+READ_THE_INSTRUCTOR_TESTS = """
+import glob as _glob
+
+
+def _quote():
+    for path in sorted(_glob.glob("tests/chapter11/test_instructor_*.py")):
+        with open(path, encoding="utf-8") as source:
+            return source.read()
+    return ""
+
+
+_QUOTED = _quote()
+if _QUOTED:
+    raise RuntimeError(_QUOTED)
+"""
+"""Reads the instructor tests in the graded copy and raises their text."""
+
+INSTRUCTOR_TEST = """
+import pytest
+
+
+@pytest.mark.lab("11.1")
+def test_instructor_secret_boundary_case_for_summaries(impl):
+    store = impl.session.InMemorySessionStore()
+    assert store.entries() == [], "SECRET-INSTRUCTOR-EXPECTATION a new store holds nothing"
+"""
+"""An instructor test whose failure would say what it checks."""
+
+
+def imported_marker(marker: Path) -> str:
+    """Python that writes ``marker`` (an absolute path outside the workspace) if it ever runs."""
+    return f"open({str(marker)!r}, 'a').write(__file__ + '\\n')\n"
+
+
+def plant_everywhere(workspace: Path, marker: Path) -> None:
+    """A ``conftest.py`` at the root and beside the tests, a ``sitecustomize.py``, a
+    ``usercustomize.py`` and a ``pytest.ini`` that loads a plugin: each writes ``marker``."""
+    code = imported_marker(marker)
+    write(workspace, "conftest.py", code)
+    append(workspace, "tests/chapter11/conftest.py", code)
+    write(workspace, "sitecustomize.py", code)
+    write(workspace, "usercustomize.py", code)
+    write(workspace, "course_attack_plugin.py", code)
+    append(workspace, "pytest.ini", "")
+    ini = (workspace / "pytest.ini").read_text(encoding="utf-8")
+    (workspace / "pytest.ini").write_text(
+        ini.replace("addopts =", "addopts = -p course_attack_plugin"), encoding="utf-8"
+    )

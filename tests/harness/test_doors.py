@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from harness_support import CHAPTER, cli, replace_in, sabotage
+from harness_support import CHAPTER, cli, replace_in, sabotage, watch_once
 from solutions import solve_lab
 
 from course.cli.review import run_review
@@ -109,15 +107,7 @@ def through_every_door(
     one = reports / f"{workspace.name}-lab.json"
     cli("checkpoint", CHAPTER, "--lab", lab, "--json", str(one), *timeout, cwd=workspace)
     doors["--lab"] = from_json(manifest, one)
-    watch = subprocess.run(
-        [sys.executable, "-m", "course.cli.checkpoint", CHAPTER, "--watch", *timeout],
-        cwd=workspace,
-        input="q\n",
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    watch = watch_once(workspace, *timeout)
     doors["--watch"] = lab_lines(watch.stdout)
     view = check(CHAPTER, start=workspace / "notebooks", timeout=SECONDS)
     assert view.result is not None, view.text

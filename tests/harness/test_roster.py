@@ -23,13 +23,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_support import cli, kill_processes_with, processes_with, replace_in
+from harness_support import (
+    cli,
+    kill_processes_with,
+    processes_with,
+    replace_in,
+    roster_workspace,
+)
 from hostile import DAEMON_TOKEN, PTH_NAME, TTY_LINE, attacks
-from solutions import solve_lab
 
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
-from course.harness.workspace import MARKER, create_workspace
+from course.harness.workspace import MARKER
 
 LABS = ["11.1", "11.2", "11.3", "11.4", "11.5"]
 HONEST = {
@@ -59,12 +64,7 @@ class GradedClass:
         return next(row for row in self.book["learners"] if row["learner"] == name)
 
 
-def _workspace(manifest: Manifest, roster: Path, name: str, solved: int = 0) -> Path:
-    folder = roster / name
-    create_workspace(manifest, kit_root(), folder)
-    for lab in manifest.required_labs[:solved]:
-        solve_lab(manifest, kit_root(), folder, lab.id)
-    return folder
+_workspace = roster_workspace
 
 
 def _honest(manifest: Manifest, roster: Path) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,10 +15,17 @@ from pathlib import Path
 import pytest
 from harness_support import kill_processes_with, processes_with
 
+from course.grading import cgroups
 from course.grading.sandbox import (
+    HOST_UID,
     Confinement,
     Layout,
     SandboxLimits,
+    bwrap_command,
+    default_layout,
+    drop_command,
+    host_user_check,
+    let_through,
     mount_arguments,
     open_confinement,
     sandbox_status,
@@ -27,23 +36,28 @@ TOKEN = "course-sandbox-test-daemon-5c1e"
 SYSTEM = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp", "usr"}
 
 
-@pytest.fixture
-def sandbox(tmp_path: Path) -> Iterator[Confinement]:
-    """A confinement like a graded run's, over an empty graded copy, with a 200 MB cap."""
+def empty_run(tmp_path: Path, limits: SandboxLimits, *, sandboxed: bool = True) -> Confinement:
+    """A confinement like a graded run's, over an empty graded copy in ``tmp_path``."""
     status = sandbox_status(kit_root(), ("course",))
-    assert status.available, f"the sandbox must start here: {status.reason}"
+    assert status.available or not sandboxed, f"the sandbox must start here: {status.reason}"
     copy, run = tmp_path / "copy", tmp_path / "run"
     copy.mkdir()
     run.mkdir()
-    confinement = open_confinement(
-        sandboxed=True,
+    return open_confinement(
+        sandboxed=sandboxed,
         graded=(copy,),
         python_path=(copy,),
         hidden=(kit_root(), tmp_path / "roster"),
-        limits=SandboxLimits(memory_mb=200, processes=32),
+        limits=limits,
         run_directory=run,
-        bwrap=status.bwrap,
+        bwrap=status.bwrap if sandboxed else None,
     )
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Iterator[Confinement]:
+    """A confinement like a graded run's, over an empty graded copy, with a 200 MB cap."""
+    confinement = empty_run(tmp_path, SandboxLimits(memory_mb=200, processes=32))
     try:
         yield confinement
     finally:
@@ -251,3 +265,202 @@ def test_unsandboxed_runs_keep_the_limits_and_a_clean_environment(tmp_path: Path
     names, file_size = json.loads(said.strip().splitlines()[-1])
     assert "SECRET_TOKEN" not in names and file_size == 64 * 1024 * 1024
     assert confinement.enforced()[0].startswith("no sandbox")
+
+
+def test_dev_shm_and_tmp_are_capped_and_dev_is_read_only(sandbox: Confinement) -> None:
+    """bubblewrap's /dev is a tmpfs the size of host memory: it must not take learner files."""
+    said = run_inside(
+        sandbox,
+        """
+        import json, os
+        def fill(folder, megabytes):
+            written = 0
+            try:
+                with open(os.path.join(folder, "fill"), "wb") as out:
+                    for _ in range(megabytes):
+                        out.write(b"x" * 1024 * 1024)
+                        out.flush()
+                        written += 1
+            except OSError:
+                pass
+            return written
+        def creatable(path):
+            try:
+                open(path, "w").close()
+                return True
+            except OSError:
+                return False
+        print(json.dumps({
+            "shm": fill("/dev/shm", 64),
+            "tmp": fill("/tmp", 128),
+            "dev": creatable("/dev/fill"),
+            "null": creatable("/dev/null"),
+        }))
+        """,
+    )
+    seen = json.loads(said.strip().splitlines()[-1])
+    limits = sandbox.limits
+    assert seen["shm"] <= limits.shared_memory_mb, "/dev/shm holds its size and no more"
+    assert seen["tmp"] <= limits.scratch_mb, "/tmp holds its size and no more"
+    assert seen["dev"] is False, "nothing new in /dev"
+    assert seen["null"] is True, "its devices still work"
+
+
+def test_the_sandboxs_first_process_has_an_empty_environment(sandbox: Confinement) -> None:
+    said = run_inside(
+        sandbox,
+        """
+        import json
+        with open("/proc/1/environ", "rb") as first:
+            print(json.dumps(first.read().decode()))
+        """,
+        env={"SECRET_TOKEN": "grader"},
+    )
+    assert json.loads(said.strip().splitlines()[-1]) == ""
+
+
+def test_a_root_grader_starts_learner_code_as_an_unprivileged_host_user(
+    sandbox: Confinement, tmp_path: Path
+) -> None:
+    """Inside, learner code is 65534 either way; a file it makes shows whom it is outside."""
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    code = f"open({str(shared / 'made')!r}, 'w').close()"
+    command, env = sandbox.wrap([sys.executable, "-c", code], {}, (shared,))
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    owner = (shared / "made").stat().st_uid
+    assert done.returncode == 0, done.stderr
+    if os.geteuid() != 0:
+        assert owner == os.geteuid(), "the grader's own unprivileged user"
+        return
+    host, why = host_user_check()
+    limits = " ".join(sandbox.enforced())
+    if host is None:
+        assert owner == 0 and f"host root outside its namespace: {why}" in limits, "said plainly"
+        pytest.skip(f"a root grader cannot start the sandbox as nobody here: {why}")
+    assert owner == HOST_UID
+    assert f"host user {HOST_UID} (not root)" in limits
+
+
+def test_drop_and_mount_arguments_are_in_the_order_bubblewrap_needs(tmp_path: Path) -> None:
+    layout = Layout(system=(), python=(), graded=(tmp_path,), scratch_mb=8, shared_memory_mb=4)
+    args = mount_arguments(layout, ())
+    shm = args.index("/dev/shm")
+    assert args[shm - 3 : shm + 1] == ["--size", str(4 * 1024 * 1024), "--tmpfs", "/dev/shm"]
+    assert args.index("/dev") < shm < args.index("--remount-ro")
+    tmp = args.index("/tmp")
+    assert args[tmp - 3 : tmp + 1] == ["--size", str(8 * 1024 * 1024), "--tmpfs", "/tmp"]
+    drop = drop_command("/usr/bin/setpriv")
+    assert drop[0] == "/usr/bin/setpriv" and drop[-1] == "--"
+    assert {"--reuid=65534", "--regid=65534", "--clear-groups", "--no-new-privs"} <= set(drop)
+
+
+def test_the_drop_to_nobody_maps_the_sandbox_to_host_nobody(tmp_path: Path) -> None:
+    """The command builders alone, with the system's ``cat`` (no Python needed)."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root grader drops to nobody")
+    setpriv, bwrap = shutil.which("setpriv"), shutil.which("bwrap")
+    if setpriv is None or bwrap is None:
+        pytest.skip("setpriv or bwrap is not installed")
+    layout = default_layout([tmp_path], [], 8)
+    layout = Layout(layout.system, (), layout.graded, scratch_mb=8)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    let_through([shared], [], HOST_UID)
+    command = drop_command(setpriv) + bwrap_command(bwrap, layout, {}, (shared,))
+    done = subprocess.run(
+        [*command, "/usr/bin/touch", str(shared / "made")],
+        env={},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (shared / "made").stat().st_uid == HOST_UID, "nobody on the host, not root"
+
+
+def test_a_delegated_cgroup_v2_caps_memory_and_processes_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the host has cgroup v2 with memory and pids delegated to the grader."""
+    v1 = cgroups.parent_directories()
+    if os.path.isdir("/sys/fs/cgroup/memory") or "memory" in v1:
+        monkeypatch.setattr(cgroups, "_create_v1", lambda memory, processes: None)
+    found = cgroups.create_v2(200, 16)
+    if found is None:
+        kind = subprocess.run(
+            ["stat", "-fc", "%T", "/sys/fs/cgroup"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+        pytest.skip(
+            f"no cgroup v2 with memory and pids delegated here (/sys/fs/cgroup is {kind}; "
+            f"cgroup2fs means v2; set {cgroups.DELEGATED} to a delegated folder)"
+        )
+    found.remove()
+    confinement = empty_run(tmp_path, SandboxLimits(memory_mb=200, processes=16), sandboxed=False)
+    try:
+        assert confinement.cgroup is not None and confinement.cgroup.version == "v2"
+        said = run_inside(
+            confinement,
+            """
+            import os
+            pids = []
+            for _ in range(4):
+                pid = os.fork()
+                if pid == 0:
+                    block = bytearray(120 * 1024 * 1024)
+                    block[::4096] = b"x" * len(block[::4096])
+                    os._exit(0)
+                pids.append(pid)
+            print(sum(os.waitpid(p, 0)[1] != 0 for p in pids), "killed")
+            """,
+        )
+        assert confinement.out_of_memory(), said
+        assert any("(memory cgroup v2)" in line for line in confinement.enforced())
+    finally:
+        confinement.close()
+
+
+def test_cgroup_v2_is_found_from_mountinfo_and_the_processs_own_cgroup() -> None:
+    mountinfo = (
+        "30 24 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
+        "31 24 0:27 / /proc rw - proc proc rw\n"
+    )
+    own = "0::/user.slice/user-1000.slice/session-3.scope\n"
+    assert cgroups.v2_mount(mountinfo) == Path("/sys/fs/cgroup")
+    assert cgroups.v2_parent(mountinfo, own, None) == Path(
+        "/sys/fs/cgroup/user.slice/user-1000.slice/session-3.scope"
+    )
+    assert cgroups.v2_parent(mountinfo, own, "/sys/fs/cgroup/grading") == Path(
+        "/sys/fs/cgroup/grading"
+    )
+    assert cgroups.v2_parent("31 24 0:27 / /proc rw - proc proc rw\n", own, None) is None
+
+
+def test_a_systemd_scope_prefix_caps_memory_and_tasks_and_clears_the_environment() -> None:
+    prefix = cgroups.scope_command("/usr/bin/systemd-run", "/usr/bin/env", 512, 32, user=True)
+    assert prefix[:3] == ["/usr/bin/systemd-run", "--user", "--scope"]
+    assert {"--property=MemoryMax=512M", "--property=MemorySwapMax=0"} <= set(prefix)
+    assert "--property=TasksMax=32" in prefix
+    assert prefix[-3:] == ["--", "/usr/bin/env", "-i"], "nothing of the grader's past the scope"
+    assert "--user" not in cgroups.scope_command("s", "e", 1, 1, user=False)
+    environ = {"XDG_RUNTIME_DIR": "/run/user/1000", "SECRET": "x"}
+    assert cgroups.scope_environment(environ) == {"XDG_RUNTIME_DIR": "/run/user/1000"}
+
+
+def test_where_systemd_makes_scopes_a_run_without_cgroups_uses_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scope, why = cgroups.systemd_scope()
+    if scope is None:
+        pytest.skip(f"no systemd scope here: {why}")
+    monkeypatch.setattr(cgroups, "create", lambda memory, processes: None)
+    confinement = empty_run(tmp_path, SandboxLimits(memory_mb=200, processes=16))
+    try:
+        assert any("(systemd scope" in line for line in confinement.enforced())
+        said = run_inside(confinement, "print(open('/proc/1/environ', 'rb').read() == b'')")
+        assert said.strip().splitlines()[-1] == "True", said
+    finally:
+        confinement.close()
