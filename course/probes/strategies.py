@@ -109,7 +109,7 @@ def histories(draw: st.DrawFn, min_groups: int = 0, max_groups: int = 6) -> list
 
 SUMMARIES = st.fixed_dictionaries(
     {
-        "goal": TEXT.filter(bool),
+        "goal": TEXT.filter(str.strip),  # a goal that is not blank, as the parser asks
         **{
             key: st.lists(TEXT, max_size=3)
             for key in (
