@@ -88,9 +88,11 @@ def draw(manifest: Manifest, kit: Path, seed: int) -> ProbeSet | None:
 
 
 def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
-    """What the cases and answers follow from: the probe module, the reference, the seed."""
+    """What the cases and answers follow from: the probe module and the modules beside it (its
+    strategies), the reference, the seed."""
     assert manifest.probes is not None
-    files = {manifest.probes: read_source(kit, manifest.probes)}
+    folder = (kit / manifest.probes).parent
+    files = {path.name: path.read_bytes() for path in sorted(folder.glob("*.py"))}
     files |= {
         f.reference: read_source(kit, f.reference) for f in manifest.files if f.role != "test"
     }
