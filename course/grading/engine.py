@@ -16,6 +16,7 @@ reference's (see ``results.LabResult``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -249,11 +250,20 @@ def grade(
                 labs=[lab.id for lab in labs] if selected else [],
                 limits=limits,
             )
+        # The graded copy is a temporary folder: messages name its files as the learner does.
+        outcomes = [relative_to(run.copy, o) for o in outcomes]
         extra = [o for o in outcomes if o.nodeid.partition("::")[0] in uncounted]
         outcomes = [attribute(manifest, o) for o in outcomes if o not in extra]
         summaries = {}
         if probes is not None and answers is not None:
             summaries = probing.compare(probes, answers.result())
+            summaries = {
+                lab: dataclasses.replace(
+                    summary,
+                    failures=tuple(f.replace(f"{run.copy}/", "") for f in summary.failures),
+                )
+                for lab, summary in summaries.items()
+            }
         out_of_memory, expired, enforced = run.out_of_memory(), run.expired(), run.enforced()
     problems = list(log.collect_errors if not outcomes else [])
     if expired:
@@ -280,6 +290,16 @@ def grade(
         seed=probes.seed if probes else None,
     )
     return Graded(result, snapshot, enforced, tuple(extra))
+
+
+def relative_to(copy: Path, outcome: TestOutcome) -> TestOutcome:
+    """``outcome`` with the graded copy's folder left out of its message and what it shows."""
+    prefix = f"{copy}/"
+    return dataclasses.replace(
+        outcome,
+        message=outcome.message.replace(prefix, ""),
+        shown=tuple(line.replace(prefix, "") for line in outcome.shown),
+    )
 
 
 def take_snapshot(manifest: Manifest, kit: Path, root: Path | None) -> Snapshot:
