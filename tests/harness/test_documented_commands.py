@@ -232,6 +232,11 @@ def concrete(command: str, places: Places) -> str:
     """The command with its placeholders filled in."""
     command = command.replace("--practice DIR", f"--practice {places.workspace}")
     command = command.replace("--roster DIR", f"--roster {places.roster}")
+    # the README's three intakes name their folders: the roster stands in for each
+    command = re.sub(
+        r"--roster (submissions|downloads|classroom)\b", f"--roster {places.roster}", command
+    )
+    command = command.replace("--names PATTERN", "--names '(?P<learner>.+)'")
     command = command.replace("--hidden TESTS", f"--hidden {places.hidden}")
     command = command.replace("--json FILE", f"--json {places.tmp}/result.json")
     command = command.replace("--trials N", "--trials 3")
