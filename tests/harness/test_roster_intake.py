@@ -14,9 +14,11 @@ import csv
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,9 +111,13 @@ def _packed_attacks(manifest: Manifest, roster: Path, work: Path) -> None:
 @pytest.fixture(scope="module")
 def intake(manifest: Manifest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Intake]:
     base = tmp_path_factory.mktemp("intake")
-    roster, work, temporary = base / "roster", base / "work", base / "tmp"
-    for folder in (roster, work, temporary):
+    roster, work = base / "roster", base / "work"
+    for folder in (roster, work):
         folder.mkdir()
+    # The roster's own temporary folder, outside pytest's private one: a root grader starts the
+    # sandbox as nobody where nobody can run its Python, and nobody must reach what it unpacks.
+    temporary = Path(tempfile.mkdtemp(prefix="course-intake-test-"))
+    temporary.chmod(0o755)
     commit = _submissions(manifest, roster, work)
     _packed_attacks(manifest, roster, work)
     before = sorted(os.listdir(roster))
@@ -127,6 +133,7 @@ def intake(manifest: Manifest, tmp_path_factory: pytest.TempPathFactory) -> Iter
     finally:
         kill_processes_with(DAEMON_TOKEN)
         (Path(sysconfig.get_paths()["purelib"]) / PTH_NAME).unlink(missing_ok=True)
+        shutil.rmtree(temporary, ignore_errors=True)
 
 
 def test_every_entry_is_a_row_or_listed_and_the_closing_line_counts_both(intake: Intake) -> None:
