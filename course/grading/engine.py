@@ -16,7 +16,6 @@ reference's (see ``results.LabResult``).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -258,7 +257,7 @@ def grade(
         if probes is not None and answers is not None:
             summaries = probing.compare(probes, answers.result())
             summaries = {
-                lab: dataclasses.replace(
+                lab: replace(
                     summary,
                     failures=tuple(f.replace(f"{run.copy}/", "") for f in summary.failures),
                 )
@@ -295,7 +294,7 @@ def grade(
 def relative_to(copy: Path, outcome: TestOutcome) -> TestOutcome:
     """``outcome`` with the graded copy's folder left out of its message and what it shows."""
     prefix = f"{copy}/"
-    return dataclasses.replace(
+    return replace(
         outcome,
         message=outcome.message.replace(prefix, ""),
         shown=tuple(line.replace(prefix, "") for line in outcome.shown),
@@ -321,13 +320,6 @@ def evaluate(
     labs = [manifest.lab(lab_id) for lab_id in lab_ids] or list(manifest.labs)
     snapshot = take_snapshot(manifest, kit, root)
     return grade(manifest, kit, snapshot, labs, limits, options, selected=bool(lab_ids)).result
-
-
-def focused_only(
-    result: CheckpointResult, manifest: Manifest, hidden: HiddenTests | None
-) -> list[TestOutcome]:
-    """The result's tests without instructor tests (which learners never see)."""
-    return [t for t in result.tests if hidden is None or not hidden.holds(manifest, t.nodeid)]
 
 
 INSTRUCTOR_MESSAGE = "an instructor test (its message is in the JSON report only)"
