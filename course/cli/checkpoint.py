@@ -24,12 +24,14 @@ from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.intake import names_pattern
 from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
 from ..harness.commands import Commands, key_legend, shell_commands
+from ..harness.editions import in_edition, speak
 from ..harness.kit import KitError, chapter_fingerprints, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
 from ..harness.report import render_card, render_short_card, render_summary
 from ..harness.runner import Limits
 from ..harness.style import Style, style_for
 from ..harness.workspace import WorkspaceError
+from ..locale import EditionError
 from .locate import Where, locate, print_edits, print_verdict
 from .review import render_review, run_review
 from .watch import WatchLoop, watch
@@ -96,6 +98,11 @@ def parser() -> argparse.ArgumentParser:
         "--lab", action="append", default=[], metavar="ID", help="run only this lab (repeatable)"
     )
     p.add_argument("--json", metavar="FILE", help="also write machine-readable results to FILE")
+    p.add_argument(
+        "--lang",
+        metavar="EDITION",
+        help="the language to speak, e.g. en or zh (default: the workspace's edition, else LANG)",
+    )
     p.add_argument(
         "--timeout",
         type=positive_seconds,
@@ -240,7 +247,12 @@ def _run(argv: Sequence[str] | None) -> int:
     style = style_for(out, os.environ)
     commands = shell_commands()
     try:
-        manifest = load_manifest(args.chapter)
+        speak(args.lang, Path(args.practice) if args.practice else Path.cwd())
+    except EditionError as error:
+        p.error(str(error))
+    try:
+        source_manifest = load_manifest(args.chapter)
+        manifest = in_edition(source_manifest)
         kit = kit_root()
         for lab_id in args.lab:
             manifest.lab(lab_id)
@@ -260,7 +272,9 @@ def _run(argv: Sequence[str] | None) -> int:
                 names=names_pattern(args.names) if args.names else None,
             )
             gradebook = Path(args.gradebook or args.roster)
-            grade_roster(manifest, kit, Path(args.roster), gradebook, options, sys.stderr, out)
+            # the gradebook keeps the curriculum's own words; only the terminal is translated
+            roster = Path(args.roster)
+            grade_roster(source_manifest, kit, roster, gradebook, options, sys.stderr, out)
             return 0
         where = locate(manifest, kit, args.practice)
         said = print_edits(manifest, kit, where, out)

@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..harness.commands import shell_commands
+from ..harness.editions import in_edition, speak
 from ..harness.kit import KitError, chapter_fingerprints, kit_root, short
 from ..harness.learning import checkpoint_command, lab_command
 from ..harness.manifest import ManifestError, load_manifest
 from ..harness.workspace import WorkspaceError, create_workspace, default_directory
+from ..locale import EditionError
 
 USAGE_ERROR = 2
 
@@ -33,7 +35,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--lang",
         metavar="EDITION",
-        help="the notebooks' language edition, e.g. en or zh (default: the chapter's first)",
+        help="the workspace's language edition, e.g. en or zh: its notebooks, LEARNING.md and "
+        "every message (default: from LANG, else the chapter's first)",
     )
     return p
 
@@ -42,12 +45,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_intermixed_args(argv)  # options before or after the directory
     commands = shell_commands()
     try:
-        manifest = load_manifest(args.chapter)
+        edition = speak(args.lang)
+        source_manifest = load_manifest(args.chapter)
+        if edition not in source_manifest.notebooks:
+            edition = source_manifest.default_edition
+        manifest = in_edition(source_manifest)
         kit = kit_root()
         target = Path(args.directory) if args.directory else default_directory(manifest, Path.cwd())
-        create_workspace(manifest, kit, target, args.lang, commands)
+        create_workspace(manifest, kit, target, edition, commands)
         parent = short(chapter_fingerprints(manifest, kit).starter)
-    except (ManifestError, KitError, WorkspaceError) as error:
+    except (ManifestError, KitError, WorkspaceError, EditionError) as error:
         print(f"practice: {error}", file=sys.stderr)
         return USAGE_ERROR
     root = target.resolve()

@@ -34,6 +34,7 @@ from ..harness.supervisor import (
     start_child,
 )
 from ..harness.untrusted import safe_text
+from ..locale import ENVIRONMENT, current_edition
 from .probe_driver import Answer, answer, load_module
 from .safefs import atomic_write
 
@@ -185,6 +186,7 @@ def driver_environment(target: ProbeTarget) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in target.python_path)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env[ENVIRONMENT] = current_edition()
     return env
 
 

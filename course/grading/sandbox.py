@@ -35,6 +35,7 @@ SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/lib
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime")
 PASSED_VARIABLES = (
     "COURSE_LAB_PACKAGE",
+    "COURSE_LANG",
     "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
     "PYTHONDONTWRITEBYTECODE",
     "PYTHONUNBUFFERED",

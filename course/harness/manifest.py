@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -361,6 +362,64 @@ def _check_consistency(manifest: Manifest, f: TableReader) -> None:
                 raise f.error(
                     f"labs[{index}].files", f"{path!r} is not a learner file of the workspace"
                 )
+
+
+# --------------------------------------------------------------------------- editions
+
+
+def translated(manifest: Manifest, translate: Callable[[str], str]) -> Manifest:
+    """The manifest with every learner-facing text passed through ``translate``.
+
+    This is the one list of what a learner reads in a curriculum: titles, the card's prose,
+    hints, the labs' to-dos and the review. Ids, paths and commands stay as they are. The
+    catalogs' extractor walks the same list (``curriculum_texts``).
+    """
+    t = translate
+    card = replace(
+        manifest.card,
+        title=t(manifest.card.title),
+        mode=t(manifest.card.mode),
+        parent=t(manifest.card.parent),
+        target=t(manifest.card.target),
+        scaffold=t(manifest.card.scaffold),
+        know_before=t(manifest.card.know_before),
+        first_step=t(manifest.card.first_step),
+        first_red_light=t(manifest.card.first_red_light),
+        focused_run=t(manifest.card.focused_run),
+        evidence=t(manifest.card.evidence),
+    )
+    labs = tuple(
+        replace(
+            lab,
+            title=t(lab.title),
+            heading=t(lab.heading),
+            hint=t(lab.hint),
+            functions=tuple(replace(f, todo=t(f.todo)) for f in lab.functions),
+        )
+        for lab in manifest.labs
+    )
+    review = manifest.review
+    if review is not None:
+        review = replace(
+            review,
+            title=t(review.title),
+            intro=t(review.intro),
+            questions=tuple(replace(q, text=t(q.text)) for q in review.questions),
+            checks=tuple(replace(c, title=t(c.title), hint=t(c.hint)) for c in review.checks),
+        )
+    return replace(manifest, title=t(manifest.title), card=card, labs=labs, review=review)
+
+
+def curriculum_texts(manifest: Manifest) -> list[str]:
+    """Every text ``translated`` passes on, in order: what a catalog must translate."""
+    seen: list[str] = []
+
+    def record(text: str) -> str:
+        seen.append(text)
+        return text
+
+    translated(manifest, record)
+    return seen
 
 
 # --------------------------------------------------------------------------- finding

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..locale import ENVIRONMENT, current_edition
 from .catalog import Catalog
 from .frames import Frame, dump_file, dumped_frames, frame_from_json, render_frames
 from .records import Event, RecordReader
@@ -134,6 +135,7 @@ def child_environment(target: RunTarget) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in COLOUR_VARIABLES}
     env["NO_COLOR"] = "1"  # the child's output is a pipe, whatever the caller's terminal
     env["COURSE_LAB_PACKAGE"] = target.package
+    env[ENVIRONMENT] = current_edition()  # messages raised in the child speak the door's edition
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # installed plugins cost seconds per child
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"

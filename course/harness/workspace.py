@@ -45,6 +45,8 @@ class Workspace:
     starter_fingerprint: str
     """The fingerprint of the starter scaffold the workspace was made from."""
     checksums: dict[str, str]
+    edition: str = "en"
+    """The language edition the learner chose (``practice --lang``); every door speaks it."""
 
 
 def find_workspace(start: Path) -> Path | None:
@@ -85,13 +87,16 @@ def parse_marker(root: Path, text: bytes, marker: str) -> Workspace:
             "starter_fingerprint" if "starter_fingerprint" in f.table else "parent_fingerprint"
         ),
         checksums=dict(checksums),
+        edition=f.text("edition", default="en"),  # workspaces made before editions: English
     )
     f.text("created", allow_empty=True, default="")
     f.finish()
     return workspace
 
 
-def render_marker(manifest: Manifest, starter: str, checksums: dict[str, str], when: str) -> str:
+def render_marker(
+    manifest: Manifest, starter: str, checksums: dict[str, str], when: str, edition: str = "en"
+) -> str:
     """The marker file's TOML text."""
     lines = [
         "# A practice workspace of the course kit; checkpoint and the notebooks find it by this",
@@ -99,6 +104,7 @@ def render_marker(manifest: Manifest, starter: str, checksums: dict[str, str], w
         f"chapter = {json.dumps(manifest.chapter)}",
         f"package = {json.dumps(manifest.package)}",
         f"starter_fingerprint = {json.dumps(starter)}",
+        f"edition = {json.dumps(edition)}",
         f"created = {json.dumps(when)}",
         "",
         "[checksums]",
@@ -133,6 +139,7 @@ def workspace_layout(
     manifest: Manifest, kit: Path, edition: str | None = None, commands: Commands = BY_NAME
 ) -> dict[str, bytes]:
     """Every file of a new workspace, by its path inside the workspace."""
+    edition = edition or manifest.default_edition
     files = scaffold_files(manifest, kit, "starter")
     starter = fingerprint(files)
     checksums = {f.path: digest(files[f.path]) for f in manifest.files_with_role("test")}
@@ -142,7 +149,7 @@ def workspace_layout(
         files[notebook] = read_source(kit, source)
         notebooks.append(notebook)
     when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    files[MARKER] = render_marker(manifest, starter, checksums, when).encode("utf-8")
+    files[MARKER] = render_marker(manifest, starter, checksums, when, edition).encode("utf-8")
     files["pytest.ini"] = PYTEST_INI.encode("utf-8")
     learning = render_learning(manifest, starter, notebooks, commands)
     files["LEARNING.md"] = learning.encode("utf-8")

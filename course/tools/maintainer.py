@@ -1,4 +1,4 @@
-"""``course-kit``: the maintainer's command — starters, notebooks, nbrefresh and crashtest."""
+"""``course-kit``: the maintainer's command: starters, notebooks, catalogs, nbrefresh, crashtest."""
 
 from __future__ import annotations
 
@@ -72,6 +72,9 @@ def parser() -> argparse.ArgumentParser:
     n.add_argument("--no-run", action="store_true", help="write the cells, do not execute")
     r = sub.add_parser("nbrefresh", help="re-run notebooks and store deterministic outputs")
     r.add_argument("paths", nargs="*", type=Path, help="notebooks (default: every edition's)")
+    g = sub.add_parser("catalogs", help="build the editions' .mo files from their .po catalogs")
+    g.add_argument("--update", action="store_true", help="add newly marked messages to each .po")
+    g.add_argument("--check", action="store_true", help="exit 1 naming every untranslated message")
     c = sub.add_parser("crashtest", help="kill JSONL writers at random and count lost entries")
     add_crashtest_options(c)
     return p
@@ -85,6 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return starters(args.check)
         if args.command == "notebooks":
             return notebooks(args.check, not args.no_run)
+        if args.command == "catalogs":
+            from .catalogs import main as catalogs
+
+            return catalogs(args.check, args.update)
         if args.command == "nbrefresh":
             from .nbrefresh import main as refresh
 

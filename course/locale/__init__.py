@@ -1,0 +1,125 @@
+"""The kit's editions: which language a learner reads, and gettext for it.
+
+Every learner-facing string of the kit is written in English inside ``_()`` (or ``N_()`` where
+it is a constant translated later). Babel extracts them (``course-kit catalogs``); the Chinese
+edition's translations live in ``zh/LC_MESSAGES/course.po`` and are compiled to ``course.mo``
+by ``scripts/setup``. English is the source text, so it needs no catalog.
+
+Which edition speaks: the door sets it (``--lang``, else the workspace's recorded edition);
+otherwise ``COURSE_LANG``, then ``LANGUAGE``, ``LC_ALL``, ``LC_MESSAGES`` and ``LANG`` choose.
+"""
+
+from __future__ import annotations
+
+import functools
+import gettext as _gettext
+import io
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+EDITIONS = ("en", "zh")
+"""The editions the kit speaks; the first is the source text and the fallback."""
+SOURCE_EDITION = EDITIONS[0]
+DOMAIN = "course"
+ENVIRONMENT = "COURSE_LANG"
+"""The variable a door sets for its children, and a user may set to choose the edition."""
+LOCALE_DIR = Path(__file__).resolve().parent
+
+_chosen: str | None = None
+
+
+class EditionError(ValueError):
+    """An edition the kit does not have."""
+
+
+def normalize(language: str) -> str | None:
+    """``zh`` for ``zh_CN.UTF-8``, ``zh-Hans`` or ``zh``; ``None`` for what is no edition."""
+    base = language.strip().replace("-", "_").split(".")[0].split("@")[0].split("_")[0].lower()
+    return base if base in EDITIONS else None
+
+
+def checked(language: str) -> str:
+    """``language`` as an edition, or an ``EditionError`` that lists the editions."""
+    edition = normalize(language)
+    if edition is None:
+        raise EditionError(
+            _("no edition {language!r} (editions: {editions})").format(
+                language=language, editions=", ".join(EDITIONS)
+            )
+        )
+    return edition
+
+
+def edition_from_environment(environ: Mapping[str, str]) -> str:
+    """The edition the environment asks for, as gettext reads it; English when none is known."""
+    for key in (ENVIRONMENT, "LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(key, "")
+        if not value:
+            continue
+        for language in value.split(":"):
+            edition = normalize(language)
+            if edition is not None:
+                return edition
+        if key != "LANGUAGE":  # LANGUAGE only lists wishes; the others decide
+            return SOURCE_EDITION
+    return SOURCE_EDITION
+
+
+def set_edition(language: str | None) -> str:
+    """Make ``language`` (or the environment's choice, for ``None``) this process's edition."""
+    global _chosen
+    _chosen = checked(language) if language else None
+    return current_edition()
+
+
+def current_edition() -> str:
+    """The edition this process speaks."""
+    return _chosen or edition_from_environment(os.environ)
+
+
+def catalog_path(edition: str, suffix: str = ".po") -> Path:
+    return LOCALE_DIR / edition / "LC_MESSAGES" / f"{DOMAIN}{suffix}"
+
+
+@functools.cache
+def translations(edition: str) -> _gettext.NullTranslations:
+    """The edition's compiled catalog (compiled from its ``.po`` when the ``.mo`` is stale)."""
+    if edition == SOURCE_EDITION:
+        return _gettext.NullTranslations()
+    po, mo = catalog_path(edition), catalog_path(edition, ".mo")
+    if mo.is_file() and (not po.is_file() or mo.stat().st_mtime >= po.stat().st_mtime):
+        with mo.open("rb") as file:
+            return _gettext.GNUTranslations(file)
+    if not po.is_file():
+        return _gettext.NullTranslations()
+    return _gettext.GNUTranslations(io.BytesIO(compile_catalog(po.read_bytes())))
+
+
+def compile_catalog(po_text: bytes) -> bytes:
+    """A ``.po`` file's bytes compiled to ``.mo`` bytes (Babel; fuzzy entries left out)."""
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    catalog = read_po(io.BytesIO(po_text))
+    out = io.BytesIO()
+    write_mo(out, catalog)
+    return out.getvalue()
+
+
+def gettext(message: str) -> str:
+    """``message`` in the current edition."""
+    return translations(current_edition()).gettext(message)
+
+
+def ngettext(singular: str, plural: str, count: int) -> str:
+    """The singular or plural of a message with ``count``, in the current edition."""
+    return translations(current_edition()).ngettext(singular, plural, count)
+
+
+def N_(message: str) -> str:
+    """Mark a constant for extraction; it is translated where it is shown, with ``_()``."""
+    return message
+
+
+_ = gettext

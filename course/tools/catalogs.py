@@ -1,0 +1,180 @@
+"""``course-kit catalogs``: extract the messages, keep every ``.po`` whole, build the ``.mo``.
+
+Babel does the extracting, merging and compiling; ``babel.cfg`` says where the messages are.
+``--check`` fails on any message an edition does not translate (a learner would read English),
+on a translation left fuzzy or stale, and on one whose ``{placeholders}`` differ from the source.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from ..harness.kit import kit_root
+from ..harness.manifest import curriculum_texts, parse_manifest
+from ..locale import DOMAIN, EDITIONS, SOURCE_EDITION, catalog_path, compile_catalog
+
+PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
+def extract_curriculum(
+    fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any
+) -> Iterator[tuple[int, str | None, str, list[str]]]:
+    """Babel extractor for a curriculum TOML: every text a learner reads (see ``translated``)."""
+    text = fileobj.read().decode("utf-8")
+    manifest = parse_manifest(text, getattr(fileobj, "name", "<curriculum>"))
+    for message in curriculum_texts(manifest):
+        first = message.split("\n")[0][:40]
+        line = next((n for n, row in enumerate(text.splitlines(), 1) if first[:20] in row), 1)
+        yield line, None, message, []
+
+
+def template() -> Any:
+    """The catalog template: every message the kit's sources mark, as Babel extracts it."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
+    from babel.messages.frontend import parse_mapping_cfg
+
+    kit = kit_root()
+    with (kit / "babel.cfg").open(encoding="utf-8") as config:
+        method_map, options_map = parse_mapping_cfg(config, "babel.cfg")  # type: ignore[no-untyped-call]
+    catalog = Catalog(project="course-kit", domain=DOMAIN, charset="utf-8")
+    for filename, lineno, message, comments, context in extract_from_dir(
+        str(kit), method_map, options_map, keywords=DEFAULT_KEYWORDS
+    ):
+        catalog.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
+    return catalog
+
+
+def read_catalog(edition: str) -> Any:
+    from babel.messages.pofile import read_po
+
+    path = catalog_path(edition)
+    with path.open("rb") as file:
+        return read_po(file, locale=edition, domain=DOMAIN)
+
+
+def write_catalog(edition: str, catalog: Any) -> Path:
+    from babel.messages.pofile import write_po
+
+    path = catalog_path(edition)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out = io.BytesIO()
+    write_po(out, catalog, width=100, omit_header=False, sort_output=False)
+    path.write_bytes(out.getvalue())
+    return path
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One message an edition's catalog does not translate as it should."""
+
+    edition: str
+    message: str
+    problem: str
+
+    def __str__(self) -> str:
+        head = " ".join(self.message.split())[:90]
+        return f"{self.edition}: {self.problem}: {head!r}"
+
+
+def _ids(message: Any) -> list[str]:
+    return list(message.id) if isinstance(message.id, tuple) else [message.id]
+
+
+def _strings(message: Any) -> list[str]:
+    return list(message.string) if isinstance(message.string, tuple) else [message.string]
+
+
+def gaps(edition: str, source: Any | None = None) -> list[Gap]:
+    """Every message of the sources that ``edition`` leaves to English, or translates wrongly."""
+    source = template() if source is None else source
+    path = catalog_path(edition)
+    if not path.is_file():
+        return [Gap(edition, str(path), "no catalog")]
+    catalog = read_catalog(edition)
+    found: list[Gap] = []
+    for message in source:
+        if not message.id:
+            continue
+        key = message.id[0] if isinstance(message.id, tuple) else message.id
+        translated = catalog.get(key, message.context)
+        if translated is None:
+            found.append(Gap(edition, key, "not in the catalog"))
+        elif translated.fuzzy:
+            found.append(Gap(edition, key, "fuzzy"))
+        elif not all(_strings(translated)):
+            found.append(Gap(edition, key, "untranslated"))
+        else:
+            wanted = set(PLACEHOLDER.findall(" ".join(_ids(message))))
+            for string in _strings(translated):
+                if set(PLACEHOLDER.findall(string)) != wanted:
+                    found.append(Gap(edition, key, "placeholders differ"))
+                    break
+    known = {m.id[0] if isinstance(m.id, tuple) else m.id for m in source if m.id}
+    for message in catalog:
+        key = message.id[0] if isinstance(message.id, tuple) else message.id
+        if message.id and key not in known:
+            found.append(Gap(edition, key, "obsolete: no source marks it any more"))
+    return found
+
+
+def update() -> list[Path]:
+    """Merge the sources' messages into every edition's ``.po`` (new ones untranslated)."""
+    source = template()
+    written = []
+    for edition in EDITIONS:
+        if edition == SOURCE_EDITION:
+            continue
+        catalog = read_catalog(edition) if catalog_path(edition).is_file() else None
+        if catalog is None:
+            from babel.messages.catalog import Catalog
+
+            catalog = Catalog(locale=edition, domain=DOMAIN, project="course-kit")
+        source.creation_date = catalog.creation_date  # a merge alone changes no header line
+        catalog.update(source, no_fuzzy_matching=True)
+        catalog.obsolete.clear()
+        written.append(write_catalog(edition, catalog))
+    return written
+
+
+def build() -> list[Path]:
+    """Compile every edition's ``.po`` into the ``.mo`` the kit reads."""
+    written = []
+    for edition in EDITIONS:
+        po = catalog_path(edition)
+        if edition == SOURCE_EDITION or not po.is_file():
+            continue
+        mo = catalog_path(edition, ".mo")
+        mo.write_bytes(compile_catalog(po.read_bytes()))
+        written.append(mo)
+    return written
+
+
+def main(check: bool, do_update: bool) -> int:
+    kit = kit_root()
+    if do_update:
+        for path in update():
+            print(f"wrote {path.relative_to(kit)}")
+    if check:
+        source = template()
+        found = [gap for e in EDITIONS if e != SOURCE_EDITION for gap in gaps(e, source)]
+        for gap in found:
+            print(f"course-kit: {gap}", file=sys.stderr)
+        if found:
+            print(
+                f"catalogs: {len(found)} message(s) to fix; `course-kit catalogs --update` adds "
+                "new ones to the .po files",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"catalogs: every edition translates all {len(source)} messages")
+        return 0
+    for path in build():
+        print(f"wrote {path.relative_to(kit)}")
+    return 0
