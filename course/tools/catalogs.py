@@ -18,6 +18,7 @@ from typing import IO, Any
 from ..harness.kit import kit_root
 from ..harness.manifest import curriculum_texts, parse_manifest
 from ..locale import DOMAIN, EDITIONS, SOURCE_EDITION, catalog_path, compile_catalog
+from ..locale.english import english_words
 
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
@@ -115,6 +116,10 @@ def gaps(edition: str, source: Any | None = None) -> list[Gap]:
             for string in _strings(translated):
                 if set(PLACEHOLDER.findall(string)) != wanted:
                     found.append(Gap(edition, key, "placeholders differ"))
+                    break
+                english = english_words(PLACEHOLDER.sub(" ", string), edition)
+                if english:
+                    found.append(Gap(edition, key, f"English left ({' '.join(english[:5])})"))
                     break
     known = {m.id[0] if isinstance(m.id, tuple) else m.id for m in source if m.id}
     for message in catalog:
