@@ -9,7 +9,7 @@ import tomllib
 from . import LOCALE_DIR
 
 BACKTICKED = re.compile(r"`[^`\n]*`")
-WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'’-]*")
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'\u2019-]*")
 CODE_NEIGHBOURS = set("._/\\=()[]{}<>:#@$%*+|~")
 
 
@@ -35,7 +35,7 @@ def english_words(text: str, edition: str = "zh") -> list[str]:
     text = BACKTICKED.sub(" ", text)
     found = []
     for match in WORD.finditer(text):
-        word = match.group().rstrip("'’-")
+        word = match.group().rstrip("'\u2019-")
         before = text[match.start() - 1] if match.start() else " "
         after = text[match.end()] if match.end() < len(text) else " "
         if word.lower() in allowed or _is_code(word, before, after):
