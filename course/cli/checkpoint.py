@@ -31,8 +31,10 @@ from ..harness.report import render_card, render_short_card, render_summary
 from ..harness.runner import Limits
 from ..harness.style import Style, style_for
 from ..harness.workspace import WorkspaceError
-from ..locale import EditionError
+from ..locale import EDITIONS, EditionError
+from ..locale import gettext as _
 from .locate import Where, locate, print_edits, print_verdict
+from .options import given
 from .review import render_review, run_review
 from .watch import WatchLoop, watch
 
@@ -48,9 +50,13 @@ def positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            _("not a number of seconds: {text!r}").format(text=text)
+        ) from None
     if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+        raise argparse.ArgumentTypeError(
+            _("must be a positive number of seconds, got {text}").format(text=text)
+        )
     return value
 
 
@@ -59,120 +65,153 @@ def positive_count(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            _("not a whole number: {text!r}").format(text=text)
+        ) from None
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+        raise argparse.ArgumentTypeError(_("must be at least 1, got {text}").format(text=text))
     return value
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command line, its help in this process's edition (see ``choose_edition``)."""
     p = argparse.ArgumentParser(
         prog="checkpoint",
-        description="Run a chapter's focused tests lab by lab: on the reference by default, "
-        "on a practice workspace with --practice (the default inside one), or on every "
-        "workspace of a class with --roster.",
+        description=_(
+            "Run a chapter's focused tests lab by lab: on the reference by default, on a "
+            "practice workspace with --practice (the default inside one), or on every "
+            "workspace of a class with --roster."
+        ),
     )
-    p.add_argument("chapter", help="chapter id, e.g. 11")
+    p.add_argument("chapter", help=_("chapter id, e.g. 11"))
     target = p.add_mutually_exclusive_group()
-    target.add_argument("--practice", metavar="DIR", help="check the practice workspace DIR")
+    target.add_argument("--practice", metavar="DIR", help=_("check the practice workspace DIR"))
     target.add_argument(
         "--roster",
         metavar="DIR",
-        help="grade every submission in DIR: folders, archives (.zip, .tar.gz, .tgz), git "
-        "repositories",
+        help=_(
+            "grade every submission in DIR: folders, archives (.zip, .tar.gz, .tgz), git "
+            "repositories"
+        ),
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
         "--watch",
         action="store_true",
-        help="stay open: re-run the lab at hand each time a file of the package is saved "
-        f"(keys: {key_legend()})",
+        help=_(
+            "stay open: re-run the lab at hand each time a file of the package is saved "
+            "(keys: {keys})"
+        ).format(keys=key_legend()),
     )
     mode.add_argument(
         "--review",
         action="store_true",
-        help="the chapter's closing review: its questions beside your code's answers, and its "
-        "demonstrations checked on your code",
+        help=_(
+            "the chapter's closing review: its questions beside your code's answers, and its "
+            "demonstrations checked on your code"
+        ),
     )
     p.add_argument(
-        "--lab", action="append", default=[], metavar="ID", help="run only this lab (repeatable)"
+        "--lab",
+        action="append",
+        default=[],
+        metavar="ID",
+        help=_("run only this lab (repeatable)"),
     )
-    p.add_argument("--json", metavar="FILE", help="also write machine-readable results to FILE")
+    p.add_argument("--json", metavar="FILE", help=_("also write machine-readable results to FILE"))
     p.add_argument(
         "--lang",
         metavar="EDITION",
-        help="the language to speak, e.g. en or zh (default: the workspace's edition, else LANG)",
+        help=_(
+            "the language to speak: {editions} (default: the workspace's edition, else LANG)"
+        ).format(editions=", ".join(EDITIONS)),
     )
     p.add_argument(
         "--timeout",
         type=positive_seconds,
         default=Limits.test_seconds,
         metavar="SECONDS",
-        help=f"wall-clock limit per test, above 0 (default {Limits.test_seconds:g})",
+        help=_("wall-clock limit per test, above 0 (default {seconds:g})").format(
+            seconds=Limits.test_seconds
+        ),
     )
     card = p.add_mutually_exclusive_group()
     card.add_argument(
         "--card",
         action="store_true",
-        help="print the full checkpoint card (in a workspace the default is a short one)",
+        help=_("print the full checkpoint card (in a workspace the default is a short one)"),
     )
-    card.add_argument("--no-card", action="store_true", help="do not print the card")
+    card.add_argument("--no-card", action="store_true", help=_("do not print the card"))
     p.add_argument(
-        "--gradebook", metavar="DIR", help="with --roster: where gradebook.csv/.json go (DIR)"
+        "--gradebook",
+        metavar="DIR",
+        help=_("with --roster: where gradebook.csv/.json go (DIR)"),
     )
     p.add_argument(
         "--jobs",
         type=positive_count,
         default=2,
         metavar="N",
-        help="with --roster: workspaces at a time",
+        help=_("with --roster: workspaces at a time"),
     )
     p.add_argument(
         "--workspace-timeout",
         type=positive_seconds,
         default=None,
         metavar="SECONDS",
-        help="with --roster: limit per workspace (default: every test at its limit, plus 60)",
+        help=_("with --roster: limit per workspace (default: every test at its limit, plus 60)"),
     )
     p.add_argument(
         "--seed",
         type=int,
         default=None,
         metavar="N",
-        help="draw the probe cases with seed N instead of the chapter's own (every door uses "
-        "the chapter's seed, so learners see the verdict you see unless you pass this)",
+        help=_(
+            "draw the probe cases with seed N instead of the chapter's own (every door uses "
+            "the chapter's seed, so learners see the verdict you see unless you pass this)"
+        ),
     )
     p.add_argument(
         "--names",
         metavar="PATTERN",
-        help="with --roster: take each learner's name from an entry's name with this regular "
-        "expression's (?P<learner>...) group, matched from the start (Canvas: "
-        "'(?P<learner>[^_]+)_')",
+        help=_(
+            "with --roster: take each learner's name from an entry's name with this regular "
+            "expression's {group} group, matched from the start (Canvas: {example})"
+        ).format(group="(?P<learner>...)", example="'(?P<learner>[^_]+)_'"),
     )
     p.add_argument(
         "--hidden",
         metavar="DIR",
-        help="add the instructor tests DIR/test_*.py to the grade (learners never see them)",
+        help=_("add the instructor tests DIR/test_*.py to the grade (learners never see them)"),
     )
     p.add_argument(
         "--unsandboxed",
         action="store_true",
-        help="grade without the bubblewrap sandbox (learner code then runs with your "
-        "permissions; --roster refuses to run without the sandbox otherwise)",
+        help=_(
+            "grade without the bubblewrap sandbox (learner code then runs with your "
+            "permissions; --roster refuses to run without the sandbox otherwise)"
+        ),
     )
     return p
+
+
+def choose_edition(argv: Sequence[str]) -> None:
+    """Speak ``--lang``, else the edition of the workspace checked (``--practice DIR``, else
+    the one around this folder), so that even ``--help`` speaks it. Raises ``EditionError``."""
+    practice = given(argv, "--practice")
+    speak(given(argv, "--lang"), Path(practice) if practice else Path.cwd())
 
 
 def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse options that do not go together (argparse exits with the usage and the error)."""
     if args.roster and (args.watch or args.review):
-        p.error("--roster grades a class; --watch and --review are for one workspace")
+        p.error(_("--roster grades a class; --watch and --review are for one workspace"))
     if args.review and (args.lab or args.json):
-        p.error("--review runs the whole closing review; it takes no --lab or --json")
+        p.error(_("--review runs the whole closing review; it takes no --lab or --json"))
     if args.watch and args.json:
-        p.error("--watch keeps running; it writes no --json")
+        p.error(_("--watch keeps running; it writes no --json"))
     if not args.roster and (args.gradebook or args.workspace_timeout is not None or args.names):
-        p.error("--gradebook, --workspace-timeout and --names go with --roster")
+        p.error(_("--gradebook, --workspace-timeout and --names go with --roster"))
 
 
 def _stop_on_sigterm() -> None:
@@ -231,22 +270,29 @@ def _review(
     grading: GradingOptions,
 ) -> int:
     if manifest.review is None:
-        raise ManifestError(f"chapter {manifest.chapter} has no closing review")
-    print(f"Reviewing {where.label}", flush=True)
+        raise ManifestError(
+            _("chapter {chapter} has no closing review").format(chapter=manifest.chapter)
+        )
+    print(_("Reviewing {where}").format(where=where.label), flush=True)
     result = run_review(manifest, kit, where.root, Limits(args.timeout), grading)
     print(render_review(result, style))
     return 0 if result.ok else 1
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    try:
+        choose_edition(words)
+    except EditionError as error:
+        parser().error(str(error))
     p = parser()
-    args = p.parse_args(argv)
+    args = p.parse_args(words)
     _check_combinations(p, args)
     _stop_on_sigterm()
     out = sys.stdout
     style = style_for(out, os.environ)
     commands = shell_commands()
-    try:
+    try:  # the same choice as choose_edition's, unless an option was abbreviated
         speak(args.lang, Path(args.practice) if args.practice else Path.cwd())
     except EditionError as error:
         p.error(str(error))
@@ -283,7 +329,7 @@ def _run(argv: Sequence[str] | None) -> int:
         if args.watch:
             return _watch(manifest, kit, where, args, style, commands, grading)
         _print_card(manifest, kit, where, args, commands)
-        print(f"Checking {where.label}", file=out, flush=True)
+        print(_("Checking {where}").format(where=where.label), file=out, flush=True)
         limits = Limits(test_seconds=args.timeout)
         result = evaluate(manifest, kit, where.root, args.lab, limits, grading)
         print_verdict(for_learners(result, manifest, hidden), out, style, said)
@@ -292,9 +338,11 @@ def _run(argv: Sequence[str] | None) -> int:
         return 1
     except SandboxUnavailable as error:
         print(
-            f"checkpoint: the sandbox cannot start ({error}); grading would run learners' code "
-            "with your permissions. Install or fix bubblewrap, or pass --unsandboxed to grade "
-            "without it.",
+            _(
+                "checkpoint: the sandbox cannot start ({error}); grading would run learners' "
+                "code with your permissions. Install or fix bubblewrap, or pass --unsandboxed "
+                "to grade without it."
+            ).format(error=error),
             file=sys.stderr,
         )
         return USAGE_ERROR
@@ -327,7 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_stdout()
         return CLOSED_PIPE
     except KeyboardInterrupt:
-        print("checkpoint: stopped", file=sys.stderr)
+        print(_("checkpoint: stopped"), file=sys.stderr)
         return INTERRUPTED
 
 

@@ -14,6 +14,7 @@ from ..harness.report import render_lab, render_probes
 from ..harness.results import CheckpointResult
 from ..harness.style import PLAIN, Style
 from ..harness.workspace import Workspace, WorkspaceError, find_workspace, read_workspace
+from ..locale import gettext as _
 
 
 @dataclass(frozen=True)
@@ -39,21 +40,28 @@ def locate(manifest: Manifest, kit: Path, practice: str | None) -> Where:
     """
     root = Path(practice).resolve() if practice else find_workspace(Path.cwd())
     if root is None:
-        label = (
-            f"the kit's reference ({manifest.reference}) in {kit}: no practice workspace was "
-            "found here or above (run practice to make one)"
-        )
+        label = _(
+            "the kit's reference ({reference}) in {kit}: no practice workspace was found here "
+            "or above (run practice to make one)"
+        ).format(reference=manifest.reference, kit=kit)
         return Where(label, kit / manifest.reference.replace(".", "/"))
     workspace = read_workspace(root)
     if workspace.chapter != manifest.chapter:
         raise WorkspaceError(
-            f"{root} is a chapter {workspace.chapter} workspace, not chapter {manifest.chapter}"
+            _("{root} is a chapter {chapter} workspace, not chapter {wanted}").format(
+                root=root, chapter=workspace.chapter, wanted=manifest.chapter
+            )
         )
     began = short(workspace.starter_fingerprint)
     now = short(chapter_fingerprints(manifest, kit).starter)
-    since = "" if began == now else f" (begun from scaffold {began}; the kit's is now {now})"
+    if began == now:
+        label = _("workspace {root}").format(root=root)
+    else:
+        label = _("workspace {root} (begun from scaffold {began}; the kit's is now {now})").format(
+            root=root, began=began, now=now
+        )
     package_dir = root / workspace.package.replace(".", "/")
-    return Where(f"workspace {root}{since}", package_dir, workspace)
+    return Where(label, package_dir, workspace)
 
 
 def print_verdict(
@@ -67,9 +75,9 @@ def print_verdict(
         print(line, file=out)
     for note in result.notes:
         if note not in said:
-            print(f"note: {note}", file=out)
+            print(_("note: {note}").format(note=note), file=out)
     for flag in result.flags:
-        print(f"flag: {flag}", file=out)
+        print(_("flag: {flag}").format(flag=flag), file=out)
     out.flush()
 
 
@@ -80,6 +88,6 @@ def print_edits(manifest: Manifest, kit: Path, where: Where, out: TextIO) -> tup
         return ()
     notes = take_snapshot(manifest, kit, where.root).notes
     for note in notes:
-        print(f"note: {note}", file=out)
+        print(_("note: {note}").format(note=note), file=out)
     out.flush()
     return notes

@@ -14,35 +14,48 @@ from ..harness.kit import KitError, chapter_fingerprints, kit_root, short
 from ..harness.learning import checkpoint_command, lab_command
 from ..harness.manifest import ManifestError, load_manifest
 from ..harness.workspace import WorkspaceError, create_workspace, default_directory
-from ..locale import EditionError
+from ..locale import EDITIONS, EditionError
+from ..locale import gettext as _
+from .options import given
 
 USAGE_ERROR = 2
 
 
 def parser() -> argparse.ArgumentParser:
+    """The command line, its help in this process's edition (see ``main``)."""
     p = argparse.ArgumentParser(
         prog="practice",
-        description="Create a practice workspace: your own copy of the chapter's starters, "
-        "its focused tests wired to that copy, and LEARNING.md.",
+        description=_(
+            "Create a practice workspace: your own copy of the chapter's starters, its focused "
+            "tests wired to that copy, and {learning}."
+        ).format(learning="LEARNING.md"),
     )
-    p.add_argument("chapter", help="chapter id, e.g. 11")
+    p.add_argument("chapter", help=_("chapter id, e.g. 11"))
     p.add_argument(
         "directory",
         nargs="?",
-        help="where to create it (must be new or empty; default: a fresh practice-CHAPTER "
-        "directory here)",
+        help=_(
+            "where to create it (must be new or empty; default: a fresh {folder} directory here)"
+        ).format(folder="practice-CHAPTER"),
     )
     p.add_argument(
         "--lang",
         metavar="EDITION",
-        help="the workspace's language edition, e.g. en or zh: its notebooks, LEARNING.md and "
-        "every message (default: from LANG, else the chapter's first)",
+        help=_(
+            "the workspace's language edition: {editions}; its notebooks, {learning} and every "
+            "message (default: from LANG, else the chapter's first)"
+        ).format(editions=", ".join(EDITIONS), learning="LEARNING.md"),
     )
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_intermixed_args(argv)  # options before or after the directory
+    words = sys.argv[1:] if argv is None else list(argv)
+    try:
+        speak(given(words, "--lang"))
+    except EditionError as error:
+        parser().error(str(error))
+    args = parser().parse_intermixed_args(words)  # options before or after the directory
     commands = shell_commands()
     try:
         edition = speak(args.lang)
@@ -58,19 +71,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"practice: {error}", file=sys.stderr)
         return USAGE_ERROR
     root = target.resolve()
-    print(f"Created a chapter {manifest.chapter} practice workspace in {root}")
-    print(f"  parent {parent}: {manifest.card.parent}")
+    print(
+        _("Created a chapter {chapter} practice workspace in {root}").format(
+            chapter=manifest.chapter, root=root
+        )
+    )
+    print(
+        _("  parent {fingerprint}: {parent}").format(
+            fingerprint=parent, parent=manifest.card.parent
+        )
+    )
     for file in manifest.files_with_role("learner"):
         labs = ", ".join(lab.id for lab in manifest.labs if file.path in lab.files)
-        print(f"  yours to edit: {file.path} (Lab {labs})")
-    print(f"  focused tests: {manifest.focused_tests}")
-    print("  start with:    LEARNING.md")
+        print(_("  yours to edit: {path} (Lab {labs})").format(path=file.path, labs=labs))
+    print(_("  focused tests: {path}").format(path=manifest.focused_tests))
+    print(_("  start with:    {path}").format(path="LEARNING.md"))
     print()
-    print("Next, run:")
+    print(_("Next, run:"))
     first = lab_command(manifest, manifest.labs[0].id, commands=commands)
     print(f"  cd {shlex.quote(str(root))} && {first}")
     watching = checkpoint_command(manifest, "--watch", commands=commands)
-    print(f"or, to re-run the lab at hand on every save: {watching}")
+    print(_("or, to re-run the lab at hand on every save: {command}").format(command=watching))
     return 0
 
 

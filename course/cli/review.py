@@ -11,6 +11,7 @@ instead of "does not hold".
 from __future__ import annotations
 
 import textwrap
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from ..harness.results import CheckpointResult, TestOutcome
 from ..harness.runner import Limits
 from ..harness.status import Status
 from ..harness.style import PLAIN, Style
+from ..locale import gettext as _
 
 WIDTH = 100
 
@@ -63,7 +65,9 @@ def run_review(
     """The labs' verdict, then the review module's tests, on one graded copy of ``root``."""
     review = manifest.review
     if review is None:
-        raise ValueError(f"chapter {manifest.chapter} has no closing review")
+        raise ValueError(
+            _("chapter {chapter} has no closing review").format(chapter=manifest.chapter)
+        )
     snapshot = take_snapshot(manifest, kit, root)
     graded = grade(
         manifest,
@@ -78,14 +82,71 @@ def run_review(
     by_name = {outcome.name: outcome for outcome in graded.extra}
     problems = list(graded.result.problems)
     problems += [
-        f"{review.test_file} has no test {name}; restore the file or start a new workspace"
+        _("{file} has no test {name}; restore the file or start a new workspace").format(
+            file=review.test_file, name=name
+        )
         for name in review.tests
         if name not in by_name and not problems
     ]
     return ReviewResult(review, by_name, graded.result, tuple(problems))
 
 
+NO_LINE_START = frozenset(
+    "\uff0c\u3002\u3001\uff1b\uff1a\uff01\uff1f\uff09\u300b\u300d\u201d,.;:!?)"
+)
+"""Punctuation (Chinese and ASCII) that ends the line before rather than begins a line."""
+
+
+def _wide(char: str) -> bool:
+    return unicodedata.east_asian_width(char) in "WF"
+
+
+def _columns(text: str) -> int:
+    return sum(2 if _wide(char) else 1 for char in text)
+
+
+def _tokens(text: str) -> list[str]:
+    """Each wide character alone, each run of other letters, each space."""
+    tokens: list[str] = []
+    for char in text:
+        if (
+            _wide(char)
+            or char.isspace()
+            or not tokens
+            or _wide(tokens[-1][-1])
+            or tokens[-1] == " "
+        ):
+            tokens.append(" " if char.isspace() else char)
+        else:
+            tokens[-1] += char
+    return tokens
+
+
+def _has_wide(text: str) -> bool:
+    return any(_wide(char) for char in text)
+
+
+def _wrap_wide(text: str, indent: str, first: str) -> list[str]:
+    """``textwrap.wrap`` for text with Chinese: a wide character takes two columns, a line may
+    break between any two of them, never before closing punctuation."""
+    lines: list[str] = []
+    line, used, empty = first, _columns(first), True
+    for token in _tokens(text):
+        size = _columns(token)
+        if used + size > WIDTH and not empty and token[0] not in NO_LINE_START:
+            lines.append(line.rstrip())
+            line, used, empty = indent, _columns(indent), True
+        if empty and token == " ":
+            continue
+        line, used, empty = line + token, used + size, False
+    if not empty:
+        lines.append(line.rstrip())
+    return lines
+
+
 def _wrap(text: str, indent: str, first: str | None = None) -> list[str]:
+    if _has_wide(text):
+        return _wrap_wide(" ".join(text.split()), indent, indent if first is None else first)
     return textwrap.wrap(
         " ".join(text.split()),
         width=WIDTH,
@@ -98,9 +159,9 @@ def _wrap(text: str, indent: str, first: str | None = None) -> list[str]:
 def _said(outcome: TestOutcome | None, seen: set[str]) -> list[str]:
     """What a test that did not pass said, once: a repeated cause is only referred to."""
     if outcome is None:
-        return ["(not run)"]
+        return [_("(not run)")]
     if outcome.message in seen:
-        return [f"{outcome.status}: the same as above"]
+        return [_("{status}: the same as above").format(status=outcome.status)]
     seen.add(outcome.message)
     first, *rest = outcome.message.splitlines() or [""]
     return [f"{outcome.status}: {first}", *rest]
@@ -112,14 +173,22 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
     seen: set[str] = set()
     lines = [style.bold(review.title), *_wrap(review.intro, "")]
     verdict = result.verdict
-    lines += ["", f"Labs: {verdict.evidence}   {verdict.passed}/{verdict.total}"]
+    lines += [
+        "",
+        _("Labs: {evidence}   {passed}/{total}").format(
+            evidence=verdict.evidence, passed=verdict.passed, total=verdict.total
+        ),
+    ]
     if result.unwritten:
+        labs = ", ".join(_("Lab {id}").format(id=lab) for lab in result.unwritten)
         lines += _wrap(
-            f"not written yet: Lab {', Lab '.join(result.unwritten)}. The questions and checks "
-            "that need those labs wait for them.",
+            _(
+                "not written yet: {labs}. The questions and checks that need those labs wait "
+                "for them."
+            ).format(labs=labs),
             "  ",
         )
-    lines += ["", "Explain:"]
+    lines += ["", _("Explain:")]
     for number, question in enumerate(review.questions, start=1):
         lines += _wrap(question.text, "     ", f"  {number}. ")
         outcome = result.outcome(question.show)
@@ -127,25 +196,26 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
             lines += [f"     {line}" for line in outcome.shown]
         else:
             said = _said(outcome, seen)
-            lines += [f"     your code cannot show this yet: {said[0]}"]
+            lines += ["     " + _("your code cannot show this yet: {said}").format(said=said[0])]
             lines += [f"       {line}" for line in said[1:]]
-    lines += ["", "Check:"]
+    lines += ["", _("Check:")]
+    words = {Status.PASSED: _("holds"), Status.PENDING: _("not written yet")}
     for check in review.checks:
         outcome = result.outcome(check.test)
         status = outcome.status if outcome is not None else Status.ERROR
-        words = {Status.PASSED: "holds", Status.PENDING: "not written yet"}
-        mark = style.status(status, words.get(Status.read(status), "does not hold"))
+        mark = style.status(status, words.get(Status.read(status), _("does not hold")))
         lines += _wrap(check.title, "     ", f"  {mark}: ")
         lines += [f"     {line}" for line in (outcome.shown if outcome is not None else ())]
         if status == Status.PENDING:
             lines += [f"     {line}" for line in _said(outcome, seen)]
         elif status != Status.PASSED:
             lines += [f"     {line}" for line in _said(outcome, seen)]
-            lines += _wrap(f"hint: {check.hint}", "       ", "     ")
-    lines += ["", *[f"problem: {problem}" for problem in result.problems]]
-    questions = len(review.questions)
+            lines += _wrap(_("hint: {hint}").format(hint=check.hint), "       ", "     ")
+    lines += ["", *[_("problem: {problem}").format(problem=problem) for problem in result.problems]]
     lines.append(
-        f"Review: {result.held}/{len(review.checks)} demonstrations hold; "
-        f"{questions} questions to explain in your own words."
+        _(
+            "Review: {held}/{checks} demonstrations hold; {questions} questions to explain in "
+            "your own words."
+        ).format(held=result.held, checks=len(review.checks), questions=len(review.questions))
     )
     return "\n".join(lines)

@@ -28,6 +28,7 @@ from ..harness.report import render_after_green, render_lab, render_not_run, ren
 from ..harness.results import CheckpointResult, lab_to_work_on
 from ..harness.status import Status
 from ..harness.style import PLAIN, Style
+from ..locale import gettext as _
 
 PROBE_NAME = ".checkpoint-watch-probe"
 PROBE_SECONDS = 3.0
@@ -162,7 +163,9 @@ class WatchLoop:
 
     def progress(self) -> str:
         result = self.result()
-        return f"progress  {result.evidence}   {result.passed}/{result.total}"
+        return _("progress  {evidence}   {passed}/{total}").format(
+            evidence=result.evidence, passed=result.passed, total=result.total
+        )
 
     def check(self, shown: Sequence[Lab] = ()) -> CheckpointResult:
         """Evaluate every lab; print the ``shown`` labs' lines (all for none) and the progress."""
@@ -172,7 +175,8 @@ class WatchLoop:
         for lab in result.labs:
             if not wanted or lab.lab.id in wanted:
                 self.say(render_lab(lab, style=self.style))
-        self.say(*render_not_run(result), *[f"problem: {p}" for p in result.problems])
+        problems = [_("problem: {problem}").format(problem=p) for p in result.problems]
+        self.say(*render_not_run(result), *problems)
         self.say(self.progress())
         return result
 
@@ -186,12 +190,16 @@ class WatchLoop:
     def announce(self) -> None:
         if self.current is None:
             self.say(*render_after_green(self.manifest, self.practice, self.commands))
-            self.say("Saving a file re-runs every lab; q quits.")
+            self.say(_("Saving a file re-runs every lab; q quits."))
             return
         lab = self.current
         self.say(
-            f"Now: Lab {lab.id} {lab.title} · edit {', '.join(lab.files)} · "
-            f"notebook notebooks/{lab.notebook}"
+            _("Now: Lab {id} {title} · edit {files} · notebook {notebook}").format(
+                id=lab.id,
+                title=lab.title,
+                files=", ".join(lab.files),
+                notebook=f"notebooks/{lab.notebook}",
+            )
         )
 
     def rerun(self) -> None:
@@ -202,7 +210,7 @@ class WatchLoop:
             return
         self.current = lab_to_work_on(self.manifest, result)
         if lab is not None and self.current != lab:
-            self.say(self.style.status("passed", f"Lab {lab.id} passes."))
+            self.say(self.style.status("passed", _("Lab {id} passes.").format(id=lab.id)))
         self.announce()
 
     def _status(self, lab: Lab) -> str:
@@ -224,17 +232,17 @@ class WatchLoop:
         elif key in ("r", "\n"):
             self.rerun()
         else:
-            self.say(f"keys: {key_legend()}")
+            self.say(_("keys: {keys}").format(keys=key_legend()))
         return True
 
     def _skip(self) -> None:
         labs = self.manifest.required_labs
         if self.current is None or self.current not in labs:
-            self.say("Every lab passes; nothing to skip to.")
+            self.say(_("Every lab passes; nothing to skip to."))
             return
         index = labs.index(self.current)
         if index + 1 == len(labs):
-            self.say(f"Lab {self.current.id} is the last lab; r re-runs it.")
+            self.say(_("Lab {id} is the last lab; r re-runs it.").format(id=self.current.id))
             return
         self.current = labs[index + 1]
         self.announce()
@@ -254,12 +262,14 @@ def serve(
     def poll_instead(why: str) -> None:
         nonlocal polling
         if polling:
-            loop.say(f"{why} Press r (or Enter) to re-run by hand.")
+            loop.say(_("{why} Press r (or Enter) to re-run by hand.").format(why=why))
             return
         polling = True
         loop.say(
-            f"{why} Watching by polling instead; if a save is still not picked up, press r "
-            "(or Enter) to re-run by hand."
+            _(
+                "{why} Watching by polling instead; if a save is still not picked up, press r "
+                "(or Enter) to re-run by hand."
+            ).format(why=why)
         )
         fall_back()
 
@@ -269,8 +279,10 @@ def serve(
             probe.seen = True  # decided: stop waiting for it
             probe.remove()
             poll_instead(
-                f"No file change events arrive from {probe.folder} (a file system without "
-                "change notifications?)."
+                _(
+                    "No file change events arrive from {folder} (a file system without change "
+                    "notifications?)."
+                ).format(folder=probe.folder)
             )
         try:
             kind, value = events.get(timeout=0.1)
@@ -282,8 +294,10 @@ def serve(
             except OSError as error:
                 probe.seen = True
                 loop.say(
-                    f"Cannot test for file events ({error}); if a save is not picked up, "
-                    "press r (or Enter) to re-run by hand."
+                    _(
+                        "Cannot test for file events ({error}); if a save is not picked up, "
+                        "press r (or Enter) to re-run by hand."
+                    ).format(error=error)
                 )
         elif kind == "change" and probe.is_probe(value):
             if not probe.seen:
@@ -293,19 +307,24 @@ def serve(
         elif kind == "change":
             saved = [value, *_drain_changes(events, probe)]
             names = ", ".join(dict.fromkeys(Path(p).name for p in saved))
-            loop.say(f"saved {names}")
+            loop.say(_("saved {names}").format(names=names))
             loop.rerun()
         elif kind == "key" and not loop.key(value):
             return 0
         elif kind == "eof":
-            loop.say("(no more key input; saving a file still re-runs, Ctrl-C stops)")
+            loop.say(_("(no more key input; saving a file still re-runs, Ctrl-C stops)"))
         elif kind == "error":
-            poll_instead(f"The file watcher stopped ({value}).")
+            poll_instead(_("The file watcher stopped ({why}).").format(why=value))
 
 
 def _watching(loop: WatchLoop) -> str:
-    lab = f"Lab {loop.current.id}" if loop.current is not None else "every lab"
-    return f"File changes are picked up: save a file to re-run {lab}. Keys: {key_legend()}"
+    if loop.current is None:
+        return _(
+            "File changes are picked up: save a file to re-run every lab. Keys: {keys}"
+        ).format(keys=key_legend())
+    return _("File changes are picked up: save a file to re-run Lab {id}. Keys: {keys}").format(
+        id=loop.current.id, keys=key_legend()
+    )
 
 
 def _drain_changes(events: queue.Queue[Event], probe: Probe) -> list[str]:
@@ -342,7 +361,11 @@ def watch(
         threading.Thread(target=file_events, args=args, daemon=True, name="watch").start()
 
     probe = Probe(folder)
-    loop.say(f"Watching {folder} for saved changes · keys: {key_legend()}")
+    loop.say(
+        _("Watching {folder} for saved changes · keys: {keys}").format(
+            folder=folder, keys=key_legend()
+        )
+    )
     start_watcher(False)
     try:
         with single_key_input(stdin) as single:
