@@ -31,7 +31,7 @@ from ..harness.report import render_card, render_short_card, render_summary
 from ..harness.runner import Limits
 from ..harness.style import Style, style_for
 from ..harness.workspace import WorkspaceError
-from ..locale import EDITIONS, EditionError
+from ..locale import EDITIONS, EditionError, checked
 from ..locale import gettext as _
 from .locate import Where, locate, print_edits, print_verdict
 from .options import given
@@ -198,8 +198,14 @@ def parser() -> argparse.ArgumentParser:
 def choose_edition(argv: Sequence[str]) -> None:
     """Speak ``--lang``, else the edition of the workspace checked (``--practice DIR``, else
     the one around this folder), so that even ``--help`` speaks it. Raises ``EditionError``."""
-    practice = given(argv, "--practice")
-    speak(given(argv, "--lang"), Path(practice) if practice else Path.cwd())
+    practice, requested = given(argv, "--practice"), given(argv, "--lang")
+    start = Path(practice) if practice else Path.cwd()
+    try:
+        speak(requested, start)
+    except EditionError:
+        speak(None, start)  # say which editions there are in the workspace's edition
+        checked(requested or "")
+        raise
 
 
 def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:

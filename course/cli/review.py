@@ -22,9 +22,18 @@ from ..harness.results import CheckpointResult, TestOutcome
 from ..harness.runner import Limits
 from ..harness.status import Status
 from ..harness.style import PLAIN, Style
+from ..locale import N_
 from ..locale import gettext as _
 
 WIDTH = 100
+STATUS_WORDS = {
+    Status.PASSED: N_("passed"),
+    Status.PENDING: N_("pending"),
+    Status.FAILED: N_("failed"),
+    Status.TIMEOUT: N_("timeout"),
+    Status.ERROR: N_("error"),
+}
+"""How a test's status reads before what it said (the status itself in English)."""
 
 
 @dataclass(frozen=True)
@@ -161,10 +170,15 @@ def _said(outcome: TestOutcome | None, seen: set[str]) -> list[str]:
     if outcome is None:
         return [_("(not run)")]
     if outcome.message in seen:
-        return [_("{status}: the same as above").format(status=outcome.status)]
+        return [_("{status}: the same as above").format(status=_status(outcome.status))]
     seen.add(outcome.message)
     first, *rest = outcome.message.splitlines() or [""]
-    return [f"{outcome.status}: {first}", *rest]
+    return [_("{status}: {said}").format(status=_status(outcome.status), said=first), *rest]
+
+
+def _status(status: str) -> str:
+    word = STATUS_WORDS.get(Status.read(status))
+    return _(word) if word is not None and word == status else status
 
 
 def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
@@ -204,7 +218,7 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
         outcome = result.outcome(check.test)
         status = outcome.status if outcome is not None else Status.ERROR
         mark = style.status(status, words.get(Status.read(status), _("does not hold")))
-        lines += _wrap(check.title, "     ", f"  {mark}: ")
+        lines += _wrap(_("{mark}: {title}").format(mark=mark, title=check.title), "     ", "  ")
         lines += [f"     {line}" for line in (outcome.shown if outcome is not None else ())]
         if status == Status.PENDING:
             lines += [f"     {line}" for line in _said(outcome, seen)]
