@@ -37,6 +37,7 @@ from .locate import Where, locate, print_edits, print_verdict
 from .options import given
 from .review import render_review, run_review
 from .watch import WatchLoop, watch
+from .wrap import HelpFormatter
 
 __all__ = ["main", "parser"]
 
@@ -77,6 +78,7 @@ def parser() -> argparse.ArgumentParser:
     """The command line, its help in this process's edition (see ``choose_edition``)."""
     p = argparse.ArgumentParser(
         prog="checkpoint",
+        formatter_class=HelpFormatter,
         description=_(
             "Run a chapter's focused tests lab by lab: on the reference by default, on a "
             "practice workspace with --practice (the default inside one), or on every "

@@ -17,6 +17,7 @@ from ..harness.workspace import WorkspaceError, create_workspace, default_direct
 from ..locale import EDITIONS, EditionError
 from ..locale import gettext as _
 from .options import given
+from .wrap import HelpFormatter
 
 USAGE_ERROR = 2
 
@@ -25,6 +26,7 @@ def parser() -> argparse.ArgumentParser:
     """The command line, its help in this process's edition (see ``main``)."""
     p = argparse.ArgumentParser(
         prog="practice",
+        formatter_class=HelpFormatter,
         description=_(
             "Create a practice workspace: your own copy of the chapter's starters, its focused "
             "tests wired to that copy, and {learning}."

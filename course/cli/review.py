@@ -10,8 +10,6 @@ instead of "does not hold".
 
 from __future__ import annotations
 
-import textwrap
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +22,7 @@ from ..harness.status import Status
 from ..harness.style import PLAIN, Style
 from ..locale import N_
 from ..locale import gettext as _
+from .wrap import wrap
 
 WIDTH = 100
 STATUS_WORDS = {
@@ -100,69 +99,8 @@ def run_review(
     return ReviewResult(review, by_name, graded.result, tuple(problems))
 
 
-NO_LINE_START = frozenset(
-    "\uff0c\u3002\u3001\uff1b\uff1a\uff01\uff1f\uff09\u300b\u300d\u201d,.;:!?)"
-)
-"""Punctuation (Chinese and ASCII) that ends the line before rather than begins a line."""
-
-
-def _wide(char: str) -> bool:
-    return unicodedata.east_asian_width(char) in "WF"
-
-
-def _columns(text: str) -> int:
-    return sum(2 if _wide(char) else 1 for char in text)
-
-
-def _tokens(text: str) -> list[str]:
-    """Each wide character alone, each run of other letters, each space."""
-    tokens: list[str] = []
-    for char in text:
-        if (
-            _wide(char)
-            or char.isspace()
-            or not tokens
-            or _wide(tokens[-1][-1])
-            or tokens[-1] == " "
-        ):
-            tokens.append(" " if char.isspace() else char)
-        else:
-            tokens[-1] += char
-    return tokens
-
-
-def _has_wide(text: str) -> bool:
-    return any(_wide(char) for char in text)
-
-
-def _wrap_wide(text: str, indent: str, first: str) -> list[str]:
-    """``textwrap.wrap`` for text with Chinese: a wide character takes two columns, a line may
-    break between any two of them, never before closing punctuation."""
-    lines: list[str] = []
-    line, used, empty = first, _columns(first), True
-    for token in _tokens(text):
-        size = _columns(token)
-        if used + size > WIDTH and not empty and token[0] not in NO_LINE_START:
-            lines.append(line.rstrip())
-            line, used, empty = indent, _columns(indent), True
-        if empty and token == " ":
-            continue
-        line, used, empty = line + token, used + size, False
-    if not empty:
-        lines.append(line.rstrip())
-    return lines
-
-
 def _wrap(text: str, indent: str, first: str | None = None) -> list[str]:
-    if _has_wide(text):
-        return _wrap_wide(" ".join(text.split()), indent, indent if first is None else first)
-    return textwrap.wrap(
-        " ".join(text.split()),
-        width=WIDTH,
-        initial_indent=indent if first is None else first,
-        subsequent_indent=indent,
-        break_on_hyphens=False,
-    )
+    return wrap(text, WIDTH, indent, first)
 
 
 def _said(outcome: TestOutcome | None, seen: set[str]) -> list[str]:
