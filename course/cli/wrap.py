@@ -48,18 +48,22 @@ def wrap(text: str, width: int, indent: str = "", first: str | None = None) -> l
             text, width, initial_indent=first, subsequent_indent=indent, break_on_hyphens=False
         )
     lines: list[str] = []
-    line, used, last = first, columns(first), ""
+    lead, line = first, list[str]()  # the line's tokens, after its indent
     for token in _tokens(text):
-        size = columns(token)
-        breakable = last and token[0] not in NO_LINE_START and last[-1] not in NO_LINE_END
-        if used + size > width and breakable:
-            lines.append(line.rstrip())
-            line, used, last = indent, columns(indent), ""
-        if not last and token == " ":
+        if not line and token == " ":
             continue
-        line, used, last = line + token, used + size, token
-    if last:
-        lines.append(line.rstrip())
+        if not line or columns(lead) + columns("".join(line) + token) <= width:
+            line.append(token)
+            continue
+        carried = [token]  # what may not end a line, or begin one, goes on with its neighbour
+        while len(line) > 1 and (carried[0][0] in NO_LINE_START or line[-1][-1] in NO_LINE_END):
+            carried.insert(0, line.pop())
+        lines.append((lead + "".join(line)).rstrip())
+        while carried and carried[0] == " ":
+            carried.pop(0)
+        lead, line = indent, carried
+    if line:
+        lines.append((lead + "".join(line)).rstrip())
     return lines
 
 
