@@ -95,9 +95,17 @@ def graded_files(
 
 def grader_library() -> dict[str, bytes]:
     """The grader's own modules the graded run needs: the harness (the test reporter and
-    what it uses) and the probe driver. None of the reference's modules."""
+    what it uses), the probe driver and the editions' catalogs (messages raised in the run
+    speak the door's edition). None of the reference's modules."""
     package = Path(__file__).resolve().parents[1]
     files = {"course/__init__.py": (package / "__init__.py").read_bytes()}
+    locale = package / "locale"
+    files["course/locale/__init__.py"] = (locale / "__init__.py").read_bytes()
+    for po in sorted(locale.glob("*/LC_MESSAGES/*.po")):
+        files[str(Path("course") / po.relative_to(package))] = po.read_bytes()
+        mo = po.with_suffix(".mo")  # written after its .po, so it is read as up to date
+        if mo.is_file() and mo.stat().st_mtime >= po.stat().st_mtime:
+            files[str(Path("course") / mo.relative_to(package))] = mo.read_bytes()
     for path in sorted((package / "harness").glob("*.py")):
         files[f"course/harness/{path.name}"] = path.read_bytes()
     for name in ("__init__.py", "probe_driver.py"):
