@@ -38,7 +38,7 @@ def wrap(text: str, width: int, initial_indent: str = "", subsequent_indent: str
             subsequent_indent=subsequent_indent,
             break_on_hyphens=False,
         )
-    units = _UNITS.findall(" ".join(text.split()))
+    units = _UNITS.findall(text.replace("\n", " ").replace("\t", " "))
     lines: list[str] = []
     line, used = initial_indent, columns(initial_indent)
     fresh = True
@@ -46,7 +46,7 @@ def wrap(text: str, width: int, initial_indent: str = "", subsequent_indent: str
         size = columns(unit)
         if unit.isspace():
             if not fresh:
-                line, used = line + " ", used + 1
+                line, used = line + unit, used + size
             continue
         if not fresh and used + size > width and unit[0] not in NO_LINE_START:
             lines.append(line.rstrip())

@@ -11,7 +11,7 @@ import difflib
 import pprint
 
 from ..locale import N_, gettext
-from .columns import pad
+from .columns import columns, pad
 
 WIDTH = 84
 """Width of the pretty-printed sides (the report indents them)."""
@@ -36,7 +36,7 @@ def explain_equality(left: object, right: object) -> list[str]:
     got, expected = repr(left), repr(right)
     if len(got) <= SHORT and len(expected) <= SHORT and "\n" not in got + expected:
         said, wanted = gettext("got:"), gettext("expected:")
-        width = max(len(said), len(wanted)) + 1
+        width = max(columns(said), columns(wanted)) + 1
         return [
             gettext("{head}:").format(head=head()),
             pad(said, width) + got,

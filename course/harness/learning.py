@@ -44,7 +44,7 @@ def render_learning(
     _, ngettext = catalog.gettext, catalog.ngettext
     manifest = translated(manifest, _)
     card = manifest.card
-    learner_files = ", ".join(f"`{f.path}`" for f in manifest.files_with_role("learner"))
+    learner_files = _(", ").join(f"`{f.path}`" for f in manifest.files_with_role("learner"))
     checkpoint = checkpoint_command(manifest, commands=commands)
     lines = [
         f"# {card.title}",
@@ -99,7 +99,7 @@ def render_learning(
         lines += [
             head.format(lab=lab.id, title=lab.title, count=lab.tests),
             "",
-            _("- edit: {files}").format(files=", ".join(f"`{path}`" for path in lab.files)),
+            _("- edit: {files}").format(files=_(", ").join(f"`{path}`" for path in lab.files)),
             _("- notebook: `{notebook}` ({heading})").format(
                 notebook=f"notebooks/{lab.notebook}", heading=lab.heading
             ),

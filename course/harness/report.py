@@ -83,10 +83,10 @@ def render_short_card(manifest: Manifest, commands: Commands = BY_NAME) -> str:
     """The card a learner sees in a workspace: the title, their files, the goal, the full card."""
     files = [file.path for file in manifest.files_with_role("learner")]
     goal = ngettext(
-        "{evidence}: {total} focused test passes",
-        "{evidence}: {total} focused tests pass",
+        "{counts}: {total} focused test passes",
+        "{counts}: {total} focused tests pass",
         manifest.total_tests,
-    ).format(evidence=expected_evidence(manifest), total=manifest.total_tests)
+    ).format(counts=expected_evidence(manifest), total=manifest.total_tests)
     lines = [manifest.card.title]
     lines += _field(_("your code"), _(", ").join(files))
     lines += _field(_("to reach"), goal)
