@@ -16,6 +16,7 @@ reference's (see ``results.LabResult``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -118,6 +119,12 @@ def compiled_catalog(edition: str) -> bytes:
     po, mo = catalog_path(edition), catalog_path(edition, ".mo")
     if mo.is_file() and mo.stat().st_mtime >= po.stat().st_mtime:
         return mo.read_bytes()
+    return _compiled(po, po.stat().st_mtime_ns)
+
+
+@functools.cache
+def _compiled(po: Path, stamp: int) -> bytes:
+    """``po`` compiled, once per version of it (a roster grades many workspaces)."""
     return compile_catalog(po.read_bytes())
 
 
