@@ -48,7 +48,7 @@ def test_pybabel_extract_finds_no_message_outside_the_catalog(
         catalog = {m.id if isinstance(m.id, str) else m.id[0] for m in read_po(file) if m.id}
     missing = sorted(extracted - catalog)
     assert not missing, f"{len(missing)} message(s) not in the {edition} catalog: {missing[:5]}"
-    assert len(extracted) > 300, "the extraction found too little: is babel.cfg still right?"
+    assert len(extracted) > 200, "the extraction found too little: is babel.cfg still right?"
 
 
 @pytest.mark.parametrize("edition", TRANSLATED)
