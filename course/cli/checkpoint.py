@@ -34,10 +34,9 @@ from ..harness.workspace import WorkspaceError
 from ..locale import EDITIONS, EditionError, checked
 from ..locale import gettext as _
 from .locate import Where, locate, print_edits, print_verdict
-from .options import given
+from .options import HelpFormatter, given
 from .review import render_review, run_review
 from .watch import WatchLoop, watch
-from .wrap import HelpFormatter
 
 __all__ = ["main", "parser"]
 

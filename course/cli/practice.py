@@ -16,8 +16,7 @@ from ..harness.manifest import ManifestError, load_manifest
 from ..harness.workspace import WorkspaceError, create_workspace, default_directory
 from ..locale import EDITIONS, EditionError
 from ..locale import gettext as _
-from .options import given
-from .wrap import HelpFormatter
+from .options import HelpFormatter, given
 
 USAGE_ERROR = 2
 

@@ -15,24 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..grading.engine import GradingOptions, grade, take_snapshot
+from ..harness.columns import wrap
 from ..harness.manifest import Manifest, Review
 from ..harness.results import CheckpointResult, TestOutcome
 from ..harness.runner import Limits
 from ..harness.status import Status
-from ..harness.style import PLAIN, Style
-from ..locale import N_
+from ..harness.style import PLAIN, Style, status_label
+from ..harness.verdicts import readable
 from ..locale import gettext as _
-from .wrap import wrap
 
 WIDTH = 100
-STATUS_WORDS = {
-    Status.PASSED: N_("passed"),
-    Status.PENDING: N_("pending"),
-    Status.FAILED: N_("failed"),
-    Status.TIMEOUT: N_("timeout"),
-    Status.ERROR: N_("error"),
-}
-"""How a test's status reads before what it said (the status itself in English)."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +92,7 @@ def run_review(
 
 
 def _wrap(text: str, indent: str, first: str | None = None) -> list[str]:
-    return wrap(text, WIDTH, indent, first)
+    return wrap(" ".join(text.split()), WIDTH, indent if first is None else first, indent)
 
 
 def _said(outcome: TestOutcome | None, seen: set[str]) -> list[str]:
@@ -108,15 +100,10 @@ def _said(outcome: TestOutcome | None, seen: set[str]) -> list[str]:
     if outcome is None:
         return [_("(not run)")]
     if outcome.message in seen:
-        return [_("{status}: the same as above").format(status=_status(outcome.status))]
+        return [_("{status}: the same as above").format(status=status_label(outcome.status))]
     seen.add(outcome.message)
-    first, *rest = outcome.message.splitlines() or [""]
-    return [_("{status}: {said}").format(status=_status(outcome.status), said=first), *rest]
-
-
-def _status(status: str) -> str:
-    word = STATUS_WORDS.get(Status.read(status))
-    return _(word) if word is not None and word == status else status
+    first, *rest = readable(outcome.message).splitlines() or [""]
+    return [_("{status}: {said}").format(status=status_label(outcome.status), said=first), *rest]
 
 
 def render_review(result: ReviewResult, style: Style = PLAIN) -> str:

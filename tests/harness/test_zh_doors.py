@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import queue
 import re
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from harness_support import cli
 
 from course.cli import checkpoint, practice
 from course.cli.watch import Event, Probe, WatchLoop, serve
-from course.cli.wrap import columns, wrap
 from course.harness.catalog import Catalog, CatalogTest
 from course.harness.commands import key_legend
 from course.harness.editions import in_edition
@@ -143,7 +141,7 @@ def test_an_unknown_lang_is_a_usage_error_naming_the_editions(
     assert not (tmp_path / "new").exists()
     here = cli("checkpoint", "11", "--lang", "xx", cwd=zh_workspace, env=english)
     assert here.returncode == 2
-    assert "没有 'xx' 这个版本（可用的版本：en, zh）" in here.stderr, here.stderr
+    assert "没有 'xx' 这个语言版本（可选：en, zh）" in here.stderr, here.stderr
 
 
 def test_the_watch_speaks_the_edition(
@@ -187,16 +185,3 @@ def test_the_watch_speaks_the_edition(
         assert english_left(line.replace(legend, " "), manifest) == [], line
     for english in ("progress", "Now:", "keys:"):
         assert english not in text
-
-
-def test_chinese_wraps_by_columns_and_not_before_closing_punctuation() -> None:
-    sentence = "user message 开始一个 interaction，直到下一条 user message；"
-    text = (sentence + "组内每个 tool call 都找到唯一 result。") * 4
-    lines = wrap(text, 40, "   ", " - ")
-    assert all(columns(line) <= 40 for line in lines), lines
-    assert not any(line.strip()[0] in "，；。" for line in lines), lines
-    assert "".join(line[3:] for line in lines).replace(" ", "") == text.replace(" ", "")
-    english = "a short line that wraps like textwrap does, hyphenated-words kept whole"
-    assert wrap(english, 20, "  ") == textwrap.wrap(
-        english, 20, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
-    )
