@@ -114,8 +114,8 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
     verdict = result.verdict
     lines += [
         "",
-        _("Labs: {evidence}   {passed}/{total}").format(
-            evidence=verdict.evidence, passed=verdict.passed, total=verdict.total
+        _("Labs: {labs}   {passed}/{total}").format(
+            labs=verdict.evidence, passed=verdict.passed, total=verdict.total
         ),
     ]
     if result.unwritten:

@@ -163,8 +163,8 @@ class WatchLoop:
 
     def progress(self) -> str:
         result = self.result()
-        return _("progress  {evidence}   {passed}/{total}").format(
-            evidence=result.evidence, passed=result.passed, total=result.total
+        return _("progress  {labs}   {passed}/{total}").format(
+            labs=result.evidence, passed=result.passed, total=result.total
         )
 
     def check(self, shown: Sequence[Lab] = ()) -> CheckpointResult:
