@@ -125,7 +125,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="EDITION",
         help=_(
             "the language to speak: {editions} (default: the workspace's edition, else LANG)"
-        ).format(editions=", ".join(EDITIONS)),
+        ).format(editions=_(", ").join(EDITIONS)),
     )
     p.add_argument(
         "--timeout",

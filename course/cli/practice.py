@@ -45,7 +45,7 @@ def parser() -> argparse.ArgumentParser:
         help=_(
             "the workspace's language edition: {editions}; its notebooks, {learning} and every "
             "message (default: from LANG, else the chapter's first)"
-        ).format(editions=", ".join(EDITIONS), learning="LEARNING.md"),
+        ).format(editions=_(", ").join(EDITIONS), learning="LEARNING.md"),
     )
     return p
 
@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     )
     for file in manifest.files_with_role("learner"):
-        labs = ", ".join(lab.id for lab in manifest.labs if file.path in lab.files)
+        labs = _(", ").join(lab.id for lab in manifest.labs if file.path in lab.files)
         print(_("  yours to edit: {path} (Lab {labs})").format(path=file.path, labs=labs))
     print(_("  focused tests: {path}").format(path=manifest.focused_tests))
     print(_("  start with:    {path}").format(path="LEARNING.md"))

@@ -119,7 +119,7 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
         ),
     ]
     if result.unwritten:
-        labs = ", ".join(_("Lab {id}").format(id=lab) for lab in result.unwritten)
+        labs = _(", ").join(_("Lab {id}").format(id=lab) for lab in result.unwritten)
         lines += _wrap(
             _(
                 "not written yet: {labs}. The questions and checks that need those labs wait "

@@ -197,7 +197,7 @@ class WatchLoop:
             _("Now: Lab {id} {title} · edit {files} · notebook {notebook}").format(
                 id=lab.id,
                 title=lab.title,
-                files=", ".join(lab.files),
+                files=_(", ").join(lab.files),
                 notebook=f"notebooks/{lab.notebook}",
             )
         )
@@ -306,7 +306,7 @@ def serve(
                 loop.say(_watching(loop))
         elif kind == "change":
             saved = [value, *_drain_changes(events, probe)]
-            names = ", ".join(dict.fromkeys(Path(p).name for p in saved))
+            names = _(", ").join(dict.fromkeys(Path(p).name for p in saved))
             loop.say(_("saved {names}").format(names=names))
             loop.rerun()
         elif kind == "key" and not loop.key(value):

@@ -45,7 +45,8 @@ def english_left(text: str, manifest: Manifest, cut: bool = False) -> list[str]:
     sources = untranslated(manifest)
     for source in sources:
         text = text.replace(" ".join(source.split()), " ")
-    text = text.replace(", ".join(EDITIONS), " ")
+    for separator in (", ", "\u3001"):  # the editions' ids, listed
+        text = text.replace(separator.join(EDITIONS), " ")
     found = english_words(text)
     if cut:
         theirs = {word for source in sources for word in english_words(source)}
