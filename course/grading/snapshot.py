@@ -16,6 +16,7 @@ from ..harness.kit import chapter_fingerprints, digest, read_source, short
 from ..harness.manifest import Manifest
 from ..harness.untrusted import safe_name, safe_text
 from ..harness.workspace import MARKER, WORKSPACE_NOTEBOOKS, WorkspaceError, parse_marker
+from ..locale import gettext as _
 from .copies import LabSimilarity, lab_similarities
 from .safefs import Tree, UnsafePath
 
@@ -41,7 +42,8 @@ class Snapshot:
 def reference_snapshot(manifest: Manifest, kit: Path) -> Snapshot:
     """The reference laid out as a finished workspace (to try instructor tests on it)."""
     learner = {f.path: read_source(kit, f.reference) for f in manifest.files_with_role("learner")}
-    return Snapshot(f"the reference ({manifest.reference}) in {kit}, as a graded copy", learner)
+    label = _("the reference ({package}) in {kit}, as a graded copy")
+    return Snapshot(label.format(package=manifest.reference, kit=kit), learner)
 
 
 def _layout_notes(manifest: Manifest, kit: Path, tree: Tree) -> tuple[list[str], list[str]]:
@@ -52,12 +54,15 @@ def _layout_notes(manifest: Manifest, kit: Path, tree: Tree) -> tuple[list[str],
             continue
         try:
             same = digest(tree.read(file.path)) == digest(read_source(kit, file.starter))
-            problem = "" if same else "was edited in the workspace"
+            edited = _("{path} was edited in the workspace").format(path=file.path)
+            problem = "" if same else edited
         except UnsafePath as error:
-            problem = f"could not be read from the workspace ({error})"
+            problem = _("{path} could not be read from the workspace ({error})").format(
+                path=file.path, error=error
+            )
         if problem:
             kind = "test" if file.role == "test" else "given"
-            notes.append(f"{file.path} {problem}; graded with the kit's copy")
+            notes.append(_("{problem}; graded with the kit's copy").format(problem=problem))
             flags.append(f"edited {kind} files")
     return notes, list(dict.fromkeys(flags))
 
@@ -99,7 +104,9 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
         workspace = parse_marker(tree.base, tree.read(MARKER), tree.where(MARKER))
         learner = {f.path: tree.read(f.path) for f in manifest.files_with_role("learner")}
     except UnsafePath as error:
-        raise WorkspaceError(f"cannot grade {tree.where()}: {error}") from None
+        raise WorkspaceError(
+            _("cannot grade {where}: {error}").format(where=tree.where(), error=error)
+        ) from None
     if workspace.chapter != manifest.chapter:
         raise WorkspaceError(
             f"{tree.where()} is a chapter {workspace.chapter} workspace, not chapter "
@@ -108,20 +115,33 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
     notes, flags = _layout_notes(manifest, kit, tree)
     strays = stray_entries(manifest, tree)
     if strays:
-        more = f" and {len(strays) - STRAYS_NAMED} more" if len(strays) > STRAYS_NAMED else ""
-        named = ", ".join(strays[:STRAYS_NAMED])
-        notes.append(f"not graded (only the curriculum's files are): {named}{more}")
+        named = _(", ").join(strays[:STRAYS_NAMED])
+        if len(strays) > STRAYS_NAMED:
+            named = _("{named} and {count} more").format(
+                named=named, count=len(strays) - STRAYS_NAMED
+            )
+        notes.append(_("not graded (only the curriculum's files are): {named}").format(named=named))
         flags.append("files outside the curriculum")
     similarity = tuple(lab_similarities(manifest, kit, learner))
     copied = [lab for lab in similarity if lab.flagged]
     if copied:
         shown = "; ".join(f"{lab.describe()} ({', '.join(lab.functions)})" for lab in copied)
-        notes.append(f"matches the reference's code as a whole (similarity 0..1): {shown}")
+        notes.append(
+            _("matches the reference's code as a whole (similarity 0..1): {labs}").format(
+                labs=shown
+            )
+        )
         flags.append(f"copied from the reference ({', '.join(c.describe() for c in copied)})")
     began = short(workspace.starter_fingerprint)
     now = short(chapter_fingerprints(manifest, kit).starter)
-    since = "" if began == now else f"; the kit's starter is now {now}"
     root = tree.base.joinpath(*tree.below)
     shown = safe_text(root, keep="")
-    label = f"workspace {shown} ({manifest.package}, began from starter {began}{since})"
+    if began == now:
+        label = _("workspace {root} ({package}, began from starter {began})")
+    else:
+        label = _(
+            "workspace {root} ({package}, began from starter {began}; the kit's starter is now "
+            "{now})"
+        )
+    label = label.format(root=shown, package=manifest.package, began=began, now=now)
     return Snapshot(label, learner, tuple(notes), tuple(flags), similarity)
