@@ -136,7 +136,7 @@ def same(case: str, got: object, expected: object) -> None:
 def holds(case: str, condition: bool, detail: str) -> None:
     """Fail with ``case: detail`` unless ``condition``."""
     if not condition:
-        pytest.fail(f"{case}: {detail}", pytrace=False)
+        pytest.fail(_("{case}: {detail}").format(case=case, detail=detail), pytrace=False)
 
 
 def same_tokens(case: str, tokens: Any, expected: dict[str, float]) -> None:
@@ -152,7 +152,7 @@ def same_tokens(case: str, tokens: Any, expected: dict[str, float]) -> None:
         if getattr(tokens, name, None) != value
     ]
     if wrong:
-        pytest.fail(f"{case}:\n" + "\n".join(wrong), pytrace=False)
+        pytest.fail(_("{case}:").format(case=case) + "\n" + "\n".join(wrong), pytrace=False)
 
 
 def should_name(name: str, error: str) -> str:
