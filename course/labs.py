@@ -21,8 +21,8 @@ class LabNotImplemented(NotImplementedError):
         self.function = function
         self.hint = hint
         super().__init__(
-            _("Lab {lab_id} {title} not implemented yet ({function}): {hint}").format(
-                lab_id=lab_id, title=_curriculum(title), function=function, hint=_curriculum(hint)
+            _("Lab {lab_id} {title} not implemented yet ({function}): {todo}").format(
+                lab_id=lab_id, title=_curriculum(title), function=function, todo=_curriculum(hint)
             )
         )
 

@@ -127,6 +127,21 @@ def shown(value: object, limit: int = 0) -> str:
     return text
 
 
+def returned(value: object) -> str:
+    """What a call that should have refused returned, named by ids: a session entry as its type
+    and id, groups by their entry ids, a build by its kept ids; anything else ``shown``."""
+    if isinstance(value, list) and value and all(hasattr(v, "entry_ids") for v in value):
+        return shown([v.entry_ids for v in value], 160)
+    if isinstance(value, list):
+        return "[" + ", ".join(returned(v) for v in value[:12]) + (", …]" if value[12:] else "]")
+    if hasattr(value, "kept_entry_ids"):
+        return f"{type(value).__name__} kept_entry_ids={shown(value.kept_entry_ids, 160)}"
+    entry_id, kind = getattr(value, "id", None), getattr(value, "type", None)
+    if isinstance(entry_id, str) and isinstance(kind, str):
+        return f"{type(value).__name__} {entry_id}"
+    return shown(value, 160)
+
+
 def same(case: str, got: object, expected: object) -> None:
     """Fail naming ``case`` (and the field in it) unless ``got == expected``; both shown whole."""
     if got != expected:
@@ -177,7 +192,7 @@ def refused(case: str, call: Callable[[], object], naming: str | None = None) ->
         return str(error)
     pytest.fail(
         _("{case}: wrongly accepted (expected a ValueError); it returned {value}").format(
-            case=case, value=shown(got, 160)
+            case=case, value=returned(got)
         ),
         pytrace=False,
     )
