@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from course.locale import gettext as _
+
 from .compaction import resume_suffix, summary_message
 from .entries import MessageEntry, SessionEntry, check_unique_ids, parse_message_entry
 from .fields import PrintableError, copy_json, plain_number
@@ -102,16 +104,22 @@ def check_amount(value: object, what: str) -> float:
     number = plain_number(value)
     if number is None:
         raise BudgetError(
-            f"{what}: must be a non-negative finite number, got {type(value).__name__}"
+            _("{what}: must be a non-negative finite number, got {kind}").format(
+                what=what, kind=type(value).__name__
+            )
         )
     try:
         amount = float(number)
     except OverflowError:
         raise BudgetError(
-            f"{what}: must be a non-negative finite number, got a huge integer"
+            _("{what}: must be a non-negative finite number, got a huge integer").format(what=what)
         ) from None
     if not (amount >= 0 and math.isfinite(amount)):
-        raise BudgetError(f"{what}: must be a non-negative finite number, got {amount!r}")
+        raise BudgetError(
+            _("{what}: must be a non-negative finite number, got {number}").format(
+                what=what, number=repr(amount)
+            )
+        )
     return number
 
 
@@ -175,7 +183,7 @@ def open_context(path: Sequence[SessionEntry], estimate_tokens: Estimator) -> Op
     if compaction is None:
         return Opening([], 0, suffix, None)
     summary = summary_message(compaction.summary)
-    cost = estimate(estimate_tokens, summary, f"summary of {compaction.id}")
+    cost = estimate(estimate_tokens, summary, _("summary of {entry}").format(entry=compaction.id))
     return Opening([summary], cost, suffix, compaction.id)
 
 

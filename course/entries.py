@@ -6,8 +6,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from course.locale import gettext as _
+
 from .fastpath import fast_message_entry, fast_message_fields
-from .fields import FieldReader, JsonValue, SessionEntryError, copy_json, kind_of
+from .fields import FieldReader, JsonValue, SessionEntryError, copy_json, kind_name
 from .messages import Message, parse_message
 from .summary import (
     CompactionEntry,
@@ -55,7 +57,9 @@ def parse_session_entry(value: object) -> SessionEntry:
     if isinstance(value, ENTRY_TYPES):
         value = entry_to_json(value)
     if not isinstance(value, Mapping):
-        raise SessionEntryError(f"entry: must be an object, got {kind_of(value)}")
+        raise SessionEntryError(
+            "entry: " + _("must be an object, got {kind}").format(kind=kind_name(value))
+        )
     r = FieldReader.of(value)
     if "id" in value:
         r.string(value["id"], ".id", non_empty=True)
@@ -80,8 +84,11 @@ def parse_session_entry(value: object) -> SessionEntry:
     if kind == "compaction":
         return parse_compaction_entry(value)
     if "type" not in value:
-        raise r.fail(".type", "missing field")
-    raise r.fail(".type", f"must be 'message', 'metadata' or 'compaction', got {kind!r}")
+        raise r.fail(".type", _("missing field"))
+    raise r.fail(
+        ".type",
+        _("must be 'message', 'metadata' or 'compaction', got {kind}").format(kind=repr(kind)),
+    )
 
 
 def _fast(value: object) -> MessageEntry | None:
@@ -117,7 +124,9 @@ def entry_to_json(entry: SessionEntry) -> dict[str, Any]:
             "firstKeptEntryId": entry.first_kept_entry_id,
             "tokensBefore": entry.tokens_before,
         }
-    raise SessionEntryError(f"entry: not a session entry, got {type(entry).__name__}")
+    raise SessionEntryError(
+        "entry: " + _("not a session entry, got {kind}").format(kind=type(entry).__name__)
+    )
 
 
 def copy_entry(entry: SessionEntry) -> SessionEntry:
@@ -147,7 +156,9 @@ def parse_message_entry(value: object) -> MessageEntry:
     """``parse_session_entry`` for a value that must be a message entry."""
     entry = _fast(value) or parse_session_entry(value)
     if not isinstance(entry, MessageEntry):
-        raise SessionEntryError(f"{entry.id}.type: must be 'message', got {entry.type!r}")
+        raise SessionEntryError(
+            f"{entry.id}.type: " + _("must be 'message', got {kind}").format(kind=repr(entry.type))
+        )
     return entry
 
 
@@ -158,5 +169,9 @@ def check_unique_ids(path: Sequence[SessionEntry]) -> None:
     seen: set[str] = set()
     for index, entry in enumerate(path):
         if entry.id in seen:
-            raise SessionEntryError(f"{entry.id}: appears twice on the path (again at {index})")
+            raise SessionEntryError(
+                _("{entry}: appears twice on the path (again at {index})").format(
+                    entry=entry.id, index=index
+                )
+            )
         seen.add(entry.id)

@@ -7,6 +7,9 @@ from collections.abc import Iterable, Mapping
 from gc import is_tracked
 from typing import Any, TypeAlias
 
+from course.locale import N_
+from course.locale import gettext as _
+
 JsonValue: TypeAlias = Any
 """A value made of dict (str keys), list, str, int, float, bool and None."""
 
@@ -47,6 +50,22 @@ def kind_of(value: object) -> str:
     return type(value).__name__
 
 
+KIND_NAMES = {
+    "boolean": N_("boolean"),
+    "number": N_("number"),
+    "string": N_("string"),
+    "object": N_("object"),
+    "array": N_("array"),
+}
+"""The JSON kinds as a message names them; ``null`` and Python type names stay as they are."""
+
+
+def kind_name(value: object) -> str:
+    """``kind_of(value)`` as the current edition says it in a message (``数组`` for an array)."""
+    kind = kind_of(value)
+    return _(KIND_NAMES[kind]) if kind in KIND_NAMES else kind
+
+
 def plain_number(value: object) -> int | float | None:
     """``value`` as an exact ``int`` or ``float``; None for anything else (``bool`` included).
 
@@ -85,15 +104,15 @@ class FieldReader:
     ) -> Mapping[str, Any]:
         """An object with exactly the ``required`` keys (and maybe some ``optional`` ones)."""
         if not isinstance(value, Mapping):
-            raise self.fail(path, f"must be an object, got {kind_of(value)}")
+            raise self.fail(path, _("must be an object, got {kind}").format(kind=kind_name(value)))
         required = tuple(required)
         allowed = set(required) | set(optional)
         for key in value:
             if key not in allowed:
-                raise self.fail(f"{path}.{key}", "unknown field")
+                raise self.fail(f"{path}.{key}", _("unknown field"))
         for key in required:
             if key not in value:
-                raise self.fail(f"{path}.{key}", "missing field")
+                raise self.fail(f"{path}.{key}", _("missing field"))
         return value
 
     def string(
@@ -101,32 +120,40 @@ class FieldReader:
     ) -> str:
         """A string; ``non_empty``: not ``""``; ``non_blank``: not only white space either."""
         if not isinstance(value, str):
-            raise self.fail(path, f"must be a string, got {kind_of(value)}")
+            raise self.fail(path, _("must be a string, got {kind}").format(kind=kind_name(value)))
         if (non_empty or non_blank) and not value:
-            raise self.fail(path, "must be a non-empty string")
+            raise self.fail(path, _("must be a non-empty string"))
         if non_blank and not value.strip():
-            raise self.fail(path, "must not be blank (only white space)")
+            raise self.fail(path, _("must not be blank (only white space)"))
         return str.__str__(value)
 
     def number(self, value: object, path: str) -> int | float:
         """A non-negative finite number (``bool`` is not a number here), as a plain one."""
         number = plain_number(value)
         if number is None:
-            raise self.fail(path, f"must be a non-negative finite number, got {kind_of(value)}")
+            raise self.fail(
+                path,
+                _("must be a non-negative finite number, got {kind}").format(kind=kind_name(value)),
+            )
         try:
             as_float = float(number)
         except OverflowError:
             raise self.fail(
-                path, "must be a non-negative finite number, got a huge integer"
+                path, _("must be a non-negative finite number, got a huge integer")
             ) from None
         if not math.isfinite(as_float) or as_float < 0:
-            raise self.fail(path, f"must be a non-negative finite number, got {number!r}")
+            raise self.fail(
+                path,
+                _("must be a non-negative finite number, got {number}").format(number=repr(number)),
+            )
         return number if type(number) is int else as_float
 
     def string_list(self, value: object, path: str) -> list[str]:
         """A list of strings, copied."""
         if not isinstance(value, list):
-            raise self.fail(path, f"must be a list of strings, got {kind_of(value)}")
+            raise self.fail(
+                path, _("must be a list of strings, got {kind}").format(kind=kind_name(value))
+            )
         return [self.string(v, f"{path}[{i}]") for i, v in enumerate(value)]
 
     def parent_id(self, value: object, *, nullable: bool) -> str | None:
@@ -138,7 +165,9 @@ class FieldReader:
     def json(self, value: object, path: str, depth: int = 0) -> JsonValue:
         """Validate plain JSON data and return an unshared copy."""
         if depth > MAX_JSON_DEPTH:
-            raise self.fail(path, f"nested deeper than {MAX_JSON_DEPTH} levels")
+            raise self.fail(
+                path, _("nested deeper than {depth} levels").format(depth=MAX_JSON_DEPTH)
+            )
         if value is None or isinstance(value, (str, bool)):
             return value
         number = plain_number(value)
@@ -146,7 +175,9 @@ class FieldReader:
             return number
         if type(number) is float:
             if not math.isfinite(number):
-                raise self.fail(path, f"must be a finite number, got {number!r}")
+                raise self.fail(
+                    path, _("must be a finite number, got {number}").format(number=repr(number))
+                )
             return number
         if isinstance(value, list):
             return [self.json(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
@@ -154,10 +185,13 @@ class FieldReader:
             copied: dict[str, JsonValue] = {}
             for key, item in value.items():
                 if not isinstance(key, str):
-                    raise self.fail(path, f"object keys must be strings, got {kind_of(key)}")
+                    raise self.fail(
+                        path,
+                        _("object keys must be strings, got {kind}").format(kind=kind_name(key)),
+                    )
                 copied[key] = self.json(item, f"{path}.{key}", depth + 1)
             return copied
-        raise self.fail(path, f"must be JSON data, got {kind_of(value)}")
+        raise self.fail(path, _("must be JSON data, got {kind}").format(kind=kind_name(value)))
 
 
 def copy_json(value: JsonValue) -> JsonValue:

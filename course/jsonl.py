@@ -11,6 +11,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from course.locale import gettext as _
+
 from .entries import SessionEntry, copy_entry, entry_to_json, parse_session_entry
 from .fields import SessionEntryError, escape_surrogates
 from .logfile import (
@@ -41,7 +43,9 @@ class RecoveryWarning:
     message: str
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.code}: {self.message}"
+        return _("line {line}: {code}: {message}").format(
+            line=self.line, code=self.code, message=self.message
+        )
 
 
 @dataclass(frozen=True)
@@ -111,8 +115,10 @@ def recover_jsonl(text: str | bytes) -> RecoveredSession:
                     RecoveryWarning(
                         "uncommitted_tail",
                         number,
-                        f"{len(raw)} bytes after the last newline were never committed; "
-                        "they are ignored and the log refuses appends until repaired",
+                        _(
+                            "{count} bytes after the last newline were never committed; "
+                            "they are ignored and the log refuses appends until repaired"
+                        ).format(count=len(raw)),
                     )
                 )
             break
@@ -123,7 +129,9 @@ def recover_jsonl(text: str | bytes) -> RecoveredSession:
         try:
             check_can_append(entry, ids)
         except SessionStoreError as error:
-            raise SessionStoreError(f"line {number}: {error}") from None
+            raise SessionStoreError(
+                _("line {line}: {error}").format(line=number, error=error)
+            ) from None
         entries.append(entry)
         ids.add(entry.id)
     return RecoveredSession(entries, warnings, committed)
@@ -134,20 +142,26 @@ def _parse_line(raw: bytes, number: int) -> SessionEntry:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise SessionStoreError(
-            f"line {number}: invalid UTF-8 ({error.reason} at byte {error.start})"
+            _("line {line}: invalid UTF-8 ({reason} at byte {start})").format(
+                line=number, reason=error.reason, start=error.start
+            )
         ) from None
     try:
         value = _loads(raw, line)
     except (ValueError, RecursionError) as error:
-        raise SessionStoreError(f"line {number}: invalid JSON ({error})") from None
+        raise SessionStoreError(
+            _("line {line}: invalid JSON ({error})").format(line=number, error=error)
+        ) from None
     try:
         return parse_session_entry(value)
     except SessionEntryError as error:
-        raise SessionStoreError(f"line {number}: {error}") from None
+        raise SessionStoreError(
+            _("line {line}: {error}").format(line=number, error=error)
+        ) from None
 
 
 def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not JSON")
+    raise ValueError(_("{name} is not JSON").format(name=name))
 
 
 # ``raw.translate(_DIGITS)`` turns every digit into "0" and every other byte into " ", so a run
@@ -251,11 +265,13 @@ def _unwritable(entry_id: str, value: object, error: ValueError) -> SessionEntry
     where = _find(value, "", _is_long_integer)
     if where is not None:
         digits = _int_digits()
-        problem = f"an integer of more than {digits} digits, which Python cannot read back"
+        problem = _(
+            "an integer of more than {digits} digits, which Python cannot read back"
+        ).format(digits=digits)
     elif (where := _find(value, "", _has_lone_surrogate)) is not None:
-        problem = "contains a lone surrogate, which UTF-8 cannot store"
+        problem = _("contains a lone surrogate, which UTF-8 cannot store")
     else:  # pragma: no cover - the parser lets nothing else through
-        where, problem = "", f"cannot be written as JSON ({error})"
+        where, problem = "", _("cannot be written as JSON ({error})").format(error=error)
     return SessionEntryError(escape_surrogates(f"{entry_id}{where}: {problem}"))
 
 
@@ -300,7 +316,7 @@ class JsonlSessionStore(InMemorySessionStore):
 
     def _open_fd(self) -> int:
         if self._fd is None:
-            raise SessionStoreError(f"{self.path}: store is closed")
+            raise SessionStoreError(_("{path}: store is closed").format(path=self.path))
         return self._fd
 
     def repair(self) -> RepairResult:
@@ -320,8 +336,10 @@ class JsonlSessionStore(InMemorySessionStore):
         tail = _tail_warning(self.warnings)
         if tail is not None:
             raise SessionStoreError(
-                f"{self.path}: line {tail.line} is an uncommitted tail; repair the log before "
-                "appending (committed entries are intact)"
+                _(
+                    "{path}: line {line} is an uncommitted tail; repair the log before "
+                    "appending (committed entries are intact)"
+                ).format(path=self.path, line=tail.line)
             )
         snapshot = self._admit(entry)
         self._commit(fd, encode_entry(snapshot), snapshot.id)
@@ -339,7 +357,9 @@ class JsonlSessionStore(InMemorySessionStore):
             if not isinstance(error, OSError):
                 raise
             raise SessionStoreError(
-                f"{self.path}: cannot append {entry_id} ({reason(error)}); {undone}"
+                _("{path}: cannot append {entry} ({reason}); {undone}").format(
+                    path=self.path, entry=entry_id, reason=reason(error), undone=undone
+                )
             ) from error
         self._end += len(line)
         self._lines += 1
@@ -354,15 +374,17 @@ class JsonlSessionStore(InMemorySessionStore):
                 RecoveryWarning(
                     "uncommitted_tail",
                     line,
-                    f"a failed append left a partial line, which could not be cut off "
-                    f"({reason(error)}); the log refuses appends until repaired",
+                    _(
+                        "a failed append left a partial line, which could not be cut off "
+                        "({reason}); the log refuses appends until repaired"
+                    ).format(reason=reason(error)),
                 )
             )
-            return (
-                f"its partial line {line} could not be cut off ({reason(error)}), so the log "
+            return _(
+                "its partial line {line} could not be cut off ({reason}), so the log "
                 "refuses appends until repaired (committed entries are intact)"
-            )
-        return "the log is back at its last committed line and the entry was not stored"
+            ).format(line=line, reason=reason(error))
+        return _("the log is back at its last committed line and the entry was not stored")
 
     def close(self) -> None:
         """Release the file and its writer lock; later appends are refused."""
@@ -394,7 +416,7 @@ def _repair_result(path: Path, moved: tuple[Path, int] | None, line: int | None)
 def read_jsonl(path: str | os.PathLike[str]) -> RecoveredSession:
     """``recover_jsonl`` of the file at ``path`` (no lock needed); every error names the file."""
     target = Path(path)
-    with failing_as(target, "read the session log"):
+    with failing_as(target, _("{path}: cannot read the session log ({reason})")):
         data = target.read_bytes()
     return _recover_log(target, data)
 
@@ -416,7 +438,7 @@ def repair_jsonl(path: str | os.PathLike[str]) -> RepairResult:
     """
     target = Path(path)
     if not target.exists():
-        raise SessionStoreError(f"{target}: no such session log")
+        raise SessionStoreError(_("{path}: no such session log").format(path=target))
     fd = open_locked(target)
     try:
         recovered = _recover_log(target, read_from(fd, target))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from course.locale import gettext as _
+
 
 class LabNotImplemented(NotImplementedError):
     """A lab's branch is still a stub: names the lab, what it builds, the function and a hint.
 
     The message starts ``Lab 11.1 compaction entry not implemented yet`` so a test run shows
-    which lab to work on; the checkpoint reports a test that stops here as *pending*.
+    which lab to work on (in the Chinese edition ``Lab 11.1 compaction 记录 尚未实现``); the
+    checkpoint reports a test that stops here as *pending*, recognised by ``lab_id``. The
+    attributes keep the curriculum's own (English) title and hint; the message speaks the
+    current edition.
     """
 
     def __init__(self, lab_id: str, title: str, function: str, hint: str) -> None:
@@ -15,4 +20,13 @@ class LabNotImplemented(NotImplementedError):
         self.title = title
         self.function = function
         self.hint = hint
-        super().__init__(f"Lab {lab_id} {title} not implemented yet ({function}): {hint}")
+        super().__init__(
+            _("Lab {lab_id} {title} not implemented yet ({function}): {todo}").format(
+                lab_id=lab_id, title=_curriculum(title), function=function, todo=_curriculum(hint)
+            )
+        )
+
+
+def _curriculum(text: str) -> str:
+    """A curriculum text (a lab title, a to-do) in the current edition; ``""`` stays ``""``."""
+    return _(text) if text else text

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from course.locale import gettext as _
+
 from .stores import SessionStoreError
 
 BACKUP_NAMES = 10_000
@@ -24,41 +26,52 @@ def reason(error: OSError) -> str:
 
 
 @contextmanager
-def failing_as(path: Path, doing: str) -> Iterator[None]:
-    """Raise an ``OSError`` from the block as ``SessionStoreError``: ``path: cannot doing (…)``."""
+def failing_as(path: Path, message: str, **values: object) -> Iterator[None]:
+    """Raise an ``OSError`` from the block as ``SessionStoreError``: ``message`` (translated)
+    with ``{path}``, ``{reason}`` and ``values`` filled in (``path: cannot read … (reason)``)."""
     try:
         yield
     except OSError as error:
-        raise SessionStoreError(f"{path}: cannot {doing} ({reason(error)})") from error
+        text = message.format(path=path, reason=reason(error), **values)
+        raise SessionStoreError(text) from error
 
 
 def open_locked(path: Path) -> int:
     """Open (or create) the log for appending and take its one-writer lock."""
-    with failing_as(path, "open the session log for appending"):
+    with failing_as(path, _("{path}: cannot open the session log for appending ({reason})")):
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
         raise SessionStoreError(
-            f"{path}: another writer has this session log open (one writer per log)"
+            _("{path}: another writer has this session log open (one writer per log)").format(
+                path=path
+            )
         ) from None
     except OSError as error:
         os.close(fd)
-        raise SessionStoreError(f"{path}: cannot lock the session log ({reason(error)})") from error
+        raise SessionStoreError(
+            _("{path}: cannot lock the session log ({reason})").format(
+                path=path, reason=reason(error)
+            )
+        ) from error
     return fd
 
 
 def read_from(fd: int, path: Path, offset: int = 0) -> bytes:
     """The bytes of the open log from ``offset`` (by default, all of them) to its end."""
-    with failing_as(path, "read the session log"), open(fd, "rb", closefd=False) as handle:
+    cannot_read = _("{path}: cannot read the session log ({reason})")
+    with failing_as(path, cannot_read), open(fd, "rb", closefd=False) as handle:
         handle.seek(offset)
         return handle.read()
 
 
 def fsync_directory(path: Path) -> None:
     """Flush the directory entry of ``path`` to the disk."""
-    with failing_as(path.parent, "flush the directory of the session log"):
+    with failing_as(
+        path.parent, _("{path}: cannot flush the directory of the session log ({reason})")
+    ):
         directory = os.open(path.parent, os.O_RDONLY)
         try:
             os.fsync(directory)
@@ -94,7 +107,10 @@ def set_aside(fd: int, path: Path, committed: int) -> tuple[Path, int] | None:
     if not torn:
         return None
     backup = save_backup(path, torn)
-    with failing_as(path, f"cut the torn tail off the session log (it is saved in {backup})"):
+    cannot_cut = _(
+        "{path}: cannot cut the torn tail off the session log (it is saved in {backup}) ({reason})"
+    )
+    with failing_as(path, cannot_cut, backup=backup):
         cut_back(fd, committed, fsync=True)
     fsync_directory(path)
     return backup, len(torn)
@@ -111,8 +127,10 @@ def save_backup(path: Path, data: bytes) -> Path:
             continue
         except OSError as error:
             raise SessionStoreError(
-                f"{backup}: cannot create the backup of a torn tail ({reason(error)}); "
-                "the session log is unchanged"
+                _(
+                    "{backup}: cannot create the backup of a torn tail ({reason}); "
+                    "the session log is unchanged"
+                ).format(backup=backup, reason=reason(error))
             ) from error
         try:
             write_whole(fd, data)
@@ -121,13 +139,16 @@ def save_backup(path: Path, data: bytes) -> Path:
             with suppress(OSError):
                 os.unlink(backup)
             raise SessionStoreError(
-                f"{backup}: cannot write the backup of a torn tail ({reason(error)}); "
-                "the session log is unchanged"
+                _(
+                    "{backup}: cannot write the backup of a torn tail ({reason}); "
+                    "the session log is unchanged"
+                ).format(backup=backup, reason=reason(error))
             ) from error
         finally:
             os.close(fd)
         return backup
     raise SessionStoreError(
-        f"{path}: no free backup name up to {path.name}.torn-{BACKUP_NAMES}; "
-        "the session log is unchanged"
+        _(
+            "{path}: no free backup name up to {name}.torn-{last}; the session log is unchanged"
+        ).format(path=path, name=path.name, last=BACKUP_NAMES)
     )

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-from .fields import FieldReader, kind_of
+from course.locale import gettext as _
+
+from .fields import FieldReader, kind_name
 
 Message: TypeAlias = dict[str, Any]
 """A JSON-shaped message: ``{"role": ..., "content": ...}`` and its role's fields."""
@@ -14,12 +16,16 @@ Message: TypeAlias = dict[str, Any]
 def text_blocks(r: FieldReader, value: object, path: str) -> list[dict[str, Any]]:
     """A list of text blocks, checked and copied."""
     if not isinstance(value, list):
-        raise r.fail(path, f"must be a list of content blocks, got {kind_of(value)}")
+        raise r.fail(
+            path, _("must be a list of content blocks, got {kind}").format(kind=kind_name(value))
+        )
     blocks = []
     for i, block in enumerate(value):
         b = r.mapping(block, f"{path}[{i}]", ("type", "text"))
         if b["type"] != "text":
-            raise r.fail(f"{path}[{i}].type", f"must be 'text', got {b['type']!r}")
+            raise r.fail(
+                f"{path}[{i}].type", _("must be 'text', got {kind}").format(kind=repr(b["type"]))
+            )
         blocks.append({"type": "text", "text": r.string(b["text"], f"{path}[{i}].text")})
     return blocks
 
@@ -27,12 +33,14 @@ def text_blocks(r: FieldReader, value: object, path: str) -> list[dict[str, Any]
 def _assistant_blocks(r: FieldReader, value: object, path: str) -> list[dict[str, Any]]:
     """An assistant message's blocks: text and tool calls, checked and copied."""
     if not isinstance(value, list):
-        raise r.fail(path, f"must be a list of content blocks, got {kind_of(value)}")
+        raise r.fail(
+            path, _("must be a list of content blocks, got {kind}").format(kind=kind_name(value))
+        )
     blocks: list[dict[str, Any]] = []
     for i, block in enumerate(value):
         where = f"{path}[{i}]"
         if not isinstance(block, Mapping):
-            raise r.fail(where, f"must be an object, got {kind_of(block)}")
+            raise r.fail(where, _("must be an object, got {kind}").format(kind=kind_name(block)))
         kind = block.get("type")
         if kind == "text":
             b = r.mapping(block, where, ("type", "text"))
@@ -41,7 +49,8 @@ def _assistant_blocks(r: FieldReader, value: object, path: str) -> list[dict[str
             b = r.mapping(block, where, ("type", "id", "name", "arguments"))
             if not isinstance(b["arguments"], Mapping):
                 raise r.fail(
-                    f"{where}.arguments", f"must be an object, got {kind_of(b['arguments'])}"
+                    f"{where}.arguments",
+                    _("must be an object, got {kind}").format(kind=kind_name(b["arguments"])),
                 )
             blocks.append(
                 {
@@ -52,14 +61,17 @@ def _assistant_blocks(r: FieldReader, value: object, path: str) -> list[dict[str
                 }
             )
         else:
-            raise r.fail(f"{where}.type", f"must be 'text' or 'toolCall', got {kind!r}")
+            raise r.fail(
+                f"{where}.type",
+                _("must be 'text' or 'toolCall', got {kind}").format(kind=repr(kind)),
+            )
     return blocks
 
 
 def parse_message(r: FieldReader, value: object, path: str) -> Message:
     """One message of any of the four roles, checked and copied."""
     if not isinstance(value, Mapping):
-        raise r.fail(path, f"must be an object, got {kind_of(value)}")
+        raise r.fail(path, _("must be an object, got {kind}").format(kind=kind_name(value)))
     role = value.get("role")
     if role == "system":
         m = r.mapping(value, path, ("role", "content"))
@@ -80,7 +92,10 @@ def parse_message(r: FieldReader, value: object, path: str) -> Message:
         m = r.mapping(value, path, ("role", "toolCallId", "toolName", "content", "isError"))
         is_error = m["isError"]
         if not isinstance(is_error, bool):
-            raise r.fail(f"{path}.isError", f"must be a boolean, got {kind_of(is_error)}")
+            raise r.fail(
+                f"{path}.isError",
+                _("must be a boolean, got {kind}").format(kind=kind_name(is_error)),
+            )
         return {
             "role": "toolResult",
             "toolCallId": r.string(m["toolCallId"], f"{path}.toolCallId", non_empty=True),
@@ -89,5 +104,8 @@ def parse_message(r: FieldReader, value: object, path: str) -> Message:
             "isError": is_error,
         }
     raise r.fail(
-        f"{path}.role", f"must be 'system', 'user', 'assistant' or 'toolResult', got {role!r}"
+        f"{path}.role",
+        _("must be 'system', 'user', 'assistant' or 'toolResult', got {role}").format(
+            role=repr(role)
+        ),
     )

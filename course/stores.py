@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
+from course.locale import gettext as _
+
 from .entries import SessionEntry, copy_entry, parse_session_entry
 from .fields import PrintableError
 
@@ -64,8 +66,12 @@ class InMemorySessionStore:
 def check_can_append(entry: SessionEntry, ids: set[str] | Mapping[str, object]) -> None:
     """Reject a duplicate id or a parent that is not yet stored."""
     if entry.id in ids:
-        raise SessionStoreError(f"{entry.id}: duplicate id (already in the session)")
+        raise SessionStoreError(
+            _("{entry}: duplicate id (already in the session)").format(entry=entry.id)
+        )
     if entry.parent_id is not None and entry.parent_id not in ids:
         raise SessionStoreError(
-            f"{entry.id}.parentId: parent {entry.parent_id} is not in the session yet"
+            _("{entry}.parentId: parent {parent} is not in the session yet").format(
+                entry=entry.id, parent=entry.parent_id
+            )
         )

@@ -39,6 +39,11 @@ class Implementation:
     fixtures: ModuleType
 
 
+ALLOWED_KIT_PACKAGES = ("harness", "locale")
+"""The kit's own packages a workspace may import: the harness, and the editions' gettext
+(the given modules speak the learner's edition through ``course.locale``)."""
+
+
 class _NoReference(importlib.abc.MetaPathFinder):
     """Refuses the reference package's lab modules inside a workspace."""
 
@@ -46,7 +51,7 @@ class _NoReference(importlib.abc.MetaPathFinder):
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         top, _, rest = fullname.partition(".")
-        if top == REFERENCE_PACKAGE and not rest.startswith("harness"):
+        if top == REFERENCE_PACKAGE and rest.split(".")[0] not in ALLOWED_KIT_PACKAGES:
             raise ImportError(
                 f"{fullname}: a practice workspace grades its own code; import the "
                 "workspace's package instead of the reference"

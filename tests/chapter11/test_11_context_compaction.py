@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from course.harness.diffs import explain_case
+from course.locale import gettext as _
 
 CHAPTER_IDS = ["u1", "a1", "u2", "a2", "u3", "calls", "r-test", "r-read", "a3"]
 THIRD_GROUP = ["u3", "calls", "r-test", "r-read", "a3"]
@@ -97,16 +98,21 @@ def resumed_path(impl: Any, first_kept: str = "u2") -> list[Any]:
 
 def summary_text(result: Any) -> str:
     holds(
-        "the first message after a compaction",
+        _("the first message after a compaction"),
         bool(result.messages) and result.messages[0].get("role") == "user",
-        "the summary must open the messages as a user message, got "
-        + (shown(result.messages[0]) if result.messages else "no messages at all"),
+        (
+            _("the summary must open the messages as a user message, got {message}").format(
+                message=shown(result.messages[0])
+            )
+            if result.messages
+            else _("the summary must open the messages as a user message, got no messages at all")
+        ),
     )
     content = result.messages[0]["content"]
     holds(
-        "the summary message",
+        _("the summary message"),
         isinstance(content, str),
-        f"content must be a string, got {shown(content)}",
+        _("content must be a string, got {value}").format(value=shown(content)),
     )
     return str(content)
 
@@ -115,8 +121,25 @@ def shown(value: object, limit: int = 0) -> str:
     """A value as a learner reads it: text stays text (never ``\\u`` escapes); cut at ``limit``."""
     text = repr(value)
     if limit and len(text) > limit:
-        return f"{text[: limit - 1]}… ({type(value).__name__}, {len(text)} characters)"
+        return _("{start}… ({kind}, {length} characters)").format(
+            start=text[: limit - 1], kind=type(value).__name__, length=len(text)
+        )
     return text
+
+
+def returned(value: object) -> str:
+    """What a call that should have refused returned, named by ids: a session entry as its type
+    and id, groups by their entry ids, a build by its kept ids; anything else ``shown``."""
+    if isinstance(value, list) and value and all(hasattr(v, "entry_ids") for v in value):
+        return shown([v.entry_ids for v in value], 160)
+    if isinstance(value, list):
+        return "[" + ", ".join(returned(v) for v in value[:12]) + (", …]" if value[12:] else "]")
+    if hasattr(value, "kept_entry_ids"):
+        return f"{type(value).__name__} kept_entry_ids={shown(value.kept_entry_ids, 160)}"
+    entry_id, kind = getattr(value, "id", None), getattr(value, "type", None)
+    if isinstance(entry_id, str) and isinstance(kind, str):
+        return f"{type(value).__name__} {entry_id}"
+    return shown(value, 160)
 
 
 def same(case: str, got: object, expected: object) -> None:
@@ -128,18 +151,30 @@ def same(case: str, got: object, expected: object) -> None:
 def holds(case: str, condition: bool, detail: str) -> None:
     """Fail with ``case: detail`` unless ``condition``."""
     if not condition:
-        pytest.fail(f"{case}: {detail}", pytrace=False)
+        pytest.fail(_("{case}: {detail}").format(case=case, detail=detail), pytrace=False)
 
 
 def same_tokens(case: str, tokens: Any, expected: dict[str, float]) -> None:
     """Compare the named fields of a ``ContextTokens``; the message names each that differs."""
     wrong = [
-        f"  tokens.{name}: got {shown(getattr(tokens, name, '(missing)'))}, expected {value!r}"
+        "  "
+        + _("tokens.{name}: got {got}, expected {expected}").format(
+            name=name,
+            got=shown(getattr(tokens, name, _("(missing)"))),
+            expected=repr(value),
+        )
         for name, value in expected.items()
         if getattr(tokens, name, None) != value
     ]
     if wrong:
-        pytest.fail(f"{case}:\n" + "\n".join(wrong), pytrace=False)
+        pytest.fail(_("{case}:").format(case=case) + "\n" + "\n".join(wrong), pytrace=False)
+
+
+def should_name(name: str, error: str) -> str:
+    """The detail of a refusal that does not name what it should."""
+    return _("refused, but the error should name {name}; it says: {error}").format(
+        name=name, error=error
+    )
 
 
 def refused(case: str, call: Callable[[], object], naming: str | None = None) -> str:
@@ -149,12 +184,16 @@ def refused(case: str, call: Callable[[], object], naming: str | None = None) ->
     except ValueError as error:
         if naming is not None and not re.search(naming, str(error)):
             pytest.fail(
-                f"{case}: refused, but the error should name {naming}; it says: {error}",
+                _("{case}: refused, but the error should name {naming}; it says: {error}").format(
+                    case=case, naming=naming, error=error
+                ),
                 pytrace=False,
             )
         return str(error)
     pytest.fail(
-        f"{case}: wrongly accepted (expected a ValueError); it returned {shown(got, 160)}",
+        _("{case}: wrongly accepted (expected a ValueError); it returned {value}").format(
+            case=case, value=returned(got)
+        ),
         pytrace=False,
     )
 
@@ -166,7 +205,7 @@ def refused(case: str, call: Callable[[], object], naming: str | None = None) ->
 def test_lab_11_1_parses_a_compaction_entry_strictly(impl: Any) -> None:
     raw = compact_1_json(impl)
     entry = impl.session.parse_session_entry(raw)
-    case = "parsing compact-1"
+    case = _("parsing compact-1")
     same(f"{case}: id", entry.id, "compact-1")
     same(f"{case}: parent_id", entry.parent_id, "a3")
     same(f"{case}: first_kept_entry_id", entry.first_kept_entry_id, "u2")
@@ -174,7 +213,7 @@ def test_lab_11_1_parses_a_compaction_entry_strictly(impl: Any) -> None:
     same(f"{case}: summary.goal", entry.summary.goal, raw["summary"]["goal"])
     same(f"{case}: summary.changed_files", entry.summary.changed_files, ["course/session.py"])
     same(
-        "entry_to_json(parse_session_entry(compact-1)), the parser inverted",
+        _("entry_to_json(parse_session_entry(compact-1)), the parser inverted"),
         impl.session.entry_to_json(entry),
         raw,
     )
@@ -182,13 +221,13 @@ def test_lab_11_1_parses_a_compaction_entry_strictly(impl: Any) -> None:
     raw["summary"]["completed"].append("added after parsing")
     raw["summary"]["goal"] = "changed"
     same(
-        "summary.completed after the input's list was changed (it must not be shared)",
+        _("summary.completed after the input's list was changed (it must not be shared)"),
         entry.summary.completed,
         impl.fixtures.COMPACT_1_SUMMARY["completed"],
     )
     entry.summary.decisions.append("changed through the result")
     same(
-        "the input's summary.decisions after the parsed list was changed (not shared)",
+        _("the input's summary.decisions after the parsed list was changed (not shared)"),
         raw["summary"]["decisions"],
         impl.fixtures.COMPACT_1_SUMMARY["decisions"],
     )
@@ -202,26 +241,32 @@ def test_lab_11_1_parses_a_compaction_entry_strictly(impl: Any) -> None:
         v["summary"]["files"] = v["summary"].pop("changedFiles")
 
     cases = {
-        "summary key 'files' instead of 'changedFiles'": (broken(legacy_files), "files"),
-        "empty goal": (broken(lambda v: v["summary"].update(goal="")), "goal"),
-        "a whitespace-only goal": (broken(lambda v: v["summary"].update(goal=" \t\n ")), "goal"),
-        "empty parentId": (broken(lambda v: v.update(parentId="")), "parentId"),
-        "empty firstKeptEntryId": (
+        _("summary key 'files' instead of 'changedFiles'"): (broken(legacy_files), "files"),
+        _("empty goal"): (broken(lambda v: v["summary"].update(goal="")), "goal"),
+        _("a whitespace-only goal"): (
+            broken(lambda v: v["summary"].update(goal=" \t\n ")),
+            "goal",
+        ),
+        _("empty parentId"): (broken(lambda v: v.update(parentId="")), "parentId"),
+        _("empty firstKeptEntryId"): (
             broken(lambda v: v.update(firstKeptEntryId="")),
             "firstKeptEntryId",
         ),
         "tokensBefore -1": (broken(lambda v: v.update(tokensBefore=-1)), "tokensBefore"),
         "tokensBefore NaN": (broken(lambda v: v.update(tokensBefore=math.nan)), "tokensBefore"),
         "tokensBefore True": (broken(lambda v: v.update(tokensBefore=True)), "tokensBefore"),
-        "a number in summary.next": (broken(lambda v: v["summary"].update(next=["ok", 3])), "next"),
-        "summary without constraints": (
+        _("a number in summary.next"): (
+            broken(lambda v: v["summary"].update(next=["ok", 3])),
+            "next",
+        ),
+        _("summary without constraints"): (
             broken(lambda v: v["summary"].pop("constraints")),
             "constraints",
         ),
     }
     for case, (value, field) in cases.items():
         error = refused(case, lambda v=value: impl.session.parse_session_entry(v), "compact-1")
-        holds(case, field in error, f"refused, but the error should name {field}; it says: {error}")
+        holds(case, field in error, should_name(field, error))
 
 
 @pytest.mark.lab("11.1")
@@ -235,32 +280,34 @@ def test_lab_11_1_memory_store_snapshots_a_compaction(impl: Any) -> None:
 
     entries = store.entries()
     same(
-        "the memory store's ids after appending compact-1",
+        _("the memory store's ids after appending compact-1"),
         [e.id for e in entries],
         CHAPTER_IDS + ["compact-1"],
     )
     stored = entries[-1]
     same(
-        "compact-1 read back after its input was changed (the store keeps its own copy)",
+        _("compact-1 read back after its input was changed (the store keeps its own copy)"),
         impl.session.entry_to_json(stored),
         compact_1_json(impl),
     )
     stored.summary.next.append("mutated through entries()")
     same(
-        "compact-1 read back after a returned entry was changed (entries() returns copies)",
+        _("compact-1 read back after a returned entry was changed (entries() returns copies)"),
         impl.session.entry_to_json(store.entries()[-1]),
         compact_1_json(impl),
     )
     refused(
-        "appending compact-1 a second time", lambda: store.append(compact_1_json(impl)), "compact-1"
+        _("appending compact-1 a second time"),
+        lambda: store.append(compact_1_json(impl)),
+        "compact-1",
     )
     orphan = compact_1_json(impl) | {"id": "compact-x", "parentId": "missing"}
     refused(
-        "appending compact-x whose parentId 'missing' is not in the store",
+        _("appending compact-x whose parentId 'missing' is not in the store"),
         lambda: store.append(orphan),
         "missing",
     )
-    same("the number of entries after two refused appends", len(store.entries()), 10)
+    same(_("the number of entries after two refused appends"), len(store.entries()), 10)
 
 
 @pytest.mark.lab("11.1")
@@ -273,15 +320,17 @@ def test_lab_11_1_jsonl_store_reopens_a_compaction(impl: Any, tmp_path: Any) -> 
 
     text = log.read_text(encoding="utf-8")
     lines = text.split("\n")
-    holds("the JSONL log", text.endswith("\n"), "every committed line must end with a newline")
-    same("the number of lines in the JSONL log", len(lines) - 1, 10)
-    same("the log's last line, read as JSON", json.loads(lines[-2]), compact_1_json(impl))
+    holds(
+        _("the JSONL log"), text.endswith("\n"), _("every committed line must end with a newline")
+    )
+    same(_("the number of lines in the JSONL log"), len(lines) - 1, 10)
+    same(_("the log's last line, read as JSON"), json.loads(lines[-2]), compact_1_json(impl))
 
     with impl.session.JsonlSessionStore(log) as reopened:
         entries = reopened.entries()
-        same("the reopened log's ids", [e.id for e in entries], CHAPTER_IDS + ["compact-1"])
+        same(_("the reopened log's ids"), [e.id for e in entries], CHAPTER_IDS + ["compact-1"])
         same(
-            "the reopened log's entries as JSON",
+            _("the reopened log's entries as JSON"),
             snapshot(impl, entries),
             chapter_json(impl) + [compact_1_json(impl)],
         )
@@ -296,7 +345,7 @@ def test_lab_11_1_jsonl_store_reopens_a_compaction(impl: Any, tmp_path: Any) -> 
         )
     with impl.session.JsonlSessionStore(log) as again:
         same(
-            "the last two ids after appending u4 to the reopened log",
+            _("the last two ids after appending u4 to the reopened log"),
             [e.id for e in again.entries()][-2:],
             ["compact-1", "u4"],
         )
@@ -321,21 +370,21 @@ def test_lab_11_2_groups_the_chapter_path_into_three_interactions(impl: Any) -> 
     before = snapshot(impl, path)
     groups = impl.groups.group_interactions(path)
     same(
-        "the chapter path's groups (entry_ids)",
+        _("the chapter path's groups (entry_ids)"),
         [g.entry_ids for g in groups],
         [["u1", "a1"], ["u2", "a2"], THIRD_GROUP],
     )
-    same("the third group's entries' ids", [e.id for e in groups[2].entries], THIRD_GROUP)
+    same(_("the third group's entries' ids"), [e.id for e in groups[2].entries], THIRD_GROUP)
 
     calls = groups[2].entries[1]
     holds(
-        "the group's entry 'calls'",
+        _("the group's entry 'calls'"),
         calls is not path[5],
-        "groups must hold copies, not the path's entries",
+        _("groups must hold copies, not the path's entries"),
     )
     calls.message["content"][1]["arguments"]["path"] = "changed.ts"
     same(
-        "the path after a group's message was changed (groups hold copies)",
+        _("the path after a group's message was changed (groups hold copies)"),
         snapshot(impl, path),
         before,
     )
@@ -352,17 +401,17 @@ def test_lab_11_2_groups_the_chapter_path_into_three_interactions(impl: Any) -> 
     )
     with_metadata = path[:1] + [metadata] + path[1:]
     same(
-        "groups of the chapter path with metadata m1 after u1 (skipped)",
+        _("groups of the chapter path with metadata m1 after u1 (skipped)"),
         [g.entry_ids for g in impl.groups.group_interactions(with_metadata)],
         [["u1", "a1"], ["u2", "a2"], THIRD_GROUP],
     )
-    same("groups of an empty path", impl.groups.group_interactions([]), [])
+    same(_("groups of an empty path"), impl.groups.group_interactions([]), [])
 
     # an assistant message without tool calls does not end an interaction: only a user does
     follow_up = message_json("a1b", "a1", "assistant", [{"type": "text", "text": "再补充一句"}])
     two_answers = path[:2] + [impl.session.parse_session_entry(follow_up)]
     same(
-        "groups of [u1, a1, a1b] (a1b: a second assistant message without tool calls)",
+        _("groups of [u1, a1, a1b] (a1b: a second assistant message without tool calls)"),
         [g.entry_ids for g in impl.groups.group_interactions(two_answers)],
         [["u1", "a1", "a1b"]],
     )
@@ -377,7 +426,7 @@ def test_lab_11_2_pairs_results_by_call_id_not_position(impl: Any) -> None:
     path = [impl.session.parse_session_entry(v) for v in moved]
     groups = impl.groups.group_interactions(path)
     same(
-        "groups with r-test moved in front of calls",
+        _("groups with r-test moved in front of calls"),
         [g.entry_ids for g in groups],
         [["u1", "a1"], ["u2", "a2"], ["u3", "r-test", "calls", "r-read", "a3"]],
     )
@@ -385,7 +434,7 @@ def test_lab_11_2_pairs_results_by_call_id_not_position(impl: Any) -> None:
     ordered = [by_id[i] for i in ["u3", "calls", "r-read", "r-test", "a3"]]
     groups = impl.groups.group_interactions([impl.session.parse_session_entry(v) for v in ordered])
     same(
-        "groups of [u3, calls, r-read, r-test, a3] (results in declaration order)",
+        _("groups of [u3, calls, r-read, r-test, a3] (results in declaration order)"),
         [g.entry_ids for g in groups],
         [["u3", "calls", "r-read", "r-test", "a3"]],
     )
@@ -397,6 +446,9 @@ def test_lab_11_2_rejects_broken_tool_facts(impl: Any) -> None:
         values = [v for v in chapter_json(impl) if v["id"] not in drop]
         change({v["id"]: v for v in values})
         return [impl.session.parse_session_entry(v) for v in values]
+
+    def unchanged(by_id: dict[str, Any]) -> None:
+        pass
 
     def unknown_call(by_id: dict[str, Any]) -> None:
         by_id["r-test"]["message"]["toolCallId"] = "unknown-1"
@@ -411,31 +463,31 @@ def test_lab_11_2_rejects_broken_tool_facts(impl: Any) -> None:
         by_id["a3"]["message"] = {"role": "user", "content": "interrupt"}
 
     cases = {
-        "a result for an unknown call": (path_with(unknown_call), "unknown-1"),
-        "a call without its result": (path_with(lambda _: None, drop=("r-read",)), "read-1"),
-        "two results for one call": (path_with(duplicate_result), "(test-1|read-1|r-read)"),
-        "one call id declared twice": (path_with(duplicate_call), "(read-1|test-1|calls)"),
+        _("a result for an unknown call"): (path_with(unknown_call), "unknown-1"),
+        _("a call without its result"): (path_with(unchanged, drop=("r-read",)), "read-1"),
+        _("two results for one call"): (path_with(duplicate_result), "(test-1|read-1|r-read)"),
+        _("one call id declared twice"): (path_with(duplicate_call), "(read-1|test-1|calls)"),
     }
-    interrupted = path_with(lambda _: None)
+    interrupted = path_with(unchanged)
     interrupted.insert(
         6,
         impl.session.parse_session_entry(message_json("u-mid", "calls", "user", "interrupt")),
     )
-    cases["a user message between calls and their results"] = (
+    cases[_("a user message between calls and their results")] = (
         interrupted,
         "(test-1|read-1|r-test|r-read|calls)",
     )
-    with_system = path_with(lambda _: None)
+    with_system = path_with(unchanged)
     with_system.insert(
         1, impl.session.parse_session_entry(message_json("s1", "u1", "system", "简短"))
     )
-    cases["a system message s1 in the path (the prompt is passed as system_prompt)"] = (
+    cases[_("a system message s1 in the path (the prompt is passed as system_prompt)")] = (
         with_system,
         "s1",
     )
     orphan = impl.session.parse_session_entry(message_json("a0", "u1", "assistant", []))
-    cases["an assistant message a0 before any user message"] = (
-        [orphan] + path_with(lambda _: None),
+    cases[_("an assistant message a0 before any user message")] = (
+        [orphan] + path_with(unchanged),
         "a0",
     )
     for case, (path, named) in cases.items():
@@ -451,7 +503,7 @@ def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any, monkeypa
     before = snapshot(impl, path)
     result = build(impl, path, 31)
     kept = ["u2", "a2"] + THIRD_GROUP
-    case = "build_context with max_tokens=31"
+    case = _("build_context with max_tokens=31")
     same(f"{case}: system_prompt", result.system_prompt, "sys")
     same(f"{case}: kept_entry_ids", result.kept_entry_ids, kept)
     same(f"{case}: reason", result.reason, "trimmed")
@@ -471,13 +523,15 @@ def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any, monkeypa
     same(f"{case}: messages", result.messages, messages_by_id(impl, kept))
     result.messages[3]["content"][1]["arguments"]["path"] = "changed.ts"
     same(
-        f"{case}: the path after a returned message was changed (must be copies)",
+        _("{case}: the path after a returned message was changed (must be copies)").format(
+            case=case
+        ),
         snapshot(impl, path),
         before,
     )
 
     everything = build(impl, path, 40)
-    case = "build_context with max_tokens=40"
+    case = _("build_context with max_tokens=40")
     same(
         f"{case}: (kept_entry_ids, reason)",
         (everything.kept_entry_ids, everything.reason),
@@ -486,7 +540,7 @@ def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any, monkeypa
     same_tokens(case, everything.tokens, {"messages": 29, "total": 38})
 
     starved = build(impl, path, 5)
-    case = "build_context with max_tokens=5 (fixed costs never make the budget negative)"
+    case = _("build_context with max_tokens=5 (fixed costs never make the budget negative)")
     same_tokens(case, starved.tokens, {"available_for_messages": 0})
     same(f"{case}: kept_entry_ids", starved.kept_entry_ids, THIRD_GROUP)
 
@@ -499,7 +553,7 @@ def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any, monkeypa
     ):
         options = impl.fixtures.CHAPTER_BUDGET.options() | bad
         refused(
-            f"build_context with {bad}",
+            _("build_context with {options}").format(options=bad),
             lambda o=options: impl.context.build_context(
                 path, estimate_tokens=impl.fixtures.chapter_estimator, **o
             ),
@@ -507,7 +561,7 @@ def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any, monkeypa
         )
     for answer in (math.nan, -1, True, "3"):
         refused(
-            f"an estimator answering {answer!r}",
+            _("an estimator answering {answer}").format(answer=repr(answer)),
             lambda a=answer: build(impl, path, 31, estimator=lambda message: a),
         )
 
@@ -522,11 +576,11 @@ def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any, monkeypa
         ),
     )
     opened = build(impl, path, 31)
-    case = "build_context after an opening message that costs 5 (22 - 5 = 17 left for groups)"
+    case = _("build_context after an opening message that costs 5 (22 - 5 = 17 left for groups)")
     same(f"{case}: kept_entry_ids", opened.kept_entry_ids, THIRD_GROUP)
-    same(f"{case}: messages[0], the opening", opened.messages[:1], [opening])
+    same(_("{case}: messages[0], the opening").format(case=case), opened.messages[:1], [opening])
     same(
-        f"{case}: messages after the opening",
+        _("{case}: messages after the opening").format(case=case),
         opened.messages[1:],
         messages_by_id(impl, THIRD_GROUP),
     )
@@ -537,15 +591,15 @@ def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any, monkeypa
 @pytest.mark.lab("11.3")
 def test_lab_11_3_keeps_an_overflowing_newest_group_whole(impl: Any) -> None:
     result = build(impl, chapter_path(impl), 19)
-    case = "build_context with max_tokens=19 (10 left for a newest group of 15)"
+    case = _("build_context with max_tokens=19 (10 left for a newest group of 15)")
     same_tokens(case, result.tokens, {"available_for_messages": 10})
     same(
-        f"{case}: kept_entry_ids (the newest group comes back whole)",
+        _("{case}: kept_entry_ids (the newest group comes back whole)").format(case=case),
         result.kept_entry_ids,
         THIRD_GROUP,
     )
     same(
-        f"{case}: the messages' roles",
+        _("{case}: the messages' roles").format(case=case),
         [m["role"] for m in result.messages],
         ["user", "assistant", "toolResult", "toolResult", "assistant"],
     )
@@ -566,25 +620,31 @@ def test_lab_11_3_trims_only_at_group_boundaries(impl: Any) -> None:
     for available, (kept, reason) in expected.items():
         result = build(impl, path, available + 9)
         same(
-            f"with {available} tokens for messages (max_tokens={available + 9}): "
-            "(kept_entry_ids, reason)",
+            _(
+                "with {available} tokens for messages (max_tokens={max_tokens}): "
+                "(kept_entry_ids, reason)"
+            ).format(available=available, max_tokens=available + 9),
             (result.kept_entry_ids, result.reason),
             (kept, reason),
         )
     allowed = [CHAPTER_IDS, CHAPTER_IDS[2:], THIRD_GROUP]
     for max_tokens in range(0, 45):
         result = build(impl, path, max_tokens)
+        case = _("build_context with max_tokens={max_tokens}").format(max_tokens=max_tokens)
         holds(
-            f"build_context with max_tokens={max_tokens}",
+            case,
             result.kept_entry_ids in allowed,
-            f"kept_entry_ids {shown(result.kept_entry_ids)} cut inside a group; whole groups "
-            "from the newest are one of " + shown(allowed),
+            _(
+                "kept_entry_ids {kept} cut inside a group; whole groups from the newest are "
+                "one of {allowed}"
+            ).format(kept=shown(result.kept_entry_ids), allowed=shown(allowed)),
         )
         holds(
-            f"build_context with max_tokens={max_tokens}",
+            case,
             result.tokens.total <= max_tokens or result.reason == "single_group_overflow",
-            f"tokens.total is {shown(result.tokens.total)} > max_tokens with reason "
-            f"{shown(result.reason)}",
+            _("tokens.total is {total} > max_tokens with reason {reason}").format(
+                total=shown(result.tokens.total), reason=shown(result.reason)
+            ),
         )
 
     seen: list[dict[str, Any]] = []
@@ -597,20 +657,22 @@ def test_lab_11_3_trims_only_at_group_boundaries(impl: Any) -> None:
 
     before = snapshot(impl, path)
     result = build(impl, path, 31, estimator=meddling)
-    case = "build_context with an estimator that overwrites what it is given"
+    case = _("build_context with an estimator that overwrites what it is given")
     same(f"{case}: kept_entry_ids", result.kept_entry_ids, ["u2", "a2"] + THIRD_GROUP)
     same(
-        f"{case}: the path afterwards (the estimator must get copies)", snapshot(impl, path), before
+        _("{case}: the path afterwards (the estimator must get copies)").format(case=case),
+        snapshot(impl, path),
+        before,
     )
     same(
-        f"{case}: messages (returned messages are not the ones estimated)",
+        _("{case}: messages (returned messages are not the ones estimated)").format(case=case),
         result.messages,
         messages_by_id(impl, result.kept_entry_ids),
     )
     holds(
         case,
         all(m is not r for m in seen for r in result.messages),
-        "a returned message is the very object the estimator was given",
+        _("a returned message is the very object the estimator was given"),
     )
 
 
@@ -637,18 +699,20 @@ def test_lab_11_4_creates_a_record_after_the_leaf_without_writing(impl: Any) -> 
     summary = copy.deepcopy(impl.fixtures.COMPACT_1_SUMMARY)
     entry = create(impl, path, summary=summary)
     same(
-        "create_compaction_entry(compact-1, first kept u2) as JSON",
+        _("create_compaction_entry(compact-1, first kept u2) as JSON"),
         impl.session.entry_to_json(entry),
         compact_1_json(impl),
     )
     summary["completed"].append("mutated input")
     entry.summary.next.append("mutated record")
     same(
-        "the path after the input summary and the record were changed", snapshot(impl, path), before
+        _("the path after the input summary and the record were changed"),
+        snapshot(impl, path),
+        before,
     )
     again = create(impl, path)
     same(
-        "compact-1 created again from the fixture's summary, as JSON",
+        _("compact-1 created again from the fixture's summary, as JSON"),
         impl.session.entry_to_json(again),
         compact_1_json(impl),
     )
@@ -667,7 +731,10 @@ def test_lab_11_4_creates_a_record_after_the_leaf_without_writing(impl: Any) -> 
         impl, path + [metadata], first_kept="u3", summary=summary, tokens_before=15
     )
     same(
-        "parent_id of a record created on a path ending in metadata m9 (the leaf, whatever it is)",
+        _(
+            "parent_id of a record created on a path ending in metadata m9 "
+            "(the leaf, whatever it is)"
+        ),
         after_metadata.parent_id,
         "m9",
     )
@@ -676,20 +743,24 @@ def test_lab_11_4_creates_a_record_after_the_leaf_without_writing(impl: Any) -> 
 @pytest.mark.lab("11.4")
 def test_lab_11_4_rejects_empty_paths_duplicate_ids_and_in_group_cuts(impl: Any) -> None:
     path = chapter_path(impl)
-    refused("an empty path", lambda: create(impl, []))
-    refused("an id already on the path (a3)", lambda: create(impl, path, entry_id="a3"), "a3")
+    refused(_("an empty path"), lambda: create(impl, []))
+    refused(_("an id already on the path (a3)"), lambda: create(impl, path, entry_id="a3"), "a3")
     for inside in ("a1", "a2", "calls", "r-test", "r-read", "a3", "nowhere"):
-        refused(f"first kept {inside}", lambda i=inside: create(impl, path, first_kept=i), inside)
+        refused(
+            _("first kept {entry}").format(entry=inside),
+            lambda i=inside: create(impl, path, first_kept=i),
+            inside,
+        )
     for start in ("u1", "u2", "u3"):
         same(
-            f"first_kept_entry_id of a record keeping {start}",
+            _("first_kept_entry_id of a record keeping {entry}").format(entry=start),
             create(impl, path, first_kept=start).first_kept_entry_id,
             start,
         )
     bad_summary = copy.deepcopy(impl.fixtures.COMPACT_1_SUMMARY)
     bad_summary["files"] = bad_summary.pop("changedFiles")
     refused(
-        "a summary with 'files' instead of 'changedFiles'",
+        _("a summary with 'files' instead of 'changedFiles'"),
         lambda: create(impl, path, summary=bad_summary),
         "files",
     )
@@ -716,7 +787,7 @@ def test_lab_11_5_resumes_from_the_latest_summary(impl: Any) -> None:
     kept = ["u2", "a2"] + THIRD_GROUP + ["u4", "a4"]
 
     result = build(impl, path, 200)
-    case = "resuming from compact-1 (first kept u2) with max_tokens=200"
+    case = _("resuming from compact-1 (first kept u2) with max_tokens=200")
     text = summary_text(result)
     summary = impl.fixtures.COMPACT_1_SUMMARY
     missing = [summary["goal"]] if summary["goal"] not in text else []
@@ -724,36 +795,44 @@ def test_lab_11_5_resumes_from_the_latest_summary(impl: Any) -> None:
         item for key in summary if key != "goal" for item in summary[key] if item not in text
     ]
     holds(
-        f"{case}: the summary message",
+        _("{case}: the summary message").format(case=case),
         not missing,
-        f"it leaves out {shown(missing)}; it reads:\n{text}",
+        _("it leaves out {missing}; it reads:\n{text}").format(missing=shown(missing), text=text),
     )
     same(
-        f"{case}: kept_entry_ids (from first kept on, without metadata and compaction)",
+        _("{case}: kept_entry_ids (from first kept on, without metadata and compaction)").format(
+            case=case
+        ),
         result.kept_entry_ids,
         kept,
     )
-    same(f"{case}: messages after the summary", result.messages[1:], messages_by_id(impl, kept))
+    same(
+        _("{case}: messages after the summary").format(case=case),
+        result.messages[1:],
+        messages_by_id(impl, kept),
+    )
     same(f"{case}: reason", result.reason, "within_budget")
     cost = impl.fixtures.chapter_estimator(result.messages[0])
     same_tokens(
-        f"{case} (the summary costs {cost})", result.tokens, {"messages": cost + 7 + 15 + 6}
+        _("{case} (the summary costs {cost})").format(case=case, cost=cost),
+        result.tokens,
+        {"messages": cost + 7 + 15 + 6},
     )
 
     # the summary's cost comes off the budget first: 27 left for groups of 7, 15 and 6
     tight = build(impl, path, 9 + cost + 27)
-    case = (
-        f"resuming with max_tokens={9 + cost + 27}: 9 fixed, the summary's {cost}, so 27 left "
+    case = _(
+        "resuming with max_tokens={max_tokens}: 9 fixed, the summary's {cost}, so 27 left "
         "for groups of 7, 15 and 6 (the summary's cost must come off before groups are chosen)"
-    )
+    ).format(max_tokens=9 + cost + 27, cost=cost)
     same(f"{case}: kept_entry_ids", tight.kept_entry_ids, THIRD_GROUP + ["u4", "a4"])
     same(f"{case}: reason", tight.reason, "trimmed")
     same_tokens(case, tight.tokens, {"messages": cost + 21})
-    same(f"{case}: the summary message", summary_text(tight), text)
+    same(_("{case}: the summary message").format(case=case), summary_text(tight), text)
 
     # a record read back from a log may carry a first kept id that no creator would accept
     for first_kept in ("calls", "a2", "u4", "nowhere"):
-        case = f"resuming from a record whose first kept is {first_kept}"
+        case = _("resuming from a record whose first kept is {entry}").format(entry=first_kept)
         error = refused(
             case,
             lambda f=first_kept: build(impl, resumed_path(impl, first_kept=f), 200),
@@ -762,7 +841,7 @@ def test_lab_11_5_resumes_from_the_latest_summary(impl: Any) -> None:
         holds(
             case,
             first_kept in error,
-            f"refused, but the error should name {first_kept}; it says: {error}",
+            should_name(first_kept, error),
         )
 
 
@@ -772,7 +851,7 @@ def test_lab_11_5_repeated_builds_are_equal_and_isolated(impl: Any) -> None:
     before = snapshot(impl, path)
     first = build(impl, path, 60)
     second = build(impl, path, 60)
-    same("two builds of the resumed path with max_tokens=60", first, second)
+    same(_("two builds of the resumed path with max_tokens=60"), first, second)
     first.messages[0]["content"] = "rewritten summary"
     with_calls = [
         m
@@ -780,19 +859,21 @@ def test_lab_11_5_repeated_builds_are_equal_and_isolated(impl: Any) -> None:
         if m["role"] == "assistant" and any(b["type"] == "toolCall" for b in m["content"])
     ]
     holds(
-        "a build of the resumed path with max_tokens=60",
+        _("a build of the resumed path with max_tokens=60"),
         bool(with_calls),
-        f"its messages should hold the assistant message 'calls'; kept: {first.kept_entry_ids}",
+        _("its messages should hold the assistant message 'calls'; kept: {kept}").format(
+            kept=first.kept_entry_ids
+        ),
     )
     calls = with_calls[0]
     calls["content"][1]["arguments"]["path"] = "rewritten.ts"
     first.kept_entry_ids.append("bogus")
     same(
-        "a third build after the first result was changed (results share nothing)",
+        _("a third build after the first result was changed (results share nothing)"),
         build(impl, path, 60),
         second,
     )
-    same("the resumed path after building (never rewritten)", snapshot(impl, path), before)
+    same(_("the resumed path after building (never rewritten)"), snapshot(impl, path), before)
 
 
 @pytest.mark.lab("11.5")
@@ -800,12 +881,14 @@ def test_lab_11_5_second_compaction_renders_only_the_latest_summary(impl: Any) -
     path = resumed_path(impl)
     before = summary_text(build(impl, path, 200))
     holds(
-        "resuming before compact-2 exists",
+        _("resuming before compact-2 exists"),
         "The active path restores only the selected branch" in before,
-        f"compact-1's summary should open the messages; the summary reads:\n{before}",
+        _("compact-1's summary should open the messages; the summary reads:\n{text}").format(
+            text=before
+        ),
     )
     refused(
-        "compact-2 keeping 'calls' (inside an interaction)",
+        _("compact-2 keeping 'calls' (inside an interaction)"),
         lambda: create(
             impl,
             path,
@@ -826,32 +909,44 @@ def test_lab_11_5_second_compaction_renders_only_the_latest_summary(impl: Any) -
         timestamp=200,
         tokens_before=50,
     )
-    same("compact-2's parent_id (the leaf a4)", compact_2.parent_id, "a4")
+    same(_("compact-2's parent_id (the leaf a4)"), compact_2.parent_id, "a4")
     path = path + [compact_2]
 
     result = build(impl, path, 200)
-    case = "resuming after compact-2 (first kept u3)"
+    case = _("resuming after compact-2 (first kept u3)")
     text = summary_text(result)
     summaries = [
         m
         for m in result.messages
         if isinstance(m["content"], str) and "Check that session resume" in m["content"]
     ]
-    same(f"{case}: the number of summary messages (only the latest is rendered)", len(summaries), 1)
+    same(
+        _("{case}: the number of summary messages (only the latest is rendered)").format(case=case),
+        len(summaries),
+        1,
+    )
     holds(
-        f"{case}: the summary message",
+        _("{case}: the summary message").format(case=case),
         "The active path restores only the selected branch" not in text,
-        f"compact-1's summary must not be rendered once compact-2 exists; it reads:\n{text}",
+        _(
+            "compact-1's summary must not be rendered once compact-2 exists; it reads:\n{text}"
+        ).format(text=text),
     )
     second = impl.fixtures.COMPACT_2_SUMMARY
     fields = ("goal", "constraints", "completed", "decisions", "changedFiles", "unresolved", "next")
     firsts = {key: second[key] if key == "goal" else second[key][0] for key in fields}
     missing = [key for key, item in firsts.items() if item not in text]
     holds(
-        f"{case}: the summary message",
+        _("{case}: the summary message").format(case=case),
         not missing,
-        f"it leaves out compact-2's {', '.join(missing)}; it reads:\n{text}",
+        _("it leaves out compact-2's {fields}; it reads:\n{text}").format(
+            fields=", ".join(missing), text=text
+        ),
     )
     order = sorted(fields, key=lambda key: text.index(firsts[key]))
-    same(f"{case}: the order of the seven fields in the summary message", order, list(fields))
+    same(
+        _("{case}: the order of the seven fields in the summary message").format(case=case),
+        order,
+        list(fields),
+    )
     same(f"{case}: kept_entry_ids", result.kept_entry_ids, THIRD_GROUP + ["u4", "a4"])
