@@ -38,7 +38,10 @@ def _uses(text: str, term: str) -> bool:
 @pytest.mark.parametrize("term", GLOSSARY["term"], ids=lambda t: t["en"])
 def test_each_term_is_translated_as_the_chapter_writes_it(term: dict[str, object]) -> None:
     english, chinese = str(term["en"]), str(term["zh"])
-    wrong = [(m, s) for m, s in _pairs() if _uses(m, english) and chinese not in s]
+    titles = {lab.title for lab in load_manifest("11").labs}  # the [labs] table names those
+    wrong = [
+        (m, s) for m, s in _pairs() if m not in titles and _uses(m, english) and chinese not in s
+    ]
     assert not wrong, f"{english!r} should read {chinese!r} in: {wrong[:3]}"
 
 
