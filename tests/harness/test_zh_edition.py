@@ -6,43 +6,69 @@ The English words a Chinese reader would meet are counted with ``course.locale.e
 words that are not in backticks, not identifiers, ids, paths, options or acronyms, and not on
 the glossary's short ``[english]`` list of words the chapter itself keeps in English. What the
 learner's own code prints is theirs, not the kit's: the code lines a stack dump quotes are left
-out of the count (they are marked by their ``file:line`` frame above them).
+out of the count (they are marked by their ``file:line`` frame above them), and so are the ids
+the chapter's data holds (reasons such as ``trimmed``, tool names such as ``read``, hyphenated
+entry ids such as ``r-test``) where the review shows what the learner's code returned.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any, get_args
 
 import pytest
 from harness_support import CHAPTER, cli, replace_in, sabotage
 from solutions import solve_lab
 
+from course.context import GroupStatus, Reason
+from course.fixtures import chapter_path
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.locale.english import english_words
 
-FRAME = re.compile(r"\S+\.py:\d+ (in|中) ")
+FRAME = re.compile(r"^(\s*)\S+\.py:\d+\W")
+
+
+def tool_names(path: list[Any]) -> set[str]:
+    """The tools the chapter's path calls (``read``, ``bash``…), as its messages name them."""
+    names = set()
+    for entry in path:
+        message = getattr(entry, "message", {})
+        content = message.get("content") if isinstance(message, dict) else None
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, dict) and isinstance(part.get("name"), str):
+                names.add(part["name"])
+        if isinstance(message, dict) and isinstance(message.get("toolName"), str):
+            names.add(message["toolName"])
+    return names
+
+
+DATA = {*get_args(Reason), *get_args(GroupStatus), *tool_names(chapter_path())}
+"""Ids the learner's code returns and the review shows as data: reasons, statuses, tools."""
 
 
 def reader_text(output: str) -> str:
-    """``output`` without the learner's own code lines quoted under a stack frame."""
-    kept, quoting = [], False
+    """``output`` without the learner's own code lines quoted under a stack frame (each is
+    indented deeper than the ``file.py:line`` frame above it)."""
+    kept, frame_indent = [], None
     for line in output.splitlines():
-        if FRAME.search(line):
-            kept.append(line)
-            quoting = True
+        indent = len(line) - len(line.lstrip())
+        if frame_indent is not None and indent > frame_indent:
             continue
-        if quoting and line.startswith(" " * 8):
-            continue
-        quoting = False
+        found = FRAME.match(line)
+        frame_indent = len(found.group(1)) if found else None
         kept.append(line)
     return "\n".join(kept)
 
 
+def prose_words(line: str) -> list[str]:
+    return [w for w in english_words(line) if w not in DATA and "-" not in w]
+
+
 def assert_chinese(output: str, what: str) -> None:
     text = reader_text(output)
-    lines = [line for line in text.splitlines() if english_words(line)]
+    lines = [line for line in text.splitlines() if prose_words(line)]
     assert not lines, f"{what}: English a Chinese reader would meet:\n" + "\n".join(lines[:12])
 
 
