@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..locale import N_
+from ..locale import N_, ngettext
 from ..locale import gettext as _
 from .views import View, esc, message, preformatted, stack, table
 
@@ -360,3 +360,55 @@ def interactions(found: Sequence[Any], estimate_tokens: Estimate) -> View:
         ],
     ]
     return table(["", ""], rows)
+
+
+# --------------------------------------------------------------------------- lines a cell prints
+
+
+def accepted(label: str, entry: Any) -> View:
+    """An input the code under test accepted, as it should: its label and the record's parent."""
+    return note(_("{label}: accepted, parent {parent}").format(label=label, parent=entry.parent_id))
+
+
+def store_holds(count: int) -> str:
+    """How many entries a store holds after a refused append."""
+    return ngettext(
+        "the store still holds {count} entry", "the store still holds {count} entries", count
+    ).format(count=count)
+
+
+def path_counts(entries: Sequence[Any], path: Sequence[Any]) -> str:
+    """How many entries a store holds and how many of them the active path has."""
+    return ngettext(
+        "{entries} entry, {path} on the active path",
+        "{entries} entries, {path} on the active path",
+        len(entries),
+    ).format(entries=len(entries), path=len(path))
+
+
+def resumed_from(result: Any) -> str:
+    """Which compaction a ``build_context`` result resumed from and how many entries it kept."""
+    count = len(result.kept_entry_ids)
+    return ngettext(
+        "resumed from {id}: {count} entry kept", "resumed from {id}: {count} entries kept", count
+    ).format(id=result.compaction_id, count=count)
+
+
+def sections(names: Iterable[str]) -> str:
+    """The section headings of a rendered summary, as one line."""
+    return _("sections: {names}").format(names=", ".join(names))
+
+
+def kept_from(label: str, result: Any) -> str:
+    """What a ``build_context`` result kept: how many entries, the first, and their tokens."""
+    count = len(result.kept_entry_ids)
+    return ngettext(
+        "{label}: {count} entry from {first}, {tokens} tokens",
+        "{label}: {count} entries from {first}, {tokens} tokens",
+        count,
+    ).format(
+        label=label,
+        count=count,
+        first=result.kept_entry_ids[0] if count else _("(nothing)"),
+        tokens=f"{result.tokens.messages:,}",
+    )
