@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 from ..harness.results import CheckpointResult, LabResult, TestOutcome
 from ..harness.status import Status
-from ..locale import N_, ngettext
+from ..harness.style import status_label
 from ..locale import gettext as _
+from ..locale import ngettext
 from .views import TONE_COLOURS, TONE_MARKS, Shown, Tone, display_width, esc
 
 STATUS_TONES: dict[Status, Tone] = {
@@ -23,14 +24,6 @@ STATUS_TONES: dict[Status, Tone] = {
     Status.TIMEOUT: "error",
     Status.ERROR: "error",
 }
-STATUS_WORDS: dict[Status, str] = {
-    Status.PASSED: N_("passed"),
-    Status.PENDING: N_("pending"),
-    Status.FAILED: N_("failed"),
-    Status.TIMEOUT: N_("timeout"),
-    Status.ERROR: N_("error"),
-}
-"""Each status as a learner reads it (the status itself stays the word reports store)."""
 MESSAGE_LIMIT = 240
 """Characters of each line of a test's message that are shown."""
 MESSAGE_LINES = 8
@@ -71,8 +64,8 @@ class VerdictView(Shown):
 
 
 def status_word(status: Status) -> str:
-    """``status`` in the current edition."""
-    return _(STATUS_WORDS[status])
+    """``status`` as a learner reads it in the current edition (the terminal's word)."""
+    return status_label(status)
 
 
 def lab_title(view: VerdictView, lab: LabResult) -> str:

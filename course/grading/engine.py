@@ -16,6 +16,7 @@ reference's (see ``results.LabResult``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -31,6 +32,8 @@ from ..harness.results import CheckpointResult, TestOutcome, attribute, summariz
 from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
 from ..harness.workspace import MARKER, PYTEST_INI, render_marker
+from ..locale import EDITIONS, N_, SOURCE_EDITION, catalog_path, compile_catalog
+from ..locale import gettext as _
 from . import probes as probing
 from .hidden import HiddenTests
 from .probe_driver import Answer
@@ -95,14 +98,34 @@ def graded_files(
 
 def grader_library() -> dict[str, bytes]:
     """The grader's own modules the graded run needs: the harness (the test reporter and
-    what it uses) and the probe driver. None of the reference's modules."""
+    what it uses), the probe driver, and the editions' catalogs, so the messages made in the
+    run speak the learner's edition. None of the reference's modules."""
     package = Path(__file__).resolve().parents[1]
     files = {"course/__init__.py": (package / "__init__.py").read_bytes()}
     for path in sorted((package / "harness").glob("*.py")):
         files[f"course/harness/{path.name}"] = path.read_bytes()
     for name in ("__init__.py", "probe_driver.py"):
         files[f"course/grading/{name}"] = (package / "grading" / name).read_bytes()
+    files["course/locale/__init__.py"] = (package / "locale" / "__init__.py").read_bytes()
+    for edition in EDITIONS:
+        if edition != SOURCE_EDITION and catalog_path(edition).is_file():
+            mo = catalog_path(edition, ".mo").relative_to(package.parent).as_posix()
+            files[mo] = compiled_catalog(edition)
     return files
+
+
+def compiled_catalog(edition: str) -> bytes:
+    """The edition's ``.mo``: the compiled file when it is fresh, else compiled from the ``.po``."""
+    po, mo = catalog_path(edition), catalog_path(edition, ".mo")
+    if mo.is_file() and mo.stat().st_mtime >= po.stat().st_mtime:
+        return mo.read_bytes()
+    return _compiled(po, po.stat().st_mtime_ns)
+
+
+@functools.cache
+def _compiled(po: Path, stamp: int) -> bytes:
+    """``po`` compiled, once per version of it (a roster grades many workspaces)."""
+    return compile_catalog(po.read_bytes())
 
 
 def write_files(root: Path, files: Mapping[str, bytes]) -> None:
@@ -118,13 +141,14 @@ def write_files(root: Path, files: Mapping[str, bytes]) -> None:
 def _confinement_choice(manifest: Manifest, kit: Path, mode: SandboxMode) -> tuple[str | None, str]:
     """(bwrap to use or None, a note when running unsandboxed)."""
     if mode == "off":
-        return None, "not sandboxed (--unsandboxed): the code ran with the grader's permissions"
+        return None, _("not sandboxed (--unsandboxed): the code ran with the grader's permissions")
     status = sandbox_status(kit, (manifest.reference,))
     if status.available:
         return status.bwrap, ""
     if mode == "required":
         raise SandboxUnavailable(status.reason)
-    return None, f"not sandboxed: {status.reason}; the code ran with your own permissions"
+    unsandboxed = _("not sandboxed: {reason}; the code ran with your own permissions")
+    return None, unsandboxed.format(reason=status.reason)
 
 
 @dataclass
@@ -188,7 +212,9 @@ def graded_run(
         )
         timer = None
         if options.deadline_seconds is not None:
-            reason = f"grading took longer than {options.deadline_seconds:g}s"
+            reason = _("grading took longer than {seconds}s").format(
+                seconds=f"{options.deadline_seconds:g}"
+            )
             timer = threading.Timer(options.deadline_seconds, confinement.expire, (reason,))
             timer.daemon = True
             timer.start()
@@ -270,8 +296,9 @@ def grade(
     notes = list(snapshot.notes)
     if out_of_memory:
         notes.append(
-            f"the run reached its {options.limits.memory_mb} MB memory limit; "
-            "the kernel killed a process"
+            _("the run reached its {size} MB memory limit; the kernel killed a process").format(
+                size=options.limits.memory_mb
+            )
         )
     if run.unsandboxed:
         notes.append(run.unsandboxed)
@@ -322,7 +349,7 @@ def evaluate(
     return grade(manifest, kit, snapshot, labs, limits, options, selected=bool(lab_ids)).result
 
 
-INSTRUCTOR_MESSAGE = "an instructor test (its message is in the JSON report only)"
+INSTRUCTOR_MESSAGE = N_("an instructor test (its message is in the JSON report only)")
 
 
 def for_learners(
@@ -335,7 +362,7 @@ def for_learners(
 
     def shown(test: TestOutcome) -> TestOutcome:
         if hidden.holds(manifest, test.nodeid):
-            return replace(test, message=INSTRUCTOR_MESSAGE, frames=(), shown=())
+            return replace(test, message=_(INSTRUCTOR_MESSAGE), frames=(), shown=())
         return replace(
             test, message=hidden.redact(test.message), shown=tuple(map(hidden.redact, test.shown))
         )

@@ -35,6 +35,7 @@ from ..harness.supervisor import (
 )
 from ..harness.untrusted import safe_text
 from ..locale import ENVIRONMENT, current_edition
+from ..locale import gettext as _
 from .probe_driver import Answer, answer, load_module
 from .safefs import atomic_write
 
@@ -264,14 +265,20 @@ def _run_driver(
             now = time.monotonic()
             if started is None and now - since > limits.startup_seconds:
                 gathered.give_up(
-                    labs, "error", f"the probes did not start within {limits.startup_seconds:g}s"
+                    labs,
+                    "error",
+                    _("the probes did not start within {seconds:g}s").format(
+                        seconds=limits.startup_seconds
+                    ),
                 )
                 return None
             if started is not None and not imported and now - started > limits.test_seconds:
                 gathered.give_up(
                     labs,
                     "timeout",
-                    f"importing the package did not finish within {limits.test_seconds:g}s",
+                    _("importing the package did not finish within {seconds:g}s").format(
+                        seconds=limits.test_seconds
+                    ),
                 )
                 return None
             if current is not None and now - since > limits.test_seconds:
@@ -280,24 +287,39 @@ def _run_driver(
                     current,
                     {
                         "missing": "timeout",
-                        "message": f"still running after {limits.test_seconds:g}s",
+                        "message": _("still running after {seconds:g}s").format(
+                            seconds=limits.test_seconds
+                        ),
                     },
                 )
-                gathered.give_up([lab], "timeout", "not run: an earlier case of this lab hung")
+                gathered.give_up([lab], "timeout", _("not run: an earlier case of this lab hung"))
                 return lab
             time.sleep(POLL_SECONDS)
     finally:
         kill_group(process)
         tail = [line for line in output.text().splitlines() if line.strip()][-1:]
+    if records.dropped or records.cut:
+        # an answer past the caps is no answer: its case says what the caps left out
+        gathered.give_up(
+            labs,
+            "error",
+            _(
+                "the probe process's records went past their caps: {dropped} record(s) "
+                "dropped, {cut} item(s) of lists and objects cut"
+            ).format(dropped=records.dropped, cut=records.cut),
+        )
     if done:
         return None
     stopped = next((each for each in labs if gathered.unanswered(each)), None)
     if stopped is None:
         return None
-    detail = f": {tail[0].strip()[:200]}" if tail else ""
-    gathered.give_up(
-        [stopped], "error", f"the probe process exited with code {process.returncode}{detail}"
-    )
+    if tail:
+        message = _("the probe process exited with code {code}: {output}").format(
+            code=process.returncode, output=tail[0].strip()[:200]
+        )
+    else:
+        message = _("the probe process exited with code {code}").format(code=process.returncode)
+    gathered.give_up([stopped], "error", message)
     return stopped
 
 
@@ -331,13 +353,25 @@ def describe(case: Mapping[str, Any], expected: Answer, actual: Answer) -> str:
     elif "value" in expected and "value" in actual:
         detail = first_difference(expected["value"], actual["value"])
     elif "value" in expected:
-        detail = f"expected a result, got {actual.get('message') or actual.get('raised')}"
+        got = actual.get("message") or actual.get("raised")
+        detail = _("expected a result, got {got}").format(got=got)
     elif "value" in actual:
-        detail = f"expected {expected['raised']}, got a result"
+        detail = _("expected {error}, got a result").format(error=expected["raised"])
     else:
-        detail = f"expected {expected['raised']}, got {actual.get('message') or actual['raised']}"
+        got = actual.get("message") or actual["raised"]
+        detail = _("expected {error}, got {got}").format(error=expected["raised"], got=got)
     # the learner's answer is data as sent: escaped here, where it becomes text
-    return safe_text(f"{case.get('label', case['id'])}: {detail}", DIFFERENCE_LIMIT, keep="")
+    return safe_text(f"{case_label(case)}: {detail}", DIFFERENCE_LIMIT, keep="")
+
+
+def case_label(case: Mapping[str, Any]) -> str:
+    """``build_context: 3 interactions``: the function and the case, in the current edition."""
+    label = str(case.get("label", case["id"]))
+    values = case.get("label_args") or {}
+    with contextlib.suppress(KeyError, IndexError, ValueError):
+        label = _(label).format(**values)
+    function = str(case.get("function", "")).partition(".")[2]
+    return f"{function}: {label}" if function else label
 
 
 def _show(value: Any) -> str:
@@ -347,13 +381,15 @@ def _show(value: Any) -> str:
 
 def first_difference(expected: Any, actual: Any, where: str = "") -> str:
     """Where two JSON values first differ: ``kept[1]: expected "u3", got "a2"``."""
-    here = where or "the result"
+    here = where or _("the result")
     if isinstance(expected, dict) and isinstance(actual, dict):
         for key in sorted(set(expected) | set(actual)):
             if key not in actual:
-                return f"{where}{'.' if where else ''}{key}: missing"
+                return _("{field}: missing").format(field=f"{where}{'.' if where else ''}{key}")
             if key not in expected:
-                return f"{where}{'.' if where else ''}{key}: not expected"
+                return _("{field}: not expected").format(
+                    field=f"{where}{'.' if where else ''}{key}"
+                )
             if expected[key] != actual[key]:
                 return first_difference(
                     expected[key], actual[key], f"{where}{'.' if where else ''}{key}"
@@ -363,8 +399,12 @@ def first_difference(expected: Any, actual: Any, where: str = "") -> str:
             if mine != theirs:
                 return first_difference(mine, theirs, f"{where}[{index}]")
         if len(expected) != len(actual):
-            return f"{here}: expected {len(expected)} items, got {len(actual)}: {_show(actual)}"
-    return f"{here}: expected {_show(expected)}, got {_show(actual)}"
+            return _("{field}: expected {expected} items, got {count}: {got}").format(
+                field=here, expected=len(expected), count=len(actual), got=_show(actual)
+            )
+    return _("{field}: expected {expected}, got {got}").format(
+        field=here, expected=_show(expected), got=_show(actual)
+    )
 
 
 def compare(probes: ProbeSet, actual: Mapping[str, Answer]) -> dict[str, ProbeSummary]:
@@ -376,7 +416,7 @@ def compare(probes: ProbeSet, actual: Mapping[str, Answer]) -> dict[str, ProbeSu
         failures: list[str] = []
         for case in mine:
             case_id = str(case["id"])
-            given = actual.get(case_id, {"missing": "error", "message": "no answer"})
+            given = actual.get(case_id, {"missing": "error", "message": _("no answer")})
             status = agreement(probes.expected[case_id], given)
             statuses.append(status)
             if status != Status.PASSED and len(failures) < FAILURES_SHOWN:

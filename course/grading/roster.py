@@ -17,9 +17,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
+from ..harness.columns import pad
 from ..harness.manifest import Lab, Manifest
 from ..harness.runner import Limits
+from ..harness.style import status_label
 from ..harness.workspace import WorkspaceError
+from ..locale import N_
+from ..locale import gettext as _
 from . import probes as probing
 from .archives import DEFAULT_CAPS, Caps, Refused
 from .engine import GradingOptions, SandboxUnavailable, for_learners, grade
@@ -95,7 +99,9 @@ def grade_entry(
     except WorkspaceError as error:
         row = ungraded_row(entry.learner, workspace, labs, "error", str(error))
     except Exception as error:  # a fault of the grader: still one row, never the run
-        why = f"the grader failed on this workspace: {type(error).__name__}: {error}"
+        why = _("the grader failed on this workspace: {error}").format(
+            error=f"{type(error).__name__}: {error}"
+        )
         row = ungraded_row(entry.learner, workspace, labs, "error", why)
     else:
         instructor = [
@@ -133,11 +139,12 @@ class Progress:
             filled = round(20 * self.done / max(self.total, 1))
             bar = "#" * filled + "-" * (20 - filled)
             line = f"[{bar}] {self.done}/{self.total} {grade.learner}: {grade.passed}/{grade.total}"
+            status = row_status(grade.status)
             if self.bar:
                 end = "\n" if self.done == self.total else ""
-                self.stream.write(f"\r\033[K{line} {grade.status}{end}")
+                self.stream.write(f"\r\033[K{line} {status}{end}")
             else:
-                self.stream.write(f"{line} {grade.status}\n")
+                self.stream.write(f"{line} {status}\n")
             self.stream.flush()
 
 
@@ -167,8 +174,14 @@ def grade_roster(
     entries = found.submissions
     if not any(entry.kind in ("workspace", "archive") for entry in entries):
         listed = [(e.learner, e.why) for e in entries] + [(s.name, s.why) for s in found.skipped]
-        shown = "; ".join(f"{clean(name)}: {clean(why)}" for name, why in listed) or "it is empty"
-        raise EmptyRoster(f"{roster}: no practice workspace to grade ({shown})")
+        shown = "; ".join(f"{clean(name)}: {clean(why)}" for name, why in listed) or _(
+            "it is empty"
+        )
+        raise EmptyRoster(
+            _("{roster}: no practice workspace to grade ({entries})").format(
+                roster=roster, entries=shown
+            )
+        )
     grading = options.grading
     if grading.sandbox == "required":
         status = sandbox_status(kit, (manifest.reference,))
@@ -214,6 +227,14 @@ def grade_roster(
     return grades
 
 
+SKIPPED_LABEL = N_("skipped")
+
+
+def row_status(status: str) -> str:
+    """A gradebook row's status as the terminal shows it (the gradebook keeps the id)."""
+    return _(SKIPPED_LABEL) if status == SKIPPED else status_label(status)
+
+
 def _print_summary(
     manifest: Manifest,
     grades: Sequence[Grade],
@@ -223,17 +244,24 @@ def _print_summary(
     out: TextIO,
 ) -> None:
     graded = sum(g.status != SKIPPED for g in grades)
+    said = _("Graded {graded} workspace(s) of chapter {chapter} ({skipped} skipped): {csv}, {json}")
     print(
-        f"Graded {graded} workspace(s) of chapter {manifest.chapter} "
-        f"({len(grades) - graded} skipped): {csv_path}, {json_path}",
+        said.format(
+            graded=graded,
+            chapter=manifest.chapter,
+            skipped=len(grades) - graded,
+            csv=csv_path,
+            json=json_path,
+        ),
         file=out,
     )
     for line in enforced:
-        print(f"  limits: {line}", file=out)
+        print(_("  limits: {limit}").format(limit=line), file=out)
     for row in grades:
         counts = " ".join(f"{lab.passed}/{lab.total}" for lab in row.labs)
         note = f"  {row.note}" if row.note else ""
+        status = pad(row_status(row.status), 8)
         print(
-            f"  {row.learner:<24} {row.status:<8} {row.passed}/{row.total}  {counts}{note}",
+            f"  {row.learner:<24} {status} {row.passed}/{row.total}  {counts}{note}",
             file=out,
         )

@@ -11,8 +11,11 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..locale import N_, gettext
 
 
 @dataclass(frozen=True)
@@ -27,13 +30,13 @@ class Commands:
 BY_NAME = Commands()
 """The commands by their plain names (an activated environment, or text for any shell)."""
 
-WATCH_KEYS = {"h": "hint", "n": "next lab", "r": "re-run", "q": "quit"}
-"""The keys ``checkpoint --watch`` takes, and what each does."""
+WATCH_KEYS = {"h": N_("hint"), "n": N_("next lab"), "r": N_("re-run"), "q": N_("quit")}
+"""The keys ``checkpoint --watch`` takes, and what each does (translated where shown)."""
 
 
-def key_legend() -> str:
-    """``h hint · n next lab · r re-run · q quit``."""
-    return " · ".join(f"{key} {what}" for key, what in WATCH_KEYS.items())
+def key_legend(translate: Callable[[str], str] = gettext) -> str:
+    """``h hint · n next lab · r re-run · q quit``, in the current edition (or ``translate``'s)."""
+    return " · ".join(f"{key} {translate(what)}" for key, what in WATCH_KEYS.items())
 
 
 def resolve(

@@ -10,13 +10,21 @@ from __future__ import annotations
 import difflib
 import pprint
 
+from ..locale import N_, gettext
+from .columns import columns, pad
+
 WIDTH = 84
 """Width of the pretty-printed sides (the report indents them)."""
 SHORT = 70
 INDENT = "  "
 """How far the lines under a named comparison are indented (as pytest indents its own)."""
-HEAD = "the values differ"
+HEAD = N_("the values differ")
 """How the explanation starts (it follows ``assert`` in pytest's message)."""
+
+
+def head() -> str:
+    """``HEAD`` in the current edition."""
+    return gettext(HEAD)
 
 
 def _pretty(value: object) -> list[str]:
@@ -27,8 +35,14 @@ def explain_equality(left: object, right: object) -> list[str]:
     """Lines explaining why ``left == right`` failed; ``left`` is the value the code produced."""
     got, expected = repr(left), repr(right)
     if len(got) <= SHORT and len(expected) <= SHORT and "\n" not in got + expected:
-        return [f"{HEAD}:", f"got:      {got}", f"expected: {expected}"]
-    lines = [f"{HEAD} (- expected, + got; unmarked lines are in both):"]
+        said, wanted = gettext("got:"), gettext("expected:")
+        width = max(columns(said), columns(wanted)) + 1
+        return [
+            gettext("{head}:").format(head=head()),
+            pad(said, width) + got,
+            pad(wanted, width) + expected,
+        ]
+    lines = [gettext("{head} (- expected, + got; unmarked lines are in both):").format(head=head())]
     for line in difflib.ndiff(_pretty(right), _pretty(left)):
         if not line.startswith("? "):  # ndiff's hint lines point at characters: noise here
             lines.append(line)

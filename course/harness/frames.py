@@ -10,6 +10,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ..locale import gettext as _
+from ..locale import ngettext
+
 HARNESS = Path(__file__).resolve().parent
 """The kit's own machinery: never the learner's code, even when it sits inside the package."""
 
@@ -126,9 +129,15 @@ def render_frames(frames: Sequence[Frame], limit: int = SHOWN_FRAMES) -> list[st
     """The innermost ``limit`` frames, outermost first: a place line, then the code line."""
     lines = []
     if len(frames) > limit:
-        lines.append(f"({len(frames) - limit} outer frames of your code not shown)")
+        left = len(frames) - limit
+        outer = ngettext(
+            "({count} outer frame of your code not shown)",
+            "({count} outer frames of your code not shown)",
+            left,
+        )
+        lines.append(outer.format(count=left))
     for frame in frames[-limit:]:
-        lines.append(f"{frame.place} in {frame.function}")
+        lines.append(_("{place} in {function}").format(place=frame.place, function=frame.function))
         if frame.text:
             lines.append(f"    {frame.text}")
     return lines

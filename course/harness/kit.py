@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ..locale import gettext as _
 from .manifest import Manifest
 
 Side = Literal["starter", "reference"]
@@ -26,8 +27,10 @@ def kit_root() -> Path:
     root = Path(__file__).resolve().parents[2]
     if not (root / "starters").is_dir() or not (root / "tests").is_dir():
         raise KitError(
-            f"{root} has no starters/ and tests/: checkpoint and practice need the kit's "
-            "source tree; install it with `pip install -e .` from a clone of the repository"
+            _(
+                "{root} has no starters/ and tests/: checkpoint and practice need the kit's "
+                "source tree; install it with `pip install -e .` from a clone of the repository"
+            ).format(root=root)
         )
     return root
 
@@ -38,7 +41,11 @@ def read_source(root: Path, relative: str) -> bytes:
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise KitError(f"{relative}: listed in the curriculum but missing from {root}") from None
+        raise KitError(
+            _("{path}: listed in the curriculum but missing from {root}").format(
+                path=relative, root=root
+            )
+        ) from None
 
 
 def scaffold_files(manifest: Manifest, root: Path, side: Side) -> dict[str, bytes]:
@@ -88,5 +95,9 @@ def notebook_sources(manifest: Manifest, root: Path, edition: str | None = None)
     folder = manifest.notebooks.get(edition)
     if folder is None:
         known = ", ".join(manifest.notebooks)
-        raise KitError(f"no notebook edition {edition!r} (editions: {known})")
+        raise KitError(
+            _("no notebook edition {edition} (editions: {known})").format(
+                edition=repr(edition), known=known
+            )
+        )
     return sorted(path.relative_to(root).as_posix() for path in (root / folder).glob("*.ipynb"))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from ..locale import current_edition, translations
 from .commands import BY_NAME, Commands, key_legend
 from .kit import short
-from .manifest import Manifest
+from .manifest import Manifest, translated
 
 
 def checkpoint_command(
@@ -29,91 +30,136 @@ def lab_command(
 
 
 def render_learning(
-    manifest: Manifest, parent: str, notebooks: Sequence[str], commands: Commands = BY_NAME
+    manifest: Manifest,
+    parent: str,
+    notebooks: Sequence[str],
+    commands: Commands = BY_NAME,
+    edition: str | None = None,
 ) -> str:
-    """The workspace's LEARNING.md."""
+    """The workspace's LEARNING.md, in ``edition`` (the current one by default).
+
+    The manifest's text is read in that edition too (text already translated stays as it is).
+    """
+    catalog = translations(edition or current_edition())
+    _, ngettext = catalog.gettext, catalog.ngettext
+    manifest = translated(manifest, _)
     card = manifest.card
-    learner_files = ", ".join(f"`{f.path}`" for f in manifest.files_with_role("learner"))
+    learner_files = _(", ").join(f"`{f.path}`" for f in manifest.files_with_role("learner"))
+    checkpoint = checkpoint_command(manifest, commands=commands)
     lines = [
         f"# {card.title}",
         "",
-        f"This is a practice workspace for chapter {manifest.chapter}, {manifest.title}. "
-        f"Your code is the `{manifest.package}` package: you edit {learner_files}; the "
-        "other modules are given. The focused tests in "
-        f"`{manifest.focused_tests}` exercise your package, never the kit's reference.",
+        _(
+            "This is a practice workspace for chapter {chapter}, {title}. Your code is the "
+            "`{package}` package: you edit {files}; the other modules are given. The focused "
+            "tests in `{tests}` exercise your package, never the kit's reference."
+        ).format(
+            chapter=manifest.chapter,
+            title=manifest.title,
+            package=manifest.package,
+            files=learner_files,
+            tests=manifest.focused_tests,
+        ),
         "",
-        f"Scaffold: parent `{short(parent)}` ({card.parent}).",
+        _("Scaffold: parent `{fingerprint}` ({parent}).").format(
+            fingerprint=short(parent), parent=card.parent
+        ),
         "",
-        "## What to know first",
+        _("## What to know first"),
         "",
         card.know_before,
         "",
-        "## First step",
+        _("## First step"),
         "",
         card.first_step,
         "",
-        "## First red light",
+        _("## First red light"),
         "",
         card.first_red_light,
         "",
-        "## Labs",
+        _("## Labs"),
         "",
-        "Work through the labs in order; each one turns exactly its own tests green.",
+        _("Work through the labs in order; each one turns exactly its own tests green."),
         "",
     ]
     for lab in manifest.labs:
-        noun = "test" if lab.tests == 1 else "tests"
-        extra = ", optional: not counted" if lab.optional else ""
+        if lab.optional:
+            head = ngettext(
+                "### Lab {lab} · {title} ({count} test, optional: not counted)",
+                "### Lab {lab} · {title} ({count} tests, optional: not counted)",
+                lab.tests,
+            )
+        else:
+            head = ngettext(
+                "### Lab {lab} · {title} ({count} test)",
+                "### Lab {lab} · {title} ({count} tests)",
+                lab.tests,
+            )
+        plain = f"{commands.python} -m pytest {_tests_dir(manifest)} -k {lab.select}"
         lines += [
-            f"### Lab {lab.id} · {lab.title} ({lab.tests} {noun}{extra})",
+            head.format(lab=lab.id, title=lab.title, count=lab.tests),
             "",
-            f"- edit: {', '.join(f'`{path}`' for path in lab.files)}",
-            f"- notebook: `notebooks/{lab.notebook}` ({lab.heading})",
-            f"- hint: {lab.hint}",
-            f"- check it: `{lab_command(manifest, lab.id, commands=commands)}`",
-            f"- or with plain pytest: `{commands.python} -m pytest {_tests_dir(manifest)} "
-            f"-k {lab.select}`",
+            _("- edit: {files}").format(files=_(", ").join(f"`{path}`" for path in lab.files)),
+            _("- notebook: `{notebook}` ({heading})").format(
+                notebook=f"notebooks/{lab.notebook}", heading=lab.heading
+            ),
+            _("- hint: {hint}").format(hint=lab.hint),
+            _("- check it: `{command}`").format(
+                command=lab_command(manifest, lab.id, commands=commands)
+            ),
+            _("- or with plain pytest: `{command}`").format(command=plain),
             "",
         ]
-    checkpoint = checkpoint_command(manifest, commands=commands)
     lines += [
-        "## Checking everything",
+        _("## Checking everything"),
         "",
-        f"`{checkpoint}` run anywhere inside this directory shows each lab's `passed/total` "
-        "and the evidence line; it exits 0 only when all "
-        f"{manifest.total_tests} pass. Expected at the end: {card.evidence}",
+        _(
+            "`{checkpoint}` run anywhere inside this directory shows each lab's `passed/total` "
+            "and the evidence line; it exits 0 only when all {total} pass. Expected at the "
+            "end: {evidence}"
+        ).format(checkpoint=checkpoint, total=manifest.total_tests, evidence=card.evidence),
         "",
-        f"`{checkpoint} --watch` stays open and re-runs the lab you are on each time you save a "
-        f"file of your package, then moves on when that lab turns green (keys: {key_legend()}).",
+        _(
+            "`{checkpoint} --watch` stays open and re-runs the lab you are on each time you "
+            "save a file of your package, then moves on when that lab turns green (keys: "
+            "{keys})."
+        ).format(checkpoint=checkpoint, keys=key_legend(_)),
         "",
-        "The workspace's `pytest.ini` turns off pytest's plugin autoloading (the installed "
-        "plugins cost seconds at every start and the focused tests need none), so plain pytest "
-        "starts in well under a second.",
+        _(
+            "The workspace's `pytest.ini` turns off pytest's plugin autoloading (the installed "
+            "plugins cost seconds at every start and the focused tests need none), so plain "
+            "pytest starts in well under a second."
+        ),
         "",
     ]
     if manifest.review is not None:
         lines += [
-            "## After the last lab: the closing review",
+            _("## After the last lab: the closing review"),
             "",
-            f"`{checkpoint_command(manifest, '--review', commands=commands)}` asks the "
-            "chapter's closing questions with your code's own answers beside them, and checks "
-            "the demonstrations the chapter asks for on your package.",
+            _(
+                "`{command}` asks the chapter's closing questions with your code's own answers "
+                "beside them, and checks the demonstrations the chapter asks for on your "
+                "package."
+            ).format(command=checkpoint_command(manifest, "--review", commands=commands)),
             "",
         ]
     lines += [
-        f"Starting over? `{commands.practice} {manifest.chapter}` makes a new directory; do not "
-        "reuse a modified scaffold.",
+        _(
+            "Starting over? `{command}` makes a new directory; do not reuse a modified scaffold."
+        ).format(command=f"{commands.practice} {manifest.chapter}"),
         "",
     ]
     if notebooks:
-        lines += ["## Notebooks", ""]
+        lines += [_("## Notebooks"), ""]
         lines += [f"- `{path}`" for path in notebooks]
         lines += [""]
     lines += [
-        "## Fingerprint",
+        _("## Fingerprint"),
         "",
-        f"This workspace began from parent `{parent}`; `.course-workspace.toml` keeps it so an "
-        "instructor can tell which scaffold you started from.",
+        _(
+            "This workspace began from parent `{fingerprint}`; `.course-workspace.toml` keeps "
+            "it so an instructor can tell which scaffold you started from."
+        ).format(fingerprint=parent),
         "",
     ]
     return "\n".join(lines)

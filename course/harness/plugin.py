@@ -22,6 +22,7 @@ from typing import IO, Any, NoReturn
 
 import pytest
 
+from ..locale import gettext as _
 from .diffs import explain_equality
 from .frames import Frame, dump_file, learner_frames, traceback_triples
 from .records import Event, write_record
@@ -209,12 +210,13 @@ class Reporter:
                 error = AssertionError(str(error))
             self.outcome[item.nodeid] = verdict(call.when, error, frames)
         elif report.skipped:
-            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else "skipped"
-            self.outcome[item.nodeid] = Verdict("error", f"the test was skipped: {reason}")
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else _("skipped")
+            said = _("the test was skipped: {reason}").format(reason=reason)
+            self.outcome[item.nodeid] = Verdict("error", said)
         elif report.failed:  # failed without an exception (a hook said so): the same renderer
             lines = [line for line in str(report.longrepr).splitlines() if line.strip()]
-            said = AssertionError(lines[-1] if lines else "the test failed")
-            self.outcome[item.nodeid] = verdict(call.when, said, [])
+            failed = AssertionError(lines[-1] if lines else _("the test failed"))
+            self.outcome[item.nodeid] = verdict(call.when, failed, [])
         return report
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:

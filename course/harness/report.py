@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 
+from ..locale import gettext as _
+from ..locale import ngettext
+from .columns import pad, wrap
 from .commands import BY_NAME, Commands
 from .kit import Fingerprints, short
 from .learning import checkpoint_command, lab_command
 from .manifest import Lab, Manifest
 from .results import CheckpointResult, LabResult, TestOutcome, lab_to_work_on
 from .status import Status
-from .style import PLAIN, Style
+from .style import PLAIN, Style, status_label
+from .verdicts import NOT_RUN, readable
 
 WIDTH = 100
 LABEL_WIDTH = 17
@@ -19,21 +22,25 @@ DETAIL_INDENT = 13
 """Where the text of a test's detail starts (after four spaces and the status column)."""
 
 
+def _label(label: str) -> str:
+    """``label`` padded to the label column (and a space after one that fills it)."""
+    return pad(label, LABEL_WIDTH - 1) + " "
+
+
 def _field(label: str, text: str) -> list[str]:
     indent = " " * (LABEL_WIDTH + 2)
-    wrapped = textwrap.wrap(
+    wrapped = wrap(
         " ".join(text.split()),
         width=WIDTH,
-        initial_indent=f"  {label:<{LABEL_WIDTH}}",
+        initial_indent=f"  {_label(label)}",
         subsequent_indent=indent,
-        break_on_hyphens=False,
     )
     return wrapped or [f"  {label}"]
 
 
 def _command(label: str, command: str) -> list[str]:
     """A command stays on one line however long, so it can be copied as printed."""
-    return [f"  {label:<{LABEL_WIDTH}}{command}"]
+    return [f"  {_label(label)}{command}"]
 
 
 def workspace_paths(manifest: Manifest, reference_paths: Sequence[str]) -> list[str]:
@@ -51,19 +58,19 @@ def render_card(
     if in_workspace:
         teaching = tuple(workspace_paths(manifest, teaching))
     lines = [card.title]
-    lines += _field("mode", card.mode)
-    lines += _field("parent", f"{short(fingerprints.starter)} · {card.parent}")
-    lines += _field("target", f"{short(fingerprints.reference)} · {card.target}")
-    lines += _field("teaching files", ", ".join(teaching))
-    lines += _field("scaffold", card.scaffold)
-    lines += _field("know before", card.know_before)
-    lines += _field("first step", card.first_step)
-    lines += _field("first red light", card.first_red_light)
-    lines += _field("focused tests", manifest.focused_tests)
-    lines += _command("locate", card.locate)
-    lines += _command("practice", card.practice)
-    lines += _command("focused run", card.focused_run)
-    lines += _field("evidence", card.evidence)
+    lines += _field(_("mode"), card.mode)
+    lines += _field(_("parent"), f"{short(fingerprints.starter)} · {card.parent}")
+    lines += _field(_("target"), f"{short(fingerprints.reference)} · {card.target}")
+    lines += _field(_("teaching files"), _(", ").join(teaching))
+    lines += _field(_("scaffold"), card.scaffold)
+    lines += _field(_("know before"), card.know_before)
+    lines += _field(_("first step"), card.first_step)
+    lines += _field(_("first red light"), card.first_red_light)
+    lines += _field(_("focused tests"), manifest.focused_tests)
+    lines += _command(_("locate"), card.locate)
+    lines += _command(_("practice"), card.practice)
+    lines += _command(_("focused run"), card.focused_run)
+    lines += _field(_("evidence"), card.evidence)
     return "\n".join(lines)
 
 
@@ -75,21 +82,26 @@ def expected_evidence(manifest: Manifest) -> str:
 def render_short_card(manifest: Manifest, commands: Commands = BY_NAME) -> str:
     """The card a learner sees in a workspace: the title, their files, the goal, the full card."""
     files = [file.path for file in manifest.files_with_role("learner")]
+    goal = ngettext(
+        "{counts}: {total} focused test passes",
+        "{counts}: {total} focused tests pass",
+        manifest.total_tests,
+    ).format(counts=expected_evidence(manifest), total=manifest.total_tests)
     lines = [manifest.card.title]
-    lines += _field("your code", ", ".join(files))
-    lines += _field(
-        "to reach", f"{expected_evidence(manifest)}: {manifest.total_tests} focused tests pass"
-    )
-    lines += _command("the full card", checkpoint_command(manifest, "--card", commands=commands))
+    lines += _field(_("your code"), _(", ").join(files))
+    lines += _field(_("to reach"), goal)
+    lines += _command(_("the full card"), checkpoint_command(manifest, "--card", commands=commands))
     return "\n".join(lines)
 
 
 def render_lab(result: LabResult, title_width: int = 24, style: Style = PLAIN) -> str:
     """``Lab 11.3  budget projection   3/3  passed`` and a line per test that did not pass."""
     lab = result.lab
-    status = f"{result.status} (optional, not counted)" if lab.optional else result.status
+    status = status_label(result.status)
+    if lab.optional:
+        status = _("{status} (optional, not counted)").format(status=status)
     lines = [
-        f"Lab {lab.id:<5} {lab.title:<{title_width}} "
+        f"Lab {lab.id:<5} {pad(lab.title, title_width)} "
         f"{result.passed}/{result.total:<3} {style.status(result.status, status)}".rstrip()
     ]
     lines += [f"    {line}" for line in _test_details(result)]
@@ -105,7 +117,8 @@ def render_probes(result: CheckpointResult) -> list[str]:
     counts = " · ".join(
         f"{lab.lab.id} {lab.probes.agreed}/{lab.probes.cases}" for lab in labs if lab.probes
     )
-    return [f"probes   {counts} agree with the reference (seed {result.seed})"]
+    line = _("{label} {counts} agree with the reference (seed {seed})")
+    return [line.format(label=pad(_("probes"), 8), counts=counts, seed=result.seed)]
 
 
 def _probe_details(result: LabResult) -> list[str]:
@@ -115,21 +128,25 @@ def _probe_details(result: LabResult) -> list[str]:
         return []
     lines: list[str] = []
     for failure in probes.failures:
-        lines += _detail(f"{'probe':<8}", failure)
+        lines += _detail(pad(_("probe"), 8), failure)
     left = probes.cases - probes.agreed - len(probes.failures)
     if left > 0:
-        lines.append(" " * (DETAIL_INDENT - 4) + f"and {left} more probe case(s) like these")
+        more = ngettext(
+            "and {count} more probe case like these",
+            "and {count} more probe cases like these",
+            left,
+        )
+        lines.append(" " * (DETAIL_INDENT - 4) + more.format(count=left))
     return lines
 
 
 def _detail(head: str, text: str) -> list[str]:
     """The message's first line wrapped after ``head``; later lines (code, diffs) kept as is."""
     first, *rest = text.splitlines() or [""]
-    lines = textwrap.wrap(
+    lines = wrap(
         f"{head} {' '.join(first.split())}",
         width=WIDTH - 4,
         subsequent_indent=" " * (DETAIL_INDENT - 4),
-        break_on_hyphens=False,
     )
     return lines + [" " * (DETAIL_INDENT - 4) + line for line in rest]
 
@@ -151,23 +168,38 @@ def _test_details(result: LabResult) -> list[str]:
     shown = [t for t in result.tests if t.status != Status.PASSED and not t.not_run]
     for group in _grouped(shown):
         first, count = group[0], len(group)
+        message = readable(first.message)
+        head = pad(status_label(first.status), 8)
         if first.status == Status.PENDING:
-            noun = "test stops" if count == 1 else "tests stop"
-            lines += _detail("pending ", f"{count} {noun} at: {first.message}")
+            stop = ngettext(
+                "{count} test stops at: {message}", "{count} tests stop at: {message}", count
+            )
+            lines += _detail(head, stop.format(count=count, message=message))
             continue
-        who = first.name if count == 1 else f"{count} tests"
-        lines += _detail(f"{first.status:<8}", f"{who}: {first.message}")
+        if count == 1:
+            lines += _detail(head, f"{first.name}: {message}")
+        else:
+            many = ngettext("{count} test: {message}", "{count} tests: {message}", count)
+            lines += _detail(head, many.format(count=count, message=message))
         if first.culprit is not None and first.culprit != result.lab.id and first.frames:
             where = first.frames[-1]
+            blame = _("that is Lab {lab}'s code ({function} in {path}): see Next below")
             lines.append(
-                " " * (DETAIL_INDENT - 4) + f"that is Lab {first.culprit}'s code "
-                f"({where.function} in {where.path}): see Next below"
+                " " * (DETAIL_INDENT - 4)
+                + blame.format(lab=first.culprit, function=where.function, path=where.path)
             )
     return lines
 
 
-def _tests(count: int, kind: str = "") -> str:
-    return f"{count} {kind}{'test' if count == 1 else 'tests'}"
+def _tests(counted: int, optional: int) -> str:
+    """``3 tests``, ``1 optional test`` or ``3 tests and 1 optional test``."""
+    tests = ngettext("{count} test", "{count} tests", counted).format(count=counted)
+    extra = ngettext("{count} optional test", "{count} optional tests", optional).format(
+        count=optional
+    )
+    if counted and optional:
+        return _("{tests} and {optional}").format(tests=tests, optional=extra)
+    return tests if counted else extra
 
 
 def render_not_run(result: CheckpointResult) -> list[str]:
@@ -177,11 +209,10 @@ def render_not_run(result: CheckpointResult) -> list[str]:
     not_run = [test for test in result.tests if test.not_run]
     for group in _grouped(not_run):
         extra = sum(test.nodeid in optional for test in group)
-        counted = len(group) - extra
-        parts = [_tests(counted)] if counted else []
-        parts += [_tests(extra, "optional ")] if extra else []
-        who = " and ".join(parts)
-        lines += _detail(f"{group[0].status}:", f"{who} {group[0].message}")
+        who = _tests(len(group) - extra, extra)
+        why = group[0].message.removeprefix(NOT_RUN)
+        head = _("{status}:").format(status=status_label(group[0].status))
+        lines += _detail(head, _("{tests} not run: {reason}").format(tests=who, reason=why))
     return lines
 
 
@@ -193,8 +224,13 @@ def render_summary(
 ) -> str:
     """Evidence line, total, problems, and what to do next: the open lab, or the next step."""
     lines = [
-        f"optional: Lab {extra.lab.id} {extra.lab.title} {extra.passed}/{extra.total} "
-        f"{extra.status} (not counted)"
+        _("optional: Lab {lab} {title} {passed}/{total} {status} (not counted)").format(
+            lab=extra.lab.id,
+            title=extra.lab.title,
+            passed=extra.passed,
+            total=extra.total,
+            status=status_label(extra.status),
+        )
         for extra in result.optional
     ]
     lines += render_not_run(result)
@@ -202,7 +238,7 @@ def render_summary(
         lines.append(result.evidence)
     if len(result.required) > 1:
         lines.append(f"{result.passed}/{result.total}")
-    lines += [f"problem: {problem}" for problem in result.problems]
+    lines += [_("problem: {problem}").format(problem=problem) for problem in result.problems]
     lines += ["", *_next_step(manifest, result, practice, commands)]
     return "\n".join(lines).rstrip()
 
@@ -212,7 +248,8 @@ def _next_step(
 ) -> list[str]:
     if result.tests and all(test.not_run for test in result.tests):
         again = checkpoint_command(manifest, practice=practice, commands=commands)
-        return [f"Next: fix what stops the tests from running (above), then run {again}"]
+        fix = _("Next: fix what stops the tests from running (above), then run {command}")
+        return [fix.format(command=again)]
     lab = lab_to_work_on(manifest, result)
     if lab is not None:
         return render_open_lab(manifest, lab, result, practice, commands)
@@ -226,11 +263,12 @@ def _next_step(
     ]
     if later:
         return [
-            f"Lab {ran[-1].id} is done.",
+            _("Lab {lab} is done.").format(lab=ran[-1].id),
             *render_lab_pointer(manifest, later[0], practice, commands),
         ]
     everything = checkpoint_command(manifest, practice=practice, commands=commands)
-    return [f"Lab {ran[-1].id} is done. Next: every lab at once: {everything}"]
+    done = _("Lab {lab} is done. Next: every lab at once: {command}")
+    return [done.format(lab=ran[-1].id, command=everything)]
 
 
 def _last(manifest: Manifest, labs: Sequence[Lab]) -> int:
@@ -246,12 +284,21 @@ def render_open_lab(
 ) -> list[str]:
     """``Next: Lab …`` with its hint, files, notebook and the command that re-runs it."""
     counts = next((r for r in result.labs if r.lab == lab), None) if result else None
-    state = f" ({counts.passed}/{counts.total}, {counts.status})" if counts is not None else ""
-    lines = [f"Next: Lab {lab.id} {lab.title}{state}"]
-    lines += _field("hint", lab.hint)
-    lines += _field("your file", ", ".join(lab.files))
-    lines += _field("notebook", f"notebooks/{lab.notebook} · {lab.heading}")
-    lines += _command("re-run just it", lab_command(manifest, lab.id, practice, commands))
+    if counts is None:
+        head = _("Next: Lab {lab} {title}").format(lab=lab.id, title=lab.title)
+    else:
+        head = _("Next: Lab {lab} {title} ({passed}/{total}, {status})").format(
+            lab=lab.id,
+            title=lab.title,
+            passed=counts.passed,
+            total=counts.total,
+            status=status_label(counts.status),
+        )
+    lines = [head]
+    lines += _field(_("hint"), lab.hint)
+    lines += _field(_("your file"), _(", ").join(lab.files))
+    lines += _field(_("notebook"), f"notebooks/{lab.notebook} · {lab.heading}")
+    lines += _command(_("re-run just it"), lab_command(manifest, lab.id, practice, commands))
     return lines
 
 
@@ -259,9 +306,9 @@ def render_lab_pointer(
     manifest: Manifest, lab: Lab, practice: str | None = None, commands: Commands = BY_NAME
 ) -> list[str]:
     """Where a learner goes after a green lab: the next lab, its notebook and its command."""
-    lines = [f"Next: Lab {lab.id} {lab.title}"]
-    lines += _field("notebook", f"notebooks/{lab.notebook} · {lab.heading}")
-    lines += _command("run it", lab_command(manifest, lab.id, practice, commands))
+    lines = [_("Next: Lab {lab} {title}").format(lab=lab.id, title=lab.title)]
+    lines += _field(_("notebook"), f"notebooks/{lab.notebook} · {lab.heading}")
+    lines += _command(_("run it"), lab_command(manifest, lab.id, practice, commands))
     return lines
 
 
@@ -269,8 +316,16 @@ def render_after_green(
     manifest: Manifest, practice: str | None = None, commands: Commands = BY_NAME
 ) -> list[str]:
     """What follows the last required lab: the closing review, when the chapter has one."""
-    done = f"All {manifest.total_tests} focused tests pass."
+    total = manifest.total_tests
     if manifest.review is None:
-        return [done]
+        done = ngettext(
+            "The {total} focused test passes.", "All {total} focused tests pass.", total
+        )
+        return [done.format(total=total)]
     review = checkpoint_command(manifest, "--review", practice=practice, commands=commands)
-    return [f"{done} Next: the chapter's closing review", *_command("run it", review)]
+    done = ngettext(
+        "The {total} focused test passes. Next: the chapter's closing review",
+        "All {total} focused tests pass. Next: the chapter's closing review",
+        total,
+    )
+    return [done.format(total=total), *_command(_("run it"), review)]

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..locale import gettext as _
 from .catalog import Catalog
 from .frames import Frame
 from .manifest import Lab, Manifest
@@ -304,14 +305,17 @@ def admit(catalog: Catalog, outcomes: Sequence[TestOutcome]) -> tuple[list[TestO
     for outcome in outcomes:
         test = catalog.find(outcome.nodeid)
         if test is None:
-            flags.append(f"a report of {outcome.nodeid!r}, which is not a test of this run")
+            said = _("a report of {nodeid}, which is not a test of this run")
+            flags.append(said.format(nodeid=repr(outcome.nodeid)))
             continue
         if outcome.nodeid in seen:
-            flags.append(f"a second report of {outcome.nodeid!r} (the first one counts)")
+            said = _("a second report of {nodeid} (the first one counts)")
+            flags.append(said.format(nodeid=repr(outcome.nodeid)))
             continue
         key = (test.file, test.function)
         if cases[key] >= test.cases:
-            flags.append(f"more reports of {test.function} than its {test.cases} case(s)")
+            said = _("more reports of {test} than its {count} case(s)")
+            flags.append(said.format(test=test.function, count=test.cases))
             continue
         seen.add(outcome.nodeid)
         cases[key] += 1
@@ -341,14 +345,14 @@ def summarize(
         mine = [test for test in admitted if test.lab == lab.id]
         reported = Counter(catalog.find(test.nodeid) for test in mine)
         for test in catalog.of_lab(lab.id):
-            for _ in range(test.cases - reported[test]):
+            for _case in range(test.cases - reported[test]):
                 mine.append(
                     TestOutcome(
                         nodeid=f"{test.file}::{test.function}",
                         name=test.function,
                         lab=lab.id,
                         status=Status.ERROR,
-                        message="the test process never reported this test",
+                        message=_("the test process never reported this test"),
                     )
                 )
         results.append(LabResult(lab, tuple(mine), catalog.count(lab.id), probes.get(lab.id)))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..locale import ENVIRONMENT, current_edition
+from ..locale import gettext as _
 from .catalog import Catalog
 from .frames import Frame, dump_file, dumped_frames, frame_from_json, render_frames
 from .records import Event, RecordReader
@@ -89,10 +90,10 @@ class RunLog:
         """What the caps on the test process's records left out, said plainly ('' if nothing)."""
         if not (self.dropped or self.cut):
             return ""
-        return (
-            f"the test process's records went past their caps: {self.dropped} record(s) "
-            f"dropped, {self.cut} item(s) of lists and objects cut"
-        )
+        return _(
+            "the test process's records went past their caps: {dropped} record(s) dropped, "
+            "{cut} item(s) of lists and objects cut"
+        ).format(dropped=self.dropped, cut=self.cut)
 
 
 def child_command(
@@ -243,7 +244,9 @@ def _stop_hung_labs(
     for nodeid, name, lab in order:
         owner = lab_of(nodeid, lab)
         if nodeid not in outcomes and owner in hung:
-            why = f"{NOT_RUN}{hung[owner]}, an earlier test of Lab {owner}, ran past its limit"
+            why = NOT_RUN + _("{test}, an earlier test of Lab {lab}, ran past its limit").format(
+                test=hung[owner], lab=owner
+            )
             record(TestOutcome(nodeid, name, lab, Status.TIMEOUT, why))
 
 
@@ -251,8 +254,11 @@ def _leftover_reason(log: RunLog) -> str:
     if log.collect_errors:
         return log.collect_errors[0]
     tail = [line for line in log.output_tail.splitlines() if line.strip()][-1:]
-    detail = f": {tail[0].strip()[:200]}" if tail else ""
-    return f"the test process stopped before this test ran{detail}"
+    if tail:
+        return _("the test process stopped before this test ran: {output}").format(
+            output=tail[0].strip()[:200]
+        )
+    return _("the test process stopped before this test ran")
 
 
 class _Watch:
@@ -288,9 +294,14 @@ class _Watch:
             ]
             self.names.update({n: (name, lab) for n, name, lab in self.collected})
         elif event == Event.COLLECT_ERROR and len(self.log.collect_errors) < MAX_COLLECT_ERRORS:
-            self.log.collect_errors.append(
-                f"could not collect {item.get('nodeid') or 'the tests'}: {item.get('message', '')}"
-            )
+            nodeid, message = item.get("nodeid"), item.get("message", "")
+            if nodeid:
+                said = _("could not collect {nodeid}: {message}").format(
+                    nodeid=nodeid, message=message
+                )
+            else:
+                said = _("could not collect the tests: {message}").format(message=message)
+            self.log.collect_errors.append(said)
         elif event == Event.START:
             self.current, self.calling = str(item["nodeid"]), False
             self.test_since = self.since
@@ -301,7 +312,7 @@ class _Watch:
         elif event == Event.EXIT:
             self.exit_frames = _frames(item.get("frames"))
         elif event == Event.INTERRUPTED:
-            self.interrupted = str(item.get("message", "interrupted"))
+            self.interrupted = str(item.get("message", _("interrupted")))
 
     def _end(self, item: dict[str, Any]) -> None:
         nodeid = str(item["nodeid"])
@@ -396,7 +407,9 @@ def _run_child(
                 break
             if watch.collected is None and quiet > limits.startup_seconds:
                 log.collect_errors.append(
-                    f"pytest did not collect the focused tests within {limits.startup_seconds:g}s"
+                    _("pytest did not collect the focused tests within {seconds}s").format(
+                        seconds=f"{limits.startup_seconds:g}"
+                    )
                 )
                 break
             between_tests = watch.current is None and watch.collected is not None
@@ -410,8 +423,10 @@ def _run_child(
         log.cut += records.cut
     if watch.collected is None and not log.collect_errors:
         lines = [line.strip() for line in log.output_tail.splitlines() if line.strip()]
-        last = lines[-1][:300] if lines else f"exit code {process.returncode}"
-        log.collect_errors.append(f"pytest stopped before collecting the focused tests: {last}")
+        last = lines[-1][:300] if lines else _("exit code {code}").format(code=process.returncode)
+        log.collect_errors.append(
+            _("pytest stopped before collecting the focused tests: {output}").format(output=last)
+        )
     _close_exited(watch, process.returncode, log)
     return watch.collected
 
@@ -428,17 +443,16 @@ def _time_out(
     assert watch.current is not None
     frames = _read_dump(dump_file(results), target)
     if not watch.calling:
-        log.setup_hung = (
-            f"{NOT_RUN}setting up {watch.identify(watch.current)[0]} (which imports "
-            f"the code under test) did not finish within {limits.test_seconds:g}s"
-        )
-    message = (
-        f"still running after {limits.test_seconds:g}s; the test process was killed "
+        log.setup_hung = NOT_RUN + _(
+            "setting up {test} (which imports the code under test) did not finish within {seconds}s"
+        ).format(test=watch.identify(watch.current)[0], seconds=f"{limits.test_seconds:g}")
+    message = _(
+        "still running after {seconds}s; the test process was killed "
         "(an endless loop or a blocking call?)"
-    )
+    ).format(seconds=f"{limits.test_seconds:g}")
     watch.close_current(
         Status.TIMEOUT,
-        _with_frames(message, "running at the time:", frames),
+        _with_frames(message, _("running at the time:"), frames),
         round(running, 4),
         frames,
     )
@@ -449,19 +463,25 @@ def _close_exited(watch: _Watch, returncode: int | None, log: RunLog) -> None:
     if watch.current is None:
         return
     frames = watch.exit_frames
-    code = returncode if returncode is not None else "unknown"
+    code = str(returncode) if returncode is not None else _("unknown")
     if frames:
         cause = f"os._exit({code}) ({frames[-1].place})"
     elif isinstance(returncode, int) and returncode < 0:
-        cause = f"killed by signal {-returncode}"
+        cause = _("killed by signal {signal}").format(signal=-returncode)
     else:
-        cause = f"exit code {code}"
+        cause = _("exit code {code}").format(code=code)
+    called = _("called from:")
     if not watch.calling and not watch.interrupted:
-        log.fatal = _with_frames(
-            f"{NOT_RUN}the package exited at import: {cause}", "called from:", frames
-        )
+        fatal = _("the package exited at import: {error}").format(error=cause)
+        log.fatal = _with_frames(NOT_RUN + fatal, called, frames)
         watch.close_current(Status.ERROR, log.fatal, frames=frames)
         return
-    why = f": {cause}" if frames else " (does the code call os._exit, or was it killed?)"
-    message = watch.interrupted or f"the test process exited with code {code} during this test{why}"
-    watch.close_current(Status.ERROR, _with_frames(message, "called from:", frames), frames=frames)
+    if frames:
+        exited = _("the test process exited with code {code} during this test: {cause}")
+    else:
+        exited = _(
+            "the test process exited with code {code} during this test "
+            "(does the code call os._exit, or was it killed?)"
+        )
+    message = watch.interrupted or exited.format(code=code, cause=cause)
+    watch.close_current(Status.ERROR, _with_frames(message, called, frames), frames=frames)

@@ -6,9 +6,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
+from ..locale import N_, gettext
+
 MARKS = {"passed": "✓", "pending": "…", "failed": "✗", "timeout": "✗", "error": "✗"}
 COLOURS = {"passed": "32", "pending": "33", "failed": "31", "timeout": "31", "error": "31"}
 """ANSI SGR colour codes: green, yellow, red."""
+
+LABELS = {
+    "passed": N_("passed"),
+    "pending": N_("pending"),
+    "failed": N_("failed"),
+    "timeout": N_("timeout"),
+    "error": N_("error"),
+}
+"""How a status reads on a terminal; the status itself stays the English id (JSON, CSV)."""
+
+
+def status_label(status: str) -> str:
+    """The status word a reader sees (``passed`` → ``通过`` in the Chinese edition)."""
+    label = LABELS.get(str(status))
+    return gettext(label) if label is not None else str(status)
 
 
 @dataclass(frozen=True)
@@ -18,8 +35,8 @@ class Style:
     colour: bool = False
 
     def status(self, status: str, text: str | None = None) -> str:
-        """``text`` (the status itself by default), marked and coloured on a terminal."""
-        words = status if text is None else text
+        """``text`` (the status's label by default), marked and coloured on a terminal."""
+        words = status_label(status) if text is None else text
         if not self.colour:
             return words
         mark = MARKS.get(status, "")

@@ -10,6 +10,8 @@ is longer than its documented cap (and a note of how much was cut).
 
 from __future__ import annotations
 
+from ..locale import gettext as _
+
 MESSAGE_CHARS = 4000
 """Longest message (a test's failure, a probe answer's error) kept; the rest is cut, counted."""
 NAME_CHARS = 200
@@ -47,7 +49,7 @@ def escape(text: str, keep: str = KEPT) -> str:
 
 
 def cut_note(left: int) -> str:
-    return f"… [{left} more characters cut]"
+    return _("… [{count} more characters cut]").format(count=left)
 
 
 def safe_text(value: object, limit: int = MESSAGE_CHARS, keep: str = KEPT) -> str:

@@ -9,14 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .diffs import HEAD as DIFF_HEAD
+from ..locale import gettext as _
+from .diffs import head as diff_head
 from .frames import Frame, render_frames
 
 PENDING_ATTRIBUTE = "lab_id"
 """A ``NotImplementedError`` carrying this attribute is a lab stub: the test is pending."""
 
 NOT_RUN = "not run: "
-"""How the message of a test that never reached its own code starts."""
+"""How the message of a test that never reached its own code starts: a marker that stays the
+same in every edition (reports are read back); ``readable`` shows it in the reader's words."""
 
 MESSAGE_LINES = 120
 MESSAGE_CHARS = 20_000
@@ -47,7 +49,15 @@ def bounded(text: str) -> str:
         kept.append(line)
         size += len(line) + 1
     left = len(lines) - len(kept)
-    return "\n".join([*kept, f"[{left} more lines of this message not shown]"])
+    more = _("[{count} more lines of this message not shown]").format(count=left)
+    return "\n".join([*kept, more])
+
+
+def readable(message: str) -> str:
+    """``message`` as a reader sees it: the ``NOT_RUN`` marker in the current edition."""
+    if message.startswith(NOT_RUN):
+        return _("not run: {reason}").format(reason=message.removeprefix(NOT_RUN))
+    return message
 
 
 def with_frames(head: str, frames: Sequence[Frame]) -> str:
@@ -77,18 +87,24 @@ def verdict(when: str, error: BaseException, frames: Sequence[Frame]) -> Verdict
     elif isinstance(error, SyntaxError):
         head = f"{type(error).__name__}: {error.msg}"
     elif isinstance(error, AssertionError):
-        head = str(error).strip().replace(f"assert {DIFF_HEAD}", DIFF_HEAD) or "assertion failed"
+        differ = diff_head()
+        head = str(error).strip().replace(f"assert {differ}", differ) or _("assertion failed")
     else:
         head = f"{type(error).__name__}: {error}".strip()
     if at_import(when, error, frames):
-        verb = "exited" if isinstance(error, SystemExit) else "failed"
-        message = with_frames(f"{NOT_RUN}the package {verb} at import: {head}", frames)
+        if isinstance(error, SystemExit):
+            why = _("the package exited at import: {error}").format(error=head)
+        else:
+            why = _("the package failed at import: {error}").format(error=head)
+        message = with_frames(NOT_RUN + why, frames)
         return Verdict("error", bounded(message), frames, fatal=True)
     if isinstance(error, SystemExit):
-        head = f"the code under test called {head}"
+        head = _("the code under test called {call}").format(call=head)
     message = bounded(with_frames(head, frames))
     if isinstance(error, SystemExit) and when == "call":
         return Verdict("error", message, frames)
+    if when == "setup":
+        return Verdict("error", _("setup: {message}").format(message=message), frames)
     if when != "call":
-        return Verdict("error", f"{when}: {message}", frames)
+        return Verdict("error", _("teardown: {message}").format(message=message), frames)
     return Verdict("failed", message, frames)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..locale import N_
+from ..locale import gettext as _
 from .commands import BY_NAME, Commands
 from .kit import digest, fingerprint, notebook_sources, read_source, scaffold_files
 from .learning import render_learning
@@ -18,7 +20,7 @@ from .manifest import Manifest
 from .tables import TableReader
 
 MARKER = ".course-workspace.toml"
-REUSE_REFUSED = "start a new practice directory; do not reuse a modified scaffold"
+REUSE_REFUSED = N_("start a new practice directory; do not reuse a modified scaffold")
 
 PYTEST_INI = """\
 [pytest]
@@ -63,7 +65,9 @@ def read_workspace(root: Path) -> Workspace:
     marker = root / MARKER
     if not marker.is_file():
         raise WorkspaceError(
-            f"{root}: not a practice workspace ({MARKER} is missing); create one with practice"
+            _(
+                "{root}: not a practice workspace ({marker} is missing); create one with practice"
+            ).format(root=root, marker=MARKER)
         )
     return parse_marker(root, marker.read_bytes(), str(marker))
 
@@ -73,11 +77,13 @@ def parse_marker(root: Path, text: bytes, marker: str) -> Workspace:
     try:
         data = tomllib.loads(text.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise WorkspaceError(f"{marker}: not valid TOML ({error})") from None
+        raise WorkspaceError(
+            _("{marker}: not valid TOML ({error})").format(marker=marker, error=error)
+        ) from None
     f = TableReader(data, "", marker, WorkspaceError)
     checksums = f.raw("checksums", {})
     if not isinstance(checksums, dict) or not all(isinstance(v, str) for v in checksums.values()):
-        raise f.error("checksums", "must be a table of strings")
+        raise f.error("checksums", _("must be a table of strings"))
     workspace = Workspace(
         root=root,
         chapter=f.text("chapter"),
@@ -126,9 +132,11 @@ def default_directory(manifest: Manifest, here: Path) -> Path:
 def check_fresh(target: Path) -> None:
     """Refuse a path that is a file or a directory with anything in it."""
     if target.is_file() or target.is_symlink():
-        raise WorkspaceError(f"{target} is a file: {REUSE_REFUSED}")
+        said = _("{target} is a file: {advice}")
+        raise WorkspaceError(said.format(target=target, advice=_(REUSE_REFUSED)))
     if target.is_dir() and any(target.iterdir()):
-        raise WorkspaceError(f"{target} is not empty: {REUSE_REFUSED}")
+        said = _("{target} is not empty: {advice}")
+        raise WorkspaceError(said.format(target=target, advice=_(REUSE_REFUSED)))
 
 
 WORKSPACE_NOTEBOOKS = "notebooks"
@@ -151,7 +159,7 @@ def workspace_layout(
     when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     files[MARKER] = render_marker(manifest, starter, checksums, when, edition).encode("utf-8")
     files["pytest.ini"] = PYTEST_INI.encode("utf-8")
-    learning = render_learning(manifest, starter, notebooks, commands)
+    learning = render_learning(manifest, starter, notebooks, commands, edition)
     files["LEARNING.md"] = learning.encode("utf-8")
     return files
 

@@ -84,10 +84,15 @@ def catalog_path(edition: str, suffix: str = ".po") -> Path:
 
 @functools.cache
 def translations(edition: str) -> _gettext.NullTranslations:
-    """The edition's compiled catalog (compiled from its ``.po`` when the ``.mo`` is stale)."""
+    """The edition's catalog; English, the source text, has none."""
     if edition == SOURCE_EDITION:
         return _gettext.NullTranslations()
-    po, mo = catalog_path(edition), catalog_path(edition, ".mo")
+    return read_translations(catalog_path(edition), catalog_path(edition, ".mo"))
+
+
+def read_translations(po: Path, mo: Path) -> _gettext.NullTranslations:
+    """The compiled ``mo``, or ``po`` compiled in memory when the ``mo`` is missing or older
+    (a maintainer who edits a translation reads it at once, before any build)."""
     if mo.is_file() and (not po.is_file() or mo.stat().st_mtime >= po.stat().st_mtime):
         with mo.open("rb") as file:
             return _gettext.GNUTranslations(file)

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
+from course.locale import N_
+
 Case = dict[str, Any]
 Json = Any
 
@@ -496,14 +498,19 @@ class Cases:
         self.lab = lab
         self.items: list[Case] = []
 
-    def add(self, function: str, label: str, **args: Json) -> None:
+    def add(
+        self, function: str, label: str, label_args: dict[str, Json] | None = None, /, **args: Json
+    ) -> None:
+        """A case; ``label`` is an English template (marked with ``N_``) filled by
+        ``label_args`` where it is shown, in the edition that shows it."""
         number = len(self.items) + 1
         self.items.append(
             {
                 "id": f"{self.lab}#{number:03d}",
                 "lab": self.lab,
                 "function": function,
-                "label": f"{function.partition('.')[2]}: {label}",
+                "label": label,
+                "label_args": label_args or {},
                 "args": args,
             }
         )
@@ -512,13 +519,13 @@ class Cases:
 def broken_summaries(rng: random.Random, summary: dict[str, Any]) -> list[tuple[str, Json]]:
     key = rng.choice(SUMMARY_KEYS)
     return [
-        ("a missing key", {k: v for k, v in summary.items() if k != key}),
-        ("an unknown 'files' key", summary | {"files": []}),
-        ("a blank goal", summary | {"goal": "   "}),
-        ("a goal that is a number", summary | {"goal": 3}),
-        ("a list item that is a number", summary | {key: [*summary[key], 7]}),
-        ("a list that is a string", summary | {key: "one item"}),
-        ("an array instead of an object", [summary]),
+        (N_("a missing key"), {k: v for k, v in summary.items() if k != key}),
+        (N_("an unknown 'files' key"), summary | {"files": []}),
+        (N_("a blank goal"), summary | {"goal": "   "}),
+        (N_("a goal that is a number"), summary | {"goal": 3}),
+        (N_("a list item that is a number"), summary | {key: [*summary[key], 7]}),
+        (N_("a list that is a string"), summary | {key: "one item"}),
+        (N_("an array instead of an object"), [summary]),
     ]
 
 
@@ -527,35 +534,35 @@ def lab_1(rng: random.Random, seed: int) -> list[Case]:
     cases = Cases("11.1")
     summaries = examples(s.SUMMARIES, 8, seed)
     cases.add(
-        "summary.parse_summary", "the chapter's compact-1", value={FIXTURE: "COMPACT_1_SUMMARY"}
+        "summary.parse_summary", N_("the chapter's compact-1"), value={FIXTURE: "COMPACT_1_SUMMARY"}
     )
     for summary in summaries:
-        cases.add("summary.parse_summary", "a valid summary", value=summary)
+        cases.add("summary.parse_summary", N_("a valid summary"), value=summary)
     for label, value in broken_summaries(rng, summaries[0]):
         cases.add("summary.parse_summary", label, value=value)
     record = {FIXTURE: "compact_1_json"}
-    cases.add("summary.parse_compaction_entry", "the chapter's compact-1", value=record)
+    cases.add("summary.parse_compaction_entry", N_("the chapter's compact-1"), value=record)
     for index, summary in enumerate(summaries[:5]):
         entry = compaction_json(rng, index, f"leaf-{index}", f"u-{index}", summary)
         entry["timestamp"] = rng.choice([0, 5, 2.5, 10**6])
-        cases.add("summary.parse_compaction_entry", "a valid record", value=entry)
+        cases.add("summary.parse_compaction_entry", N_("a valid record"), value=entry)
     base = compaction_json(rng, 9, "a3", "u2", summaries[1])
     for label, change in (
-        ("an empty parentId", {"parentId": ""}),
-        ("a null parentId", {"parentId": None}),
-        ("an empty firstKeptEntryId", {"firstKeptEntryId": ""}),
-        ("a negative tokensBefore", {"tokensBefore": -1}),
-        ("a tokensBefore string", {"tokensBefore": "29"}),
-        ("a boolean tokensBefore", {"tokensBefore": True}),
-        ("an infinite tokensBefore", {"tokensBefore": float("inf")}),
-        ("a negative timestamp", {"timestamp": -5}),
-        ("an unknown key", {"note": "x"}),
-        ("a summary with an unknown key", {"summary": summaries[1] | {"files": []}}),
+        (N_("an empty parentId"), {"parentId": ""}),
+        (N_("a null parentId"), {"parentId": None}),
+        (N_("an empty firstKeptEntryId"), {"firstKeptEntryId": ""}),
+        (N_("a negative tokensBefore"), {"tokensBefore": -1}),
+        (N_("a tokensBefore string"), {"tokensBefore": "29"}),
+        (N_("a boolean tokensBefore"), {"tokensBefore": True}),
+        (N_("an infinite tokensBefore"), {"tokensBefore": float("inf")}),
+        (N_("a negative timestamp"), {"timestamp": -5}),
+        (N_("an unknown key"), {"note": "x"}),
+        (N_("a summary with an unknown key"), {"summary": summaries[1] | {"files": []}}),
     ):
         cases.add("summary.parse_compaction_entry", label, value=base | change)
     cases.add(
         "summary.parse_compaction_entry",
-        "a missing summary",
+        N_("a missing summary"),
         value={k: v for k, v in base.items() if k != "summary"},
     )
     return cases.items
@@ -565,29 +572,29 @@ def lab_2(rng: random.Random, seed: int) -> list[Case]:
     s = _strategies()
     cases = Cases("11.2")
     histories = examples(s.histories(min_groups=1, max_groups=5), 10, seed)
-    cases.add("groups.split_interactions", "the chapter's path", path=CHAPTER_PATH)
-    cases.add("groups.group_interactions", "the chapter's path", path=CHAPTER_PATH)
+    cases.add("groups.split_interactions", N_("the chapter's path"), path=CHAPTER_PATH)
+    cases.add("groups.group_interactions", N_("the chapter's path"), path=CHAPTER_PATH)
     for path in histories:
-        cases.add("groups.split_interactions", "a valid history", path=path)
-        cases.add("groups.group_interactions", "a valid history", path=path)
+        cases.add("groups.split_interactions", N_("a valid history"), path=path)
+        cases.add("groups.group_interactions", N_("a valid history"), path=path)
         broken = broken_history(rng, path)
         if broken is not None:
-            cases.add("groups.split_interactions", "a broken history", path=broken)
-    cases.add("groups.split_interactions", "unparsed JSON objects", path=histories[0], raw=True)
+            cases.add("groups.split_interactions", N_("a broken history"), path=broken)
+    cases.add("groups.split_interactions", N_("unparsed JSON objects"), path=histories[0], raw=True)
     for path in histories[:4]:
         ends = [i for i, e in enumerate(path) if e.get("message", {}).get("role") == "assistant"]
         if ends:
             longer = second_answer(path, rng.choice(ends))
-            cases.add("groups.group_interactions", "two answers in a row", path=longer)
-    cases.add("groups.split_interactions", "an empty path", path=[])
+            cases.add("groups.group_interactions", N_("two answers in a row"), path=longer)
+    cases.add("groups.split_interactions", N_("an empty path"), path=[])
     for path in histories[:6]:
         group = rng.choice(split_json(path))
         calls_last = sorted(group, key=lambda e: e["message"]["role"] == "assistant")
-        cases.add("groups.check_tool_pairs", "one interaction", entries=group)
-        cases.add("groups.check_tool_pairs", "results before their calls", entries=calls_last)
+        cases.add("groups.check_tool_pairs", N_("one interaction"), entries=group)
+        cases.add("groups.check_tool_pairs", N_("results before their calls"), entries=calls_last)
         broken = broken_history(rng, group)
         if broken is not None and broken[0]["message"]["role"] == "user":
-            cases.add("groups.check_tool_pairs", "a broken interaction", entries=broken)
+            cases.add("groups.check_tool_pairs", N_("a broken interaction"), entries=broken)
     return cases.items
 
 
@@ -596,8 +603,9 @@ def budget_cases(
 ) -> None:
     """Two cases of ``function(groups, available, estimator)`` at the budget's edges."""
     for available in edge_budgets(rng, groups)[:2]:
-        label = f"{len(groups)} interactions, available={available}"
-        cases.add(function, label, groups=groups, available=available, estimator=name)
+        label = N_("{count} interactions, available={available}")
+        values: dict[str, Json] = {"count": len(groups), "available": available}
+        cases.add(function, label, values, groups=groups, available=available, estimator=name)
 
 
 def lab_3(rng: random.Random, seed: int) -> list[Case]:
@@ -605,16 +613,27 @@ def lab_3(rng: random.Random, seed: int) -> list[Case]:
     cases = Cases("11.3")
     for max_tokens in (31, 19, 29, 9, 100):
         budget = CHAPTER_BUDGET | {"max_tokens": max_tokens}
-        label = f"the chapter's path, max_tokens={max_tokens}"
+        label = N_("the chapter's path, max_tokens={max_tokens}")
         cases.add(
-            "context.build_context", label, path=CHAPTER_PATH, budget=budget, estimator="chapter"
+            "context.build_context",
+            label,
+            {"max_tokens": max_tokens},
+            path=CHAPTER_PATH,
+            budget=budget,
+            estimator="chapter",
         )
     for path in examples(s.histories(min_groups=0, max_groups=6), 12, seed):
         groups = split_json(path)
-        label = f"{len(groups)} interactions"
         name = rng.choice(["length", "length", "scribble"])
         budget = budget_json(rng, groups)
-        cases.add("context.build_context", label, path=path, budget=budget, estimator=name)
+        cases.add(
+            "context.build_context",
+            N_("{count} interactions"),
+            {"count": len(groups)},
+            path=path,
+            budget=budget,
+            estimator=name,
+        )
         budget_cases(cases, "context.select_groups", rng, groups, name)
     for path in examples(s.histories(min_groups=1, max_groups=4), 4, seed + 1):
         groups = split_json(path)
@@ -626,10 +645,10 @@ def lab_3(rng: random.Random, seed: int) -> list[Case]:
         }
         budget = budget_json(rng, groups)
         budget["max_tokens"] += rng.choice([0, opening["tokens"]])
-        label = f"{len(groups)} interactions after an opening message"
         cases.add(
             "context.build_context",
-            label,
+            N_("{count} interactions after an opening message"),
+            {"count": len(groups)},
             path=path,
             budget=budget,
             estimator="length",
@@ -638,12 +657,19 @@ def lab_3(rng: random.Random, seed: int) -> list[Case]:
     path = examples(s.histories(min_groups=2, max_groups=3), 1, seed)[0]
     for key, bad in BAD_BUDGETS:
         budget = budget_json(rng, split_json(path)) | {key: bad}
-        label = f"{key}={bad!r}"
-        cases.add("context.build_context", label, path=path, budget=budget, estimator="length")
+        shown: dict[str, Json] = {"key": key, "value": repr(bad)}
+        cases.add(
+            "context.build_context",
+            "{key}={value}",  # no words to translate
+            shown,
+            path=path,
+            budget=budget,
+            estimator="length",
+        )
     twice = path + [copy.deepcopy(messages_of(path)[0])] if messages_of(path) else path
     budget = budget_json(rng, split_json(path))
     cases.add(
-        "context.build_context", "a repeated id", path=twice, budget=budget, estimator="length"
+        "context.build_context", N_("a repeated id"), path=twice, budget=budget, estimator="length"
     )
     return cases.items
 
@@ -667,20 +693,20 @@ def lab_4(rng: random.Random, seed: int) -> list[Case]:
             "first_kept": rng.choice(starts),
             "tokens_before": rng.randint(0, 400),
         }
-        cases.add(create, "a valid record", **base)
+        cases.add(create, N_("a valid record"), **base)
         if others:
             cases.add(
                 create,
-                "first kept inside an interaction",
+                N_("first kept inside an interaction"),
                 **base | {"first_kept": rng.choice(others)},
             )
-        cases.add(create, "an id already on the path", **base | {"id": rng.choice(path)["id"]})
-        cases.add(create, "first kept not on the path", **base | {"first_kept": "nowhere"})
+        cases.add(create, N_("an id already on the path"), **base | {"id": rng.choice(path)["id"]})
+        cases.add(create, N_("first kept not on the path"), **base | {"first_kept": "nowhere"})
         if index < 2:
-            cases.add(create, "an empty path", **base | {"path": []})
-            cases.add(create, "a negative tokens_before", **base | {"tokens_before": -3})
+            cases.add(create, N_("an empty path"), **base | {"path": []})
+            cases.add(create, N_("a negative tokens_before"), **base | {"tokens_before": -3})
             broken = {"summary": summary | {"files": []}, "summary_object": False}
-            cases.add(create, "a summary with an unknown key", **base | broken)
+            cases.add(create, N_("a summary with an unknown key"), **base | broken)
     chapter = {
         "path": CHAPTER_PATH,
         "id": "compact-1",
@@ -698,9 +724,9 @@ def lab_4(rng: random.Random, seed: int) -> list[Case]:
         "key": "k",
         "value": 1,
     }
-    cases.add(create, "the chapter's path", **chapter)
+    cases.add(create, N_("the chapter's path"), **chapter)
     after_meta = [{SPLICE: "chapter_path_json"}, meta]
-    cases.add(create, "the chapter's path ending in metadata", **chapter | {"path": after_meta})
+    cases.add(create, N_("the chapter's path ending in metadata"), **chapter | {"path": after_meta})
     return cases.items
 
 
@@ -709,35 +735,46 @@ def lab_5(rng: random.Random, seed: int) -> list[Case]:
     cases = Cases("11.5")
     summaries = examples(s.SUMMARIES, 6, seed)
     for summary in summaries[:4]:
-        cases.add("compaction.summary_message", "a summary", summary=summary)
+        cases.add("compaction.summary_message", N_("a summary"), summary=summary)
     compact_1 = {FIXTURE: "COMPACT_1_SUMMARY"}
-    cases.add("compaction.summary_message", "the chapter's compact-1", summary=compact_1)
+    cases.add("compaction.summary_message", N_("the chapter's compact-1"), summary=compact_1)
     for index, path in enumerate(examples(s.histories(min_groups=1, max_groups=5), 10, seed)):
         broken = index % 4 == 3
         resumed = with_compactions(rng, path, summaries, broken)
         groups = split_json(path)
-        label = f"{len(groups)} interactions" + (
-            ", a first kept that is not a user message" if broken else ""
+        label = (
+            N_("{count} interactions, a first kept that is not a user message")
+            if broken
+            else N_("{count} interactions")
         )
-        cases.add("compaction.latest_compaction", label, path=resumed)
-        cases.add("compaction.resume_suffix", label, path=resumed)
+        count: dict[str, Json] = {"count": len(groups)}
+        cases.add("compaction.latest_compaction", label, count, path=resumed)
+        cases.add("compaction.resume_suffix", label, count, path=resumed)
         if not broken:
             budget = budget_json(rng, groups)
             budget["max_tokens"] += rng.choice([0, 8, 30])
             name = rng.choice(["length", "scribble"])
-            cases.add("context.build_context", label, path=resumed, budget=budget, estimator=name)
-    cases.add("compaction.latest_compaction", "no compaction", path=CHAPTER_PATH)
-    cases.add("compaction.resume_suffix", "no compaction", path=CHAPTER_PATH)
+            cases.add(
+                "context.build_context", label, count, path=resumed, budget=budget, estimator=name
+            )
+    cases.add("compaction.latest_compaction", N_("no compaction"), path=CHAPTER_PATH)
+    cases.add("compaction.resume_suffix", N_("no compaction"), path=CHAPTER_PATH)
     resumed = [
         {SPLICE: "chapter_path_json"},
         {FIXTURE: "compact_1_json"},
         {SPLICE: "continuation_json"},
     ]
-    cases.add("compaction.resume_suffix", "the chapter's resume", path=resumed)
+    cases.add("compaction.resume_suffix", N_("the chapter's resume"), path=resumed)
     for max_tokens in (31, 19, 40):
         budget = CHAPTER_BUDGET | {"max_tokens": max_tokens}
-        label = f"the chapter's resume, max_tokens={max_tokens}"
-        cases.add("context.build_context", label, path=resumed, budget=budget, estimator="chapter")
+        cases.add(
+            "context.build_context",
+            N_("the chapter's resume, max_tokens={max_tokens}"),
+            {"max_tokens": max_tokens},
+            path=resumed,
+            budget=budget,
+            estimator="chapter",
+        )
     return cases.items
 
 

@@ -1,0 +1,111 @@
+"""A Chinese learner's workspace, door by door: no English sentence outside code names and ids.
+
+Each state a learner meets (fresh, one lab done, a failure, a timeout, 14/14, the review) runs
+``checkpoint 11`` as a learner types it inside a workspace made by ``practice 11 --lang zh``.
+The English words a Chinese reader would meet are counted with ``course.locale.english``: Latin
+words that are not in backticks, not identifiers, ids, paths, options or acronyms, and not on
+the glossary's short ``[english]`` list of words the chapter itself keeps in English. What the
+learner's own code prints is theirs, not the kit's: the code lines a stack dump quotes are left
+out of the count (they are marked by their ``file:line`` frame above them).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from harness_support import CHAPTER, cli, replace_in, sabotage
+from solutions import solve_lab
+
+from course.harness.kit import kit_root
+from course.harness.manifest import Manifest
+from course.locale.english import english_words
+
+FRAME = re.compile(r"\S+\.py:\d+ (in|中) ")
+
+
+def reader_text(output: str) -> str:
+    """``output`` without the learner's own code lines quoted under a stack frame."""
+    kept, quoting = [], False
+    for line in output.splitlines():
+        if FRAME.search(line):
+            kept.append(line)
+            quoting = True
+            continue
+        if quoting and line.startswith(" " * 8):
+            continue
+        quoting = False
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def assert_chinese(output: str, what: str) -> None:
+    text = reader_text(output)
+    lines = [line for line in text.splitlines() if english_words(line)]
+    assert not lines, f"{what}: English a Chinese reader would meet:\n" + "\n".join(lines[:12])
+
+
+@pytest.fixture
+def zh_workspace(tmp_path: Path) -> tuple[Path, str]:
+    run = cli("practice", CHAPTER, str(tmp_path / "练习"), "--lang", "zh")
+    assert run.returncode == 0, run.stderr
+    return tmp_path / "练习", run.stdout
+
+
+def checkpoint(workspace: Path, *args: str) -> str:
+    run = cli("checkpoint", CHAPTER, *args, cwd=workspace, env={"LANG": "", "COURSE_LANG": ""})
+    assert "Traceback" not in run.stderr, run.stderr
+    return run.stdout + run.stderr
+
+
+def test_practice_speaks_chinese(zh_workspace: tuple[Path, str]) -> None:
+    workspace, said = zh_workspace
+    assert_chinese(said, "practice")
+    assert 'edition = "zh"' in (workspace / ".course-workspace.toml").read_text("utf-8")
+
+
+def test_learning_md_is_the_workspaces_edition(
+    zh_workspace: tuple[Path, str], tmp_path: Path
+) -> None:
+    workspace, _ = zh_workspace
+    assert cli("practice", CHAPTER, str(tmp_path / "en"), "--lang", "en").returncode == 0
+    chinese = (workspace / "LEARNING.md").read_text("utf-8")
+    english = (tmp_path / "en" / "LEARNING.md").read_text("utf-8")
+    assert chinese != english
+    assert_chinese(chinese, "LEARNING.md")
+
+
+def test_fresh_and_one_lab_done(zh_workspace: tuple[Path, str], manifest: Manifest) -> None:
+    workspace, _ = zh_workspace
+    assert_chinese(checkpoint(workspace), "fresh")
+    assert_chinese(checkpoint(workspace, "--lab", "11.1"), "fresh, one lab")
+    solve_lab(manifest, kit_root(), workspace, "11.1")
+    assert_chinese(checkpoint(workspace), "Lab 11.1 done")
+
+
+def test_a_failure_and_a_timeout(zh_workspace: tuple[Path, str], manifest: Manifest) -> None:
+    workspace, _ = zh_workspace
+    for lab in ("11.1", "11.2"):
+        solve_lab(manifest, kit_root(), workspace, lab)
+    replace_in(workspace / "pi_course" / "summary.py", "non_blank=True", "non_empty=True")
+    sabotage(workspace, "groups", "split_interactions", "while True: pass")
+    out = checkpoint(workspace, "--timeout", "2")
+    assert_chinese(out, "a failure and a timeout")
+
+
+def test_all_done_and_the_review(zh_workspace: tuple[Path, str], manifest: Manifest) -> None:
+    workspace, _ = zh_workspace
+    for lab in manifest.labs:
+        solve_lab(manifest, kit_root(), workspace, lab.id)
+    out = checkpoint(workspace)
+    assert "14/14" in out
+    assert_chinese(out, "14/14")
+    assert_chinese(checkpoint(workspace, "--review"), "the review")
+    assert_chinese(checkpoint(workspace, "--card"), "the full card")
+
+
+def test_lang_en_overrides_the_workspace(zh_workspace: tuple[Path, str]) -> None:
+    workspace, _ = zh_workspace
+    out = checkpoint(workspace, "--lang", "en")
+    assert "Checking" in out and english_words(out)

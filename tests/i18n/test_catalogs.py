@@ -1,0 +1,113 @@
+"""The editions' catalogs: every marked message is translated, and nothing is left outside them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+
+from course.harness.kit import kit_root
+from course.locale import (
+    EDITIONS,
+    SOURCE_EDITION,
+    catalog_path,
+    compile_catalog,
+    read_translations,
+    set_edition,
+    translations,
+)
+from course.tools import catalogs
+
+TRANSLATED = [edition for edition in EDITIONS if edition != SOURCE_EDITION]
+
+
+@pytest.fixture(scope="module")
+def extracted(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """What ``pybabel extract`` finds in the kit, run as a maintainer runs it."""
+    pot = tmp_path_factory.mktemp("pot") / "course.pot"
+    pybabel = Path(sys.executable).with_name("pybabel")
+    subprocess.run(
+        [str(pybabel), "extract", "-F", "babel.cfg", "-o", str(pot), "--no-location", "."],
+        cwd=kit_root(),
+        check=True,
+        capture_output=True,
+    )
+    with pot.open("rb") as file:
+        return {m.id if isinstance(m.id, str) else m.id[0] for m in read_po(file) if m.id}
+
+
+@pytest.mark.parametrize("edition", TRANSLATED)
+def test_pybabel_extract_finds_no_message_outside_the_catalog(
+    edition: str, extracted: set[str]
+) -> None:
+    with catalog_path(edition).open("rb") as file:
+        catalog = {m.id if isinstance(m.id, str) else m.id[0] for m in read_po(file) if m.id}
+    missing = sorted(extracted - catalog)
+    assert not missing, f"{len(missing)} message(s) not in the {edition} catalog: {missing[:5]}"
+    assert len(extracted) > 200, "the extraction found too little: is babel.cfg still right?"
+
+
+@pytest.mark.parametrize("edition", TRANSLATED)
+def test_no_message_falls_back_to_english(edition: str) -> None:
+    """Untranslated, fuzzy, stale, placeholder or English-left messages: the count stays 0."""
+    gaps = catalogs.gaps(edition)
+    assert [str(gap) for gap in gaps] == []
+
+
+@pytest.mark.parametrize("edition", TRANSLATED)
+def test_the_compiled_catalog_is_what_the_kit_reads(edition: str) -> None:
+    message = "no edition {language!r} (editions: {editions})"
+    translated = translations(edition).gettext(message)
+    assert translated != message and "{language!r}" in translated
+
+
+def test_english_is_the_source_and_needs_no_catalog() -> None:
+    message = "no edition {language!r} (editions: {editions})"
+    assert translations(SOURCE_EDITION).gettext(message) == message
+
+
+def test_the_edition_follows_lang_and_the_door(monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.locale import current_edition, edition_from_environment
+
+    assert edition_from_environment({"LANG": "zh_CN.UTF-8"}) == "zh"
+    assert edition_from_environment({"LC_ALL": "C.UTF-8", "LANG": "zh_CN.UTF-8"}) == "en"
+    assert edition_from_environment({"LANGUAGE": "fr:zh", "LANG": "en_US.UTF-8"}) == "zh"
+    assert edition_from_environment({"COURSE_LANG": "en", "LANG": "zh_CN.UTF-8"}) == "en"
+    assert edition_from_environment({}) == "en"
+    monkeypatch.setenv("COURSE_LANG", "zh")
+    try:
+        assert set_edition(None) == "zh"
+        assert set_edition("en") == "en" and current_edition() == "en"
+    finally:
+        set_edition(None)
+
+
+def test_an_unknown_edition_is_refused_by_name() -> None:
+    from course.locale import EditionError
+
+    with pytest.raises(EditionError, match=r"'fr'.*en, zh"):
+        set_edition("fr")
+
+
+def _po(translation: str) -> bytes:
+    return (
+        'msgid ""\nmsgstr "Content-Type: text/plain; charset=utf-8\\n"\n\n'
+        f'msgid "budget"\nmsgstr "{translation}"\n'
+    ).encode()
+
+
+def test_a_stale_mo_is_not_read(tmp_path: Path) -> None:
+    """A .po edited after the build is compiled afresh, so a maintainer never reads old text."""
+    po, mo = tmp_path / "course.po", tmp_path / "course.mo"
+    po.write_bytes(_po("预算"))
+    mo.write_bytes(compile_catalog(po.read_bytes()))
+    assert read_translations(po, mo).gettext("budget") == "预算"
+    po.write_bytes(_po("新预算"))
+    os.utime(mo, (1, 1))  # the build is older than the edit
+    assert read_translations(po, mo).gettext("budget") == "新预算"
+    mo.unlink()
+    assert read_translations(po, mo).gettext("budget") == "新预算"
