@@ -147,8 +147,8 @@ def pending_note(error: BaseException) -> View | None:
         return message(_("pending · {message}").format(message=error), "pending")
     title, function, hint = (str(value) for value in fields)
     return message(
-        _("pending · Lab {lab} {title} not implemented yet ({function}): {hint}").format(
-            lab=error.lab_id, title=_(title), function=function, hint=_(hint)
+        _("pending · Lab {lab} {title} not implemented yet ({function}): {todo}").format(
+            lab=error.lab_id, title=_(title), function=function, todo=_(hint)
         ),
         "pending",
     )
