@@ -22,11 +22,10 @@ What is left out, and why, precisely:
 - **The Pi importer's report** (``course.interop``): the strict import's error, each item's
   message, line and kind; they describe the Pi file in the importer's words. Its
   ``split_turn`` option values (``turn-start``, ``next-user``), which a cell prints as labels.
-- **Words other parts of the kit own, while the zh catalog lacks them**: the labs' titles
-  (the curriculum's, translated through the catalog), the focused tests' failure messages and
-  the probes' case descriptions shown in a verdict (after `` — `` on a test's line, its
-  continuation lines, and after the probe's label). A title is left out only while its
-  translation is missing, so the test tightens by itself once the catalog has it.
+- **Words other parts of the kit own**: the labs' titles (the curriculum's, translated
+  through the catalog), left out only while the zh catalog lacks them, so the test tightens
+  by itself once it has them; and the focused tests' own failure messages shown in a verdict
+  (``tests/chapter11``: after `` — `` on a test's line, and its continuation lines).
 """
 
 from __future__ import annotations
@@ -77,7 +76,6 @@ RETURNED_VALUES = ("trimmed", "overflow")
 PYTHON_CONSTANTS = ("True", "False", "None")
 REFUSED = re.compile(r"(已拒绝 · \w+: ).*")
 TEST_NOTE = re.compile(r"^(  \S \S+ +test_\w+) — (.*)$")
-PROBE = re.compile(r"^(.*Lab \S+ 探针：)(.*)$")
 CONTINUATION = " " * 12
 
 
@@ -183,15 +181,12 @@ def foreign_fragments(text: str) -> list[str]:
     for line in text.splitlines():
         refused = REFUSED.search(line)
         note = TEST_NOTE.match(line)
-        probe = PROBE.match(line)
         if refused:
             found.append(line[refused.end(1) :])
         if note:
             found.append(note.group(2))
             in_note = True
             continue
-        if probe:
-            found.append(probe.group(2))
         if in_note and line.startswith(CONTINUATION):
             found.append(line.strip())
         else:
