@@ -21,6 +21,8 @@ from ..harness.kit import kit_root
 from ..harness.manifest import load_manifest
 from ..harness.runner import Limits
 from ..harness.workspace import find_workspace
+from ..locale import gettext as _
+from .notebook import lab_titles
 from .verdict import VerdictView
 
 
@@ -56,11 +58,15 @@ def check_variant(lab: str, module: str, **functions: Callable[..., Any]) -> Ver
     path = f"{manifest.package}/{module}.py"
     if path not in snapshot.learner:
         known = ", ".join(sorted(snapshot.learner))
-        raise ValueError(f"{module}: not one of the learner's modules ({known})")
+        raise ValueError(
+            _("{module}: not one of the learner's modules ({known})").format(
+                module=module, known=known
+            )
+        )
     learner = dict(snapshot.learner)
     learner[path] = learner[path] + patch.encode("utf-8")
     label = f"{module} with {', '.join(functions)} replaced"
     variant = Snapshot(label, learner)
     graded = grade(manifest, kit, variant, [manifest.lab(lab)], Limits(), GradingOptions())
     placeholder = (str(root), "<workspace>") if root is not None else ("", "")
-    return VerdictView(graded.result, lab, replace=placeholder)
+    return VerdictView(graded.result, lab, replace=placeholder, titles=lab_titles(manifest))

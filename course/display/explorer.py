@@ -9,12 +9,23 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from ..locale import N_
+from ..locale import gettext as _
 from . import show
 from .notebook import pending_note
 from .views import esc
 
 SLIDERS = ("max_tokens", "reserved_output", "safety_margin")
 """The budget's numeric fields the explorer turns into sliders."""
+LABELS = {
+    "max_tokens": N_("max_tokens"),
+    "reserved_output": N_("reserved_output"),
+    "safety_margin": N_("safety_margin"),
+    "system_prompt": N_("system_prompt"),
+    "kept": N_("kept"),
+    "reason": N_("reason"),
+}
+"""Each control's and label's caption: the option's name (a translation may say it in words)."""
 
 
 class BudgetExplorer:
@@ -53,7 +64,7 @@ class BudgetExplorer:
         )
         self.system_prompt = widgets.Text(
             value=budget.system_prompt,
-            description="system_prompt",
+            description=_(LABELS["system_prompt"]),
             continuous_update=continuous_update,
             style={"description_width": "9em"},
             layout=widgets.Layout(width="26em"),
@@ -76,8 +87,8 @@ class BudgetExplorer:
                     ]
                 ),
                 widgets.HBox([self.table, self.bars]),
-                _captioned("kept", self.kept),
-                _captioned("reason", self.reason),
+                _captioned(_(LABELS["kept"]), self.kept),
+                _captioned(_(LABELS["reason"]), self.reason),
                 self.note,
             ]
         )
@@ -89,7 +100,7 @@ class BudgetExplorer:
             value=int(value),
             min=0,
             max=max(top, int(value)),
-            description=name,
+            description=_(LABELS[name]),
             continuous_update=continuous,
             style={"description_width": "9em"},
             layout=widgets.Layout(width="26em"),

@@ -4,6 +4,11 @@
 workspace and the kit's reference everywhere else, so the same cells serve both. It also
 installs one exception handler: a lab that is not written yet shows as a one-line pending note.
 ``check("11.3")`` shows a lab's verdict: the checkpoint's engine run on the saved files.
+
+The kernel speaks the edition of where it runs (``kernel_edition``): a practice workspace's
+recorded edition, else the kit's notebook folder holding the working directory (Jupyter and
+nbval start a kernel in its notebook's folder), else ``COURSE_LANG``/``LANG``. The code cells of
+every edition are the same, so the choice never comes from the cells.
 """
 
 from __future__ import annotations
@@ -19,10 +24,12 @@ from types import ModuleType, TracebackType
 from typing import Any
 
 from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate
+from ..harness.editions import in_edition, speak
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
 from ..harness.runner import Limits
 from ..harness.workspace import Workspace, WorkspaceError, find_workspace, read_workspace
+from ..locale import gettext as _
 from .verdict import VerdictView
 from .views import View, message
 
@@ -32,15 +39,20 @@ class OpenedChapter:
     """Which package ``import <package>`` gives this kernel, and from where."""
 
     manifest: Manifest
+    """The chapter as the kernel's edition reads it (titles and hints translated)."""
     package: ModuleType
     workspace: Workspace | None
+    edition: str = "en"
+    """The edition this kernel speaks."""
 
     @property
     def label(self) -> str:
         name = self.manifest.package
         if self.workspace is None:
-            return f"{name} is the kit's reference implementation here (no practice workspace)"
-        return f"{name} is your practice workspace's package"
+            return _(
+                "{package} is the kit's reference implementation here (no practice workspace)"
+            ).format(package=name)
+        return _("{package} is your practice workspace's package").format(package=name)
 
     def _repr_html_(self) -> str:
         return message(self.label, "note").html
@@ -83,17 +95,44 @@ def _import_workspace(manifest: Manifest, workspace: Workspace) -> ModuleType:
     return importlib.import_module(manifest.package)
 
 
+def folder_edition(manifest: Manifest, where: Path) -> str | None:
+    """The edition whose kit notebook folder holds ``where`` (the deepest such folder)."""
+    try:
+        kit = kit_root()
+    except KitError:
+        return None
+    place = where.resolve()
+    found: tuple[int, str] | None = None
+    for edition, folder in manifest.notebooks.items():
+        base = (kit / folder).resolve()
+        if place == base or base in place.parents:
+            depth = len(base.parts)
+            if found is None or depth > found[0]:
+                found = (depth, edition)
+    return found[1] if found is not None else None
+
+
+def kernel_edition(manifest: Manifest, workspace: Workspace | None, where: Path) -> str | None:
+    """The edition a kernel at ``where`` asks for: its workspace's, else its kit folder's."""
+    if workspace is not None:
+        return workspace.edition
+    return folder_edition(manifest, where)
+
+
 def open_chapter(chapter: str, start: str | os.PathLike[str] | None = None) -> OpenedChapter:
-    """Make ``import <package>`` work in this kernel and show pending labs as one-line notes."""
+    """Make ``import <package>`` work in this kernel, choose the edition it speaks, and show
+    pending labs as one-line notes."""
     manifest = load_manifest(chapter)
-    root = find_workspace(Path(start) if start is not None else Path.cwd())
+    where = Path(start) if start is not None else Path.cwd()
+    root = find_workspace(where)
     workspace = read_workspace(root) if root is not None else None
+    edition = speak(kernel_edition(manifest, workspace, where))
     if workspace is None:
         package = _alias_reference(manifest)
     else:
         package = _import_workspace(manifest, workspace)
     _install_pending_handler()
-    return OpenedChapter(manifest, package, workspace)
+    return OpenedChapter(in_edition(manifest), package, workspace, edition)
 
 
 # --------------------------------------------------------------------------- pending labs
@@ -103,7 +142,16 @@ def pending_note(error: BaseException) -> View | None:
     """The one-line note for a lab stub's exception; None for any other error."""
     if not isinstance(error, NotImplementedError) or not hasattr(error, "lab_id"):
         return None
-    return message(f"pending · {error}", "pending")
+    fields = [getattr(error, name, None) for name in ("title", "function", "hint")]
+    if not all(isinstance(value, str) for value in fields):
+        return message(_("pending · {message}").format(message=error), "pending")
+    title, function, hint = (str(value) for value in fields)
+    return message(
+        _("pending · Lab {lab} {title} not implemented yet ({function}): {todo}").format(
+            lab=error.lab_id, title=_(title), function=function, todo=_(hint)
+        ),
+        "pending",
+    )
 
 
 def assigned_names(source: str) -> set[str]:
@@ -143,7 +191,12 @@ class PendingCells:
         name = getattr(error, "name", None) if isinstance(error, NameError) else None
         if isinstance(name, str) and name in self.waiting:
             lab = self.waiting[name]
-            return message(f"pending · this cell needs `{name}`, which waits for {lab}", "pending")
+            return message(
+                _("pending · this cell needs `{name}`, which waits for {lab}").format(
+                    name=name, lab=lab
+                ),
+                "pending",
+            )
         return None
 
     def after(self, result: Any) -> None:
@@ -163,8 +216,10 @@ class PendingCells:
         lab_id = getattr(error, "lab_id", None)
         if isinstance(lab_id, str):
             title, function = getattr(error, "title", ""), getattr(error, "function", "")
-            return f"Lab {lab_id} {title} ({function}): write it first"
-        return self.waiting.get(str(getattr(error, "name", "")), "an earlier lab")
+            return _("Lab {lab} {title} ({function}): write it first").format(
+                lab=lab_id, title=_(title) if title else title, function=function
+            )
+        return self.waiting.get(str(getattr(error, "name", "")), _("an earlier lab"))
 
     def handler(
         self,
@@ -232,4 +287,9 @@ def check(
     except (ManifestError, KitError, WorkspaceError, SandboxUnavailable) as error:
         return VerdictView(None, shown_lab, str(error))
     placeholder = (str(root), "<workspace>") if root is not None else ("", "")
-    return VerdictView(result, shown_lab, replace=placeholder)
+    return VerdictView(result, shown_lab, replace=placeholder, titles=lab_titles(manifest))
+
+
+def lab_titles(manifest: Manifest) -> dict[str, str]:
+    """Each lab's title as the kernel's edition reads it."""
+    return {lab.id: lab.title for lab in in_edition(manifest).labs}

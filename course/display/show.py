@@ -11,6 +11,8 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..locale import N_, ngettext
+from ..locale import gettext as _
 from .views import View, esc, message, preformatted, stack, table
 
 Estimate = Callable[[dict[str, Any]], float]
@@ -45,11 +47,13 @@ def content_line(message: Mapping[str, Any]) -> str:
 def id_list(ids: Sequence[str], limit: int = 16) -> str:
     """Entry ids joined by commas; a long list shows its two ends and how many there are."""
     if not ids:
-        return "(nothing)"
+        return _("(nothing)")
     if len(ids) <= limit:
         return ", ".join(ids)
     half = limit // 2 - 2
-    return f"{', '.join(ids[:half])} … {', '.join(ids[-half:])} ({len(ids)} entries)"
+    return _("{first} … {last} ({count} entries)").format(
+        first=", ".join(ids[:half]), last=", ".join(ids[-half:]), count=len(ids)
+    )
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -58,7 +62,7 @@ def _short(text: str, limit: int = 60) -> str:
 
 def entries(path: Sequence[Any], estimate_tokens: Estimate | None = None) -> View:
     """One row per entry: id, type or role, what it says, and its estimate when asked."""
-    headers = ["id", "kind", "content"] + (["tokens"] if estimate_tokens else [])
+    headers = [_("id"), _("kind"), _("content")] + ([_("tokens")] if estimate_tokens else [])
     rows = []
     for entry in path:
         if entry.type == "message":
@@ -66,7 +70,8 @@ def entries(path: Sequence[Any], estimate_tokens: Estimate | None = None) -> Vie
             if estimate_tokens:
                 row.append(number(estimate_tokens(entry.message)))
         elif entry.type == "compaction":
-            row = [entry.id, "compaction", f"keeps from {entry.first_kept_entry_id}"]
+            keeps = _("keeps from {id}").format(id=entry.first_kept_entry_id)
+            row = [entry.id, "compaction", keeps]
             row += [""] if estimate_tokens else []
         else:
             row = [entry.id, entry.type, _short(f"{entry.key} = {entry.value}")]
@@ -79,27 +84,33 @@ def groups(found: Sequence[Any], estimate_tokens: Estimate | None = None) -> Vie
     """``group N = [ids]`` per interaction group, with its summed estimate when asked."""
     lines = []
     for number_, group in enumerate(found, start=1):
-        line = f"group {number_} = [{', '.join(group.entry_ids)}]"
+        ids = ", ".join(group.entry_ids)
         if estimate_tokens:
             cost = sum(estimate_tokens(entry.message) for entry in group.entries)
-            line += f"  ({number(cost)} tokens)"
+            line = _("group {number} = [{ids}]  ({tokens} tokens)").format(
+                number=number_, ids=ids, tokens=number(cost)
+            )
+        else:
+            line = _("group {number} = [{ids}]").format(number=number_, ids=ids)
         lines.append(line)
-    return preformatted("\n".join(lines) or "(no groups)")
+    return preformatted("\n".join(lines) or _("(no groups)"))
 
 
 DEDUCTIONS = (
     ("max_tokens", "max_tokens"),
-    ("system prompt", "system"),
-    ("reserved_output", "reserved_output"),
-    ("safety_margin", "safety_margin"),
+    (N_("system prompt"), "system"),
+    (N_("reserved_output"), "reserved_output"),
+    (N_("safety_margin"), "safety_margin"),
 )
+"""The deduction table's rows: the label (the option's name; a translation may add the
+chapter's word for it) and the ``tokens`` field it shows."""
 
 
 def deductions(tokens: Any) -> View:
     """The chapter's deduction table: every number as the result's ``tokens`` gives it."""
-    rows = [[label, number(getattr(tokens, attr))] for label, attr in DEDUCTIONS]
-    rows.append(["left for messages", number(tokens.available_for_messages)])
-    return table(["item", "tokens"], rows)
+    rows = [[_(label), number(getattr(tokens, attr))] for label, attr in DEDUCTIONS]
+    rows.append([_("left for messages"), number(tokens.available_for_messages)])
+    return table([_("item"), _("tokens")], rows)
 
 
 def projection(result: Any, groups: Sequence[Any] | None = None) -> View:
@@ -109,19 +120,31 @@ def projection(result: Any, groups: Sequence[Any] | None = None) -> View:
     if groups is not None:
         parts.append(bars(groups, result.kept_entry_ids))
     summary = [
-        f"kept      {id_list(result.kept_entry_ids)}",
-        f"reason    {result.reason}",
-        f"messages  {number(tokens.messages)} of {number(tokens.available_for_messages)} "
-        f"available; request total {number(tokens.total)} of {number(tokens.max_tokens)}",
+        _("kept      {ids}").format(ids=id_list(result.kept_entry_ids)),
+        _("reason    {reason}").format(reason=result.reason),
+        _(
+            "messages  {messages} of {available} available; request total {total} of {maximum}"
+        ).format(
+            messages=number(tokens.messages),
+            available=number(tokens.available_for_messages),
+            total=number(tokens.total),
+            maximum=number(tokens.max_tokens),
+        ),
     ]
     if getattr(result, "compaction_id", None):
-        summary.append(f"resumed   from {result.compaction_id}'s summary")
+        summary.append(_("resumed   from {id}'s summary").format(id=result.compaction_id))
     parts.append(preformatted("\n".join(summary)))
     return stack(parts)
 
 
 RANGE = "\N{EN DASH}"
 BAR_COLOURS = {"kept": "#2e7d32", "cut inside": "#ef6c00", "left out": "#cfd8dc"}
+BAR_LABELS = {
+    "kept": N_("group {number} kept"),
+    "cut inside": N_("group {number} cut inside"),
+    "left out": N_("group {number} left out"),
+}
+"""What each bar says of its group, by the group's state."""
 
 
 def bars(found: Sequence[Any], kept_ids: Iterable[str], limit: int = 40) -> View:
@@ -136,26 +159,36 @@ def bars(found: Sequence[Any], kept_ids: Iterable[str], limit: int = 40) -> View
         lines, cells = [], []
         for index, (group, state) in enumerate(zip(found, states, strict=True), start=1):
             width = min(len(group.entry_ids), 12)
-            lines.append(f"{marks[state] * width:<12} group {index} {state}")
+            label = _(BAR_LABELS[state]).format(number=index)
+            lines.append(f"{marks[state] * width:<12} {label}")
             cells.append(
                 f"<div style='display:flex;align-items:center;gap:0.5em'>"
                 f"<div style='width:{width * 1.2}em;height:0.9em;"
                 f"background:{BAR_COLOURS[state]}'></div>"
-                f"<span>group {index} {esc(state)}</span></div>"
+                f"<span>{esc(label)}</span></div>"
             )
-        return View("\n".join(lines) or "(no groups)", "".join(cells) or "(no groups)")
+        nothing = _("(no groups)")
+        return View("\n".join(lines) or nothing, "".join(cells) or esc(nothing))
     size = -(-len(found) // limit)
     buckets = [states[i : i + size] for i in range(0, len(found), size)]
     shares = [sum(s == "kept" for s in bucket) / len(bucket) for bucket in buckets]
     strip = "".join("█" if share == 1 else ("░" if share == 0 else "▒") for share in shares)
     kept_count = states.count("kept")
     left_out = len(found) - kept_count
-    note = f"{len(found)} groups, {size} per cell: {kept_count} kept, {left_out} left out"
+    note = _("{groups} groups, {size} per cell: {kept} kept, {left_out} left out").format(
+        groups=len(found), size=size, kept=kept_count, left_out=left_out
+    )
+    spans = [
+        _("groups {first}\u2013{last}").format(
+            first=i * size + 1, last=min((i + 1) * size, len(found))
+        )
+        for i in range(len(shares))
+    ]
     strip_html = "".join(
-        f"<div title='groups {i * size + 1}{RANGE}{min((i + 1) * size, len(found))}' "
+        f"<div title='{esc(span)}' "
         f"style='width:0.6em;height:1.2em;background:{BAR_COLOURS['kept']};"
         f"opacity:{0.15 + 0.85 * share:.2f}'></div>"
-        for i, share in enumerate(shares)
+        for span, share in zip(spans, shares, strict=True)
     )
     html = f"<div style='display:flex;gap:1px'>{strip_html}</div><div>{esc(note)}</div>"
     return View(f"{strip}\n{note}", html)
@@ -164,7 +197,7 @@ def bars(found: Sequence[Any], kept_ids: Iterable[str], limit: int = 40) -> View
 def messages(sent: Sequence[Mapping[str, Any]]) -> View:
     """The messages a request would send, one per row."""
     rows = [[index, m.get("role"), _short(content_line(m), 70)] for index, m in enumerate(sent)]
-    return table(["#", "role", "content"], rows)
+    return table(["#", _("role"), _("content")], rows)
 
 
 def text(message_: Mapping[str, Any]) -> View:
@@ -184,7 +217,7 @@ def record(entry: Any) -> View:
             nested.append(value)
         else:
             rows.append([field.name, number(value)])
-    return stack([table(["field", "value"], rows), *(summary(value) for value in nested)])
+    return stack([table([_("field"), _("value")], rows), *(summary(value) for value in nested)])
 
 
 def summary(value: Any) -> View:
@@ -194,12 +227,12 @@ def summary(value: Any) -> View:
     else:
         items = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
     rows = [
-        [name, "; ".join(str(item) for item in content) or "(none)"]
+        [name, "; ".join(str(item) for item in content) or _("(none)")]
         if isinstance(content, list)
         else [name, content]
         for name, content in items
     ]
-    return table(["field", "items"], rows)
+    return table([_("field"), _("items")], rows)
 
 
 def chain(path: Sequence[Any]) -> View:
@@ -209,19 +242,27 @@ def chain(path: Sequence[Any]) -> View:
     for entry in path:
         if entry.type == "compaction":
             lines.append(
-                f"{entry.id}: parent {entry.parent_id}, keeps from {entry.first_kept_entry_id}"
+                _("{id}: parent {parent}, keeps from {first_kept}").format(
+                    id=entry.id, parent=entry.parent_id, first_kept=entry.first_kept_entry_id
+                )
             )
     return preformatted("\n".join(lines))
 
 
 def refused(error: BaseException) -> View:
     """A refusal, as the caller sees it: the error's type and message."""
-    return message(f"refused · {type(error).__name__}: {error}", "error")
+    return message(
+        _("refused · {error_type}: {error}").format(error_type=type(error).__name__, error=error),
+        "error",
+    )
 
 
 def accepted_wrongly(label: str) -> View:
     """An input the caller expected to be refused, that the code under test accepted."""
-    return message(f"accepted ✗ · {label}: this input should have been refused", "error")
+    return message(
+        _("accepted ✗ · {label}: this input should have been refused").format(label=label),
+        "error",
+    )
 
 
 def note(text_: str) -> View:
@@ -238,13 +279,13 @@ def outcomes(rows: Sequence[tuple[str, object]]) -> View:
             merged[-1][0] = merged[-1][0].split(RANGE)[0] + RANGE + label
         else:
             merged.append([label, shown])
-    return table(["budget", "outcome"], merged)
+    return table([_("budget"), _("outcome")], merged)
 
 
 def budget_rows(rows: Sequence[Any]) -> View:
     """What ``budget_report`` returned: each group's ids, cost and status."""
     return table(
-        ["group", "entries", "tokens", "status"],
+        [_("group"), _("entries"), _("tokens"), _("status")],
         [
             [index, ", ".join(row.entry_ids), number(row.tokens), row.status]
             for index, row in enumerate(rows, start=1)
@@ -256,21 +297,23 @@ def import_report(report: Any, shown: int = 6) -> View:
     """An import report: how many items of each kind, then the first repairs in full."""
     counts = report.counts()
     rows = [[kind, count] for kind, count in sorted(counts.items())]
-    parts = [table(["kind", "items"], rows)]
+    parts = [table([_("kind"), _("items")], rows)]
     repairs = list(report.repairs)
     if repairs:
         listed = [[item.line, item.id, item.kind, _short(item.message, 90)] for item in repairs]
-        more = f" (first {shown} of {len(repairs)})" if len(repairs) > shown else ""
-        parts.append(
-            table(["line", "id", "kind", "message"], listed[:shown], title=f"repairs{more}")
-        )
+        if len(repairs) > shown:
+            title = _("repairs (first {shown} of {count})").format(shown=shown, count=len(repairs))
+        else:
+            title = _("repairs")
+        headers = [_("line"), _("id"), _("kind"), _("message")]
+        parts.append(table(headers, listed[:shown], title=title))
     return stack(parts)
 
 
 def interactions(found: Sequence[Any], estimate_tokens: Estimate) -> View:
     """Counts over groups: how many, tool calls per interaction, and the largest one."""
     if not found:
-        return note("no interactions")
+        return note(_("no interactions"))
     calls = [
         sum(
             1
@@ -286,21 +329,86 @@ def interactions(found: Sequence[Any], estimate_tokens: Estimate) -> View:
     heaviest = max(found[largest].entries, key=lambda entry: estimate_tokens(entry.message))
     ordered = sorted(calls)
     rows: list[list[object]] = [
-        ["interactions", len(found)],
-        ["messages", sum(len(group.entries) for group in found)],
-        ["tool calls", sum(calls)],
+        [_("interactions"), len(found)],
+        [_("messages"), sum(len(group.entries) for group in found)],
+        [_("tool calls"), sum(calls)],
         [
-            "tool calls per interaction (median, most)",
+            _("tool calls per interaction (median, most)"),
             f"{ordered[len(ordered) // 2]}, {ordered[-1]}",
         ],
-        ["tokens in all (estimated)", number(sum(costs))],
-        ["largest interaction", f"group {largest + 1}, starting at {found[largest].entry_ids[0]}"],
-        ["its size", f"{len(found[largest].entries)} messages, {number(costs[largest])} tokens"],
+        [_("tokens in all (estimated)"), number(sum(costs))],
         [
-            "its largest message",
-            f"{heaviest.id} ({heaviest.message.get('role')}), "
-            f"{number(estimate_tokens(heaviest.message))} tokens: "
-            f"{_short(content_line(heaviest.message), 50)}",
+            _("largest interaction"),
+            _("group {number}, starting at {id}").format(
+                number=largest + 1, id=found[largest].entry_ids[0]
+            ),
+        ],
+        [
+            _("its size"),
+            _("{messages} messages, {tokens} tokens").format(
+                messages=len(found[largest].entries), tokens=number(costs[largest])
+            ),
+        ],
+        [
+            _("its largest message"),
+            _("{id} ({role}), {tokens} tokens: {content}").format(
+                id=heaviest.id,
+                role=heaviest.message.get("role"),
+                tokens=number(estimate_tokens(heaviest.message)),
+                content=_short(content_line(heaviest.message), 50),
+            ),
         ],
     ]
     return table(["", ""], rows)
+
+
+# --------------------------------------------------------------------------- lines a cell prints
+
+
+def accepted(label: str, entry: Any) -> View:
+    """An input the code under test accepted, as it should: its label and the record's parent."""
+    return note(_("{label}: accepted, parent {parent}").format(label=label, parent=entry.parent_id))
+
+
+def store_holds(count: int) -> str:
+    """How many entries a store holds after a refused append."""
+    return ngettext(
+        "the store still holds {count} entry", "the store still holds {count} entries", count
+    ).format(count=count)
+
+
+def path_counts(entries: Sequence[Any], path: Sequence[Any]) -> str:
+    """How many entries a store holds and how many of them the active path has."""
+    return ngettext(
+        "{entries} entry, {path} on the active path",
+        "{entries} entries, {path} on the active path",
+        len(entries),
+    ).format(entries=len(entries), path=len(path))
+
+
+def resumed_from(result: Any) -> str:
+    """Which compaction a ``build_context`` result resumed from and how many entries it kept."""
+    count = len(result.kept_entry_ids)
+    return ngettext(
+        "resumed from {id}: {count} entry kept", "resumed from {id}: {count} entries kept", count
+    ).format(id=result.compaction_id, count=count)
+
+
+def sections(names: Iterable[str]) -> str:
+    """The section headings of a rendered summary, as one line."""
+    return _("sections: {names}").format(names=", ".join(names))
+
+
+def kept_from(label: str, result: Any) -> str:
+    """What a ``build_context`` result kept: how many entries, the first, and their tokens."""
+    count = len(result.kept_entry_ids)
+    return ngettext(
+        "{label}: {count} entry from {first}, {tokens} tokens",
+        "{label}: {count} entries from {first}, {tokens} tokens",
+        count,
+    ).format(
+        label=label,
+        count=count,
+        first=result.kept_entry_ids[0] if count else _("(nothing)"),
+        tokens=f"{result.tokens.messages:,}",
+    )

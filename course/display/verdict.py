@@ -7,12 +7,15 @@ the gradebook always agree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ..harness.results import CheckpointResult, LabResult, TestOutcome
 from ..harness.status import Status
-from .views import TONE_COLOURS, TONE_MARKS, Shown, Tone, esc
+from ..harness.style import status_label
+from ..locale import gettext as _
+from ..locale import ngettext
+from .views import TONE_COLOURS, TONE_MARKS, Shown, Tone, display_width, esc
 
 STATUS_TONES: dict[Status, Tone] = {
     Status.PASSED: "ok",
@@ -37,6 +40,8 @@ class VerdictView(Shown):
     problem: str = ""
     replace: tuple[str, str] = ("", "")
     """A folder name shown as a placeholder (``<workspace>``) in messages."""
+    titles: Mapping[str, str] = field(default_factory=dict)
+    """Lab titles by id, as the notebook's edition reads them (the result's own otherwise)."""
 
     @property
     def labs(self) -> tuple[LabResult, ...]:
@@ -58,6 +63,16 @@ class VerdictView(Shown):
         return render_html(self)
 
 
+def status_word(status: Status) -> str:
+    """``status`` as a learner reads it in the current edition (the terminal's word)."""
+    return status_label(status)
+
+
+def lab_title(view: VerdictView, lab: LabResult) -> str:
+    """A lab's title in the view's edition."""
+    return view.titles.get(lab.lab.id, lab.lab.title)
+
+
 def _clean(view: VerdictView, text: str) -> str:
     old, new = view.replace
     return text.replace(old, new) if old else text
@@ -67,24 +82,33 @@ def headline(view: VerdictView) -> str:
     """One line: what was checked and its verdict."""
     labs = view.labs
     if view.lab is not None:
-        title = labs[0].lab.title if labs else ""
-        scope = f"Lab {view.lab}" + (f" · {title}" if title else "")
+        title = lab_title(view, labs[0]) if labs else ""
+        if title:
+            scope = _("Lab {lab} · {title}").format(lab=view.lab, title=title)
+        else:
+            scope = _("Lab {lab}").format(lab=view.lab)
     else:
         chapter = view.result.chapter if view.result is not None else ""
-        scope = f"Chapter {chapter}".strip()
+        scope = _("Chapter {chapter}").format(chapter=chapter).strip()
     problems = [view.problem] if view.problem else []
     if view.result is not None:
         problems += list(view.result.problems)
     if problems:
-        return f"{scope}: no result — {_clean(view, _first_line(problems[0]))}"
+        return _("{scope}: no result — {problem}").format(
+            scope=scope, problem=_clean(view, _first_line(problems[0]))
+        )
     counted = view.counted
     if not counted:
-        return f"{scope}: no focused tests found"
+        return _("{scope}: no focused tests found").format(scope=scope)
     passed = sum(lab.passed for lab in counted)
     total = sum(lab.total for lab in counted)
     statuses = {lab.status for lab in counted}
-    words = ", ".join(str(s) for s in Status if s != Status.PASSED and s in statuses)
-    return f"{scope}: {passed}/{total} passed" + (f" ({words})" if words else "")
+    words = ", ".join(status_word(s) for s in Status if s != Status.PASSED and s in statuses)
+    if words:
+        return _("{scope}: {passed}/{total} passed ({statuses})").format(
+            scope=scope, passed=passed, total=total, statuses=words
+        )
+    return _("{scope}: {passed}/{total} passed").format(scope=scope, passed=passed, total=total)
 
 
 def overall_tone(view: VerdictView) -> Tone:
@@ -111,7 +135,10 @@ def probe_failures(view: VerdictView) -> list[str]:
         probes = lab.probes
         if probes is None or probes.agree or probes.status == Status.PENDING:
             continue
-        lines += [f"Lab {lab.lab.id} probe: {failure}" for failure in probes.failures]
+        lines += [
+            _("Lab {lab} probe: {failure}").format(lab=lab.lab.id, failure=failure)
+            for failure in probes.failures
+        ]
     return lines
 
 
@@ -132,20 +159,36 @@ def render_text(view: VerdictView) -> str:
     lines = [f"{TONE_MARKS[overall_tone(view)]} {headline(view)}"]
     if view.lab is None:
         for lab in view.labs:
-            extra = " (optional, not counted)" if lab.lab.optional else ""
-            lines.append(
-                f"  Lab {lab.lab.id} {lab.lab.title}: {lab.passed}/{lab.total} {lab.status}{extra}"
-            )
+            line = lab_line(view, lab)
+            if lab.lab.optional:
+                line = _("{lab} (optional, not counted)").format(lab=line)
+            lines.append(f"  {line}")
     tests = shown_tests(view)
     for test, note in zip(tests, notes(view, tests), strict=True):
         mark = TONE_MARKS[STATUS_TONES[test.status]]
-        line = f"  {mark} {test.status:<7} {test.name}"
+        line = f"  {mark} {_pad(status_word(test.status), 7)} {test.name}"
         if note:
             first, *rest = note.splitlines()
             line += f" — {first}" + "".join(f"\n{' ' * 12}{more}" for more in rest)
         lines.append(line)
     lines += [f"  ✗ {_clean(view, _cut(line))}" for line in probe_failures(view)]
     return "\n".join(lines)
+
+
+def lab_line(view: VerdictView, lab: LabResult) -> str:
+    """``Lab 11.1 compaction entry: 3/3 passed``: a lab's counts in a chapter check."""
+    return _("Lab {lab} {title}: {passed}/{total} {status}").format(
+        lab=lab.lab.id,
+        title=lab_title(view, lab),
+        passed=lab.passed,
+        total=lab.total,
+        status=status_word(lab.status),
+    )
+
+
+def _pad(word: str, width: int) -> str:
+    """``word`` padded to ``width`` display columns (a CJK character takes two)."""
+    return word + " " * max(0, width - display_width(word))
 
 
 def render_html(view: VerdictView) -> str:
@@ -159,23 +202,27 @@ def render_html(view: VerdictView) -> str:
     if view.lab is None:
         for lab in view.labs:
             colour = TONE_COLOURS[STATUS_TONES[lab.status]]
-            counts = f"{lab.passed}/{lab.total} {esc(lab.status)}"
+            counts = f"{lab.passed}/{lab.total} {esc(status_word(lab.status))}"
             rows.append(
-                _row(f"Lab {esc(lab.lab.id)}", esc(lab.lab.title), _coloured(counts, colour))
+                _row(
+                    esc(_("Lab {lab}").format(lab=lab.lab.id)),
+                    esc(lab_title(view, lab)),
+                    _coloured(counts, colour),
+                )
             )
     tests = shown_tests(view)
     for test, note in zip(tests, notes(view, tests), strict=True):
         colour = TONE_COLOURS[STATUS_TONES[test.status]]
         rows.append(
             _row(
-                _coloured(esc(test.status), colour),
+                _coloured(esc(status_word(test.status)), colour),
                 f"<code>{esc(test.name)}</code>",
                 f"<span style='white-space:pre-wrap'>{esc(note)}</span>",
             )
         )
     for line in probe_failures(view):
         colour = TONE_COLOURS["error"]
-        rows.append(_row(_coloured("probe", colour), "", esc(_clean(view, _cut(line)))))
+        rows.append(_row(_coloured(esc(_("probe")), colour), "", esc(_clean(view, _cut(line)))))
     if rows:
         parts.append(f"<table>{''.join(rows)}</table>")
     return "".join(parts)
@@ -195,7 +242,10 @@ def _excerpt(value: str) -> str:
     lines = [line.rstrip() for line in value.splitlines() if line.strip()]
     shown = [_cut(line) for line in lines[:MESSAGE_LINES]]
     if len(lines) > MESSAGE_LINES:
-        shown.append(f"… {len(lines) - MESSAGE_LINES} more lines")
+        more = len(lines) - MESSAGE_LINES
+        shown.append(
+            ngettext("… {count} more line", "… {count} more lines", more).format(count=more)
+        )
     return "\n".join(shown)
 
 

@@ -90,12 +90,14 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, title: st
     """A table as aligned plain text and as an HTML table."""
     cells = [[str(cell) for cell in row] for row in rows]
     widths = [
-        max([_width(header)] + [_width(row[i]) for row in cells])
+        max([display_width(header)] + [display_width(row[i]) for row in cells])
         for i, header in enumerate(headers)
     ]
 
     def line(values: Sequence[str]) -> str:
-        padded = [value + " " * (widths[i] - _width(value)) for i, value in enumerate(values)]
+        padded = [
+            value + " " * (widths[i] - display_width(value)) for i, value in enumerate(values)
+        ]
         return "  ".join(padded).rstrip()
 
     lines = ([title] if title else []) + [line(headers), line(["-" * w for w in widths])]
@@ -112,7 +114,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, title: st
     )
 
 
-def _width(text: str) -> int:
+def display_width(text: str) -> int:
     """Display width: CJK characters take two columns in a monospaced font."""
     return sum(2 if _is_wide(ch) else 1 for ch in text)
 

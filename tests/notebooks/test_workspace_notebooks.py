@@ -72,7 +72,10 @@ def test_at_14_of_14_run_all_completes_in_every_notebook_of_both_editions(
     for name, (notebook, _) in required_runs.items():
         shown = [t for c in code_cells(notebook) for t in texts(c)]
         assert not any("Traceback" in t for t in shown), name
-        assert not any("pending · Lab 11." in t and "Lab 11.opt" not in t for t in shown), name
+        pending = [t for t in shown if "pending · Lab 11." in t or "待实现 · Lab 11." in t]
+        assert all("Lab 11.opt" in t for t in pending), name
+        if name.startswith("zh/") and "budget-projection" in name:  # the zh edition's own words
+            assert any(t.startswith("… 待实现 · Lab 11.opt") for t in pending), name
 
 
 @pytest.mark.parametrize("stem", STEMS)

@@ -1,0 +1,427 @@
+"""The Chinese edition's notebooks show no English prose: stored outputs and rendered views.
+
+Every stored output of every ``notebooks/zh`` notebook (streams, ``text/plain``, and
+``text/html`` read as text), and every display helper rendered in the zh edition, must have no
+word ``course.locale.english.english_words`` reads as English. Code (identifiers, ids, paths,
+``backticked`` text) and the glossary's allowed words pass by that function's own rules.
+
+What is left out, and why, precisely:
+
+- **Data values**: every string value of the chapter's fixture (``course.fixtures``: the nine
+  entries, the continuation, both summaries, the system prompt), each message as the display
+  shows it (``show.content_line``, also cut to the widths the tables cut it to), the summary
+  messages the reference's ``summary_message`` renders from them, the record's and the
+  summary's field names (the rows of ``show.record`` and ``show.summary``, code names), and the
+  same for the real Pi session of 11-7 (its entries, its compaction's summary); entry ids are
+  among these values. They are the learner's data, not the kit's words: the fixture's
+  summaries and the Pi session are English.
+- **The reference's own output**: the message of an exception a lab function raised (what
+  follows ``已拒绝 · SomeError:``), the ``reason``/``status`` values the lab functions return
+  (``trimmed``, ``overflow``), Python values printed by a cell (a line that is a Python
+  literal; ``True``/``False``/``None``).
+- **The Pi importer's report** (``course.interop``): the strict import's error, each item's
+  message, line and kind; they describe the Pi file in the importer's words. Its
+  ``split_turn`` option values (``turn-start``, ``next-user``), which a cell prints as labels.
+- **Words other parts of the kit own**: the labs' titles (the curriculum's, translated
+  through the catalog), left out only while the zh catalog lacks them, so the test tightens
+  by itself once it has them; and the focused tests' own failure messages shown in a verdict
+  (``tests/chapter11``: after `` — `` on a test's line, and its continuation lines).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+import html
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any, get_args
+
+import nbformat
+import pytest
+from notebook_support import EDITIONS, REPO, create_workspace
+
+from course import fixtures
+from course.compaction import latest_compaction, summary_message
+from course.display import show
+from course.display.notebook import (
+    OpenedChapter,
+    PendingCells,
+    folder_edition,
+    kernel_edition,
+    open_chapter,
+    pending_note,
+)
+from course.display.verdict import VerdictView
+from course.harness.editions import in_edition
+from course.harness.manifest import load_manifest
+from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
+from course.harness.status import Status
+from course.harness.workspace import read_workspace
+from course.labs import LabNotImplemented
+from course.locale import current_edition, set_edition, translations
+from course.locale.english import english_words
+from course.summary import CompactionEntry, CompactionSummary, parse_summary
+
+MANIFEST = load_manifest("11")
+ZH_NOTEBOOKS = sorted(EDITIONS["zh"].glob("*.ipynb"))
+CUT_WIDTHS = (50, 60, 70, 90)
+"""The widths ``show`` cuts a cell's text to (``_short``): a cut value ends in ``…``."""
+RETURNED_VALUES = ("trimmed", "overflow")
+"""``reason`` and ``status`` values the lab functions return (code names shown as data)."""
+PYTHON_CONSTANTS = ("True", "False", "None")
+REFUSED = re.compile(r"(已拒绝 · \w+: ).*")
+TEST_NOTE = re.compile(r"^(  \S \S+ +test_\w+) — (.*)$")
+CONTINUATION = " " * 12
+
+
+# --------------------------------------------------------------------------- the data
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string inside ``value`` (dicts, lists, dataclasses)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from strings(item)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            yield from strings(getattr(value, field.name))
+
+
+def message_texts(values: Iterable[Any]) -> Iterator[str]:
+    """Each message's one-line form, as the display shows it, and its cut forms."""
+    for value in values:
+        message = value.get("message") if isinstance(value, dict) else None
+        if isinstance(message, dict):
+            line = show.content_line(message)
+            yield line
+            yield from (line[: width - 1] + "…" for width in CUT_WIDTHS if len(line) > width)
+
+
+def summary_texts(summary: Any) -> Iterator[str]:
+    """The lines of the summary message the reference renders, and the joined lists."""
+    yield from str(summary_message(summary)["content"]).splitlines()
+    for field in dataclasses.fields(summary):
+        items = getattr(summary, field.name)
+        if isinstance(items, list):
+            yield "; ".join(str(item) for item in items)
+
+
+@cache
+def chapter_data() -> tuple[str, ...]:
+    """The chapter fixture's strings, as they can appear in an output."""
+    values = [
+        fixtures.chapter_path_json(),
+        fixtures.continuation_json(),
+        fixtures.compact_1_json(),
+        copy.deepcopy(fixtures.COMPACT_2_SUMMARY),
+        fixtures.SYSTEM_PROMPT,
+    ]
+    found = set(strings(values))
+    for record in (CompactionSummary, CompactionEntry):
+        found |= {field.name for field in dataclasses.fields(record)}
+    found |= set(message_texts(fixtures.chapter_path_json() + fixtures.continuation_json()))
+    for entry_id, summary in (
+        ("compact-1", fixtures.COMPACT_1_SUMMARY),
+        ("compact-2", fixtures.COMPACT_2_SUMMARY),
+    ):
+        found |= set(summary_texts(parse_summary(copy.deepcopy(summary), entry_id=entry_id)))
+    return tuple(found)
+
+
+@cache
+def pi_session_data() -> tuple[str, ...]:
+    """The real Pi session's strings (11-7) and the importer's report on it."""
+    from course.interop import PiImportError, import_pi_session, pi_session_files
+    from course.interop.pi_report import SplitTurn
+    from course.session import entry_to_json
+
+    damaged = pi_session_files()["damaged-line-session"]
+    found: set[str] = set()
+    try:
+        import_pi_session(damaged, repair="strict")
+    except PiImportError as error:
+        found.add(str(error))
+    imported = import_pi_session(damaged, repair="synthesize")
+    found |= set(get_args(SplitTurn))  # the option values a cell prints as labels
+    for item in imported.report.items:
+        found |= {str(item), item.message, item.kind}
+        found |= {item.message[: width - 1] + "…" for width in CUT_WIDTHS}
+    values = [entry_to_json(entry) for entry in imported.entries]
+    found |= set(strings(values))
+    found |= set(message_texts(values))
+    latest = latest_compaction(imported.entries)
+    if latest is not None:
+        found |= set(summary_texts(imported.entries[latest].summary))
+    return tuple(found)
+
+
+def untranslated_titles() -> list[str]:
+    """Lab titles the zh catalog does not translate yet (the curriculum's own words)."""
+    catalog = translations("zh")
+    return [lab.title for lab in MANIFEST.labs if catalog.gettext(lab.title) == lab.title]
+
+
+# --------------------------------------------------------------------------- what is checked
+
+
+def foreign_fragments(text: str) -> list[str]:
+    """Parts of a verdict or refusal that other code wrote (see the module's docstring)."""
+    found: list[str] = []
+    in_note = False
+    for line in text.splitlines():
+        refused = REFUSED.search(line)
+        note = TEST_NOTE.match(line)
+        if refused:
+            found.append(line[refused.end(1) :])
+        if note:
+            found.append(note.group(2))
+            in_note = True
+            continue
+        if in_note and line.startswith(CONTINUATION):
+            found.append(line.strip())
+        else:
+            in_note = False
+    return found
+
+
+def without(text: str, removed: Iterable[str]) -> str:
+    """``text`` with every ``removed`` string taken out where it stands as a whole."""
+    for value in sorted(set(removed), key=len, reverse=True):
+        if value and value in text:
+            text = re.sub(rf"(?<![\w-]){re.escape(value)}(?![\w-])", " ", text)
+    return text
+
+
+def is_python_value(text: str) -> bool:
+    try:
+        ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def english_in(text: str, data: Iterable[str], html_text: str = "") -> list[str]:
+    """The English words left in ``text`` (and ``html_text``) once the documented parts go."""
+    removed = [
+        *foreign_fragments(text),
+        *data,
+        *RETURNED_VALUES,
+        *PYTHON_CONSTANTS,
+        *untranslated_titles(),
+    ]
+    words: list[str] = []
+    for body in (text, html_text):
+        if not body or is_python_value(body):
+            continue
+        lines = [line for line in body.splitlines() if not is_python_value(line)]
+        words += english_words(without("\n".join(lines), removed))
+    return words
+
+
+def html_as_text(markup: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", markup))
+
+
+def output_texts(output: Any) -> tuple[str, str]:
+    """An output's plain text and its HTML read as text."""
+    if output.get("output_type") == "stream":
+        return str(output.get("text", "")), ""
+    data = output.get("data", {})
+    plain, markup = data.get("text/plain", ""), data.get("text/html", "")
+    return str(plain), html_as_text(str(markup)) if markup else ""
+
+
+def label(path: Path) -> str:
+    return path.relative_to(REPO).as_posix()
+
+
+@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=label)
+def test_every_stored_output_of_the_zh_notebooks_is_chinese(path: Path) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    data = chapter_data() + (pi_session_data() if "real-session" in path.name else ())
+    found = []
+    for index, cell in enumerate(notebook.cells, start=1):
+        if cell.cell_type != "code":
+            continue
+        for output in cell.outputs:
+            plain, markup = output_texts(output)
+            words = english_in(plain, data, markup)
+            if words:
+                found.append(f"cell {index}: {sorted(set(words))}\n{plain}")
+    assert found == [], "\n\n".join(found)
+
+
+# --------------------------------------------------------------------------- rendered views
+
+
+@pytest.fixture
+def isolated_imports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``open_chapter`` registers ``pi_course``: put back what was there."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    saved = {n: m for n, m in sys.modules.items() if n.split(".")[0] == "pi_course"}
+    yield
+    for name in [n for n in sys.modules if n.split(".")[0] == "pi_course"]:
+        del sys.modules[name]
+    sys.modules.update(saved)
+
+
+@pytest.fixture
+def zh() -> Iterator[None]:
+    set_edition("zh")
+    try:
+        yield
+    finally:
+        set_edition(None)
+
+
+def chapter_views() -> list[Any]:
+    """Every display helper, rendered with the reference over the chapter's data."""
+    from course.compaction import create_compaction_entry
+    from course.context import budget_report, build_context
+    from course.groups import group_interactions
+    from course.session import parse_session_entry
+
+    path = [parse_session_entry(value) for value in fixtures.chapter_path_json()]
+    groups = group_interactions(path)
+    estimate = fixtures.chapter_estimator
+    result = build_context(path, **fixtures.CHAPTER_BUDGET.options(), estimate_tokens=estimate)
+    record = create_compaction_entry(
+        path,
+        id="compact-1",
+        timestamp=100,
+        summary=fixtures.COMPACT_1_SUMMARY,
+        first_kept_entry_id="u2",
+        tokens_before=29,
+    )
+    many = list(groups) * 20
+    return [
+        show.entries(path, estimate),
+        show.entries([*path, record]),
+        show.groups(groups, estimate),
+        show.groups([]),
+        show.deductions(result.tokens),
+        show.projection(result, groups),
+        show.bars(many, result.kept_entry_ids),
+        show.bars(groups, ["u3", "a3"]),
+        show.messages(result.messages),
+        show.record(record),
+        show.summary(fixtures.COMPACT_1_SUMMARY),
+        show.chain([*path, record]),
+        show.refused(ValueError("x")),
+        show.accepted_wrongly("summary.files"),
+        show.accepted("u3", record),
+        show.outcomes([("30", "a"), ("31", "a"), ("32", "b")]),
+        show.budget_rows(budget_report(groups, estimate_tokens=estimate, available=10)),
+        show.interactions(groups, estimate),
+        show.interactions([], estimate),
+        show.note(show.id_list([f"L{n}" for n in range(40)])),
+        show.note(show.id_list([])),
+        show.note(show.store_holds(9)),
+        show.note(show.path_counts(path, path)),
+        show.note(show.sections(["Goal:"])),
+        show.note(show.kept_from("u2", result)),
+    ]
+
+
+def verdict_views() -> list[VerdictView]:
+    """Verdicts of every kind: passed, pending, failed with probes, a problem, optional."""
+    labs = {lab.id: lab for lab in MANIFEST.labs}
+
+    def outcome(status: Status, message: str = "") -> TestOutcome:
+        return TestOutcome("t::test_x", "test_x", "11.3", status, message)
+
+    long_message = "\n".join(f"x{n}" for n in range(20))
+    failing = LabResult(
+        labs["11.3"],
+        (outcome(Status.FAILED, long_message), outcome(Status.TIMEOUT), outcome(Status.ERROR)),
+        3,
+        ProbeSummary(cases=3, agreed=1, status=Status.FAILED, failures=("x",)),
+    )
+    pending = LabResult(labs["11.1"], (outcome(Status.PENDING),), 3)
+    optional = LabResult(labs["11.opt"], (outcome(Status.PASSED),), 1)
+    chapter = CheckpointResult("11", "t", (failing, pending, optional))
+    titles = {lab.id: lab.title for lab in in_edition(MANIFEST).labs}
+    return [
+        VerdictView(chapter, None, titles=titles),
+        VerdictView(chapter, "11.3", titles=titles),
+        VerdictView(chapter, "11.1", titles=titles),
+        VerdictView(CheckpointResult("11", "t", ()), None, titles=titles),
+        VerdictView(None, "11.2", "x"),
+    ]
+
+
+def notes() -> list[Any]:
+    stub = LabNotImplemented("11.2", labs_title("11.2"), "group_interactions", "x")
+    waiting = PendingCells({"groups": "x"})
+    return [
+        pending_note(stub),
+        waiting.note_for(NameError("name 'groups' is not defined", name="groups")),
+        show.note(waiting._waits_for(stub)),
+        show.note(waiting._waits_for(NameError("y", name="nothing"))),
+    ]
+
+
+def labs_title(lab_id: str) -> str:
+    return MANIFEST.lab(lab_id).title
+
+
+def test_every_view_rendered_in_zh_is_chinese(zh: None) -> None:
+    import course
+
+    opened = [
+        OpenedChapter(in_edition(MANIFEST), course, None, "zh"),
+        OpenedChapter(in_edition(MANIFEST), course, object(), "zh"),  # type: ignore[arg-type]
+    ]
+    shown = [*chapter_views(), *verdict_views(), *notes()]
+    found = []
+    for view in shown:
+        words = english_in(view.text, chapter_data(), html_as_text(view.html))
+        if words:
+            found.append(f"{sorted(set(words))}\n{view.text}")
+    for chapter in opened:
+        if english_words(chapter.label):
+            found.append(chapter.label)
+    assert found == [], "\n\n".join(found)
+
+
+# --------------------------------------------------------------------------- which edition
+
+
+def test_a_kernel_in_a_kit_notebook_folder_speaks_that_folders_edition() -> None:
+    assert folder_edition(MANIFEST, EDITIONS["zh"]) == "zh"
+    assert folder_edition(MANIFEST, EDITIONS["en"]) == "en"
+    assert folder_edition(MANIFEST, REPO / "tests") is None
+
+
+@pytest.mark.usefixtures("isolated_imports")
+def test_open_chapter_speaks_the_folders_edition_else_the_environments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COURSE_LANG", "en")
+    opened = open_chapter("11", EDITIONS["zh"])
+    assert opened.edition == current_edition() == "zh"
+    assert "参考实现" in opened.label
+    assert opened.manifest.lab("11.1").title == in_edition(MANIFEST).lab("11.1").title
+    assert open_chapter("11", EDITIONS["en"]).edition == current_edition() == "en"
+    monkeypatch.setenv("COURSE_LANG", "zh")
+    assert open_chapter("11", tmp_path).edition == "zh"
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_a_kernel_in_a_workspace_speaks_the_edition_its_marker_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edition: str
+) -> None:
+    monkeypatch.setenv("COURSE_LANG", "zh" if edition == "en" else "en")
+    root = create_workspace(tmp_path / "practice-11", edition)
+    workspace = read_workspace(root)
+    assert kernel_edition(MANIFEST, workspace, root / "notebooks") == edition
