@@ -22,10 +22,6 @@ What is left out, and why, precisely:
 - **The Pi importer's report** (``course.interop``): the strict import's error, each item's
   message, line and kind; they describe the Pi file in the importer's words. Its
   ``split_turn`` option values (``turn-start``, ``next-user``), which a cell prints as labels.
-- **Words other parts of the kit own**: the labs' titles (the curriculum's, translated
-  through the catalog), left out only while the zh catalog lacks them, so the test tightens
-  by itself once it has them; and the focused tests' own failure messages shown in a verdict
-  (``tests/chapter11``: after `` — `` on a test's line, and its continuation lines).
 """
 
 from __future__ import annotations
@@ -63,7 +59,7 @@ from course.harness.results import CheckpointResult, LabResult, ProbeSummary, Te
 from course.harness.status import Status
 from course.harness.workspace import read_workspace
 from course.labs import LabNotImplemented
-from course.locale import current_edition, set_edition, translations
+from course.locale import current_edition, set_edition
 from course.locale.english import english_words
 from course.summary import CompactionEntry, CompactionSummary, parse_summary
 
@@ -75,8 +71,6 @@ RETURNED_VALUES = ("trimmed", "overflow")
 """``reason`` and ``status`` values the lab functions return (code names shown as data)."""
 PYTHON_CONSTANTS = ("True", "False", "None")
 REFUSED = re.compile(r"(已拒绝 · \w+: ).*")
-TEST_NOTE = re.compile(r"^(  \S \S+ +test_\w+) — (.*)$")
-CONTINUATION = " " * 12
 
 
 # --------------------------------------------------------------------------- the data
@@ -165,32 +159,16 @@ def pi_session_data() -> tuple[str, ...]:
     return tuple(found)
 
 
-def untranslated_titles() -> list[str]:
-    """Lab titles the zh catalog does not translate yet (the curriculum's own words)."""
-    catalog = translations("zh")
-    return [lab.title for lab in MANIFEST.labs if catalog.gettext(lab.title) == lab.title]
-
-
 # --------------------------------------------------------------------------- what is checked
 
 
 def foreign_fragments(text: str) -> list[str]:
     """Parts of a verdict or refusal that other code wrote (see the module's docstring)."""
     found: list[str] = []
-    in_note = False
     for line in text.splitlines():
         refused = REFUSED.search(line)
-        note = TEST_NOTE.match(line)
         if refused:
             found.append(line[refused.end(1) :])
-        if note:
-            found.append(note.group(2))
-            in_note = True
-            continue
-        if in_note and line.startswith(CONTINUATION):
-            found.append(line.strip())
-        else:
-            in_note = False
     return found
 
 
@@ -217,7 +195,6 @@ def english_in(text: str, data: Iterable[str], html_text: str = "") -> list[str]
         *data,
         *RETURNED_VALUES,
         *PYTHON_CONSTANTS,
-        *untranslated_titles(),
     ]
     words: list[str] = []
     for body in (text, html_text):
