@@ -74,7 +74,9 @@ def parse_summary(
 ) -> CompactionSummary:
     """Narrow a camelCase summary object to a fresh ``CompactionSummary``.
 
-    Exactly the seven keys of ``SUMMARY_KEYS`` (a missing key, or an extra one such as an
+    ``value`` may also be a ``CompactionSummary`` already (the given ``copy_entry`` copies a
+    record's summary this way): read it as its JSON object (``summary_to_json``) and check it
+    the same. Exactly the seven keys of ``SUMMARY_KEYS`` (a missing key, or an extra one such as an
     old ``files`` alias, is an error); ``goal`` is a string that is not blank; each of the six
     lists holds only strings. The lists returned are new: the caller's summary and the
     parsed one share nothing. Errors are ``SessionEntryError`` naming ``entry_id`` and the
