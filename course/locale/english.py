@@ -8,7 +8,7 @@ import tomllib
 
 from . import LOCALE_DIR
 
-BACKTICKED = re.compile(r"`[^`\n]*`")
+BACKTICKED = re.compile(r"``[^`\n]*``|`[^`\n]*`")  # Markdown and reStructuredText
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'\u2019-]*")
 CODE_NEIGHBOURS = set("._/\\=()[]{}<>:#@$%*+|~")
 

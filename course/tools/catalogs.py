@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..harness.docstrings import docstrings
 from ..harness.kit import kit_root
 from ..harness.manifest import curriculum_texts, parse_manifest
 from ..locale import DOMAIN, EDITIONS, SOURCE_EDITION, catalog_path, compile_catalog
@@ -33,6 +34,15 @@ def extract_curriculum(
         first = message.split("\n")[0][:40]
         line = next((n for n, row in enumerate(text.splitlines(), 1) if first[:20] in row), 1)
         yield line, None, message, []
+
+
+def extract_docstrings(
+    fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any
+) -> Iterator[tuple[int, str | None, str, list[str]]]:
+    """Babel extractor for a learner's starter: every docstring (module, class, function and
+    the string after a constant), as ``docstrings.localized`` looks each up."""
+    for line, text in docstrings(fileobj.read().decode("utf-8")):
+        yield line, None, text, []
 
 
 def template() -> Any:

@@ -1,0 +1,70 @@
+"""A learner's files in the workspace's edition: docstrings and lab stubs' words, translated."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Callable, Iterator
+
+STUB = "LabNotImplemented"
+STUB_WORDS = (1, 3)
+"""The arguments of a ``LabNotImplemented(...)`` a learner reads: the title and the to-do."""
+
+
+def _string_statements(tree: ast.Module) -> Iterator[tuple[ast.Constant, str]]:
+    """Each statement that is a lone string, and its text."""
+    for node in ast.walk(tree):
+        value = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            yield value, value.value
+
+
+def docstrings(source: str) -> Iterator[tuple[int, str]]:
+    """(line, text) of every docstring in ``source``, cleaned as ``inspect.cleandoc`` does."""
+    for node, value in _string_statements(ast.parse(source)):
+        text = inspect.cleandoc(value)
+        if text.strip():
+            yield node.lineno, text
+
+
+def _stub_words(tree: ast.Module) -> Iterator[tuple[ast.Constant, str]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == STUB:
+            for index in STUB_WORDS:
+                word = node.args[index] if index < len(node.args) else None
+                if isinstance(word, ast.Constant) and isinstance(word.value, str):
+                    yield word, word.value
+
+
+def _docstring_literal(text: str, indent: int) -> str:
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return f'"""{text}"""'
+    pad = " " * indent
+    body = "\n".join(f"{pad}{line}" if line else "" for line in lines[1:])
+    return f'"""{lines[0]}\n{body}\n{pad}"""'
+
+
+def localized(source: str, translate: Callable[[str], str]) -> str:
+    """``source`` with each docstring and lab stub's title and to-do passed through
+    ``translate`` (code untouched). A text the catalog lacks, or one a literal could not
+    hold, stays as it is."""
+    tree = ast.parse(source)
+    edits: list[tuple[ast.Constant, str]] = []
+    for node, value in _string_statements(tree):
+        original = inspect.cleandoc(value)
+        translated = translate(original)
+        if translated != original and '"""' not in translated and "\\" not in translated:
+            edits.append((node, _docstring_literal(translated, node.col_offset)))
+    for node, value in _stub_words(tree):
+        translated = translate(value)
+        if translated != value:
+            edits.append((node, repr(translated)))
+    lines = source.splitlines(keepends=True)
+    for node, literal in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        first, last = node.lineno - 1, node.end_lineno - 1
+        head = lines[first][: node.col_offset]
+        tail = lines[last][node.end_col_offset :]
+        lines[first : last + 1] = [head + literal + tail]
+    return "".join(lines)
