@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..locale import N_
+from ..locale import N_, SOURCE_EDITION, translations
 from ..locale import gettext as _
 from .commands import BY_NAME, Commands
+from .docstrings import localized
 from .kit import digest, fingerprint, notebook_sources, read_source, scaffold_files
 from .learning import render_learning
 from .manifest import Manifest
@@ -151,6 +152,11 @@ def workspace_layout(
     files = scaffold_files(manifest, kit, "starter")
     starter = fingerprint(files)
     checksums = {f.path: digest(files[f.path]) for f in manifest.files_with_role("test")}
+    if edition != SOURCE_EDITION:  # the learner reads their files in their edition
+        translate = translations(edition).gettext
+        for file in manifest.files_with_role("learner"):
+            text = files[file.path].decode("utf-8")
+            files[file.path] = localized(text, translate).encode("utf-8")
     notebooks = []
     for source in notebook_sources(manifest, kit, edition):
         notebook = f"{WORKSPACE_NOTEBOOKS}/{Path(source).name}"

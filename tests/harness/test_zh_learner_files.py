@@ -1,0 +1,79 @@
+"""A Chinese learner's own files: the starters' code, with docstrings and stub words in Chinese."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from course.harness.docstrings import docstrings, localized
+from course.harness.kit import kit_root, read_source
+from course.harness.manifest import Manifest
+from course.harness.workspace import create_workspace
+from course.locale.english import english_words
+
+
+def code_only(source: str) -> str:
+    """The AST of ``source`` with every lone string statement and stub word emptied."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            node.value.value = ""
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "LabNotImplemented":
+            for arg in node.args[1::2]:
+                if isinstance(arg, ast.Constant):
+                    arg.value = ""
+    return ast.dump(tree)
+
+
+@pytest.fixture(scope="module")
+def workspaces(tmp_path_factory: pytest.TempPathFactory, manifest: Manifest) -> dict[str, Path]:
+    made = {}
+    for edition in ("en", "zh"):
+        made[edition] = tmp_path_factory.mktemp(edition) / "ws"
+        create_workspace(manifest, kit_root(), made[edition], edition)
+    return made
+
+
+def test_the_english_workspace_holds_the_starters_as_they_are(
+    workspaces: dict[str, Path], manifest: Manifest
+) -> None:
+    for file in manifest.files_with_role("learner"):
+        written = (workspaces["en"] / file.path).read_bytes()
+        assert written == read_source(kit_root(), file.starter), file.path
+
+
+def test_a_zh_learner_file_is_the_starters_code_read_in_chinese(
+    workspaces: dict[str, Path], manifest: Manifest
+) -> None:
+    for file in manifest.files_with_role("learner"):
+        starter = read_source(kit_root(), file.starter).decode("utf-8")
+        written = (workspaces["zh"] / file.path).read_text("utf-8")
+        compile(written, file.path, "exec")
+        assert code_only(written) == code_only(starter), f"{file.path}: the code changed"
+        english = [(line, w) for line, text in docstrings(written) for w in english_words(text)]
+        assert not english, f"{file.path}: English left in its docstrings: {english[:5]}"
+        assert "尚未实现" not in written  # the stub's words, not the runtime message
+        assert "LabNotImplemented(" in written
+
+
+def test_localized_keeps_the_shape_of_a_docstring() -> None:
+    source = 'def f():\n    """One line.\n\n    More.\n    """\n    return 1\n'
+    texts = {"One line.\n\nMore.": "一行。\n\n更多。"}
+    out = localized(source, lambda text: texts.get(text, text))
+    assert out == 'def f():\n    """一行。\n\n    更多。\n    """\n    return 1\n'
+
+
+def test_localized_leaves_what_it_cannot_hold() -> None:
+    source = 'X = 1\n"""A constant."""\n'
+    assert localized(source, lambda text: text) == source
+    assert localized(source, lambda text: 'has """ inside') == source
+    assert localized(source, lambda text: "单行") == 'X = 1\n"""单行"""\n'
+
+
+def test_stub_words_are_translated_in_place() -> None:
+    source = 'raise LabNotImplemented("11.1", "compaction entry", "f", "the to-do")\n'
+    words = {"compaction entry": "compaction 记录", "the to-do": "待办"}
+    out = localized(source, lambda text: words.get(text, text))
+    assert out == "raise LabNotImplemented(\"11.1\", 'compaction 记录', \"f\", '待办')\n"
