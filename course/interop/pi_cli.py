@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             data = json.dumps(imported.report.to_json(), ensure_ascii=False, indent=1) + "\n"
             write_atomically(args.report, data.encode("utf-8"), force=args.force)
     except PiImportError as error:
-        return _fail(str(error).replace("repair '", "--repair '"), EXIT_REJECTED)
+        return _fail(error.explain("--repair"), EXIT_REJECTED)
     except FileExistsError as error:
         return _fail(str(error).replace("pass force", "pass --force"), EXIT_ERROR)
     except (PiFormatError, SessionEntryError, SessionStoreError, SessionPathError) as error:

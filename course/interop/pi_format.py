@@ -12,6 +12,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from course.locale import N_, ngettext
+from course.locale import gettext as _
+
 CURRENT_VERSION = 3
 """The newest Pi session format this module reads; ``migrate`` brings every file to it."""
 
@@ -132,13 +135,23 @@ def _reject_constant(name: str) -> float:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_NUMBER_WORDS = (
+    N_("no"),
+    N_("one"),
+    N_("two"),
+    N_("three"),
+    N_("four"),
+    N_("five"),
+    N_("six"),
+    N_("seven"),
+    N_("eight"),
+    N_("nine"),
+)
 
 
-def count_words(count: int, noun: str) -> str:
-    """``two JSON objects``: small counts in words, as a sentence says them."""
-    amount = _NUMBER_WORDS[count] if count < len(_NUMBER_WORDS) else f"{count:,}"
-    return f"{amount} {noun}{'' if count == 1 else 's'}"
+def amount_words(count: int) -> str:
+    """``two``: a small count in words, as a sentence says it; larger ones in digits."""
+    return _(_NUMBER_WORDS[count]) if count < len(_NUMBER_WORDS) else f"{count:,}"
 
 
 def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]:
@@ -146,8 +159,10 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        problem = f"is not UTF-8 text ({error.reason} at byte {error.start})"
-        return [], LineDamage(number, 0, problem, "the whole line")
+        problem = _("is not UTF-8 text ({reason} at byte {start})").format(
+            reason=error.reason, start=error.start
+        )
+        return [], LineDamage(number, 0, problem, _("the whole line"))
     values: list[Any] = []
     position = _skip_blanks(text, 0)
     unread = reason = ""
@@ -156,7 +171,9 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
             value, end = _DECODER.raw_decode(text, position)
         except (ValueError, RecursionError) as error:
             reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
-            unread = f"{len(text) - position:,} characters from column {position + 1} ({reason})"
+            unread = _("{count} characters from column {column} ({reason})").format(
+                count=f"{len(text) - position:,}", column=position + 1, reason=reason
+            )
             break
         values.append(value)
         position = _skip_blanks(text, end)
@@ -164,18 +181,32 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
     records = [_checked(raw, number, value, part) for part, value in enumerate(objects, 1)]
     if len(objects) == len(values) == 1 and not unread:
         return records, None
-    skipped = [f"a JSON {json_kind(v)}, not an object" for v in values if not isinstance(v, dict)]
+    skipped = [
+        _("a JSON {kind}, not an object").format(kind=_(json_kind(v)))
+        for v in values
+        if not isinstance(v, dict)
+    ]
     if unread:
-        skipped.append(f"{unread} that are not JSON")
+        skipped.append(_("{unread} that are not JSON").format(unread=unread))
+    count, amount = len(objects), amount_words(len(objects))
     if not skipped:
-        problem = f"holds {count_words(len(objects), 'JSON object')} with no newline between them"
+        problem = ngettext(
+            "holds {amount} JSON object with no newline between them",
+            "holds {amount} JSON objects with no newline between them",
+            count,
+        ).format(amount=amount)
     elif not values:
-        problem, skipped = f"is not valid JSON ({reason})", ["the whole line"]
+        problem = _("is not valid JSON ({reason})").format(reason=reason)
+        skipped = [_("the whole line")]
     elif not objects:
-        problem = "holds no JSON object that can be read"
+        problem = _("holds no JSON object that can be read")
     else:
-        problem = f"holds {count_words(len(objects), 'JSON object')} and what cannot be read"
-    return records, LineDamage(number, len(objects), problem, "; ".join(skipped))
+        problem = ngettext(
+            "holds {amount} JSON object and what cannot be read",
+            "holds {amount} JSON objects and what cannot be read",
+            count,
+        ).format(amount=amount)
+    return records, LineDamage(number, count, problem, _("; ").join(skipped))
 
 
 def _skip_blanks(text: str, position: int) -> int:
@@ -248,14 +279,20 @@ def _is_name(value: object) -> bool:
     return isinstance(value, str) and value != ""
 
 
-_JSON_KINDS = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number"}
+_JSON_KINDS = {
+    dict: N_("object"),
+    list: N_("array"),
+    str: N_("string"),
+    bool: N_("boolean"),
+    int: N_("number"),
+}
 
 
 def json_kind(value: object) -> str:
-    """The JSON name of a value's type, for error messages."""
+    """The JSON name of a value's type, for error messages (``_()`` of it in the edition's words)."""
     if value is None:
-        return "null"
-    return _JSON_KINDS.get(type(value), "number" if isinstance(value, float) else "other")
+        return N_("null")
+    return _JSON_KINDS.get(type(value), N_("number") if isinstance(value, float) else N_("other"))
 
 
 # --------------------------------------------------------------------------- migration
@@ -294,10 +331,10 @@ def reattach_orphans(session: PiSession) -> PiSession:
         parent = record.data.get("parentId")
         if isinstance(parent, str) and parent not in seen:
             record = replace(record, data={**record.data, "parentId": None})
-            problem = (
-                f"names parent {parent!r}, which no line that can be read holds; it now hangs "
+            problem = _(
+                "names parent {parent!r}, which no line that can be read holds; it now hangs "
                 "below the header"
-            )
+            ).format(parent=parent)
             notes.append(LineDamage(record.line, 1, problem))
         seen.add(str(record.data.get("id")))
         entries.append(record)

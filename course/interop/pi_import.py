@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from course.locale import gettext as _
+
 from .chapter import (
     InteractionError,
     SessionEntry,
@@ -109,15 +111,34 @@ def convert_pi_session(
 def _damage_item(damage: LineDamage, session: PiSession) -> ReportItem:
     """A damaged line as a report item, naming the entries read from it."""
     ids = [str(r.data["id"]) for r in session.entries if r.line == damage.line]
-    text = f"line {damage.line} {damage.problem}"
-    if len(ids) > 1:
-        text += f"; read as {', '.join(ids[:-1])} and {ids[-1]}"
-        if not damage.skipped:
-            text += ", where Pi's loader skips the whole line"
-    if damage.skipped:
-        text += f"; skipped, as Pi's loader skips it: {damage.skipped}"
-        if ids:
-            text += f" (what was read is {', '.join(ids)})"
+    several, skipped = len(ids) > 1, bool(damage.skipped)
+    if several and not skipped:
+        text = _(
+            "line {line} {problem}; read as {ids} and {last}, where Pi's loader skips the whole "
+            "line"
+        )
+    elif several:
+        text = _(
+            "line {line} {problem}; read as {ids} and {last}; skipped, as Pi's loader skips it: "
+            "{skipped} (what was read is {read})"
+        )
+    elif skipped and ids:
+        text = _(
+            "line {line} {problem}; skipped, as Pi's loader skips it: {skipped} (what was read "
+            "is {read})"
+        )
+    elif skipped:
+        text = _("line {line} {problem}; skipped, as Pi's loader skips it: {skipped}")
+    else:
+        text = _("line {line} {problem}")
+    text = text.format(
+        line=damage.line,
+        problem=damage.problem,
+        ids=", ".join(ids[:-1]),
+        last=ids[-1] if ids else "",
+        skipped=damage.skipped,
+        read=", ".join(ids),
+    )
     return ReportItem(damage.line, ids[0] if ids else "-", "damaged_line", text)
 
 
