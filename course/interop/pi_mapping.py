@@ -312,7 +312,10 @@ class _Mapper:
                 "Markdown summary ({count} characters) split into the seven fields "
                 "({fields}); the text is kept in metadata entry {entry} (key {key})"
             ).format(
-                count=f"{len(markdown):,}", fields=mapping.describe(), entry=text_id, key=SUMMARY_KEY
+                count=f"{len(markdown):,}",
+                fields=mapping.describe(),
+                entry=text_id,
+                key=SUMMARY_KEY,
             ),
         )
         # a missing first kept id is for the repair policies; everything else is checked here
@@ -381,9 +384,7 @@ class _Mapper:
                 self.dropped.clear()
                 return self.metadata(MESSAGE_KEY, data_only(self.data, f"stopped with {stop!r}"))
         elif stop and stop not in NORMAL_STOPS:
-            self.note(
-                "stop_reason", _("assistant message stopped with {stop!r}").format(stop=stop)
-            )
+            self.note("stop_reason", _("assistant message stopped with {stop!r}").format(stop=stop))
         self.drop_fields(message, "message", ("role", "content"))
         blocks = self.get(message, "content", "message", lambda v: isinstance(v, list))
         content: list[dict[str, Any]] = []
@@ -476,7 +477,8 @@ class _Mapper:
             content = [{"type": "text", "text": prefix + summary + suffix}]
             self.drop_fields(message, "message", ("role", "summary"))
         self.note(
-            "converted", _("{role} message became the user message Pi sends for it").format(role=role)
+            "converted",
+            _("{role} message became the user message Pi sends for it").format(role=role),
         )
         return self.user(content)
 
