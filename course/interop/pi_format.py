@@ -289,7 +289,7 @@ _JSON_KINDS = {
 
 
 def json_kind(value: object) -> str:
-    """The JSON name of a value's type, for error messages (``_()`` of it in the edition's words)."""
+    """The JSON name of a value's type, for error messages (translate it with ``_()``)."""
     if value is None:
         return N_("null")
     return _JSON_KINDS.get(type(value), N_("number") if isinstance(value, float) else N_("other"))

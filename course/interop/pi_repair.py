@@ -78,7 +78,7 @@ def repair(
             raise PiImportError(list(sorted_items(problems)))
         return _apply(drafts, cuts), cuts.items
     items: list[ReportItem] = []
-    for _ in range(MAX_ROUNDS):
+    for _round in range(MAX_ROUNDS):
         plan = _Rules(drafts, policy, used).run()
         if not plan.items:
             break
