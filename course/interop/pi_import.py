@@ -178,6 +178,20 @@ def write_chapter_log(
     return write_atomically(Path(out), data, force=force)
 
 
+class OutputExistsError(FileExistsError):
+    """The file to write exists and replacing it was not asked for."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(self.explain())
+
+    def explain(self, option: str = "force") -> str:
+        """The error's text; ``option`` names the setting that allows replacing the file."""
+        return _("{path}: already exists (pass {option} to replace it)").format(
+            path=self.path, option=option
+        )
+
+
 def _umask() -> int:
     current = os.umask(0o022)
     os.umask(current)
@@ -187,7 +201,7 @@ def _umask() -> int:
 def write_atomically(target: Path, data: bytes, *, force: bool) -> Path:
     """Write ``data`` to a temporary file beside ``target``, flush it, then move it in place."""
     if target.exists() and not force:
-        raise FileExistsError(f"{target}: already exists (pass force to replace it)")
+        raise OutputExistsError(target)
     if not target.parent.is_dir():
         raise FileNotFoundError(2, "no such directory", str(target.parent))
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
