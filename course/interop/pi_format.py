@@ -29,7 +29,7 @@ class PiFormatError(ValueError):
         self.line = line
         self.field = field
         self.problem = problem
-        where = [f"line {line}"] if line is not None else []
+        where = [_("line {line}").format(line=line)] if line is not None else []
         super().__init__(": ".join([*where, *([field] if field else []), problem]))
 
 
@@ -89,7 +89,9 @@ def read_pi_session(path: str | os.PathLike[str]) -> PiSession:
     try:
         data = target.read_bytes()
     except OSError as error:
-        raise PiFormatError(f"cannot read ({error.strerror or error})") from None
+        raise PiFormatError(
+            _("cannot read ({reason})").format(reason=error.strerror or error)
+        ) from None
     return parse_pi_session(data)
 
 
@@ -104,7 +106,9 @@ def parse_pi_session(data: bytes) -> PiSession:
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as error:
-            raise PiFormatError(f"not a readable gzip file ({error})") from None
+            raise PiFormatError(
+                _("not a readable gzip file ({reason})").format(reason=error)
+            ) from None
     if data.startswith(BOM):
         data = data[len(BOM) :]
     records: list[PiLine] = []
@@ -115,8 +119,11 @@ def parse_pi_session(data: bytes) -> PiSession:
         if damaged is not None:
             damage.append(damaged)
     if not records:
-        problem = "no line of it can be read" if damage else "empty file"
-        raise PiFormatError(f"{problem}: a Pi session starts with a header line")
+        raise PiFormatError(
+            _("no line of it can be read: a Pi session starts with a header line")
+            if damage
+            else _("empty file: a Pi session starts with a header line")
+        )
     header, *entries = records
     _check_header(header)
     for record in entries:
@@ -131,7 +138,7 @@ def _lines(data: bytes) -> list[tuple[int, bytes]]:
 
 
 def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not JSON")
+    raise ValueError(_("{name} is not JSON").format(name=name))
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
@@ -221,8 +228,10 @@ def _checked(raw: bytes, number: int, value: dict[str, Any], part: int) -> PiLin
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
             raise PiFormatError(
-                "holds a lone surrogate (a \\ud800-\\udfff escape), which a chapter log in "
-                "UTF-8 cannot store",
+                _(
+                    "holds a lone surrogate (a \\ud800-\\udfff escape), which a chapter log in "
+                    "UTF-8 cannot store"
+                ),
                 line=number,
             ) from None
     return PiLine(number, value, part)
@@ -234,13 +243,14 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 def _check_header(header: PiLine) -> None:
     if header.data.get("type") != "session":
         raise PiFormatError(
-            f"the first line must be the session header (type 'session'), got type "
-            f"{header.data.get('type')!r}",
+            _(
+                "the first line must be the session header (type 'session'), got type {kind!r}"
+            ).format(kind=header.data.get("type")),
             line=header.line,
             field="type",
         )
     if not _is_name(header.data.get("id")):
-        raise PiFormatError("must be a non-empty string", line=header.line, field="id")
+        raise PiFormatError(_("must be a non-empty string"), line=header.line, field="id")
     _version(header)
 
 
@@ -250,11 +260,15 @@ def _version(header: PiLine) -> int:
     version = header.data["version"]
     if isinstance(version, bool) or not isinstance(version, int):
         raise PiFormatError(
-            f"must be an integer, got {json_kind(version)}", line=header.line, field="version"
+            _("must be an integer, got {kind}").format(kind=_(json_kind(version))),
+            line=header.line,
+            field="version",
         )
     if not 1 <= version <= CURRENT_VERSION:
         raise PiFormatError(
-            f"unsupported session version {version} (this importer reads 1 to {CURRENT_VERSION})",
+            _("unsupported session version {version} (this importer reads 1 to {current})").format(
+                version=version, current=CURRENT_VERSION
+            ),
             line=header.line,
             field="version",
         )
@@ -265,11 +279,13 @@ def _check_entry(record: PiLine) -> None:
     kind = record.data.get("type")
     if not isinstance(kind, str):
         raise PiFormatError(
-            f"must be a string, got {json_kind(kind)}", line=record.line, field="type"
+            _("must be a string, got {kind}").format(kind=_(json_kind(kind))),
+            line=record.line,
+            field="type",
         )
     if kind == "session":
         raise PiFormatError(
-            "a second session header; a Pi session file has one, on its first line",
+            _("a second session header; a Pi session file has one, on its first line"),
             line=record.line,
             field="type",
         )
@@ -400,21 +416,21 @@ def check_tree(session: PiSession) -> None:
         entry_id = record.data.get("id")
         if not _is_name(entry_id):
             raise PiFormatError(
-                f"must be a non-empty string, got {json_kind(entry_id)}",
+                _("must be a non-empty string, got {kind}").format(kind=_(json_kind(entry_id))),
                 line=record.line,
                 field="id",
             )
         assert isinstance(entry_id, str)
         if entry_id in seen:
             raise PiFormatError(
-                f"id {entry_id!r} is already used by an earlier line or the header",
+                _("id {id!r} is already used by an earlier line or the header").format(id=entry_id),
                 line=record.line,
                 field="id",
             )
         parent = record.data.get("parentId")
         if parent is not None and (not isinstance(parent, str) or parent not in seen):
             raise PiFormatError(
-                f"parent {parent!r} is not an entry on an earlier line",
+                _("parent {parent!r} is not an entry on an earlier line").format(parent=parent),
                 line=record.line,
                 field="parentId",
             )
