@@ -208,9 +208,12 @@ class _Mapper:
 
     def get(self, value: dict[str, Any], key: str, path: str, check: Callable[[Any], bool]) -> Any:
         if key not in value:
-            raise self.fail(_join(path, key), "missing field")
+            raise self.fail(_join(path, key), _("missing field"))
         if not check(value[key]):
-            raise self.fail(_join(path, key), f"has the wrong type ({json_kind(value[key])})")
+            raise self.fail(
+                _join(path, key),
+                _("has the wrong type ({kind})").format(kind=_(json_kind(value[key]))),
+            )
         return value[key]
 
     def string(self, value: dict[str, Any], key: str, path: str) -> str:
@@ -236,7 +239,7 @@ class _Mapper:
 
     def common(self, kind: str, entry_id: str | None = None) -> dict[str, Any]:
         if "timestamp" not in self.data:
-            raise self.fail("timestamp", "missing field")
+            raise self.fail("timestamp", _("missing field"))
         try:
             timestamp = iso_to_millis(self.data.get("timestamp"))
         except ValueError as error:
@@ -293,7 +296,10 @@ class _Mapper:
         tokens = self.get(self.data, "tokensBefore", "", _is_amount)
         first_kept = self.data.get("firstKeptEntryId", "")
         if not isinstance(first_kept, str):
-            raise self.fail("firstKeptEntryId", f"must be a string, got {json_kind(first_kept)}")
+            raise self.fail(
+                "firstKeptEntryId",
+                _("must be a string, got {kind}").format(kind=_(json_kind(first_kept))),
+            )
         mapping = summary_from_markdown(markdown, session_goal=self.request)
         text_id = fresh_id(f"{self.id}~summary", used)
         kept = {k: v for k, v in self.data.items() if k not in COMMON + ("tokensBefore",)}
@@ -409,7 +415,9 @@ class _Mapper:
             else:
                 raise self.fail(
                     f"{path}.type",
-                    f"unknown assistant block {kind!r} (Pi knows text, thinking, toolCall)",
+                    _(
+                        "unknown assistant block {kind!r} (Pi knows text, thinking, toolCall)"
+                    ).format(kind=kind),
                 )
         if thinking:
             self.note(
@@ -504,7 +512,9 @@ class _Mapper:
                     ),
                 )
             else:
-                raise self.fail(f"{where}.type", f"unknown content block {kind!r}")
+                raise self.fail(
+                    f"{where}.type", _("unknown content block {kind!r}").format(kind=kind)
+                )
         return blocks
 
     def each_block(self, blocks: list[Any], path: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
@@ -512,10 +522,15 @@ class _Mapper:
         for index, block in enumerate(blocks):
             where = f"{path}[{index}]"
             if not isinstance(block, dict):
-                raise self.fail(where, f"must be an object, got {json_kind(block)}")
+                raise self.fail(
+                    where, _("must be an object, got {kind}").format(kind=_(json_kind(block)))
+                )
             kind = block.get("type")
             if not isinstance(kind, str):
-                raise self.fail(f"{where}.type", f"must be a string, got {json_kind(kind)}")
+                raise self.fail(
+                    f"{where}.type",
+                    _("must be a string, got {kind}").format(kind=_(json_kind(kind))),
+                )
             yield where, kind, block
 
     def text_block(self, block: dict[str, Any], path: str) -> dict[str, Any]:
