@@ -30,7 +30,7 @@ class PiFormatError(ValueError):
         self.field = field
         self.problem = problem
         where = [_("line {line}").format(line=line)] if line is not None else []
-        super().__init__(": ".join([*where, *([field] if field else []), problem]))
+        super().__init__(_(": ").join([*where, *([field] if field else []), problem]))
 
 
 @dataclass(frozen=True)
