@@ -12,6 +12,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from course.locale import N_, ngettext
+from course.locale import gettext as _
+
 CURRENT_VERSION = 3
 """The newest Pi session format this module reads; ``migrate`` brings every file to it."""
 
@@ -26,8 +29,8 @@ class PiFormatError(ValueError):
         self.line = line
         self.field = field
         self.problem = problem
-        where = [f"line {line}"] if line is not None else []
-        super().__init__(": ".join([*where, *([field] if field else []), problem]))
+        where = [_("line {line}").format(line=line)] if line is not None else []
+        super().__init__(_(": ").join([*where, *([field] if field else []), problem]))
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,9 @@ def read_pi_session(path: str | os.PathLike[str]) -> PiSession:
     try:
         data = target.read_bytes()
     except OSError as error:
-        raise PiFormatError(f"cannot read ({error.strerror or error})") from None
+        raise PiFormatError(
+            _("cannot read ({reason})").format(reason=error.strerror or error)
+        ) from None
     return parse_pi_session(data)
 
 
@@ -101,7 +106,9 @@ def parse_pi_session(data: bytes) -> PiSession:
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as error:
-            raise PiFormatError(f"not a readable gzip file ({error})") from None
+            raise PiFormatError(
+                _("not a readable gzip file ({reason})").format(reason=error)
+            ) from None
     if data.startswith(BOM):
         data = data[len(BOM) :]
     records: list[PiLine] = []
@@ -112,8 +119,11 @@ def parse_pi_session(data: bytes) -> PiSession:
         if damaged is not None:
             damage.append(damaged)
     if not records:
-        problem = "no line of it can be read" if damage else "empty file"
-        raise PiFormatError(f"{problem}: a Pi session starts with a header line")
+        raise PiFormatError(
+            _("no line of it can be read: a Pi session starts with a header line")
+            if damage
+            else _("empty file: a Pi session starts with a header line")
+        )
     header, *entries = records
     _check_header(header)
     for record in entries:
@@ -128,17 +138,27 @@ def _lines(data: bytes) -> list[tuple[int, bytes]]:
 
 
 def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not JSON")
+    raise ValueError(_("{name} is not JSON").format(name=name))
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_NUMBER_WORDS = (
+    N_("no"),
+    N_("one"),
+    N_("two"),
+    N_("three"),
+    N_("four"),
+    N_("five"),
+    N_("six"),
+    N_("seven"),
+    N_("eight"),
+    N_("nine"),
+)
 
 
-def count_words(count: int, noun: str) -> str:
-    """``two JSON objects``: small counts in words, as a sentence says them."""
-    amount = _NUMBER_WORDS[count] if count < len(_NUMBER_WORDS) else f"{count:,}"
-    return f"{amount} {noun}{'' if count == 1 else 's'}"
+def amount_words(count: int) -> str:
+    """``two``: a small count in words, as a sentence says it; larger ones in digits."""
+    return _(_NUMBER_WORDS[count]) if count < len(_NUMBER_WORDS) else f"{count:,}"
 
 
 def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]:
@@ -146,8 +166,10 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        problem = f"is not UTF-8 text ({error.reason} at byte {error.start})"
-        return [], LineDamage(number, 0, problem, "the whole line")
+        problem = _("is not UTF-8 text ({reason} at byte {start})").format(
+            reason=error.reason, start=error.start
+        )
+        return [], LineDamage(number, 0, problem, _("the whole line"))
     values: list[Any] = []
     position = _skip_blanks(text, 0)
     unread = reason = ""
@@ -156,7 +178,9 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
             value, end = _DECODER.raw_decode(text, position)
         except (ValueError, RecursionError) as error:
             reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
-            unread = f"{len(text) - position:,} characters from column {position + 1} ({reason})"
+            unread = _("{count} characters from column {column} ({reason})").format(
+                count=f"{len(text) - position:,}", column=position + 1, reason=reason
+            )
             break
         values.append(value)
         position = _skip_blanks(text, end)
@@ -164,18 +188,32 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
     records = [_checked(raw, number, value, part) for part, value in enumerate(objects, 1)]
     if len(objects) == len(values) == 1 and not unread:
         return records, None
-    skipped = [f"a JSON {json_kind(v)}, not an object" for v in values if not isinstance(v, dict)]
+    skipped = [
+        _("a JSON {kind}, not an object").format(kind=_(json_kind(v)))
+        for v in values
+        if not isinstance(v, dict)
+    ]
     if unread:
-        skipped.append(f"{unread} that are not JSON")
+        skipped.append(_("{unread} that are not JSON").format(unread=unread))
+    count, amount = len(objects), amount_words(len(objects))
     if not skipped:
-        problem = f"holds {count_words(len(objects), 'JSON object')} with no newline between them"
+        problem = ngettext(
+            "holds {amount} JSON object with no newline between them",
+            "holds {amount} JSON objects with no newline between them",
+            count,
+        ).format(amount=amount)
     elif not values:
-        problem, skipped = f"is not valid JSON ({reason})", ["the whole line"]
+        problem = _("is not valid JSON ({reason})").format(reason=reason)
+        skipped = [_("the whole line")]
     elif not objects:
-        problem = "holds no JSON object that can be read"
+        problem = _("holds no JSON object that can be read")
     else:
-        problem = f"holds {count_words(len(objects), 'JSON object')} and what cannot be read"
-    return records, LineDamage(number, len(objects), problem, "; ".join(skipped))
+        problem = ngettext(
+            "holds {amount} JSON object and what cannot be read",
+            "holds {amount} JSON objects and what cannot be read",
+            count,
+        ).format(amount=amount)
+    return records, LineDamage(number, count, problem, _("; ").join(skipped))
 
 
 def _skip_blanks(text: str, position: int) -> int:
@@ -190,8 +228,10 @@ def _checked(raw: bytes, number: int, value: dict[str, Any], part: int) -> PiLin
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
             raise PiFormatError(
-                "holds a lone surrogate (a \\ud800-\\udfff escape), which a chapter log in "
-                "UTF-8 cannot store",
+                _(
+                    "holds a lone surrogate (a \\ud800-\\udfff escape), which a chapter log in "
+                    "UTF-8 cannot store"
+                ),
                 line=number,
             ) from None
     return PiLine(number, value, part)
@@ -203,13 +243,14 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 def _check_header(header: PiLine) -> None:
     if header.data.get("type") != "session":
         raise PiFormatError(
-            f"the first line must be the session header (type 'session'), got type "
-            f"{header.data.get('type')!r}",
+            _(
+                "the first line must be the session header (type 'session'), got type {kind!r}"
+            ).format(kind=header.data.get("type")),
             line=header.line,
             field="type",
         )
     if not _is_name(header.data.get("id")):
-        raise PiFormatError("must be a non-empty string", line=header.line, field="id")
+        raise PiFormatError(_("must be a non-empty string"), line=header.line, field="id")
     _version(header)
 
 
@@ -219,11 +260,15 @@ def _version(header: PiLine) -> int:
     version = header.data["version"]
     if isinstance(version, bool) or not isinstance(version, int):
         raise PiFormatError(
-            f"must be an integer, got {json_kind(version)}", line=header.line, field="version"
+            _("must be an integer, got {kind}").format(kind=_(json_kind(version))),
+            line=header.line,
+            field="version",
         )
     if not 1 <= version <= CURRENT_VERSION:
         raise PiFormatError(
-            f"unsupported session version {version} (this importer reads 1 to {CURRENT_VERSION})",
+            _("unsupported session version {version} (this importer reads 1 to {current})").format(
+                version=version, current=CURRENT_VERSION
+            ),
             line=header.line,
             field="version",
         )
@@ -234,11 +279,13 @@ def _check_entry(record: PiLine) -> None:
     kind = record.data.get("type")
     if not isinstance(kind, str):
         raise PiFormatError(
-            f"must be a string, got {json_kind(kind)}", line=record.line, field="type"
+            _("must be a string, got {kind}").format(kind=_(json_kind(kind))),
+            line=record.line,
+            field="type",
         )
     if kind == "session":
         raise PiFormatError(
-            "a second session header; a Pi session file has one, on its first line",
+            _("a second session header; a Pi session file has one, on its first line"),
             line=record.line,
             field="type",
         )
@@ -248,14 +295,20 @@ def _is_name(value: object) -> bool:
     return isinstance(value, str) and value != ""
 
 
-_JSON_KINDS = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number"}
+_JSON_KINDS = {
+    dict: N_("object"),
+    list: N_("array"),
+    str: N_("string"),
+    bool: N_("boolean"),
+    int: N_("number"),
+}
 
 
 def json_kind(value: object) -> str:
-    """The JSON name of a value's type, for error messages."""
+    """The JSON name of a value's type, for error messages (translate it with ``_()``)."""
     if value is None:
-        return "null"
-    return _JSON_KINDS.get(type(value), "number" if isinstance(value, float) else "other")
+        return N_("null")
+    return _JSON_KINDS.get(type(value), N_("number") if isinstance(value, float) else N_("other"))
 
 
 # --------------------------------------------------------------------------- migration
@@ -294,10 +347,10 @@ def reattach_orphans(session: PiSession) -> PiSession:
         parent = record.data.get("parentId")
         if isinstance(parent, str) and parent not in seen:
             record = replace(record, data={**record.data, "parentId": None})
-            problem = (
-                f"names parent {parent!r}, which no line that can be read holds; it now hangs "
+            problem = _(
+                "names parent {parent!r}, which no line that can be read holds; it now hangs "
                 "below the header"
-            )
+            ).format(parent=parent)
             notes.append(LineDamage(record.line, 1, problem))
         seen.add(str(record.data.get("id")))
         entries.append(record)
@@ -363,21 +416,21 @@ def check_tree(session: PiSession) -> None:
         entry_id = record.data.get("id")
         if not _is_name(entry_id):
             raise PiFormatError(
-                f"must be a non-empty string, got {json_kind(entry_id)}",
+                _("must be a non-empty string, got {kind}").format(kind=_(json_kind(entry_id))),
                 line=record.line,
                 field="id",
             )
         assert isinstance(entry_id, str)
         if entry_id in seen:
             raise PiFormatError(
-                f"id {entry_id!r} is already used by an earlier line or the header",
+                _("id {id!r} is already used by an earlier line or the header").format(id=entry_id),
                 line=record.line,
                 field="id",
             )
         parent = record.data.get("parentId")
         if parent is not None and (not isinstance(parent, str) or parent not in seen):
             raise PiFormatError(
-                f"parent {parent!r} is not an entry on an earlier line",
+                _("parent {parent!r} is not an entry on an earlier line").format(parent=parent),
                 line=record.line,
                 field="parentId",
             )

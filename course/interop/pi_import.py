@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from course.locale import gettext as _
+
 from .chapter import (
     InteractionError,
     SessionEntry,
@@ -109,15 +111,34 @@ def convert_pi_session(
 def _damage_item(damage: LineDamage, session: PiSession) -> ReportItem:
     """A damaged line as a report item, naming the entries read from it."""
     ids = [str(r.data["id"]) for r in session.entries if r.line == damage.line]
-    text = f"line {damage.line} {damage.problem}"
-    if len(ids) > 1:
-        text += f"; read as {', '.join(ids[:-1])} and {ids[-1]}"
-        if not damage.skipped:
-            text += ", where Pi's loader skips the whole line"
-    if damage.skipped:
-        text += f"; skipped, as Pi's loader skips it: {damage.skipped}"
-        if ids:
-            text += f" (what was read is {', '.join(ids)})"
+    several, skipped = len(ids) > 1, bool(damage.skipped)
+    if several and not skipped:
+        text = _(
+            "line {line} {problem}; read as {ids} and {last}, where Pi's loader skips the whole "
+            "line"
+        )
+    elif several:
+        text = _(
+            "line {line} {problem}; read as {ids} and {last}; skipped, as Pi's loader skips it: "
+            "{skipped} (what was read is {read})"
+        )
+    elif skipped and ids:
+        text = _(
+            "line {line} {problem}; skipped, as Pi's loader skips it: {skipped} (what was read "
+            "is {read})"
+        )
+    elif skipped:
+        text = _("line {line} {problem}; skipped, as Pi's loader skips it: {skipped}")
+    else:
+        text = _("line {line} {problem}")
+    text = text.format(
+        line=damage.line,
+        problem=damage.problem,
+        ids=", ".join(ids[:-1]),
+        last=ids[-1] if ids else "",
+        skipped=damage.skipped,
+        read=", ".join(ids),
+    )
     return ReportItem(damage.line, ids[0] if ids else "-", "damaged_line", text)
 
 
@@ -157,6 +178,20 @@ def write_chapter_log(
     return write_atomically(Path(out), data, force=force)
 
 
+class OutputExistsError(FileExistsError):
+    """The file to write exists and replacing it was not asked for."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(self.explain())
+
+    def explain(self, option: str = "force") -> str:
+        """The error's text; ``option`` names the setting that allows replacing the file."""
+        return _("{path}: already exists (pass {option} to replace it)").format(
+            path=self.path, option=option
+        )
+
+
 def _umask() -> int:
     current = os.umask(0o022)
     os.umask(current)
@@ -166,7 +201,7 @@ def _umask() -> int:
 def write_atomically(target: Path, data: bytes, *, force: bool) -> Path:
     """Write ``data`` to a temporary file beside ``target``, flush it, then move it in place."""
     if target.exists() and not force:
-        raise FileExistsError(f"{target}: already exists (pass force to replace it)")
+        raise OutputExistsError(target)
     if not target.parent.is_dir():
         raise FileNotFoundError(2, "no such directory", str(target.parent))
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from course.locale import gettext as _
+from course.locale import ngettext
+
 from .chapter import SessionEntryError, parse_session_entry, summary_to_json
 from .pi_format import PiFormatError, PiLine, PiSession, json_kind
 from .pi_report import ReportItem
@@ -205,9 +208,12 @@ class _Mapper:
 
     def get(self, value: dict[str, Any], key: str, path: str, check: Callable[[Any], bool]) -> Any:
         if key not in value:
-            raise self.fail(_join(path, key), "missing field")
+            raise self.fail(_join(path, key), _("missing field"))
         if not check(value[key]):
-            raise self.fail(_join(path, key), f"has the wrong type ({json_kind(value[key])})")
+            raise self.fail(
+                _join(path, key),
+                _("has the wrong type ({kind})").format(kind=_(json_kind(value[key]))),
+            )
         return value[key]
 
     def string(self, value: dict[str, Any], key: str, path: str) -> str:
@@ -220,7 +226,7 @@ class _Mapper:
 
     def finish(self, entry: dict[str, Any], stop_reason: str = "") -> Draft:
         if self.dropped:
-            self.note("fields", "not carried: " + ", ".join(self.dropped))
+            self.note("fields", _("not carried: {fields}").format(fields=", ".join(self.dropped)))
         self.validate(entry)
         return Draft(self.record.line, entry, self.data, stop_reason)
 
@@ -233,7 +239,7 @@ class _Mapper:
 
     def common(self, kind: str, entry_id: str | None = None) -> dict[str, Any]:
         if "timestamp" not in self.data:
-            raise self.fail("timestamp", "missing field")
+            raise self.fail("timestamp", _("missing field"))
         try:
             timestamp = iso_to_millis(self.data.get("timestamp"))
         except ValueError as error:
@@ -268,18 +274,20 @@ class _Mapper:
             if not summary:
                 return [self.metadata(f"pi.{kind}", rest)]
             self.drop_fields(rest, "", ("summary",))
-            self.note("converted", "branch_summary became the user message Pi sends for it")
+            self.note("converted", _("branch_summary became the user message Pi sends for it"))
             return [self.user([{"type": "text", "text": BRANCH_PREFIX + summary + BRANCH_SUFFIX}])]
         if kind == "custom_message":
             content = self.user_content(self.data, "")
             self.drop_fields(rest, "", ("content",))
-            self.note("converted", "custom_message became the user message Pi sends for it")
+            self.note("converted", _("custom_message became the user message Pi sends for it"))
             return [self.user(content)]
         self.note(
             "unknown_type",
-            f"unknown entry type {kind!r} (Pi v3 knows message, thinking_level_change, "
-            "model_change, compaction, branch_summary, custom, custom_message, label, "
-            f"session_info); kept as data (metadata key pi.{kind}), as Pi sends nothing for it",
+            _(
+                "unknown entry type {kind!r} (Pi v3 knows message, thinking_level_change, "
+                "model_change, compaction, branch_summary, custom, custom_message, label, "
+                "session_info); kept as data (metadata key pi.{kind}), as Pi sends nothing for it"
+            ).format(kind=kind),
         )
         return [self.metadata(f"pi.{kind}", rest)]
 
@@ -288,7 +296,10 @@ class _Mapper:
         tokens = self.get(self.data, "tokensBefore", "", _is_amount)
         first_kept = self.data.get("firstKeptEntryId", "")
         if not isinstance(first_kept, str):
-            raise self.fail("firstKeptEntryId", f"must be a string, got {json_kind(first_kept)}")
+            raise self.fail(
+                "firstKeptEntryId",
+                _("must be a string, got {kind}").format(kind=_(json_kind(first_kept))),
+            )
         mapping = summary_from_markdown(markdown, session_goal=self.request)
         text_id = fresh_id(f"{self.id}~summary", used)
         kept = {k: v for k, v in self.data.items() if k not in COMMON + ("tokensBefore",)}
@@ -303,9 +314,15 @@ class _Mapper:
         }
         self.note(
             "summary",
-            f"Markdown summary ({len(markdown):,} characters) split into the seven fields "
-            f"({mapping.describe()}); the text is kept in metadata entry {text_id} "
-            f"(key {SUMMARY_KEY})",
+            _(
+                "Markdown summary ({count} characters) split into the seven fields "
+                "({fields}); the text is kept in metadata entry {entry} (key {key})"
+            ).format(
+                count=f"{len(markdown):,}",
+                fields=mapping.describe(),
+                entry=text_id,
+                key=SUMMARY_KEY,
+            ),
         )
         # a missing first kept id is for the repair policies; everything else is checked here
         self.validate({**entry, "firstKeptEntryId": first_kept or "(missing)"})
@@ -330,9 +347,11 @@ class _Mapper:
             return self.wrapped(role, message)
         self.note(
             "unknown_type",
-            f"unknown message role {role!r} (Pi v3 knows user, assistant, toolResult, "
-            "bashExecution, custom, branchSummary, compactionSummary); kept as data (metadata "
-            f"key {MESSAGE_KEY}), as Pi sends nothing for it",
+            _(
+                "unknown message role {role!r} (Pi v3 knows user, assistant, toolResult, "
+                "bashExecution, custom, branchSummary, compactionSummary); kept as data (metadata "
+                "key {key}), as Pi sends nothing for it"
+            ).format(role=role, key=MESSAGE_KEY),
         )
         self.dropped.clear()
         return self.metadata(MESSAGE_KEY, data_only(self.data, f"unknown message role {role!r}"))
@@ -342,17 +361,36 @@ class _Mapper:
         stop = stop if isinstance(stop, str) else ""
         if stop in FAILED_STOPS:
             error = message.get("errorMessage")
-            text = f"assistant message stopped with {stop!r}"
-            if isinstance(error, str) and error:
-                text += f" ({_shortened(error)})"
-            text += "; Pi drops it before every model call"
+            said = isinstance(error, str) and error != ""
             if not self.keep_failed:
-                self.note("failed_message", f"{text}, so it is kept as data (key {MESSAGE_KEY})")
+                text = (
+                    _(
+                        "assistant message stopped with {stop!r} ({error}); Pi drops it before "
+                        "every model call, so it is kept as data (key {key})"
+                    )
+                    if said
+                    else _(
+                        "assistant message stopped with {stop!r}; Pi drops it before every model "
+                        "call, so it is kept as data (key {key})"
+                    )
+                )
+            elif said:
+                text = _(
+                    "assistant message stopped with {stop!r} ({error}); Pi drops it before every "
+                    "model call; kept as a message, as asked"
+                )
+            else:
+                text = _(
+                    "assistant message stopped with {stop!r}; Pi drops it before every model "
+                    "call; kept as a message, as asked"
+                )
+            shown = _shortened(error) if isinstance(error, str) else ""
+            self.note("failed_message", text.format(stop=stop, error=shown, key=MESSAGE_KEY))
+            if not self.keep_failed:
                 self.dropped.clear()
                 return self.metadata(MESSAGE_KEY, data_only(self.data, f"stopped with {stop!r}"))
-            self.note("failed_message", f"{text}; kept as a message, as asked")
         elif stop and stop not in NORMAL_STOPS:
-            self.note("stop_reason", f"assistant message stopped with {stop!r}")
+            self.note("stop_reason", _("assistant message stopped with {stop!r}").format(stop=stop))
         self.drop_fields(message, "message", ("role", "content"))
         blocks = self.get(message, "content", "message", lambda v: isinstance(v, list))
         content: list[dict[str, Any]] = []
@@ -377,13 +415,20 @@ class _Mapper:
             else:
                 raise self.fail(
                     f"{path}.type",
-                    f"unknown assistant block {kind!r} (Pi knows text, thinking, toolCall)",
+                    _(
+                        "unknown assistant block {kind!r} (Pi knows text, thinking, toolCall)"
+                    ).format(kind=kind),
                 )
         if thinking:
             self.note(
                 "thinking",
-                f"{thinking} thinking block{'s' if thinking > 1 else ''} not carried (the "
-                "chapter's assistant content is text and tool calls)",
+                ngettext(
+                    "{count} thinking block not carried (the chapter's assistant content is text "
+                    "and tool calls)",
+                    "{count} thinking blocks not carried (the chapter's assistant content is text "
+                    "and tool calls)",
+                    thinking,
+                ).format(count=thinking),
             )
         entry = {
             **self.common("message"),
@@ -412,8 +457,10 @@ class _Mapper:
         if message.get("excludeFromContext") is True:
             self.note(
                 "converted",
-                f"bashExecution excluded from the model's context kept as data "
-                f"(metadata key {MESSAGE_KEY}), as Pi never sends it",
+                _(
+                    "bashExecution excluded from the model's context kept as data "
+                    "(metadata key {key}), as Pi never sends it"
+                ).format(key=MESSAGE_KEY),
             )
             self.dropped.clear()
             return self.metadata(MESSAGE_KEY, data_only(self.data, "excluded from context"))
@@ -421,7 +468,7 @@ class _Mapper:
         if message.get("truncated"):
             carried.append("fullOutputPath")
         self.drop_fields(message, "message", carried)
-        self.note("converted", "bashExecution became the user text Pi sends the model for it")
+        self.note("converted", _("bashExecution became the user text Pi sends the model for it"))
         return self.user([{"type": "text", "text": bash_execution_text(message)}])
 
     def wrapped(self, role: str, message: dict[str, Any]) -> Draft:
@@ -437,7 +484,10 @@ class _Mapper:
             )
             content = [{"type": "text", "text": prefix + summary + suffix}]
             self.drop_fields(message, "message", ("role", "summary"))
-        self.note("converted", f"{role} message became the user message Pi sends for it")
+        self.note(
+            "converted",
+            _("{role} message became the user message Pi sends for it").format(role=role),
+        )
         return self.user(content)
 
     def user_content(self, value: dict[str, Any], path: str) -> str | list[dict[str, Any]]:
@@ -455,9 +505,16 @@ class _Mapper:
                 size = f"{len(data):,} base64 characters" if isinstance(data, str) else "no data"
                 text = f"[image omitted on import: {mime}, {size}]"
                 blocks.append({"type": "text", "text": text})
-                self.note("image", f"{where}: image ({mime}) became the text {text!r}")
+                self.note(
+                    "image",
+                    _("{where}: image ({mime}) became the text {text!r}").format(
+                        where=where, mime=mime, text=text
+                    ),
+                )
             else:
-                raise self.fail(f"{where}.type", f"unknown content block {kind!r}")
+                raise self.fail(
+                    f"{where}.type", _("unknown content block {kind!r}").format(kind=kind)
+                )
         return blocks
 
     def each_block(self, blocks: list[Any], path: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
@@ -465,10 +522,15 @@ class _Mapper:
         for index, block in enumerate(blocks):
             where = f"{path}[{index}]"
             if not isinstance(block, dict):
-                raise self.fail(where, f"must be an object, got {json_kind(block)}")
+                raise self.fail(
+                    where, _("must be an object, got {kind}").format(kind=_(json_kind(block)))
+                )
             kind = block.get("type")
             if not isinstance(kind, str):
-                raise self.fail(f"{where}.type", f"must be a string, got {json_kind(kind)}")
+                raise self.fail(
+                    f"{where}.type",
+                    _("must be a string, got {kind}").format(kind=_(json_kind(kind))),
+                )
             yield where, kind, block
 
     def text_block(self, block: dict[str, Any], path: str) -> dict[str, Any]:

@@ -6,6 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from course.locale import gettext as _
+from course.locale import ngettext
+
 from .pi_mapping import MESSAGE_KEY, Draft, data_only, fresh_id
 from .pi_report import REPAIR_KINDS, PiImportError, Policy, ReportItem, SplitTurn, sorted_items
 
@@ -75,7 +78,7 @@ def repair(
             raise PiImportError(list(sorted_items(problems)))
         return _apply(drafts, cuts), cuts.items
     items: list[ReportItem] = []
-    for _ in range(MAX_ROUNDS):
+    for _round in range(MAX_ROUNDS):
         plan = _Rules(drafts, policy, used).run()
         if not plan.items:
             break
@@ -132,17 +135,25 @@ class _Rules:
         return state
 
     def before_user(self, draft: Draft) -> _State | None:
-        text = "assistant message before any user message on its path"
+        text = _("assistant message before any user message on its path")
         if self.policy == "drop":
             self.plan.as_data[draft.id] = "before any user message"
-            self.note(draft, "before_user", f"{text}; kept as data (metadata key {MESSAGE_KEY})")
+            text = _(
+                "assistant message before any user message on its path; kept as data (metadata "
+                "key {key})"
+            ).format(key=MESSAGE_KEY)
+            self.note(draft, "before_user", text)
             return None
         if self.policy == "synthesize":
             new = self.new_draft(
                 draft, f"{draft.id}~user", {"role": "user", "content": SYNTHETIC_USER}
             )
             self.plan.before.setdefault(draft.id, []).append(new)
-            self.note(draft, "before_user", f"{text}; synthesised user message {new.id} before it")
+            text = _(
+                "assistant message before any user message on its path; synthesised user message "
+                "{new} before it"
+            ).format(new=new.id)
+            self.note(draft, "before_user", text)
             return _State(seen_user=True, start=new.id)
         self.note(draft, "before_user", text)
         return _State(seen_user=True, start=draft.id)
@@ -158,12 +169,19 @@ class _Rules:
             if call_id in declared:
                 new_id = fresh_id(f"{call_id}~2", set(declared))
                 first = next((c.entry.id for c in pending if c.call_id == call_id), "earlier")
-                text = (
-                    f"tool call id {call_id} is declared again in the interaction starting at "
-                    f"{state.start} (first in {first})"
-                )
+                if self.policy == "strict":
+                    text = _(
+                        "tool call id {call} is declared again in the interaction starting at "
+                        "{start} (first in {first})"
+                    )
+                else:
+                    text = _(
+                        "tool call id {call} is declared again in the interaction starting at "
+                        "{start} (first in {first}); renamed {new}, and so are the results that "
+                        "follow for it"
+                    )
+                text = text.format(call=call_id, start=state.start, first=first, new=new_id)
                 if self.policy != "strict":
-                    text += f"; renamed {new_id}, and so are the results that follow for it"
                     self.plan.renamed_calls.setdefault(draft.id, {})[index] = new_id
                     renames.append((call_id, new_id))
                 self.note(draft, "duplicate_call", text)
@@ -187,26 +205,28 @@ class _Rules:
                 answered=state.answered | {call_id},
             )
         if not state.seen_user:
-            text = f"result for tool call {original} before any user message on its path"
+            text = _("result for tool call {call} before any user message on its path")
         elif call_id in state.answered:
-            text = (
-                f"second result for tool call {original} in the interaction starting at "
-                f"{state.start}"
-            )
+            text = _("second result for tool call {call} in the interaction starting at {start}")
         else:
-            text = (
-                f"result for tool call {original}, which no assistant message of the interaction "
-                f"starting at {state.start} declares"
+            text = _(
+                "result for tool call {call}, which no assistant message of the interaction "
+                "starting at {start} declares"
             )
+        text = text.format(call=original, start=state.start)
         if self.policy != "strict":
             self.plan.as_data[draft.id] = "orphan tool result"
-            text += f"; kept as data (metadata key {MESSAGE_KEY})"
+            text += _("; kept as data (metadata key {key})").format(key=MESSAGE_KEY)
         self.note(draft, "orphan_result", text)
         return state
 
     def unanswered(self, state: _State, anchor: Draft, *, at_end: bool) -> None:
         where = (
-            f"its path ends (at {anchor.id})" if at_end else f"the interaction ends at {anchor.id}"
+            _("tool call {call} ({name}) has no result before its path ends (at {anchor})")
+            if at_end
+            else _(
+                "tool call {call} ({name}) has no result before the interaction ends at {anchor}"
+            )
         )
         for call in state.pending:
             assistant = call.entry
@@ -214,9 +234,11 @@ class _Rules:
                 if (call.closer, call.call_id) in self.closed:
                     continue  # unanswered on another branch below the same reply: one result
                 self.closed.add((call.closer, call.call_id))
-            text = f"tool call {call.call_id} ({call.name}) has no result before {where}"
+            text = where.format(call=call.call_id, name=call.name, anchor=anchor.id)
             if assistant.stop_reason not in ("", "toolUse"):
-                text += f"; the assistant message stopped with {assistant.stop_reason!r}"
+                text += _("; the assistant message stopped with {stop!r}").format(
+                    stop=assistant.stop_reason
+                )
             if self.policy == "synthesize":
                 message = {
                     "role": "toolResult",
@@ -229,17 +251,19 @@ class _Rules:
                 new = self.new_draft(assistant, f"{assistant.id}~result{number}", message)
                 if call.closer:  # as Pi places it: after the call's results, before the next reply
                     self.plan.before.setdefault(call.closer, []).append(new)
-                    text += f"; synthesised result {new.id}, placed before {call.closer}"
+                    text += _("; synthesised result {new}, placed before {closer}").format(
+                        new=new.id, closer=call.closer
+                    )
                 else:
                     chain = self.plan.after if at_end else self.plan.before
                     chain.setdefault(anchor.id, []).append(new)
-                    text += f"; synthesised result {new.id}"
+                    text += _("; synthesised result {new}").format(new=new.id)
             elif self.policy == "drop":
                 removed = self.plan.removed_calls.setdefault(assistant.id, set())
                 if call.index in removed:
                     continue  # unanswered on another branch too: one removal, one item
                 removed.add(call.index)
-                text += "; the call is removed from the message"
+                text += _("; the call is removed from the message")
             self.note(assistant, "unanswered_call", text)
 
     def new_draft(self, near: Draft, base: str, message: dict[str, Any]) -> Draft:
@@ -273,10 +297,10 @@ def _compaction_plan(
             kept = [a for a in before[position:] if a.role]
             if kept and kept[0].role == "user":
                 plan.first_kept[draft.id] = kept[0].id
-                text = (
-                    f"first kept entry {target} is not a message; the kept range starts at the "
-                    f"user message {kept[0].id} that follows it, as in Pi's context"
-                )
+                text = _(
+                    "first kept entry {target} is not a message; the kept range starts at the "
+                    "user message {user} that follows it, as in Pi's context"
+                ).format(target=target, user=kept[0].id)
                 plan.items.append(ReportItem(draft.line, draft.id, "converted", text))
                 continue
             turn = next((a for a in reversed(before[:position]) if a.role == "user"), None)
@@ -287,22 +311,28 @@ def _compaction_plan(
                 plan.items.append(item[1])
                 continue
             chosen = turn or later
-            text = f"first kept entry {target} is not a user message, so it starts no interaction"
+            text = _(
+                "first kept entry {target} is not a user message, so it starts no interaction"
+            ).format(target=target)
         else:
             users = [a for a in reversed(before) if a.role == "user"]
             chosen = users[0] if users else None
             text = (
-                "has no first kept entry (Pi keeps nothing from before it)"
+                _("has no first kept entry (Pi keeps nothing from before it)")
                 if not target
-                else f"first kept entry {target} is not on its path before it"
+                else _("first kept entry {target} is not on its path before it").format(
+                    target=target
+                )
             )
         if policy != "strict":
             if chosen is None:
                 plan.as_data[draft.id] = "no user message before the compaction"
-                text += "; no user message precedes it, kept as data (metadata key pi.compaction)"
+                text += _(
+                    "; no user message precedes it, kept as data (metadata key pi.compaction)"
+                )
             else:
                 plan.first_kept[draft.id] = chosen.id
-                text += f"; first kept entry is now {chosen.id}"
+                text += _("; first kept entry is now {user}").format(user=chosen.id)
         plan.items.append(ReportItem(draft.line, draft.id, "compaction_cut", text))
     return plan
 
@@ -318,30 +348,74 @@ def _split_turn(
     """The first kept id for a compaction whose kept entry is in the middle of a turn."""
     ids = [a.id for a in before]
     role = before[ids.index(target)].role
-    text = f"first kept entry {target} ({role}) is in the middle of a turn"
-    if turn is not None:
-        text += f" that {turn.id} starts"
     if (choice == "turn-start" and turn is not None) or later is None:
         assert turn is not None
         prefix = [a for a in before[ids.index(turn.id) : ids.index(target)] if a.role]
-        text += (
-            f"; the kept range starts at {turn.id}, so the turn's first "
-            f"{len(prefix)} message{'s' * (len(prefix) != 1)} (which Pi's summary holds in its "
-            "Turn Context) are sent as well"
-        )
-        chosen = turn.id
+        count, chosen = len(prefix), turn.id
+        if choice == "turn-start":
+            text = ngettext(
+                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
+                "starts; the kept range starts at {turn}, so the turn's first {count} message "
+                "(which Pi's summary holds in its Turn Context) are sent as well",
+                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
+                "starts; the kept range starts at {turn}, so the turn's first {count} messages "
+                "(which Pi's summary holds in its Turn Context) are sent as well",
+                count,
+            )
+        else:
+            text = ngettext(
+                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
+                "starts; the kept range starts at {turn}, so the turn's first {count} message "
+                "(which Pi's summary holds in its Turn Context) are sent as well (no user message "
+                "follows it before the compaction)",
+                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
+                "starts; the kept range starts at {turn}, so the turn's first {count} messages "
+                "(which Pi's summary holds in its Turn Context) are sent as well (no user message "
+                "follows it before the compaction)",
+                count,
+            )
     else:
         suffix = [a for a in before[ids.index(target) : ids.index(later.id)] if a.role]
-        text += (
-            f"; the kept range starts at the next user message {later.id}, so the turn is left "
-            f"to the summary and its last {len(suffix)} message{'s' * (len(suffix) != 1)}, "
-            "which Pi sends, are not sent"
-        )
-        chosen = later.id
-    if choice == "turn-start" and turn is None:
-        text += " (no user message starts the turn)"
-    elif choice == "next-user" and later is None:
-        text += " (no user message follows it before the compaction)"
+        count, chosen = len(suffix), later.id
+        if turn is not None:
+            text = ngettext(
+                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
+                "starts; the kept range starts at the next user message {later}, so the turn is "
+                "left to the summary and its last {count} message, which Pi sends, are not sent",
+                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
+                "starts; the kept range starts at the next user message {later}, so the turn is "
+                "left to the summary and its last {count} messages, which Pi sends, are not sent",
+                count,
+            )
+        elif choice == "next-user":
+            text = ngettext(
+                "first kept entry {target} ({role}) is in the middle of a turn; the kept range "
+                "starts at the next user message {later}, so the turn is left to the summary and "
+                "its last {count} message, which Pi sends, are not sent",
+                "first kept entry {target} ({role}) is in the middle of a turn; the kept range "
+                "starts at the next user message {later}, so the turn is left to the summary and "
+                "its last {count} messages, which Pi sends, are not sent",
+                count,
+            )
+        else:
+            text = ngettext(
+                "first kept entry {target} ({role}) is in the middle of a turn; the kept range "
+                "starts at the next user message {later}, so the turn is left to the summary and "
+                "its last {count} message, which Pi sends, are not sent (no user message starts "
+                "the turn)",
+                "first kept entry {target} ({role}) is in the middle of a turn; the kept range "
+                "starts at the next user message {later}, so the turn is left to the summary and "
+                "its last {count} messages, which Pi sends, are not sent (no user message starts "
+                "the turn)",
+                count,
+            )
+    text = text.format(
+        target=target,
+        role=role,
+        turn=turn.id if turn is not None else "",
+        later=later.id if later is not None else "",
+        count=count,
+    )
     return chosen, ReportItem(compaction.line, compaction.id, "split_turn", text)
 
 

@@ -7,6 +7,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from course.locale import gettext as _
+from course.locale import ngettext
+
 Policy: TypeAlias = Literal["strict", "synthesize", "drop"]
 POLICIES: tuple[Policy, ...] = ("strict", "synthesize", "drop")
 
@@ -52,7 +55,9 @@ class ReportItem:
     message: str
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.id}: {self.kind}: {self.message}"
+        return _("line {line}: {id}: {kind}: {message}").format(
+            line=self.line, id=self.id, kind=self.kind, message=self.message
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {"line": self.line, "id": self.id, "kind": self.kind, "message": self.message}
@@ -103,9 +108,22 @@ class PiImportError(ValueError):
 
     def __init__(self, items: list[ReportItem]) -> None:
         self.items = items
-        first = items[0]
-        more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
-        super().__init__(
-            f"{first}{more}; strict refuses this session as it is: import it with "
-            "repair 'synthesize' or 'drop'"
-        )
+        super().__init__(self.explain())
+
+    def explain(self, option: str = "repair") -> str:
+        """The error's text; ``option`` names the setting that chooses the repair."""
+        first, more = self.items[0], len(self.items) - 1
+        if more:
+            text = ngettext(
+                "{item} (and {more} more); strict refuses this session as it is: import it "
+                "with {option} 'synthesize' or 'drop'",
+                "{item} (and {more} more); strict refuses this session as it is: import it "
+                "with {option} 'synthesize' or 'drop'",
+                more,
+            )
+        else:
+            text = _(
+                "{item}; strict refuses this session as it is: import it with {option} "
+                "'synthesize' or 'drop'"
+            )
+        return text.format(item=first, more=more, option=option)

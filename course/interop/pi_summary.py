@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from course.locale import gettext as _
+
 from .chapter import CompactionSummary
 
 FIELD_KEYS = {
@@ -125,8 +127,12 @@ class SummaryMapping:
             by_field.setdefault(FIELD_KEYS[name], []).append(heading)
         parts = [f"{key}: {', '.join(headings)}" for key, headings in by_field.items()]
         if self.unnamed:
-            parts.append(f"{FIELD_KEYS[FALLBACK_FIELD]} (prefixed): {', '.join(self.unnamed)}")
-        return "; ".join(parts) if parts else "no headings"
+            parts.append(
+                _("{field} (prefixed): {headings}").format(
+                    field=FIELD_KEYS[FALLBACK_FIELD], headings=", ".join(self.unnamed)
+                )
+            )
+        return "; ".join(parts) if parts else _("no headings")
 
 
 class _Splitter:

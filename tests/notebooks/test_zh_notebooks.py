@@ -16,12 +16,14 @@ What is left out, and why, precisely:
   among these values. They are the learner's data, not the kit's words: the fixture's
   summaries and the Pi session are English.
 - **The reference's own output**: the message of an exception a lab function raised (what
-  follows ``已拒绝 · SomeError:``), the ``reason``/``status`` values the lab functions return
-  (``trimmed``, ``overflow``), Python values printed by a cell (a line that is a Python
-  literal; ``True``/``False``/``None``).
-- **The Pi importer's report** (``course.interop``): the strict import's error, each item's
-  message, line and kind; they describe the Pi file in the importer's words. Its
-  ``split_turn`` option values (``turn-start``, ``next-user``), which a cell prints as labels.
+  follows ``已拒绝 · SomeError:``; not ``PiImportError``, whose message the kit words), the
+  ``reason``/``status`` values the lab functions return (``trimmed``, ``overflow``), Python
+  values printed by a cell (a line that is a Python literal; ``True``/``False``/``None``).
+- **The Pi importer's kind ids** (``course.interop``): each report item's ``kind``
+  (``converted``, ``fields``, ``summary``, ``thinking``…, the rows of the report's table), and
+  the ``split_turn`` option values (``turn-start``, ``next-user``), which a cell prints as
+  labels. The strict import's error and each item's message are the kit's words and must be
+  Chinese; only the Pi session's own values inside them (as above) are left out.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ CUT_WIDTHS = (50, 60, 70, 90)
 RETURNED_VALUES = ("trimmed", "overflow")
 """``reason`` and ``status`` values the lab functions return (code names shown as data)."""
 PYTHON_CONSTANTS = ("True", "False", "None")
-REFUSED = re.compile(r"(已拒绝 · \w+: ).*")
+REFUSED = re.compile(r"(已拒绝 · (?!PiImportError:)\w+: ).*")
 
 
 # --------------------------------------------------------------------------- the data
@@ -134,22 +136,15 @@ def chapter_data() -> tuple[str, ...]:
 
 @cache
 def pi_session_data() -> tuple[str, ...]:
-    """The real Pi session's strings (11-7) and the importer's report on it."""
-    from course.interop import PiImportError, import_pi_session, pi_session_files
+    """The real Pi session's strings (11-7), and the kind ids and options of its import."""
+    from course.interop import KINDS, import_pi_session, pi_session_files
     from course.interop.pi_report import SplitTurn
     from course.session import entry_to_json
 
     damaged = pi_session_files()["damaged-line-session"]
-    found: set[str] = set()
-    try:
-        import_pi_session(damaged, repair="strict")
-    except PiImportError as error:
-        found.add(str(error))
     imported = import_pi_session(damaged, repair="synthesize")
-    found |= set(get_args(SplitTurn))  # the option values a cell prints as labels
-    for item in imported.report.items:
-        found |= {str(item), item.message, item.kind}
-        found |= {item.message[: width - 1] + "…" for width in CUT_WIDTHS}
+    found = set(get_args(SplitTurn))  # the option values a cell prints as labels
+    found |= set(KINDS)  # the report's kind ids: its table's rows
     values = [entry_to_json(entry) for entry in imported.entries]
     found |= set(strings(values))
     found |= set(message_texts(values))
