@@ -154,8 +154,25 @@ def update() -> list[Path]:
         source.creation_date = catalog.creation_date  # a merge alone changes no header line
         catalog.update(source, no_fuzzy_matching=True)
         catalog.obsolete.clear()
+        _describe(catalog, edition)
         written.append(write_catalog(edition, catalog))
     return written
+
+
+HEADER = """\
+# The {edition} edition of the course kit's messages. The English source text is in the code;
+# fill in the msgstr lines. `course-kit catalogs --update` adds newly marked messages and
+# `course-kit catalogs --check` lists what is left (see docs/editions.md)."""
+
+
+def _describe(catalog: Any, edition: str) -> None:
+    """The header says what the file is, with no template placeholders and no changing date."""
+    catalog.header_comment = HEADER.format(edition=edition)
+    catalog.project, catalog.version = "course-kit", "11"
+    catalog.msgid_bugs_address = "the kit's issue tracker"
+    catalog.last_translator = catalog.language_team = "course-kit maintainers"
+    catalog.revision_date = catalog.creation_date
+    catalog.fuzzy = False
 
 
 def build() -> list[Path]:
