@@ -1,14 +1,10 @@
-"""A learner's files in the workspace's edition: docstrings and lab stubs' words, translated."""
+"""A learner's files in the workspace's edition: their docstrings, through the catalog."""
 
 from __future__ import annotations
 
 import ast
 import inspect
 from collections.abc import Callable, Iterator
-
-STUB = "LabNotImplemented"
-STUB_WORDS = (1, 3)
-"""The arguments of a ``LabNotImplemented(...)`` a learner reads: the title and the to-do."""
 
 
 def _string_statements(tree: ast.Module) -> Iterator[tuple[ast.Constant, str]]:
@@ -27,15 +23,6 @@ def docstrings(source: str) -> Iterator[tuple[int, str]]:
             yield node.lineno, text
 
 
-def _stub_words(tree: ast.Module) -> Iterator[tuple[ast.Constant, str]]:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == STUB:
-            for index in STUB_WORDS:
-                word = node.args[index] if index < len(node.args) else None
-                if isinstance(word, ast.Constant) and isinstance(word.value, str):
-                    yield word, word.value
-
-
 def _docstring_literal(text: str, indent: int) -> str:
     lines = text.split("\n")
     if len(lines) == 1:
@@ -46,9 +33,10 @@ def _docstring_literal(text: str, indent: int) -> str:
 
 
 def localized(source: str, translate: Callable[[str], str]) -> str:
-    """``source`` with each docstring and lab stub's title and to-do passed through
-    ``translate`` (code untouched). A text the catalog lacks, or one a literal could not
-    hold, stays as it is."""
+    """``source`` with each docstring passed through ``translate``; code, and the words of
+    each lab stub, untouched (a stub's words are looked up when it raises, in the edition
+    that is speaking then). A text the catalog lacks, or one a literal could not hold,
+    stays as it is."""
     tree = ast.parse(source)
     edits: list[tuple[ast.Constant, str]] = []
     for node, value in _string_statements(tree):
@@ -56,10 +44,6 @@ def localized(source: str, translate: Callable[[str], str]) -> str:
         translated = translate(original)
         if translated != original and '"""' not in translated and "\\" not in translated:
             edits.append((node, _docstring_literal(translated, node.col_offset)))
-    for node, value in _stub_words(tree):
-        translated = translate(value)
-        if translated != value:
-            edits.append((node, repr(translated)))
     lines = source.splitlines(keepends=True)
     for node, literal in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
         assert node.end_lineno is not None and node.end_col_offset is not None
