@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         manifest = in_edition(source_manifest)
         kit = kit_root()
         target = Path(args.directory) if args.directory else default_directory(manifest, Path.cwd())
-        create_workspace(manifest, kit, target, edition, commands)
+        create_workspace(source_manifest, kit, target, edition, commands)
         parent = short(chapter_fingerprints(manifest, kit).starter)
     except (ManifestError, KitError, WorkspaceError, EditionError) as error:
         print(f"practice: {error}", file=sys.stderr)

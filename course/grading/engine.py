@@ -16,7 +16,6 @@ reference's (see ``results.LabResult``).
 from __future__ import annotations
 
 import contextlib
-import functools
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -32,7 +31,7 @@ from ..harness.results import CheckpointResult, TestOutcome, attribute, summariz
 from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
 from ..harness.workspace import MARKER, PYTEST_INI, render_marker
-from ..locale import EDITIONS, N_, SOURCE_EDITION, catalog_path, compile_catalog
+from ..locale import EDITIONS, N_, SOURCE_EDITION, catalog_path, compiled
 from ..locale import gettext as _
 from . import probes as probing
 from .hidden import HiddenTests
@@ -108,24 +107,11 @@ def grader_library() -> dict[str, bytes]:
         files[f"course/grading/{name}"] = (package / "grading" / name).read_bytes()
     files["course/locale/__init__.py"] = (package / "locale" / "__init__.py").read_bytes()
     for edition in EDITIONS:
-        if edition != SOURCE_EDITION and catalog_path(edition).is_file():
-            mo = catalog_path(edition, ".mo").relative_to(package.parent).as_posix()
-            files[mo] = compiled_catalog(edition)
+        mo = catalog_path(edition, ".mo")
+        data = None if edition == SOURCE_EDITION else compiled(catalog_path(edition), mo)
+        if data is not None:
+            files[mo.relative_to(package.parent).as_posix()] = data
     return files
-
-
-def compiled_catalog(edition: str) -> bytes:
-    """The edition's ``.mo``: the compiled file when it is fresh, else compiled from the ``.po``."""
-    po, mo = catalog_path(edition), catalog_path(edition, ".mo")
-    if mo.is_file() and mo.stat().st_mtime >= po.stat().st_mtime:
-        return mo.read_bytes()
-    return _compiled(po, po.stat().st_mtime_ns)
-
-
-@functools.cache
-def _compiled(po: Path, stamp: int) -> bytes:
-    """``po`` compiled, once per version of it (a roster grades many workspaces)."""
-    return compile_catalog(po.read_bytes())
 
 
 def write_files(root: Path, files: Mapping[str, bytes]) -> None:

@@ -91,14 +91,26 @@ def translations(edition: str) -> _gettext.NullTranslations:
 
 
 def read_translations(po: Path, mo: Path) -> _gettext.NullTranslations:
-    """The compiled ``mo``, or ``po`` compiled in memory when the ``mo`` is missing or older
-    (a maintainer who edits a translation reads it at once, before any build)."""
-    if mo.is_file() and (not po.is_file() or mo.stat().st_mtime >= po.stat().st_mtime):
-        with mo.open("rb") as file:
-            return _gettext.GNUTranslations(file)
-    if not po.is_file():
+    """The catalog ``compiled`` gives, or none when there is neither file."""
+    data = compiled(po, mo)
+    if data is None:
         return _gettext.NullTranslations()
-    return _gettext.GNUTranslations(io.BytesIO(compile_catalog(po.read_bytes())))
+    return _gettext.GNUTranslations(io.BytesIO(data))
+
+
+def compiled(po: Path, mo: Path) -> bytes | None:
+    """The ``.mo`` bytes: the built ``mo``, or ``po`` compiled in memory (once per version of
+    it) when the ``mo`` is missing or older, so an edited translation is read at once."""
+    if mo.is_file() and (not po.is_file() or mo.stat().st_mtime >= po.stat().st_mtime):
+        return mo.read_bytes()
+    if not po.is_file():
+        return None
+    return _compiled_once(po, po.stat().st_mtime_ns)
+
+
+@functools.cache
+def _compiled_once(po: Path, stamp: int) -> bytes:
+    return compile_catalog(po.read_bytes())
 
 
 def compile_catalog(po_text: bytes) -> bytes:

@@ -94,6 +94,11 @@ class Gap:
         return f"{self.edition}: {self.problem}: {head!r}"
 
 
+def _key(message: Any) -> str:
+    """A message's id (a plural's singular)."""
+    return str(message.id[0] if isinstance(message.id, tuple) else message.id)
+
+
 def _ids(message: Any) -> list[str]:
     return list(message.id) if isinstance(message.id, tuple) else [message.id]
 
@@ -113,7 +118,7 @@ def gaps(edition: str, source: Any | None = None) -> list[Gap]:
     for message in source:
         if not message.id:
             continue
-        key = message.id[0] if isinstance(message.id, tuple) else message.id
+        key = _key(message)
         translated = catalog.get(key, message.context)
         if translated is None:
             found.append(Gap(edition, key, "not in the catalog"))
@@ -131,9 +136,9 @@ def gaps(edition: str, source: Any | None = None) -> list[Gap]:
                 if english:
                     found.append(Gap(edition, key, f"English left ({' '.join(english[:5])})"))
                     break
-    known = {m.id[0] if isinstance(m.id, tuple) else m.id for m in source if m.id}
+    known = {_key(m) for m in source if m.id}
     for message in catalog:
-        key = message.id[0] if isinstance(message.id, tuple) else message.id
+        key = _key(message)
         if message.id and key not in known:
             found.append(Gap(edition, key, "obsolete: no source marks it any more"))
     return found
