@@ -8,8 +8,10 @@ run's cgroup is made in a delegated subtree: the folder named by ``COURSE_GRADIN
 an administrator made and handed over), else this process's own cgroup; it must have the
 ``memory`` and ``pids`` controllers in its ``cgroup.subtree_control``. Elsewhere ``create``
 returns None, and a systemd scope (``systemd-run --scope -p MemoryMax= -p TasksMax=``, the
-user's own manager for an ordinary user) caps each process the run starts, with its children,
-where systemd can make one; the sandbox says which caps it could set.
+user's own manager for an ordinary user) holds the whole run: a holder process starts in a new
+delegated scope with the caps and every process of the run joins its cgroup. Where a process of
+the grader's may not join it, each process the run starts gets a scope of its own instead,
+capping it with its children; the sandbox says which caps it could set.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,6 +141,8 @@ class Cgroups:
     memory: Path | None
     pids: Path | None
     version: str = "v1"
+    holder: subprocess.Popen[bytes] | None = None
+    """The process that keeps a run's systemd scope alive (see ``create_scope``)."""
 
     @property
     def directories(self) -> list[Path]:
@@ -175,6 +180,10 @@ class Cgroups:
         while self.processes() and time.monotonic() < deadline:
             self.kill()
             time.sleep(0.02)
+        if self.holder is not None:
+            self.holder.kill()
+            self.holder.wait()
+            return  # systemd removes the scope once it is empty
         for directory in self.directories:
             with contextlib.suppress(OSError):
                 directory.rmdir()
@@ -259,13 +268,14 @@ def scope_command(
     systemd_run: str, env: str, memory_mb: int, processes: int, user: bool
 ) -> list[str]:
     """The prefix that runs what follows in a new systemd scope capping its memory (no swap)
-    and tasks, then with an empty environment (``env -i``)."""
+    and tasks, delegated to the grader's user, then with an empty environment (``env -i``)."""
     return [
         systemd_run,
         *(["--user"] if user else []),
         "--scope",
         "--quiet",
         "--collect",
+        "--property=Delegate=yes",
         f"--property=MemoryMax={memory_mb}M",
         "--property=MemorySwapMax=0",
         f"--property=TasksMax={processes}",
@@ -304,3 +314,78 @@ def systemd_scope() -> tuple[tuple[str, str, bool] | None, str]:
         said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
         return None, f"systemd-run cannot make a scope here ({said})"
     return (systemd_run, env, user), ""
+
+
+def holder_command(
+    scope: tuple[str, str, bool], sleep: str, memory_mb: int, processes: int
+) -> list[str]:
+    """A holder (``sleep infinity``) in a new scope with a run's caps, for the run to join."""
+    systemd_run, env, user = scope
+    return scope_command(systemd_run, env, memory_mb, processes, user) + [sleep, "infinity"]
+
+
+JOIN_CHECK = (
+    "import os, sys\nwith open(sys.argv[1], 'w') as procs:\n    procs.write(str(os.getpid()))\n"
+)
+"""Moves itself into the cgroup whose ``cgroup.procs`` is its argument, as the launcher does."""
+
+
+def scope_folder(mount: Path, own: str | None, holder: str) -> Path | None:
+    """The holder's scope folder, once it is in one (``holder``: its ``/proc/PID/cgroup``)."""
+    path = v2_own_path(holder)
+    if path is None or path == own or not path.endswith(".scope"):
+        return None
+    return mount / path.lstrip("/")
+
+
+def create_scope(
+    scope: tuple[str, str, bool], memory_mb: int, processes: int, wait: float = 10.0
+) -> Cgroups | None:
+    """A systemd scope capping all of a run's processes together, held by a sleeping process;
+    None where it has no cgroup v2 caps or a process of the grader's may not join it."""
+    sleep = shutil.which("sleep", path="/usr/bin:/bin")
+    try:
+        mount = v2_mount(Path("/proc/self/mountinfo").read_text(encoding="utf-8"))
+        own = v2_own_path(Path("/proc/self/cgroup").read_text(encoding="utf-8"))
+    except OSError:
+        return None
+    if sleep is None or mount is None:
+        return None
+    try:
+        holder = subprocess.Popen(
+            holder_command(scope, sleep, memory_mb, processes),
+            env=scope_environment(dict(os.environ)),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        return None
+    found = Cgroups(None, None, "v2", holder)
+    deadline = time.monotonic() + wait
+    folder = None
+    while folder is None and holder.poll() is None and time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            text = Path(f"/proc/{holder.pid}/cgroup").read_text(encoding="utf-8")
+            folder = scope_folder(mount, own, text)
+        if folder is None:
+            time.sleep(0.02)
+    capped = folder is not None and all((folder / f).exists() for f in ("memory.max", "pids.max"))
+    if folder is None or not capped:
+        found.remove()
+        return None
+    found.memory = found.pids = folder
+    try:
+        check = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", JOIN_CHECK, str(folder / "cgroup.procs")],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        check = None
+    if check is None or check.returncode != 0:
+        found.remove()
+        return None
+    return found

@@ -2,15 +2,18 @@
 
 The grader runs ``python -I -S launch.py SPEC -- COMMAND…`` in a new session; SPEC is JSON with
 ``pids`` (a file to append this pid to), ``cgroups`` (directories whose ``cgroup.procs`` this
-process joins), ``limits`` (resource limits by name) and ``env`` (the command's whole
-environment: nothing of this process's own, such as the ``LC_CTYPE`` Python may add, is
-passed). Everything happens before the exec, so every limit is in place before the first
-instruction of the command (bubblewrap, which then starts the learner's code). Standard
-library only: this file runs outside any package.
+process joins), ``stage`` (pairs of directories: each source is bound on its mount point in a
+mount namespace of this process's own, so a user the command then switches to can reach a
+directory inside one it cannot enter, such as a Python under ``/root``), ``limits`` (resource
+limits by name) and ``env`` (the command's whole environment: nothing of this process's own,
+such as the ``LC_CTYPE`` Python may add, is passed). Everything happens before the exec, so
+every limit is in place before the first instruction of the command (bubblewrap, which then
+starts the learner's code). Standard library only: this file runs outside any package.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import resource
@@ -26,6 +29,8 @@ LIMITS = {
 }
 FAILED = 125
 """Exit code when the command could not be started confined."""
+CLONE_NEWNS = 0x00020000
+MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
 
 
 def lower_limit(resource_id: int, value: int) -> None:
@@ -34,6 +39,22 @@ def lower_limit(resource_id: int, value: int) -> None:
     if hard != resource.RLIM_INFINITY:
         value = min(value, hard)
     resource.setrlimit(resource_id, (value, value))
+
+
+def stage(pairs: Sequence[Sequence[str]]) -> None:
+    """Bind each source on its mount point, in a new mount namespace nothing propagates from."""
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def check(result: int, what: str) -> None:
+        if result != 0:
+            number = ctypes.get_errno()
+            raise OSError(number, f"{what}: {os.strerror(number)}")
+
+    check(libc.unshare(CLONE_NEWNS), "unshare the mount namespace")
+    check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
+    for source, target in pairs:
+        flags = MS_BIND | MS_REC
+        check(libc.mount(os.fsencode(source), os.fsencode(target), None, flags, None), target)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -48,6 +69,8 @@ def main(argv: Sequence[str]) -> int:
         for cgroup in spec["cgroups"]:
             with open(os.path.join(cgroup, "cgroup.procs"), "w", encoding="ascii") as procs:
                 procs.write(str(os.getpid()))
+        if spec.get("stage"):
+            stage(spec["stage"])
         for name, value in spec["limits"].items():
             lower_limit(LIMITS[name], int(value))
         os.execve(command[0], command, dict(spec.get("env", {})))

@@ -19,12 +19,13 @@ import os
 import shutil
 import signal
 import site
+import stat
 import subprocess
 import sys
 import sysconfig
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import cgroups
@@ -63,28 +64,38 @@ def drop_command(setpriv: str, uid: int = HOST_UID) -> list[str]:
     ]
 
 
-NOBODY_CHECK = "import os, sys\nfor path in sys.argv[1:]:\n    os.listdir(path)\n"
-
-
 @functools.cache
 def host_user_check() -> tuple[tuple[str, int] | None, str]:
     """((setpriv, uid) or None, why not): whether a root grader can start the sandbox as
-    ``HOST_UID``, who must be able to run this Python and read its directories."""
+    ``HOST_UID`` here (tried once: a sandbox started that way must run this Python)."""
     if os.geteuid() != 0:
         return None, "the grader is not root"
     setpriv = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
     if setpriv is None:
         return None, "setpriv (util-linux) is not installed"
-    python = [str(p) for p in python_directories()]
-    command = [*drop_command(setpriv), sys.executable, "-I", "-S", "-c", NOBODY_CHECK, *python]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return None, f"setpriv did not start: {error}"
-    if done.returncode != 0:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None, "bubblewrap (bwrap) is not installed or not on PATH"
+    host = (setpriv, HOST_UID)
+    with tempfile.TemporaryDirectory(prefix="course-sandbox-user-") as scratch:
+        run = Path(scratch)
+        confinement = Confinement(
+            True, default_layout([], [], 8), (), SandboxLimits(), run, bwrap, host=host
+        )
+        check = [sys.executable, "-I", "-S", "-c", "import os; print(os.getuid())"]
+        command, env = confinement.wrap(check, {}, ())
+        try:
+            done = subprocess.run(
+                command, env=env, capture_output=True, text=True, timeout=60, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return None, f"setpriv or bubblewrap did not start: {error}"
+        finally:
+            confinement.close()
+    if done.returncode != 0 or done.stdout.split() != [str(SANDBOX_UID)]:
         said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-        return None, f"user {HOST_UID} cannot run this Python ({said})"
-    return (setpriv, HOST_UID), ""
+        return None, f"user {HOST_UID} cannot start the sandbox here ({said})"
+    return host, ""
 
 
 def host_user() -> tuple[str, int] | None:
@@ -108,6 +119,26 @@ def let_through(paths: Iterable[Path], writable: Iterable[Path], uid: int) -> No
     for path in writable:
         with contextlib.suppress(OSError):
             os.chown(path, uid, uid)
+
+
+def others_can_enter(path: Path) -> bool:
+    """Whether a user who is neither owner nor group may enter ``path``: search permission
+    for others on it and on every folder above it."""
+    for folder in [path, *path.parents]:
+        try:
+            if not folder.stat().st_mode & stat.S_IXOTH:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def staging(paths: Iterable[Path], under: Path) -> tuple[tuple[Path, Path], ...]:
+    """(directory, mount point) for each of ``paths`` that others cannot enter (a Python under
+    ``/root``, say): the launcher binds it on a numbered mount point ``under`` a folder the
+    dropped user can reach, and the sandbox binds it back at its own path."""
+    hidden = [path for path in paths if not others_can_enter(path)]
+    return tuple((path, under / str(number)) for number, path in enumerate(hidden))
 
 
 @dataclass(frozen=True)
@@ -178,6 +209,8 @@ class Layout:
     """Directories that must not be visible even if they lie inside a visible one."""
     scratch_mb: int = 64
     shared_memory_mb: int = 16
+    sources: tuple[tuple[Path, Path], ...] = ()
+    """(directory, where it is bound from) for directories not bound from themselves."""
 
 
 def default_layout(
@@ -195,6 +228,7 @@ def default_layout(
 
 def mount_arguments(layout: Layout, writable: Sequence[Path]) -> list[str]:
     """bwrap's filesystem arguments for ``layout`` (pure: reads only symbolic links)."""
+    sources = dict(layout.sources)
     args: list[str] = []
     for path in layout.system:
         if path.is_symlink():
@@ -209,14 +243,14 @@ def mount_arguments(layout: Layout, writable: Sequence[Path]) -> list[str]:
     args += ["--size", str(layout.scratch_mb * mb), "--tmpfs", "/tmp"]
     for path in layout.python:  # after /tmp: a virtual environment may live there
         if not any(path.is_relative_to(d) for d in layout.system):
-            args += ["--ro-bind", str(path), str(path)]
+            args += ["--ro-bind", str(sources.get(path, path)), str(path)]
     visible = [*layout.system, *layout.python]
     covered = [h for h in layout.hidden if any(h.is_relative_to(v) for v in visible)]
     for path in outermost(covered):
         args += ["--tmpfs", str(path)]
     for path in layout.python:  # a Python inside a hidden directory (a venv in the kit, say)
         if any(path.is_relative_to(h) for h in covered):
-            args += ["--ro-bind", str(path), str(path)]
+            args += ["--ro-bind", str(sources.get(path, path)), str(path)]
     for path in layout.graded:
         args += ["--ro-bind", str(path), str(path)]
     for path in writable:
@@ -323,11 +357,10 @@ def enforced(
             found.append("learner code is the grader's own host user outside its namespace")
     else:
         found.append("no sandbox: learner code runs with the grader's own permissions")
+    held = cgroup is not None and cgroup.holder is not None
     if cgroup is not None and cgroup.memory is not None:
-        found.append(
-            f"memory {limits.memory_mb} MB for all processes together "
-            f"(memory cgroup {cgroup.version})"
-        )
+        how = "systemd scope of the run, cgroup v2" if held else f"memory cgroup {cgroup.version}"
+        found.append(f"memory {limits.memory_mb} MB for all processes together ({how})")
     elif scoped:
         found.append(
             f"memory {limits.memory_mb} MB for each process the run starts, with its children "
@@ -339,9 +372,8 @@ def enforced(
             "(no writable memory cgroup, so no cap on all processes together)"
         )
     if cgroup is not None and cgroup.pids is not None:
-        found.append(
-            f"{limits.processes} processes and threads together (pids cgroup {cgroup.version})"
-        )
+        how = "systemd scope of the run, cgroup v2" if held else f"pids cgroup {cgroup.version}"
+        found.append(f"{limits.processes} processes and threads together ({how})")
     elif scoped:
         found.append(
             f"{limits.processes} processes and threads for each process the run starts, with "
@@ -361,12 +393,29 @@ def enforced(
     return tuple(found)
 
 
+def run_cgroups(
+    limits: SandboxLimits, *, sandboxed: bool
+) -> tuple[Cgroups | None, tuple[str, str, bool] | None]:
+    """A run's cgroups (v1, a delegated v2, else a systemd scope held for the whole run),
+    or else, sandboxed, the systemd scope each of its processes gets (see ``cgroups``)."""
+    found = cgroups.create(limits.memory_mb, limits.processes)
+    if found is not None:
+        return found, None
+    scope = cgroups.systemd_scope()[0]
+    if scope is None:
+        return None, None
+    held = cgroups.create_scope(scope, limits.memory_mb, limits.processes)
+    if held is not None:
+        return held, None
+    return None, scope if sandboxed else None
+
+
 def planned_limits(limits: SandboxLimits, *, sandboxed: bool) -> tuple[str, ...]:
     """What a run would enforce here (cgroups are tried, then removed)."""
-    trial = cgroups.create(limits.memory_mb, limits.processes)
+    trial, scope = run_cgroups(limits, sandboxed=sandboxed)
     try:
-        scoped = sandboxed and trial is None and cgroups.systemd_scope()[0] is not None
-        return enforced(limits, trial, sandboxed, host_user() if sandboxed else None, scoped)
+        host = host_user() if sandboxed else None
+        return enforced(limits, trial, sandboxed, host, scope is not None)
     finally:
         if trial is not None:
             trial.remove()
@@ -407,7 +456,7 @@ class Confinement:
             home.mkdir(exist_ok=True)
         clean = confined_environment(env, self.python_path, home)
         host = self.host if self.sandboxed else None
-        spec = {
+        spec: dict[str, object] = {
             "pids": str(self.pid_file),
             "cgroups": [str(d) for d in (self.cgroup.directories if self.cgroup else [])],
             "limits": rlimits(self.limits, self.cgroup, host[1] if host else None),
@@ -416,9 +465,17 @@ class Confinement:
             spec["env"] = clean
             return _launcher(spec) + command, clean
         assert self.bwrap is not None
-        sandbox = bwrap_command(self.bwrap, self.layout, clean, writable)
+        layout = self.layout
         if host is not None:
-            let_through([*self.layout.graded, *self.layout.python], writable, host[1])
+            staged = staging(layout.python, self.run_directory / "staged")
+            for _, point in staged:
+                point.mkdir(parents=True, exist_ok=True)
+            points = [point for _, point in staged]
+            let_through([*layout.graded, *points], writable, host[1])
+            layout = replace(layout, sources=staged)
+            spec["stage"] = [[str(path), str(point)] for path, point in staged]
+        sandbox = bwrap_command(self.bwrap, layout, clean, writable)
+        if host is not None:
             sandbox = drop_command(*host) + sandbox
         # an empty environment: bubblewrap's first process in the sandbox keeps bubblewrap's
         spec["env"] = {}
@@ -543,15 +600,8 @@ def open_confinement(
 ) -> Confinement:
     """A confinement for one graded run, with cgroups when they can be made."""
     layout = default_layout(graded, hidden, limits.scratch_mb, limits.shared_memory_mb)
-    cgroup = cgroups.create(limits.memory_mb, limits.processes)
+    cgroup, scope = run_cgroups(limits, sandboxed=sandboxed)
+    host = host_user() if sandboxed else None
     return Confinement(
-        sandboxed,
-        layout,
-        tuple(python_path),
-        limits,
-        run_directory,
-        bwrap,
-        cgroup,
-        host_user() if sandboxed else None,
-        cgroups.systemd_scope()[0] if sandboxed and cgroup is None else None,
+        sandboxed, layout, tuple(python_path), limits, run_directory, bwrap, cgroup, host, scope
     )

@@ -16,6 +16,7 @@ import pytest
 from harness_support import kill_processes_with, processes_with
 
 from course.grading import cgroups
+from course.grading import sandbox as sandbox_module
 from course.grading.sandbox import (
     HOST_UID,
     Confinement,
@@ -29,6 +30,7 @@ from course.grading.sandbox import (
     mount_arguments,
     open_confinement,
     sandbox_status,
+    staging,
 )
 from course.harness.kit import kit_root
 
@@ -382,6 +384,53 @@ def test_the_drop_to_nobody_maps_the_sandbox_to_host_nobody(tmp_path: Path) -> N
     assert (shared / "made").stat().st_uid == HOST_UID, "nobody on the host, not root"
 
 
+def test_only_directories_others_cannot_enter_are_staged_and_bound_back(tmp_path: Path) -> None:
+    locked, open_ = tmp_path / "locked", tmp_path / "open"
+    (locked / "python").mkdir(parents=True)
+    (open_ / "python").mkdir(parents=True)
+    locked.chmod(0o700)
+    open_.chmod(0o755)
+    tmp_path.chmod(0o755)
+    staged = staging([locked / "python", open_ / "python"], tmp_path / "points")
+    assert staged == ((locked / "python", tmp_path / "points" / "0"),)
+    layout = Layout(
+        system=(), python=(locked / "python", open_ / "python"), graded=(), sources=staged
+    )
+    args = mount_arguments(layout, ())
+    bound = {args[i + 2]: args[i + 1] for i, a in enumerate(args) if a == "--ro-bind"}
+    assert bound[str(locked / "python")] == str(tmp_path / "points" / "0")
+    assert bound[str(open_ / "python")] == str(open_ / "python")
+
+
+def test_a_dropped_sandbox_reaches_a_python_inside_a_folder_only_root_may_enter(
+    tmp_path: Path,
+) -> None:
+    """As a pyenv Python under ``/root``: the host user cannot enter, the sandbox still reads."""
+    host, why = host_user_check()
+    if host is None:
+        pytest.skip(f"no drop to an unprivileged host user here: {why}")
+    status = sandbox_status(kit_root(), ("course",))
+    assert status.bwrap is not None, status.reason
+    private = tmp_path / "private"
+    (private / "python").mkdir(parents=True)
+    (private / "python" / "marker.txt").write_text("reached\n", encoding="utf-8")
+    private.chmod(0o700)
+    run = tmp_path / "run"
+    run.mkdir()
+    layout = default_layout([], [], 8)
+    layout = Layout(layout.system, (*layout.python, private / "python"), (), scratch_mb=8)
+    confinement = Confinement(True, layout, (), SandboxLimits(), run, status.bwrap, host=host)
+    try:
+        marker = str(private / "python" / "marker.txt")
+        command, env = confinement.wrap(["/usr/bin/cat", marker], {}, ())
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        confinement.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "reached\n"
+    assert private.stat().st_mode & 0o777 == 0o700, "the host folder is left as it was"
+
+
 def test_a_delegated_cgroup_v2_caps_memory_and_processes_together(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -450,17 +499,77 @@ def test_a_systemd_scope_prefix_caps_memory_and_tasks_and_clears_the_environment
     assert cgroups.scope_environment(environ) == {"XDG_RUNTIME_DIR": "/run/user/1000"}
 
 
-def test_where_systemd_makes_scopes_a_run_without_cgroups_uses_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def systemd_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, held: bool) -> Confinement:
+    """A run with no cgroup of its own where systemd makes scopes (skips elsewhere): held in
+    one scope, or (``held=False``) a scope for each process it starts."""
     scope, why = cgroups.systemd_scope()
     if scope is None:
         pytest.skip(f"no systemd scope here: {why}")
     monkeypatch.setattr(cgroups, "create", lambda memory, processes: None)
-    confinement = empty_run(tmp_path, SandboxLimits(memory_mb=200, processes=16))
+    if not held:
+        monkeypatch.setattr(cgroups, "create_scope", lambda *given, **named: None)
+    return empty_run(tmp_path, SandboxLimits(memory_mb=200, processes=16))
+
+
+def test_where_systemd_makes_scopes_a_run_without_cgroups_uses_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    confinement = systemd_run(tmp_path, monkeypatch, held=False)
     try:
-        assert any("(systemd scope" in line for line in confinement.enforced())
+        assert any("(systemd scope;" in line for line in confinement.enforced())
         said = run_inside(confinement, "print(open('/proc/1/environ', 'rb').read() == b'')")
         assert said.strip().splitlines()[-1] == "True", said
+    finally:
+        confinement.close()
+
+
+def test_a_run_scope_holder_is_a_sleeping_process_in_a_delegated_capped_scope() -> None:
+    scope = ("/usr/bin/systemd-run", "/usr/bin/env", True)
+    command = cgroups.holder_command(scope, "/usr/bin/sleep", 200, 16)
+    assert command[:3] == ["/usr/bin/systemd-run", "--user", "--scope"]
+    assert {"--property=Delegate=yes", "--property=MemoryMax=200M"} <= set(command)
+    assert "--property=TasksMax=16" in command
+    assert command[-4:] == ["/usr/bin/env", "-i", "/usr/bin/sleep", "infinity"]
+
+
+def test_the_holders_scope_is_found_once_it_has_left_the_graders_cgroup() -> None:
+    mount, own = Path("/sys/fs/cgroup"), "/user.slice/user-1000.slice/session-3.scope"
+    assert cgroups.scope_folder(mount, own, f"0::{own}\n") is None, "not moved yet"
+    moved = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run-r1.scope\n"
+    assert cgroups.scope_folder(mount, own, moved) == mount / moved[4:].strip()
+    assert cgroups.scope_folder(mount, own, "0::/user.slice/x.service\n") is None
+
+
+def test_removing_a_held_scope_ends_its_holder_and_leaves_the_folder_to_systemd(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "cgroup.procs").write_text("", encoding="ascii")
+    holder = subprocess.Popen(["sleep", "60"])
+    held = cgroups.Cgroups(tmp_path, tmp_path, "v2", holder)
+    held.remove(wait=1)
+    assert holder.returncode is not None, "the holder ended and was reaped"
+    assert tmp_path.is_dir(), "systemd removes its own scope"
+    line = " ".join(sandbox_module.enforced(SandboxLimits(memory_mb=200), held, sandboxed=False))
+    assert "200 MB for all processes together (systemd scope of the run, cgroup v2)" in line
+
+
+def test_a_scope_held_for_the_run_caps_its_processes_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes of one run, 120 MB each at once, under a 200 MB cap for the run."""
+    confinement = systemd_run(tmp_path, monkeypatch, held=True)
+    try:
+        if confinement.cgroup is None or confinement.cgroup.holder is None:
+            pytest.skip("systemd makes scopes here, but this grader may not join one it made")
+        hold = "import time\nblock = bytearray(b'\\x01') * (120 * 1024 * 1024)\ntime.sleep(3)\n"
+        started = [
+            subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for command, env in (
+                confinement.wrap([sys.executable, "-c", hold], {}, ()) for _ in range(2)
+            )
+        ]
+        codes = [process.wait(timeout=60) for process in started]
+        assert any(code != 0 for code in codes), "240 MB together is over the run's 200 MB"
+        assert confinement.out_of_memory()
     finally:
         confinement.close()
