@@ -23,7 +23,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -324,12 +323,6 @@ def holder_command(
     return scope_command(systemd_run, env, memory_mb, processes, user) + [sleep, "infinity"]
 
 
-JOIN_CHECK = (
-    "import os, sys\nwith open(sys.argv[1], 'w') as procs:\n    procs.write(str(os.getpid()))\n"
-)
-"""Moves itself into the cgroup whose ``cgroup.procs`` is its argument, as the launcher does."""
-
-
 def scope_folder(mount: Path, own: str | None, holder: str) -> Path | None:
     """The holder's scope folder, once it is in one (``holder``: its ``/proc/PID/cgroup``)."""
     path = v2_own_path(holder)
@@ -342,7 +335,7 @@ def create_scope(
     scope: tuple[str, str, bool], memory_mb: int, processes: int, wait: float = 10.0
 ) -> Cgroups | None:
     """A systemd scope capping all of a run's processes together, held by a sleeping process;
-    None where it has no cgroup v2 caps or a process of the grader's may not join it."""
+    None where it has no cgroup v2 caps (whether the run may join it is the caller's check)."""
     sleep = shutil.which("sleep", path="/usr/bin:/bin")
     try:
         mount = v2_mount(Path("/proc/self/mountinfo").read_text(encoding="utf-8"))
@@ -371,21 +364,8 @@ def create_scope(
             folder = scope_folder(mount, own, text)
         if folder is None:
             time.sleep(0.02)
-    capped = folder is not None and all((folder / f).exists() for f in ("memory.max", "pids.max"))
-    if folder is None or not capped:
+    if folder is None or not all((folder / f).exists() for f in ("memory.max", "pids.max")):
         found.remove()
         return None
     found.memory = found.pids = folder
-    try:
-        check = subprocess.run(
-            [sys.executable, "-I", "-S", "-c", JOIN_CHECK, str(folder / "cgroup.procs")],
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        check = None
-    if check is None or check.returncode != 0:
-        found.remove()
-        return None
     return found

@@ -405,9 +405,27 @@ def run_cgroups(
     if scope is None:
         return None, None
     held = cgroups.create_scope(scope, limits.memory_mb, limits.processes)
-    if held is not None:
+    if held is not None and joinable(held):
         return held, None
+    if held is not None:
+        held.remove()
     return None, scope if sandboxed else None
+
+
+def joinable(cgroup: Cgroups) -> bool:
+    """Whether the launcher can move a process into ``cgroup``: not where the nearest folder it
+    shares with the grader's own is not the grader's to write (a login session's scope)."""
+    true = shutil.which("true", path="/usr/bin:/bin")
+    if true is None:
+        return False
+    spec = {"pids": os.devnull, "cgroups": [str(d) for d in cgroup.directories], "limits": {}}
+    try:
+        done = subprocess.run(
+            _launcher(spec) + [true], capture_output=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def planned_limits(limits: SandboxLimits, *, sandboxed: bool) -> tuple[str, ...]:
@@ -445,6 +463,15 @@ class Confinement:
     def pid_file(self) -> Path:
         return self.run_directory / "pids"
 
+    @functools.cached_property
+    def staged(self) -> tuple[tuple[Path, Path], ...]:
+        """This Python's directories the host user cannot enter, with their mount points
+        (made once, in the run's own folder; see ``staging``)."""
+        found = staging(self.layout.python, self.run_directory / "staged")
+        for _, point in found:
+            point.mkdir(parents=True, exist_ok=True)
+        return found
+
     def wrap(
         self, command: list[str], env: dict[str, str], writable: tuple[Path, ...]
     ) -> tuple[list[str], dict[str, str]]:
@@ -465,18 +492,14 @@ class Confinement:
             spec["env"] = clean
             return _launcher(spec) + command, clean
         assert self.bwrap is not None
-        layout = self.layout
+        layout, drop = self.layout, []
         if host is not None:
-            staged = staging(layout.python, self.run_directory / "staged")
-            for _, point in staged:
-                point.mkdir(parents=True, exist_ok=True)
-            points = [point for _, point in staged]
-            let_through([*layout.graded, *points], writable, host[1])
+            staged = self.staged
+            let_through([*layout.graded, *(point for _, point in staged)], writable, host[1])
             layout = replace(layout, sources=staged)
             spec["stage"] = [[str(path), str(point)] for path, point in staged]
-        sandbox = bwrap_command(self.bwrap, layout, clean, writable)
-        if host is not None:
-            sandbox = drop_command(*host) + sandbox
+            drop = drop_command(*host)
+        sandbox = drop + bwrap_command(self.bwrap, layout, clean, writable)
         # an empty environment: bubblewrap's first process in the sandbox keeps bubblewrap's
         spec["env"] = {}
         if self.scope is not None:

@@ -573,3 +573,17 @@ def test_a_scope_held_for_the_run_caps_its_processes_together(
         assert confinement.out_of_memory()
     finally:
         confinement.close()
+
+
+def test_a_cgroup_is_joinable_only_where_the_launcher_can_move_a_process_into_it(
+    tmp_path: Path,
+) -> None:
+    missing = cgroups.Cgroups(tmp_path / "gone", tmp_path / "gone", "v2")
+    assert not sandbox_module.joinable(missing)
+    made = cgroups.create(64, 8)
+    if made is None:
+        pytest.skip("no writable cgroup here to join")
+    try:
+        assert sandbox_module.joinable(made)
+    finally:
+        made.remove()
