@@ -27,6 +27,7 @@ from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate
 from ..harness.editions import in_edition, speak
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
+from ..harness.pysource import parse
 from ..harness.runner import Limits
 from ..harness.workspace import Workspace, WorkspaceError, find_workspace, read_workspace
 from ..locale import gettext as _
@@ -157,7 +158,7 @@ def pending_note(error: BaseException) -> View | None:
 def assigned_names(source: str) -> set[str]:
     """The names a cell's top-level statements bind (``result = …``, ``for x in …``, ``import``)."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return set()
     names: set[str] = set()

@@ -13,7 +13,6 @@ its non-trivial code matches as a whole.
 from __future__ import annotations
 
 import ast
-import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from ..harness.kit import read_source
 from ..harness.manifest import Lab, Manifest
+from ..harness.pysource import parse
 
 SHORT_STATEMENTS = 4
 SHORT_TOKENS = 60
@@ -28,11 +28,6 @@ SHORT_TOKENS = 60
 short: there is about one way to write it, so it is never compared."""
 FLAG_AT = 0.9
 """A lab whose weighted similarity reaches this is flagged as copied."""
-
-_PARSING = threading.Lock()
-"""CPython 3.11's AST conversion keeps its recursion depth per interpreter, not per thread:
-two threads parsing at once can fail with ``SystemError``. Workspaces are graded in threads."""
-
 
 @dataclass(frozen=True)
 class LabSimilarity:
@@ -139,11 +134,10 @@ class Shape:
 
 def function_shape(source: bytes | str, name: str) -> Shape | None:
     """The normalised shape of top-level function ``name``; None if absent or unparsable."""
-    with _PARSING:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+    try:
+        tree = parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
     function = next(
         (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None
     )

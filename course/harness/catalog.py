@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .kit import KitError, read_source
 from .manifest import Manifest
+from .pysource import parse
 
 
 class CatalogError(ValueError):
@@ -73,7 +74,7 @@ def test_functions(source: str, file: str, labs: Iterable[str]) -> tuple[Catalog
     """The tests of one file, each with its lab; a ``CatalogError`` names what is wrong."""
     known = set(labs)
     try:
-        tree = ast.parse(source, filename=file)
+        tree = parse(source, filename=file)
     except SyntaxError as error:
         raise CatalogError(f"{file}: not valid Python ({error.msg}, line {error.lineno})") from None
     tests: list[CatalogTest] = []

@@ -6,6 +6,8 @@ import ast
 import inspect
 from collections.abc import Callable, Iterator
 
+from .pysource import parse
+
 
 def _string_statements(tree: ast.Module) -> Iterator[tuple[ast.Constant, str]]:
     """Each statement that is a lone string, and its text."""
@@ -17,7 +19,7 @@ def _string_statements(tree: ast.Module) -> Iterator[tuple[ast.Constant, str]]:
 
 def docstrings(source: str) -> Iterator[tuple[int, str]]:
     """(line, text) of every docstring in ``source``, cleaned as ``inspect.cleandoc`` does."""
-    for node, value in _string_statements(ast.parse(source)):
+    for node, value in _string_statements(parse(source)):
         text = inspect.cleandoc(value)
         if text.strip():
             yield node.lineno, text
@@ -37,7 +39,7 @@ def localized(source: str, translate: Callable[[str], str]) -> str:
     each lab stub, untouched (a stub's words are looked up when it raises, in the edition
     that is speaking then). A text the catalog lacks, or one a literal could not hold,
     stays as it is."""
-    tree = ast.parse(source)
+    tree = parse(source)
     edits: list[tuple[ast.Constant, str]] = []
     for node, value in _string_statements(tree):
         original = inspect.cleandoc(value)

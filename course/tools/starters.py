@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..harness.manifest import Lab, LabFunction, Manifest, WorkspaceFile
+from ..harness.pysource import parse
 
 STUB_EXCEPTION = "LabNotImplemented"
 STUB_IMPORT = f"from .labs import {STUB_EXCEPTION}\n"
@@ -65,7 +66,7 @@ def _stub_lines(
 
 def generate_starter(reference: str, stubs: dict[str, Stub], where: str) -> str:
     """``reference`` with every function in ``stubs`` replaced by its stub."""
-    tree = ast.parse(reference)
+    tree = parse(reference)
     functions = _functions(tree)
     missing = sorted(set(stubs) - set(functions))
     if missing:
