@@ -39,8 +39,8 @@ TABLE_COMMAND = re.compile(r"^\| `((?:[^`\\]|\\.)+)` \|", re.MULTILINE)
 OPTIONAL = re.compile(r" \[([^\]]+)\]")
 
 FAST = {
-    ".venv/bin/python -m pytest": (
-        ".venv/bin/python -m pytest --collect-only -q",
+    "bash scripts/setup --dev && .venv/bin/python -m pytest": (
+        "bash scripts/setup --dev && .venv/bin/python -m pytest --collect-only -q",
         "it is the suite this test belongs to: collecting it shows the command works",
     ),
     "COURSE_FUZZ_EXAMPLES=10000 python3 -m pytest tests/test_reliability.py -k fuzz": (
@@ -169,6 +169,7 @@ def variants(command: str) -> list[str]:
 def test_the_documents_show_commands_of_every_kind() -> None:
     shown = {c for d in COMMANDS for c in d.commands}
     assert "bash scripts/setup && .venv/bin/checkpoint 11" in shown
+    assert "bash scripts/setup --dev && .venv/bin/python -m pytest" in shown
     assert "course-kit crashtest --trials N" in shown
     assert any(c.startswith(".venv/bin/practice 11 --lang zh ") for c in shown)
     assert sum(d.block == "learner" for d in COMMANDS) >= 4
@@ -179,6 +180,7 @@ def test_the_documents_show_commands_of_every_kind() -> None:
 
 IN_KIT = {
     "bash scripts/setup && .venv/bin/checkpoint 11": "setup installs the kit where it is",
+    "bash scripts/setup --dev && .venv/bin/python -m pytest": "setup installs the kit where it is",
 }
 """Commands run in the kit itself; the rest run in a view of it (see ``Places.view``)."""
 
@@ -306,3 +308,35 @@ def test_the_documented_command_works(
         else:
             where = KIT if documented.commands[0] in IN_KIT else places.view
         works(documented, script, run(script, where, tmp_path))
+
+
+EXAMPLE = re.compile(r"^```python\n(.*?)^```\n\n```text\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def python_examples() -> list[tuple[str, str, str]]:
+    """(where, code, shown output) for each ``python`` block followed by a ``text`` block."""
+    found = []
+    for document in DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        for example in EXAMPLE.finditer(text):
+            line = text[: example.start()].count("\n") + 1
+            found.append((f"{document.relative_to(KIT).as_posix()}:{line}", *example.groups()))
+    return found
+
+
+def test_the_readme_shows_the_chapters_own_call() -> None:
+    assert any(where.startswith("README.md:") for where, _, _ in python_examples())
+
+
+@pytest.mark.parametrize(("where", "code", "shown"), python_examples(), ids=lambda v: v[:40])
+def test_a_documented_example_prints_what_it_shows(where: str, code: str, shown: str) -> None:
+    result = subprocess.run(
+        [str(KIT / ".venv" / "bin" / "python"), "-c", code],
+        cwd=KIT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, f"{where}: {result.stderr}"
+    assert result.stdout == shown, f"{where}: shown {shown!r}, printed {result.stdout!r}"
