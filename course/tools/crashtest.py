@@ -4,10 +4,12 @@
 opens the log (repairing a torn tail left by the previous kill, as a restarting agent would),
 appends entries and reports each acknowledgement (``append`` returned) on stdout; the parent
 sends SIGKILL at a random moment, reads the log back and checks that every entry acknowledged
-on it, in this trial or an earlier one, is there. Large random payloads make a kill inside a
-``write`` possible, so torn tails do occur; the next trial's child reopens that same log and
-repairs the tail (a log is only rotated when it is clean, and after the last trial a torn log
-is reopened once more), so every torn tail seen is also repaired on reopen.
+on it, in this trial or an earlier one, is there. Every second trial splits one write on
+purpose: its child writes the first half of an entry's line, says so, and waits; the kill lands
+there, so every run makes torn tails (a random kill inside a large ``write`` rarely does). The
+next trial's child reopens that same log and repairs the tail (a log is only rotated when it is
+clean, and after the last trial a torn log is reopened once more), so every torn tail seen is
+also repaired on reopen.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from ..jsonl import JsonlSessionStore, recover_jsonl
 
 ACK = "ack "
+SPLIT = "split "
 STARTUP_TIMEOUT = 10.0
 KILL_WINDOW = 0.1
 """The kill lands up to this many seconds after the first acknowledgement."""
@@ -61,9 +64,25 @@ class TrialTally:
         )
 
 
-def child(log: Path, seed: int, fsync: bool, *, reopen_only: bool = False) -> None:
+def split_the_next_write() -> None:
+    """Make this process's next log write stop halfway: half the line reaches the file, the
+    parent is told (``split``), and the process waits for its kill."""
+    from .. import jsonl
+
+    def write_half(fd: int, data: bytes) -> None:
+        os.write(fd, data[: max(1, len(data) // 2)])
+        print(SPLIT + str(len(data)), flush=True)
+        time.sleep(STARTUP_TIMEOUT * 6)
+        raise SystemExit("the split write was not killed")
+
+    jsonl.write_whole = write_half  # type: ignore[attr-defined]  # this child only
+
+
+def child(
+    log: Path, seed: int, fsync: bool, *, reopen_only: bool = False, split: bool = False
+) -> None:
     """Reopen the log (repairing a torn tail), then append entries forever, acknowledging each
-    one after ``append`` returns."""
+    one after ``append`` returns; with ``split``, the first append stops halfway."""
     rng = random.Random(seed)
     with JsonlSessionStore(log, fsync=fsync) as store:
         if store.warnings:
@@ -71,6 +90,8 @@ def child(log: Path, seed: int, fsync: bool, *, reopen_only: bool = False) -> No
             print("repaired", flush=True)
         if reopen_only:
             return
+        if split:
+            split_the_next_write()
         entries = store.entries()
         parent = entries[-1].id if entries else None
         number = len(entries)
@@ -107,10 +128,14 @@ def reopen(log: Path, tally: TrialTally) -> None:
     tally.repaired += done.stdout.split().count("repaired")
 
 
-def run_trial(log: Path, seed: int, rng: random.Random, tally: TrialTally) -> bool:
-    """One child, one SIGKILL at a random moment, one check of the log; True if it is torn."""
+def run_trial(
+    log: Path, seed: int, rng: random.Random, tally: TrialTally, *, split: bool = False
+) -> bool:
+    """One child, one SIGKILL (at a random moment, or inside the write it splits), one check of
+    the log; True if it is torn."""
     fsync = rng.random() < 0.3
-    command = child_command(log, seed, *(["--fsync"] if fsync else []))
+    options = ["--fsync"] if fsync else []
+    command = child_command(log, seed, *options, *(["--split"] if split else []))
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     acknowledged: list[str] = []
     started = threading.Event()
@@ -122,13 +147,17 @@ def run_trial(log: Path, seed: int, rng: random.Random, tally: TrialTally) -> bo
             if line.startswith(ACK):
                 acknowledged.append(line[len(ACK) :].strip())
                 started.set()
+            elif line.startswith(SPLIT):
+                process.send_signal(signal.SIGKILL)
+                started.set()
             elif line.strip() == "repaired":
                 tally.repaired += 1
 
     reader = threading.Thread(target=read)
     reader.start()
     started.wait(timeout=STARTUP_TIMEOUT)  # kill while appending, not while starting up
-    time.sleep(rng.uniform(0.0, KILL_WINDOW))
+    if not split:
+        time.sleep(rng.uniform(0.0, KILL_WINDOW))
     process.send_signal(signal.SIGKILL)
     process.wait()
     reader.join()
@@ -153,7 +182,7 @@ def run(trials: int, seed: int, directory: Path) -> TrialTally:
             logs += 1
             log = directory / f"crash-{logs}.jsonl"
             tally.on_this_log = set()
-        torn = run_trial(log, seed * 1_000 + trial, rng, tally)
+        torn = run_trial(log, seed * 1_000 + trial, rng, tally, split=trial % 2 == 1)
         print(
             f"trial {trial + 1}/{trials}: acknowledged {tally.acknowledged}, "
             f"torn tails {tally.torn_tails}, lost {len(tally.lost)}",
@@ -173,6 +202,7 @@ def add_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--fsync", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--reopen-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--split", action="store_true", help=argparse.SUPPRESS)
     return parser
 
 
@@ -181,7 +211,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m course.tools.
     parser = add_options(argparse.ArgumentParser(prog=prog, description=__doc__))
     args = parser.parse_args(argv)
     if args.child is not None:
-        child(args.child, args.seed, args.fsync, reopen_only=args.reopen_only)
+        child(args.child, args.seed, args.fsync, reopen_only=args.reopen_only, split=args.split)
         return 0
     if args.trials < 1:
         parser.error("--trials must be at least 1")
