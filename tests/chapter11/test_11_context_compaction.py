@@ -931,16 +931,6 @@ def test_lab_11_5_resumes_from_the_latest_summary(impl: Any) -> None:
     path.insert(4, metadata)
     kept = ["u2", "a2"] + THIRD_GROUP + ["u4", "a4"]
 
-    compaction, suffix = impl.compaction.resume_suffix(path)
-    same(
-        _(
-            "resume_suffix of u1 … a3 → compact-1 (first kept u2) → u4 → a4, with metadata m2 "
-            "after a2: (compaction id, suffix ids without metadata)"
-        ),
-        (getattr(compaction, "id", compaction), [entry.id for entry in suffix]),
-        ("compact-1", kept),
-    )
-
     result = build(impl, path, 200)
     case = _("resuming from compact-1 (first kept u2) with max_tokens=200")
     text = summary_text(result)
@@ -999,6 +989,16 @@ def test_lab_11_5_resumes_from_the_latest_summary(impl: Any) -> None:
             should_name(first_kept, error),
         )
 
+    compaction, suffix = impl.compaction.resume_suffix(path)
+    same(
+        _(
+            "resume_suffix of u1 … a3 → compact-1 (first kept u2) → u4 → a4, with metadata m2 "
+            "after a2: (compaction id, suffix ids without metadata)"
+        ),
+        (getattr(compaction, "id", compaction), [entry.id for entry in suffix]),
+        ("compact-1", kept),
+    )
+
 
 @pytest.mark.lab("11.5")
 def test_lab_11_5_repeated_builds_are_equal_and_isolated(impl: Any) -> None:
@@ -1033,40 +1033,6 @@ def test_lab_11_5_repeated_builds_are_equal_and_isolated(impl: Any) -> None:
 
 @pytest.mark.lab("11.5")
 def test_lab_11_5_second_compaction_renders_only_the_latest_summary(impl: Any) -> None:
-    summary = impl.session.CompactionSummary(
-        goal="Fix resume",
-        constraints=["Never rewrite an entry"],
-        completed=["Parsed compact-1", "Grouped u2"],
-        decisions=[],
-        changed_files=[],
-        unresolved=[],
-        next=[],
-    )
-    layout = "\n".join(
-        [
-            "[Compaction summary of earlier messages]",
-            "Goal: Fix resume",
-            "Constraints:",
-            "- Never rewrite an entry",
-            "Completed:",
-            "- Parsed compact-1",
-            "- Grouped u2",
-            "Decisions:",
-            "- (none)",
-            "Changed files:",
-            "- (none)",
-            "Unresolved:",
-            "- (none)",
-            "Next:",
-            "- (none)",
-        ]
-    )
-    same(
-        _("summary_message of the docstring's example (goal 'Fix resume'), line by line"),
-        impl.compaction.summary_message(summary),
-        {"role": "user", "content": layout},
-    )
-
     path = resumed_path(impl)
     before = summary_text(build(impl, path, 200))
     holds(
@@ -1100,15 +1066,6 @@ def test_lab_11_5_second_compaction_renders_only_the_latest_summary(impl: Any) -
     )
     same(_("compact-2's parent_id (the leaf a4)"), compact_2.parent_id, "a4")
     path = path + [compact_2]
-    compaction, suffix = impl.compaction.resume_suffix(path)
-    same(
-        _(
-            "resume_suffix after compact-2 (first kept u3; compact-1 lies between): "
-            "(compaction id, suffix ids without compaction entries)"
-        ),
-        (getattr(compaction, "id", compaction), [entry.id for entry in suffix]),
-        ("compact-2", THIRD_GROUP + ["u4", "a4"]),
-    )
 
     result = build(impl, path, 200)
     case = _("resuming after compact-2 (first kept u3)")
@@ -1148,3 +1105,47 @@ def test_lab_11_5_second_compaction_renders_only_the_latest_summary(impl: Any) -
         list(fields),
     )
     same(f"{case}: kept_entry_ids", result.kept_entry_ids, THIRD_GROUP + ["u4", "a4"])
+
+    compaction, suffix = impl.compaction.resume_suffix(path)
+    same(
+        _(
+            "resume_suffix after compact-2 (first kept u3; compact-1 lies between): "
+            "(compaction id, suffix ids without compaction entries)"
+        ),
+        (getattr(compaction, "id", compaction), [entry.id for entry in suffix]),
+        ("compact-2", THIRD_GROUP + ["u4", "a4"]),
+    )
+
+    summary = impl.session.CompactionSummary(
+        goal="Fix resume",
+        constraints=["Never rewrite an entry"],
+        completed=["Parsed compact-1", "Grouped u2"],
+        decisions=[],
+        changed_files=[],
+        unresolved=[],
+        next=[],
+    )
+    layout = "\n".join(
+        [
+            "[Compaction summary of earlier messages]",
+            "Goal: Fix resume",
+            "Constraints:",
+            "- Never rewrite an entry",
+            "Completed:",
+            "- Parsed compact-1",
+            "- Grouped u2",
+            "Decisions:",
+            "- (none)",
+            "Changed files:",
+            "- (none)",
+            "Unresolved:",
+            "- (none)",
+            "Next:",
+            "- (none)",
+        ]
+    )
+    same(
+        _("summary_message of the docstring's example (goal 'Fix resume'), line by line"),
+        impl.compaction.summary_message(summary),
+        {"role": "user", "content": layout},
+    )
