@@ -761,10 +761,7 @@ def test_lab_11_3_trims_only_at_group_boundaries(impl: Any) -> None:
     same(
         f"{case}: (kept_entry_ids, reason)",
         (result.kept_entry_ids, result.reason),
-        (
-            THIRD_GROUP,
-            "trimmed",
-        ),
+        (THIRD_GROUP, "trimmed"),
     )
 
     asked: list[dict[str, Any]] = []
