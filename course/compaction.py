@@ -28,11 +28,17 @@ def create_compaction_entry(
     """A new compaction record to append after the path's leaf; writes nothing anywhere.
 
     Refuse an empty path and an ``id`` already on the path (``CompactionError``). The parent
-    is the path's last entry, whatever its type. ``first_kept_entry_id`` must be the first
-    entry of one of the path's interactions; say which ids are allowed when it is not. Build
-    the JSON object and let ``parse_session_entry`` check and copy it (a
-    ``CompactionSummary`` goes through ``summary_to_json`` first). Append it nowhere: the
-    caller decides when to ``store.append`` it.
+    is the path's last entry, whatever its type (a metadata leaf too).
+    ``first_kept_entry_id`` must be the first entry of one of the path's interactions (the
+    user message that opens a group of ``split_interactions``); say which ids are allowed
+    when it is not. Build the JSON object and let ``parse_session_entry`` check and copy it (a
+    ``CompactionSummary`` goes through ``summary_to_json`` first): the summary, ``timestamp``
+    and ``tokens_before`` follow Lab 11.1's rules, refused with its ``SessionEntryError``
+    naming the JSON key (``compact-1.tokensBefore``), and the record shares no list with
+    ``summary``. Every refusal is a ``ValueError``.
+
+    Append it nowhere and change nothing it is given: ``path`` (do not ``append`` to it) and
+    ``summary`` stay as they were; the caller decides when to ``store.append`` the record.
     """
     if not path:
         raise CompactionError(f"{id}: cannot compact an empty path (no leaf to append after)")
@@ -79,9 +85,29 @@ SUMMARY_TITLE = "[Compaction summary of earlier messages]"
 def summary_message(summary: CompactionSummary) -> Message:
     """The synthetic user message for a summary: its seven fields in fixed order.
 
-    One ``{"role": "user", "content": text}``: the text is ``SUMMARY_TITLE``, then
-    ``Goal: …``, then each list under its heading from ``SUMMARY_HEADINGS`` as ``- item``
-    lines (``- (none)`` for an empty list).
+    One ``{"role": "user", "content": text}``. The text is lines joined by single newlines
+    (no blank line, no newline at the end): ``SUMMARY_TITLE``; ``Goal: `` and the goal; then,
+    for each list in the order of ``SUMMARY_HEADINGS``, its heading and a colon on a line of
+    its own, then one ``- item`` line per item, or one ``- (none)`` line for an empty list.
+    Items are written as they are. A summary whose goal is ``Fix resume``, whose
+    ``constraints`` are ``["Never rewrite an entry"]``, whose ``completed`` are
+    ``["Parsed compact-1", "Grouped u2"]`` and whose other lists are empty reads::
+
+        [Compaction summary of earlier messages]
+        Goal: Fix resume
+        Constraints:
+        - Never rewrite an entry
+        Completed:
+        - Parsed compact-1
+        - Grouped u2
+        Decisions:
+        - (none)
+        Changed files:
+        - (none)
+        Unresolved:
+        - (none)
+        Next:
+        - (none)
     """
     lines = [SUMMARY_TITLE, f"Goal: {summary.goal}"]
     for attr, heading in SUMMARY_HEADINGS:
@@ -92,7 +118,10 @@ def summary_message(summary: CompactionSummary) -> Message:
 
 
 def latest_compaction(path: Sequence[SessionEntry]) -> int | None:
-    """Index of the newest compaction entry on the path, searching from its end; None if none."""
+    """Index of the newest compaction entry on the path, searching from its end; None if none.
+
+    The newest is the last one on the path (not the first); the path is not changed.
+    """
     for index in range(len(path) - 1, -1, -1):
         if isinstance(path[index], CompactionEntry):
             return index
@@ -104,10 +133,14 @@ def resume_suffix(
 ) -> tuple[CompactionEntry | None, list[SessionEntry]]:
     """The latest compaction (if any) and the entries whose messages follow its summary.
 
-    Without a compaction the whole path follows. With one (``latest_compaction``), its
-    ``first_kept_entry_id`` must be on the path before it and be a user message, else a
-    ``CompactionError`` naming both ids. The suffix is every message entry from first kept
-    on: metadata and every compaction entry are skipped. Entries are not copied here.
+    Without a compaction the whole path follows: ``(None, list(path))``, as it is. With one
+    (``latest_compaction``; older compactions play no part), its ``first_kept_entry_id`` must
+    be on the path before it and be a user message, else a ``CompactionError`` (a
+    ``ValueError``) naming both ids, e.g. ``compact-1.firstKeptEntryId: calls is not a user
+    message``. The suffix is every message entry from first kept on, in path order: metadata
+    entries and every compaction entry (older ones too) are left out. For ``u1 a1 u2 a2 m2
+    u3 … a3 compact-1 u4 a4``, with metadata ``m2`` and compact-1 keeping ``u2``, it is
+    ``(compact-1, [u2, a2, u3, …, a3, u4, a4])``. Entries are not copied here.
 
     ``build_context`` (Lab 11.3) reaches this only through the given ``open_context`` in
     ``context.py``, and only for a path holding a compaction: resume is all Lab 11.5's.

@@ -24,8 +24,11 @@ GroupStatus: TypeAlias = Literal["kept", "trimmed", "overflow"]
 
 
 class BudgetError(PrintableError):
-    """A budget number, an estimate or a total is not a non-negative finite number."""
+    """A budget number, an estimate or a total is not a non-negative finite number.
 
+    A ``ValueError``, like every refusal of the chapter; ``build_context`` also raises it for
+    a ``system_prompt`` that is not a string.
+    """
 
 @dataclass(frozen=True)
 class ContextTokens:
@@ -97,9 +100,11 @@ class GroupBudget:
 def check_amount(value: object, what: str) -> float:
     """A budget number or an estimate, checked as a float: ``BudgetError`` unless finite, >= 0.
 
-    The number is read as a plain ``int`` or ``float`` before any comparison, so a subclass's
-    own ``__lt__``, ``__float__`` or ``__int__`` play no part. An ``int`` comes back as a plain
-    ``int`` (so the chapter's figures stay whole numbers).
+    ``True``, ``"31"``, ``-1``, ``NaN`` and ``Infinity`` are all refused, each with an error
+    that starts with ``what`` (``max_tokens: must be ...``). The number is read as a plain
+    ``int`` or ``float`` before any comparison, so a subclass's own ``__lt__``, ``__float__``
+    or ``__int__`` play no part. An ``int`` comes back as a plain ``int`` (so the chapter's
+    figures stay whole numbers).
     """
     number = plain_number(value)
     if number is None:
@@ -133,11 +138,19 @@ def select_groups(
 ) -> Selection:
     """Keep whole groups from the newest backwards while their running cost stays ``<=``.
 
-    Copy each examined entry with ``parse_message_entry`` and estimate the copy (``estimate``
-    hands the estimator a copy of its own); stop at the first group that does not fit. When
-    the newest group alone does not fit, keep it whole anyway with reason
-    ``single_group_overflow``; otherwise the reason is ``within_budget`` when every group
-    fits, else ``trimmed``. Groups older than the stop are never copied nor estimated.
+    Walk from the newest group to the oldest. Copy each entry of the group at hand with
+    ``parse_message_entry`` and estimate each copy's message with ``estimate`` (which hands
+    the estimator a copy of its own and checks its answer); the group costs the sum. If the
+    running cost plus the group's stays ``<= available``, keep it and go on; otherwise stop
+    the walk there: that group and every older one are dropped, even an older one small
+    enough to fit (never skip a group to keep an older one). Cost a group only when the walk
+    reaches it: groups older than the stop are never copied nor estimated.
+
+    When the newest group alone does not fit, keep it whole anyway:
+    ``Selection(its copies, its cost, "single_group_overflow", 1)``. Otherwise the reason is
+    ``within_budget`` when every group fits (so for no groups at all), else ``trimmed``;
+    ``entries`` are the kept copies in path order, ``tokens`` their summed cost and
+    ``groups`` how many groups were kept.
     """
     kept: list[list[MessageEntry]] = []
     used: float = 0
@@ -198,9 +211,14 @@ def build_context(
 ) -> BuildContextResult:
     """Project ``path`` into the messages of one model request within the token budget.
 
-    Lab 11.3 writes all of this function. Check the three numbers with ``check_amount`` and
-    that ``system_prompt`` is a string; a repeated entry id is an error (``check_unique_ids``).
-    Estimate the prompt as ``{"role": "system", "content": system_prompt}``; then
+    Lab 11.3 writes all of this function. First the checks, each a ``ValueError``: the three
+    numbers with ``check_amount`` (a ``BudgetError`` naming ``max_tokens``,
+    ``reserved_output`` or ``safety_margin``); ``system_prompt`` must be a ``str``, else a
+    ``BudgetError`` naming ``system_prompt`` (a ``ValueError``, not a ``TypeError``); a
+    repeated entry id is an error (the given ``check_unique_ids``).
+
+    Estimate the prompt as ``{"role": "system", "content": system_prompt}`` with ``estimate``,
+    always: an empty prompt ``""`` is estimated too, never taken as free. Then
     ``available = max(0, max_tokens - system - reserved_output - safety_margin)``.
 
     Ask the given ``open_context(path, estimate_tokens)`` what opens the messages (Lab 11.5's
@@ -208,8 +226,10 @@ def build_context(
     ``split_interactions`` and choose with ``select_groups`` within
     ``max(0, available - opening.tokens)``. Return copies only: the opening's messages, then
     the chosen ones; ``messages = opening.tokens + chosen.tokens``, ``total = system +
-    messages + reserved_output + safety_margin`` (finite, or a ``BudgetError``), and the
-    opening's ``compaction_id``.
+    messages + reserved_output + safety_margin`` (finite, or a ``BudgetError``), the chosen
+    entries' ids, their reason, ``system_prompt`` as given and the opening's
+    ``compaction_id``. The path is never changed, and no returned message is one the
+    estimator was handed.
     """
     max_tokens = check_amount(max_tokens, "max_tokens")
     reserved_output = check_amount(reserved_output, "reserved_output")

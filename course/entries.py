@@ -163,7 +163,10 @@ def parse_message_entry(value: object) -> MessageEntry:
 
 
 def check_unique_ids(path: Sequence[SessionEntry]) -> None:
-    """Each entry appears once on a path: a repeated id is an error naming it."""
+    """Each entry appears once on a path: a repeated id is a ``SessionEntryError`` naming it.
+
+    Only entry ids count: a tool call id may recur in another interaction.
+    """
     if len({entry.id for entry in path}) == len(path):
         return
     seen: set[str] = set()

@@ -102,7 +102,11 @@ class FieldReader:
     def mapping(
         self, value: object, path: str, required: Iterable[str], optional: Iterable[str] = ()
     ) -> Mapping[str, Any]:
-        """An object with exactly the ``required`` keys (and maybe some ``optional`` ones)."""
+        """An object with exactly the ``required`` keys (and maybe some ``optional`` ones).
+
+        Anything but a mapping (a list, say) is an error; so is an unknown key
+        (``<id><path>.note: unknown field``) and a missing one (``...: missing field``).
+        """
         if not isinstance(value, Mapping):
             raise self.fail(path, _("must be an object, got {kind}").format(kind=kind_name(value)))
         required = tuple(required)
@@ -128,7 +132,11 @@ class FieldReader:
         return str.__str__(value)
 
     def number(self, value: object, path: str) -> int | float:
-        """A non-negative finite number (``bool`` is not a number here), as a plain one."""
+        """A non-negative finite number, as a plain one: an ``int`` stays an ``int``.
+
+        ``True`` (a ``bool`` is not a number here), ``"29"``, ``-1``, ``NaN`` and
+        ``Infinity`` are errors.
+        """
         number = plain_number(value)
         if number is None:
             raise self.fail(
@@ -149,7 +157,11 @@ class FieldReader:
         return number if type(number) is int else as_float
 
     def string_list(self, value: object, path: str) -> list[str]:
-        """A list of strings, copied."""
+        """A list of strings, copied: a new list.
+
+        Anything but a list is an error, a string too (``"one item"`` is never read as
+        ``["one item"]``); so is an item that is not a string (``<path>[1]``).
+        """
         if not isinstance(value, list):
             raise self.fail(
                 path, _("must be a list of strings, got {kind}").format(kind=kind_name(value))

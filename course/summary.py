@@ -75,11 +75,19 @@ def parse_summary(
 
     ``value`` may also be a ``CompactionSummary`` already (the given ``copy_entry`` copies a
     record's summary this way): read it as its JSON object (``summary_to_json``) and check it
-    the same. Exactly the seven keys of ``SUMMARY_KEYS`` (a missing key, or an extra one such as an
-    old ``files`` alias, is an error); ``goal`` is a string that is not blank; each of the six
-    lists holds only strings. The lists returned are new: the caller's summary and the
-    parsed one share nothing. Errors are ``SessionEntryError`` naming ``entry_id`` and the
-    field, e.g. ``compact-1.summary.files: unknown field``.
+    the same. Read it with a ``FieldReader(entry_id)``; the rules:
+
+    - ``value`` is an object (a list, even one holding a summary, is an error);
+    - exactly the seven keys of ``SUMMARY_KEYS``: a missing key, or an extra one such as an
+      old ``files`` alias, is an error;
+    - ``goal`` is a string that is not blank (``""`` and ``"  "`` are errors);
+    - each of the six list fields is a list of strings (``FieldReader.string_list``): a
+      field given as a string, ``"constraints": "one item"``, is an error, never wrapped into
+      ``["one item"]``; so is an item that is not a string.
+
+    The lists returned are new: the caller's summary and the parsed one share nothing. Every
+    error is a ``SessionEntryError`` (a ``ValueError``) naming ``entry_id`` and the field,
+    e.g. ``compact-1.summary.files: unknown field``.
     """
     if isinstance(value, CompactionSummary):
         value = summary_to_json(value)
@@ -92,11 +100,21 @@ def parse_summary(
 def parse_compaction_entry(value: Mapping[str, Any]) -> CompactionEntry:
     """Narrow an object whose ``type`` is ``"compaction"`` to a fresh ``CompactionEntry``.
 
-    Exactly the keys of ``COMPACTION_KEYS``. ``id``, ``parentId`` and ``firstKeptEntryId`` are
-    non-empty strings (a compaction always has a parent); ``timestamp`` and ``tokensBefore``
-    are non-negative finite numbers (``tokensBefore`` is the caller's figure: check it, do not
-    recompute it); the summary goes through ``parse_summary``. Use a ``FieldReader`` so every
-    error names the entry and the field.
+    Read every field with ``FieldReader.of(value)``; the rules:
+
+    - exactly the keys of ``COMPACTION_KEYS``: a missing key (``summary`` too) or an unknown
+      one (``"note"``) is an error;
+    - ``id``, ``parentId`` and ``firstKeptEntryId`` are non-empty strings (a compaction
+      always has a parent: a ``null`` parentId is an error too);
+    - ``timestamp`` and ``tokensBefore`` are non-negative finite numbers
+      (``FieldReader.number``): ``-5``, ``NaN``, ``Infinity``, ``True`` and ``"29"`` are
+      errors, for either field; an ``int`` stays an ``int``. ``tokensBefore`` is the
+      caller's figure: check it, do not recompute it;
+    - the summary goes through ``parse_summary(..., entry_id=...)``, so the record shares no
+      list with ``value``.
+
+    Every error is a ``SessionEntryError`` (a ``ValueError``) naming the entry and the field,
+    e.g. ``compact-1.tokensBefore: must be a non-negative finite number, got -1``.
     """
     r = FieldReader.of(value)
     e = r.mapping(value, "", COMPACTION_KEYS)

@@ -34,11 +34,20 @@ class InteractionGroup:
 def split_interactions(path: Sequence[SessionEntry]) -> list[list[MessageEntry]]:
     """The message entries of ``path`` split into interactions, in path order, not copied.
 
-    A user message closes the current group and opens the next; assistant and tool result
-    messages join the open group (one before any user message is an ``InteractionError``, and
-    so is a system message: the prompt travels as ``system_prompt``). Metadata and compaction
-    entries are skipped. Each group is checked with ``check_tool_pairs`` as it closes. An
-    object that is not yet an entry is narrowed with ``parse_session_entry`` first.
+    A user message closes the current group and opens the next. Assistant and tool result
+    messages join the open group whatever they hold: an assistant message without tool calls
+    does not close it, and a tool result with ``"isError": true`` is a result like any other
+    (it stays in its group, paired by its ``toolCallId``). An assistant or tool result
+    message before any user message is an ``InteractionError``, and so is a system message
+    anywhere on the path (the prompt travels as ``system_prompt``). Metadata and compaction
+    entries are skipped: left out of the groups, and left where they are in ``path`` (never
+    remove anything from the caller's list). An empty path has no groups: ``[]``.
+
+    Each group is checked with ``check_tool_pairs`` as it closes, on its own: call ids are
+    unique within one interaction only, so a later interaction may reuse a call id (say
+    ``read-1``) that an earlier one used, and such a path is valid. An object that is not yet
+    an entry is narrowed with ``parse_session_entry`` first (its ``SessionEntryError``
+    propagates). Every refusal is a ``ValueError``.
     """
     raise LabNotImplemented(
         "11.2",
@@ -51,9 +60,14 @@ def split_interactions(path: Sequence[SessionEntry]) -> list[list[MessageEntry]]
 def check_tool_pairs(entries: list[MessageEntry]) -> list[MessageEntry]:
     """Check one group's four call/result relations by id alone, in any order; return it.
 
-    Every tool call id is declared once; every result's ``toolCallId`` names a call of this
-    group; a call has at most one result; and when the group ends every call has its result.
-    Errors name the entry, the call id and the group's first entry.
+    ``entries`` is one interaction, a user message first. Its calls are the ``{"type":
+    "toolCall", "id": ...}`` blocks of its assistant messages; its results are its
+    ``toolResult`` messages, whether ``isError`` is true or false. Every tool call id is
+    declared once in this group; every result's ``toolCallId`` names a call of this group (a
+    result may come before its call); a call has at most one result; and when the group ends
+    every call has its result. Only this group counts: an id used in another interaction is
+    no concern here. Return ``entries`` itself. Errors are ``InteractionError`` (a
+    ``ValueError``) naming the entry, the call id and the group's first entry.
     """
     raise LabNotImplemented(
         "11.2",
@@ -67,7 +81,8 @@ def group_interactions(path: Sequence[SessionEntry]) -> list[InteractionGroup]:
     """The interactions of ``path`` as groups of fresh copies (``split_interactions``, copied).
 
     Copy each entry with ``parse_message_entry`` so that the groups share nothing with the
-    path and every message they hold has been checked.
+    path (no entry, no message, no content block) and every message they hold has been
+    checked. ``path`` is left as it was, its metadata entries included.
     """
     raise LabNotImplemented(
         "11.2",

@@ -337,6 +337,166 @@ MUTANTS: tuple[Mutant, ...] = (
         "a new record may reuse an id of the path",
         ("an id already on the path (a3)", "wrongly accepted"),
     ),
+    Mutant(
+        "wraps_a_string_constraints_into_a_list",
+        "summary.py",
+        'lists = {attr: r.string_list(s[key], f"{path}.{key}")',
+        "lists = {attr: r.string_list("
+        '[s[key]] if key == "constraints" and isinstance(s[key], str) else s[key], '
+        'f"{path}.{key}")',
+        "11.1",
+        "constraints given as a string is silently wrapped into a list",
+        ("summary.constraints given as a string", "wrongly accepted"),
+    ),
+    Mutant(
+        "tokens_before_may_be_infinite",
+        "summary.py",
+        'tokens_before=r.number(e["tokensBefore"], ".tokensBefore"),',
+        'tokens_before=e["tokensBefore"] if type(e["tokensBefore"]) in (int, float) '
+        'and e["tokensBefore"] == e["tokensBefore"] and e["tokensBefore"] >= 0 '
+        'else r.number(e["tokensBefore"], ".tokensBefore"),',
+        "11.1",
+        "an own check of tokensBefore refuses NaN and negatives but lets Infinity through",
+        ("tokensBefore Infinity", "wrongly accepted"),
+    ),
+    Mutant(
+        "ignores_an_unknown_key",
+        "summary.py",
+        'e = r.mapping(value, "", COMPACTION_KEYS)',
+        'e = r.mapping(value, "", COMPACTION_KEYS, optional=value.keys())',
+        "11.1",
+        "a record with a key outside COMPACTION_KEYS is accepted",
+        ("an unknown key 'note' in the record", "wrongly accepted"),
+    ),
+    Mutant(
+        "timestamp_is_not_checked",
+        "summary.py",
+        'timestamp=r.number(e["timestamp"], ".timestamp"),',
+        'timestamp=e["timestamp"] if isinstance(e["timestamp"], (int, float)) '
+        'else r.number(e["timestamp"], ".timestamp"),',
+        "11.1",
+        "any number is taken as a timestamp, a negative one too",
+        ("timestamp -5", "wrongly accepted"),
+    ),
+    Mutant(
+        "drops_an_error_result",
+        "groups.py",
+        "        else:\n            current.append(entry)\n",
+        '        elif not entry.message.get("isError"):\n            current.append(entry)\n',
+        "11.2",
+        "a tool result with isError: true is dropped from its group",
+        ("r-test an error result (isError: true)", "wrongly refused"),
+    ),
+    Mutant(
+        "call_ids_unique_across_the_path",
+        "groups.py",
+        "    if current:\n        groups.append(check_tool_pairs(current))\n    return groups\n",
+        """    if current:
+        groups.append(check_tool_pairs(current))
+    declared = [
+        block.get("id")
+        for group in groups
+        for entry in group
+        if entry.message.get("role") == "assistant"
+        for block in entry.message.get("content") or []
+        if isinstance(block, Mapping) and block.get("type") == "toolCall"
+    ]
+    if len(set(declared)) != len(declared):
+        raise InteractionError("a tool call id is declared twice on the path")
+    return groups
+""",
+        "11.2",
+        "call ids must be unique across the whole path, so a later interaction may not reuse one",
+        ("reusing call id read-1", "wrongly refused"),
+    ),
+    Mutant(
+        "removes_metadata_from_the_callers_path",
+        "groups.py",
+        "    groups: list[list[MessageEntry]] = []\n    current: list[MessageEntry] = []\n",
+        "    groups: list[list[MessageEntry]] = []\n    current: list[MessageEntry] = []\n"
+        '    path[:] = [e for e in path if getattr(e, "type", None) != "metadata"]\n',
+        "11.2",
+        "split_interactions removes the metadata entries from the caller's own list",
+        ("the caller's path list after grouping it", "'m1'", "- expected, + got"),
+    ),
+    Mutant(
+        "estimates_every_group_up_front",
+        "context.py",
+        """    for group in reversed(groups):
+        copies = [parse_message_entry(entry) for entry in group]
+        cost = sum(estimate(estimate_tokens, entry.message, entry.id) for entry in copies)
+""",
+        """    costs = [sum(estimate(estimate_tokens, e.message, e.id) for e in g) for g in groups]
+    for group, cost in zip(reversed(groups), reversed(costs)):
+        copies = [parse_message_entry(entry) for entry in group]
+""",
+        "11.3",
+        "every group is estimated before the walk, though the walk stops at the first misfit",
+        ("[u1, a1] is never estimated", "the estimator was asked about"),
+    ),
+    Mutant(
+        "skips_a_group_that_does_not_fit",
+        "context.py",
+        "            break\n",
+        "            continue\n",
+        "11.3",
+        "a group that does not fit is skipped and older groups are still taken",
+        ("the older group of 2 is not taken", "got:", "expected:"),
+    ),
+    Mutant(
+        "empty_system_prompt_is_free",
+        "context.py",
+        '"system prompt"\n    )\n',
+        '"system prompt"\n    ) if system_prompt else 0\n',
+        "11.3",
+        "an empty system prompt is taken as costing nothing, without asking the estimator",
+        ("system_prompt ''", "tokens.system: got 0, expected 5"),
+    ),
+    Mutant(
+        "non_string_prompt_is_a_type_error",
+        "context.py",
+        'raise BudgetError(f"system_prompt: must be a string',
+        'raise TypeError(f"system_prompt: must be a string',
+        "11.3",
+        "a system_prompt that is not a string raises TypeError instead of a ValueError",
+        ("{'system_prompt': 7}", "refused with TypeError, expected a ValueError"),
+    ),
+    Mutant(
+        "appends_the_record_to_the_path",
+        "compaction.py",
+        "    assert isinstance(entry, CompactionEntry)\n    return entry\n",
+        "    assert isinstance(entry, CompactionEntry)\n    path.append(entry)\n    return entry\n",
+        "11.4",
+        "create_compaction_entry appends the record to the caller's path",
+        ("nothing is appended to it", "compact-1", "- expected, + got"),
+    ),
+    Mutant(
+        "resume_suffix_keeps_metadata",
+        "compaction.py",
+        "[entry for entry in path[start:] if isinstance(entry, MessageEntry)]",
+        '[entry for entry in path[start:] if entry.type != "compaction"]',
+        "11.5",
+        "the resumed suffix keeps the metadata entries",
+        ("resume_suffix of u1", "'m2'", "- expected, + got"),
+    ),
+    Mutant(
+        "resume_suffix_keeps_older_compactions",
+        "compaction.py",
+        "[entry for entry in path[start:] if isinstance(entry, MessageEntry)]",
+        '[entry for entry in path[start:] if entry.type != "metadata" and entry is not compaction]',
+        "11.5",
+        "the resumed suffix keeps an older compaction entry that lies inside it",
+        ("resume_suffix after compact-2", "compact-1", "- expected, + got"),
+    ),
+    Mutant(
+        "summary_headings_without_colons",
+        "compaction.py",
+        '        lines.append(f"{heading}:")\n',
+        "        lines.append(heading)\n",
+        "11.5",
+        "the summary's headings are written without their colon",
+        ("summary_message of the docstring's example", "- expected, + got"),
+    ),
 )
 
 
