@@ -50,7 +50,9 @@ def megabyte(sources: Sources) -> Sources:
     for path, text in sources.items():
         helpers, n = [text], 0
         while sum(map(len, helpers)) < 1 << 20:
-            helpers.append(f"\n\ndef helper_{n}(x):\n    return [x + {n} for _ in range(3)]\n".encode())
+            helpers.append(
+                f"\n\ndef helper_{n}(x):\n    return [x + {n} for _ in range(3)]\n".encode()
+            )
             n += 1
         out[path] = b"".join(helpers)
     return out

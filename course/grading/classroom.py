@@ -30,8 +30,8 @@ from typing import Any
 from .copies import WINDOW, Baseline, Cut, K, LabPrint, Prints
 from .gradebook import Grade
 
-REFERENCE_FLOOR = 0.8
-REFERENCE_CEILING = 0.9
+REFERENCE_FLOOR = 0.85
+REFERENCE_CEILING = 0.95
 """Containment of the reference's fingerprint: flagged from the ceiling on, and from the floor
 on when far above the class."""
 PAIR_FLOOR = 0.6

@@ -189,7 +189,7 @@ def _module_names(tree: ast.Module, given: frozenset[str], labs: set[str]) -> _M
         elif isinstance(node, ast.Import | ast.ImportFrom):
             aliases |= {a.asname: a.name for a in node.names if a.asname}
     own = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in given}
-    return _Module(frozenset(top - labs), frozenset(own - labs), aliases)
+    return _Module(frozenset((top | given) - labs), frozenset(own - labs), aliases)
 
 
 def _renamer(local: set[str], module: _Module, keep: str) -> Callable[[str], str]:

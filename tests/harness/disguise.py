@@ -42,12 +42,14 @@ class RenameLocals(ast.NodeTransformer):
         self.local: set[str] = set()
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        self.local = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+        outer = self.local  # a nested function also sees its enclosing function's names
+        self.local = outer | {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
         self.local |= {
             n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
         self.local -= {"id"}  # a keyword-only parameter: its name is the signature's
         self.generic_visit(node)
+        self.local = outer
         return node
 
     def visit_arg(self, node: ast.arg) -> ast.AST:
