@@ -1,51 +1,104 @@
-"""How much of each lab's code is the reference's, once names and padding are normalised away.
+"""Copy detection for the roster: each lab's code fingerprinted, then compared across the class.
 
-Copying the reference's text passes every check honestly (it is the reference); that is a
-matter of academic honesty, not forgery, so it is only flagged, for an instructor to look at.
-Each lab function is compared with the reference's as a sequence of syntax tokens after
-normalising away what does not change behaviour: docstrings, comments, no-op statements
-(``pass``, bare constants, ``x = x``, ``if False:`` blocks) and the names of parameters and
-local variables. A lab's figure weighs its functions by the reference's size and leaves out
-the short ones (there is about one way to write four lines), so a lab is flagged only when
-its non-trivial code matches as a whole.
+It works the way MOSS does. Each lab function is reduced to a stream of syntax tokens after
+normalising away what does not change behaviour: docstrings, comments, annotations, no-op
+statements (``pass``, bare constants, ``x = x``, ``if False:`` blocks), the names of parameters
+and local variables (numbered by first use) and the names of the learner's own top-level helpers
+and constants (one placeholder). The stream's k-grams are hashed and winnowed: of every window of
+consecutive hashes the smallest is kept, so a lab's fingerprint is a small set whatever the order
+of its functions. A lab's fingerprint is that of its non-short functions (short ones are written
+one way by everyone) and of the helpers they call.
+
+Everything is bounded: a file is read up to ``SOURCE_BYTES`` (cut before a top-level statement),
+a function up to ``FUNCTION_TOKENS`` tokens, a file up to ``FILE_TOKENS``; what is cut is said.
+Fingerprints are made only for roster rows, never at a learner's door. The comparison is pure and
+lives in ``classroom.py``.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from difflib import SequenceMatcher
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 from ..harness.kit import read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.pysource import parse
 
+SOURCE_BYTES = 64 * 1024
+"""A learner file is fingerprinted up to this many bytes (the reference's are at most 11 KiB)."""
+FUNCTION_TOKENS = 4_000
+"""A function's token stream is cut here (the reference's longest is well under 1,000)."""
+FILE_TOKENS = 20_000
+"""All the functions of one file together are cut here."""
 SHORT_STATEMENTS = 4
 SHORT_TOKENS = 60
-"""A function with fewer statements (nested ones counted) or fewer syntax tokens than these is
-short: there is about one way to write it, so it is never compared."""
-FLAG_AT = 0.9
-"""A lab whose weighted similarity reaches this is flagged as copied."""
+"""A reference function with fewer statements (nested ones counted) or fewer syntax tokens than
+these is short: there is about one way to write it, so it is never compared."""
+K = 12
+"""Tokens per k-gram: about one short statement of syntax."""
+WINDOW = 6
+"""Hashes per winnowing window: any match of ``K + WINDOW - 1`` tokens is always seen."""
+
+_SKIPPED_FIELDS = frozenset(
+    {"ctx", "type_comment", "kind", "annotation", "returns", "decorator_list", "simple"}
+)
+
 
 @dataclass(frozen=True)
-class LabSimilarity:
-    """How close one lab's learner code is to the reference's (0: nothing alike, 1: the same)."""
+class Cut:
+    """Something not fingerprinted whole: which file (and function), the limit, and its size."""
 
-    lab: str
-    similarity: float
-    """Over the lab's non-trivial functions, weighted by the reference's size; 0 when none."""
-    functions: tuple[str, ...]
-    """The functions compared (``module.function``): the lab's non-trivial ones."""
+    path: str
+    function: str
+    limit: str
+    """``bytes``, ``function tokens``, ``file tokens`` or ``unparsable``."""
+    kept: int
+    """Bytes or tokens fingerprinted."""
+    size: int
+    """The file's bytes; for tokens, at least this many (the rest is never read)."""
 
-    @property
-    def flagged(self) -> bool:
-        return bool(self.functions) and self.similarity >= FLAG_AT
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "function": self.function,
+            "limit": self.limit,
+            "kept": self.kept,
+            "size": self.size,
+        }
 
-    def describe(self) -> str:
-        """``Lab 11.3 0.97`` for a flag or a gradebook cell."""
-        return f"Lab {self.lab} {self.similarity:.2f}"
+
+@dataclass(frozen=True)
+class LabPrint:
+    """One lab of one submission: its winnowed hashes and its functions' whole-stream digests."""
+
+    hashes: frozenset[int]
+    digests: Mapping[str, int] = field(default_factory=dict)
+    """``module.function`` → a digest of its whole normalised stream (when it was not cut)."""
+
+
+@dataclass(frozen=True)
+class Prints:
+    """A submission's fingerprints, lab by lab (labs with nothing of their own left out)."""
+
+    labs: Mapping[str, LabPrint]
+    cuts: tuple[Cut, ...] = ()
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What every submission is read against: the reference, the starter and the short functions."""
+
+    package: str
+    labs: tuple[Lab, ...]
+    given: Mapping[str, frozenset[str]]
+    """Workspace path → the top-level names the starter defines (kept as they are)."""
+    short: frozenset[str]
+    """``module.function`` of the reference's short lab functions (never compared)."""
+    reference: Prints
 
 
 def _is_no_op(node: ast.stmt) -> bool:
@@ -53,6 +106,8 @@ def _is_no_op(node: ast.stmt) -> bool:
         return True
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
         return True  # a docstring, a string used as a comment, a bare number or ``...``
+    if isinstance(node, ast.AnnAssign) and node.value is None:
+        return True  # a bare declaration
     if isinstance(node, ast.Assign) and len(node.targets) == 1:
         target, value = node.targets[0], node.value
         return (
@@ -66,117 +121,265 @@ def _is_no_op(node: ast.stmt) -> bool:
     )
 
 
-class _Normaliser(ast.NodeTransformer):
-    """Drops no-op statements and renames parameters and local variables by first use."""
-
-    def __init__(self, local: set[str]) -> None:
-        self.local = local
-        self.names: dict[str, str] = {}
-
-    def _rename(self, name: str) -> str:
-        if name not in self.local:
-            return name  # a global, an import or a builtin: part of what the code does
-        return self.names.setdefault(name, f"v{len(self.names)}")
-
-    def generic_visit(self, node: ast.AST) -> ast.AST:
-        for field, value in ast.iter_fields(node):
-            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                kept = [s for s in value if not _is_no_op(s)]
-                setattr(node, field, kept or [ast.Pass()])
-        return super().generic_visit(node)
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        node.id = self._rename(node.id)
-        return node
-
-    def visit_arg(self, node: ast.arg) -> ast.AST:
-        node.arg = self._rename(node.arg)
-        node.annotation = None
-        return node
-
-
-def _local_names(function: ast.FunctionDef) -> set[str]:
-    """Parameters and every name the function (or a nested scope) binds."""
-    names = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-    for node in ast.walk(function):
+def _local_names(function: ast.FunctionDef, limit: int) -> set[str]:
+    """Parameters and every name the function (or a nested scope) binds, over ``limit`` nodes."""
+    names: set[str] = set()
+    scopes = ast.FunctionDef | ast.AsyncFunctionDef | ast.ExceptHandler
+    for node in islice(ast.walk(function), limit):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names.add(node.id)
         elif isinstance(node, ast.arg):
             names.add(node.arg)
+        elif isinstance(node, scopes) and node is not function and node.name:
+            names.add(node.name)
     return names
 
 
-def _tokens(node: ast.AST) -> Iterator[str]:
-    """The tree in pre-order: each node's type and the values that shape what it does."""
-    yield type(node).__name__
-    for field, value in ast.iter_fields(node):
-        if field in ("ctx", "type_comment", "kind"):
+_RENAMED = {("Name", "id"), ("arg", "arg"), ("FunctionDef", "name"), ("ExceptHandler", "name")}
+
+
+def _stream(node: ast.AST, rename: Callable[[str], str]) -> Iterator[str]:
+    """The tree in pre-order, normalised: each node's type and the values that shape it.
+
+    Iterative (a learner's deep nesting never recurses) and lazy (the caller cuts it).
+    """
+    stack: list[ast.AST | str] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
             continue
-        items = value if isinstance(value, list) else [value]
-        for item in items:
-            if isinstance(item, ast.AST):
-                yield from _tokens(item)
-            elif item is not None:
-                yield f"{field}={item!r}"
+        kind = "Assign" if isinstance(item, ast.AnnAssign) else type(item).__name__
+        yield kind
+        children: list[ast.AST | str] = []
+        for name, value in ast.iter_fields(item):
+            if name in _SKIPPED_FIELDS:
+                continue
+            items = value if isinstance(value, list) else [value]
+            if items and isinstance(items[0], ast.stmt):
+                items = [s for s in items if not _is_no_op(s)] or [ast.Pass()]
+            for child in items:
+                if isinstance(child, ast.AST):
+                    children.append(child)
+                elif isinstance(child, str) and (kind, name) in _RENAMED:
+                    children.append(f"{name}={rename(child)}")
+                elif child is not None:
+                    children.append(f"{name}={child!r}")
+        stack.extend(reversed(children))
 
 
 @dataclass(frozen=True)
-class Shape:
-    """A function reduced to what it does: its tokens and its statement count."""
+class _Module:
+    """What a file's top level binds: its names, the learner's own functions, import aliases."""
 
-    tokens: tuple[str, ...]
+    top: frozenset[str]
+    own: frozenset[str]
+    aliases: Mapping[str, str]
+
+
+def _module_names(tree: ast.Module, given: frozenset[str], labs: set[str]) -> _Module:
+    top: set[str] = set()
+    aliases: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            top.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            top |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            aliases |= {a.asname: a.name for a in node.names if a.asname}
+    own = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in given}
+    return _Module(frozenset((top | given) - labs), frozenset(own - labs), aliases)
+
+
+def _renamer(local: set[str], module: _Module, keep: str) -> Callable[[str], str]:
+    numbered: dict[str, str] = {}
+
+    def rename(name: str) -> str:
+        if name == keep:
+            return name
+        if name in local:
+            return numbered.setdefault(name, f"v{len(numbered)}")
+        if name in module.top:
+            return "g"  # a helper, a class or a constant of the file, whatever it is called
+        return module.aliases.get(name, name)  # imported or builtin: what the code does
+
+    return rename
+
+
+def _hash(tokens: list[str]) -> list[int]:
+    return [zlib.crc32(t.encode("utf-8", "backslashreplace")) for t in tokens]
+
+
+def winnow(ids: list[int], k: int = K, window: int = WINDOW) -> set[int]:
+    """The k-gram hashes of ``ids`` kept by winnowing (deterministic across processes)."""
+    grams = [hash(tuple(ids[i : i + k])) for i in range(len(ids) - k + 1)]
+    if len(grams) <= window:
+        return {min(grams)} if grams else set()
+    return {min(grams[i : i + window]) for i in range(len(grams) - window + 1)}
+
+
+@dataclass(frozen=True)
+class _Function:
+    tokens: list[str]
+    cut: bool
+    calls: frozenset[str]
     statements: int
 
-    @property
-    def is_short(self) -> bool:
-        return self.statements < SHORT_STATEMENTS or len(self.tokens) < SHORT_TOKENS
 
-
-def function_shape(source: bytes | str, name: str) -> Shape | None:
-    """The normalised shape of top-level function ``name``; None if absent or unparsable."""
+def _readable(source: bytes, path: str) -> tuple[ast.Module | None, list[Cut]]:
+    """The file parsed, cut before a top-level statement when it is too long."""
+    cuts = []
+    if len(source) > SOURCE_BYTES:
+        head = source[:SOURCE_BYTES]
+        end = max(head.rfind(b"\ndef "), head.rfind(b"\nclass "), head.rfind(b"\n@"))
+        cuts.append(Cut(path, "", "bytes", max(end + 1, 0), len(source)))
+        source = head[: end + 1] if end >= 0 else b""
     try:
-        tree = parse(source)
+        return parse(source), cuts
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    function = next(
-        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None
-    )
-    if function is None:
-        return None
-    function.decorator_list = []
-    function.returns = None
-    normalised = _Normaliser(_local_names(function)).visit(function)
-    body = [s for s in ast.walk(normalised) if isinstance(s, ast.stmt)]
-    return Shape(tuple(_tokens(normalised)), len(body) - 1)
+        return None, [*cuts, Cut(path, "", "unparsable", 0, len(source))]
 
 
-def similarity(mine: Shape, reference: Shape) -> float:
-    """0..1: how much of the two token sequences match, in order."""
-    return SequenceMatcher(None, mine.tokens, reference.tokens, autojunk=False).ratio()
+def _functions(
+    tree: ast.Module, path: str, given: frozenset[str], wanted: set[str]
+) -> tuple[dict[str, _Function], list[Cut]]:
+    """The ``wanted`` top-level functions and the learner's helpers they call, normalised.
 
-
-def lab_similarity(
-    lab: Lab, package: str, mine: Mapping[str, bytes], reference: Mapping[str, bytes]
-) -> LabSimilarity:
-    """One lab's figure; ``mine`` and ``reference`` map workspace paths to source."""
-    weighted, weights, compared = 0.0, 0, []
-    for function in lab.functions:
-        path = f"{package}/{function.module}.py"
-        theirs = function_shape(reference.get(path, b""), function.function)
-        if theirs is None or theirs.is_short:
+    Helpers nothing wanted calls are never read; the file's token budget is spent in that order.
+    """
+    module = _module_names(tree, given, wanted)
+    nodes: dict[str, ast.FunctionDef] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            nodes.setdefault(node.name, node)
+    found: dict[str, _Function] = {}
+    cuts: list[Cut] = []
+    budget = FILE_TOKENS
+    todo = [name for name in nodes if name in wanted]
+    while todo:
+        name = todo.pop(0)
+        if name in found:
             continue
-        learner = function_shape(mine.get(path, b""), function.function)
-        score = similarity(learner, theirs) if learner is not None else 0.0
-        weighted += score * len(theirs.tokens)
-        weights += len(theirs.tokens)
-        compared.append(function.name)
-    figure = round(weighted / weights, 2) if weights else 0.0
-    return LabSimilarity(lab.id, figure, tuple(compared))
+        if budget <= 0:
+            cuts.append(Cut(path, name, "file tokens", FILE_TOKENS, FILE_TOKENS + 1))
+            break
+        node = nodes[name]
+        local = _local_names(node, 4 * FUNCTION_TOKENS)
+        limit = min(FUNCTION_TOKENS, budget)
+        tokens = list(islice(_stream(node, _renamer(local, module, name)), limit + 1))
+        cut = len(tokens) > limit
+        if cut:
+            tokens = tokens[:limit]
+            which = "function tokens" if limit == FUNCTION_TOKENS else "file tokens"
+            cuts.append(Cut(path, name, which, limit, limit + 1))
+        budget -= len(tokens)
+        calls = frozenset(
+            n.id
+            for n in islice(ast.walk(node), 4 * FUNCTION_TOKENS)
+            if isinstance(n, ast.Name) and n.id in module.own and n.id not in local
+        )
+        todo += sorted(c for c in calls if c in nodes and c not in found)
+        statements = sum(1 for t in tokens if t in _STATEMENTS) - 1
+        found[name] = _Function(tokens, cut, calls, statements)
+    return found, cuts
 
 
-def lab_similarities(
-    manifest: Manifest, kit: Path, learner: Mapping[str, bytes]
-) -> list[LabSimilarity]:
-    """Every lab's figure for the learner files ``learner`` (workspace path → source)."""
-    reference = {f.path: read_source(kit, f.reference) for f in manifest.files_with_role("learner")}
-    return [lab_similarity(lab, manifest.package, learner, reference) for lab in manifest.labs]
+_STATEMENTS = frozenset(
+    name
+    for name in dir(ast)
+    if isinstance(getattr(ast, name), type) and issubclass(getattr(ast, name), ast.stmt)
+)
+
+
+def _is_short(function: _Function) -> bool:
+    return function.statements < SHORT_STATEMENTS or len(function.tokens) < SHORT_TOKENS
+
+
+def _reachable(start: str, functions: Mapping[str, _Function], wanted: set[str]) -> list[str]:
+    """``start`` and the learner's helpers it calls, directly or not (never another lab's)."""
+    seen, todo = [start], [start]
+    while todo:
+        for name in sorted(functions[todo.pop()].calls):
+            if name in functions and name not in seen and name not in wanted:
+                seen.append(name)
+                todo.append(name)
+    return seen
+
+
+def fingerprint(
+    sources: Mapping[str, bytes],
+    package: str,
+    labs: tuple[Lab, ...],
+    given: Mapping[str, frozenset[str]],
+    short: frozenset[str] = frozenset(),
+) -> Prints:
+    """A submission's fingerprints; ``sources`` maps workspace paths to source."""
+    by_path: dict[str, dict[str, _Function]] = {}
+    cuts: list[Cut] = []
+    wanted: dict[str, set[str]] = {}
+    for lab in labs:
+        for function in lab.functions:
+            wanted.setdefault(f"{package}/{function.module}.py", set()).add(function.function)
+    for path, names in wanted.items():
+        tree, file_cuts = _readable(sources.get(path, b""), path)
+        cuts += file_cuts
+        if tree is not None:
+            found, function_cuts = _functions(tree, path, given.get(path, frozenset()), names)
+            by_path[path] = found
+            cuts += function_cuts
+    prints: dict[str, LabPrint] = {}
+    for lab in labs:
+        hashes: set[int] = set()
+        digests: dict[str, int] = {}
+        for function in lab.functions:
+            path = f"{package}/{function.module}.py"
+            functions = by_path.get(path, {})
+            mine = functions.get(function.function)
+            if function.name in short or mine is None or _is_short(mine):
+                continue
+            ids = _hash(mine.tokens)
+            if not mine.cut:
+                digests[function.name] = hash(tuple(ids))
+            for name in _reachable(function.function, functions, wanted[path]):
+                helper = functions[name]
+                hashes |= winnow(ids if name == function.function else _hash(helper.tokens))
+        if hashes:
+            prints[lab.id] = LabPrint(frozenset(hashes), digests)
+    return Prints(prints, tuple(cuts))
+
+
+def _top_level_names(source: bytes) -> frozenset[str]:
+    names: set[str] = set()
+    for node in parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return frozenset(names)
+
+
+def baseline(manifest: Manifest, kit: Path, labs: tuple[Lab, ...] | None = None) -> Baseline:
+    """The reference's fingerprints and what the starter gives, read from the kit once."""
+    chosen = labs if labs is not None else tuple(manifest.labs)
+    files = manifest.files_with_role("learner")
+    given = {f.path: _top_level_names(read_source(kit, f.starter)) for f in files}
+    reference = {f.path: read_source(kit, f.reference) for f in files}
+    short: set[str] = set()
+    for lab in chosen:
+        for function in lab.functions:
+            path = f"{manifest.package}/{function.module}.py"
+            tree = parse(reference[path])
+            found, _ = _functions(tree, path, given[path], {function.function})
+            mine = found.get(function.function)
+            if mine is None or _is_short(mine):
+                short.add(function.name)
+    frozen = frozenset(short)
+    prints = fingerprint(reference, manifest.package, chosen, given, frozen)
+    return Baseline(manifest.package, chosen, given, frozen, prints)
+
+
+def learner_prints(base: Baseline, sources: Mapping[str, bytes]) -> Prints:
+    """A learner's fingerprints against ``base`` (bounded whatever the files hold)."""
+    return fingerprint(sources, base.package, base.labs, base.given, base.short)

@@ -2,9 +2,10 @@
 
 Every row says why: per lab a status and the reason behind any lab that did not pass, per
 test its message (JSON), the first reason in the CSV's ``note`` column, and flags for what an
-instructor should look at (a test report the probes contradict, edited tests, code copied
-from the reference, a symlinked folder). Text that came from learner code or learner folder
-names is stripped of control characters before it reaches a file or a terminal. A CSV cell
+instructor should look at (a test report the probes contradict, edited tests, a lab like the
+reference's or a classmate's (``classroom.py``), a symlinked folder). Text that came from learner
+code or learner folder names is stripped of control characters before it reaches a file or a
+terminal. A CSV cell
 that a spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, ``@``, a tab or
 a carriage return) is written with a ``'`` in front, in every column. The text of instructor
 tests stays out of the CSV and the terminal: the row's reasons come from the result as learners
@@ -17,7 +18,7 @@ import csv
 import io
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from ..harness.manifest import Lab
 from ..harness.results import CheckpointResult, LabResult
 from ..harness.status import WORST_FIRST, Status
 from ..harness.untrusted import escape
-from .copies import LabSimilarity
+from .copies import Prints
 from .safefs import atomic_write
 
 SKIPPED = "skipped"
@@ -56,8 +57,6 @@ class LabGrade:
     status: str
     reason: str = ""
     probes: Mapping[str, Any] | None = None
-    similarity: float | None = None
-    """0..1: how closely the lab's non-trivial code matches the reference's (``copies.py``)."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -69,8 +68,6 @@ class LabGrade:
         }
         if self.probes is not None:
             data["probes"] = dict(self.probes)
-        if self.similarity is not None:
-            data["similarity"] = self.similarity
         return data
 
 
@@ -94,6 +91,8 @@ class Grade:
     """How the submission arrived: ``folder``, ``zip``, ``tar.gz``…"""
     commit: str = ""
     """The git commit graded, when the submission is a repository."""
+    prints: Prints | None = field(default=None, compare=False, repr=False)
+    """The lab code's fingerprints, for the class's copy comparison (``classroom.py``)."""
 
     @property
     def note(self) -> str:
@@ -154,17 +153,14 @@ def graded_row(
     flags: Sequence[str],
     instructor: Sequence[str] = (),
     limits: Sequence[str] = (),
-    similarity: Sequence[LabSimilarity] = (),
     public: CheckpointResult | None = None,
 ) -> Grade:
     """A learner's row from a graded result; ``instructor`` lists instructor tests' nodeids.
 
     ``public``: the result as learners may see it, which the reasons and notes come from
-    (default: ``result``); the per-test messages come from ``result``. ``similarity``: each
-    lab's figure against the reference's code.
+    (default: ``result``); the per-test messages come from ``result``.
     """
     shown = public if public is not None else result
-    figures = {lab.lab: lab.similarity for lab in similarity if lab.functions}
     labs = tuple(
         LabGrade(
             lab.lab.id,
@@ -173,7 +169,6 @@ def graded_row(
             lab.status,
             lab_reason(lab),
             lab.probes.to_json() if lab.probes is not None else None,
-            figures.get(lab.lab.id),
         )
         for lab in shown.required
     )

@@ -4,7 +4,9 @@ What the directory holds is read by ``intake``: folders holding a workspace mark
 are learners; any other folder is listed as skipped, a symbolic link is listed and never
 followed, and what is not a row is printed with why. Each workspace is graded in a thread of this
 process through ``grading.grade`` (learner code runs only inside its confinement), so one
-workspace that cannot be read, hangs or crashes costs its own row and never the run.
+workspace that cannot be read, hangs or crashes costs its own row and never the run. Each row's
+lab code is fingerprinted as it is read (``copies.py``, bounded), and once every row is in, the
+class is compared (``classroom.py``): its flags join the rows and ``gradebook.json``'s ``copies``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from ..locale import N_
 from ..locale import gettext as _
 from . import probes as probing
 from .archives import DEFAULT_CAPS, Caps, Refused
+from .classroom import with_copy_flags
+from .copies import Baseline, baseline, learner_prints
 from .engine import GradingOptions, SandboxUnavailable, for_learners, grade
 from .gitrepo import nearest_checkout
 from .gradebook import (
@@ -78,8 +82,12 @@ def grade_entry(
     options: GradingOptions,
     hide: Sequence[Path],
     caps: Caps = DEFAULT_CAPS,
+    copies: Baseline | None = None,
 ) -> Grade:
-    """One row; never raises for anything a learner folder holds or its code does."""
+    """One row; never raises for anything a learner folder holds or its code does.
+
+    ``copies``: fingerprint the row's lab code against it (``Grade.prints``).
+    """
     workspace = where(roster, entry)
     if entry.newer or entry.kind in ("skipped", "symlink"):
         flags = ["symlink"] if entry.kind == "symlink" else []
@@ -92,6 +100,7 @@ def grade_entry(
             workspace = where(roster, entry, tree)
             repository = nearest_checkout(tree, top=1 if entry.kind == "workspace" else 0)
             snapshot = workspace_snapshot(manifest, kit, tree)
+        prints = learner_prints(copies, snapshot.learner) if copies is not None else None
         graded = grade(manifest, kit, snapshot, labs, limits, options, hide=hide)
     except Refused as error:
         flags = ["refused archive"]
@@ -116,10 +125,9 @@ def grade_entry(
             graded.snapshot.flags,
             instructor,
             graded.enforced,
-            similarity=graded.snapshot.similarity,
             public=for_learners(graded.result, manifest, options.hidden),
         )
-        row = with_checkout(row, repository, entry, snapshot.learner)
+        row = replace(with_checkout(row, repository, entry, snapshot.learner), prints=prints)
     return with_intake(row, entry)
 
 
@@ -190,6 +198,7 @@ def grade_roster(
     labs = [manifest.lab(i) for i in options.lab_ids] or list(manifest.required_labs)
     seed = grading.seed if grading.seed is not None else manifest.probe_seed
     probes = probing.prepare(manifest, kit, labs, seed)
+    copies = baseline(manifest, kit, tuple(labs))
     grading = replace(grading, probes=probes, deadline_seconds=_deadline(manifest, labs, options))
     limits = Limits(test_seconds=options.test_seconds)
     hide = (roster, gradebook)
@@ -198,7 +207,17 @@ def grade_roster(
     with ThreadPoolExecutor(max_workers=options.jobs) as pool:
         futures = [
             pool.submit(
-                grade_entry, manifest, kit, roster, e, labs, limits, grading, hide, options.caps
+                grade_entry,
+                manifest,
+                kit,
+                roster,
+                e,
+                labs,
+                limits,
+                grading,
+                hide,
+                options.caps,
+                copies,
             )
             for e in entries
         ]
@@ -207,6 +226,7 @@ def grade_roster(
             grades.append(row)
             progress.step(row)
     grades.sort(key=lambda g: g.learner)
+    grades, compared = with_copy_flags(copies, grades)
     enforced = planned_limits(grading.limits, sandboxed=grading.sandbox != "off")
     run = {
         "sandbox": {"sandboxed": grading.sandbox != "off", "enforced": list(enforced)},
@@ -214,6 +234,7 @@ def grade_roster(
         "names": {"pattern": options.names.pattern, "unmatched": found.unnamed}
         if options.names
         else None,
+        "copies": compared,
     }
     lab_ids = [lab.id for lab in labs]
     csv_path, json_path = write_gradebook(

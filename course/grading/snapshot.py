@@ -1,9 +1,9 @@
 """What the grader takes from a workspace: the learner's files, read safely, and what it noticed.
 
 Only the manifest's ``learner`` files are taken, read without following links. The rest of
-the workspace is only looked at: shipped files that differ from the kit's, entries the
-curriculum does not list, and labs whose code matches the reference's as a whole become notes
-and flags for the instructor, never part of the grade.
+the workspace is only looked at: shipped files that differ from the kit's and entries the
+curriculum does not list become notes and flags, never part of the grade. (Copies are looked for
+only across a roster, by ``classroom.py``: never at a learner's door.)
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from ..harness.manifest import Manifest
 from ..harness.untrusted import safe_name, safe_text
 from ..harness.workspace import MARKER, WORKSPACE_NOTEBOOKS, WorkspaceError, parse_marker
 from ..locale import gettext as _
-from .copies import LabSimilarity, lab_similarities
 from .safefs import Tree, UnsafePath
 
 LEARNER_FILES = ("LEARNING.md", "pytest.ini", MARKER, WORKSPACE_NOTEBOOKS)
@@ -35,8 +34,6 @@ class Snapshot:
     learner: Mapping[str, bytes]
     notes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
-    similarity: tuple[LabSimilarity, ...] = ()
-    """Each lab's similarity to the reference's code (see ``copies.py``)."""
 
 
 def reference_snapshot(manifest: Manifest, kit: Path) -> Snapshot:
@@ -122,16 +119,6 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
             )
         notes.append(_("not graded (only the curriculum's files are): {named}").format(named=named))
         flags.append("files outside the curriculum")
-    similarity = tuple(lab_similarities(manifest, kit, learner))
-    copied = [lab for lab in similarity if lab.flagged]
-    if copied:
-        shown = "; ".join(f"{lab.describe()} ({', '.join(lab.functions)})" for lab in copied)
-        notes.append(
-            _("matches the reference's code as a whole (similarity 0..1): {labs}").format(
-                labs=shown
-            )
-        )
-        flags.append(f"copied from the reference ({', '.join(c.describe() for c in copied)})")
     began = short(workspace.starter_fingerprint)
     now = short(chapter_fingerprints(manifest, kit).starter)
     root = tree.base.joinpath(*tree.below)
@@ -144,4 +131,4 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
             "{now})"
         )
     label = label.format(root=shown, package=manifest.package, began=began, now=now)
-    return Snapshot(label, learner, tuple(notes), tuple(flags), similarity)
+    return Snapshot(label, learner, tuple(notes), tuple(flags))

@@ -1,213 +1,243 @@
-"""The copy flag: whole-lab matches with the reference are flagged, honest code never is."""
+"""The roster's copy check: disguised copies are flagged, independent solutions never are."""
 
 from __future__ import annotations
 
 import ast
-import builtins
-import keyword
 from pathlib import Path
 
-from harness_support import Check, MakeWorkspace
+import pytest
+from disguise import (
+    AUTHORS,
+    Pad,
+    RenameHelpers,
+    RenameLocals,
+    Reorder,
+    Sources,
+    commented,
+    disguised,
+    lab_function_names,
+    own_sources,
+    reference_sources,
+    rewrite,
+)
+from harness_support import MakeWorkspace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from solutions import replace_function, solve_lab
 
-from course.grading.copies import (
-    FLAG_AT,
-    LabSimilarity,
-    function_shape,
-    lab_similarities,
-    similarity,
+from course.grading.classroom import (
+    PAIR_FLOOR,
+    REFERENCE_FLOOR,
+    CopyReport,
+    compare_class,
+    containment,
+    threshold,
+    with_copy_flags,
 )
-from course.grading.gradebook import graded_row
+from course.grading.copies import (
+    FUNCTION_TOKENS,
+    SOURCE_BYTES,
+    Baseline,
+    Prints,
+    baseline,
+    learner_prints,
+)
+from course.grading.gradebook import ungraded_row
 from course.grading.safefs import Tree
 from course.grading.snapshot import workspace_snapshot
-from course.harness.kit import read_source
 from course.harness.manifest import Manifest
 
-OWN_SOLUTIONS = Path(__file__).parent / "own_solutions"
 
-Sources = dict[str, bytes]
-
-
-def reference(manifest: Manifest, kit: Path) -> Sources:
-    return {f.path: read_source(kit, f.reference) for f in manifest.files_with_role("learner")}
+@pytest.fixture(scope="module")
+def base(manifest: Manifest, kit: Path) -> Baseline:
+    return baseline(manifest, kit)
 
 
-def own(manifest: Manifest, author: str) -> Sources:
-    return {
-        f.path: (OWN_SOLUTIONS / author / Path(f.path).name).read_bytes()
-        for f in manifest.files_with_role("learner")
+def compare(base: Baseline, **sources: Sources) -> CopyReport:
+    return compare_class(base, {name: learner_prints(base, s) for name, s in sources.items()})
+
+
+def flagged(report: CopyReport) -> dict[str, list[str]]:
+    """Flag kind and learners → the labs flagged."""
+    found: dict[str, list[str]] = {}
+    for flag in report.flags:
+        found.setdefault("/".join((flag.kind, *flag.learners)), []).append(flag.lab)
+    return found
+
+
+def honest_class(manifest: Manifest) -> dict[str, Sources]:
+    return {author: own_sources(manifest, author) for author in AUTHORS}
+
+
+def every_lab(base: Baseline) -> list[str]:
+    return [lab.id for lab in base.labs if lab.id in base.reference.labs]
+
+
+def test_every_lab_has_code_to_compare(base: Baseline) -> None:
+    assert every_lab(base) == [lab.id for lab in base.labs]
+
+
+def test_independent_solutions_are_never_flagged(manifest: Manifest, base: Baseline) -> None:
+    """Against the reference or each other, with a margin under each floor."""
+    report = compare(base, **honest_class(manifest))
+    assert flagged(report) == {}
+    for author, sources in honest_class(manifest).items():
+        prints = learner_prints(base, sources)
+        for lab, mine in prints.labs.items():
+            score = containment(mine.hashes, base.reference.labs[lab].hashes)
+            assert score < REFERENCE_FLOOR - 0.15, (author, lab, score)
+            assert not set(mine.digests.items()) & set(base.reference.labs[lab].digests.items())
+    first, second = (learner_prints(base, s) for s in honest_class(manifest).values())
+    for lab in first.labs.keys() & second.labs.keys():
+        a, b = first.labs[lab].hashes, second.labs[lab].hashes
+        assert len(a & b) / min(len(a), len(b)) < PAIR_FLOOR - 0.3, lab
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["rename locals", "rename helpers", "reorder", "pad", "comments", "all at once"],
+)
+def test_a_disguised_copy_of_the_reference_is_flagged_in_every_lab(
+    manifest: Manifest, kit: Path, base: Baseline, change: str
+) -> None:
+    reference = reference_sources(manifest, kit)
+    changes = {
+        "rename locals": lambda s: rewrite(s, RenameLocals("mine_")),
+        "rename helpers": lambda s: rewrite(s, RenameHelpers(lab_function_names(manifest))),
+        "reorder": lambda s: rewrite(s, Reorder()),
+        "pad": lambda s: rewrite(s, Pad()),
+        "comments": commented,
+        "all at once": lambda s: disguised(manifest, s),
     }
+    copy = changes[change](reference)
+    assert copy != reference
+    report = compare(base, copy=copy, **honest_class(manifest))
+    assert flagged(report) == {"reference/copy": every_lab(base)}
+    assert all(flag.identical for flag in report.flags), "whole functions are the reference's"
 
 
-def figures(found: list[LabSimilarity]) -> dict[str, float]:
-    return {lab.lab: lab.similarity for lab in found}
-
-
-def flagged(found: list[LabSimilarity]) -> list[str]:
-    return [lab.lab for lab in found if lab.flagged]
-
-
-def rewrite(sources: Sources, change: ast.NodeTransformer) -> Sources:
-    out = {}
-    for path, text in sources.items():
-        tree = change.visit(ast.parse(text))
-        out[path] = ast.unparse(ast.fix_missing_locations(tree)).encode()
-    return out
-
-
-class RenameLocals(ast.NodeTransformer):
-    """Every parameter and local variable of every function gets another name."""
-
-    def __init__(self, prefix: str = "renamed_") -> None:
-        self.prefix = prefix
-        self.local: set[str] = set()
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        self.local = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
-        self.local |= {
-            n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        }
-        self.local -= {"id"}  # a keyword-only parameter: its name is the signature's
-        self.generic_visit(node)
-        return node
-
-    def visit_arg(self, node: ast.arg) -> ast.AST:
-        if node.arg in self.local:
-            node.arg = self.prefix + node.arg
-        return node
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id in self.local:
-            node.id = self.prefix + node.id
-        return node
-
-
-class Reorder(ast.NodeTransformer):
-    """The module's functions in reverse order (everything else where it was)."""
-
-    def visit_Module(self, node: ast.Module) -> ast.AST:
-        functions = [n for n in node.body if isinstance(n, ast.FunctionDef)]
-        others = [n for n in node.body if not isinstance(n, ast.FunctionDef)]
-        node.body = others + functions[::-1]
-        return node
-
-
-class Pad(ast.NodeTransformer):
-    """A no-op statement or two at the top of every function and block."""
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        self.generic_visit(node)
-        padding = ast.parse("pass\n'a note'\nif False:\n    print('never')\n").body
-        node.body = [*node.body[:1], *padding, *node.body[1:]]
-        return node
-
-
-def test_the_reference_matches_itself_and_every_lab_is_compared(
-    manifest: Manifest, kit: Path
+def test_a_disguised_copy_of_a_classmate_is_flagged_as_a_pair(
+    manifest: Manifest, base: Baseline
 ) -> None:
-    found = lab_similarities(manifest, kit, reference(manifest, kit))
-    assert figures(found) == {lab.id: 1.0 for lab in manifest.labs}
-    assert all(lab.functions for lab in found), "every lab has non-trivial code"
-    assert flagged(found) == [lab.id for lab in manifest.labs]
+    honest = honest_class(manifest)
+    report = compare(base, copy=disguised(manifest, honest["first"]), **honest)
+    assert flagged(report) == {"pair/copy/first": every_lab(base)}
+    assert [flag.id for flag in report.flags][:1] == ["pair/11.1/copy/first"]
 
 
-def test_renamed_reordered_and_padded_copies_are_flagged(manifest: Manifest, kit: Path) -> None:
-    every = [lab.id for lab in manifest.labs]
-    for change in (RenameLocals(), Reorder(), Pad()):
-        found = lab_similarities(manifest, kit, rewrite(reference(manifest, kit), change))
-        assert flagged(found) == every, (type(change).__name__, figures(found))
-    all_three = reference(manifest, kit)
-    for change in (RenameLocals("mine_"), Reorder(), Pad()):
-        all_three = rewrite(all_three, change)
-    assert flagged(lab_similarities(manifest, kit, all_three)) == every
-
-
-def test_two_independent_solutions_of_every_lab_are_not_flagged(
-    manifest: Manifest, kit: Path
+def test_a_copy_of_part_of_a_lab_is_flagged_by_the_function_copied(
+    manifest: Manifest, kit: Path, base: Baseline
 ) -> None:
-    for author in ("first", "second"):
-        found = lab_similarities(manifest, kit, own(manifest, author))
-        assert flagged(found) == [], (author, figures(found))
-        assert all(0.0 < lab.similarity < FLAG_AT for lab in found), figures(found)
+    """select_groups from the reference, build_context the learner's own."""
+    mine = own_sources(manifest, "second")
+    path = "pi_course/context.py"
+    donor = commented(rewrite(reference_sources(manifest, kit), RenameLocals(), Pad()))[path]
+    mine[path] = replace_function(mine[path].decode(), donor.decode(), "select_groups").encode()
+    report = compare(base, mine=mine, first=own_sources(manifest, "first"))
+    assert [(f.id, f.identical) for f in report.flags] == [
+        ("reference/11.3/mine", ("context.select_groups",))
+    ]
 
 
 def test_short_functions_written_like_the_reference_are_never_compared(
-    manifest: Manifest, kit: Path
+    manifest: Manifest, kit: Path, base: Baseline
 ) -> None:
     """About one way to write ``group_interactions`` or ``latest_compaction``: not a copy."""
-    mine = own(manifest, "first")
+    assert {"groups.group_interactions", "compaction.latest_compaction"} <= base.short
+    mine = own_sources(manifest, "first")
+    reference = reference_sources(manifest, kit)
     for module, name in (("groups", "group_interactions"), ("compaction", "latest_compaction")):
-        shape = function_shape(reference(manifest, kit)[f"pi_course/{module}.py"], name)
-        assert shape is not None and shape.is_short
         path = f"pi_course/{module}.py"
-        mine[path] = replace_function(
-            mine[path].decode(), reference(manifest, kit)[path].decode(), name
-        ).encode()
-    found = lab_similarities(manifest, kit, mine)
-    assert flagged(found) == []
-    compared = {name for lab in found for name in lab.functions}
-    assert not compared & {"groups.group_interactions", "compaction.latest_compaction"}
+        mine[path] = replace_function(mine[path].decode(), reference[path].decode(), name).encode()
+    assert flagged(compare(base, mine=mine, second=own_sources(manifest, "second"))) == {}
 
 
-def test_a_workspace_notes_only_whole_labs(
+NAMES = st.from_regex(r"[a-z][a-z0-9]{0,5}_", fullmatch=True)
+
+
+@settings(max_examples=10, deadline=None)
+@given(NAMES)
+def test_local_names_never_change_a_fingerprint(prefix: str) -> None:
+    from course.harness.kit import kit_root
+    from course.harness.manifest import load_manifest
+
+    manifest = load_manifest("11")
+    base = baseline(manifest, kit_root())
+    mine = own_sources(manifest, "second")
+    assert learner_prints(base, rewrite(mine, RenameLocals(prefix))) == learner_prints(base, mine)
+
+
+def test_a_huge_file_is_cut_and_said(manifest: Manifest, base: Baseline) -> None:
+    mine = own_sources(manifest, "first")
+    path = "pi_course/summary.py"
+    padding = "".join(f"\n\ndef helper_{n}(x):\n    return x + {n}\n" for n in range(40_000))
+    mine[path] = mine[path] + padding.encode()
+    prints = learner_prints(base, mine)
+    cut = [c for c in prints.cuts if c.path == path]
+    assert [(c.limit, c.size) for c in cut] == [("bytes", len(mine[path]))]
+    assert 0 < cut[0].kept <= SOURCE_BYTES
+    assert prints.labs.keys() == learner_prints(base, own_sources(manifest, "first")).labs.keys()
+
+
+def test_a_huge_function_is_cut_and_said(manifest: Manifest, base: Baseline) -> None:
+    mine = own_sources(manifest, "first")
+    path = "pi_course/context.py"
+    tree = ast.parse(mine[path])
+    function = next(
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "select_groups"
+    )
+    literal = "(" + ", ".join(str(n) for n in range(FUNCTION_TOKENS)) + ",)"
+    function.body.insert(0, ast.parse(f"table = {literal}").body[0])
+    mine[path] = ast.unparse(tree).encode()
+    assert len(mine[path]) < SOURCE_BYTES
+    prints = learner_prints(base, mine)
+    assert [(c.path, c.function, c.limit) for c in prints.cuts] == [
+        (path, "select_groups", "function tokens")
+    ]
+    assert "context.select_groups" not in prints.labs["11.3"].digests
+
+
+def test_the_threshold_follows_the_class_between_floor_and_ceiling() -> None:
+    assert threshold([0.1, 0.1, 0.1, 0.1], 0.6, 0.8).at == 0.6
+    spread = threshold([0.5, 0.55, 0.6, 0.5, 0.45], 0.6, 0.8)
+    assert 0.6 < spread.at < 0.8, spread
+    assert threshold([0.7, 0.75, 0.8, 0.3, 0.95], 0.6, 0.8).at == 0.8
+    assert threshold([], 0.6, 0.8).at == 0.8
+
+
+def test_the_gradebook_rows_and_report_carry_the_flags(
+    manifest: Manifest, kit: Path, base: Baseline
+) -> None:
+    sources = {"ada": disguised(manifest, reference_sources(manifest, kit))}
+    sources |= honest_class(manifest)
+    rows = [
+        ungraded_row(name, f"/class/{name}", base.labs, "passed", "") for name in sorted(sources)
+    ]
+    rows = [
+        row.__class__(**{**row.__dict__, "prints": learner_prints(base, sources[row.learner])})
+        for row in rows
+    ]
+    flagged_rows, report = with_copy_flags(base, rows)
+    flags = {row.learner: row.flags for row in flagged_rows}
+    assert flags["first"] == flags["second"] == ()
+    assert flags["ada"][0] == "copy of the reference? (Lab 11.1 1.00)"
+    assert [f["id"] for f in report["flags"]] == [f"reference/{lab}/ada" for lab in every_lab(base)]
+    assert set(report["labs"]) == set(every_lab(base))
+
+
+def test_no_learner_door_notes_a_copy(
     manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
 ) -> None:
     workspace = make_workspace("copies")
-    for lab in manifest.labs:
-        solve_lab(manifest, kit, workspace, lab.id, donors_of(manifest, "second"))
     solve_lab(manifest, kit, workspace, "11.3")
     snapshot = workspace_snapshot(manifest, kit, Tree(workspace))
-    assert [lab.lab for lab in snapshot.similarity if lab.flagged] == ["11.3"]
-    assert snapshot.flags == ("copied from the reference (Lab 11.3 1.00)",)
-    assert [n for n in snapshot.notes if "reference" in n] == [
-        "matches the reference's code as a whole (similarity 0..1): Lab 11.3 1.00 "
-        "(context.select_groups, context.build_context)"
-    ]
-    fresh = workspace_snapshot(manifest, kit, Tree(make_workspace("fresh")))
-    assert fresh.flags == () and not [n for n in fresh.notes if "reference" in n]
+    assert not [n for n in snapshot.notes if "reference" in n], snapshot.notes
+    assert not [f for f in snapshot.flags if "reference" in f], snapshot.flags
 
 
-NAMES = st.from_regex(r"[a-z_][a-z0-9_]{0,7}", fullmatch=True).filter(
-    lambda name: not keyword.iskeyword(name) and name not in dir(builtins) and name != "f"
-)
-
-
-def donors_of(manifest: Manifest, author: str) -> dict[str, str]:
-    return {Path(path).stem: text.decode() for path, text in own(manifest, author).items()}
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.lists(NAMES, min_size=5, max_size=5, unique=True))
-def test_local_names_never_change_the_figure(names: list[str]) -> None:
-    source = (
-        "def f(a, b):\n"
-        "    total = 0\n"
-        "    for item in a:\n"
-        "        if item > b:\n"
-        "            total += item\n"
-        "        else:\n"
-        "            total -= len(item)\n"
-        "    return [x for x in range(total)]\n"
-    )
-    taken = dict(zip(["a", "b", "total", "item", "x"], names, strict=True))
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in taken:
-            node.id = taken[node.id]
-        elif isinstance(node, ast.arg) and node.arg in taken:
-            node.arg = taken[node.arg]
-    renamed = function_shape(ast.unparse(tree), "f")
-    original = function_shape(source, "f")
-    assert renamed is not None and original is not None
-    assert similarity(renamed, original) == 1.0
-
-
-def test_the_gradebook_row_carries_each_labs_figure(
-    manifest: Manifest, kit: Path, check: Check
-) -> None:
-    found = lab_similarities(manifest, kit, own(manifest, "first"))
-    row = graded_row("ada", "/class/ada", check(), [], similarity=found).to_json()
-    expected = {lab.lab: lab.similarity for lab in found if lab.lab != "11.opt"}
-    assert {lab["id"]: lab["similarity"] for lab in row["labs"]} == expected
+def test_prints_are_equal_for_equal_code(manifest: Manifest, base: Baseline) -> None:
+    """Deterministic: the same code gives the same fingerprint (a roster is reproducible)."""
+    first = own_sources(manifest, "first")
+    assert learner_prints(base, first) == learner_prints(base, dict(first))
+    assert isinstance(learner_prints(base, {}), Prints)
+    assert learner_prints(base, {}).labs == {}

@@ -170,9 +170,9 @@ def test_every_honest_row_is_right(graded: GradedClass) -> None:
         assert (row["status"], row["passed"], row["total"]) == (status, str(passed), "14"), why
         assert _statuses(row) == labs, row
     assert [graded.rows["ben"][f"lab {lab}"] for lab in LABS] == ["3/3", "3/3", "0/3", "0/2", "0/3"]
-    assert "copied from the reference" in graded.rows["ada"]["flags"]
-    ada = {lab["id"]: lab.get("similarity") for lab in graded.learner("ada")["labs"]}
-    assert all(figure is not None and figure >= 0.9 for figure in ada.values()), ada
+    assert "copy of the reference? (Lab 11.3 1.00)" in graded.rows["ada"]["flags"]
+    flagged = [f["id"] for f in graded.book["copies"]["flags"] if f["kind"] == "reference"]
+    assert "reference/11.3/ada" in flagged, flagged
     assert "still running after 2s" in graded.rows["eve"]["note"]
     fay = graded.learner("fay")["labs"][3]
     assert fay["status"] == "failed" and fay["probes"]["status"] == "failed"
