@@ -892,6 +892,22 @@ def test_lab_11_4_rejects_empty_paths_duplicate_ids_and_in_group_cuts(impl: Any)
             lambda i=inside: create(impl, path, first_kept=i),
             inside,
         )
+    said = refused(
+        _("first kept {entry}").format(entry="calls"),
+        lambda: create(impl, path, first_kept="calls"),
+    )
+    unnamed = [start for start in ("u1", "u2", "u3") if not re.search(rf"\b{start}\b", said)]
+    if unnamed:
+        pytest.fail(
+            _(
+                "{case}: the error should say which ids are allowed ({ids}); it says: {error}"
+            ).format(
+                case=_("first kept {entry}").format(entry="calls"),
+                ids=", ".join(unnamed),
+                error=said,
+            ),
+            pytrace=False,
+        )
     for start in ("u1", "u2", "u3"):
         same(
             _("first_kept_entry_id of a record keeping {entry}").format(entry=start),
