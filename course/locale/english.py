@@ -8,7 +8,8 @@ import tomllib
 
 from . import LOCALE_DIR
 
-BACKTICKED = re.compile(r"``[^`\n]*``|`[^`\n]*`")  # Markdown and reStructuredText
+# Markdown and reStructuredText; a reST inline literal may wrap onto the next line
+BACKTICKED = re.compile(r"``[^`\n]*(?:\n[^`\n]*)?``|`[^`\n]*`")
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'\u2019-]*")
 CODE_NEIGHBOURS = set("._/\\=()[]{}<>:#@$%*+|~")
 
@@ -19,6 +20,21 @@ def allowed_words(edition: str = "zh") -> frozenset[str]:
     path = LOCALE_DIR / edition / "glossary.toml"
     table = tomllib.loads(path.read_text("utf-8")).get("english", {})
     return frozenset(word.lower() for word in table.get("allowed", []))
+
+
+def without_literal_blocks(text: str) -> str:
+    """``text`` with the lines of its reST literal blocks blanked: after a line ending in
+    ``::``, every line indented deeper than it (blank lines too) shows code or program output,
+    which stays as the program writes it."""
+    lines = text.split("\n")
+    opener: int | None = None  # the indent of the ``::`` line whose block this may be
+    for number, line in enumerate(lines):
+        indent = len(line) - len(line.lstrip())
+        if opener is not None and (not line.strip() or indent > opener):
+            lines[number] = ""
+            continue
+        opener = indent if line.rstrip().endswith("::") else None
+    return "\n".join(lines)
 
 
 def _is_code(word: str, before: str, after: str) -> bool:
@@ -32,7 +48,7 @@ def _is_code(word: str, before: str, after: str) -> bool:
 def english_words(text: str, edition: str = "zh") -> list[str]:
     """The words of ``text`` a reader of ``edition`` would read as English prose."""
     allowed = allowed_words(edition)
-    text = BACKTICKED.sub(" ", text)
+    text = BACKTICKED.sub(" ", without_literal_blocks(text))
     found = []
     for match in WORD.finditer(text):
         word = match.group().rstrip("'\u2019-")
