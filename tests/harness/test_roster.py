@@ -145,8 +145,15 @@ def _statuses(row: dict[str, str]) -> list[str]:
 def assert_honest_fresh(row: dict[str, str]) -> None:
     """A fresh workspace's honest grade: every lab pending, nothing passed."""
     assert (row["status"], row["passed"], row["total"]) == ("pending", "0", "14"), row
-    assert _statuses(row) == ["pending"] * 5, row
+    assert_earns_nothing(row)
     assert [row[f"lab {lab}"] for lab in LABS] == ["0/3", "0/3", "0/3", "0/2", "0/3"], row
+
+
+def assert_earns_nothing(row: dict[str, str]) -> None:
+    """Whatever its tests claim: no score, every lab pending, no probe case agreed."""
+    assert (row["status"], row["score"], row["agreed"]) == ("pending", "0", "0"), row
+    assert _statuses(row) == ["pending"] * 5, row
+    assert all(row[f"cases {lab}"].startswith("0/") for lab in LABS), row
 
 
 def test_the_whole_class_is_graded_into_one_gradebook(graded: GradedClass) -> None:
@@ -168,6 +175,7 @@ def test_every_honest_row_is_right(graded: GradedClass) -> None:
         row = graded.rows[learner]
         why = [(lab["status"], lab["reason"]) for lab in graded.learner(learner)["labs"]]
         assert (row["status"], row["passed"], row["total"]) == (status, str(passed), "14"), why
+        assert row["score"] == str(passed), "honest tests are earned when their lab passes"
         assert _statuses(row) == labs, row
     assert [graded.rows["ben"][f"lab {lab}"] for lab in LABS] == ["3/3", "3/3", "0/3", "0/2", "0/3"]
     assert "copied from the reference" in graded.rows["ada"]["flags"]
@@ -184,9 +192,9 @@ def test_every_honest_row_is_right(graded: GradedClass) -> None:
 def test_a_forged_test_report_earns_nothing_and_is_flagged(
     graded: GradedClass, learner: str
 ) -> None:
-    """The report claims 14/14; the probes get a stub's answer; the row is the honest one."""
+    """The report claims 14/14; the probes get a stub's answer; the row earns nothing."""
     row = graded.rows[learner]
-    assert_honest_fresh(row)
+    assert_earns_nothing(row)
     assert "probes contradict a passing test report" in row["flags"], row
     labs = graded.learner(learner)["labs"]
     assert all(lab["probes"]["status"] == "pending" for lab in labs)
@@ -236,7 +244,7 @@ def test_a_pth_file_never_reaches_site_packages(graded: GradedClass) -> None:
 def test_a_daemon_dies_with_the_run_and_never_touches_the_gradebook(graded: GradedClass) -> None:
     assert_honest_fresh(graded.rows["h-daemon"])
     assert processes_with(DAEMON_TOKEN) == [], "every process learner code starts ends with its run"
-    assert (graded.roster / "gradebook-2.csv").read_text().startswith("learner,status,passed")
+    assert (graded.roster / "gradebook-2.csv").read_text().startswith("learner,status,score,passed")
 
 
 def test_learner_code_cannot_kill_the_roster(graded: GradedClass) -> None:
@@ -254,7 +262,7 @@ def test_forked_children_share_one_memory_cap(graded: GradedClass) -> None:
     children either reach the cap (and the row says so) or, on a busy machine, are still
     faulting their pages in when the 2 s limit of the test that imports them runs out."""
     row = graded.rows["h-memory"]
-    assert row["passed"] == "0" and row["status"] != "passed", row
+    assert row["score"] == "0" and row["status"] != "passed", row
     notes = graded.learner("h-memory")["notes"]
     capped = any("reached its 1024 MB memory limit" in note for note in notes)
     assert capped or row["status"] == "timeout", (row, notes)
@@ -274,7 +282,7 @@ def test_unreadable_workspaces_are_error_rows(graded: GradedClass) -> None:
         ("jon", "jon/pi_course/summary.py: a symbolic link"),
     ):
         row = graded.rows[learner]
-        assert (row["status"], row["passed"]) == ("error", "0"), row
+        assert (row["status"], row["score"], row["passed"]) == ("error", "0", "0"), row
         assert why in row["note"], row
 
 
