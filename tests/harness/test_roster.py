@@ -38,14 +38,15 @@ from course.harness.workspace import MARKER
 
 LABS = ["11.1", "11.2", "11.3", "11.4", "11.5"]
 HONEST = {
-    # learner: (status, passed, per-lab statuses)
-    "ada": ("passed", 14, ["passed"] * 5),
-    "ben": ("pending", 6, ["passed"] * 2 + ["pending"] * 3),
-    "cy": ("pending", 0, ["pending"] * 5),
-    "dee": ("error", 0, ["error"] * 5),
-    "eve": ("timeout", 11, ["passed"] * 4 + ["timeout"]),
-    "fay": ("failed", 9, ["passed"] * 3 + ["failed", "pending"]),
-    "gus/practice-11": ("passed", 14, ["passed"] * 5),
+    # learner: (status, tests passed, score, per-lab statuses)
+    "ada": ("passed", 14, 14, ["passed"] * 5),
+    "ben": ("pending", 6, 6, ["passed"] * 2 + ["pending"] * 3),
+    "cy": ("pending", 0, 0, ["pending"] * 5),
+    "dee": ("error", 0, 0, ["error"] * 5),
+    "eve": ("timeout", 11, 11, ["passed"] * 4 + ["timeout"]),
+    # Lab 11.4 passes one test of two: shown, but a failed lab earns nothing
+    "fay": ("failed", 10, 9, ["passed"] * 3 + ["failed", "pending"]),
+    "gus/practice-11": ("passed", 14, 14, ["passed"] * 5),
 }
 
 
@@ -171,11 +172,11 @@ def test_the_whole_class_is_graded_into_one_gradebook(graded: GradedClass) -> No
 
 
 def test_every_honest_row_is_right(graded: GradedClass) -> None:
-    for learner, (status, passed, labs) in HONEST.items():
+    for learner, (status, passed, score, labs) in HONEST.items():
         row = graded.rows[learner]
         why = [(lab["status"], lab["reason"]) for lab in graded.learner(learner)["labs"]]
-        assert (row["status"], row["passed"], row["total"]) == (status, str(passed), "14"), why
-        assert row["score"] == str(passed), "honest tests are earned when their lab passes"
+        expected = (status, str(passed), str(score), "14")
+        assert (row["status"], row["passed"], row["score"], row["total"]) == expected, why
         assert _statuses(row) == labs, row
     assert [graded.rows["ben"][f"lab {lab}"] for lab in LABS] == ["3/3", "3/3", "0/3", "0/2", "0/3"]
     assert "copied from the reference" in graded.rows["ada"]["flags"]
@@ -184,6 +185,8 @@ def test_every_honest_row_is_right(graded: GradedClass) -> None:
     assert "still running after 2s" in graded.rows["eve"]["note"]
     fay = graded.learner("fay")["labs"][3]
     assert fay["status"] == "failed" and fay["probes"]["status"] == "failed"
+    assert (fay["passed"], fay["earned"], graded.rows["fay"]["lab 11.4"]) == (1, 0, "1/2")
+    assert fay["agreed"] < fay["cases"] == fay["probes"]["cases"]
 
 
 @pytest.mark.parametrize(
