@@ -10,7 +10,7 @@ from typing import TextIO
 from ..grading.engine import take_snapshot
 from ..harness.kit import chapter_fingerprints, short
 from ..harness.manifest import Manifest
-from ..harness.report import render_lab, render_probes
+from ..harness.report import counts_width, render_lab, render_probes
 from ..harness.results import CheckpointResult
 from ..harness.style import PLAIN, Style
 from ..harness.workspace import Workspace, WorkspaceError, find_workspace, read_workspace
@@ -69,8 +69,9 @@ def print_verdict(
 ) -> None:
     """Each lab's line with what did not pass (tests and probe cases), then notes and flags
     (but the notes in ``said``, printed before the run)."""
+    width = counts_width(result.labs)
     for lab in result.labs:
-        print(render_lab(lab, style=style), file=out)
+        print(render_lab(lab, style=style, counts_width=width), file=out)
     for line in render_probes(result):
         print(line, file=out)
     for note in result.notes:

@@ -24,7 +24,13 @@ import watchfiles
 
 from ..harness.commands import BY_NAME, Commands, key_legend
 from ..harness.manifest import Lab, Manifest
-from ..harness.report import render_after_green, render_lab, render_not_run, render_open_lab
+from ..harness.report import (
+    counts_width,
+    render_after_green,
+    render_lab,
+    render_not_run,
+    render_open_lab,
+)
 from ..harness.results import CheckpointResult, lab_to_work_on
 from ..harness.status import Status
 from ..harness.style import PLAIN, Style
@@ -172,9 +178,10 @@ class WatchLoop:
         result = self.run()
         self.latest = result
         wanted = {lab.id for lab in shown}
+        width = counts_width(result.labs)
         for lab in result.labs:
             if not wanted or lab.lab.id in wanted:
-                self.say(render_lab(lab, style=self.style))
+                self.say(render_lab(lab, style=self.style, counts_width=width))
         problems = [_("problem: {problem}").format(problem=p) for p in result.problems]
         self.say(*render_not_run(result), *problems)
         self.say(self.progress())
@@ -210,7 +217,7 @@ class WatchLoop:
             return
         self.current = lab_to_work_on(self.manifest, result)
         if lab is not None and self.current != lab:
-            self.say(self.style.status("passed", _("Lab {id} passes.").format(id=lab.id)))
+            self.say(self.style.status(Status.PASSED, _("Lab {id} passes.").format(id=lab.id)))
         self.announce()
 
     def _status(self, lab: Lab) -> str:

@@ -1,8 +1,8 @@
 """A lab's verdict as a notebook shows it: the checkpoint's own result, rendered, no timings.
 
 ``check()`` hands the engine's ``CheckpointResult`` to ``VerdictView``; nothing here counts or
-decides anything: every number shown is the result's own, so the notebook, the checkpoint and
-the gradebook always agree.
+decides anything: every number shown is the result's own, and a lab's text is the terminal's
+(``harness/report.py``), so the notebook, the checkpoint and the gradebook always agree.
 """
 
 from __future__ import annotations
@@ -10,20 +10,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..harness.columns import columns, pad
+from ..harness.report import (
+    counts,
+    counts_width,
+    lab_counts,
+    lab_line,
+    probe_details,
+    render_lab,
+    render_not_run,
+)
 from ..harness.results import CheckpointResult, LabResult, TestOutcome
-from ..harness.status import Status
-from ..harness.style import status_label
+from ..harness.status import TONE_MARKS, Status, Tone, worst
+from ..harness.verdicts import readable
 from ..locale import gettext as _
 from ..locale import ngettext
-from .views import TONE_COLOURS, TONE_MARKS, Shown, Tone, display_width, esc
+from .views import TONE_COLOURS, Shown, esc
 
-STATUS_TONES: dict[Status, Tone] = {
-    Status.PASSED: "ok",
-    Status.PENDING: "pending",
-    Status.FAILED: "error",
-    Status.TIMEOUT: "error",
-    Status.ERROR: "error",
-}
 MESSAGE_LIMIT = 240
 """Characters of each line of a test's message that are shown."""
 MESSAGE_LINES = 8
@@ -63,11 +66,6 @@ class VerdictView(Shown):
         return render_html(self)
 
 
-def status_word(status: Status) -> str:
-    """``status`` as a learner reads it in the current edition (the terminal's word)."""
-    return status_label(status)
-
-
 def lab_title(view: VerdictView, lab: LabResult) -> str:
     """A lab's title in the view's edition."""
     return view.titles.get(lab.lab.id, lab.lab.title)
@@ -100,36 +98,38 @@ def headline(view: VerdictView) -> str:
     counted = view.counted
     if not counted:
         return _("{scope}: no focused tests found").format(scope=scope)
-    passed = sum(lab.passed for lab in counted)
-    total = sum(lab.total for lab in counted)
+    if view.lab is not None:
+        return lab_line(counted[0], lab_title(view, counted[0]), title_width=0)
+    probed = [lab for lab in counted if lab.probes is not None]
+    shown = counts(
+        sum(lab.passed for lab in counted),
+        sum(lab.total for lab in counted),
+        sum(lab.agreed for lab in probed),
+        sum(lab.cases for lab in probed) if probed else None,
+    )
     statuses = {lab.status for lab in counted}
-    words = ", ".join(status_word(s) for s in Status if s != Status.PASSED and s in statuses)
-    if words:
-        return _("{scope}: {passed}/{total} passed ({statuses})").format(
-            scope=scope, passed=passed, total=total, statuses=words
-        )
-    return _("{scope}: {passed}/{total} passed").format(scope=scope, passed=passed, total=total)
+    words = ", ".join(s.label for s in Status if s != Status.PASSED and s in statuses)
+    return _("{scope}: {counts}  {statuses}").format(
+        scope=scope, counts=shown, statuses=words or Status.PASSED.label
+    )
 
 
 def overall_tone(view: VerdictView) -> Tone:
     """ok when every lab counted passed; pending when nothing is broken but some are pending."""
     if view.problem or view.result is None or view.result.problems or not view.counted:
         return "error"
-    statuses = {lab.status for lab in view.counted}
-    if statuses == {Status.PASSED}:
-        return "ok"
-    return "error" if any(s.broken for s in statuses) else "pending"
+    return worst(lab.status for lab in view.counted).tone
 
 
 def shown_tests(view: VerdictView) -> tuple[TestOutcome, ...]:
-    """A lab check lists every test; a chapter check only those that are broken."""
+    """A lab check lists every test; a chapter check only those that are broken (HTML)."""
     if view.lab is not None:
         return tuple(test for lab in view.labs for test in lab.tests)
     return tuple(test for lab in view.counted for test in lab.tests if test.status.broken)
 
 
 def probe_failures(view: VerdictView) -> list[str]:
-    """The named probe cases that disagreed, lab by lab."""
+    """The named probe cases that disagreed, lab by lab (HTML)."""
     lines: list[str] = []
     for lab in view.labs:
         probes = lab.probes
@@ -148,47 +148,36 @@ def notes(view: VerdictView, tests: Sequence[TestOutcome]) -> list[str]:
     previous = ""
     for test in tests:
         passed = test.status == Status.PASSED
-        message = _clean(view, _excerpt(test.message))
+        message = _clean(view, _excerpt(readable(test.message)))
         shown.append(message if not passed and message != previous else "")
         previous = message if not passed else ""
     return shown
 
 
 def render_text(view: VerdictView) -> str:
-    """The verdict as plain text: headline, labs (chapter checks), then tests and probes."""
+    """The verdict as plain text: the headline, then a chapter check's labs as the terminal
+    shows them, or a lab check's every test and its disagreeing probe cases."""
     lines = [f"{TONE_MARKS[overall_tone(view)]} {headline(view)}"]
     if view.lab is None:
-        for lab in view.labs:
-            line = lab_line(view, lab)
-            if lab.lab.optional:
-                line = _("{lab} (optional, not counted)").format(lab=line)
-            lines.append(f"  {line}")
+        labs = view.labs
+        titles = max((columns(lab_title(view, lab)) for lab in labs), default=0)
+        width = counts_width(labs)
+        for lab in labs:
+            shown = render_lab(lab, titles, counts_width=width, title=lab_title(view, lab))
+            lines += [f"  {line}" for line in shown.splitlines()]
+        if view.result is not None and labs:
+            lines += [f"  {line}" for line in render_not_run(view.result)]
+        return _clean(view, "\n".join(lines))
     tests = shown_tests(view)
     for test, note in zip(tests, notes(view, tests), strict=True):
-        mark = TONE_MARKS[STATUS_TONES[test.status]]
-        line = f"  {mark} {_pad(status_word(test.status), 7)} {test.name}"
+        line = f"  {test.status.mark} {pad(test.status.label, 7)} {test.name}"
         if note:
             first, *rest = note.splitlines()
             line += f" — {first}" + "".join(f"\n{' ' * 12}{more}" for more in rest)
         lines.append(line)
-    lines += [f"  ✗ {_clean(view, _cut(line))}" for line in probe_failures(view)]
-    return "\n".join(lines)
-
-
-def lab_line(view: VerdictView, lab: LabResult) -> str:
-    """``Lab 11.1 compaction entry: 3/3 passed``: a lab's counts in a chapter check."""
-    return _("Lab {lab} {title}: {passed}/{total} {status}").format(
-        lab=lab.lab.id,
-        title=lab_title(view, lab),
-        passed=lab.passed,
-        total=lab.total,
-        status=status_word(lab.status),
-    )
-
-
-def _pad(word: str, width: int) -> str:
-    """``word`` padded to ``width`` display columns (a CJK character takes two)."""
-    return word + " " * max(0, width - display_width(word))
+    for lab in view.labs:
+        lines += [f"  {line}" for line in probe_details(lab)]
+    return _clean(view, "\n".join(lines))
 
 
 def render_html(view: VerdictView) -> str:
@@ -201,21 +190,21 @@ def render_html(view: VerdictView) -> str:
     rows: list[str] = []
     if view.lab is None:
         for lab in view.labs:
-            colour = TONE_COLOURS[STATUS_TONES[lab.status]]
-            counts = f"{lab.passed}/{lab.total} {esc(status_word(lab.status))}"
+            colour = TONE_COLOURS[lab.status.tone]
+            shown = esc(f"{lab_counts(lab)}  {lab.status.label}")
             rows.append(
                 _row(
                     esc(_("Lab {lab}").format(lab=lab.lab.id)),
                     esc(lab_title(view, lab)),
-                    _coloured(counts, colour),
+                    _coloured(shown, colour),
                 )
             )
     tests = shown_tests(view)
     for test, note in zip(tests, notes(view, tests), strict=True):
-        colour = TONE_COLOURS[STATUS_TONES[test.status]]
+        colour = TONE_COLOURS[test.status.tone]
         rows.append(
             _row(
-                _coloured(esc(status_word(test.status)), colour),
+                _coloured(esc(test.status.label), colour),
                 f"<code>{esc(test.name)}</code>",
                 f"<span style='white-space:pre-wrap'>{esc(note)}</span>",
             )

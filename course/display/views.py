@@ -5,9 +5,10 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-Tone = Literal["ok", "pending", "error", "note"]
+from ..harness.columns import columns, pad
+from ..harness.status import TONE_MARKS, Tone
 
 TONE_COLOURS: dict[Tone, str] = {
     "ok": "#2e7d32",
@@ -15,7 +16,7 @@ TONE_COLOURS: dict[Tone, str] = {
     "error": "#c62828",
     "note": "#455a64",
 }
-TONE_MARKS: dict[Tone, str] = {"ok": "✓", "pending": "…", "error": "✗", "note": "·"}
+"""The HTML colour of each tone (its mark is the status model's own, ``TONE_MARKS``)."""
 
 
 class Showable(Protocol):
@@ -90,15 +91,12 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, title: st
     """A table as aligned plain text and as an HTML table."""
     cells = [[str(cell) for cell in row] for row in rows]
     widths = [
-        max([display_width(header)] + [display_width(row[i]) for row in cells])
+        max([columns(header)] + [columns(row[i]) for row in cells])
         for i, header in enumerate(headers)
     ]
 
     def line(values: Sequence[str]) -> str:
-        padded = [
-            value + " " * (widths[i] - display_width(value)) for i, value in enumerate(values)
-        ]
-        return "  ".join(padded).rstrip()
+        return "  ".join(pad(value, widths[i]) for i, value in enumerate(values)).rstrip()
 
     lines = ([title] if title else []) + [line(headers), line(["-" * w for w in widths])]
     lines += [line(row) for row in cells]
@@ -111,22 +109,4 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, title: st
     return View(
         "\n".join(lines),
         f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>",
-    )
-
-
-def display_width(text: str) -> int:
-    """Display width: CJK characters take two columns in a monospaced font."""
-    return sum(2 if _is_wide(ch) else 1 for ch in text)
-
-
-def _is_wide(ch: str) -> bool:
-    code = ord(ch)
-    return (
-        0x1100 <= code <= 0x115F
-        or 0x2E80 <= code <= 0xA4CF
-        or 0xAC00 <= code <= 0xD7A3
-        or 0xF900 <= code <= 0xFAFF
-        or 0xFE30 <= code <= 0xFE4F
-        or 0xFF00 <= code <= 0xFF60
-        or 0xFFE0 <= code <= 0xFFE6
     )

@@ -10,6 +10,10 @@ that a spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, 
 a carriage return) is written with a ``'`` in front, in every column. The text of instructor
 tests stays out of the CSV and the terminal: the row's reasons come from the result as learners
 may see it (``engine.for_learners``); ``gradebook.json``'s per-test messages keep it whole.
+
+Each lab shows its tests and its probe cases apart (``passed``/``total``, ``agreed``/``cases``);
+what a row earns (``score``) counts only the labs that passed whole, tests and cases: a forged
+test report, which the probes contradict, earns nothing.
 """
 
 from __future__ import annotations
@@ -24,12 +28,11 @@ from typing import Any
 
 from ..harness.manifest import Lab
 from ..harness.results import CheckpointResult, LabResult
-from ..harness.status import WORST_FIRST, Status
+from ..harness.status import Status, worst
 from ..harness.untrusted import escape
 from .copies import Prints
 from .safefs import atomic_write
 
-SKIPPED = "skipped"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """What makes a spreadsheet read a cell as a formula (OWASP's CSV injection guidance)."""
 
@@ -54,8 +57,12 @@ class LabGrade:
     id: str
     passed: int
     total: int
-    status: str
+    status: Status
     reason: str = ""
+    agreed: int = 0
+    cases: int = 0
+    earned: int = 0
+    """The lab's tests when it passed whole (tests and cases), else 0."""
     probes: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -63,6 +70,9 @@ class LabGrade:
             "id": self.id,
             "passed": self.passed,
             "total": self.total,
+            "agreed": self.agreed,
+            "cases": self.cases,
+            "earned": self.earned,
             "status": self.status,
             "reason": self.reason,
         }
@@ -77,8 +87,9 @@ class Grade:
 
     learner: str
     workspace: str
-    status: str
+    status: Status
     passed: int
+    """The focused tests that passed (what the report says; see ``score``)."""
     total: int
     labs: tuple[LabGrade, ...]
     problems: tuple[str, ...] = ()
@@ -95,6 +106,19 @@ class Grade:
     """The lab code's fingerprints, for the class's copy comparison (``classroom.py``)."""
 
     @property
+    def score(self) -> int:
+        """What the row earns: the tests of the labs that passed whole (tests and cases)."""
+        return sum(lab.earned for lab in self.labs)
+
+    @property
+    def agreed(self) -> int:
+        return sum(lab.agreed for lab in self.labs)
+
+    @property
+    def cases(self) -> int:
+        return sum(lab.cases for lab in self.labs)
+
+    @property
     def note(self) -> str:
         """The first reason: a problem, else why the first failing lab failed, else a note."""
         failing = [lab.reason for lab in self.labs if lab.reason and lab.status != Status.PENDING]
@@ -107,8 +131,11 @@ class Grade:
             "learner": self.learner,
             "workspace": self.workspace,
             "status": self.status,
+            "score": self.score,
             "passed": self.passed,
             "total": self.total,
+            "agreed": self.agreed,
+            "cases": self.cases,
             "labs": [lab.to_json() for lab in self.labs],
             "note": self.note,
             "problems": list(self.problems),
@@ -140,12 +167,6 @@ def lab_reason(lab: LabResult) -> str:
     return ""
 
 
-def row_status(labs: Sequence[LabGrade], problems: Sequence[str]) -> str:
-    statuses = {lab.status for lab in labs}
-    found = next((s for s in WORST_FIRST if s in statuses), None)
-    return found or ("error" if problems or not labs else "passed")
-
-
 def graded_row(
     learner: str,
     workspace: str,
@@ -168,6 +189,9 @@ def graded_row(
             lab.total,
             lab.status,
             lab_reason(lab),
+            lab.agreed,
+            lab.cases,
+            lab.earned,
             lab.probes.to_json() if lab.probes is not None else None,
         )
         for lab in shown.required
@@ -191,7 +215,7 @@ def graded_row(
     return Grade(
         learner=clean(learner),
         workspace=clean(workspace),
-        status=row_status(labs, problems),
+        status=worst([lab.status for lab in labs] + [Status.ERROR] * bool(problems)),
         passed=result.passed,
         total=result.total,
         labs=labs,
@@ -207,13 +231,13 @@ def ungraded_row(
     learner: str,
     workspace: str,
     labs: Sequence[Lab],
-    status: str,
+    status: Status,
     why: str,
     flags: Sequence[str] = (),
 ) -> Grade:
     """A row for a folder that was not graded: skipped (not a workspace) or an error."""
     grades = tuple(
-        LabGrade(lab.id, 0, lab.tests, status, clean(why) if status != SKIPPED else "")
+        LabGrade(lab.id, 0, lab.tests, status, clean(why) if status != Status.SKIPPED else "")
         for lab in labs
     )
     return Grade(
@@ -236,20 +260,28 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
         writer.writerow([spreadsheet_safe(cell) for cell in cells])
 
     writer_row(
-        ["learner", "status", "passed", "total"]
+        ["learner", "status", "score", "passed", "total", "agreed", "cases"]
         + [f"lab {i}" for i in lab_ids]
+        + [f"cases {i}" for i in lab_ids]
         + [f"status {i}" for i in lab_ids]
         + ["flags", "note", "workspace", "source", "commit"]
     )
     for grade in grades:
         by_id = {lab.id: lab for lab in grade.labs}
         writer_row(
-            [grade.learner, grade.status, grade.passed, grade.total]
+            [grade.learner, grade.status, grade.score, grade.passed, grade.total]
+            + [grade.agreed, grade.cases]
             + [f"{by_id[i].passed}/{by_id[i].total}" if i in by_id else "" for i in lab_ids]
+            + [_cases(by_id[i]) if i in by_id else "" for i in lab_ids]
             + [by_id[i].status if i in by_id else "" for i in lab_ids]
             + ["; ".join(grade.flags), grade.note, grade.workspace, grade.source, grade.commit]
         )
     return buffer.getvalue()
+
+
+def _cases(lab: LabGrade) -> str:
+    """``51/53``: a lab's probe cases that agreed ('' when none were drawn)."""
+    return f"{lab.agreed}/{lab.cases}" if lab.cases else ""
 
 
 def gradebook_json(chapter: str, grades: Sequence[Grade], run: Mapping[str, Any]) -> str:

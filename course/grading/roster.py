@@ -22,9 +22,8 @@ from typing import TextIO
 from ..harness.columns import pad
 from ..harness.manifest import Lab, Manifest
 from ..harness.runner import Limits
-from ..harness.style import status_label
+from ..harness.status import Status
 from ..harness.workspace import WorkspaceError
-from ..locale import N_
 from ..locale import gettext as _
 from . import probes as probing
 from .archives import DEFAULT_CAPS, Caps, Refused
@@ -33,8 +32,8 @@ from .copies import Baseline, baseline, learner_prints
 from .engine import GradingOptions, SandboxUnavailable, for_learners, grade
 from .gitrepo import nearest_checkout
 from .gradebook import (
-    SKIPPED,
     Grade,
+    LabGrade,
     clean,
     gradebook_csv,
     gradebook_json,
@@ -91,10 +90,11 @@ def grade_entry(
     workspace = where(roster, entry)
     if entry.newer or entry.kind in ("skipped", "symlink"):
         flags = ["symlink"] if entry.kind == "symlink" else []
-        row = ungraded_row(entry.learner, workspace, labs, SKIPPED, entry.why, flags)
+        row = ungraded_row(entry.learner, workspace, labs, Status.SKIPPED, entry.why, flags)
         return with_intake(row, entry)
     if entry.kind in ("unreadable", "refused"):
-        return with_intake(ungraded_row(entry.learner, workspace, labs, "error", entry.why), entry)
+        row = ungraded_row(entry.learner, workspace, labs, Status.ERROR, entry.why)
+        return with_intake(row, entry)
     try:
         with opened(roster, entry, caps) as tree:
             workspace = where(roster, entry, tree)
@@ -104,14 +104,14 @@ def grade_entry(
         graded = grade(manifest, kit, snapshot, labs, limits, options, hide=hide)
     except Refused as error:
         flags = ["refused archive"]
-        row = ungraded_row(entry.learner, workspace, labs, "error", str(error), flags)
+        row = ungraded_row(entry.learner, workspace, labs, Status.ERROR, str(error), flags)
     except WorkspaceError as error:
-        row = ungraded_row(entry.learner, workspace, labs, "error", str(error))
+        row = ungraded_row(entry.learner, workspace, labs, Status.ERROR, str(error))
     except Exception as error:  # a fault of the grader: still one row, never the run
         why = _("the grader failed on this workspace: {error}").format(
             error=f"{type(error).__name__}: {error}"
         )
-        row = ungraded_row(entry.learner, workspace, labs, "error", why)
+        row = ungraded_row(entry.learner, workspace, labs, Status.ERROR, why)
     else:
         instructor = [
             t.nodeid
@@ -146,8 +146,8 @@ class Progress:
             self.done += 1
             filled = round(20 * self.done / max(self.total, 1))
             bar = "#" * filled + "-" * (20 - filled)
-            line = f"[{bar}] {self.done}/{self.total} {grade.learner}: {grade.passed}/{grade.total}"
-            status = row_status(grade.status)
+            line = f"[{bar}] {self.done}/{self.total} {grade.learner}: {grade.score}/{grade.total}"
+            status = grade.status.label
             if self.bar:
                 end = "\n" if self.done == self.total else ""
                 self.stream.write(f"\r\033[K{line} {status}{end}")
@@ -248,14 +248,6 @@ def grade_roster(
     return grades
 
 
-SKIPPED_LABEL = N_("skipped")
-
-
-def row_status(status: str) -> str:
-    """A gradebook row's status as the terminal shows it (the gradebook keeps the id)."""
-    return _(SKIPPED_LABEL) if status == SKIPPED else status_label(status)
-
-
 def _print_summary(
     manifest: Manifest,
     grades: Sequence[Grade],
@@ -264,7 +256,7 @@ def _print_summary(
     enforced: Sequence[str],
     out: TextIO,
 ) -> None:
-    graded = sum(g.status != SKIPPED for g in grades)
+    graded = sum(g.status != Status.SKIPPED for g in grades)
     said = _("Graded {graded} workspace(s) of chapter {chapter} ({skipped} skipped): {csv}, {json}")
     print(
         said.format(
@@ -279,10 +271,17 @@ def _print_summary(
     for line in enforced:
         print(_("  limits: {limit}").format(limit=line), file=out)
     for row in grades:
-        counts = " ".join(f"{lab.passed}/{lab.total}" for lab in row.labs)
+        counts = " ".join(_lab_counts(lab) for lab in row.labs)
         note = f"  {row.note}" if row.note else ""
-        status = pad(row_status(row.status), 8)
+        status = pad(row.status.label, 8)
         print(
-            f"  {row.learner:<24} {status} {row.passed}/{row.total}  {counts}{note}",
+            f"  {row.learner:<24} {status} {row.score}/{row.total}  {counts}{note}",
             file=out,
         )
+
+
+def _lab_counts(lab: LabGrade) -> str:
+    """``3/3·51/53``: a lab's tests and probe cases in a row of the summary (tests alone
+    without probes); the row's own figure before them is what it earned."""
+    tests = f"{lab.passed}/{lab.total}"
+    return f"{tests}·{lab.agreed}/{lab.cases}" if lab.cases else tests

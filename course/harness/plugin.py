@@ -27,6 +27,7 @@ from .diffs import explain_equality
 from .frames import Frame, dump_file, learner_frames, traceback_triples
 from .records import Event, write_record
 from .stackdump import StackDumper
+from .status import Status
 from .verdicts import Verdict, verdict
 
 PACKAGE_VARIABLE = "COURSE_LAB_PACKAGE"
@@ -212,7 +213,7 @@ class Reporter:
         elif report.skipped:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else _("skipped")
             said = _("the test was skipped: {reason}").format(reason=reason)
-            self.outcome[item.nodeid] = Verdict("error", said)
+            self.outcome[item.nodeid] = Verdict(Status.ERROR, said)
         elif report.failed:  # failed without an exception (a hook said so): the same renderer
             lines = [line for line in str(report.longrepr).splitlines() if line.strip()]
             failed = AssertionError(lines[-1] if lines else _("the test failed"))
@@ -222,7 +223,7 @@ class Reporter:
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         if self.dumper is not None:
             self.dumper.disarm()
-        outcome = self.outcome.get(nodeid, Verdict("passed", ""))
+        outcome = self.outcome.get(nodeid, Verdict(Status.PASSED, ""))
         duration = time.perf_counter() - self.started.get(nodeid, time.perf_counter())
         record: dict[str, Any] = {
             "nodeid": nodeid,

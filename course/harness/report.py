@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..locale import gettext as _
 from ..locale import ngettext
-from .columns import pad, wrap
+from .columns import columns, pad, wrap
 from .commands import BY_NAME, Commands
 from .kit import Fingerprints, short
 from .learning import checkpoint_command, lab_command
@@ -94,19 +94,68 @@ def render_short_card(manifest: Manifest, commands: Commands = BY_NAME) -> str:
     return "\n".join(lines)
 
 
-def render_lab(result: LabResult, title_width: int = 24, style: Style = PLAIN) -> str:
-    """``Lab 11.3  budget projection   3/3  passed`` and a line per test that did not pass."""
+def counts(passed: int, total: int, agreed: int = 0, cases: int | None = None) -> str:
+    """``3/3 tests · 51/53 cases``: tests and probe cases apart (``cases`` None: no probes,
+    ``3/3 tests``)."""
+    tests = ngettext("{passed}/{total} test", "{passed}/{total} tests", total).format(
+        passed=passed, total=total
+    )
+    if cases is None:
+        return tests
+    drawn = ngettext("{agreed}/{cases} case", "{agreed}/{cases} cases", cases).format(
+        agreed=agreed, cases=cases
+    )
+    return _("{tests} · {cases}").format(tests=tests, cases=drawn)
+
+
+def lab_counts(result: LabResult) -> str:
+    """A lab's ``counts``: its tests, and its probe cases when it has probes."""
+    cases = result.cases if result.probes is not None else None
+    return counts(result.passed, result.total, result.agreed, cases)
+
+
+def lab_line(
+    result: LabResult,
+    title: str | None = None,
+    title_width: int = 24,
+    counts_width: int = 0,
+    style: Style = PLAIN,
+) -> str:
+    """``Lab 11.3  budget projection  3/3 tests · 51/53 cases  failed``: one lab, every door.
+
+    ``title``: the lab's title in the reader's edition (the result's own by default).
+    """
     lab = result.lab
     status = status_label(result.status)
     if lab.optional:
         status = _("{status} (optional, not counted)").format(status=status)
-    lines = [
-        f"Lab {lab.id:<5} {pad(lab.title, title_width)} "
-        f"{result.passed}/{result.total:<3} {style.status(result.status, status)}".rstrip()
-    ]
-    lines += [f"    {line}" for line in _test_details(result)]
-    lines += [f"    {line}" for line in _probe_details(result)]
+    name = pad(lab.title if title is None else title, title_width)
+    counts = pad(lab_counts(result), counts_width)
+    return f"Lab {lab.id:<5} {name}  {counts}  {style.status(result.status, status)}".rstrip()
+
+
+def counts_width(results: Sequence[LabResult]) -> int:
+    """The columns the widest of the labs' counts takes, so their statuses line up."""
+    return max((columns(lab_counts(result)) for result in results), default=0)
+
+
+def render_lab(
+    result: LabResult,
+    title_width: int = 24,
+    style: Style = PLAIN,
+    counts_width: int = 0,
+    title: str | None = None,
+) -> str:
+    """The lab's line (``lab_line``) and a line per test and probe case that did not pass:
+    what a terminal and a notebook show of a lab."""
+    lines = [lab_line(result, title, title_width, counts_width, style)]
+    lines += [f"    {line}" for line in lab_details(result)]
     return "\n".join(lines)
+
+
+def lab_details(result: LabResult) -> list[str]:
+    """What did not pass in a lab: its tests (folded by message) and its disagreeing cases."""
+    return _test_details(result) + probe_details(result)
 
 
 def render_probes(result: CheckpointResult) -> list[str]:
@@ -121,7 +170,7 @@ def render_probes(result: CheckpointResult) -> list[str]:
     return [line.format(label=pad(_("probes"), 8), counts=counts, seed=result.seed)]
 
 
-def _probe_details(result: LabResult) -> list[str]:
+def probe_details(result: LabResult) -> list[str]:
     """Each disagreeing probe case the grader kept, named, as a failing case of the lab."""
     probes = result.probes
     if probes is None or probes.agree or probes.status == Status.PENDING:
@@ -224,11 +273,10 @@ def render_summary(
 ) -> str:
     """Evidence line, total, problems, and what to do next: the open lab, or the next step."""
     lines = [
-        _("optional: Lab {lab} {title} {passed}/{total} {status} (not counted)").format(
+        _("optional: Lab {lab} {title} {counts} {status} (not counted)").format(
             lab=extra.lab.id,
             title=extra.lab.title,
-            passed=extra.passed,
-            total=extra.total,
+            counts=lab_counts(extra),
             status=status_label(extra.status),
         )
         for extra in result.optional
@@ -287,11 +335,10 @@ def render_open_lab(
     if counts is None:
         head = _("Next: Lab {lab} {title}").format(lab=lab.id, title=lab.title)
     else:
-        head = _("Next: Lab {lab} {title} ({passed}/{total}, {status})").format(
+        head = _("Next: Lab {lab} {title} ({counts}, {status})").format(
             lab=lab.id,
             title=lab.title,
-            passed=counts.passed,
-            total=counts.total,
+            counts=lab_counts(counts),
             status=status_label(counts.status),
         )
     lines = [head]

@@ -4,6 +4,9 @@ A lab's verdict is its focused tests plus its probe cases. Which tests a lab has
 kit's own test files (``catalog.py``), never from the test process: a report of a test the kit
 does not have, a second report of one test, or a test moved to another lab is ignored and
 flagged, so a lab's passed count can never exceed its number of cases.
+
+A lab shows its tests and its probe cases apart (``3/3 tests · 51/53 cases``) and passes only
+if both do; a test report alone, which learner code could forge, earns nothing (``earned``).
 """
 
 from __future__ import annotations
@@ -120,8 +123,10 @@ class ProbeSummary:
 class LabResult:
     """One lab's verdict: its tests, counted against the kit's catalog, and its probes.
 
-    With ``probes`` (every graded run) the lab's tests count only when its probes agree with
-    the reference: a test report alone, which learner code could forge, earns nothing.
+    ``passed`` counts the tests that passed, whatever the probes say, so a learner sees what
+    passed; the lab passes (and ``earned`` counts its tests) only when its tests pass and its
+    probe cases agree with the reference: a test report alone, which learner code could forge,
+    earns nothing.
     """
 
     lab: Lab
@@ -132,9 +137,23 @@ class LabResult:
 
     @property
     def passed(self) -> int:
-        if self.probes is not None and not self.probes.agree:
-            return 0
+        """How many of the lab's admitted tests passed (never more than ``total``)."""
         return min(self.total, sum(test.status == Status.PASSED for test in self.tests))
+
+    @property
+    def agreed(self) -> int:
+        """How many probe cases agreed with the reference (0 without probes)."""
+        return self.probes.agreed if self.probes is not None else 0
+
+    @property
+    def cases(self) -> int:
+        """How many probe cases were drawn (0 without probes)."""
+        return self.probes.cases if self.probes is not None else 0
+
+    @property
+    def earned(self) -> int:
+        """What the lab earns: its tests when the lab passes (tests and cases), else nothing."""
+        return self.passed if self.status == Status.PASSED else 0
 
     @property
     def tests_status(self) -> Status:
@@ -164,6 +183,9 @@ class LabResult:
             "title": self.lab.title,
             "passed": self.passed,
             "total": self.total,
+            "agreed": self.agreed,
+            "cases": self.cases,
+            "earned": self.earned,
             "status": str(self.status),
             "optional": self.lab.optional,
         }
@@ -207,6 +229,19 @@ class CheckpointResult:
         return sum(lab.total for lab in self.required)
 
     @property
+    def agreed(self) -> int:
+        return sum(lab.agreed for lab in self.required)
+
+    @property
+    def cases(self) -> int:
+        return sum(lab.cases for lab in self.required)
+
+    @property
+    def earned(self) -> int:
+        """The tests of the required labs that passed whole (tests and cases)."""
+        return sum(lab.earned for lab in self.required)
+
+    @property
     def tests(self) -> list[TestOutcome]:
         return [test for lab in self.labs for test in lab.tests]
 
@@ -227,9 +262,13 @@ class CheckpointResult:
         """The first required lab that is not green."""
         return next((lab for lab in self.required if lab.status != Status.PASSED), None)
 
-    def verdicts(self) -> dict[str, tuple[str, int, int]]:
-        """Each lab's (status, passed, total): what every door must show alike."""
-        return {lab.lab.id: (str(lab.status), lab.passed, lab.total) for lab in self.labs}
+    def verdicts(self) -> dict[str, tuple[str, int, int, int, int]]:
+        """Each lab's (status, tests passed, tests, cases agreed, cases): what every door must
+        show alike."""
+        return {
+            lab.lab.id: (str(lab.status), lab.passed, lab.total, lab.agreed, lab.cases)
+            for lab in self.labs
+        }
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -240,6 +279,9 @@ class CheckpointResult:
             "tests": [test.to_json() for test in self.tests],
             "passed": self.passed,
             "total": self.total,
+            "agreed": self.agreed,
+            "cases": self.cases,
+            "earned": self.earned,
             "problems": list(self.problems),
             "notes": list(self.notes),
             "flags": list(self.flags),
@@ -271,7 +313,7 @@ class CheckpointResult:
                     None if probes is None else ProbeSummary.from_json(probes, f"{where}.probes"),
                 )
             )
-            for key in ("title", "passed", "status", "optional"):
+            for key in ("title", "passed", "agreed", "cases", "earned", "status", "optional"):
                 g.raw(key)  # derived from the rest: read, and checked again below
             g.finish()
         seed = f.raw("seed", None)
@@ -284,7 +326,7 @@ class CheckpointResult:
             flags=f.texts("flags", allow_empty=True),
             seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
         )
-        for key in ("evidence", "passed", "total"):
+        for key in ("evidence", "passed", "total", "agreed", "cases", "earned"):
             f.raw(key)
         f.finish()
         if result.to_json() != data:

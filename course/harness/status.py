@@ -1,9 +1,21 @@
-"""The five ways a test, a probe case or a lab can end, and which of them is the worst."""
+"""The ways a test, a probe case, a lab or a gradebook row can end, which is the worst, and how
+each looks: its label, mark, colour and tone, defined once for every door."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
+
+from ..locale import N_, gettext
+
+Tone = Literal["ok", "pending", "error", "note"]
+"""How a notebook colours something: a status's tone, or ``note`` for what is only said."""
+
+TONE_MARKS: dict[Tone, str] = {"ok": "✓", "pending": "…", "error": "✗", "note": "·"}
+ANSI_COLOURS: dict[Tone, str] = {"ok": "32", "pending": "33", "error": "31", "note": "0"}
+"""ANSI SGR colour codes of each tone: green, yellow, red, the terminal's own."""
 
 
 class Status(StrEnum):
@@ -15,23 +27,61 @@ class Status(StrEnum):
     FAILED = "failed"
     TIMEOUT = "timeout"
     ERROR = "error"
+    SKIPPED = "skipped"
+    """A gradebook row of a folder that is not a workspace: never graded, never a verdict."""
 
     @classmethod
     def read(cls, value: object) -> Status:
-        """``value`` as a status; anything that is not one of the five words is an error."""
-        try:
-            return cls(value) if isinstance(value, str) else cls.ERROR
-        except ValueError:
-            return cls.ERROR
+        """``value`` as a verdict; anything that is not one of the ``GRADED`` words is an error."""
+        return cls(value) if isinstance(value, str) and value in GRADED else cls.ERROR
 
     @property
     def broken(self) -> bool:
         """Failed, timed out or errored: something is wrong, not just unwritten."""
         return self in (Status.FAILED, Status.TIMEOUT, Status.ERROR)
 
+    @property
+    def tone(self) -> Tone:
+        return LOOKS[self].tone
+
+    @property
+    def mark(self) -> str:
+        """✓, …, ✗ or ·"""
+        return TONE_MARKS[self.tone]
+
+    @property
+    def colour(self) -> str:
+        """The ANSI SGR colour code a terminal shows it in."""
+        return ANSI_COLOURS[self.tone]
+
+    @property
+    def label(self) -> str:
+        """The word a reader sees in the current edition (``passed`` → ``通过``); the status
+        itself stays the English id (JSON, CSV)."""
+        return gettext(LOOKS[self].label)
+
+
+@dataclass(frozen=True)
+class Look:
+    label: str
+    """The English word, looked up in the reader's edition (``Status.label``)."""
+    tone: Tone
+
+
+LOOKS: dict[Status, Look] = {
+    Status.PASSED: Look(N_("passed"), "ok"),
+    Status.PENDING: Look(N_("pending"), "pending"),
+    Status.FAILED: Look(N_("failed"), "error"),
+    Status.TIMEOUT: Look(N_("timeout"), "error"),
+    Status.ERROR: Look(N_("error"), "error"),
+    Status.SKIPPED: Look(N_("skipped"), "note"),
+}
 
 WORST_FIRST: tuple[Status, ...] = (Status.ERROR, Status.TIMEOUT, Status.FAILED, Status.PENDING)
-"""The statuses that are not a pass, the most serious first."""
+"""The verdicts that are not a pass, the most serious first."""
+
+GRADED: frozenset[str] = frozenset((Status.PASSED, *WORST_FIRST))
+"""The five verdicts a test, a probe case or a lab can have (``skipped`` is not one)."""
 
 
 def worst(statuses: Iterable[Status]) -> Status:

@@ -1,4 +1,5 @@
-"""How status words look: coloured with a ✓/✗ mark on a terminal, plain words anywhere else."""
+"""How status words look: coloured with a ✓/✗ mark on a terminal, plain words anywhere else
+(the label, mark and colour are the ``Status``'s own)."""
 
 from __future__ import annotations
 
@@ -6,26 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
-from ..locale import N_, gettext
-
-MARKS = {"passed": "✓", "pending": "…", "failed": "✗", "timeout": "✗", "error": "✗"}
-COLOURS = {"passed": "32", "pending": "33", "failed": "31", "timeout": "31", "error": "31"}
-"""ANSI SGR colour codes: green, yellow, red."""
-
-LABELS = {
-    "passed": N_("passed"),
-    "pending": N_("pending"),
-    "failed": N_("failed"),
-    "timeout": N_("timeout"),
-    "error": N_("error"),
-}
-"""How a status reads on a terminal; the status itself stays the English id (JSON, CSV)."""
+from .status import Status
 
 
-def status_label(status: str) -> str:
+def status_label(status: Status) -> str:
     """The status word a reader sees (``passed`` → ``通过`` in the Chinese edition)."""
-    label = LABELS.get(str(status))
-    return gettext(label) if label is not None else str(status)
+    return Status(status).label
 
 
 @dataclass(frozen=True)
@@ -34,14 +21,12 @@ class Style:
 
     colour: bool = False
 
-    def status(self, status: str, text: str | None = None) -> str:
+    def status(self, status: Status, text: str | None = None) -> str:
         """``text`` (the status's label by default), marked and coloured on a terminal."""
-        words = status_label(status) if text is None else text
+        words = status.label if text is None else text
         if not self.colour:
             return words
-        mark = MARKS.get(status, "")
-        code = COLOURS.get(status, "0")
-        return f"\033[{code}m{mark} {words}\033[0m" if mark else words
+        return f"\033[{status.colour}m{status.mark} {words}\033[0m"
 
     def bold(self, text: str) -> str:
         return f"\033[1m{text}\033[0m" if self.colour else text

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..locale import gettext as _
 from .diffs import head as diff_head
 from .frames import Frame, render_frames
+from .status import Status
 
 PENDING_ATTRIBUTE = "lab_id"
 """A ``NotImplementedError`` carrying this attribute is a lab stub: the test is pending."""
@@ -29,7 +30,7 @@ MESSAGE_CHARS = 20_000
 class Verdict:
     """How one test ended, as the parent will report it."""
 
-    status: str
+    status: Status
     message: str
     frames: tuple[Frame, ...] = ()
     fatal: bool = False
@@ -80,7 +81,7 @@ def verdict(when: str, error: BaseException, frames: Sequence[Frame]) -> Verdict
     """The verdict on an exception raised in a test's ``when`` phase (setup, call, teardown)."""
     lab_id = getattr(error, PENDING_ATTRIBUTE, None)
     if isinstance(error, NotImplementedError) and isinstance(lab_id, str):
-        return Verdict("pending", " ".join(str(error).split()))
+        return Verdict(Status.PENDING, " ".join(str(error).split()))
     frames = tuple(frames)
     if isinstance(error, SystemExit):
         head = f"sys.exit({error.code!r})"
@@ -97,14 +98,14 @@ def verdict(when: str, error: BaseException, frames: Sequence[Frame]) -> Verdict
         else:
             why = _("the package failed at import: {error}").format(error=head)
         message = with_frames(NOT_RUN + why, frames)
-        return Verdict("error", bounded(message), frames, fatal=True)
+        return Verdict(Status.ERROR, bounded(message), frames, fatal=True)
     if isinstance(error, SystemExit):
         head = _("the code under test called {call}").format(call=head)
     message = bounded(with_frames(head, frames))
     if isinstance(error, SystemExit) and when == "call":
-        return Verdict("error", message, frames)
+        return Verdict(Status.ERROR, message, frames)
     if when == "setup":
-        return Verdict("error", _("setup: {message}").format(message=message), frames)
+        return Verdict(Status.ERROR, _("setup: {message}").format(message=message), frames)
     if when != "call":
-        return Verdict("error", _("teardown: {message}").format(message=message), frames)
-    return Verdict("failed", message, frames)
+        return Verdict(Status.ERROR, _("teardown: {message}").format(message=message), frames)
+    return Verdict(Status.FAILED, message, frames)

@@ -57,6 +57,9 @@ def test_one_lab_with_json_results(manifest: Manifest, tmp_path: Path) -> None:
             "title": "budget projection",
             "passed": 3,
             "total": 3,
+            "agreed": cases,
+            "cases": cases,
+            "earned": 3,
             "status": "passed",
             "optional": False,
             "probes": {"cases": cases, "agreed": cases, "status": "passed", "failures": []},
@@ -66,7 +69,8 @@ def test_one_lab_with_json_results(manifest: Manifest, tmp_path: Path) -> None:
     for test in data["tests"]:
         assert set(test) == {"lab", "name", "nodeid", "status", "message", "duration"}
         assert test["name"].startswith("test_lab_11_3_") and test["status"] == "passed"
-    assert (data["passed"], data["total"]) == (3, 3)
+    assert (data["passed"], data["total"], data["earned"]) == (3, 3, 3)
+    assert (data["agreed"], data["cases"]) == (cases, cases)
 
 
 def test_a_fresh_workspace_fails_with_every_lab_pending(

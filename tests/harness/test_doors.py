@@ -3,7 +3,8 @@
 Each workspace state is checked through every door a learner or an instructor uses:
 ``checkpoint 11`` inside the workspace, ``--practice`` from outside, ``--lab``, ``--watch``,
 the notebook's ``check()``, ``--review`` and ``--roster``. The doors differ in isolation and
-in presentation only, so their per-lab (status, passed, total) must be identical.
+in presentation only, so their per-lab (status, tests passed, tests, cases agreed, cases) must
+be identical.
 """
 
 from __future__ import annotations
@@ -28,8 +29,11 @@ from course.harness.runner import Limits
 SECONDS = 2.0
 """Every door's limit per test: a hang costs little, and the same limit everywhere."""
 LIMITS = Limits(test_seconds=SECONDS)
-Verdicts = dict[str, tuple[str, int, int]]
-LAB_LINE = re.compile(r"^Lab (\S+)\s.*?\s(\d+)/(\d+)\s+(passed|pending|failed|timeout|error)\b")
+Verdicts = dict[str, tuple[str, int, int, int, int]]
+LAB_LINE = re.compile(
+    r"^Lab (\S+)\s.*?\s(\d+)/(\d+) tests?(?: · (\d+)/(\d+) cases?)?\s+"
+    r"(passed|pending|failed|timeout|error)\b"
+)
 
 
 def solve(manifest: Manifest, kit: Path, workspace: Path, labs: list[str]) -> None:
@@ -75,13 +79,15 @@ STATES: dict[str, tuple[list[str], Callable[[Path], None] | None]] = {
 
 
 def lab_lines(text: str) -> Verdicts:
-    """Per-lab verdicts from printed lab lines (``Lab 11.3  budget projection  3/3  passed``)."""
+    """Per-lab verdicts from printed lab lines
+    (``Lab 11.3  budget projection  3/3 tests · 51/53 cases  passed``)."""
     found: Verdicts = {}
     for line in text.splitlines():
         match = LAB_LINE.match(line)
         if match:
-            lab, passed, total, status = match.groups()
-            found.setdefault(lab, (status, int(passed), int(total)))
+            lab, passed, total, agreed, cases, status = match.groups()
+            counts = (int(passed), int(total), int(agreed or 0), int(cases or 0))
+            found.setdefault(lab, (status, *counts))
     return found
 
 
@@ -133,7 +139,8 @@ def roster_verdicts(manifest: Manifest, roster: Path) -> dict[str, Verdicts]:
     assert data["learners"], run.stdout + run.stderr
     return {
         row["learner"]: {
-            lab["id"]: (lab["status"], lab["passed"], lab["total"]) for lab in row["labs"]
+            lab["id"]: (lab["status"], lab["passed"], lab["total"], lab["agreed"], lab["cases"])
+            for lab in row["labs"]
         }
         for row in data["learners"]
     }
@@ -195,12 +202,15 @@ def test_the_states_give_the_verdicts_the_chapter_expects(
 ) -> None:
     """The states are what they say (so the comparison above compares something)."""
     verdict = {state: seen["checkpoint"] for state, seen in doors.items()}
-    assert verdict["fresh"]["11.1"] == ("pending", 0, 3)
-    assert verdict["lab-1"]["11.1"] == ("passed", 3, 3)
-    assert verdict["lab-1"]["11.2"] == ("pending", 0, 3)
+    cases = {lab: counts[4] for lab, counts in verdict["fresh"].items()}
+    assert all(cases[lab] > 0 for lab in REQUIRED), cases
+    assert verdict["fresh"]["11.1"] == ("pending", 0, 3, 0, cases["11.1"])
+    assert verdict["lab-1"]["11.1"] == ("passed", 3, 3, cases["11.1"], cases["11.1"])
+    assert verdict["lab-1"]["11.2"] == ("pending", 0, 3, 0, cases["11.2"])
     assert all(verdict["all-but-optional"][lab][0] == "passed" for lab in REQUIRED)
-    assert verdict["all-but-optional"]["11.opt"] == ("pending", 0, 3)
-    assert verdict["whitespace-goal"]["11.1"][:2] == ("failed", 0)
+    assert verdict["all-but-optional"]["11.opt"][:3] == ("pending", 0, 3)
+    assert verdict["whitespace-goal"]["11.1"][0] == "failed"
+    assert verdict["whitespace-goal"]["11.1"][3] < cases["11.1"], "a case disagrees"
     assert verdict["wrong-lab-2"]["11.2"][0] == "failed"
     assert verdict["wrong-lab-2"]["11.2"][1] < 3
     assert verdict["endless-loop"]["11.2"][0] == "timeout"

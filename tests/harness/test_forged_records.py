@@ -1,4 +1,5 @@
-"""Counts come from the kit's catalog: records forged by learner code change no lab's count."""
+"""Counts come from the kit's catalog: records forged by learner code change no lab's verdict,
+no lab's earned count, and never count more tests than a lab has."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from solutions import solve_lab
 
 from course.harness.catalog import Catalog, CatalogTest
 from course.harness.manifest import Manifest
-from course.harness.results import TestOutcome, admit, summarize
+from course.harness.results import CheckpointResult, TestOutcome, admit, summarize
 from course.harness.status import Status
 
 FORGE_AT_IMPORT = """
@@ -51,12 +52,22 @@ def test_forged_records_leave_every_count_as_it_was(
     with (forger / "pi_course" / "summary.py").open("a", encoding="utf-8") as module:
         module.write(FORGE_AT_IMPORT)
     expected, forged = check(honest), check(forger)
-    assert forged.verdicts() == expected.verdicts()
-    assert forged.verdicts()["11.1"] == ("passed", 3, 3)
-    assert forged.verdicts()["11.2"] == ("pending", 0, 3)
+    assert earned(forged) == earned(expected)
+    lab_1, lab_2 = expected.labs[0], expected.labs[1]
+    assert earned(forged)["11.1"] == ("passed", 3, lab_1.cases)
+    assert earned(forged)["11.2"] == ("pending", 0, 0) and lab_2.cases > 0
+    assert (forged.earned, forged.agreed) == (expected.earned, expected.agreed)
     assert all(lab.passed <= lab.total for lab in forged.labs)
+    assert [lab.total for lab in forged.labs] == [lab.total for lab in expected.labs]
     assert any("not a test of this run" in flag for flag in forged.flags), forged.flags
+    assert any("a second report of" in flag for flag in forged.flags), forged.flags
     assert not expected.flags
+
+
+def earned(result: CheckpointResult) -> dict[str, tuple[str, int, int]]:
+    """Each lab's (status, tests earned, cases agreed): what a forged report cannot change
+    (its tests count may claim what the forger wrote; it earns nothing the probes deny)."""
+    return {lab.lab.id: (str(lab.status), lab.earned, lab.agreed) for lab in result.labs}
 
 
 def test_a_lab_never_counts_more_than_its_catalogued_cases(manifest: Manifest) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import csv
 import errno
+import io
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from course.grading.engine import GradingOptions
 from course.grading.gradebook import (
     clean,
     gradebook_csv,
+    graded_row,
     is_gradebook_name,
     ungraded_row,
     write_gradebook,
@@ -21,7 +25,9 @@ from course.grading.gradebook import (
 from course.grading.roster import discover, grade_entry
 from course.grading.safefs import Tree, UnsafePath, atomic_write
 from course.harness.manifest import Manifest
+from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
 from course.harness.runner import Limits
+from course.harness.status import Status
 from course.harness.workspace import MARKER, WorkspaceError, create_workspace
 
 
@@ -151,3 +157,60 @@ def test_learner_text_never_reaches_a_terminal_or_a_file_with_control_characters
     text = gradebook_csv(["11.1"], [row])
     assert "\x1b" not in text and text.count("\n") == 2
     assert clean("Ünïcode ok") == "Ünïcode ok"
+
+
+LAB_IDS = ["11.1", "11.2", "11.3", "11.4", "11.5"]
+
+
+def _claimed(manifest: Manifest, probes: ProbeSummary) -> CheckpointResult:
+    """Every required lab's tests reported passed, its probe cases as given."""
+    labs = tuple(
+        LabResult(
+            lab,
+            tuple(
+                TestOutcome(f"t::{lab.id}-{n}", f"test_{n}", lab.id, Status.PASSED)
+                for n in range(lab.tests)
+            ),
+            lab.tests,
+            probes,
+        )
+        for lab in manifest.required_labs
+    )
+    return CheckpointResult(manifest.chapter, "practice", labs)
+
+
+def test_a_test_report_the_probes_deny_earns_nothing(manifest: Manifest) -> None:
+    """The row shows what the report claims and what the probes found, apart; it scores 0."""
+    denied = ProbeSummary(10, 0, Status.PENDING, ("parse_summary: not implemented",))
+    row = graded_row("eve", "eve", _claimed(manifest, denied), ())
+    assert (row.status, row.score, row.passed, row.total) == ("pending", 0, 14, 14)
+    assert [(lab.earned, lab.agreed, lab.cases) for lab in row.labs] == [(0, 0, 10)] * 5
+    assert "probes contradict a passing test report" in row.flags
+    [line] = csv.DictReader(io.StringIO(gradebook_csv(LAB_IDS, [row])))
+    assert (line["status"], line["score"], line["passed"]) == ("pending", "0", "14")
+    assert (line["lab 11.3"], line["cases 11.3"], line["status 11.3"]) == ("3/3", "0/10", "pending")
+    data = row.to_json()
+    assert (data["score"], data["passed"], data["agreed"], data["cases"]) == (0, 14, 0, 50)
+
+
+def test_a_lab_earns_its_tests_when_its_tests_pass_and_its_cases_agree(
+    manifest: Manifest,
+) -> None:
+    agree = ProbeSummary(10, 10, Status.PASSED)
+    row = graded_row("ada", "ada", _claimed(manifest, agree), ())
+    assert (row.status, row.score, row.passed) == ("passed", 14, 14)
+    assert [lab.earned for lab in row.labs] == [lab.tests for lab in manifest.required_labs]
+
+
+def test_a_row_with_a_problem_is_an_error_whatever_its_labs_say(manifest: Manifest) -> None:
+    agree = ProbeSummary(10, 10, Status.PASSED)
+    result = replace(_claimed(manifest, agree), problems=("the tests could not run",))
+    row = graded_row("ada", "ada", result, ())
+    assert row.status == Status.ERROR
+
+
+def test_a_skipped_folder_is_a_skipped_row(manifest: Manifest) -> None:
+    row = ungraded_row("notes", "notes", manifest.required_labs, Status.SKIPPED, "no marker")
+    assert row.status == Status.SKIPPED and row.status.label == "skipped"
+    assert {lab.status for lab in row.labs} == {Status.SKIPPED} and row.score == 0
+    assert Status.read("skipped") == Status.ERROR, "a report never says skipped"

@@ -126,11 +126,18 @@ def test_a_lab_counts_only_when_its_probes_agree(manifest: Manifest) -> None:
     agree = ProbeSummary(10, 10, Status.PASSED)
     differ = ProbeSummary(10, 0, Status.PENDING, ("parse_summary: not implemented",))
     result = summarize(manifest, [lab], passing, catalog=catalog, target="", probes={lab.id: agree})
-    assert (result.labs[0].passed, result.labs[0].status) == (3, "passed")
+    assert (result.labs[0].passed, result.labs[0].status, result.labs[0].earned) == (
+        3,
+        "passed",
+        3,
+    )
     forged = summarize(
         manifest, [lab], passing, catalog=catalog, target="", probes={lab.id: differ}
     )
-    assert (forged.labs[0].passed, forged.labs[0].status) == (0, "pending")
+    claimed = forged.labs[0]
+    assert (claimed.passed, claimed.agreed, claimed.cases) == (3, 0, 10), "shown apart"
+    assert (claimed.status, claimed.earned, forged.earned) == ("pending", 0, 0), "earns nothing"
+    assert not forged.ok
     more = catalog + Catalog((CatalogTest("hidden", "d", lab.id),))
     short = summarize(manifest, [lab], passing, catalog=more, target="")
     assert short.labs[0].status == "error", "a test left out of the report is never a pass"

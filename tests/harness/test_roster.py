@@ -38,14 +38,15 @@ from course.harness.workspace import MARKER
 
 LABS = ["11.1", "11.2", "11.3", "11.4", "11.5"]
 HONEST = {
-    # learner: (status, passed, per-lab statuses)
-    "ada": ("passed", 14, ["passed"] * 5),
-    "ben": ("pending", 6, ["passed"] * 2 + ["pending"] * 3),
-    "cy": ("pending", 0, ["pending"] * 5),
-    "dee": ("error", 0, ["error"] * 5),
-    "eve": ("timeout", 11, ["passed"] * 4 + ["timeout"]),
-    "fay": ("failed", 9, ["passed"] * 3 + ["failed", "pending"]),
-    "gus/practice-11": ("passed", 14, ["passed"] * 5),
+    # learner: (status, tests passed, score, per-lab statuses)
+    "ada": ("passed", 14, 14, ["passed"] * 5),
+    "ben": ("pending", 6, 6, ["passed"] * 2 + ["pending"] * 3),
+    "cy": ("pending", 0, 0, ["pending"] * 5),
+    "dee": ("error", 0, 0, ["error"] * 5),
+    "eve": ("timeout", 11, 11, ["passed"] * 4 + ["timeout"]),
+    # Lab 11.4 passes one test of two: shown, but a failed lab earns nothing
+    "fay": ("failed", 10, 9, ["passed"] * 3 + ["failed", "pending"]),
+    "gus/practice-11": ("passed", 14, 14, ["passed"] * 5),
 }
 
 
@@ -145,8 +146,15 @@ def _statuses(row: dict[str, str]) -> list[str]:
 def assert_honest_fresh(row: dict[str, str]) -> None:
     """A fresh workspace's honest grade: every lab pending, nothing passed."""
     assert (row["status"], row["passed"], row["total"]) == ("pending", "0", "14"), row
-    assert _statuses(row) == ["pending"] * 5, row
+    assert_earns_nothing(row)
     assert [row[f"lab {lab}"] for lab in LABS] == ["0/3", "0/3", "0/3", "0/2", "0/3"], row
+
+
+def assert_earns_nothing(row: dict[str, str]) -> None:
+    """Whatever its tests claim: no score, every lab pending, no probe case agreed."""
+    assert (row["status"], row["score"], row["agreed"]) == ("pending", "0", "0"), row
+    assert _statuses(row) == ["pending"] * 5, row
+    assert all(row[f"cases {lab}"].startswith("0/") for lab in LABS), row
 
 
 def test_the_whole_class_is_graded_into_one_gradebook(graded: GradedClass) -> None:
@@ -164,10 +172,11 @@ def test_the_whole_class_is_graded_into_one_gradebook(graded: GradedClass) -> No
 
 
 def test_every_honest_row_is_right(graded: GradedClass) -> None:
-    for learner, (status, passed, labs) in HONEST.items():
+    for learner, (status, passed, score, labs) in HONEST.items():
         row = graded.rows[learner]
         why = [(lab["status"], lab["reason"]) for lab in graded.learner(learner)["labs"]]
-        assert (row["status"], row["passed"], row["total"]) == (status, str(passed), "14"), why
+        expected = (status, str(passed), str(score), "14")
+        assert (row["status"], row["passed"], row["score"], row["total"]) == expected, why
         assert _statuses(row) == labs, row
     assert [graded.rows["ben"][f"lab {lab}"] for lab in LABS] == ["3/3", "3/3", "0/3", "0/2", "0/3"]
     assert "copy of the reference? (Lab 11.3 1.00)" in graded.rows["ada"]["flags"]
@@ -176,6 +185,8 @@ def test_every_honest_row_is_right(graded: GradedClass) -> None:
     assert "still running after 2s" in graded.rows["eve"]["note"]
     fay = graded.learner("fay")["labs"][3]
     assert fay["status"] == "failed" and fay["probes"]["status"] == "failed"
+    assert (fay["passed"], fay["earned"], graded.rows["fay"]["lab 11.4"]) == (1, 0, "1/2")
+    assert fay["agreed"] < fay["cases"] == fay["probes"]["cases"]
 
 
 @pytest.mark.parametrize(
@@ -184,9 +195,9 @@ def test_every_honest_row_is_right(graded: GradedClass) -> None:
 def test_a_forged_test_report_earns_nothing_and_is_flagged(
     graded: GradedClass, learner: str
 ) -> None:
-    """The report claims 14/14; the probes get a stub's answer; the row is the honest one."""
+    """The report claims 14/14; the probes get a stub's answer; the row earns nothing."""
     row = graded.rows[learner]
-    assert_honest_fresh(row)
+    assert_earns_nothing(row)
     assert "probes contradict a passing test report" in row["flags"], row
     labs = graded.learner(learner)["labs"]
     assert all(lab["probes"]["status"] == "pending" for lab in labs)
@@ -236,7 +247,7 @@ def test_a_pth_file_never_reaches_site_packages(graded: GradedClass) -> None:
 def test_a_daemon_dies_with_the_run_and_never_touches_the_gradebook(graded: GradedClass) -> None:
     assert_honest_fresh(graded.rows["h-daemon"])
     assert processes_with(DAEMON_TOKEN) == [], "every process learner code starts ends with its run"
-    assert (graded.roster / "gradebook-2.csv").read_text().startswith("learner,status,passed")
+    assert (graded.roster / "gradebook-2.csv").read_text().startswith("learner,status,score,passed")
 
 
 def test_learner_code_cannot_kill_the_roster(graded: GradedClass) -> None:
@@ -254,7 +265,7 @@ def test_forked_children_share_one_memory_cap(graded: GradedClass) -> None:
     children either reach the cap (and the row says so) or, on a busy machine, are still
     faulting their pages in when the 2 s limit of the test that imports them runs out."""
     row = graded.rows["h-memory"]
-    assert row["passed"] == "0" and row["status"] != "passed", row
+    assert row["score"] == "0" and row["status"] != "passed", row
     notes = graded.learner("h-memory")["notes"]
     capped = any("reached its 1024 MB memory limit" in note for note in notes)
     assert capped or row["status"] == "timeout", (row, notes)
@@ -274,7 +285,7 @@ def test_unreadable_workspaces_are_error_rows(graded: GradedClass) -> None:
         ("jon", "jon/pi_course/summary.py: a symbolic link"),
     ):
         row = graded.rows[learner]
-        assert (row["status"], row["passed"]) == ("error", "0"), row
+        assert (row["status"], row["score"], row["passed"]) == ("error", "0", "0"), row
         assert why in row["note"], row
 
 

@@ -29,7 +29,7 @@ from harness_support import cli, kill_processes_with
 from hostile import DAEMON_TOKEN, PTH_NAME, attacks
 from packing import committed, tar_folder, zip_folder, zip_members, zip_symlink
 from solutions import solve_lab
-from test_roster import assert_honest_fresh
+from test_roster import assert_earns_nothing, assert_honest_fresh
 
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
@@ -226,7 +226,7 @@ def test_nothing_is_left_on_disk(intake: Intake) -> None:
 
 def test_hostile_workspaces_in_archives_are_graded_as_they_are_in_folders(intake: Intake) -> None:
     forged = intake.row("h-forge")
-    assert_honest_fresh(forged)
+    assert_earns_nothing(forged)
     assert "probes contradict a passing test report" in forged["flags"]
     assert "the test report says 3/3 tests passed, but probes pending" in forged["note"]
     conftest = intake.row("h-conftest")

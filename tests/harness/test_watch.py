@@ -68,7 +68,11 @@ def test_saving_a_solved_lab_turns_it_green_and_moves_on(
         solve_lab(manifest, kit, workspace, "11.1")  # a real save of pi_course/summary.py
         after = "".join(lines.until("Now: Lab 11.2"))
         assert "saved summary.py" in after
-        assert "Lab 11.1  compaction entry         3/3   passed" in after
+        [line] = [x for x in after.splitlines() if x.startswith("Lab 11.1 ") and "tests" in x]
+        head, _, cases = line.partition("3/3 tests · ")
+        assert head.split() == ["Lab", "11.1", "compaction", "entry"], line
+        agreed, _, rest = cases.partition("/")
+        assert rest == f"{agreed} cases  passed" and int(agreed) > 0, line
         assert "progress  3/3 → 0/3 → 0/3 → 0/2 → 0/3   3/14" in after
         assert "Lab 11.1 passes." in after
         process.stdin.write("h\n")

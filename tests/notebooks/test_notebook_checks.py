@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from course.display.notebook import check
 from course.display.verdict import VerdictView
 from course.harness.manifest import load_manifest
+from course.harness.report import render_lab
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
 from course.harness.status import Status
+from course.harness.verdicts import NOT_RUN, readable
+from course.locale import set_edition
 
 LAB_2 = [
     "test_lab_11_2_groups_the_chapter_path_into_three_interactions",
@@ -16,6 +22,15 @@ LAB_2 = [
     "test_lab_11_2_rejects_broken_tool_facts",
 ]
 MANIFEST = load_manifest("11")
+
+
+@pytest.fixture
+def zh() -> Iterator[None]:
+    set_edition("zh")
+    try:
+        yield
+    finally:
+        set_edition(None)
 
 
 def verdict(
@@ -42,7 +57,7 @@ def test_a_lab_verdict_lists_each_test_with_its_status() -> None:
     )
     view = VerdictView(result, "11.2")
     text = view.text
-    assert text.splitlines()[0] == "✗ Lab 11.2 · interaction groups: 1/3 passed (failed)"
+    assert text.splitlines()[0] == "✗ Lab 11.2  interaction groups  1/3 tests  failed"
     assert f"✓ passed  {LAB_2[0]}" in text
     assert f"… pending {LAB_2[1]} — Lab 11.2 interaction groups not implemented yet" in text
     assert f"✗ failed  {LAB_2[2]} — AssertionError: groups must hold copies" in text
@@ -52,21 +67,40 @@ def test_a_lab_verdict_lists_each_test_with_its_status() -> None:
 
 
 def test_the_counts_shown_are_the_results_own() -> None:
-    """A renderer never recounts: a lab whose probes disagree shows the engine's 0/3."""
-    disagree = ProbeSummary(
-        10, 9, Status.FAILED, ("parse_summary: goal '  ': expected ValueError",)
-    )
+    """A renderer never recounts: three passing tests and a disagreeing case show as such, and
+    the lab fails; the ✓ lines agree with the headline's counts."""
+    disagree = ProbeSummary(10, 9, Status.FAILED, ("parse_summary: goal 'x': expected ValueError",))
     view = VerdictView(verdict([Status.PASSED] * 3, probes=disagree), "11.2")
-    assert view.text.splitlines()[0] == "✗ Lab 11.2 · interaction groups: 0/3 passed (failed)"
-    assert "✗ Lab 11.2 probe: parse_summary: goal '  ': expected ValueError" in view.text
-    assert "probe" in view.html
+    lines = view.text.splitlines()
+    assert lines[0] == "✗ Lab 11.2  interaction groups  3/3 tests · 9/10 cases  failed"
+    assert [line.split()[:2] for line in lines[1:4]] == [["✓", "passed"]] * 3
+    assert "probe    parse_summary: goal 'x': expected ValueError" in view.text
+    assert "probe" in view.html and "3/3 tests · 9/10 cases" in VerdictView(view.result).html
+
+
+def test_a_lab_reads_the_same_in_a_notebook_and_on_a_terminal() -> None:
+    """One renderer of a lab: a chapter check shows each lab as ``render_lab`` does."""
+    disagree = ProbeSummary(10, 9, Status.FAILED, ("parse_summary: goal 'x': expected ValueError",))
+    result = verdict([Status.PASSED, Status.FAILED, Status.PASSED], ["", "boom", ""], disagree)
+    [lab] = result.labs
+    terminal = render_lab(lab, title_width=len(lab.lab.title))
+    shown = [line.removeprefix("  ") for line in VerdictView(result).text.splitlines()[1:]]
+    assert shown == terminal.splitlines()
+
+
+def test_a_test_that_never_ran_says_so_in_the_readers_words(zh: None) -> None:
+    """The ``not run`` marker is shown in the edition's words, as the terminal shows it."""
+    result = verdict([Status.ERROR] * 3, [f"{NOT_RUN}the package failed at import"] * 3)
+    text = VerdictView(result, "11.2").text
+    assert readable(f"{NOT_RUN}x").removesuffix("x") in text
+    assert NOT_RUN not in text
 
 
 def test_identical_pending_messages_are_shown_once() -> None:
     message = "Lab 11.2 interaction groups not implemented yet (group_interactions): hint"
     text = VerdictView(verdict([Status.PENDING] * 3, [message] * 3), "11.2").text
     assert text.count("not implemented yet") == 1
-    assert text.splitlines()[0] == "… Lab 11.2 · interaction groups: 0/3 passed (pending)"
+    assert text.splitlines()[0] == "… Lab 11.2  interaction groups  0/3 tests  pending"
 
 
 def test_a_problem_is_a_message() -> None:
@@ -81,9 +115,10 @@ def test_a_chapter_verdict_summarises_labs_and_lists_only_broken_tests() -> None
     )
     view = VerdictView(result)
     text = view.text
-    assert text.splitlines()[1] == "  Lab 11.2 interaction groups: 1/3 error"
+    assert text.splitlines()[0] == "✗ Chapter 11: 1/3 tests  error"
+    assert text.splitlines()[1] == "  Lab 11.2  interaction groups  1/3 tests  error"
     assert LAB_2[0] not in text and LAB_2[1] not in text
-    assert f"✗ error   {LAB_2[2]} — RuntimeError: crashed" in text
+    assert f"error    {LAB_2[2]}: RuntimeError: crashed" in text
     assert "Lab 11.2" in view.html
 
 
@@ -99,7 +134,10 @@ def test_the_real_check_grades_the_reference() -> None:
     assert lab is not None and [(t.name, t.status) for t in lab.tests] == [
         (n, "passed") for n in LAB_2
     ]
-    assert view.text.splitlines()[0] == "✓ Lab 11.2 · interaction groups: 3/3 passed"
+    cases = lab.cases
+    assert cases > 0 and lab.agreed == cases
+    expected = f"✓ Lab 11.2  interaction groups  3/3 tests · {cases}/{cases} cases  passed"
+    assert view.text.splitlines()[0] == expected
 
 
 def test_the_real_check_reports_a_fresh_workspace_as_pending(fresh_workspace: Path) -> None:
