@@ -181,8 +181,8 @@ def _test_details(result: LabResult) -> list[str]:
         else:
             many = ngettext("{count} test: {message}", "{count} tests: {message}", count)
             lines += _detail(head, many.format(count=count, message=message))
-        if first.culprit is not None and first.culprit != result.lab.id and first.frames:
-            where = first.frames[-1]
+        where = first.culprit_frame
+        if first.culprit is not None and first.culprit != result.lab.id and where is not None:
             blame = _("that is Lab {lab}'s code ({function} in {path}): see Next below")
             lines.append(
                 " " * (DETAIL_INDENT - 4)

@@ -21,12 +21,13 @@ from harness_support import (
     sabotage,
     solved_workspace,
 )
+from mutants import MUTANTS
 from solutions import solve_lab
 
 from course.harness.commands import resolve
 from course.harness.learning import lab_command
 from course.harness.manifest import Manifest
-from course.harness.report import render_summary
+from course.harness.report import render_lab, render_summary
 from course.harness.results import lab_to_work_on
 from course.harness.runner import Limits, RunTarget, child_command, child_environment
 
@@ -261,6 +262,37 @@ def test_a_timeout_names_the_lab_whose_code_hung_and_shows_its_frames(
     assert "Next: Lab 11.5 resume from compaction" in summary
     assert " ".join(manifest.lab("11.5").hint.split()[:6]) in " ".join(summary.split())
     assert lab_command(manifest, "11.5") in summary
+
+
+def test_a_failure_raised_in_given_code_is_blamed_on_the_lab_function_that_called_it(
+    manifest: Manifest, kit: Path, check: Check, make_workspace: MakeWorkspace
+) -> None:
+    """Lab 11.4 appends to the caller's path; Lab 11.5's test then fails in the given
+    ``entries.check_unique_ids``, called by the learner's Lab 11.3 ``build_context``."""
+    mutant = next(m for m in MUTANTS if m.name == "appends_to_the_callers_path")
+    workspace = solved_workspace(manifest, kit, make_workspace, "appends")
+    replace_in(workspace / "pi_course" / mutant.module, mutant.old, mutant.new)
+    result = check(workspace, labs=["11.5"])
+    lab = result.lab("11.5")
+    assert lab is not None
+    blamed = [t for t in lab.tests if t.culprit not in (None, "11.5")]
+    assert blamed, lab.tests
+    for test in blamed:
+        where = test.culprit_frame
+        assert where is not None, test
+        assert [f.function for f in test.frames][-1] == "check_unique_ids", test.frames
+        assert manifest.lab_of_function(where.module, where.function) is not None, where
+        assert (test.culprit, where.path, where.function) == (
+            "11.3",
+            "pi_course/context.py",
+            "build_context",
+        ), test
+    text = render_lab(lab)
+    blame = [line for line in text.splitlines() if "'s code (" in line]
+    assert blame, text
+    for line in blame:
+        assert "build_context in pi_course/context.py" in line, text
+        assert "check_unique_ids" not in line and "entries.py" not in line, text
 
 
 @pytest.mark.parametrize(
