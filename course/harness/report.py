@@ -140,6 +140,23 @@ def _probe_details(result: LabResult) -> list[str]:
     return lines
 
 
+def render_first_failure(result: LabResult) -> list[str]:
+    """The lab's first failing test or probe case, on its first line (wrapped): why it fails.
+
+    Empty when nothing of the lab is broken (it passes, or it is only not written yet).
+    """
+    for test in result.tests:
+        if test.status.broken and not test.not_run:
+            said = (readable(test.message).splitlines() or [""])[0]
+            head = pad(status_label(test.status), 8)
+            return [f"    {line}" for line in _detail(head, f"{test.name}: {said}")]
+    probes = result.probes
+    if probes is not None and probes.status.broken and probes.failures:
+        said = probes.failures[0].splitlines()[0]
+        return [f"    {line}" for line in _detail(pad(_("probe"), 8), said)]
+    return []
+
+
 def _detail(head: str, text: str) -> list[str]:
     """The message's first line wrapped after ``head``; later lines (code, diffs) kept as is."""
     first, *rest = text.splitlines() or [""]
