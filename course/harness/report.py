@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ..locale import gettext as _
 from ..locale import ngettext
 from .columns import pad, wrap
-from .commands import BY_NAME, Commands
+from .commands import BY_NAME, Commands, in_shell
 from .kit import Fingerprints, short
 from .learning import checkpoint_command, lab_command
 from .manifest import Lab, Manifest
@@ -50,9 +50,14 @@ def workspace_paths(manifest: Manifest, reference_paths: Sequence[str]) -> list[
 
 
 def render_card(
-    manifest: Manifest, fingerprints: Fingerprints, *, in_workspace: bool = False
+    manifest: Manifest,
+    fingerprints: Fingerprints,
+    *,
+    in_workspace: bool = False,
+    commands: Commands = BY_NAME,
 ) -> str:
-    """The chapter's full checkpoint card (in a workspace it names the workspace's files)."""
+    """The chapter's full checkpoint card (in a workspace it names the workspace's files);
+    its commands in ``commands``' form, so each runs as printed."""
     card = manifest.card
     teaching = card.teaching_files
     if in_workspace:
@@ -67,9 +72,10 @@ def render_card(
     lines += _field(_("first step"), card.first_step)
     lines += _field(_("first red light"), card.first_red_light)
     lines += _field(_("focused tests"), manifest.focused_tests)
-    lines += _command(_("locate"), card.locate)
-    lines += _command(_("practice"), card.practice)
-    lines += _command(_("focused run"), card.focused_run)
+    lines += _command(_("locate"), in_shell(card.locate, commands))
+    lines += _command(_("practice"), in_shell(card.practice, commands))
+    lines += _command(_("focused run"), in_shell(card.focused_run, commands))
+    lines += _field("", f"({card.focused_run_note})")
     lines += _field(_("evidence"), card.evidence)
     return "\n".join(lines)
 
