@@ -174,6 +174,18 @@ def _detail(head: str, text: str) -> list[str]:
     return lines + [" " * (DETAIL_INDENT - 4) + line for line in rest]
 
 
+def render_printed(test: TestOutcome) -> list[str]:
+    """What a test that broke printed (``output``): a head line, the lines, how many more."""
+    if not test.output or not test.status.broken:
+        return []
+    lines = [_("{test} printed:").format(test=test.name)]
+    lines += [f"  {line}" for line in test.output]
+    if test.output_more:
+        more = ngettext("… {count} more line", "… {count} more lines", test.output_more)
+        lines.append("  " + more.format(count=test.output_more))
+    return lines
+
+
 def _grouped(tests: Sequence[TestOutcome]) -> list[list[TestOutcome]]:
     """Tests with the same status and message together, in order of their first appearance."""
     groups: dict[tuple[str, str], list[TestOutcome]] = {}
@@ -211,6 +223,7 @@ def _test_details(result: LabResult) -> list[str]:
                 " " * (DETAIL_INDENT - 4)
                 + blame.format(lab=first.culprit, function=where.function, path=where.path)
             )
+        lines += [" " * (DETAIL_INDENT - 4) + line for line in render_printed(first)]
     return lines
 
 

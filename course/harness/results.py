@@ -46,6 +46,11 @@ class TestOutcome:
     """The lab whose function was running where it failed or hung (see ``attribute``)."""
     culprit_frame: Frame | None = None
     """The frame of that lab's function: the learner's code that ran, never given code."""
+    output: tuple[str, ...] = ()
+    """The first lines the code printed (stdout and stderr) in a test that did not pass,
+    each made safe where it entered the grader (``records.RecordReader``)."""
+    output_more: int = 0
+    """Further lines it printed that are not kept."""
 
     @property
     def not_run(self) -> bool:

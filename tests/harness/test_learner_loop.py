@@ -27,6 +27,7 @@ from solutions import solve_lab
 from course.harness.commands import resolve
 from course.harness.learning import lab_command
 from course.harness.manifest import Manifest
+from course.harness.records import OUTPUT_LINES
 from course.harness.report import render_lab, render_summary
 from course.harness.results import lab_to_work_on
 from course.harness.runner import Limits, RunTarget, child_command, child_environment
@@ -103,6 +104,30 @@ def test_an_exception_in_learner_code_shows_its_file_line_and_code(
     )
     assert all("site-packages" not in x and "tests/" not in x for x in lines), "only the package"
     assert test.frames[-1].path == "pi_course/groups.py" and test.frames[-1].line == line
+
+
+def test_what_a_failing_test_printed_is_shown_under_its_failure_cut_and_escaped(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
+) -> None:
+    workspace = solved_workspace(manifest, kit, make_workspace, "prints")
+    sabotage(
+        workspace,
+        "groups",
+        "check_tool_pairs",
+        "print('checking pairs', '\\x1b[2J'); [print('row', i) for i in range(20)]; "
+        "import sys; print('to stderr', file=sys.stderr); return args[0][len(args[0])]",
+    )
+    run = cli("checkpoint", "11", "--lab", "11.2", "--no-card", cwd=workspace)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert ESCAPE not in run.stdout, "the printed escape sequence is shown escaped"
+    lines = run.stdout.splitlines()
+    heads = [i for i, line in enumerate(lines) if line.endswith(" printed:")]
+    assert heads, run.stdout
+    at = heads[0]
+    assert lines[at].strip().startswith("test_lab_11_2_"), lines[at]
+    shown = [line.strip() for line in lines[at + 1 : at + 1 + OUTPUT_LINES + 1]]
+    rows = [f"row {i}" for i in range(OUTPUT_LINES - 1)]
+    assert shown == ["checking pairs \\x1b[2J", *rows, f"… {22 - OUTPUT_LINES} more lines"], shown
 
 
 def test_a_failed_comparison_shows_both_sides_whole(
