@@ -32,6 +32,8 @@ from .stackdump import StackDumper
 from .verdicts import Verdict, verdict
 
 PACKAGE_VARIABLE = "COURSE_LAB_PACKAGE"
+CAPTURING_FIXTURES = frozenset({"capsys", "capsysbinary", "capfd", "capfdbinary"})
+"""A test using one of these reads its own output: the reporter leaves its output alone."""
 _REAL_EXIT = os._exit
 
 
@@ -226,8 +228,11 @@ class Reporter:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, object]:
-        """Say the test's own code begins, and keep what it prints (the run has ``-s``)."""
+        """Say the test's own code begins, and keep what it prints (the run has ``-s``), unless
+        the test captures its output itself (an instructor test with ``capsys``, say)."""
         self.write(Event.CALL, nodeid=item.nodeid)
+        if CAPTURING_FIXTURES & set(getattr(item, "fixturenames", ())):
+            return (yield)
         printed = self.printed[item.nodeid] = PrintedOutput()
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = printed
