@@ -239,7 +239,8 @@ def _print_card(
         print(render_short_card(manifest, commands))
     else:
         fingerprints = chapter_fingerprints(manifest, kit)
-        print(render_card(manifest, fingerprints, in_workspace=where.workspace is not None))
+        in_workspace = where.workspace is not None
+        print(render_card(manifest, fingerprints, in_workspace=in_workspace, commands=commands))
     print()
 
 

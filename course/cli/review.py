@@ -17,7 +17,7 @@ from pathlib import Path
 from ..grading.engine import GradingOptions, grade, take_snapshot
 from ..harness.columns import wrap
 from ..harness.manifest import Manifest, Review
-from ..harness.results import CheckpointResult, TestOutcome
+from ..harness.results import CheckpointResult, LabResult, TestOutcome
 from ..harness.runner import Limits
 from ..harness.status import Status
 from ..harness.style import PLAIN, Style, status_label
@@ -47,7 +47,13 @@ class ReviewResult:
 
     @property
     def ok(self) -> bool:
-        return not self.problems and self.held == len(self.review.checks)
+        """Every required lab passes, nothing stopped the review, every demonstration holds."""
+        return not self.problems and not self.open_labs and self.held == len(self.review.checks)
+
+    @property
+    def open_labs(self) -> list[LabResult]:
+        """The required labs that do not pass yet: the review is for after all of them."""
+        return [lab for lab in self.verdict.required if lab.status != Status.PASSED]
 
     @property
     def unwritten(self) -> list[str]:
@@ -106,12 +112,32 @@ def _said(outcome: TestOutcome | None, seen: set[str]) -> list[str]:
     return [_("{status}: {said}").format(status=status_label(outcome.status), said=first), *rest]
 
 
+def _open_labs(result: ReviewResult) -> str:
+    """``Lab 11.4 (0/2), Lab 11.5 (2/3)``: the labs still open, with their counts."""
+    return _(", ").join(
+        _("Lab {id} ({passed}/{total})").format(id=lab.lab.id, passed=lab.passed, total=lab.total)
+        for lab in result.open_labs
+    )
+
+
+def _not_ready(result: ReviewResult) -> list[str]:
+    """Below every lab passing, the review says so first: which labs are still open."""
+    if not result.open_labs:
+        return []
+    verdict = result.verdict
+    said = _(
+        "Not ready: {passed}/{total}; still open: {labs}. The review is for after every lab "
+        "passes; below is what your code can show so far."
+    ).format(passed=verdict.passed, total=verdict.total, labs=_open_labs(result))
+    return _wrap(said, "")
+
+
 def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
     """The review as printed: the questions with the learner's answers, then the checks."""
     review = result.review
     seen: set[str] = set()
-    lines = [style.bold(review.title), *_wrap(review.intro, "")]
     verdict = result.verdict
+    lines = [style.bold(review.title), *_not_ready(result), *_wrap(review.intro, "")]
     lines += [
         "",
         _("Labs: {labs}   {passed}/{total}").format(
@@ -157,4 +183,7 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
             "your own words."
         ).format(held=result.held, checks=len(review.checks), questions=len(review.questions))
     )
+    if result.open_labs:
+        still = _("Still open: {labs}: finish them, then run the review again.")
+        lines += _wrap(still.format(labs=_open_labs(result)), "")
     return "\n".join(lines)

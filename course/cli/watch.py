@@ -27,6 +27,7 @@ from ..harness.manifest import Lab, Manifest
 from ..harness.report import (
     counts_width,
     render_after_green,
+    render_first_failure,
     render_lab,
     render_not_run,
     render_open_lab,
@@ -219,6 +220,13 @@ class WatchLoop:
         if lab is not None and self.current != lab:
             self.say(self.style.status(Status.PASSED, _("Lab {id} passes.").format(id=lab.id)))
         self.announce()
+        self.say_why_it_fails()
+
+    def say_why_it_fails(self) -> None:
+        """The first failing line of the lab at hand, when it fails (not just unwritten)."""
+        known = self.result().lab(self.current.id) if self.current is not None else None
+        if known is not None:
+            self.say(*render_first_failure(known))
 
     def _status(self, lab: Lab) -> str:
         known = self.result().lab(lab.id)

@@ -19,6 +19,7 @@ from ..harness.report import (
     probe_details,
     render_lab,
     render_not_run,
+    render_printed,
 )
 from ..harness.results import CheckpointResult, LabResult, TestOutcome
 from ..harness.status import TONE_MARKS, Status, Tone, worst
@@ -143,13 +144,16 @@ def probe_failures(view: VerdictView) -> list[str]:
 
 
 def notes(view: VerdictView, tests: Sequence[TestOutcome]) -> list[str]:
-    """Each test's message, or '' where it passed or repeats the message just shown."""
+    """Each test's message, or '' where it passed or repeats the message just shown; then
+    what a broken test printed (``report.render_printed``)."""
     shown: list[str] = []
     previous = ""
     for test in tests:
         passed = test.status == Status.PASSED
         message = _clean(view, _excerpt(readable(test.message)))
-        shown.append(message if not passed and message != previous else "")
+        printed = [_clean(view, _cut(line)) for line in render_printed(test)]
+        said = [message] if not passed and message != previous else []
+        shown.append("\n".join(said + printed))
         previous = message if not passed else ""
     return shown
 

@@ -311,6 +311,7 @@ def relative_to(copy: Path, outcome: TestOutcome) -> TestOutcome:
         outcome,
         message=outcome.message.replace(prefix, ""),
         shown=tuple(line.replace(prefix, "") for line in outcome.shown),
+        output=tuple(line.replace(prefix, "") for line in outcome.output),
     )
 
 
@@ -348,9 +349,14 @@ def for_learners(
 
     def shown(test: TestOutcome) -> TestOutcome:
         if hidden.holds(manifest, test.nodeid):
-            return replace(test, message=_(INSTRUCTOR_MESSAGE), frames=(), shown=())
+            return replace(
+                test, message=_(INSTRUCTOR_MESSAGE), frames=(), shown=(), output=(), output_more=0
+            )
         return replace(
-            test, message=hidden.redact(test.message), shown=tuple(map(hidden.redact, test.shown))
+            test,
+            message=hidden.redact(test.message),
+            shown=tuple(map(hidden.redact, test.shown)),
+            output=tuple(map(hidden.redact, test.output)),
         )
 
     labs = tuple(

@@ -30,6 +30,19 @@ class Commands:
 BY_NAME = Commands()
 """The commands by their plain names (an activated environment, or text for any shell)."""
 
+
+def in_shell(command: str, commands: Commands) -> str:
+    """``command``, written with a kit command's plain name (``python3 -m pytest …``,
+    ``checkpoint 11``), in ``commands``' form: what this shell runs as printed."""
+    word, space, rest = command.partition(" ")
+    forms = {
+        BY_NAME.checkpoint: commands.checkpoint,
+        BY_NAME.practice: commands.practice,
+        BY_NAME.python: commands.python,
+    }
+    return forms.get(word, word) + space + rest
+
+
 WATCH_KEYS = {"h": N_("hint"), "n": N_("next lab"), "r": N_("re-run"), "q": N_("quit")}
 """The keys ``checkpoint --watch`` takes, and what each does (translated where shown)."""
 

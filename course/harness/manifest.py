@@ -35,6 +35,9 @@ class Card:
     locate: str
     practice: str
     focused_run: str
+    """A command: printed in the shell's form (``commands.in_shell``), never translated."""
+    focused_run_note: str
+    """What the focused run runs, printed under it."""
     evidence: str
 
 
@@ -212,6 +215,7 @@ def _card(table: object, source: str) -> Card:
         locate=f.text("locate"),
         practice=f.text("practice"),
         focused_run=f.text("focused_run"),
+        focused_run_note=f.text("focused_run_note"),
         evidence=f.text("evidence"),
     )
     f.finish()
@@ -385,7 +389,7 @@ def translated(manifest: Manifest, translate: Callable[[str], str]) -> Manifest:
         know_before=t(manifest.card.know_before),
         first_step=t(manifest.card.first_step),
         first_red_light=t(manifest.card.first_red_light),
-        focused_run=t(manifest.card.focused_run),
+        focused_run_note=t(manifest.card.focused_run_note),
         evidence=t(manifest.card.evidence),
     )
     labs = tuple(

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import io
 import os
 import sys
 import threading
 import time
 import traceback
+from collections.abc import Generator
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
@@ -25,12 +27,14 @@ import pytest
 from ..locale import gettext as _
 from .diffs import explain_equality
 from .frames import Frame, dump_file, learner_frames, traceback_triples
-from .records import Event, write_record
+from .records import OUTPUT_CHARS, OUTPUT_LINES, Event, write_record
 from .stackdump import StackDumper
 from .status import Status
 from .verdicts import Verdict, verdict
 
 PACKAGE_VARIABLE = "COURSE_LAB_PACKAGE"
+CAPTURING_FIXTURES = frozenset({"capsys", "capsysbinary", "capfd", "capfdbinary"})
+"""A test using one of these reads its own output: the reporter leaves its output alone."""
 _REAL_EXIT = os._exit
 
 
@@ -128,6 +132,34 @@ def pytest_assertrepr_compare(
     return explain_equality(left, right)
 
 
+class PrintedOutput(io.StringIO):
+    """What the code under test prints (stdout and stderr, as a terminal interleaves them)
+    during one test: the first ``OUTPUT_CHARS`` characters kept, every line counted, so a
+    test that prints without end costs no memory and its record stays small."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept = 0
+        self.lines = 0
+        self.last = ""
+
+    def write(self, text: str) -> int:
+        text = text if isinstance(text, str) else str(text)
+        room = OUTPUT_CHARS - self.kept
+        if room > 0:
+            super().write(text[:room])
+            self.kept += min(room, len(text))
+        self.lines += text.count("\n")
+        self.last = text[-1:] or self.last
+        return len(text)
+
+    def shown(self) -> tuple[list[str], int]:
+        """The first ``OUTPUT_LINES`` lines, and how many more were printed."""
+        total = self.lines + (1 if self.last not in ("", "\n") else 0)
+        lines = self.getvalue().splitlines()[:OUTPUT_LINES]
+        return lines, max(0, total - len(lines))
+
+
 def lab_of(item: pytest.Item) -> str | None:
     marker = item.get_closest_marker("lab")
     if marker is None or not marker.args:
@@ -143,6 +175,7 @@ class Reporter:
         self.labs = labs
         self.outcome: dict[str, Verdict] = {}
         self.shown: dict[str, list[str]] = {}
+        self.printed: dict[str, PrintedOutput] = {}
         self.started: dict[str, float] = {}
         self.dumper: StackDumper | None = None
         if dump_after > 0:
@@ -194,9 +227,20 @@ class Reporter:
             self.dumper.arm()
         self.write(Event.START, nodeid=nodeid)
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> None:
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, object]:
+        """Say the test's own code begins, and keep what it prints (the run has ``-s``), unless
+        the test captures its output itself (an instructor test with ``capsys``, say)."""
         self.write(Event.CALL, nodeid=item.nodeid)
+        if CAPTURING_FIXTURES & set(getattr(item, "fixturenames", ())):
+            return (yield)
+        printed = self.printed[item.nodeid] = PrintedOutput()
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = printed
+        try:
+            return (yield)
+        finally:
+            sys.stdout, sys.stderr = saved
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -237,6 +281,11 @@ class Reporter:
             record["fatal"] = True
         if self.shown.get(nodeid):
             record["shown"] = self.shown[nodeid]
+        printed = self.printed.pop(nodeid, None)
+        if printed is not None and outcome.status != "passed":
+            lines, more = printed.shown()
+            if lines:
+                record["output"], record["output_more"] = lines, more
         self.write(Event.END, **record)
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:

@@ -31,7 +31,9 @@ class Event(StrEnum):
     CALL = "call"
     """A test's own code begins (its setup, which imports the code under test, is done)."""
     END = "end"
-    """A test ended: its status, message and duration (and frames, shown, fatal when set)."""
+    """A test ended: its status, message and duration (and frames, shown, fatal when set;
+    ``output`` and ``output_more``: what a test that did not pass printed, see
+    ``OUTPUT_LINES``)."""
     EXIT = "exit"
     """The code under test called ``os._exit``: ``code`` and ``frames``."""
     INTERRUPTED = "interrupted"
@@ -58,6 +60,13 @@ NAME_FIELDS = frozenset({"event", "nodeid", "name", "lab", "id", "raised", "path
 """Fields holding a one-line name (cut at ``NAME_CHARS``); other strings are messages."""
 DATA_FIELDS = frozenset({"value"})
 """Fields holding data compared as sent (a probe answer's result)."""
+LINE_FIELDS = frozenset({"output"})
+"""Fields holding lines of text the code under test printed: each one line, cut at
+``NAME_CHARS``."""
+OUTPUT_LINES = 6
+"""Lines of a failing test's printed output kept (the first ones); the rest are counted."""
+OUTPUT_CHARS = 4000
+"""Characters of a test's printed output the child keeps while it runs; the rest is counted."""
 
 
 def write_record(stream: IO[str], event: Event, **fields: Any) -> None:
@@ -126,7 +135,7 @@ class RecordReader:
         if field in DATA_FIELDS:
             return value
         if isinstance(value, str):
-            if field in NAME_FIELDS:
+            if field in NAME_FIELDS or field in LINE_FIELDS:
                 return safe_name(value)
             return safe_text(value, NAME_CHARS if field == "text" else MESSAGE_CHARS)
         if isinstance(value, list):

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ..locale import gettext as _
 from ..locale import ngettext
 from .columns import columns, pad, wrap
-from .commands import BY_NAME, Commands
+from .commands import BY_NAME, Commands, in_shell
 from .kit import Fingerprints, short
 from .learning import checkpoint_command, lab_command
 from .manifest import Lab, Manifest
@@ -50,9 +50,14 @@ def workspace_paths(manifest: Manifest, reference_paths: Sequence[str]) -> list[
 
 
 def render_card(
-    manifest: Manifest, fingerprints: Fingerprints, *, in_workspace: bool = False
+    manifest: Manifest,
+    fingerprints: Fingerprints,
+    *,
+    in_workspace: bool = False,
+    commands: Commands = BY_NAME,
 ) -> str:
-    """The chapter's full checkpoint card (in a workspace it names the workspace's files)."""
+    """The chapter's full checkpoint card (in a workspace it names the workspace's files);
+    its commands in ``commands``' form, so each runs as printed."""
     card = manifest.card
     teaching = card.teaching_files
     if in_workspace:
@@ -67,9 +72,10 @@ def render_card(
     lines += _field(_("first step"), card.first_step)
     lines += _field(_("first red light"), card.first_red_light)
     lines += _field(_("focused tests"), manifest.focused_tests)
-    lines += _command(_("locate"), card.locate)
-    lines += _command(_("practice"), card.practice)
-    lines += _command(_("focused run"), card.focused_run)
+    lines += _command(_("locate"), in_shell(card.locate, commands))
+    lines += _command(_("practice"), in_shell(card.practice, commands))
+    lines += _command(_("focused run"), in_shell(card.focused_run, commands))
+    lines += _field("", f"({card.focused_run_note})")
     lines += _field(_("evidence"), card.evidence)
     return "\n".join(lines)
 
@@ -189,6 +195,23 @@ def probe_details(result: LabResult) -> list[str]:
     return lines
 
 
+def render_first_failure(result: LabResult) -> list[str]:
+    """The lab's first failing test or probe case, on its first line (wrapped): why it fails.
+
+    Empty when nothing of the lab is broken (it passes, or it is only not written yet).
+    """
+    for test in result.tests:
+        if test.status.broken and not test.not_run:
+            said = (readable(test.message).splitlines() or [""])[0]
+            head = pad(status_label(test.status), 8)
+            return [f"    {line}" for line in _detail(head, f"{test.name}: {said}")]
+    probes = result.probes
+    if probes is not None and probes.status.broken and probes.failures:
+        said = probes.failures[0].splitlines()[0]
+        return [f"    {line}" for line in _detail(pad(_("probe"), 8), said)]
+    return []
+
+
 def _detail(head: str, text: str) -> list[str]:
     """The message's first line wrapped after ``head``; later lines (code, diffs) kept as is."""
     first, *rest = text.splitlines() or [""]
@@ -198,6 +221,18 @@ def _detail(head: str, text: str) -> list[str]:
         subsequent_indent=" " * (DETAIL_INDENT - 4),
     )
     return lines + [" " * (DETAIL_INDENT - 4) + line for line in rest]
+
+
+def render_printed(test: TestOutcome) -> list[str]:
+    """What a test that broke printed (``output``): a head line, the lines, how many more."""
+    if not test.output or not test.status.broken:
+        return []
+    lines = [_("{test} printed:").format(test=test.name)]
+    lines += [f"  {line}" for line in test.output]
+    if test.output_more:
+        more = ngettext("… {count} more line", "… {count} more lines", test.output_more)
+        lines.append("  " + more.format(count=test.output_more))
+    return lines
 
 
 def _grouped(tests: Sequence[TestOutcome]) -> list[list[TestOutcome]]:
@@ -230,13 +265,14 @@ def _test_details(result: LabResult) -> list[str]:
         else:
             many = ngettext("{count} test: {message}", "{count} tests: {message}", count)
             lines += _detail(head, many.format(count=count, message=message))
-        if first.culprit is not None and first.culprit != result.lab.id and first.frames:
-            where = first.frames[-1]
+        where = first.culprit_frame
+        if first.culprit is not None and first.culprit != result.lab.id and where is not None:
             blame = _("that is Lab {lab}'s code ({function} in {path}): see Next below")
             lines.append(
                 " " * (DETAIL_INDENT - 4)
                 + blame.format(lab=first.culprit, function=where.function, path=where.path)
             )
+        lines += [" " * (DETAIL_INDENT - 4) + line for line in render_printed(first)]
     return lines
 
 

@@ -47,6 +47,13 @@ class TestOutcome:
     """What the test recorded for the reader (``record_property`` values)."""
     culprit: str | None = None
     """The lab whose function was running where it failed or hung (see ``attribute``)."""
+    culprit_frame: Frame | None = None
+    """The frame of that lab's function: the learner's code that ran, never given code."""
+    output: tuple[str, ...] = ()
+    """The first lines the code printed (stdout and stderr) in a test that did not pass,
+    each made safe where it entered the grader (``records.RecordReader``)."""
+    output_more: int = 0
+    """Further lines it printed that are not kept."""
 
     @property
     def not_run(self) -> bool:
@@ -410,11 +417,16 @@ def summarize(
 
 
 def attribute(manifest: Manifest, outcome: TestOutcome) -> TestOutcome:
-    """``outcome`` with its culprit: the lab of the innermost lab function among its frames."""
+    """``outcome`` with its culprit: the lab of the innermost lab function among its frames.
+
+    Only a lab's own functions count: a given function (``entries.check_unique_ids``, say)
+    that raised is passed over for the lab function that called it, and that frame is kept
+    (``culprit_frame``) so the report names the learner's code, never the given code.
+    """
     for frame in reversed(outcome.frames):
         lab = manifest.lab_of_function(frame.module, frame.function)
         if lab is not None:
-            return replace(outcome, culprit=lab.id)
+            return replace(outcome, culprit=lab.id, culprit_frame=frame)
     return outcome
 
 

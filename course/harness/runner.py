@@ -26,7 +26,7 @@ from ..locale import ENVIRONMENT, current_edition
 from ..locale import gettext as _
 from .catalog import Catalog
 from .frames import Frame, dump_file, dumped_frames, frame_from_json, render_frames
-from .records import Event, RecordReader
+from .records import OUTPUT_LINES, Event, RecordReader
 from .results import TestOutcome
 from .status import Status
 from .supervisor import POLL_SECONDS, Limits, Wrap, after_a_hang, kill_group, start_child
@@ -319,6 +319,7 @@ class _Watch:
         name, lab = self.identify(nodeid)
         message = str(item.get("message", ""))
         shown = item.get("shown")
+        output, more = _printed(item.get("output"), item.get("output_more"))
         self.record(
             TestOutcome(
                 nodeid,
@@ -329,6 +330,8 @@ class _Watch:
                 float(item.get("duration", 0.0)),
                 frames=_frames(item.get("frames")),
                 shown=tuple(str(s) for s in shown) if isinstance(shown, list) else (),
+                output=output,
+                output_more=more,
             )
         )
         self.current = None
@@ -344,6 +347,15 @@ class _Watch:
                 TestOutcome(self.current, name, lab, status, message, duration, frames=frames)
             )
             self.current = None
+
+
+def _printed(lines: object, more: object) -> tuple[tuple[str, ...], int]:
+    """A test's printed lines as its record gives them: at most ``OUTPUT_LINES``, and how
+    many more there were."""
+    items = [str(line) for line in lines] if isinstance(lines, list) else []
+    left = more if isinstance(more, int) and not isinstance(more, bool) and more > 0 else 0
+    left += max(0, len(items) - OUTPUT_LINES)
+    return tuple(items[:OUTPUT_LINES]), left
 
 
 def _frames(value: object) -> tuple[Frame, ...]:

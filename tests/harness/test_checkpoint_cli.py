@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 from pathlib import Path
 
-from harness_support import MakeWorkspace, cli
+from harness_support import MakeWorkspace, cli, solved_workspace
 
 from course.harness.commands import shell_commands
 from course.harness.learning import lab_command
@@ -106,6 +107,30 @@ def test_inside_a_workspace_the_workspace_is_the_default(
     assert f"Checking workspace {workspace}" in run.stdout
     rerun = lab_command(manifest, "11.2", commands=shell_commands())
     assert "0/3" in run.stdout and f"re-run just it   {rerun}" in run.stdout
+
+
+def test_the_cards_focused_run_works_as_printed_without_the_kit_on_path(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
+) -> None:
+    """A fresh machine: the kit's .venv/bin is not on PATH, so ``python3`` is not the kit's."""
+    workspace = solved_workspace(manifest, kit, make_workspace, "plain-run")
+    bare = {"PATH": "/usr/bin:/bin"}
+    card = cli("checkpoint", manifest.chapter, "--card", "--lab", "11.1", cwd=workspace, env=bare)
+    printed = [line for line in card.stdout.splitlines() if line.startswith("  focused run ")]
+    assert len(printed) == 1, card.stdout
+    command = printed[0].removeprefix("  focused run ").strip()
+    run = subprocess.run(
+        ["bash", "-c", command],
+        cwd=workspace,
+        env=bare,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, f"{command}\n{run.stdout}{run.stderr}"
+    tests = manifest.lab(manifest.labs[0].id).tests
+    assert f"{tests} passed" in run.stdout, f"{command}\n{run.stdout}"
 
 
 def test_edited_focused_tests_are_noted_and_graded_from_the_kits_copy(

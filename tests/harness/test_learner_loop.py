@@ -21,12 +21,14 @@ from harness_support import (
     sabotage,
     solved_workspace,
 )
+from mutants import MUTANTS
 from solutions import solve_lab
 
 from course.harness.commands import resolve
 from course.harness.learning import lab_command
 from course.harness.manifest import Manifest
-from course.harness.report import render_summary
+from course.harness.records import OUTPUT_LINES
+from course.harness.report import render_lab, render_summary
 from course.harness.results import lab_to_work_on
 from course.harness.runner import Limits, RunTarget, child_command, child_environment
 
@@ -102,6 +104,30 @@ def test_an_exception_in_learner_code_shows_its_file_line_and_code(
     )
     assert all("site-packages" not in x and "tests/" not in x for x in lines), "only the package"
     assert test.frames[-1].path == "pi_course/groups.py" and test.frames[-1].line == line
+
+
+def test_what_a_failing_test_printed_is_shown_under_its_failure_cut_and_escaped(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
+) -> None:
+    workspace = solved_workspace(manifest, kit, make_workspace, "prints")
+    sabotage(
+        workspace,
+        "groups",
+        "check_tool_pairs",
+        "print('checking pairs', '\\x1b[2J'); [print('row', i) for i in range(20)]; "
+        "import sys; print('to stderr', file=sys.stderr); return args[0][len(args[0])]",
+    )
+    run = cli("checkpoint", "11", "--lab", "11.2", "--no-card", cwd=workspace)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert ESCAPE not in run.stdout, "the printed escape sequence is shown escaped"
+    lines = run.stdout.splitlines()
+    heads = [i for i, line in enumerate(lines) if line.endswith(" printed:")]
+    assert heads, run.stdout
+    at = heads[0]
+    assert lines[at].strip().startswith("test_lab_11_2_"), lines[at]
+    shown = [line.strip() for line in lines[at + 1 : at + 1 + OUTPUT_LINES + 1]]
+    rows = [f"row {i}" for i in range(OUTPUT_LINES - 1)]
+    assert shown == ["checking pairs \\x1b[2J", *rows, f"… {22 - OUTPUT_LINES} more lines"], shown
 
 
 def test_a_failed_comparison_shows_both_sides_whole(
@@ -261,6 +287,37 @@ def test_a_timeout_names_the_lab_whose_code_hung_and_shows_its_frames(
     assert "Next: Lab 11.5 resume from compaction" in summary
     assert " ".join(manifest.lab("11.5").hint.split()[:6]) in " ".join(summary.split())
     assert lab_command(manifest, "11.5") in summary
+
+
+def test_a_failure_raised_in_given_code_is_blamed_on_the_lab_function_that_called_it(
+    manifest: Manifest, kit: Path, check: Check, make_workspace: MakeWorkspace
+) -> None:
+    """Lab 11.4 appends to the caller's path; Lab 11.5's test then fails in the given
+    ``entries.check_unique_ids``, called by the learner's Lab 11.3 ``build_context``."""
+    mutant = next(m for m in MUTANTS if m.name == "appends_to_the_callers_path")
+    workspace = solved_workspace(manifest, kit, make_workspace, "appends")
+    replace_in(workspace / "pi_course" / mutant.module, mutant.old, mutant.new)
+    result = check(workspace, labs=["11.5"])
+    lab = result.lab("11.5")
+    assert lab is not None
+    blamed = [t for t in lab.tests if t.culprit not in (None, "11.5")]
+    assert blamed, lab.tests
+    for test in blamed:
+        where = test.culprit_frame
+        assert where is not None, test
+        assert [f.function for f in test.frames][-1] == "check_unique_ids", test.frames
+        assert manifest.lab_of_function(where.module, where.function) is not None, where
+        assert (test.culprit, where.path, where.function) == (
+            "11.3",
+            "pi_course/context.py",
+            "build_context",
+        ), test
+    text = render_lab(lab)
+    blame = [line for line in text.splitlines() if "'s code (" in line]
+    assert blame, text
+    for line in blame:
+        assert "build_context in pi_course/context.py" in line, text
+        assert "check_unique_ids" not in line and "entries.py" not in line, text
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from course.harness.columns import columns
@@ -115,3 +116,27 @@ def test_aligned_lab_lines_line_up_their_statuses(manifest: Manifest) -> None:
     lines = [render_lab(lab, counts_width=width).splitlines()[0] for lab in labs]
     ends = {columns(line) - columns(str(lab.status)) for line, lab in zip(lines, labs, strict=True)}
     assert len(ends) == 1, lines
+
+
+def test_a_failed_test_shows_what_it_printed_under_its_failure(manifest: Manifest) -> None:
+    lab = _pending(manifest).labs[1]
+    failed = TestOutcome(
+        "t::one",
+        "test_one",
+        lab.lab.id,
+        Status.FAILED,
+        "AssertionError: boom",
+        output=("first \\x1b[2J", "second"),
+        output_more=3,
+    )
+    pending = replace(lab.tests[1], output=("pending output",))
+    text = render_lab(replace(lab, tests=(failed, pending, *lab.tests[2:])))
+    lines = text.splitlines()
+    at = lines.index("    failed   test_one: AssertionError: boom")
+    assert lines[at + 1 : at + 5] == [
+        "             test_one printed:",
+        "               first \\x1b[2J",
+        "               second",
+        "               … 3 more lines",
+    ], text
+    assert "pending output" not in text, "a test that is only not written yet shows no output"

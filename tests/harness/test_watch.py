@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from harness_support import MakeWorkspace
@@ -90,8 +91,11 @@ def test_saving_a_solved_lab_turns_it_green_and_moves_on(
     assert not (workspace / "pi_course" / ".checkpoint-watch-probe").exists()
 
 
-def fake_run(manifest: Manifest, green: set[str]) -> tuple[list[int], RunAll]:
-    """A stand-in for evaluating the chapter: labs in ``green`` pass, the others are pending."""
+def fake_run(
+    manifest: Manifest, green: set[str], failing: dict[str, str] | None = None
+) -> tuple[list[int], RunAll]:
+    """A stand-in for evaluating the chapter: labs in ``green`` pass, the labs in ``failing``
+    fail their first test with its message, the others are pending."""
     calls: list[int] = []
     catalog = Catalog(
         tuple(
@@ -113,6 +117,10 @@ def fake_run(manifest: Manifest, green: set[str]) -> tuple[list[int], RunAll]:
             )
             for test in catalog.tests
         ]
+        for index, outcome in enumerate(outcomes):
+            said = (failing or {}).get(str(outcome.lab))
+            if said is not None and outcome.lab not in green and outcome.name == "test_0":
+                outcomes[index] = replace(outcome, status=Status.FAILED, message=said)
         return summarize(manifest, manifest.labs, outcomes, catalog=catalog, target="")
 
     return calls, run
@@ -140,6 +148,29 @@ def test_without_file_events_it_says_so_and_falls_back(manifest: Manifest, tmp_p
     assert len(calls) == 2, "a run at start, then one after the manual re-run"
     assert "Lab 11.1 passes." in text and "Now: Lab 11.2 interaction groups" in text
     assert not (tmp_path / ".checkpoint-watch-probe").exists()
+
+
+def test_moving_on_to_a_failing_lab_says_why_it_fails_at_once(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    green: set[str] = set()
+    failing = {"11.2": "split_interactions: expected 3, got 2"}
+    calls, run = fake_run(manifest, green, failing)
+    out = io.StringIO()
+    loop = WatchLoop(manifest, run, out)
+    loop.start()
+    assert loop.current is not None and loop.current.id == "11.1"
+    green.add("11.1")
+    start = len(out.getvalue())
+    loop.rerun()  # the save that turns Lab 11.1 green: on to Lab 11.2, which fails
+    moved = out.getvalue()[start:].splitlines()
+    now = next(i for i, line in enumerate(moved) if line.startswith("Now: Lab 11.2"))
+    assert moved[now + 1 :] == ["    failed   test_0: split_interactions: expected 3, got 2"], moved
+    start = len(out.getvalue())
+    loop.rerun()  # a save that leaves it failing: it still says why
+    stayed = out.getvalue()[start:]
+    assert "    failed   test_0: split_interactions: expected 3, got 2" in stayed, stayed
+    assert len(calls) == 3, "a run at start, then one per save"
 
 
 def test_keys_skip_to_the_next_lab_and_show_the_legend(manifest: Manifest, tmp_path: Path) -> None:

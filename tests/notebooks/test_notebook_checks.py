@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -147,3 +149,44 @@ def test_the_real_check_reports_a_fresh_workspace_as_pending(fresh_workspace: Pa
     assert lab is not None and [t.status for t in lab.tests] == ["pending"] * 3
     assert "Lab 11.3 budget projection not implemented yet" in view.text
     assert str(fresh_workspace) not in view.text
+
+
+def test_a_failed_test_shows_what_the_code_printed_under_its_message() -> None:
+    result = verdict([Status.PASSED, Status.PENDING, Status.FAILED], ["", "not yet", "boom"])
+    lab = result.labs[0]
+    printed = ("looking at <b>3</b> groups", "\\x1b[2J")
+    failed = replace(lab.tests[2], output=printed, output_more=4)
+    pending = replace(lab.tests[1], output=("pending output",))
+    result = replace(result, labs=(replace(lab, tests=(lab.tests[0], pending, failed)),))
+    view = VerdictView(result, "11.2")
+    lines = view.text.splitlines()
+    at = lines.index(f"  ✗ failed  {LAB_2[2]} — boom")
+    assert lines[at + 1 : at + 5] == [
+        f"            {LAB_2[2]} printed:",
+        "              looking at <b>3</b> groups",
+        "              \\x1b[2J",
+        "              … 4 more lines",
+    ], view.text
+    assert "pending output" not in view.text, "only a broken test's output is shown"
+    assert "looking at &lt;b&gt;3&lt;/b&gt; groups" in view.html and "<b>3</b>" not in view.html
+
+
+def test_the_real_check_shows_what_a_failing_test_printed(
+    solved_workspace: Path, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "printing"
+    shutil.copytree(solved_workspace, workspace)
+    groups = workspace / "pi_course" / "groups.py"
+    text = groups.read_text(encoding="utf-8")
+    head = "def split_interactions("
+    assert text.count(head) == 1
+    sabotage = "def split_interactions(*args, **kwargs):\n    print('seen', len(args[0]))\n"
+    sabotage += "    raise ValueError('no groups today')\n\n\ndef _was_split_interactions("
+    groups.write_text(text.replace(head, sabotage), encoding="utf-8")
+    view = check("11.2", start=workspace / "notebooks")
+    assert view.result is not None
+    lab = view.result.lab("11.2")
+    assert lab is not None
+    broken = [t for t in lab.tests if t.status.broken]
+    assert broken and all(t.output and t.output[0].startswith("seen ") for t in broken), lab.tests
+    assert f"{broken[0].name} printed:" in view.text and "  seen " in view.text, view.text
