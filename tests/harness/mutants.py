@@ -44,7 +44,7 @@ FILL_WITH_OLDER_MESSAGES = """\
         used = available - spare
 """
 PARENT_FROM_LEAF = '            "parentId": path[-1].id,\n'
-RETURN_THE_RECORD = "    assert isinstance(entry, CompactionEntry)\n    return entry\n"
+
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
@@ -328,17 +328,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "11.5",
         "the summary's six lists are rendered in the wrong order",
         ("the order of the seven fields", "- expected, + got"),
-    ),
-    Mutant(
-        "appends_to_the_callers_path",
-        "compaction.py",
-        RETURN_THE_RECORD,
-        "    assert isinstance(entry, CompactionEntry)\n"
-        "    path.append(entry)  # type: ignore[attr-defined]\n"
-        "    return entry\n",
-        "11.4",
-        "the record is appended to the caller's path instead of being returned for the caller",
-        ("the path after the input summary and the record were changed", "compact-1"),
     ),
     Mutant(
         "accepts_an_id_already_on_the_path",

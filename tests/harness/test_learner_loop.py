@@ -294,7 +294,7 @@ def test_a_failure_raised_in_given_code_is_blamed_on_the_lab_function_that_calle
 ) -> None:
     """Lab 11.4 appends to the caller's path; Lab 11.5's test then fails in the given
     ``entries.check_unique_ids``, called by the learner's Lab 11.3 ``build_context``."""
-    mutant = next(m for m in MUTANTS if m.name == "appends_to_the_callers_path")
+    mutant = next(m for m in MUTANTS if m.name == "appends_the_record_to_the_path")
     workspace = solved_workspace(manifest, kit, make_workspace, "appends")
     replace_in(workspace / "pi_course" / mutant.module, mutant.old, mutant.new)
     result = check(workspace, labs=["11.5"])

@@ -77,7 +77,7 @@ def test_below_every_lab_passing_the_review_names_the_open_labs_and_fails(
     manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
 ) -> None:
     """11/14 (Lab 11.4 appends to the caller's path): the review says which labs are open."""
-    mutant = next(m for m in MUTANTS if m.name == "appends_to_the_callers_path")
+    mutant = next(m for m in MUTANTS if m.name == "appends_the_record_to_the_path")
     workspace = solved_workspace(manifest, kit, make_workspace, "eleven")
     replace_in(workspace / "pi_course" / mutant.module, mutant.old, mutant.new)
     run = cli("checkpoint", "11", "--review", cwd=workspace)
