@@ -13,7 +13,7 @@ from course.harness.kit import read_source
 from course.harness.manifest import Manifest
 
 OWN_SOLUTIONS = Path(__file__).parent / "own_solutions"
-AUTHORS = ("first", "second")
+AUTHORS = ("first", "second", "third")
 
 Sources = dict[str, bytes]
 

@@ -22,7 +22,7 @@ from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 
 OWN_SOLUTIONS = Path(__file__).parent / "own_solutions"
-AUTHORS = ("reference", "first", "second")
+AUTHORS = ("reference", "first", "second", "third")
 LABS = ("11.1", "11.2", "11.3", "11.4", "11.5", "11.opt")
 
 Outcomes = dict[str, tuple[str | None, str, str]]
