@@ -83,7 +83,7 @@ def test_independent_solutions_are_never_flagged(manifest: Manifest, base: Basel
 
     The docstrings pin Lab 11.5's layout so tightly that the third solution, written from them
     alone, holds 0.75 of the reference's fingerprint there: the margin under the reference's
-    floor is 0.05, not more."""
+    floor is 0.05, not more; two honest solutions of Lab 11.1 share up to 0.3 of their prints."""
     report = compare(base, **honest_class(manifest))
     assert flagged(report) == {}
     for author, sources in honest_class(manifest).items():
@@ -96,7 +96,7 @@ def test_independent_solutions_are_never_flagged(manifest: Manifest, base: Basel
     for one, other in itertools.combinations(prints, 2):
         for lab in prints[one].labs.keys() & prints[other].labs.keys():
             a, b = prints[one].labs[lab].hashes, prints[other].labs[lab].hashes
-            assert len(a & b) / min(len(a), len(b)) < PAIR_FLOOR - 0.3, (one, other, lab)
+            assert len(a & b) / min(len(a), len(b)) < PAIR_FLOOR - 0.2, (one, other, lab)
 
 
 @pytest.mark.parametrize(
