@@ -109,7 +109,7 @@ def headline(view: VerdictView) -> str:
         sum(lab.cases for lab in probed) if probed else None,
     )
     statuses = {lab.status for lab in counted}
-    words = ", ".join(s.label for s in Status if s != Status.PASSED and s in statuses)
+    words = _(", ").join(s.label for s in Status if s != Status.PASSED and s in statuses)
     return _("{scope}: {counts}  {statuses}").format(
         scope=scope, counts=shown, statuses=words or Status.PASSED.label
     )

@@ -75,7 +75,7 @@ def render_card(
     lines += _command(_("locate"), in_shell(card.locate, commands))
     lines += _command(_("practice"), in_shell(card.practice, commands))
     lines += _command(_("focused run"), in_shell(card.focused_run, commands))
-    lines += _field("", f"({card.focused_run_note})")
+    lines += _field("", _("({note})").format(note=card.focused_run_note))
     lines += _field(_("evidence"), card.evidence)
     return "\n".join(lines)
 
