@@ -45,6 +45,8 @@ from .safefs import atomic_write
 Case = dict[str, Any]
 FAILURES_SHOWN = 3
 """Disagreeing cases a lab's verdict names (the rest are counted)."""
+NOT_RUN = "not_run"
+"""Marks a case given up with its lab or its process, never run on its own: named last."""
 CASES_FILE = ".probe-cases.json"
 """Where the cases are written in the graded copy (read-only in the sandbox)."""
 
@@ -263,7 +265,7 @@ class _Answers:
         """Every unanswered case of ``labs`` gets ``status`` with ``message``."""
         for lab in labs:
             for case_id in self.unanswered(lab):
-                self.answers[case_id] = {"missing": status, "message": message}
+                self.answers[case_id] = {"missing": status, "message": message, NOT_RUN: True}
 
 
 def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[str, Answer]:
@@ -412,23 +414,25 @@ def compare(probes: ProbeSet, actual: Mapping[str, Answer]) -> dict[str, ProbeSu
     """Each lab's probe summary: how many cases agreed, and its smallest disagreements.
 
     "Smallest" is ``probecases.case_size``: of the cases that disagree, the ones whose input
-    is shortest as written are named (the first drawn among equals), the rest counted."""
+    is shortest as written are named (the first drawn among equals; a case never run because
+    an earlier one hung or its process failed comes after the ones that ran), the rest
+    counted. It is the smallest the seed drew, not a shrunk input."""
     summaries: dict[str, ProbeSummary] = {}
     for lab in probes.labs():
         mine = [case for case in probes.cases if case["lab"] == lab]
         statuses: list[Status] = []
-        failing: list[tuple[int, int, Case, Answer]] = []
+        failing: list[tuple[bool, int, int, Case, Answer]] = []
         for order, case in enumerate(mine):
             case_id = str(case["id"])
             given = actual.get(case_id, {"missing": "error", "message": _("no answer")})
             status = agreement(probes.expected[case_id], given)
             statuses.append(status)
             if status != Status.PASSED:
-                failing.append((probecases.case_size(case), order, case, given))
-        failing.sort(key=lambda item: item[:2])
-        failures = tuple(
-            describe_case(probes, case, given) for _size, _order, case, given in failing
-        )[:FAILURES_SHOWN]
+                size = probecases.case_size(case)
+                failing.append((bool(given.get(NOT_RUN)), size, order, case, given))
+        failing.sort(key=lambda item: item[:3])
+        failures = tuple(describe_case(probes, item[3], item[4]) for item in failing)
+        failures = failures[:FAILURES_SHOWN]
         agreed = statuses.count(Status.PASSED)
         summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), failures)
     return summaries

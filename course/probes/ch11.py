@@ -10,13 +10,14 @@ answers are read through the public types' attributes, never compared as objects
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
 import importlib.util
 import json
 import random
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -422,13 +423,44 @@ def examples(strategy: Any, count: int, seed: int) -> list[Any]:
     def collect(value: Any) -> None:
         found.append(copy.deepcopy(value))
 
-    with tempfile.TemporaryDirectory(prefix="course-probes-") as home:
+    with tempfile.TemporaryDirectory(prefix="course-probes-") as home, _no_local_constants():
         set_hypothesis_home_dir(home)  # its caches, not a .hypothesis/ where the grader runs
         try:
             collect()
         finally:
             set_hypothesis_home_dir(None)
     return found[:count]
+
+
+@contextlib.contextmanager
+def _no_local_constants() -> Iterator[None]:
+    """Draw without the constants hypothesis collects from the modules this process happens to
+    have imported, so a seed draws the same cases in every process (the checkpoint, a
+    notebook, ``course-kit starters``), whatever else each one imported."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # a hypothesis without local constants draws the same anyway
+        yield
+        return
+    collect = getattr(providers, "_get_local_constants", None)
+    empty: Any = getattr(providers, "_local_constants", None)
+    cache: Any = getattr(providers, "CONSTANTS_CACHE", None)
+    if collect is None or empty is None or cache is None:
+        yield
+        return
+    nothing = type(empty)(
+        integers=type(empty.integers)(),
+        floats=type(empty.floats)(key=empty.floats.key),
+        bytes=type(empty.bytes)(),
+        strings=type(empty.strings)(),
+    )
+    providers._get_local_constants = lambda: nothing
+    providers.CONSTANTS_CACHE = type(cache)(1024)  # pools built from no local constants
+    try:
+        yield
+    finally:
+        providers._get_local_constants = collect
+        providers.CONSTANTS_CACHE = cache
 
 
 def messages_of(path: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
