@@ -171,7 +171,10 @@ def render_text(view: VerdictView) -> str:
             first, *rest = note.splitlines()
             line += f" — {first}" + "".join(f"\n{' ' * 12}{more}" for more in rest)
         lines.append(line)
-    lines += [f"  ✗ {_clean(view, _cut(line))}" for line in probe_failures(view)]
+    for failure in probe_failures(view):  # the case's name, then its input and replay command
+        first, *rest = failure.splitlines() or [""]
+        lines.append(f"  ✗ {_clean(view, _cut(first))}")
+        lines += [f"    {_clean(view, _cut(more))}" for more in rest]
     return "\n".join(lines)
 
 
@@ -222,7 +225,9 @@ def render_html(view: VerdictView) -> str:
         )
     for line in probe_failures(view):
         colour = TONE_COLOURS["error"]
-        rows.append(_row(_coloured(esc(_("probe")), colour), "", esc(_clean(view, _cut(line)))))
+        shown = "\n".join(_clean(view, _cut(part)) for part in line.splitlines())
+        cell = f"<span style='white-space:pre-wrap'>{esc(shown)}</span>"
+        rows.append(_row(_coloured(esc(_("probe")), colour), "", cell))
     if rows:
         parts.append(f"<table>{''.join(rows)}</table>")
     return "".join(parts)
