@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from harness_support import CHAPTER, Check, MakeWorkspace, cli, replace_in, sabotage
+from harness_support import (
+    CHAPTER,
+    Check,
+    MakeWorkspace,
+    cli,
+    replace_in,
+    sabotage,
+    watch_once,
+)
 from mutants import MUTANTS, Mutant
 from solutions import solve_lab
 
@@ -29,7 +38,7 @@ from course.locale import ENVIRONMENT
 
 PROBE_FILE = "tests/chapter11/test_11_probe_cases.py"
 FAILED = re.compile(r"^FAILED tests/chapter11/test_11_probe_cases\.py::\w+\[([^\]]+)\]", re.M)
-REPLAY = re.compile(r"replay: (checkpoint 11 --replay (\S+))")
+REPLAY = re.compile(r"replay: (checkpoint 11 --replay (\d+\.\w+#\d+))")
 
 
 def words(text: str) -> str:
@@ -215,3 +224,40 @@ def test_a_roster_draws_the_instructor_s_seed_and_the_gradebook_records_it(
     book = json.loads((roster / "gradebook.json").read_text(encoding="utf-8"))
     assert book["probes"]["seed"] == 4242, book["probes"]
     assert book["probes"]["cases"] > 0
+
+
+def door_text(door: str, workspace: Path, tmp_path: Path) -> str:
+    """What one door shows of a workspace's Lab 11.3 (its printout, report or gradebook)."""
+    if door == "--json":
+        report = tmp_path / "report.json"
+        cli("checkpoint", CHAPTER, "--lab", "11.3", "--json", str(report), cwd=workspace)
+        return report.read_text(encoding="utf-8")
+    if door == "--practice":
+        return cli("checkpoint", CHAPTER, "--practice", str(workspace), "--lab", "11.3").stdout
+    if door == "--watch":
+        return watch_once(workspace, "--lab", "11.3").stdout
+    roster = tmp_path / "roster"
+    roster.mkdir()
+    shutil.copytree(workspace, roster / "ada", symlinks=True)
+    cli("checkpoint", CHAPTER, "--roster", str(roster), "--lab", "11.3")
+    return (roster / "gradebook.json").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("door", ["--json", "--practice", "--watch", "--roster"])
+def test_every_door_names_a_failing_case_with_its_input_and_a_replay_that_reproduces_it(
+    door: str, manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    mutant = next(m for m in MUTANTS if m.name == "forgets_the_safety_margin")
+    workspace = with_mutant(manifest, kit, make_workspace, mutant)
+    text = door_text(door, workspace, tmp_path)
+    if door in ("--json", "--roster"):
+        text = text.replace("\\n", "\n").replace('\\"', '"')
+    found = REPLAY.search(text)
+    assert found is not None, text[-3000:]
+    assert "path:" in text and "budget:" in text, text[-3000:]
+    command, case = found.groups()
+    again = cli(*command.split(), "--practice", str(workspace))
+    assert again.returncode == 1, again.stdout + again.stderr
+    first = again.stdout.splitlines()[1]
+    assert f"({case})" in first
+    assert words(first) in words(text.replace(" | ", "\n")), (first, text[-3000:])
