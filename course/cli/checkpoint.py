@@ -35,6 +35,7 @@ from ..locale import EDITIONS, EditionError, checked
 from ..locale import gettext as _
 from .locate import Where, locate, print_edits, print_verdict
 from .options import HelpFormatter, given
+from .replay import replay
 from .review import render_review, run_review
 from .watch import WatchLoop, watch
 
@@ -110,6 +111,14 @@ def parser() -> argparse.ArgumentParser:
         help=_(
             "the chapter's closing review: its questions beside your code's answers, and its "
             "demonstrations checked on your code"
+        ),
+    )
+    mode.add_argument(
+        "--replay",
+        metavar="CASE",
+        help=_(
+            "run one probe case (an id such as 11.3#007, as a failure names it) on the saved "
+            "code, showing its input, the difference and your code's frames"
         ),
     )
     p.add_argument(
@@ -211,6 +220,8 @@ def choose_edition(argv: Sequence[str]) -> None:
 
 def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse options that do not go together (argparse exits with the usage and the error)."""
+    if args.replay and (args.roster or args.lab or args.json):
+        p.error(_("--replay runs one probe case; it takes no --roster, --lab or --json"))
     if args.roster and (args.watch or args.review):
         p.error(_("--roster grades a class; --watch and --review are for one workspace"))
     if args.review and (args.lab or args.json):
@@ -331,6 +342,8 @@ def _run(argv: Sequence[str] | None) -> int:
             grade_roster(source_manifest, kit, roster, gradebook, options, sys.stderr, out)
             return 0
         where = locate(manifest, kit, args.practice)
+        if args.replay:
+            return replay(manifest, kit, where, args.replay, args.seed, out)
         said = print_edits(manifest, kit, where, out)
         if args.review:
             return _review(manifest, kit, where, args, style, grading)

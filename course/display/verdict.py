@@ -215,7 +215,9 @@ def render_html(view: VerdictView) -> str:
         )
     for line in probe_failures(view):
         colour = TONE_COLOURS["error"]
-        rows.append(_row(_coloured(esc(_("probe")), colour), "", esc(_clean(view, _cut(line)))))
+        shown = "\n".join(_clean(view, _cut(part)) for part in line.splitlines())
+        cell = f"<span style='white-space:pre-wrap'>{esc(shown)}</span>"
+        rows.append(_row(_coloured(esc(_("probe")), colour), "", cell))
     if rows:
         parts.append(f"<table>{''.join(rows)}</table>")
     return "".join(parts)

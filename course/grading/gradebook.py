@@ -163,7 +163,9 @@ def lab_reason(lab: LabResult) -> str:
             else ""
         )
         but = f"the test report says {claimed}, but " if claimed else ""
-        return clean(f"{but}probes {lab.probes.status}: {lab.probes.difference}")
+        # the case, its input and its replay command, on one line
+        case = " | ".join(line.strip() for line in lab.probes.difference.splitlines())
+        return clean(f"{but}probes {lab.probes.status}: {case}")
     return ""
 
 

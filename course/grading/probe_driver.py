@@ -4,112 +4,30 @@ Run as ``python -m course.grading.probe_driver`` inside the graded copy. It load
 probe module from a file, imports the package's lab modules, evaluates every case and appends
 one JSON line per answer to the results file. Nothing here decides a grade: the grader reads
 the answers as data and compares them with the reference's own, outside the sandbox. The
-canonical form of answers (``to_data``) and of exceptions (``raised``) is shared with the
-grader, which applies it to the reference's answers too.
+canonical form of answers (``to_data``) and of exceptions (``raised``) lives in
+``harness/probecases.py``, shared with the grader, which applies it to the reference's answers
+too, and with the workspace's plain-pytest probe cases.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib
 import importlib.util
 import json
-import math
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import IO, Any
 
+# the canonical form of answers, shared with the grader and the workspace's probe cases
+from ..harness.probecases import Answer as Answer
+from ..harness.probecases import Evaluate
+from ..harness.probecases import answer as answer
+from ..harness.probecases import raised as raised
+from ..harness.probecases import to_data as to_data
 from ..harness.records import Event, write_record
-
-PENDING_ATTRIBUTE = "lab_id"
-"""A ``NotImplementedError`` carrying this string attribute is a lab stub (as in the reporter)."""
-
-MAX_DEPTH = 40
-MAX_NODES = 200_000
-MESSAGE_LIMIT = 300
-
-Answer = dict[str, Any]
-"""``{"value": data}`` or ``{"raised": category, "message": text}``."""
-
-
-class TooLarge(Exception):
-    """An answer is nested too deep or holds too many values to compare (never a refusal)."""
-
-
-def to_data(value: object) -> Any:
-    """``value`` as plain JSON data: the form in which answers are compared.
-
-    Integral floats become ints (``7.0`` equals ``7``), NaN and infinities become strings,
-    tuples become lists, dataclass instances their fields, anything else its type's name.
-    """
-    budget = [MAX_NODES]
-
-    def convert(item: object, depth: int) -> Any:
-        budget[0] -= 1
-        if budget[0] < 0 or depth > MAX_DEPTH:
-            raise TooLarge(f"an answer larger than {MAX_NODES} values or {MAX_DEPTH} levels")
-        if item is None or isinstance(item, bool):
-            return item
-        if isinstance(item, int):
-            return int(item)
-        if isinstance(item, float):
-            return _number(float(item))
-        if isinstance(item, str):
-            return str.__str__(item)
-        if isinstance(item, Mapping):
-            return {str(key): convert(inner, depth + 1) for key, inner in item.items()}
-        if isinstance(item, list | tuple):
-            return [convert(inner, depth + 1) for inner in item]
-        if dataclasses.is_dataclass(item) and not isinstance(item, type):
-            fields = dataclasses.fields(item)
-            return {f.name: convert(getattr(item, f.name), depth + 1) for f in fields}
-        return {"object": type(item).__name__}
-
-    return convert(value, 0)
-
-
-def _number(value: float) -> int | float | str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    return value
-
-
-def first_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    joined = lines[0] if lines else ""
-    return joined if len(joined) <= limit else joined[: limit - 1] + "…"
-
-
-def raised(error: BaseException) -> Answer:
-    """An exception as an answer: ``pending`` for a lab stub, ``ValueError`` for any refusal
-    (the chapter's errors all derive from it), else the exception's type name."""
-    if isinstance(error, NotImplementedError) and isinstance(
-        getattr(error, PENDING_ATTRIBUTE, None), str
-    ):
-        category = "pending"
-    elif isinstance(error, ValueError):
-        category = "ValueError"
-    else:
-        category = type(error).__name__
-    return {"raised": category, "message": first_line(f"{type(error).__name__}: {error}")}
-
-
-Evaluate = Callable[[str, Mapping[str, Any]], Any]
-
-
-def answer(evaluate: Evaluate, package: str, case: Mapping[str, Any]) -> Answer:
-    """One case's answer; whatever the code under test raises becomes part of the answer."""
-    try:
-        return {"value": to_data(evaluate(package, case))}
-    except BaseException as error:  # learner code may raise anything
-        return raised(error)
 
 
 def load_module(path: Path, name: str) -> ModuleType:

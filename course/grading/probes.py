@@ -16,12 +16,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..harness import probecases
 from ..harness.kit import fingerprint, read_source
 from ..harness.manifest import Lab, Manifest
+from ..harness.probecases import agreement as agreement
+from ..harness.probecases import case_label as case_label
+from ..harness.probecases import first_difference as first_difference
 from ..harness.records import Event, RecordReader
 from ..harness.results import ProbeSummary
 from ..harness.status import Status, worst
@@ -33,16 +37,16 @@ from ..harness.supervisor import (
     kill_group,
     start_child,
 )
-from ..harness.untrusted import safe_text
 from ..locale import ENVIRONMENT, current_edition
 from ..locale import gettext as _
 from .probe_driver import Answer, answer, load_module
 from .safefs import atomic_write
 
 Case = dict[str, Any]
-DIFFERENCE_LIMIT = 320
 FAILURES_SHOWN = 3
 """Disagreeing cases a lab's verdict names (the rest are counted)."""
+NOT_RUN = "not_run"
+"""Marks a case given up with its lab or its process, never run on its own: named last."""
 CASES_FILE = ".probe-cases.json"
 """Where the cases are written in the graded copy (read-only in the sandbox)."""
 
@@ -53,13 +57,18 @@ class ProbeError(RuntimeError):
 
 @dataclass(frozen=True)
 class ProbeSet:
-    """One run's cases and the reference's answers to them."""
+    """One run's cases, the reference's answers to them, and each case's input described."""
 
     seed: int
     module: str
     """The probe module, relative to the kit (and to the graded copy)."""
     cases: tuple[Case, ...]
     expected: Mapping[str, Answer]
+    inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Each case's input in a few lines (the chapter module's ``summarize``, on the reference)."""
+    chapter: str = ""
+    home_seed: int | None = None
+    """The manifest's seed: a case of another seed is replayed with ``--seed``."""
 
     def labs(self) -> list[str]:
         """The labs with cases, in case order."""
@@ -68,12 +77,32 @@ class ProbeSet:
     def only(self, labs: Sequence[str]) -> ProbeSet:
         """The cases of ``labs`` alone."""
         cases = tuple(case for case in self.cases if case["lab"] in labs)
-        expected = {str(case["id"]): self.expected[str(case["id"])] for case in cases}
-        return ProbeSet(self.seed, self.module, cases, expected)
+        kept = {str(case["id"]) for case in cases}
+        expected = {i: self.expected[i] for i in kept}
+        inputs = {i: lines for i, lines in self.inputs.items() if i in kept}
+        return replace(self, cases=cases, expected=expected, inputs=inputs)
+
+    def replay(self, case_id: str) -> str:
+        """The command that replays one case on a workspace's saved code ('' without a chapter)."""
+        if not self.chapter:
+            return ""
+        seed = None if self.seed == self.home_seed else self.seed
+        return probecases.replay_command(self.chapter, case_id, seed)
+
+    def to_json(self) -> dict[str, Any]:
+        """The set as data (the cache, the workspace's probe-case file)."""
+        return {
+            "chapter": self.chapter,
+            "seed": self.seed,
+            "cases": list(self.cases),
+            "expected": dict(self.expected),
+            "inputs": {i: list(lines) for i, lines in self.inputs.items()},
+        }
 
 
 def draw(manifest: Manifest, kit: Path, seed: int) -> ProbeSet | None:
-    """Draw every lab's cases and answer them with the reference (None: no probes)."""
+    """Draw every lab's cases, answer them with the reference and describe their inputs
+    (None: no probes)."""
     if manifest.probes is None:
         return None
     labs = [lab.id for lab in manifest.labs]
@@ -81,12 +110,20 @@ def draw(manifest: Manifest, kit: Path, seed: int) -> ProbeSet | None:
         module = load_module(kit / manifest.probes, "course_probes_reference")
         cases = module.cases(seed, labs)
         json.dumps(cases)
+        summarize = getattr(module, "summarize", None)
+        inputs = {
+            str(case["id"]): tuple(str(line) for line in summarize(manifest.reference, case))
+            for case in cases
+            if summarize is not None
+        }
     except Exception as error:  # the kit's own module: report it as such
         raise ProbeError(f"{manifest.probes}: cannot draw the probe cases ({error})") from error
     expected = {
         str(case["id"]): answer(module.evaluate, manifest.reference, case) for case in cases
     }
-    return ProbeSet(seed, manifest.probes, tuple(cases), expected)
+    return ProbeSet(
+        seed, manifest.probes, tuple(cases), expected, inputs, manifest.chapter, manifest.probe_seed
+    )
 
 
 def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
@@ -117,27 +154,49 @@ def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> Pr
     if manifest.probes is None:
         return None
     path = cache_folder() / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.json"
-    probes = _read_cached(path, seed, manifest.probes)
+    probes = _read_cached(path, seed, manifest)
     if probes is None:
         probes = draw(manifest, kit, seed)
         if probes is not None:
-            data = {"cases": list(probes.cases), "expected": dict(probes.expected)}
+            data = probes.to_json()
             with contextlib.suppress(OSError):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))
     return probes.only([lab.id for lab in labs]) if probes is not None else None
 
 
-def _read_cached(path: Path, seed: int, module: str) -> ProbeSet | None:
+def _read_cached(path: Path, seed: int, manifest: Manifest) -> ProbeSet | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        cases, expected = data["cases"], data["expected"]
+    except (OSError, ValueError):
+        return None
+    return probe_set_from_json(data, seed, manifest)
+
+
+def probe_set_from_json(data: object, seed: int, manifest: Manifest) -> ProbeSet | None:
+    """A set written by ``ProbeSet.to_json`` (None if it is not one, or of another seed)."""
+    assert manifest.probes is not None
+    if not isinstance(data, dict):
+        return None
+    try:
+        cases, expected, inputs = data["cases"], data["expected"], data["inputs"]
         if not isinstance(cases, list) or not isinstance(expected, dict):
+            return None
+        if not isinstance(inputs, dict) or data["seed"] != seed:
             return None
         if {str(case["id"]) for case in cases} != set(expected):
             return None
-        return ProbeSet(seed, module, tuple(cases), expected)
-    except (OSError, ValueError, KeyError, TypeError):
+        lines = {str(i): tuple(str(line) for line in value) for i, value in inputs.items()}
+        return ProbeSet(
+            seed,
+            manifest.probes,
+            tuple(cases),
+            expected,
+            lines,
+            manifest.chapter,
+            manifest.probe_seed,
+        )
+    except (KeyError, TypeError):
         return None
 
 
@@ -206,7 +265,7 @@ class _Answers:
         """Every unanswered case of ``labs`` gets ``status`` with ``message``."""
         for lab in labs:
             for case_id in self.unanswered(lab):
-                self.answers[case_id] = {"missing": status, "message": message}
+                self.answers[case_id] = {"missing": status, "message": message, NOT_RUN: True}
 
 
 def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[str, Answer]:
@@ -333,94 +392,47 @@ def _answer(item: Mapping[str, Any]) -> Answer:
 # --------------------------------------------------------------------------- comparing
 
 
-def agreement(expected: Answer, actual: Answer) -> Status:
-    """``passed`` when the answers agree; otherwise how the learner's answer went wrong."""
-    if "missing" in actual:
-        return Status.TIMEOUT if actual["missing"] == "timeout" else Status.ERROR
-    if actual.get("raised") == "pending":
-        return Status.PENDING
-    if "value" in expected and "value" in actual:
-        return Status.PASSED if expected["value"] == actual["value"] else Status.FAILED
-    if "raised" in expected and "raised" in actual:
-        return Status.PASSED if expected["raised"] == actual["raised"] else Status.FAILED
-    return Status.FAILED
-
-
 def describe(case: Mapping[str, Any], expected: Answer, actual: Answer) -> str:
-    """One disagreement, for a person: the case's label and where the answers part."""
-    if "missing" in actual or actual.get("raised") == "pending":
-        detail = str(actual.get("message", ""))
-    elif "value" in expected and "value" in actual:
-        detail = first_difference(expected["value"], actual["value"])
-    elif "value" in expected:
-        got = actual.get("message") or actual.get("raised")
-        detail = _("expected a result, got {got}").format(got=got)
-    elif "value" in actual:
-        detail = _("expected {error}, got a result").format(error=expected["raised"])
-    else:
-        got = actual.get("message") or actual["raised"]
-        detail = _("expected {error}, got {got}").format(error=expected["raised"], got=got)
-    # the learner's answer is data as sent: escaped here, where it becomes text
-    return safe_text(f"{case_label(case)}: {detail}", DIFFERENCE_LIMIT, keep="")
+    """One disagreement in a line, without the case's input (``describe_case`` adds it)."""
+    return probecases.describe(case, expected, actual)
 
 
-def case_label(case: Mapping[str, Any]) -> str:
-    """``build_context: 3 interactions``: the function and the case, in the current edition."""
-    label = str(case.get("label", case["id"]))
-    values = case.get("label_args") or {}
-    with contextlib.suppress(KeyError, IndexError, ValueError):
-        label = _(label).format(**values)
-    function = str(case.get("function", "")).partition(".")[2]
-    return f"{function}: {label}" if function else label
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 80 else text[:79] + "…"
-
-
-def first_difference(expected: Any, actual: Any, where: str = "") -> str:
-    """Where two JSON values first differ: ``kept[1]: expected "u3", got "a2"``."""
-    here = where or _("the result")
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        for key in sorted(set(expected) | set(actual)):
-            if key not in actual:
-                return _("{field}: missing").format(field=f"{where}{'.' if where else ''}{key}")
-            if key not in expected:
-                return _("{field}: not expected").format(
-                    field=f"{where}{'.' if where else ''}{key}"
-                )
-            if expected[key] != actual[key]:
-                return first_difference(
-                    expected[key], actual[key], f"{where}{'.' if where else ''}{key}"
-                )
-    if isinstance(expected, list) and isinstance(actual, list):
-        for index, (mine, theirs) in enumerate(zip(expected, actual, strict=False)):
-            if mine != theirs:
-                return first_difference(mine, theirs, f"{where}[{index}]")
-        if len(expected) != len(actual):
-            return _("{field}: expected {expected} items, got {count}: {got}").format(
-                field=here, expected=len(expected), count=len(actual), got=_show(actual)
-            )
-    return _("{field}: expected {expected}, got {got}").format(
-        field=here, expected=_show(expected), got=_show(actual)
+def describe_case(probes: ProbeSet, case: Mapping[str, Any], actual: Answer) -> str:
+    """One disagreement as every door shows it: the case, its input, where the answers part
+    and the command that replays it (``harness/probecases.describe``)."""
+    case_id = str(case["id"])
+    return probecases.describe(
+        case,
+        probes.expected[case_id],
+        actual,
+        probes.inputs.get(case_id, ()),
+        probes.replay(case_id),
     )
 
 
 def compare(probes: ProbeSet, actual: Mapping[str, Answer]) -> dict[str, ProbeSummary]:
-    """Each lab's probe summary: how many cases agreed, and the first disagreement."""
+    """Each lab's probe summary: how many cases agreed, and its smallest disagreements.
+
+    "Smallest" is ``probecases.case_size``: of the cases that disagree, the ones whose input
+    is shortest as written are named (the first drawn among equals; a case never run because
+    an earlier one hung or its process failed comes after the ones that ran), the rest
+    counted. It is the smallest the seed drew, not a shrunk input."""
     summaries: dict[str, ProbeSummary] = {}
     for lab in probes.labs():
         mine = [case for case in probes.cases if case["lab"] == lab]
         statuses: list[Status] = []
-        failures: list[str] = []
-        for case in mine:
+        failing: list[tuple[bool, int, int, Case, Answer]] = []
+        for order, case in enumerate(mine):
             case_id = str(case["id"])
             given = actual.get(case_id, {"missing": "error", "message": _("no answer")})
             status = agreement(probes.expected[case_id], given)
             statuses.append(status)
-            if status != Status.PASSED and len(failures) < FAILURES_SHOWN:
-                failures.append(describe(case, probes.expected[case_id], given))
+            if status != Status.PASSED:
+                size = probecases.case_size(case)
+                failing.append((bool(given.get(NOT_RUN)), size, order, case, given))
+        failing.sort(key=lambda item: item[:3])
+        failures = tuple(describe_case(probes, item[3], item[4]) for item in failing)
+        failures = failures[:FAILURES_SHOWN]
         agreed = statuses.count(Status.PASSED)
-        summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), tuple(failures))
+        summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), failures)
     return summaries

@@ -10,13 +10,14 @@ answers are read through the public types' attributes, never compared as objects
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
 import importlib.util
 import json
 import random
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -309,6 +310,91 @@ CALLS: dict[str, Callable[[Implementation, dict[str, Any]], Json]] = {
 }
 
 
+# --------------------------------------------------------------------------- describing
+
+PATH_KEYS = ("path", "entries")
+ROW_WIDTH = 64
+"""Width past which an interaction's entries continue on the next line."""
+SHOWN_JSON = 160
+"""Longest JSON value an input line shows (the rest is cut, marked with an ellipsis)."""
+
+
+def _shown_json(value: Json) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= SHOWN_JSON else text[: SHOWN_JSON - 1] + "…"
+
+
+def _entry_words(value: Json, estimate: Callable[[dict[str, Any]], float]) -> str:
+    """``u1 user 4``: an entry's id, its role (or type) and what the case's estimator says
+    it costs; a compaction names the entry it keeps from."""
+    if not isinstance(value, dict) or "id" not in value:
+        return _shown_json(value)
+    kind = value.get("type")
+    message = value.get("message")
+    if kind == "message" and isinstance(message, dict):
+        try:
+            cost = f"{estimate(copy.deepcopy(message)):g}"
+        except Exception:  # a malformed message on purpose: it has no cost
+            cost = "?"
+        return f"{value['id']} {message.get('role')} {cost}"
+    if kind == "compaction":
+        return f"{value['id']} compaction→{value.get('firstKeptEntryId')}"
+    return f"{value['id']} {kind}"
+
+
+def _path_lines(name: str, path: Json, estimate: Callable[[dict[str, Any]], float]) -> list[str]:
+    """A path as entry ids with roles and costs, a line per interaction (at a user message)."""
+    if not isinstance(path, list):
+        return [f"{name}: {_shown_json(path)}"]
+    if not path:
+        return [f"{name}: []"]
+    rows: list[list[str]] = [[]]
+    for value in path:
+        role = value.get("message", {}).get("role") if isinstance(value, dict) else None
+        if role == "user" and rows[-1]:
+            rows.append([])
+        rows[-1].append(_entry_words(value, estimate))
+    head = f"{name}: "
+    lines: list[str] = []
+    for row in rows:  # an interaction a line, wrapped where it runs long
+        line = ""
+        for words in row:
+            if line and len(line) + len(words) > ROW_WIDTH:
+                lines.append(line + " ·")
+                line = ""
+            line = f"{line} · {words}" if line else words
+        lines.append(line)
+    return [(head if i == 0 else " " * len(head)) + line for i, line in enumerate(lines)]
+
+
+def summarize(package: str, case: Mapping[str, Any]) -> list[str]:
+    """A case's input in a few lines: every path as entry ids with roles and costs (by the
+    case's estimator), a budget's numbers, the other arguments as JSON."""
+    impl = Implementation(package)
+    args = impl.fixture(case["args"])
+    estimate = estimator(impl, str(args.get("estimator", "length")))
+    lines: list[str] = []
+    plain: list[str] = []
+    for key, value in args.items():
+        if key in PATH_KEYS:
+            lines += _path_lines(key, value, estimate)
+        elif key == "groups" and isinstance(value, list):
+            for index, group in enumerate(value):
+                lines += _path_lines(f"groups[{index}]", group, estimate)
+            if not value:
+                lines.append("groups: []")
+        elif key == "budget" and isinstance(value, dict):
+            numbers = " · ".join(f"{k}={_shown_json(v)}" for k, v in value.items())
+            lines.append(f"budget: {numbers}")
+        elif isinstance(value, dict | list):
+            lines.append(f"{key}: {_shown_json(value)}")
+        else:
+            plain.append(f"{key}={_shown_json(value)}")
+    if plain:
+        lines.append(" · ".join(plain))
+    return lines
+
+
 # --------------------------------------------------------------------------- generating
 
 
@@ -337,13 +423,44 @@ def examples(strategy: Any, count: int, seed: int) -> list[Any]:
     def collect(value: Any) -> None:
         found.append(copy.deepcopy(value))
 
-    with tempfile.TemporaryDirectory(prefix="course-probes-") as home:
+    with tempfile.TemporaryDirectory(prefix="course-probes-") as home, _no_local_constants():
         set_hypothesis_home_dir(home)  # its caches, not a .hypothesis/ where the grader runs
         try:
             collect()
         finally:
             set_hypothesis_home_dir(None)
     return found[:count]
+
+
+@contextlib.contextmanager
+def _no_local_constants() -> Iterator[None]:
+    """Draw without the constants hypothesis collects from the modules this process happens to
+    have imported, so a seed draws the same cases in every process (the checkpoint, a
+    notebook, ``course-kit starters``), whatever else each one imported."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # a hypothesis without local constants draws the same anyway
+        yield
+        return
+    collect = getattr(providers, "_get_local_constants", None)
+    empty: Any = getattr(providers, "_local_constants", None)
+    cache: Any = getattr(providers, "CONSTANTS_CACHE", None)
+    if collect is None or empty is None or cache is None:
+        yield
+        return
+    nothing = type(empty)(
+        integers=type(empty.integers)(),
+        floats=type(empty.floats)(key=empty.floats.key),
+        bytes=type(empty.bytes)(),
+        strings=type(empty.strings)(),
+    )
+    providers._get_local_constants = lambda: nothing
+    providers.CONSTANTS_CACHE = type(cache)(1024)  # pools built from no local constants
+    try:
+        yield
+    finally:
+        providers._get_local_constants = collect
+        providers.CONSTANTS_CACHE = cache
 
 
 def messages_of(path: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

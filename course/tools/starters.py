@@ -1,4 +1,5 @@
-"""Starters generated from the reference: each lab function keeps its signature and docstring."""
+"""Files generated from the reference: the starters (each lab function keeps its signature and
+docstring) and the probe cases of the manifest's seed with the reference's answers."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..grading.probes import draw
 from ..harness.manifest import Lab, LabFunction, Manifest, WorkspaceFile
 from ..harness.pysource import parse
 
@@ -94,12 +96,43 @@ def _with_stub_import(source: str, tree: ast.Module) -> str:
     return "".join(lines[:last] + [STUB_IMPORT] + lines[last:])
 
 
+def probe_data_path(manifest: Manifest) -> str:
+    """Where the kit keeps the probe cases a workspace's plain pytest runs (kit-relative)."""
+    return f"starters/{manifest.chapter}-probes.json"
+
+
+def probe_data(manifest: Manifest, kit: Path) -> str | None:
+    """The manifest's seed's probe cases, the reference's answers and each case's input
+    described, as JSON text with a line per case (None: the chapter has no probes)."""
+    probes = draw(manifest, kit, manifest.probe_seed)
+    if probes is None:
+        return None
+    data = probes.to_json()
+    lines = ["{"]
+    for key, value in data.items():
+        if isinstance(value, list | dict) and value:
+            items = value if isinstance(value, list) else [{k: v} for k, v in value.items()]
+            rows = [json.dumps(item, ensure_ascii=False, sort_keys=True) for item in items]
+            if isinstance(value, dict):
+                rows = [row[1:-1] for row in rows]  # "id": answer, inside the one object
+            opening, closing = ("[", "]") if isinstance(value, list) else ("{", "}")
+            lines.append(f" {json.dumps(key)}: {opening}")
+            lines += [f"  {row}," for row in rows[:-1]] + [f"  {rows[-1]}", f" {closing},"]
+        else:
+            lines.append(f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)},")
+    lines[-1] = lines[-1].rstrip(",")
+    return "\n".join([*lines, "}"]) + "\n"
+
+
 def generated_starters(manifest: Manifest, kit: Path) -> dict[str, str]:
-    """Every learner file's starter text, by its kit path (``starters/…``)."""
+    """Every learner file's starter text and the probe data, by kit path (``starters/…``)."""
     out = {}
     for file in manifest.files_with_role("learner"):
         reference = (kit / file.reference).read_text(encoding="utf-8")
         out[file.starter] = generate_starter(reference, stubs_for(manifest, file), file.reference)
+    data = probe_data(manifest, kit)
+    if data is not None:
+        out[probe_data_path(manifest)] = data
     return out
 
 

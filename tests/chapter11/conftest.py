@@ -39,9 +39,10 @@ class Implementation:
     fixtures: ModuleType
 
 
-ALLOWED_KIT_PACKAGES = ("harness", "locale")
-"""The kit's own packages a workspace may import: the harness, and the editions' gettext
-(the given modules speak the learner's edition through ``course.locale``)."""
+ALLOWED_KIT_PACKAGES = ("harness", "locale", "probes")
+"""The kit's own packages a workspace may import: the harness, the editions' gettext (the given
+modules speak the learner's edition through ``course.locale``) and the probe cases' generator
+(which calls the package under test by name, and holds no answer)."""
 
 
 class _NoReference(importlib.abc.MetaPathFinder):

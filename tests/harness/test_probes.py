@@ -14,6 +14,7 @@ from solutions import solve_lab
 
 from course.grading import probes
 from course.grading.probe_driver import answer, load_module, raised, to_data
+from course.harness import probecases
 from course.harness.catalog import Catalog, CatalogTest
 from course.harness.manifest import Manifest
 from course.harness.records import RecordReader
@@ -114,9 +115,73 @@ def test_a_difference_names_where_the_answers_part() -> None:
     expected = {"kept": ["u2", "a2"], "reason": "trimmed"}
     case = {"id": "x#1", "label": "build_context: 3 interactions"}
     said = probes.describe(case, {"value": expected}, {"value": expected | {"kept": ["a2"]}})
-    assert said == 'build_context: 3 interactions: kept[0]: expected "u2", got "a2"'
+    assert said == 'build_context: 3 interactions (x#1): kept[0]: expected "u2", got "a2"'
     refused = probes.describe(case, {"raised": "ValueError"}, {"value": expected})
     assert refused.endswith("expected ValueError, got a result")
+
+
+def test_a_long_string_is_cut_around_its_first_difference_not_before_it() -> None:
+    same = "目标" + "x" * 600
+    expected, got = same + "A" + "y" * 400, same + "B" + "y" * 400
+    said = probecases.first_difference({"text": expected}, {"text": got})
+    assert said.startswith("text: expected …"), said
+    wanted, shown = said.split(", got ")
+    assert "xA" in wanted and "xB" in shown, said
+    assert len(said) < 3 * probecases.SHOWN_VALUE, said
+    short = probecases.first_difference("abc", "abd")
+    assert short == 'the result: expected "abc", got "abd"'
+
+
+def test_a_probe_failure_shows_the_case_s_input_and_its_replay_command(
+    drawn: probes.ProbeSet,
+) -> None:
+    case = next(
+        c
+        for c in drawn.cases
+        if c["function"] == "context.build_context" and "value" in drawn.expected[c["id"]]
+    )
+    expected = drawn.expected[case["id"]]["value"]
+    wrong = {"value": expected | {"reason": "no_such_reason"}}
+    said = probes.describe_case(drawn, case, wrong).splitlines()
+    assert said[0].startswith("build_context: ") and f"({case['id']})" in said[0], said
+    assert "reason: expected" in said[0] and '"no_such_reason"' in said[0], said
+    path = [line for line in said if line.strip().startswith("path:")]
+    assert path, f"the path is shown: {said}"
+    budget = next(line for line in said if line.strip().startswith("budget:"))
+    assert f"max_tokens={case['args']['budget']['max_tokens']:g}" in budget, said
+    replay = f"replay: checkpoint 11 --replay {case['id']} --seed {SEED}"
+    assert said[-1].strip() == replay, said
+
+
+def test_a_path_is_shown_as_entry_ids_with_roles_and_costs() -> None:
+    from course.probes import ch11
+
+    user = {"role": "user", "content": "hello there"}
+    case = {
+        "args": {
+            "path": [
+                {"type": "message", "id": "u1", "parentId": None, "timestamp": 1, "message": user}
+            ],
+            "budget": {"max_tokens": 31, "system_prompt": "sys"},
+            "estimator": "length",
+        }
+    }
+    cost = ch11.length_estimate(user)
+    assert ch11.summarize("course", case) == [
+        f"path: u1 user {cost}",
+        'budget: max_tokens=31 · system_prompt="sys"',
+        'estimator="length"',
+    ]
+
+
+def test_a_lab_names_its_smallest_disagreeing_cases_first(drawn: probes.ProbeSet) -> None:
+    lab = drawn.only(["11.3"])
+    everything_wrong = {str(c["id"]): {"value": "wrong"} for c in lab.cases}
+    failures = probes.compare(lab, everything_wrong)["11.3"].failures
+    sizes = sorted(probecases.case_size(c) for c in lab.cases)[: len(failures)]
+    by_id = {str(c["id"]): c for c in lab.cases}
+    shown = [by_id[f.split("(", 1)[1].split(")", 1)[0]] for f in failures]
+    assert [probecases.case_size(c) for c in shown] == sizes
 
 
 def test_a_lab_counts_only_when_its_probes_agree(manifest: Manifest) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,13 @@ import pytest
 
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest, WorkspaceFile, load_manifest
-from course.tools.starters import StarterError, Stub, generate_starter, stale_starters
+from course.tools.starters import (
+    StarterError,
+    Stub,
+    generate_starter,
+    probe_data_path,
+    stale_starters,
+)
 
 MANIFEST = load_manifest("11")
 STARTERS = MANIFEST.files_with_role("learner")
@@ -197,3 +204,24 @@ def test_course_kit_crashtest_takes_the_crash_tests_own_options() -> None:
     assert usage.returncode == 2 and "course-kit crashtest: error: argument --trials" in (
         usage.stderr
     )
+
+
+def test_the_probe_cases_a_workspace_runs_follow_the_reference(tmp_path: Path) -> None:
+    """The shipped probe data (cases, reference answers, inputs) is generated: a reference
+    that answers differently makes it stale, named, until regenerated."""
+    kit = copy_of_the_kit(tmp_path)
+    data = probe_data_path(MANIFEST)
+    shipped = json.loads((kit / data).read_text(encoding="utf-8"))
+    assert shipped["seed"] == MANIFEST.probe_seed and shipped["chapter"] == MANIFEST.chapter
+    assert set(shipped["expected"]) == {case["id"] for case in shipped["cases"]}
+    assert set(shipped["inputs"]) == set(shipped["expected"])
+    context = kit / "course" / "context.py"
+    text = context.read_text(encoding="utf-8")
+    forgets = "    available = max(0, max_tokens - system - reserved_output - safety_margin)\n"
+    assert text.count(forgets) == 1, "the mutation below must still apply"
+    context.write_text(text.replace(forgets, forgets.replace(" - safety_margin", "")), "utf-8")
+    run = course_kit(kit, "starters", "--check")
+    assert run.returncode == 1
+    assert data in run.stderr, run.stderr
+    assert course_kit(kit, "starters").returncode == 0
+    assert course_kit(kit, "starters", "--check").returncode == 0, "regenerating repairs it"

@@ -1,0 +1,253 @@
+"""A probe case as a learner sees it: its answer's canonical form, where it parts, how to replay it.
+
+One definition for every door. The grader's comparison (``grading/probes.py``), the probe
+driver in the sandbox, the workspace's plain-pytest probe cases and ``checkpoint --replay`` all
+turn answers into data with ``to_data``/``raised``, decide with ``agreement`` and describe a
+disagreement with ``describe``, so a failing case reads the same words wherever it is seen:
+the case's name and id, its input in a few lines, the field that differs with expected and
+got (long text cut *around* the first difference), and the command that replays it.
+
+Standard library and the kit's harness only: a practice workspace imports this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..locale import gettext as _
+from .status import Status
+from .untrusted import safe_text
+
+PENDING_ATTRIBUTE = "lab_id"
+"""A ``NotImplementedError`` carrying this string attribute is a lab stub (as in the reporter)."""
+
+MAX_DEPTH = 40
+MAX_NODES = 200_000
+MESSAGE_LIMIT = 300
+SHOWN_VALUE = 80
+"""Longest value shown on either side of a difference (a long one is cut around it)."""
+LINE_LIMIT = 320
+"""Longest line of a described case (its label, an input line, the difference)."""
+REPLAY_OPTION = "--replay"
+
+Answer = dict[str, Any]
+"""``{"value": data}`` or ``{"raised": category, "message": text}``; the grader adds
+``{"missing": status, "message": text}`` for a case that got no answer."""
+
+
+class TooLarge(Exception):
+    """An answer is nested too deep or holds too many values to compare (never a refusal)."""
+
+
+# --------------------------------------------------------------------------- answers as data
+
+
+def to_data(value: object) -> Any:
+    """``value`` as plain JSON data: the form in which answers are compared.
+
+    Integral floats become ints (``7.0`` equals ``7``), NaN and infinities become strings,
+    tuples become lists, dataclass instances their fields, anything else its type's name.
+    """
+    budget = [MAX_NODES]
+
+    def convert(item: object, depth: int) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0 or depth > MAX_DEPTH:
+            raise TooLarge(f"an answer larger than {MAX_NODES} values or {MAX_DEPTH} levels")
+        if item is None or isinstance(item, bool):
+            return item
+        if isinstance(item, int):
+            return int(item)
+        if isinstance(item, float):
+            return _number(float(item))
+        if isinstance(item, str):
+            return str.__str__(item)
+        if isinstance(item, Mapping):
+            return {str(key): convert(inner, depth + 1) for key, inner in item.items()}
+        if isinstance(item, list | tuple):
+            return [convert(inner, depth + 1) for inner in item]
+        if dataclasses.is_dataclass(item) and not isinstance(item, type):
+            fields = dataclasses.fields(item)
+            return {f.name: convert(getattr(item, f.name), depth + 1) for f in fields}
+        return {"object": type(item).__name__}
+
+    return convert(value, 0)
+
+
+def _number(value: float) -> int | float | str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value
+
+
+def first_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    joined = lines[0] if lines else ""
+    return joined if len(joined) <= limit else joined[: limit - 1] + "…"
+
+
+def is_pending(error: BaseException) -> bool:
+    """Whether ``error`` is a lab stub's ``LabNotImplemented``."""
+    return isinstance(error, NotImplementedError) and isinstance(
+        getattr(error, PENDING_ATTRIBUTE, None), str
+    )
+
+
+def raised(error: BaseException) -> Answer:
+    """An exception as an answer: ``pending`` for a lab stub, ``ValueError`` for any refusal
+    (the chapter's errors all derive from it), else the exception's type name."""
+    if is_pending(error):
+        category = "pending"
+    elif isinstance(error, ValueError):
+        category = "ValueError"
+    else:
+        category = type(error).__name__
+    return {"raised": category, "message": first_line(f"{type(error).__name__}: {error}")}
+
+
+Evaluate = Callable[[str, Mapping[str, Any]], Any]
+
+
+def answer(evaluate: Evaluate, package: str, case: Mapping[str, Any]) -> Answer:
+    """One case's answer; whatever the code under test raises becomes part of the answer."""
+    try:
+        return {"value": to_data(evaluate(package, case))}
+    except BaseException as error:  # learner code may raise anything
+        return raised(error)
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+def agreement(expected: Answer, actual: Answer) -> Status:
+    """``passed`` when the answers agree; otherwise how the learner's answer went wrong."""
+    if "missing" in actual:
+        return Status.TIMEOUT if actual["missing"] == "timeout" else Status.ERROR
+    if actual.get("raised") == "pending":
+        return Status.PENDING
+    if "value" in expected and "value" in actual:
+        return Status.PASSED if expected["value"] == actual["value"] else Status.FAILED
+    if "raised" in expected and "raised" in actual:
+        return Status.PASSED if expected["raised"] == actual["raised"] else Status.FAILED
+    return Status.FAILED
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _cut(text: str, at: int, limit: int = SHOWN_VALUE) -> str:
+    """``text`` at most ``limit`` characters long, keeping a window around index ``at``."""
+    if len(text) <= limit:
+        return text
+    start = max(0, min(at - limit // 3, len(text) - limit))
+    end = start + limit
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+def _parting(mine: str, theirs: str) -> int:
+    """The index of the first character where two texts differ."""
+    for index, (a, b) in enumerate(zip(mine, theirs, strict=False)):
+        if a != b:
+            return index
+    return min(len(mine), len(theirs))
+
+
+def shown_pair(expected: Any, actual: Any) -> tuple[str, str]:
+    """Both values as JSON, each cut around the first character where they part."""
+    mine, theirs = _json(expected), _json(actual)
+    at = _parting(mine, theirs)
+    return _cut(mine, at), _cut(theirs, at)
+
+
+def first_difference(expected: Any, actual: Any, where: str = "") -> str:
+    """Where two JSON values first differ: ``kept[1]: expected "u3", got "a2"``."""
+    here = where or _("the result")
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in sorted(set(expected) | set(actual)):
+            field = f"{where}{'.' if where else ''}{key}"
+            if key not in actual:
+                return _("{field}: missing").format(field=field)
+            if key not in expected:
+                return _("{field}: not expected").format(field=field)
+            if expected[key] != actual[key]:
+                return first_difference(expected[key], actual[key], field)
+    if isinstance(expected, list) and isinstance(actual, list):
+        for index, (mine, theirs) in enumerate(zip(expected, actual, strict=False)):
+            if mine != theirs:
+                return first_difference(mine, theirs, f"{where}[{index}]")
+        if len(expected) != len(actual):
+            got = shown_pair(expected, actual)[1]
+            return _("{field}: expected {expected} items, got {count}: {got}").format(
+                field=here, expected=len(expected), count=len(actual), got=got
+            )
+    wanted, got = shown_pair(expected, actual)
+    return _("{field}: expected {expected}, got {got}").format(field=here, expected=wanted, got=got)
+
+
+def difference(expected: Answer, actual: Answer) -> str:
+    """Where the learner's answer parts from the reference's, in a line."""
+    if "missing" in actual or actual.get("raised") == "pending":
+        return str(actual.get("message", ""))
+    if "value" in expected and "value" in actual:
+        return first_difference(expected["value"], actual["value"])
+    if "value" in expected:
+        got = actual.get("message") or actual.get("raised")
+        return _("expected a result, got {got}").format(got=got)
+    if "value" in actual:
+        return _("expected {error}, got a result").format(error=expected["raised"])
+    got = actual.get("message") or actual["raised"]
+    return _("expected {error}, got {got}").format(error=expected["raised"], got=got)
+
+
+# --------------------------------------------------------------------------- describing
+
+
+def case_label(case: Mapping[str, Any]) -> str:
+    """``build_context: 3 interactions``: the function and the case, in the current edition."""
+    label = str(case.get("label", case["id"]))
+    values = case.get("label_args") or {}
+    with contextlib.suppress(KeyError, IndexError, ValueError):
+        label = _(label).format(**values)
+    function = str(case.get("function", "")).partition(".")[2]
+    return f"{function}: {label}" if function else label
+
+
+def case_size(case: Mapping[str, Any]) -> int:
+    """How large a case's input is: the length of its arguments as written in the case (JSON).
+
+    The failures a lab shows are its smallest disagreeing cases by this measure: a case that
+    names the chapter's data (``$fixture``) counts as the few characters that name it."""
+    return len(json.dumps(case.get("args", {}), ensure_ascii=False, sort_keys=True))
+
+
+def replay_command(chapter: str, case_id: str, seed: int | None = None) -> str:
+    """``checkpoint 11 --replay 11.3#007`` (with ``--seed N`` for cases of another seed)."""
+    command = f"checkpoint {chapter} {REPLAY_OPTION} {case_id}"
+    return command if seed is None else f"{command} --seed {seed}"
+
+
+def describe(
+    case: Mapping[str, Any],
+    expected: Answer,
+    actual: Answer,
+    inputs: Sequence[str] = (),
+    replay: str = "",
+) -> str:
+    """One disagreement, for a person, in a few lines: the case's name and id, then its input,
+    where the answers part, and the command that replays it."""
+    lines = [f"{case_label(case)} ({case['id']}): {difference(expected, actual)}"]
+    lines += [f"  {line}" for line in inputs]
+    if replay:
+        lines.append("  " + _("replay: {command}").format(command=replay))
+    # the learner's answer is data as sent: escaped here, where it becomes text
+    return "\n".join(safe_text(line, LINE_LIMIT, keep="") for line in lines)
