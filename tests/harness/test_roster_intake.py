@@ -242,14 +242,15 @@ def test_hostile_workspaces_in_archives_are_graded_as_they_are_in_folders(intake
 
 
 def _readme_intake_commands() -> list[str]:
-    readme = (kit_root() / "README.md").read_text(encoding="utf-8")
+    readme = (kit_root() / "docs" / "instructors.md").read_text(encoding="utf-8")
     section = readme.split("**Submissions as they arrive.**", 1)[1]
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     return block.strip().splitlines()
 
 
 def test_the_readmes_intake_commands_work_as_shown(manifest: Manifest, tmp_path: Path) -> None:
-    """Each command of the README's three intakes, run on a roster laid out as it describes."""
+    """Each command of the three intakes (docs/instructors.md), run on a roster laid out as it
+    describes."""
     _workspace(manifest, tmp_path / "submissions" / "ada")
     _workspace(manifest, tmp_path / "submissions" / "ben" / "practice-11")
     fresh = _workspace(manifest, tmp_path / "work" / "practice-11")
