@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..locale import gettext as _
+from .commands import Commands, shell_commands
 from .status import Status
 from .untrusted import safe_text
 
@@ -230,9 +231,14 @@ def case_size(case: Mapping[str, Any]) -> int:
     return len(json.dumps(case.get("args", {}), ensure_ascii=False, sort_keys=True))
 
 
-def replay_command(chapter: str, case_id: str, seed: int | None = None) -> str:
-    """``checkpoint 11 --replay 11.3#007`` (with ``--seed N`` for cases of another seed)."""
-    command = f"checkpoint {chapter} {REPLAY_OPTION} {case_id}"
+def replay_command(
+    chapter: str, case_id: str, seed: int | None = None, commands: Commands | None = None
+) -> str:
+    """``checkpoint 11 --replay 11.3#007`` (with ``--seed N`` for cases of another seed), as
+    this shell runs it (``commands``, by default the shell's: the full path into ``.venv``
+    when ``checkpoint`` is not on ``PATH``), so it works as printed."""
+    checkpoint = (commands or shell_commands()).checkpoint
+    command = f"{checkpoint} {chapter} {REPLAY_OPTION} {case_id}"
     return command if seed is None else f"{command} --seed {seed}"
 
 
@@ -245,7 +251,12 @@ def describe(
 ) -> str:
     """One disagreement, for a person, in a few lines: the case's name and id, then its input,
     where the answers part, and the command that replays it."""
-    lines = [f"{case_label(case)} ({case['id']}): {difference(expected, actual)}"]
+    said = _("{label} ({case}): {difference}")
+    lines = [
+        said.format(
+            label=case_label(case), case=case["id"], difference=difference(expected, actual)
+        )
+    ]
     lines += [f"  {line}" for line in inputs]
     if replay:
         lines.append("  " + _("replay: {command}").format(command=replay))

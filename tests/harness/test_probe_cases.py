@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -38,7 +39,23 @@ from course.locale import ENVIRONMENT
 
 PROBE_FILE = "tests/chapter11/test_11_probe_cases.py"
 FAILED = re.compile(r"^FAILED tests/chapter11/test_11_probe_cases\.py::\w+\[([^\]]+)\]", re.M)
-REPLAY = re.compile(r"replay: (checkpoint 11 --replay (\d+\.\w+#\d+))")
+REPLAY = re.compile(r"replay: (\S*checkpoint 11 --replay (\d+\.\w+#\d+))")
+"""A replay line: the command as printed (the full path into .venv where ``checkpoint`` is not on
+PATH) and the case it names."""
+
+
+def as_printed(
+    command: str, *more: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a printed command in a shell, exactly as a learner would paste it."""
+    return subprocess.run(
+        ["bash", "-c", " ".join([command, *more])],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def words(text: str) -> str:
@@ -155,7 +172,7 @@ def test_every_probe_failure_at_the_terminal_replays(
     replays = REPLAY.findall(run.stdout)
     assert len(replays) == 3, run.stdout
     for command, case in replays:
-        again = cli(*command.split(), cwd=workspace)
+        again = as_printed(command, cwd=workspace)
         assert again.returncode == 1, again.stdout + again.stderr
         described = again.stdout.split("\n", 1)[1]
         assert case in described.splitlines()[0]
@@ -173,7 +190,7 @@ def test_a_probe_failure_in_a_notebook_check_replays(
     replays = REPLAY.findall(view.text)
     assert replays, view.text
     command, case = replays[0]
-    again = cli(*command.split(), cwd=workspace)
+    again = as_printed(command, cwd=workspace)
     assert again.returncode == 1, again.stdout + again.stderr
     first = again.stdout.splitlines()[1]
     assert f"({case})" in first and first in view.text, (first, view.text)
@@ -256,7 +273,7 @@ def test_every_door_names_a_failing_case_with_its_input_and_a_replay_that_reprod
     assert found is not None, text[-3000:]
     assert "path:" in text and "budget:" in text, text[-3000:]
     command, case = found.groups()
-    again = cli(*command.split(), "--practice", str(workspace))
+    again = as_printed(command, "--practice", shlex.quote(str(workspace)))
     assert again.returncode == 1, again.stdout + again.stderr
     first = again.stdout.splitlines()[1]
     assert f"({case})" in first

@@ -16,7 +16,9 @@ from course.grading import probes
 from course.grading.probe_driver import answer, load_module, raised, to_data
 from course.harness import probecases
 from course.harness.catalog import Catalog, CatalogTest
+from course.harness.commands import BY_NAME, Commands, shell_commands
 from course.harness.manifest import Manifest
+from course.harness.probecases import replay_command
 from course.harness.records import RecordReader
 from course.harness.results import ProbeSummary, TestOutcome, summarize
 from course.harness.status import Status
@@ -149,8 +151,20 @@ def test_a_probe_failure_shows_the_case_s_input_and_its_replay_command(
     assert path, f"the path is shown: {said}"
     budget = next(line for line in said if line.strip().startswith("budget:"))
     assert f"max_tokens={case['args']['budget']['max_tokens']:g}" in budget, said
-    replay = f"replay: checkpoint 11 --replay {case['id']} --seed {SEED}"
+    checkpoint = shell_commands().checkpoint
+    replay = f"replay: {checkpoint} 11 --replay {case['id']} --seed {SEED}"
     assert said[-1].strip() == replay, said
+
+
+def test_a_replay_command_is_written_as_this_shell_runs_it() -> None:
+    """Where ``checkpoint`` is not on PATH the printed command is the full path into .venv."""
+    inside = Commands(checkpoint="/kit/.venv/bin/checkpoint")
+    assert replay_command("11", "11.3#007", None, inside) == (
+        "/kit/.venv/bin/checkpoint 11 --replay 11.3#007"
+    )
+    assert (
+        replay_command("11", "11.3#007", 5, BY_NAME) == "checkpoint 11 --replay 11.3#007 --seed 5"
+    )
 
 
 def test_a_path_is_shown_as_entry_ids_with_roles_and_costs() -> None:
