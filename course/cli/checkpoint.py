@@ -326,7 +326,9 @@ def _run(argv: Sequence[str] | None) -> int:
         # a learner's own workspace may, saying so, where the sandbox cannot start.
         others = bool(args.roster or args.practice)
         sandbox: SandboxMode = "off" if args.unsandboxed else "required" if others else "auto"
-        grading = GradingOptions(sandbox=sandbox, hidden=hidden, seed=args.seed)
+        grading = GradingOptions(
+            sandbox=sandbox, hidden=hidden, seed=args.seed, commands=commands
+        )
         if args.roster:
             options = RosterOptions(
                 lab_ids=tuple(args.lab),
@@ -343,7 +345,7 @@ def _run(argv: Sequence[str] | None) -> int:
             return 0
         where = locate(manifest, kit, args.practice)
         if args.replay:
-            return replay(manifest, kit, where, args.replay, args.seed, out)
+            return replay(manifest, kit, where, args.replay, args.seed, out, commands)
         said = print_edits(manifest, kit, where, out)
         if args.review:
             return _review(manifest, kit, where, args, style, grading)

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from ..grading import probes as probing
 from ..grading.probe_driver import load_module
 from ..harness import probecases
+from ..harness.commands import BY_NAME, Commands
 from ..harness.frames import learner_frames, render_frames, traceback_triples
 from ..harness.kit import KitError
 from ..harness.manifest import Manifest, ManifestError
@@ -46,7 +47,13 @@ def find_case(
 
 
 def replay(
-    manifest: Manifest, kit: Path, where: Where, case_id: str, seed: int | None, out: TextIO
+    manifest: Manifest,
+    kit: Path,
+    where: Where,
+    case_id: str,
+    seed: int | None,
+    out: TextIO,
+    commands: Commands = BY_NAME,
 ) -> int:
     """Replay one case on ``where``'s code; 0 when it agrees with the reference, else 1."""
     if manifest.probes is None:
@@ -72,7 +79,7 @@ def replay(
         agrees = _("{case}: agrees with the reference")
         print(agrees.format(case=probecases.case_label(case)), file=out)
         return 0
-    print(probing.describe_case(probes, case, got), file=out)
+    print(probing.describe_case(probes, case, got, commands), file=out)
     if frames:
         print(_("raised in your code:"), file=out)
         print("\n".join(f"  {line}" for line in frames), file=out)

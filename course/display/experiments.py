@@ -17,6 +17,7 @@ from typing import Any
 
 from ..grading.engine import GradingOptions, grade, take_snapshot
 from ..grading.snapshot import Snapshot
+from ..harness.commands import BY_NAME, shell_commands
 from ..harness.kit import kit_root
 from ..harness.manifest import load_manifest
 from ..harness.runner import Limits
@@ -67,6 +68,7 @@ def check_variant(lab: str, module: str, **functions: Callable[..., Any]) -> Ver
     learner[path] = learner[path] + patch.encode("utf-8")
     label = f"{module} with {', '.join(functions)} replaced"
     variant = Snapshot(label, learner)
-    graded = grade(manifest, kit, variant, [manifest.lab(lab)], Limits(), GradingOptions())
+    options = GradingOptions(commands=shell_commands() if root is not None else BY_NAME)
+    graded = grade(manifest, kit, variant, [manifest.lab(lab)], Limits(), options)
     placeholder = (str(root), "<workspace>") if root is not None else ("", "")
     return VerdictView(graded.result, lab, replace=placeholder, titles=lab_titles(manifest))

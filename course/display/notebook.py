@@ -24,6 +24,7 @@ from types import ModuleType, TracebackType
 from typing import Any
 
 from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate
+from ..harness.commands import BY_NAME, shell_commands
 from ..harness.editions import in_edition, speak
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
@@ -282,9 +283,11 @@ def check(
         root = find_workspace(Path(start) if start is not None else Path.cwd())
         if root is not None:
             read_workspace(root)
-        result = evaluate(
-            manifest, kit, root, lab_ids, Limits(test_seconds=timeout), GradingOptions()
-        )
+        # in a workspace a replay line must run as printed in the learner's terminal; the kit's
+        # own notebooks keep the plain name, so their stored outputs are the same everywhere
+        commands = shell_commands() if root is not None else BY_NAME
+        options = GradingOptions(commands=commands)
+        result = evaluate(manifest, kit, root, lab_ids, Limits(test_seconds=timeout), options)
     except (ManifestError, KitError, WorkspaceError, SandboxUnavailable) as error:
         return VerdictView(None, shown_lab, str(error))
     placeholder = (str(root), "<workspace>") if root is not None else ("", "")

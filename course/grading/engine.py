@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..harness.catalog import Catalog, kit_catalog
+from ..harness.commands import BY_NAME, Commands
 from ..harness.kit import chapter_fingerprints, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.results import CheckpointResult, TestOutcome, attribute, summarize
@@ -62,6 +63,8 @@ class GradingOptions:
     """The probes' seed when they are drawn per run (the manifest's ``probe_seed`` when None)."""
     deadline_seconds: float | None = None
     """Wall-clock limit of the whole run; its processes are killed when it passes."""
+    commands: Commands = BY_NAME
+    """How the door's reader runs the kit's commands (a replay line is printed in that form)."""
 
 
 @dataclass(frozen=True)
@@ -267,7 +270,7 @@ def grade(
         outcomes = [attribute(manifest, o) for o in outcomes if o not in extra]
         summaries = {}
         if probes is not None and answers is not None:
-            summaries = probing.compare(probes, answers.result())
+            summaries = probing.compare(probes, answers.result(), options.commands)
             summaries = {
                 lab: replace(
                     summary,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..harness import probecases
+from ..harness.commands import BY_NAME, Commands
 from ..harness.kit import fingerprint, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.probecases import agreement as agreement
@@ -82,12 +83,12 @@ class ProbeSet:
         inputs = {i: lines for i, lines in self.inputs.items() if i in kept}
         return replace(self, cases=cases, expected=expected, inputs=inputs)
 
-    def replay(self, case_id: str) -> str:
+    def replay(self, case_id: str, commands: Commands = BY_NAME) -> str:
         """The command that replays one case on a workspace's saved code ('' without a chapter)."""
         if not self.chapter:
             return ""
         seed = None if self.seed == self.home_seed else self.seed
-        return probecases.replay_command(self.chapter, case_id, seed)
+        return probecases.replay_command(self.chapter, case_id, seed, commands)
 
     def to_json(self) -> dict[str, Any]:
         """The set as data (the cache, the workspace's probe-case file)."""
@@ -397,20 +398,24 @@ def describe(case: Mapping[str, Any], expected: Answer, actual: Answer) -> str:
     return probecases.describe(case, expected, actual)
 
 
-def describe_case(probes: ProbeSet, case: Mapping[str, Any], actual: Answer) -> str:
+def describe_case(
+    probes: ProbeSet, case: Mapping[str, Any], actual: Answer, commands: Commands = BY_NAME
+) -> str:
     """One disagreement as every door shows it: the case, its input, where the answers part
-    and the command that replays it (``harness/probecases.describe``)."""
+    and the command that replays it, in the door's ``commands`` (``probecases.describe``)."""
     case_id = str(case["id"])
     return probecases.describe(
         case,
         probes.expected[case_id],
         actual,
         probes.inputs.get(case_id, ()),
-        probes.replay(case_id),
+        probes.replay(case_id, commands),
     )
 
 
-def compare(probes: ProbeSet, actual: Mapping[str, Answer]) -> dict[str, ProbeSummary]:
+def compare(
+    probes: ProbeSet, actual: Mapping[str, Answer], commands: Commands = BY_NAME
+) -> dict[str, ProbeSummary]:
     """Each lab's probe summary: how many cases agreed, and its smallest disagreements.
 
     "Smallest" is ``probecases.case_size``: of the cases that disagree, the ones whose input
@@ -431,7 +436,7 @@ def compare(probes: ProbeSet, actual: Mapping[str, Answer]) -> dict[str, ProbeSu
                 size = probecases.case_size(case)
                 failing.append((bool(given.get(NOT_RUN)), size, order, case, given))
         failing.sort(key=lambda item: item[:3])
-        failures = tuple(describe_case(probes, item[3], item[4]) for item in failing)
+        failures = tuple(describe_case(probes, item[3], item[4], commands) for item in failing)
         failures = failures[:FAILURES_SHOWN]
         agreed = statuses.count(Status.PASSED)
         summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), failures)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..locale import gettext as _
-from .commands import Commands, shell_commands
+from .commands import BY_NAME, Commands
 from .status import Status
 from .untrusted import safe_text
 
@@ -232,12 +232,12 @@ def case_size(case: Mapping[str, Any]) -> int:
 
 
 def replay_command(
-    chapter: str, case_id: str, seed: int | None = None, commands: Commands | None = None
+    chapter: str, case_id: str, seed: int | None = None, commands: Commands = BY_NAME
 ) -> str:
-    """``checkpoint 11 --replay 11.3#007`` (with ``--seed N`` for cases of another seed), as
-    this shell runs it (``commands``, by default the shell's: the full path into ``.venv``
-    when ``checkpoint`` is not on ``PATH``), so it works as printed."""
-    checkpoint = (commands or shell_commands()).checkpoint
+    """``checkpoint 11 --replay 11.3#007`` (with ``--seed N`` for cases of another seed), in the
+    door's ``commands``: a terminal door passes its shell's (``shell_commands``: the full path
+    into ``.venv`` when ``checkpoint`` is not on ``PATH``), so the command works as printed."""
+    checkpoint = commands.checkpoint
     command = f"{checkpoint} {chapter} {REPLAY_OPTION} {case_id}"
     return command if seed is None else f"{command} --seed {seed}"
 

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from course.harness import probecases
+from course.harness.commands import shell_commands
 from course.harness.kit import kit_root
 from course.harness.status import Status
 from course.probes import ch11
@@ -48,7 +49,7 @@ def check(case: dict[str, Any], impl: Any) -> None:
     case_id = case["id"]
     expected = DATA["expected"][case_id]
     inputs = DATA["inputs"].get(case_id, [])
-    replay = probecases.replay_command(DATA["chapter"], case_id)
+    replay = probecases.replay_command(DATA["chapter"], case_id, commands=shell_commands())
     try:
         got = {"value": probecases.to_data(ch11.evaluate(impl.package, case))}
     except Exception as error:

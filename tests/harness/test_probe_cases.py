@@ -117,6 +117,7 @@ def both_doors(
     engine (two mutants at a time: each is a few processes)."""
     from course.grading import probes
     from course.grading.engine import GradingOptions, evaluate
+    from course.harness.commands import shell_commands
     from course.harness.runner import Limits
 
     drawn = probes.prepare(manifest, kit, manifest.labs, manifest.probe_seed)
@@ -132,7 +133,7 @@ def both_doors(
         workspace = with_mutant(manifest, kit, make, mutant)
         lab = manifest.lab(mutant.lab)
         ran = plain_pytest(workspace, lab.select)
-        options = GradingOptions(probes=drawn)
+        options = GradingOptions(probes=drawn, commands=shell_commands())
         result = evaluate(manifest, kit, workspace, [lab.id], Limits(), options)
         summary = next(r.probes for r in result.labs if r.lab.id == lab.id)
         assert summary is not None

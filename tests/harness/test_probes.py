@@ -16,7 +16,7 @@ from course.grading import probes
 from course.grading.probe_driver import answer, load_module, raised, to_data
 from course.harness import probecases
 from course.harness.catalog import Catalog, CatalogTest
-from course.harness.commands import BY_NAME, Commands, shell_commands
+from course.harness.commands import BY_NAME, Commands
 from course.harness.manifest import Manifest
 from course.harness.probecases import replay_command
 from course.harness.records import RecordReader
@@ -151,8 +151,7 @@ def test_a_probe_failure_shows_the_case_s_input_and_its_replay_command(
     assert path, f"the path is shown: {said}"
     budget = next(line for line in said if line.strip().startswith("budget:"))
     assert f"max_tokens={case['args']['budget']['max_tokens']:g}" in budget, said
-    checkpoint = shell_commands().checkpoint
-    replay = f"replay: {checkpoint} 11 --replay {case['id']} --seed {SEED}"
+    replay = f"replay: checkpoint 11 --replay {case['id']} --seed {SEED}"
     assert said[-1].strip() == replay, said
 
 
