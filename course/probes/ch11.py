@@ -102,6 +102,36 @@ def estimator(impl: Implementation, name: str) -> Callable[[dict[str, Any]], flo
     return scribbling_estimate if name == "scribble" else length_estimate
 
 
+def asked_form(message: object) -> str:
+    """A message the estimator was handed as canonical JSON (a scribble left out), to
+    recognise the entry it is a copy of."""
+    if isinstance(message, Mapping):
+        message = {key: item for key, item in message.items() if key != "scribbled"}
+    return json.dumps(message, ensure_ascii=False, sort_keys=True, default=repr)
+
+
+class Asking:
+    """An estimator that notes the messages it is asked about, then answers as ``estimate``."""
+
+    def __init__(self, estimate: Callable[[dict[str, Any]], float]) -> None:
+        self.estimate = estimate
+        self.asked: set[str] = set()
+
+    def __call__(self, message: dict[str, Any]) -> float:
+        self.asked.add(asked_form(message))
+        return self.estimate(message)
+
+    def estimated(self, known: Sequence[tuple[str, str]]) -> list[str]:
+        """Which entries were estimated, whatever the order or the number of the questions:
+        the ids of ``known`` (``message_forms`` taken before the call) it was asked about."""
+        return [entry_id for entry_id, form in known if form in self.asked]
+
+
+def message_forms(entries: Sequence[Any]) -> list[tuple[str, str]]:
+    """Each message entry's id and its message's ``asked_form``, in path order."""
+    return [(e.id, asked_form(e.message)) for e in entries if hasattr(e, "message")]
+
+
 def summary_object(impl: Implementation, value: Mapping[str, Any]) -> Any:
     """A ``CompactionSummary`` built with the public type's constructor (no parser involved)."""
     lists = {
@@ -159,6 +189,11 @@ def ids(entries: Sequence[Any]) -> list[str]:
     return [entry.id for entry in entries]
 
 
+def given_ids(path: Sequence[Any]) -> list[Json]:
+    """The ids of the entries in the caller's own list (objects or JSON) after a call."""
+    return [item.get("id") if isinstance(item, Mapping) else item.id for item in path]
+
+
 def shares_messages(entries: Sequence[Any], messages: Sequence[object]) -> bool:
     """Whether any returned entry or message is an object of the input path."""
     mine = {id(m) for m in messages}
@@ -180,7 +215,8 @@ def _parse_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json:
 
 def _split_interactions(impl: Implementation, args: dict[str, Any]) -> Json:
     path = args["path"] if args.get("raw") else path_entries(impl, args["path"])
-    return [ids(group) for group in impl.groups.split_interactions(path)]
+    groups = impl.groups.split_interactions(path)
+    return {"groups": [ids(group) for group in groups], "path_after": given_ids(path)}
 
 
 def _check_tool_pairs(impl: Implementation, args: dict[str, Any]) -> Json:
@@ -194,14 +230,15 @@ def _group_interactions(impl: Implementation, args: dict[str, Any]) -> Json:
     return {
         "groups": [list(group.entry_ids) for group in groups],
         "shares": any(shares_messages(group.entries, inputs) for group in groups),
+        "path_after": given_ids(path),
     }
 
 
 def _select_groups(impl: Implementation, args: dict[str, Any]) -> Json:
     groups = [path_entries(impl, group) for group in args["groups"]]
-    chosen = impl.context.select_groups(
-        groups, args["available"], estimator(impl, args["estimator"])
-    )
+    known = message_forms([entry for group in groups for entry in group])
+    asking = Asking(estimator(impl, args["estimator"]))
+    chosen = impl.context.select_groups(groups, args["available"], asking)
     inputs = [e for g in groups for e in g] + [e.message for g in groups for e in g]
     return {
         "entries": ids(chosen.entries),
@@ -209,12 +246,15 @@ def _select_groups(impl: Implementation, args: dict[str, Any]) -> Json:
         "reason": chosen.reason,
         "groups": chosen.groups,
         "shares": shares_messages(chosen.entries, inputs),
+        "estimated": asking.estimated(known),
     }
 
 
 def _build_context(impl: Implementation, args: dict[str, Any]) -> Json:
     path = path_entries(impl, args["path"])
     before = [copy.deepcopy(getattr(entry, "message", None)) for entry in path]
+    known = message_forms(path)
+    asking = Asking(estimator(impl, args["estimator"]))
     context: Any = impl.context  # the package's module, read by name
     given_seam = context.open_context
     if "opening" in args:  # what Lab 11.5 would put first, without Lab 11.5's code
@@ -226,9 +266,7 @@ def _build_context(impl: Implementation, args: dict[str, Any]) -> Json:
             opening["compaction_id"],
         )
     try:
-        result = context.build_context(
-            path, **args["budget"], estimate_tokens=estimator(impl, args["estimator"])
-        )
+        result = context.build_context(path, **args["budget"], estimate_tokens=asking)
     finally:
         context.open_context = given_seam
     tokens = result.tokens
@@ -253,6 +291,7 @@ def _build_context(impl: Implementation, args: dict[str, Any]) -> Json:
         },
         "shares": any(id(m) in {id(g) for g in given} for m in result.messages),
         "changed_input": before != given,
+        "estimated": asking.estimated(known),
     }
 
 
@@ -268,7 +307,11 @@ def _create_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json
         first_kept_entry_id=args["first_kept"],
         tokens_before=args["tokens_before"],
     )
-    return {"entry": compaction_data(entry), "shares_lists": shares_lists(entry.summary, given)}
+    return {
+        "entry": compaction_data(entry),
+        "shares_lists": shares_lists(entry.summary, given),
+        "path_after": given_ids(path),
+    }
 
 
 def _summary_message(impl: Implementation, args: dict[str, Any]) -> Json:
@@ -324,9 +367,22 @@ def _shown_json(value: Json) -> str:
     return text if len(text) <= SHOWN_JSON else text[: SHOWN_JSON - 1] + "…"
 
 
+def _role_words(message: Mapping[str, Any]) -> str:
+    """``assistant(read-0,read-1)``, ``toolResult(read-0)``, ``toolResult(read-1 isError)``:
+    a message's role with the call ids it declares or answers (and a result's error flag)."""
+    role = str(message.get("role"))
+    calls = [str(block.get("id")) for block in call_blocks(message)]
+    if calls:
+        return f"{role}({','.join(calls)})"
+    if role == "toolResult":
+        flag = " isError" if message.get("isError") is True else ""
+        return f"{role}({message.get('toolCallId')}{flag})"
+    return role
+
+
 def _entry_words(value: Json, estimate: Callable[[dict[str, Any]], float]) -> str:
     """``u1 user 4``: an entry's id, its role (or type) and what the case's estimator says
-    it costs; a compaction names the entry it keeps from."""
+    it costs; a compaction names the entry it keeps from, a tool call or result its ids."""
     if not isinstance(value, dict) or "id" not in value:
         return _shown_json(value)
     kind = value.get("type")
@@ -336,7 +392,7 @@ def _entry_words(value: Json, estimate: Callable[[dict[str, Any]], float]) -> st
             cost = f"{estimate(copy.deepcopy(message)):g}"
         except Exception:  # a malformed message on purpose: it has no cost
             cost = "?"
-        return f"{value['id']} {message.get('role')} {cost}"
+        return f"{value['id']} {_role_words(message)} {cost}"
     if kind == "compaction":
         return f"{value['id']} compaction→{value.get('firstKeptEntryId')}"
     return f"{value['id']} {kind}"
@@ -572,6 +628,46 @@ def with_compactions(
     return out
 
 
+def call_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``toolCall`` blocks of an assistant message (none for any other message)."""
+    if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+        return []
+    return [b for b in message["content"] if isinstance(b, dict) and b.get("type") == "toolCall"]
+
+
+def shared_call_ids(path: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """``path`` with each interaction's calls renamed ``read-0``, ``read-1``, … (and their
+    results with them), so later interactions reuse the ids of earlier ones: still valid.
+    None when fewer than two interactions make calls (nothing would be reused)."""
+    path = copy.deepcopy(path)
+    interactions: list[list[dict[str, Any]]] = []
+    for entry in messages_of(path):
+        if entry["message"]["role"] == "user" or not interactions:
+            interactions.append([])
+        interactions[-1].append(entry["message"])
+    calling = 0
+    for messages in interactions:
+        names: dict[str, str] = {}
+        for block in (b for m in messages for b in call_blocks(m)):
+            names[block["id"]] = f"read-{len(names)}"
+            block["id"] = names[block["id"]]
+        for message in messages:
+            if message["role"] == "toolResult":
+                message["toolCallId"] = names[message["toolCallId"]]
+        calling += bool(names)
+    return path if calling >= 2 else None
+
+
+def failed_results(path: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """``path`` with every tool result an error (``"isError": true``): still valid, each
+    result in its group. None when the path has no tool result."""
+    path = copy.deepcopy(path)
+    results = [e["message"] for e in messages_of(path) if e["message"]["role"] == "toolResult"]
+    for message in results:
+        message["isError"] = True
+    return path if results else None
+
+
 def second_answer(path: list[dict[str, Any]], at: int) -> list[dict[str, Any]]:
     """``path`` with a second assistant message, without tool calls, after entry ``at``."""
     answer = {"role": "assistant", "content": [{"type": "text", "text": "还有一点"}]}
@@ -605,6 +701,15 @@ BAD_BUDGETS: tuple[tuple[str, Json], ...] = (
 )
 
 CHAPTER_PATH = {FIXTURE: "chapter_path_json"}
+CHAPTER_LABEL = {
+    "type": "metadata",
+    "id": "label",
+    "parentId": "a3",
+    "timestamp": 10,
+    "key": "k",
+    "value": 1,
+}
+"""A metadata entry after the chapter path's leaf ``a3``."""
 CHAPTER_BUDGET = {"system_prompt": "sys", "reserved_output": 4, "safety_margin": 2}
 
 
@@ -641,7 +746,7 @@ def broken_summaries(rng: random.Random, summary: dict[str, Any]) -> list[tuple[
         (N_("a blank goal"), summary | {"goal": "   "}),
         (N_("a goal that is a number"), summary | {"goal": 3}),
         (N_("a list item that is a number"), summary | {key: [*summary[key], 7]}),
-        (N_("a list that is a string"), summary | {key: "one item"}),
+        *((N_("a list that is a string"), summary | {name: "one item"}) for name in SUMMARY_KEYS),
         (N_("an array instead of an object"), [summary]),
     ]
 
@@ -698,6 +803,13 @@ def lab_2(rng: random.Random, seed: int) -> list[Case]:
         if broken is not None:
             cases.add("groups.split_interactions", N_("a broken history"), path=broken)
     cases.add("groups.split_interactions", N_("unparsed JSON objects"), path=histories[0], raw=True)
+    after_meta = [{SPLICE: "chapter_path_json"}, CHAPTER_LABEL]
+    shared = [path for path in map(shared_call_ids, histories) if path is not None]
+    failed = [path for path in map(failed_results, histories) if path is not None]
+    for function in ("groups.split_interactions", "groups.group_interactions"):
+        cases.add(function, N_("the chapter's path ending in metadata"), path=after_meta)
+        for path in shared[:2] + failed[:2]:
+            cases.add(function, N_("a valid history"), path=path)
     for path in histories[:4]:
         ends = [i for i, e in enumerate(path) if e.get("message", {}).get("role") == "assistant"]
         if ends:
@@ -833,16 +945,8 @@ def lab_4(rng: random.Random, seed: int) -> list[Case]:
         "first_kept": "u2",
         "tokens_before": 29,
     }
-    meta = {
-        "type": "metadata",
-        "id": "label",
-        "parentId": "a3",
-        "timestamp": 10,
-        "key": "k",
-        "value": 1,
-    }
     cases.add(create, N_("the chapter's path"), **chapter)
-    after_meta = [{SPLICE: "chapter_path_json"}, meta]
+    after_meta = [{SPLICE: "chapter_path_json"}, CHAPTER_LABEL]
     cases.add(create, N_("the chapter's path ending in metadata"), **chapter | {"path": after_meta})
     return cases.items
 

@@ -47,10 +47,16 @@ def length_estimator(message: dict[str, Any]) -> int:
 
 @st.composite
 def interactions(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
-    """One valid interaction: a user message, assistant turns with calls, results in any order."""
+    """One valid interaction: a user message, assistant turns with calls, results in any order.
+
+    Some results are errors (``"isError": true``, still results), and some interactions name
+    their calls ``read-…`` as others on the same path may: call ids are unique within one
+    interaction only.
+    """
     messages: list[dict[str, Any]] = [{"role": "user", "content": draw(TEXT)}]
+    prefix = draw(st.sampled_from([f"call-{index}", "read"]))
     for turn in range(draw(st.integers(0, 2))):
-        calls = [f"call-{index}-{turn}-{n}" for n in range(draw(st.integers(1, 3)))]
+        calls = [f"{prefix}-{turn}-{n}" for n in range(draw(st.integers(1, 3)))]
         content: list[dict[str, Any]] = [{"type": "text", "text": draw(TEXT)}]
         content += [
             {"type": "toolCall", "id": c, "name": "tool", "arguments": {"n": n}}
@@ -63,7 +69,7 @@ def interactions(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
                 "toolCallId": c,
                 "toolName": "tool",
                 "content": [{"type": "text", "text": draw(TEXT)}],
-                "isError": False,
+                "isError": draw(st.booleans()),
             }
             for c in calls
         ]
