@@ -33,11 +33,7 @@ class BudgetError(PrintableError):
 
 @dataclass(frozen=True)
 class ContextTokens:
-    """Where the window's tokens go; ``total = system + messages + reserved + margin``.
-
-    ``available_for_messages`` is ``max(0, max_tokens - system - reserved_output -
-    safety_margin)``: what the messages may use, a resumed summary included.
-    """
+    """Where the window's tokens go; ``total = system + messages + reserved + margin``."""
 
     max_tokens: float
     system: float
@@ -225,10 +221,9 @@ def build_context(
     the chosen ones; ``messages = opening.tokens + chosen.tokens``, ``total = system +
     messages + reserved_output + safety_margin`` (finite, or a ``BudgetError``), the chosen
     entries' ids, their reason, ``system_prompt`` as given and the opening's
-    ``compaction_id``. ``tokens.available_for_messages`` is ``available`` itself, the figure
-    before the opening's cost is taken off: with a 5-token summary and 22 available it is 22,
-    and the groups are chosen within 17. The path is never changed, and no returned message
-    is one the estimator was handed.
+    ``compaction_id``; ``tokens.available_for_messages`` is ``available`` (22 with a 5-token
+    summary; the groups are chosen within 17). The path is never changed, and no returned
+    message is one the estimator was handed.
     """
     raise LabNotImplemented(
         "11.3",
