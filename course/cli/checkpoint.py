@@ -182,6 +182,16 @@ def parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument(
+        "--audit-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help=_(
+            "with --roster: also draw probe cases with seed N, which no workspace holds (default: "
+            "a new seed each run, recorded in gradebook.json); they can fail a lab, never count"
+        ),
+    )
+    p.add_argument(
         "--names",
         metavar="PATTERN",
         help=_(
@@ -228,8 +238,13 @@ def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) ->
         p.error(_("--review runs the whole closing review; it takes no --lab or --json"))
     if args.watch and args.json:
         p.error(_("--watch keeps running; it writes no --json"))
-    if not args.roster and (args.gradebook or args.workspace_timeout is not None or args.names):
-        p.error(_("--gradebook, --workspace-timeout and --names go with --roster"))
+    if not args.roster and (
+        args.gradebook
+        or args.workspace_timeout is not None
+        or args.names
+        or args.audit_seed is not None
+    ):
+        p.error(_("--gradebook, --workspace-timeout, --names and --audit-seed go with --roster"))
 
 
 def _stop_on_sigterm() -> None:
@@ -337,6 +352,7 @@ def _run(argv: Sequence[str] | None) -> int:
                 jobs=args.jobs,
                 grading=grading,
                 names=names_pattern(args.names) if args.names else None,
+                audit_seed=args.audit_seed,
             )
             gradebook = Path(args.gradebook or args.roster)
             # the gradebook keeps the curriculum's own words; only the terminal is translated

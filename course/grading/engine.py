@@ -65,6 +65,8 @@ class GradingOptions:
     """Wall-clock limit of the whole run; its processes are killed when it passes."""
     commands: Commands = BY_NAME
     """How the door's reader runs the kit's commands (a replay line is printed in that form)."""
+    audit: probing.ProbeSet | None = None
+    """More cases, of a seed no workspace holds (a roster's): they can fail a lab, never count."""
 
 
 @dataclass(frozen=True)
@@ -247,17 +249,19 @@ def grade(
         probes = probing.prepare(manifest, kit, labs, seed)
     else:
         probes = probes.only([lab.id for lab in labs])
+    audit = options.audit.only([lab.id for lab in labs]) if options.audit else None
+    asked = probing.with_audit_cases(probes, audit) if probes and audit else probes
     hidden = options.hidden
     catalog = kit_catalog(manifest, kit) + (hidden.catalog if hidden else Catalog())
-    with graded_run(manifest, kit, snapshot, options, hide, probes) as run:
+    with graded_run(manifest, kit, snapshot, options, hide, asked) as run:
         answers: Future[dict[str, Answer]] | None = None
         with ThreadPoolExecutor(max_workers=1) as pool:
-            if probes is not None:  # the probes' process runs beside the tests' process
+            if asked is not None:  # the probes' process runs beside the tests' process
                 modules = sorted({f.module for lab in labs for f in lab.functions})
                 where = probing.ProbeTarget(
                     run.copy, manifest.package, tuple(modules), (run.copy, run.library), run.wrap
                 )
-                answers = pool.submit(probing.run_probes, probes, where, limits)
+                answers = pool.submit(probing.run_probes, asked, where, limits)
             files = manifest.test_files + tuple(hidden.paths(manifest) if hidden else ())
             outcomes, log = run_focused_tests(
                 run.target(manifest, files, catalog, uncounted),
@@ -269,8 +273,15 @@ def grade(
         extra = [o for o in outcomes if o.nodeid.partition("::")[0] in uncounted]
         outcomes = [attribute(manifest, o) for o in outcomes if o not in extra]
         summaries = {}
+        audit_flags: list[str] = []
         if probes is not None and answers is not None:
-            summaries = probing.compare(probes, answers.result(), options.commands)
+            got = answers.result()
+            summaries = probing.compare(probes, got, options.commands)
+            if audit is not None:
+                found = probing.audit_answers(audit, got)
+                summaries, audit_flags = probing.audited(
+                    summaries, probing.compare(audit, found, options.commands), audit.seed
+                )
             summaries = {
                 lab: replace(
                     summary,
@@ -304,6 +315,8 @@ def grade(
         probes=summaries,
         seed=probes.seed if probes else None,
     )
+    if audit_flags:
+        result = replace(result, flags=result.flags + tuple(audit_flags))
     return Graded(result, snapshot, enforced, tuple(extra))
 
 

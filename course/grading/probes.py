@@ -413,6 +413,57 @@ def describe_case(
     )
 
 
+AUDIT_MARK = "@"
+"""An audit case's id in a run that answers both sets: ``11.3#007@SEED``."""
+
+
+def with_audit_cases(probes: ProbeSet, audit: ProbeSet) -> ProbeSet:
+    """One set for one driver run: each lab's cases, then its audit cases, these with ``@SEED``
+    after their id (two seeds draw the same ids). A lab's cases stay together, so a hang in one
+    lab costs the later labs nothing, as in a run without an audit."""
+    mark = f"{AUDIT_MARK}{audit.seed}"
+    renamed = [{**case, "id": f"{case['id']}{mark}"} for case in audit.cases]
+    labs = list(dict.fromkeys([*probes.labs(), *audit.labs()]))
+    cases = tuple(
+        case for lab in labs for case in [*probes.cases, *renamed] if case["lab"] == lab
+    )
+    expected = dict(probes.expected) | {f"{i}{mark}": a for i, a in audit.expected.items()}
+    return replace(probes, cases=cases, expected=expected)
+
+
+def audit_answers(audit: ProbeSet, answers: Mapping[str, Answer]) -> dict[str, Answer]:
+    """The answers to ``audit``'s cases in a run of ``with_audit_cases``, by their own ids."""
+    mark = f"{AUDIT_MARK}{audit.seed}"
+    return {i.removesuffix(mark): a for i, a in answers.items() if i.endswith(mark)}
+
+
+def audited(
+    summaries: Mapping[str, ProbeSummary], audit: Mapping[str, ProbeSummary], seed: int
+) -> tuple[dict[str, ProbeSummary], list[str]]:
+    """Each lab's summary made worse by its audit cases (a seed no workspace holds): their
+    disagreements join its failures, and a lab whose shipped cases all agree but whose audit
+    cases do not is flagged, as answers that may be keyed to the shipped cases. Counts stay
+    the shipped cases', the same at every door."""
+    found = dict(summaries)
+    flags: list[str] = []
+    for lab, summary in summaries.items():
+        other = audit.get(lab)
+        if other is None or other.agree or other.status == Status.PENDING:
+            continue
+        if summary.agree:
+            said = _(
+                "Lab {lab}: every shipped probe case agrees, but {count} of {cases} cases "
+                "drawn for this roster (seed {seed}) do not"
+            )
+            flags.append(
+                said.format(lab=lab, count=other.cases - other.agreed, cases=other.cases, seed=seed)
+            )
+        failures = (summary.failures + other.failures)[:FAILURES_SHOWN]
+        status = worst({summary.status, other.status} - {Status.PASSED} or {Status.PASSED})
+        found[lab] = replace(summary, status=status, failures=failures)
+    return found, flags
+
+
 def compare(
     probes: ProbeSet, actual: Mapping[str, Answer], commands: Commands = BY_NAME
 ) -> dict[str, ProbeSummary]:

@@ -12,6 +12,7 @@ class is compared (``classroom.py``): its flags join the rows and ``gradebook.js
 from __future__ import annotations
 
 import re
+import secrets
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -64,6 +65,8 @@ class RosterOptions:
     names: re.Pattern[str] | None = None
     """Takes each learner's name out of a platform's file naming (``--names``)."""
     caps: Caps = DEFAULT_CAPS
+    audit_seed: int | None = None
+    """The seed of the cases no workspace holds (``--audit-seed``); None: a new one each run."""
 
 
 def discover(roster: Path, names: re.Pattern[str] | None = None) -> list[Submission]:
@@ -122,7 +125,7 @@ def grade_entry(
             entry.learner,
             workspace,
             graded.result,
-            graded.snapshot.flags,
+            (*graded.snapshot.flags, *graded.result.flags),
             instructor,
             graded.enforced,
             public=for_learners(graded.result, manifest, options.hidden),
@@ -198,8 +201,20 @@ def grade_roster(
     labs = [manifest.lab(i) for i in options.lab_ids] or list(manifest.required_labs)
     seed = grading.seed if grading.seed is not None else manifest.probe_seed
     probes = probing.prepare(manifest, kit, labs, seed)
+    audit_seed = options.audit_seed
+    if audit_seed is None:  # a seed nobody saw: answers keyed to the shipped cases earn nothing
+        audit_seed = secrets.randbelow(2**31)
+        while audit_seed == seed:
+            audit_seed = secrets.randbelow(2**31)
+    audit = probing.draw(manifest, kit, audit_seed) if probes is not None else None
+    audit = audit.only([lab.id for lab in labs]) if audit is not None else None
     copies = baseline(manifest, kit, tuple(labs))
-    grading = replace(grading, probes=probes, deadline_seconds=_deadline(manifest, labs, options))
+    grading = replace(
+        grading,
+        probes=probes,
+        audit=audit,
+        deadline_seconds=_deadline(manifest, labs, options),
+    )
     limits = Limits(test_seconds=options.test_seconds)
     hide = (roster, gradebook)
     progress = Progress(len(entries), progress_stream)
@@ -230,7 +245,11 @@ def grade_roster(
     enforced = planned_limits(grading.limits, sandboxed=grading.sandbox != "off")
     run = {
         "sandbox": {"sandboxed": grading.sandbox != "off", "enforced": list(enforced)},
-        "probes": {"seed": seed, "cases": len(probes.cases) if probes else 0},
+        "probes": {
+            "seed": seed,
+            "cases": len(probes.cases) if probes else 0,
+            "audit": {"seed": audit_seed, "cases": len(audit.cases)} if audit else None,
+        },
         "names": {"pattern": options.names.pattern, "unmatched": found.unnamed}
         if options.names
         else None,
