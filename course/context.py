@@ -129,7 +129,7 @@ def check_amount(value: object, what: str) -> float:
 
 
 def estimate(estimate_tokens: Estimator, message: Message, what: str) -> float:
-    """Ask the estimator about a copy of ``message`` and check its answer."""
+    """The estimator's checked answer for a copy of ``message`` (``what`` names it in errors)."""
     return check_amount(estimate_tokens(copy_json(message)), f"estimate_tokens({what})")
 
 

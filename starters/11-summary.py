@@ -101,7 +101,8 @@ def parse_summary(
 def parse_compaction_entry(value: Mapping[str, Any]) -> CompactionEntry:
     """Narrow an object whose ``type`` is ``"compaction"`` to a fresh ``CompactionEntry``.
 
-    Read every field with ``FieldReader.of(value)``; the rules:
+    ``parse_session_entry`` calls it only for such objects, so ``type`` is one of the keys
+    and needs no check of its own. Read every field with ``FieldReader.of(value)``; the rules:
 
     - exactly the keys of ``COMPACTION_KEYS``: a missing key (``summary`` too) or an unknown
       one (``"note"``) is an error;
