@@ -131,16 +131,21 @@ def render_learning(
             "pytest starts in well under a second."
         ),
         "",
-        _(
-            "Plain pytest also runs each lab's probe cases (`test_lab_11_3_probe[11.3#007]`): "
-            "the chapter's generated inputs with the reference's answers, the ones `{checkpoint}` "
-            "checks, so both name the same failing cases. They count in no lab's `passed/total`. "
-            "A failing case shows its input, where your answer parts from the reference's, and "
-            "a command that replays it on your saved code, with your code's frames when it "
-            "raises: `{checkpoint} --replay 11.3#007`."
-        ).format(checkpoint=checkpoint),
-        "",
     ]
+    if manifest.probes is not None:
+        example = manifest.required_labs[0]
+        case = f"{example.id}#001"
+        lines += [
+            _(
+                "Plain pytest also runs each lab's probe cases (`{test}`): the chapter's "
+                "generated inputs with the reference's answers, the ones `{checkpoint}` checks, "
+                "so both name the same failing cases. They count in no lab's `passed/total`. A "
+                "failing case shows its input, where your answer parts from the reference's, and "
+                "a command that replays it on your saved code, with your code's frames when it "
+                "raises: `{checkpoint} --replay {case}`."
+            ).format(checkpoint=checkpoint, test=f"test_{example.select}_probe[{case}]", case=case),
+            "",
+        ]
     if manifest.review is not None:
         lines += [
             _("## After the last lab: the closing review"),

@@ -8,11 +8,13 @@ the glossary's short ``[english]`` list of words the chapter itself keeps in Eng
 learner's own code prints is theirs, not the kit's: the code lines a stack dump quotes are left
 out of the count (they are marked by their ``file:line`` frame above them), and so are the ids
 the chapter's data holds (reasons such as ``trimmed``, tool names such as ``read``, hyphenated
-entry ids such as ``r-test``) where the review shows what the learner's code returned.
+entry ids such as ``r-test``) where the review shows what the learner's code returned, and the
+input lines of a probe case a failure names (its arguments as the shipped probe data holds them).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any, get_args
@@ -62,13 +64,26 @@ def reader_text(output: str) -> str:
     return "\n".join(kept)
 
 
+SHIPPED = json.loads((kit_root() / "starters" / "11-probes.json").read_text(encoding="utf-8"))
+CASE_ID = re.compile(r"[（(](\d+\.\w+#\d+)[）)]")
+
+
+def probe_inputs(text: str) -> set[str]:
+    """The input lines of every probe case ``text`` names: its arguments as the case holds
+    them (``value: {"goal": …}``, ``path: u1 user 3 · …``), data and not the kit's words."""
+    return {
+        line.strip() for case in CASE_ID.findall(text) for line in SHIPPED["inputs"].get(case, ())
+    }
+
+
 def prose_words(line: str) -> list[str]:
     return [w for w in english_words(line) if w not in DATA and "-" not in w]
 
 
 def assert_chinese(output: str, what: str) -> None:
     text = reader_text(output)
-    lines = [line for line in text.splitlines() if prose_words(line)]
+    inputs = probe_inputs(text)
+    lines = [line for line in text.splitlines() if line.strip() not in inputs and prose_words(line)]
     assert not lines, f"{what}: English a Chinese reader would meet:\n" + "\n".join(lines[:12])
 
 

@@ -80,10 +80,10 @@ def test_every_lab_notebook_calls_its_labs_functions_by_name_and_ends_with_its_c
 
 
 PASSING = {
-    "en": r"✓ (Lab \d+\.\w+ · .+|Chapter 11): (\d+)/\2 passed$",
-    "zh": r"✓ (Lab \d+\.\w+ · .+|第 11 章)：(\d+)/\2 通过$",
+    "en": r"✓ (Lab \d+\.\w+ +.+ |Chapter 11: )(\d+)/\2 tests · (\d+)/\3 cases,? +passed",
+    "zh": r"✓ (Lab \d+\.\w+ +.+ |第 11 章：)(\d+)/\2 项测试 · (\d+)/\3 个用例(，| +)通过",
 }
-"""A passing check's headline in each edition."""
+"""A passing check's headline in each edition: every test passed, every probe case agreed."""
 
 
 def test_the_stored_checks_show_the_reference_passing() -> None:

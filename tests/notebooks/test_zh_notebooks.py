@@ -19,6 +19,9 @@ What is left out, and why, precisely:
   follows ``已拒绝 · SomeError:``; not ``PiImportError``, whose message the kit words), the
   ``reason``/``status`` values the lab functions return (``trimmed``, ``overflow``), Python
   values printed by a cell (a line that is a Python literal; ``True``/``False``/``None``).
+- **A probe failure's case data**: the input lines of a case the failure names (the case's
+  arguments, as the shipped probe data ``starters/11-probes.json`` holds them) and the field of
+  the answer that differs (the ``reason`` before ``应为``): the case's data and field names.
 - **The Pi importer's kind ids** (``course.interop``): each report item's ``kind``
   (``converted``, ``fields``, ``summary``, ``thinking``…, the rows of the report's table), and
   the ``split_turn`` option values (``turn-start``, ``next-user``), which a cell prints as
@@ -32,6 +35,7 @@ import ast
 import copy
 import dataclasses
 import html
+import json
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -183,10 +187,25 @@ def is_python_value(text: str) -> bool:
     return True
 
 
+SHIPPED_PROBES = json.loads((REPO / "starters" / "11-probes.json").read_text(encoding="utf-8"))
+PROBE_CASE = re.compile(r"[（(](\d+\.\w+#\d+)[）)]")
+ANSWER_FIELD = re.compile(r"([\w.\[\]]+)：(?:应为|应有|缺失|不应出现)")
+
+
+def probe_case_data(text: str) -> list[str]:
+    """What a probe failure shows of the case and of the answers: the input lines of every
+    case it names (as the shipped probe data holds them) and the answer's field that differs."""
+    cases = PROBE_CASE.findall(text)
+    lines = [line.strip() for case in cases for line in SHIPPED_PROBES["inputs"].get(case, ())]
+    return lines + ANSWER_FIELD.findall(text)
+
+
 def english_in(text: str, data: Iterable[str], html_text: str = "") -> list[str]:
     """The English words left in ``text`` (and ``html_text``) once the documented parts go."""
     removed = [
         *foreign_fragments(text),
+        *probe_case_data(text),
+        *probe_case_data(html_text),
         *data,
         *RETURNED_VALUES,
         *PYTHON_CONSTANTS,
