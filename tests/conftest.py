@@ -1,10 +1,14 @@
-"""Suite-wide options: ``--no-browser`` leaves out the tests that drive JupyterLab in Chromium."""
+"""Suite-wide options and fixtures: ``--no-browser`` leaves out the tests that drive JupyterLab
+in Chromium; ``zh`` speaks the Chinese edition for one test."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from course.locale import set_edition
 
 BROWSER_MARKER = "browser"
 BROWSER_TESTS = Path(__file__).parent / "browser"
@@ -54,3 +58,13 @@ def pytest_terminal_summary(
 ) -> None:
     if config.getoption("no_browser"):
         terminalreporter.write_line(OPT_OUT_NOTE, yellow=True)
+
+
+@pytest.fixture
+def zh() -> Iterator[None]:
+    """The zh edition for one test; the environment's choice again afterwards."""
+    set_edition("zh")
+    try:
+        yield
+    finally:
+        set_edition(None)

@@ -8,7 +8,7 @@ lab, the function, the entry and the field, as the English message does.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +30,6 @@ from course.session import (
     path_to,
     recover_jsonl,
 )
-
-
-@pytest.fixture
-def zh() -> Iterator[None]:
-    """The zh edition for one test; the environment's choice again afterwards."""
-    set_edition("zh")
-    try:
-        yield
-    finally:
-        set_edition(None)
 
 
 def refusal(call: Callable[[], object]) -> str:

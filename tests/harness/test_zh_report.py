@@ -6,7 +6,6 @@ The curriculum's own text is replaced by Chinese here, so these tests hold the k
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,19 +19,9 @@ from course.harness.results import CheckpointResult, LabResult, ProbeSummary, Te
 from course.harness.status import Status
 from course.harness.style import status_label
 from course.harness.verdicts import NOT_RUN
-from course.locale import set_edition
 from course.locale.english import english_words
 
 PARENT = "0123456789abcdef" * 4
-
-
-@pytest.fixture
-def zh() -> Iterator[None]:
-    set_edition("zh")
-    try:
-        yield
-    finally:
-        set_edition(None)
 
 
 @pytest.fixture

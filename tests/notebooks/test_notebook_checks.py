@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-
-import pytest
 
 from course.display.notebook import check
 from course.display.verdict import VerdictView
@@ -16,7 +13,6 @@ from course.harness.report import render_lab
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
 from course.harness.status import Status
 from course.harness.verdicts import NOT_RUN, readable
-from course.locale import set_edition
 
 LAB_2 = [
     "test_lab_11_2_groups_the_chapter_path_into_three_interactions",
@@ -24,15 +20,6 @@ LAB_2 = [
     "test_lab_11_2_rejects_broken_tool_facts",
 ]
 MANIFEST = load_manifest("11")
-
-
-@pytest.fixture
-def zh() -> Iterator[None]:
-    set_edition("zh")
-    try:
-        yield
-    finally:
-        set_edition(None)
 
 
 def verdict(

@@ -65,7 +65,7 @@ from course.harness.results import CheckpointResult, LabResult, ProbeSummary, Te
 from course.harness.status import Status
 from course.harness.workspace import read_workspace
 from course.labs import LabNotImplemented
-from course.locale import current_edition, set_edition
+from course.locale import current_edition
 from course.locale.english import english_words
 from course.summary import CompactionEntry, CompactionSummary, parse_summary
 
@@ -264,15 +264,6 @@ def isolated_imports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in [n for n in sys.modules if n.split(".")[0] == "pi_course"]:
         del sys.modules[name]
     sys.modules.update(saved)
-
-
-@pytest.fixture
-def zh() -> Iterator[None]:
-    set_edition("zh")
-    try:
-        yield
-    finally:
-        set_edition(None)
 
 
 def chapter_views() -> list[Any]:
