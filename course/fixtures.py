@@ -126,9 +126,6 @@ CHAPTER_TOKENS: dict[str, int] = {
 }
 """The test estimator's answer for each fixture message (the chapter's table, plus u4/a4)."""
 
-GROUP_COSTS = (7, 7, 15)
-"""The chapter's three interaction costs."""
-
 COMPACT_1_SUMMARY: dict[str, Any] = {
     "goal": "Check that session resume and context projection agree",
     "constraints": ["History is append-only; never rewrite an entry"],

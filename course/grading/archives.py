@@ -17,7 +17,7 @@ import stat
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
@@ -269,14 +269,3 @@ def unpack(archive: Path, target: Path, caps: Caps = DEFAULT_CAPS) -> None:
             kind = "zip" if suffix in ZIP_SUFFIXES else "tar"
             why = f"{type(error).__name__}: {error}"
             raise Refused(f"not a readable {kind} archive ({why})") from None
-
-
-def refusals(members: Iterable[Member], packed_bytes: int, caps: Caps = DEFAULT_CAPS) -> str:
-    """Why an archive of ``members`` is refused by its headers alone (``""``: it is not)."""
-    budget = Budget(caps, packed_bytes)
-    try:
-        for member in members:
-            budget.admit(member)
-    except Refused as error:
-        return str(error)
-    return ""

@@ -69,11 +69,6 @@ class RosterOptions:
     """The seed of the cases no workspace holds (``--audit-seed``); None: a new one each run."""
 
 
-def discover(roster: Path, names: re.Pattern[str] | None = None) -> list[Submission]:
-    """Every row the roster's entries make: workspaces, archives, or why one is not graded."""
-    return list(survey(roster, names).submissions)
-
-
 def grade_entry(
     manifest: Manifest,
     kit: Path,

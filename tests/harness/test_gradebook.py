@@ -22,7 +22,8 @@ from course.grading.gradebook import (
     ungraded_row,
     write_gradebook,
 )
-from course.grading.roster import discover, grade_entry
+from course.grading.intake import survey
+from course.grading.roster import grade_entry
 from course.grading.safefs import Tree, UnsafePath, atomic_write
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
@@ -89,7 +90,7 @@ def test_an_unreadable_workspace_is_an_error_row_not_the_end_of_the_run(
         return real(path, flags, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(safefs.os, "open", refuse)
-    [entry] = discover(roster)
+    [entry] = list(survey(roster).submissions)
     row = grade_entry(
         manifest, kit, roster, entry, manifest.required_labs, Limits(), GradingOptions(), ()
     )
@@ -133,7 +134,7 @@ def test_only_folders_with_a_marker_are_learners_and_links_are_listed(
     (roster / ".git").mkdir()
     (roster / "gradebook.csv").symlink_to(tmp_path / "victim")
     (roster / "readme.txt").write_text("hello\n")
-    found = {entry.learner: entry for entry in discover(roster)}
+    found = {entry.learner: entry for entry in list(survey(roster).submissions)}
     assert sorted(found) == ["alice", "gus/term-1/practice-11", "mallory", "notes", "zed"]
     assert {name: e.kind for name, e in found.items()} == {
         "alice": "workspace",
@@ -144,7 +145,7 @@ def test_only_folders_with_a_marker_are_learners_and_links_are_listed(
     }
     assert "to alice" in found["mallory"].why
     with pytest.raises(WorkspaceError, match="is itself a workspace"):
-        discover(roster / "alice")
+        list(survey(roster / "alice").submissions)
 
 
 def test_learner_text_never_reaches_a_terminal_or_a_file_with_control_characters(

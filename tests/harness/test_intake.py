@@ -25,11 +25,11 @@ from packing import (
 
 from course.grading.archives import (
     DEFAULT_CAPS,
+    Budget,
     Caps,
     Member,
     Refused,
     member_parts,
-    refusals,
     unpack,
 )
 from course.grading.gitrepo import Checkout, blob_id, checkout, index_blobs, nearest_checkout
@@ -215,6 +215,17 @@ def test_what_is_packed_is_what_is_unpacked(files: dict[str, bytes], tmp_path: P
             target.mkdir()
             unpack(pack(source, Path(base) / f"packed{suffix}"), target)
             assert unpacked_files(target) == files
+
+
+def refusals(members: list[Member], packed_bytes: int, caps: Caps = DEFAULT_CAPS) -> str:
+    """Why an archive of ``members`` is refused by its headers alone (``""``: it is not)."""
+    budget = Budget(caps, packed_bytes)
+    try:
+        for member in members:
+            budget.admit(member)
+    except Refused as error:
+        return str(error)
+    return ""
 
 
 def test_header_refusals_are_a_pure_check_of_the_members() -> None:
