@@ -101,13 +101,10 @@ def headline(view: VerdictView) -> str:
         return _("{scope}: no focused tests found").format(scope=scope)
     if view.lab is not None:
         return lab_line(counted[0], lab_title(view, counted[0]), title_width=0)
-    probed = [lab for lab in counted if lab.probes is not None]
-    shown = counts(
-        sum(lab.passed for lab in counted),
-        sum(lab.total for lab in counted),
-        sum(lab.agreed for lab in probed),
-        sum(lab.cases for lab in probed) if probed else None,
-    )
+    result = view.result
+    assert result is not None  # a view with counted labs has its result
+    probed = any(lab.probes is not None for lab in counted)  # the chapter's required labs
+    shown = counts(result.passed, result.total, result.agreed, result.cases if probed else None)
     statuses = {lab.status for lab in counted}
     words = _(", ").join(s.label for s in Status if s != Status.PASSED and s in statuses)
     return _("{scope}: {counts}  {statuses}").format(

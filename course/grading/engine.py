@@ -28,6 +28,7 @@ from ..harness.catalog import Catalog, kit_catalog
 from ..harness.commands import BY_NAME, Commands
 from ..harness.kit import chapter_fingerprints, read_source
 from ..harness.manifest import Lab, Manifest
+from ..harness.probecases import Answer
 from ..harness.results import CheckpointResult, TestOutcome, attribute, summarize
 from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
@@ -36,7 +37,6 @@ from ..locale import EDITIONS, N_, SOURCE_EDITION, catalog_path, compiled
 from ..locale import gettext as _
 from . import probes as probing
 from .hidden import HiddenTests
-from .probe_driver import Answer
 from .safefs import Tree
 from .sandbox import SandboxLimits, open_confinement, sandbox_status, user_site
 from .snapshot import Snapshot, reference_snapshot, workspace_snapshot

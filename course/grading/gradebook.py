@@ -61,9 +61,12 @@ class LabGrade:
     reason: str = ""
     agreed: int = 0
     cases: int = 0
-    earned: int = 0
-    """The lab's tests when it passed whole (tests and cases), else 0."""
     probes: Mapping[str, Any] | None = None
+
+    @property
+    def earned(self) -> int:
+        """The lab's tests when it passed whole (tests and cases), else 0."""
+        return self.passed if self.status == Status.PASSED else 0
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -193,7 +196,6 @@ def graded_row(
             lab_reason(lab),
             lab.agreed,
             lab.cases,
-            lab.earned,
             lab.probes.to_json() if lab.probes is not None else None,
         )
         for lab in shown.required

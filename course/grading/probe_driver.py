@@ -21,12 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, Any
 
-# the canonical form of answers, shared with the grader and the workspace's probe cases
-from ..harness.probecases import Answer as Answer
-from ..harness.probecases import Evaluate
-from ..harness.probecases import answer as answer
-from ..harness.probecases import raised as raised
-from ..harness.probecases import to_data as to_data
+from ..harness.probecases import Evaluate, answer, raised
 from ..harness.records import Event, write_record
 
 

@@ -24,9 +24,7 @@ from ..harness import probecases
 from ..harness.commands import BY_NAME, Commands
 from ..harness.kit import fingerprint, read_source
 from ..harness.manifest import Lab, Manifest
-from ..harness.probecases import agreement as agreement
-from ..harness.probecases import case_label as case_label
-from ..harness.probecases import first_difference as first_difference
+from ..harness.probecases import Answer, agreement, answer
 from ..harness.records import Event, RecordReader
 from ..harness.results import ProbeSummary
 from ..harness.status import Status, worst
@@ -40,7 +38,7 @@ from ..harness.supervisor import (
 )
 from ..locale import ENVIRONMENT, current_edition
 from ..locale import gettext as _
-from .probe_driver import Answer, answer, load_module
+from .probe_driver import load_module
 from .safefs import atomic_write
 
 Case = dict[str, Any]
@@ -393,11 +391,6 @@ def _answer(item: Mapping[str, Any]) -> Answer:
 # --------------------------------------------------------------------------- comparing
 
 
-def describe(case: Mapping[str, Any], expected: Answer, actual: Answer) -> str:
-    """One disagreement in a line, without the case's input (``describe_case`` adds it)."""
-    return probecases.describe(case, expected, actual)
-
-
 def describe_case(
     probes: ProbeSet, case: Mapping[str, Any], actual: Answer, commands: Commands = BY_NAME
 ) -> str:
@@ -423,10 +416,8 @@ def with_audit_cases(probes: ProbeSet, audit: ProbeSet) -> ProbeSet:
     lab costs the later labs nothing, as in a run without an audit."""
     mark = f"{AUDIT_MARK}{audit.seed}"
     renamed = [{**case, "id": f"{case['id']}{mark}"} for case in audit.cases]
-    labs = list(dict.fromkeys([*probes.labs(), *audit.labs()]))
-    cases = tuple(
-        case for lab in labs for case in [*probes.cases, *renamed] if case["lab"] == lab
-    )
+    order = {lab: index for index, lab in enumerate(dict.fromkeys([*probes.labs(), *audit.labs()]))}
+    cases = tuple(sorted([*probes.cases, *renamed], key=lambda case: order[case["lab"]]))
     expected = dict(probes.expected) | {f"{i}{mark}": a for i, a in audit.expected.items()}
     return replace(probes, cases=cases, expected=expected)
 

@@ -23,9 +23,7 @@ from ..locale import gettext as _
 from .commands import BY_NAME, Commands
 from .status import Status
 from .untrusted import safe_text
-
-PENDING_ATTRIBUTE = "lab_id"
-"""A ``NotImplementedError`` carrying this string attribute is a lab stub (as in the reporter)."""
+from .verdicts import is_pending
 
 MAX_DEPTH = 40
 MAX_NODES = 200_000
@@ -94,13 +92,6 @@ def first_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     joined = lines[0] if lines else ""
     return joined if len(joined) <= limit else joined[: limit - 1] + "…"
-
-
-def is_pending(error: BaseException) -> bool:
-    """Whether ``error`` is a lab stub's ``LabNotImplemented``."""
-    return isinstance(error, NotImplementedError) and isinstance(
-        getattr(error, PENDING_ATTRIBUTE, None), str
-    )
 
 
 def raised(error: BaseException) -> Answer:

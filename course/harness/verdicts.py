@@ -17,6 +17,13 @@ from .status import Status
 PENDING_ATTRIBUTE = "lab_id"
 """A ``NotImplementedError`` carrying this attribute is a lab stub: the test is pending."""
 
+
+def is_pending(error: BaseException) -> bool:
+    """Whether ``error`` is a lab stub's ``LabNotImplemented`` (its lab id a string)."""
+    return isinstance(error, NotImplementedError) and isinstance(
+        getattr(error, PENDING_ATTRIBUTE, None), str
+    )
+
 NOT_RUN = "not run: "
 """How the message of a test that never reached its own code starts: a marker that stays the
 same in every edition (reports are read back); ``readable`` shows it in the reader's words."""
@@ -79,8 +86,7 @@ def at_import(when: str, error: BaseException, frames: Sequence[Frame]) -> bool:
 
 def verdict(when: str, error: BaseException, frames: Sequence[Frame]) -> Verdict:
     """The verdict on an exception raised in a test's ``when`` phase (setup, call, teardown)."""
-    lab_id = getattr(error, PENDING_ATTRIBUTE, None)
-    if isinstance(error, NotImplementedError) and isinstance(lab_id, str):
+    if is_pending(error):
         return Verdict(Status.PENDING, " ".join(str(error).split()))
     frames = tuple(frames)
     if isinstance(error, SystemExit):

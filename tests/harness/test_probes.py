@@ -13,12 +13,12 @@ from mutants import MUTANTS, Mutant, build_mutant
 from solutions import solve_lab
 
 from course.grading import probes
-from course.grading.probe_driver import answer, load_module, raised, to_data
+from course.grading.probe_driver import load_module
 from course.harness import probecases
 from course.harness.catalog import Catalog, CatalogTest
 from course.harness.commands import BY_NAME, Commands
 from course.harness.manifest import Manifest
-from course.harness.probecases import replay_command
+from course.harness.probecases import answer, raised, replay_command, to_data
 from course.harness.records import RecordReader
 from course.harness.results import ProbeSummary, TestOutcome, summarize
 from course.harness.status import Status
@@ -116,9 +116,9 @@ def test_answers_are_compared_as_plain_data() -> None:
 def test_a_difference_names_where_the_answers_part() -> None:
     expected = {"kept": ["u2", "a2"], "reason": "trimmed"}
     case = {"id": "x#1", "label": "build_context: 3 interactions"}
-    said = probes.describe(case, {"value": expected}, {"value": expected | {"kept": ["a2"]}})
+    said = probecases.describe(case, {"value": expected}, {"value": expected | {"kept": ["a2"]}})
     assert said == 'build_context: 3 interactions (x#1): kept[0]: expected "u2", got "a2"'
-    refused = probes.describe(case, {"raised": "ValueError"}, {"value": expected})
+    refused = probecases.describe(case, {"raised": "ValueError"}, {"value": expected})
     assert refused.endswith("expected ValueError, got a result")
 
 
