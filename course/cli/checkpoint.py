@@ -20,6 +20,8 @@ from ..grading.engine import (
     evaluate,
     for_learners,
 )
+from ..grading.gradescope import ROOT as GRADESCOPE_ROOT
+from ..grading.gradescope import VISIBILITIES, Visibility, run_autograder, visibility
 from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.intake import names_pattern
 from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
@@ -74,6 +76,14 @@ def positive_count(text: str) -> int:
     return value
 
 
+def gradescope_visibility(text: str) -> Visibility:
+    """An argparse type: one of Gradescope's visibilities."""
+    try:
+        return visibility(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line, its help in this process's edition (see ``choose_edition``)."""
     p = argparse.ArgumentParser(
@@ -95,6 +105,14 @@ def parser() -> argparse.ArgumentParser:
             "grade every submission in DIR: folders, archives (.zip, .tar.gz, .tgz), git "
             "repositories"
         ),
+    )
+    target.add_argument(
+        "--gradescope",
+        metavar="ROOT",
+        help=_(
+            "grade the submission in ROOT/submission as Gradescope's autograder does and write "
+            "ROOT/results/results.json (ROOT is {root} on Gradescope; see course-kit gradescope)"
+        ).format(root=GRADESCOPE_ROOT),
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
@@ -205,6 +223,16 @@ def parser() -> argparse.ArgumentParser:
         help=_("add the instructor tests DIR/test_*.py to the grade (learners never see them)"),
     )
     p.add_argument(
+        "--instructor-visibility",
+        type=gradescope_visibility,
+        default="after_due_date",
+        metavar="WHEN",
+        help=_(
+            "with --gradescope: when learners see the instructor tests' results: {choices} "
+            "(default: %(default)s)"
+        ).format(choices=", ".join(VISIBILITIES)),
+    )
+    p.add_argument(
         "--unsandboxed",
         action="store_true",
         help=_(
@@ -232,19 +260,20 @@ def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) ->
     """Refuse options that do not go together (argparse exits with the usage and the error)."""
     if args.replay and (args.roster or args.lab or args.json):
         p.error(_("--replay runs one probe case; it takes no --roster, --lab or --json"))
-    if args.roster and (args.watch or args.review):
-        p.error(_("--roster grades a class; --watch and --review are for one workspace"))
+    if (args.roster or args.gradescope) and (args.watch or args.review or args.replay):
+        p.error(
+            _("--roster and --gradescope grade; --watch, --review and --replay are for a workspace")
+        )
     if args.review and (args.lab or args.json):
         p.error(_("--review runs the whole closing review; it takes no --lab or --json"))
     if args.watch and args.json:
         p.error(_("--watch keeps running; it writes no --json"))
-    if not args.roster and (
-        args.gradebook
-        or args.workspace_timeout is not None
-        or args.names
-        or args.audit_seed is not None
+    if not args.roster and (args.gradebook or args.names):
+        p.error(_("--gradebook and --names go with --roster"))
+    if not (args.roster or args.gradescope) and (
+        args.workspace_timeout is not None or args.audit_seed is not None
     ):
-        p.error(_("--gradebook, --workspace-timeout, --names and --audit-seed go with --roster"))
+        p.error(_("--workspace-timeout and --audit-seed go with --roster or --gradescope"))
 
 
 def _stop_on_sigterm() -> None:
@@ -339,12 +368,12 @@ def _run(argv: Sequence[str] | None) -> int:
         hidden = read_hidden(Path(args.hidden), manifest) if args.hidden else None
         # Someone else's work (--roster, --practice DIR) never runs unconfined unless asked;
         # a learner's own workspace may, saying so, where the sandbox cannot start.
-        others = bool(args.roster or args.practice)
+        others = bool(args.roster or args.practice or args.gradescope)
         sandbox: SandboxMode = "off" if args.unsandboxed else "required" if others else "auto"
         grading = GradingOptions(
             sandbox=sandbox, hidden=hidden, seed=args.seed, commands=commands
         )
-        if args.roster:
+        if args.roster or args.gradescope:
             options = RosterOptions(
                 lab_ids=tuple(args.lab),
                 test_seconds=args.timeout,
@@ -354,6 +383,11 @@ def _run(argv: Sequence[str] | None) -> int:
                 names=names_pattern(args.names) if args.names else None,
                 audit_seed=args.audit_seed,
             )
+            if args.gradescope:
+                # what learners read speaks the chosen edition; stdout is the instructor's
+                root = Path(args.gradescope)
+                run_autograder(manifest, kit, root, options, args.instructor_visibility, out)
+                return 0
             gradebook = Path(args.gradebook or args.roster)
             # the gradebook keeps the curriculum's own words; only the terminal is translated
             roster = Path(args.roster)

@@ -107,6 +107,9 @@ class Grade:
     """The git commit graded, when the submission is a repository."""
     prints: Prints | None = field(default=None, compare=False, repr=False)
     """The lab code's fingerprints, for the class's copy comparison (``classroom.py``)."""
+    shown: CheckpointResult | None = field(default=None, compare=False, repr=False)
+    """The graded result as learners may see it (``engine.for_learners``), for a platform that
+    hands each learner their own row (``gradescope.py``); None when nothing was graded."""
 
     @property
     def score(self) -> int:

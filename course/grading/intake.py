@@ -182,7 +182,11 @@ def find_workspaces(tree: Tree, depth: int = SEARCH_DEPTH) -> list[tuple[str, ..
     return found
 
 
-def _folder(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Submission]:
+def folder_entries(
+    roster: Path, name: str, pattern: re.Pattern[str] | None = None
+) -> list[Submission]:
+    """What the folder ``roster/name`` is: its workspaces (at most ``SEARCH_DEPTH`` down), else
+    the archives at its top, else a skipped entry saying why."""
     learner, named = learner_name(name, pattern)
     mtime = os.lstat(roster / name).st_mtime
     entry = Submission(learner, "skipped", entry=name, mtime=mtime, named=named)
@@ -233,7 +237,7 @@ def _entry(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Sub
         why = f"a symbolic link (to {os.readlink(roster / name)}): links are listed, never graded"
         return [Submission(learner, "symlink", why, entry=name, named=named)]
     if kind == "directory":
-        return _folder(roster, name, pattern)
+        return folder_entries(roster, name, pattern)
     if kind == "file" and archive_suffix(name):
         mtime = os.lstat(roster / name).st_mtime
         if is_readable_archive(name):

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ..harness.columns import pad
 from ..harness.manifest import Lab, Manifest
@@ -111,6 +111,7 @@ def grade_entry(
         )
         row = ungraded_row(entry.learner, workspace, labs, Status.ERROR, why)
     else:
+        public = for_learners(graded.result, manifest, options.hidden)
         instructor = [
             t.nodeid
             for t in graded.result.tests
@@ -123,9 +124,10 @@ def grade_entry(
             (*graded.snapshot.flags, *graded.result.flags),
             instructor,
             graded.enforced,
-            public=for_learners(graded.result, manifest, options.hidden),
+            public=public,
         )
-        row = replace(with_checkout(row, repository, entry, snapshot.learner), prints=prints)
+        row = with_checkout(row, repository, entry, snapshot.learner)
+        row = replace(row, prints=prints, shown=public)
     return with_intake(row, entry)
 
 
@@ -161,33 +163,30 @@ def _deadline(manifest: Manifest, labs: Sequence[Lab], options: RosterOptions) -
     return (tests + len(labs)) * options.test_seconds + 60
 
 
-def grade_roster(
+@dataclass(frozen=True)
+class GradedClass:
+    """Every submission's row, what the run was (sandbox, probes, copies) and what held."""
+
+    labs: tuple[Lab, ...]
+    grades: list[Grade]
+    run: dict[str, Any]
+    """``gradebook.json``'s description of the run."""
+    enforced: tuple[str, ...]
+    """What the sandbox enforced, plainly (the ``limits:`` lines)."""
+
+
+def grade_submissions(
     manifest: Manifest,
     kit: Path,
     roster: Path,
-    gradebook: Path,
+    entries: Sequence[Submission],
     options: RosterOptions,
     progress_stream: TextIO,
-    out: TextIO,
-) -> list[Grade]:
-    """Grade every workspace under ``roster`` and write the gradebook into ``gradebook``.
-
-    ``SandboxUnavailable`` when the sandbox is required and cannot start; ``EmptyRoster``
-    when no folder holds a workspace.
-    """
-    roster, gradebook = roster.resolve(), gradebook.resolve()
-    found = survey(roster, options.names)
-    entries = found.submissions
-    if not any(entry.kind in ("workspace", "archive") for entry in entries):
-        listed = [(e.learner, e.why) for e in entries] + [(s.name, s.why) for s in found.skipped]
-        shown = "; ".join(f"{clean(name)}: {clean(why)}" for name, why in listed) or _(
-            "it is empty"
-        )
-        raise EmptyRoster(
-            _("{roster}: no practice workspace to grade ({entries})").format(
-                roster=roster, entries=shown
-            )
-        )
+    hide: Sequence[Path],
+) -> GradedClass:
+    """Grade ``entries`` (what ``intake`` found under ``roster``), each on its own, and compare
+    the class. ``SandboxUnavailable`` when the sandbox is required and cannot start; ``hide``:
+    the folders learner code must not see."""
     grading = options.grading
     if grading.sandbox == "required":
         status = sandbox_status(kit, (manifest.reference,))
@@ -211,7 +210,6 @@ def grade_roster(
         deadline_seconds=_deadline(manifest, labs, options),
     )
     limits = Limits(test_seconds=options.test_seconds)
-    hide = (roster, gradebook)
     progress = Progress(len(entries), progress_stream)
     grades: list[Grade] = []
     with ThreadPoolExecutor(max_workers=options.jobs) as pool:
@@ -245,18 +243,52 @@ def grade_roster(
             "cases": len(probes.cases) if probes else 0,
             "audit": {"seed": audit_seed, "cases": len(audit.cases)} if audit else None,
         },
-        "names": {"pattern": options.names.pattern, "unmatched": found.unnamed}
-        if options.names
-        else None,
         "copies": compared,
     }
-    lab_ids = [lab.id for lab in labs]
+    return GradedClass(tuple(labs), grades, run, tuple(enforced))
+
+
+def grade_roster(
+    manifest: Manifest,
+    kit: Path,
+    roster: Path,
+    gradebook: Path,
+    options: RosterOptions,
+    progress_stream: TextIO,
+    out: TextIO,
+) -> list[Grade]:
+    """Grade every workspace under ``roster`` and write the gradebook into ``gradebook``.
+
+    ``SandboxUnavailable`` when the sandbox is required and cannot start; ``EmptyRoster``
+    when no folder holds a workspace.
+    """
+    roster, gradebook = roster.resolve(), gradebook.resolve()
+    found = survey(roster, options.names)
+    entries = found.submissions
+    if not any(entry.kind in ("workspace", "archive") for entry in entries):
+        listed = [(e.learner, e.why) for e in entries] + [(s.name, s.why) for s in found.skipped]
+        shown = "; ".join(f"{clean(name)}: {clean(why)}" for name, why in listed) or _(
+            "it is empty"
+        )
+        raise EmptyRoster(
+            _("{roster}: no practice workspace to grade ({entries})").format(
+                roster=roster, entries=shown
+            )
+        )
+    graded = grade_submissions(
+        manifest, kit, roster, entries, options, progress_stream, hide=(roster, gradebook)
+    )
+    grades, run = graded.grades, dict(graded.run)
+    run["names"] = (
+        {"pattern": options.names.pattern, "unmatched": found.unnamed} if options.names else None
+    )
+    lab_ids = [lab.id for lab in graded.labs]
     csv_path, json_path = write_gradebook(
         gradebook,
         gradebook_csv(lab_ids, grades),
         gradebook_json(manifest.chapter, grades, run),
     )
-    _print_summary(manifest, grades, csv_path, json_path, enforced, out)
+    _print_summary(manifest, grades, csv_path, json_path, graded.enforced, out)
     for line in found.closing(len(grades)):
         print(line, file=out)
     return grades
@@ -285,13 +317,16 @@ def _print_summary(
     for line in enforced:
         print(_("  limits: {limit}").format(limit=line), file=out)
     for row in grades:
-        counts = " ".join(_lab_counts(lab) for lab in row.labs)
-        note = f"  {row.note}" if row.note else ""
-        status = pad(row.status.label, 8)
-        print(
-            f"  {row.learner:<24} {status} {row.score}/{row.total}  {counts}{note}",
-            file=out,
-        )
+        print(row_line(row), file=out)
+
+
+def row_line(row: Grade) -> str:
+    """A row of the summary: the learner, the status, what it earned, each lab's counts and
+    the first reason."""
+    counts = " ".join(_lab_counts(lab) for lab in row.labs)
+    note = f"  {row.note}" if row.note else ""
+    status = pad(row.status.label, 8)
+    return f"  {row.learner:<24} {status} {row.score}/{row.total}  {counts}{note}"
 
 
 def _lab_counts(lab: LabGrade) -> str:

@@ -77,6 +77,9 @@ class Lab:
     """The file holding this lab's tests (the chapter's focused tests unless it says so)."""
     optional: bool = False
     """An optional lab is reported on its own and never counts toward the evidence."""
+    points: int = 0
+    """What the lab is worth where a platform grades it (the manifest's ``points``, else its
+    number of tests); it earns them only when it passes whole."""
 
     @property
     def solution(self) -> tuple[str, ...]:
@@ -242,6 +245,7 @@ def _lab(table: object, index: int, source: str, focused_tests: str) -> Lab:
         test_file=_relative_path(f, "test_file", focused_tests),
         optional=optional,
     )
+    lab = replace(lab, points=f.count("points") if "points" in f.table else lab.tests)
     f.finish()
     return lab
 

@@ -1,4 +1,5 @@
-"""``course-kit``: the maintainer's command: starters, notebooks, catalogs, nbrefresh, crashtest."""
+"""``course-kit``: the maintainer's command: starters, notebooks, catalogs, nbrefresh, crashtest,
+and the Gradescope autograder of a chapter."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..grading.gradescope import VISIBILITIES, autograder_files, write_zip
+from ..grading.hidden import HiddenTestError, read_hidden
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import ManifestError, available_chapters, load_manifest
 from .crashtest import add_options as add_crashtest_options
@@ -62,6 +65,20 @@ def notebooks(check: bool, run: bool) -> int:
     return status
 
 
+def gradescope(args: argparse.Namespace) -> int:
+    """Write the chapter's Gradescope autograder zip (``grading/gradescope.py``)."""
+    manifest = load_manifest(args.chapter)
+    hidden = read_hidden(Path(args.hidden), manifest) if args.hidden else None
+    passed = ["--timeout", f"{args.timeout:g}", "--instructor-visibility", args.visibility]
+    passed += ["--lang", args.lang] if args.lang else []
+    passed += ["--unsandboxed"] if args.unsandboxed else []
+    files = autograder_files(manifest, kit_root(), passed, hidden.files if hidden else None)
+    out = Path(args.out or f"autograder-{manifest.chapter}.zip")
+    write_zip(out, files)
+    print(f"wrote {out} ({len(files)} files): upload it as the assignment's autograder")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="course-kit", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -75,6 +92,23 @@ def parser() -> argparse.ArgumentParser:
     g = sub.add_parser("catalogs", help="build the editions' .mo files from their .po catalogs")
     g.add_argument("--update", action="store_true", help="add newly marked messages to each .po")
     g.add_argument("--check", action="store_true", help="exit 1 naming every untranslated message")
+    z = sub.add_parser("gradescope", help="write a chapter's Gradescope autograder zip")
+    z.add_argument("chapter", help="chapter id, e.g. 11")
+    z.add_argument("-o", "--out", metavar="FILE", help="default: autograder-CHAPTER.zip here")
+    z.add_argument("--hidden", metavar="DIR", help="instructor tests DIR/test_*.py to bundle")
+    z.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per test")
+    z.add_argument(
+        "--visibility",
+        choices=VISIBILITIES,
+        default="after_due_date",
+        help="when learners see the instructor tests' results (default: %(default)s)",
+    )
+    z.add_argument("--lang", metavar="EDITION", help="the edition learners read (default: en)")
+    z.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="grade without bubblewrap where the platform's container cannot start it",
+    )
     c = sub.add_parser("crashtest", help="kill JSONL writers at random and count lost entries")
     add_crashtest_options(c)
     return p
@@ -92,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .catalogs import main as catalogs
 
             return catalogs(args.check, args.update)
+        if args.command == "gradescope":
+            return gradescope(args)
         if args.command == "nbrefresh":
             from .nbrefresh import main as refresh
 
@@ -99,7 +135,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .crashtest import main as crashtest
 
         return crashtest(arguments[arguments.index("crashtest") + 1 :], prog="course-kit crashtest")
-    except (KitError, ManifestError, StarterError, NotebookSourceError, OSError) as error:
+    except (
+        KitError,
+        ManifestError,
+        StarterError,
+        NotebookSourceError,
+        HiddenTestError,
+        OSError,
+    ) as error:
         print(f"course-kit: {error}", file=sys.stderr)
         return 2
 

@@ -1,0 +1,257 @@
+"""Gradescope: the autograder zip of a chapter, and the run inside it that writes results.json.
+
+The zip holds ``setup.sh`` (bubblewrap and the kit, bundled under ``kit/``, installed by the
+kit's own ``scripts/setup``), ``run_autograder`` (``checkpoint CHAPTER --gradescope ROOT``) and
+the instructor tests, if any. The run reads ``ROOT/submission`` through the roster's intake (a
+workspace folder, a folder holding one, or an archive of one), grades it through the roster's
+grading, and writes ``ROOT/results/results.json``: a test per lab, worth the manifest's
+``points`` when the lab passes whole, its output what a learner's terminal shows of the lab, and
+a test per instructor test, hidden until the instructor's ``visibility``. What the sandbox
+enforced and what the instructor should look at go to stdout, which learners do not see.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import stat
+import zipfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from ..harness.manifest import Lab, Manifest
+from ..harness.report import render_lab
+from ..harness.status import Status
+from ..locale import gettext as _
+from .engine import SandboxUnavailable
+from .gradebook import Grade, LabGrade, ungraded_row
+from .intake import GRADABLE, Submission, folder_entries, mark_older
+from .roster import RosterOptions, grade_submissions, row_line
+from .safefs import atomic_write
+
+ROOT = Path("/autograder")
+"""Where Gradescope lays out an autograder; ``AUTOGRADER_ROOT`` points the scripts elsewhere."""
+SUBMISSION = "submission"
+Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]
+VISIBILITIES: tuple[Visibility, ...] = ("hidden", "after_due_date", "after_published", "visible")
+KIT_FILES = ("pyproject.toml", "README.md", "scripts/setup")
+"""The kit's files outside its package that ``scripts/setup`` needs to install it."""
+SKIPPED = ("__pycache__", ".pyc")
+
+
+# --------------------------------------------------------------------------- results.json
+
+
+def lab_test(lab: Lab, row: LabGrade, shown: str) -> dict[str, Any]:
+    """A lab as one Gradescope test: its points when it passes whole, what learners see."""
+    return {
+        "name": _("Lab {lab} · {title}").format(lab=lab.id, title=lab.title),
+        "score": lab.points * row.earned / row.total if row.total else 0,
+        "max_score": lab.points,
+        "status": "passed" if row.status == Status.PASSED else "failed",
+        "output": shown,
+        "visibility": "visible",
+        "extra_data": {
+            "lab": lab.id,
+            "status": str(row.status),
+            "passed": row.passed,
+            "total": row.total,
+            "agreed": row.agreed,
+            "cases": row.cases,
+        },
+    }
+
+
+def results(manifest: Manifest, row: Grade, visibility: Visibility) -> dict[str, Any]:
+    """Gradescope's ``results.json`` for one graded row (see the module's docstring)."""
+    tests = []
+    for graded in row.labs:
+        lab = manifest.lab(graded.id)
+        result = row.shown.lab(lab.id) if row.shown is not None else None
+        shown = render_lab(result) if result is not None else graded.reason
+        tests.append(lab_test(lab, graded, shown))
+    for test in row.tests:
+        if test["instructor"]:
+            tests.append(
+                {
+                    "name": _("Instructor test {name} (Lab {lab})").format(
+                        name=test["name"], lab=test["lab"]
+                    ),
+                    "status": "passed" if test["status"] == Status.PASSED else "failed",
+                    "output": test["message"],
+                    "visibility": visibility,
+                }
+            )
+    said = [*row.problems, *row.notes]
+    if row.shown is not None:
+        said.insert(0, _("Evidence: {evidence}").format(evidence=row.shown.evidence))
+    return {
+        "score": sum(test.get("score", 0) for test in tests),
+        "output": "\n".join(said),
+        "stdout_visibility": "hidden",
+        "tests": tests,
+        "extra_data": {"chapter": manifest.chapter, "status": str(row.status)},
+    }
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def submission_entry(root: Path) -> Submission | str:
+    """The one workspace ``root/submission`` holds (itself, a folder in it, an archive in it),
+    or why there is none to grade."""
+    if not (root / SUBMISSION).is_dir():
+        return _("{folder}: no submission folder").format(folder=root / SUBMISSION)
+    entries = mark_older(folder_entries(root, SUBMISSION))
+    gradable = [e for e in entries if e.kind in GRADABLE and not e.newer]
+    if len(gradable) == 1:
+        return gradable[0]
+    if gradable:
+        listed = ", ".join("/".join(e.parts) for e in gradable)
+        return _("the submission holds {count} workspaces ({listed}); hand in one").format(
+            count=len(gradable), listed=listed
+        )
+    return "; ".join(e.why for e in entries) or _("the submission is empty")
+
+
+def run_autograder(
+    manifest: Manifest,
+    kit: Path,
+    root: Path,
+    options: RosterOptions,
+    visibility: Visibility,
+    out: TextIO,
+) -> Path:
+    """Grade ``root/submission``, write ``root/results/results.json`` and say on ``out`` what
+    the run enforced; returns the results file. Never raises for what the submission holds."""
+    root = root.resolve()
+    labs = [manifest.lab(i) for i in options.lab_ids] or list(manifest.required_labs)
+    entry = submission_entry(root)
+    said: list[str] = []
+    if isinstance(entry, str):
+        row = ungraded_row(SUBMISSION, str(root / SUBMISSION), labs, Status.ERROR, entry)
+    else:
+        try:
+            graded = grade_submissions(manifest, kit, root, [entry], options, out, hide=(root,))
+        except SandboxUnavailable as error:
+            why = _("the autograder's sandbox cannot start: {error}").format(error=error)
+            row = ungraded_row(entry.learner, str(root / SUBMISSION), labs, Status.ERROR, why)
+        else:
+            row = graded.grades[0]
+            said += [_("  limits: {limit}").format(limit=line) for line in graded.enforced]
+            probes = graded.run["probes"]
+            audit = probes["audit"] or {"seed": None, "cases": 0}
+            said.append(
+                _("  probes: seed {seed}, {cases} cases; audit seed {audit}, {more} cases").format(
+                    seed=probes["seed"],
+                    cases=probes["cases"],
+                    audit=audit["seed"],
+                    more=audit["cases"],
+                )
+            )
+    path = root / "results" / "results.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(results(manifest, row, visibility), indent=2, ensure_ascii=False)
+    atomic_write(path, (text + "\n").encode("utf-8"))
+    print(
+        _("Graded the submission of chapter {chapter} for Gradescope: {path}").format(
+            chapter=manifest.chapter, path=path
+        ),
+        file=out,
+    )
+    for line in [*said, row_line(row)]:
+        print(line, file=out)
+    for flag in row.flags:
+        print(_("  flag: {flag}").format(flag=flag), file=out)
+    return path
+
+
+# --------------------------------------------------------------------------- the zip
+
+SETUP = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder's image: bubblewrap and the
+# kit (bundled in kit/) are installed by the kit's own scripts/setup, into kit/.venv.
+# COURSE_KIT_BIN=/path/to/bin uses a kit already installed there instead (a test, an own image).
+set -euo pipefail
+here="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
+if [ -n "${{COURSE_KIT_BIN:-}}" ]; then
+  echo "setup.sh: using the kit installed in $COURSE_KIT_BIN"
+else
+  if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.11 python3.11-venv
+    export PYTHON=python3.11
+  fi
+  bash "$here/kit/scripts/setup"
+  COURSE_KIT_BIN="$here/kit/.venv/bin"
+fi
+"$COURSE_KIT_BIN/checkpoint" {chapter} --help >/dev/null
+echo "setup.sh: chapter {chapter}'s autograder is ready"
+"""
+
+RUN = """#!/usr/bin/env bash
+# Gradescope runs this for each submission, in /autograder (AUTOGRADER_ROOT points elsewhere):
+# it grades ROOT/submission and writes ROOT/results/results.json.
+set -euo pipefail
+root="${{AUTOGRADER_ROOT:-/autograder}}"
+bin="${{COURSE_KIT_BIN:-$root/source/kit/.venv/bin}}"
+exec "$bin/checkpoint" {arguments}
+"""
+
+
+def kit_files(manifest: Manifest, kit: Path) -> dict[str, bytes]:
+    """What the autograder bundles of the kit: its package, the curriculum's files and what
+    ``scripts/setup`` installs it with."""
+    paths = {*KIT_FILES, *(f.starter for f in manifest.files)}
+    paths |= {f.reference for f in manifest.files}
+    for path in (kit / "course").rglob("*"):
+        if path.is_file() and not any(part.endswith(SKIPPED) for part in path.parts):
+            paths.add(path.relative_to(kit).as_posix())
+    return {f"kit/{p}": (kit / p).read_bytes() for p in sorted(paths)}
+
+
+def autograder_files(
+    manifest: Manifest,
+    kit: Path,
+    arguments: Sequence[str],
+    instructor: Mapping[str, bytes] | None = None,
+) -> dict[str, bytes]:
+    """Every file of the zip; ``arguments``: what ``run_autograder`` passes to ``checkpoint``
+    after the chapter and ``--gradescope`` (``instructor``: tests, passed as ``--hidden``)."""
+    words = [manifest.chapter, '--gradescope "$root"', *arguments]
+    if instructor:
+        words.append('--hidden "$root/source/instructor"')
+    files = {
+        "setup.sh": SETUP.format(chapter=manifest.chapter).encode(),
+        "run_autograder": RUN.format(arguments=" ".join(words)).encode(),
+    }
+    files |= {f"instructor/{name}": data for name, data in (instructor or {}).items()}
+    return files | kit_files(manifest, kit)
+
+
+def write_zip(path: Path, files: Mapping[str, bytes]) -> None:
+    """The files at the zip's top (as Gradescope wants them), the scripts executable."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            mode = 0o755 if name in ("setup.sh", "run_autograder", "kit/scripts/setup") else 0o644
+            info.external_attr = (stat.S_IFREG | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, buffer.getvalue())
+
+
+def visibility(text: str) -> Visibility:
+    """A Gradescope visibility named on the command line (``ValueError`` otherwise)."""
+    found = next((v for v in VISIBILITIES if v == text), None)
+    if found is None:
+        raise ValueError(
+            _("not a Gradescope visibility: {text!r} (one of {known})").format(
+                text=text, known=", ".join(VISIBILITIES)
+            )
+        )
+    return found
+
