@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+from typing import TextIO
 
 from ..grading.engine import (
     GradingOptions,
@@ -29,8 +30,10 @@ from ..harness.commands import Commands, key_legend, shell_commands
 from ..harness.editions import in_edition, speak
 from ..harness.kit import KitError, chapter_fingerprints, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
-from ..harness.report import render_card, render_short_card, render_summary
+from ..harness.report import render_card, render_lab, render_short_card, render_summary
+from ..harness.results import CheckpointResult, ReportError
 from ..harness.runner import Limits
+from ..harness.status import Status
 from ..harness.style import Style, style_for
 from ..harness.workspace import WorkspaceError
 from ..locale import EDITIONS, EditionError, checked
@@ -113,6 +116,14 @@ def parser() -> argparse.ArgumentParser:
             "grade the submission in ROOT/submission as Gradescope's autograder does and write "
             "ROOT/results/results.json (ROOT is {root} on Gradescope; see course-kit gradescope)"
         ).format(root=GRADESCOPE_ROOT),
+    )
+    target.add_argument(
+        "--report",
+        metavar="FILE",
+        help=_(
+            "show the labs of a report saved with --json, and exit 0 only if every lab shown "
+            "passed (with --lab: that lab; GitHub Classroom's autograding scores labs this way)"
+        ),
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
@@ -258,6 +269,10 @@ def choose_edition(argv: Sequence[str]) -> None:
 
 def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse options that do not go together (argparse exits with the usage and the error)."""
+    if args.report and (args.json or args.watch or args.review or args.replay):
+        p.error(
+            _("--report shows a saved report; it takes no --json, --watch, --review or --replay")
+        )
     if args.replay and (args.roster or args.lab or args.json):
         p.error(_("--replay runs one probe case; it takes no --roster, --lab or --json"))
     if (args.roster or args.gradescope) and (args.watch or args.review or args.replay):
@@ -274,6 +289,26 @@ def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) ->
         args.workspace_timeout is not None or args.audit_seed is not None
     ):
         p.error(_("--workspace-timeout and --audit-seed go with --roster or --gradescope"))
+
+
+def show_report(manifest: Manifest, path: Path, lab_ids: Sequence[str], out: TextIO) -> int:
+    """Each lab of a saved report (those of ``lab_ids``, else the required ones); 0 only if
+    every one passed. ``ReportError`` when the file is not such a report."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ReportError(f"{path}: {error}") from None
+    result = CheckpointResult.from_json(data, manifest)
+    labs = [result.lab(lab_id) for lab_id in lab_ids] if lab_ids else list(result.required)
+    missing = [lab_id for lab_id, lab in zip(lab_ids, labs, strict=False) if lab is None]
+    if missing:
+        raise ReportError(
+            _("{path}: no lab {labs} in the report").format(path=path, labs=", ".join(missing))
+        )
+    shown = [lab for lab in labs if lab is not None]
+    for lab in shown:
+        print(render_lab(lab), file=out)
+    return 0 if shown and all(lab.status == Status.PASSED for lab in shown) else 1
 
 
 def _stop_on_sigterm() -> None:
@@ -370,9 +405,7 @@ def _run(argv: Sequence[str] | None) -> int:
         # a learner's own workspace may, saying so, where the sandbox cannot start.
         others = bool(args.roster or args.practice or args.gradescope)
         sandbox: SandboxMode = "off" if args.unsandboxed else "required" if others else "auto"
-        grading = GradingOptions(
-            sandbox=sandbox, hidden=hidden, seed=args.seed, commands=commands
-        )
+        grading = GradingOptions(sandbox=sandbox, hidden=hidden, seed=args.seed, commands=commands)
         if args.roster or args.gradescope:
             options = RosterOptions(
                 lab_ids=tuple(args.lab),
@@ -393,6 +426,8 @@ def _run(argv: Sequence[str] | None) -> int:
             roster = Path(args.roster)
             grade_roster(source_manifest, kit, roster, gradebook, options, sys.stderr, out)
             return 0
+        if args.report:
+            return show_report(manifest, Path(args.report), args.lab, out)
         where = locate(manifest, kit, args.practice)
         if args.replay:
             return replay(manifest, kit, where, args.replay, args.seed, out, commands)
@@ -419,7 +454,7 @@ def _run(argv: Sequence[str] | None) -> int:
             file=sys.stderr,
         )
         return USAGE_ERROR
-    except (ManifestError, KitError, WorkspaceError, HiddenTestError) as error:
+    except (ManifestError, KitError, WorkspaceError, HiddenTestError, ReportError) as error:
         print(f"checkpoint: {error}", file=sys.stderr)
         return USAGE_ERROR
     print(file=out)

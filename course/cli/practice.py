@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..grading.github_classroom import WORKFLOW, workflow
 from ..harness.commands import shell_commands
 from ..harness.editions import in_edition, speak
 from ..harness.kit import KitError, chapter_fingerprints, kit_root, short
@@ -47,6 +48,14 @@ def parser() -> argparse.ArgumentParser:
             "message (default: from LANG, else the chapter's first)"
         ).format(editions=_(", ").join(EDITIONS), learning="LEARNING.md"),
     )
+    p.add_argument(
+        "--classroom",
+        action="store_true",
+        help=_(
+            "also write {workflow}: GitHub Classroom's autograding, each lab's points from one "
+            "checkpoint run on every push (for a template repository)"
+        ).format(workflow=WORKFLOW),
+    )
     return p
 
 
@@ -67,6 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         kit = kit_root()
         target = Path(args.directory) if args.directory else default_directory(manifest, Path.cwd())
         create_workspace(source_manifest, kit, target, edition, commands)
+        if args.classroom:
+            path = target / WORKFLOW
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(workflow(source_manifest), encoding="utf-8")
         parent = short(chapter_fingerprints(manifest, kit).starter)
     except (ManifestError, KitError, WorkspaceError, EditionError) as error:
         print(f"practice: {error}", file=sys.stderr)
@@ -87,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_("  yours to edit: {path} (Lab {labs})").format(path=file.path, labs=labs))
     print(_("  focused tests: {path}").format(path=manifest.focused_tests))
     print(_("  start with:    {path}").format(path="LEARNING.md"))
+    if args.classroom:
+        print(_("  autograding:   {path} (GitHub Classroom)").format(path=WORKFLOW))
     print()
     print(_("Next, run:"))
     first = lab_command(manifest, manifest.labs[0].id, commands=commands)

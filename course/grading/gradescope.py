@@ -254,4 +254,3 @@ def visibility(text: str) -> Visibility:
             )
         )
     return found
-
