@@ -271,19 +271,54 @@ def test_the_instructor_sees_the_limits_and_the_flags(graded: dict[str, Graded])
     assert graded["hostile"].results["score"] == 0
 
 
+def ungraded(autograder: Path, root: Path, upload: Path) -> dict[str, Any]:
+    """``results.json`` of a submission that holds no one workspace."""
+    laid = lay_out(autograder, root, upload)
+    run = run_script(laid / "run_autograder", laid)
+    assert run.returncode == 0, run.stderr
+    results = json.loads((laid / "results" / "results.json").read_text(encoding="utf-8"))
+    assert schema_problems(results) == []
+    assert results["score"] == 0, results
+    assert {t["extra_data"]["status"] for t in results["tests"]} == {"error"}, results
+    return results
+
+
 def test_a_submission_without_a_workspace_is_every_lab_an_error(
+    autograder: Path, tmp_path: Path
+) -> None:
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    (upload / "notes.txt").write_text("my answers\n", encoding="utf-8")
+    results = ungraded(autograder, tmp_path / "autograder", upload)
+    assert "not a practice workspace" in results["output"], results["output"]
+
+
+def test_a_submission_of_two_workspaces_is_every_lab_an_error(
     manifest: Manifest, autograder: Path, tmp_path: Path
 ) -> None:
-    stray = tmp_path / "upload"
-    stray.mkdir()
-    (stray / "notes.txt").write_text("my answers\n", encoding="utf-8")
-    root = lay_out(autograder, tmp_path / "autograder", stray)
-    run = run_script(root / "run_autograder", root)
-    assert run.returncode == 0, run.stderr
-    results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
-    assert schema_problems(results) == []
-    assert results["score"] == 0 and "not a practice workspace" in results["output"], results
-    assert {t["extra_data"]["status"] for t in results["tests"]} == {"error"}
+    upload = tmp_path / "upload"
+    roster_workspace(manifest, upload, "mine")
+    roster_workspace(manifest, upload, "a-friends")
+    results = ungraded(autograder, tmp_path / "autograder", upload)
+    said = "the submission holds 2 workspaces (submission/a-friends, submission/mine); hand in one"
+    assert said in results["output"], results["output"]
+
+
+def test_a_saved_report_that_was_edited_or_lacks_the_lab_is_refused(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    made = cli("checkpoint", "11", "--lab", "11.1", "--no-card", "--json", str(report))
+    assert made.returncode == 0, made.stdout + made.stderr
+    shown = cli("checkpoint", "11", "--report", str(report), "--lab", "11.1")
+    assert shown.returncode == 0 and shown.stdout.startswith("Lab 11.1"), shown.stdout
+    missing = cli("checkpoint", "11", "--report", str(report), "--lab", "11.2")
+    assert missing.returncode == 2 and "no lab 11.2 in the report" in missing.stderr
+    data = json.loads(report.read_text(encoding="utf-8"))
+    data["labs"][0]["probes"]["agreed"] = 0  # a pass claimed without its cases
+    data["labs"][0]["probes"]["status"] = "failed"
+    report.write_text(json.dumps(data), encoding="utf-8")
+    edited = cli("checkpoint", "11", "--report", str(report), "--lab", "11.1")
+    assert edited.returncode == 2, edited.stdout + edited.stderr
+    assert "its counts do not follow from its tests and probes" in edited.stderr
 
 
 # --------------------------------------------------------------------------- GitHub Classroom
