@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import TextIO
@@ -26,7 +27,7 @@ from ..grading.gradescope import VISIBILITIES, Visibility, run_autograder, visib
 from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.intake import names_pattern
 from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
-from ..harness.commands import Commands, key_legend, shell_commands
+from ..harness.commands import BY_NAME, Commands, key_legend, shell_commands
 from ..harness.editions import in_edition, speak
 from ..harness.kit import KitError, chapter_fingerprints, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
@@ -417,7 +418,9 @@ def _run(argv: Sequence[str] | None) -> int:
                 audit_seed=args.audit_seed,
             )
             if args.gradescope:
-                # what learners read speaks the chosen edition; stdout is the instructor's
+                # learners read it on the platform: commands by their plain names, in the
+                # chosen edition; stdout is the instructor's
+                options = replace(options, grading=replace(grading, commands=BY_NAME))
                 root = Path(args.gradescope)
                 run_autograder(manifest, kit, root, options, args.instructor_visibility, out)
                 return 0

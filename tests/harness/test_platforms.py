@@ -245,7 +245,9 @@ def test_each_lab_is_the_verdict_practice_gives_the_same_files(
 def test_a_failing_lab_shows_learners_its_failing_cases(graded: dict[str, Graded]) -> None:
     lab = graded["wrong"].labs()["11.3"]
     assert lab["output"].startswith("Lab 11.3"), lab["output"]
-    assert "probe" in lab["output"] and "checkpoint 11 --replay 11.3#" in lab["output"]
+    assert "probe" in lab["output"], lab["output"]
+    assert "checkpoint 11 --replay 11.3#" in lab["output"], lab["output"]
+    assert "/bin/checkpoint" not in lab["output"], "a command by its plain name, as learners run it"
     fresh = graded["fresh"].labs()["11.1"]["output"]
     assert "not implemented yet" in fresh, fresh
     assert graded["solved"].results["output"].startswith("Evidence: 4/4 → 3/3"), graded[
