@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from ..harness.nofollow import UnsafePath as UnsafePath  # the refusal of every learner read
+from ..harness.nofollow import read_regular
+
 MAX_FILE_BYTES = 1024 * 1024
 Kind = Literal["file", "directory", "symlink", "other", "missing"]
-
-
-class UnsafePath(ValueError):
-    """A learner path cannot be read safely; the message names the path and why."""
 
 
 def _parts(relative: str) -> tuple[str, ...]:
@@ -102,28 +101,8 @@ class Tree:
     def read(self, relative: str, limit: int = MAX_FILE_BYTES) -> bytes:
         """A regular file's bytes; ``UnsafePath`` for a link, a device, a FIFO, a huge file."""
         parts = _parts(relative)
-        shown = self.where(relative)
         with self._directory(parts[:-1]) as directory:
-            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-            try:
-                fd = os.open(parts[-1], flags, dir_fd=directory)
-            except OSError as error:
-                raise self._refusal(directory, parts[-1], shown, error) from None
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise UnsafePath(f"{shown}: not a regular file")
-            if info.st_size > limit:
-                raise UnsafePath(f"{shown}: larger than {limit // 1024} KiB")
-            with os.fdopen(os.dup(fd), "rb") as handle:
-                data = handle.read(limit + 1)
-            if len(data) > limit:
-                raise UnsafePath(f"{shown}: larger than {limit // 1024} KiB")
-            return data
-        except OSError as error:
-            raise UnsafePath(f"{shown}: cannot be read ({error.strerror or error})") from None
-        finally:
-            os.close(fd)
+            return read_regular(directory, parts[-1], self.where(relative), limit)
 
 
 def _lstat_kind(directory: int, name: str) -> Kind:
