@@ -12,7 +12,7 @@ import io
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +23,8 @@ from course.cli.review import render_review, run_review
 from course.cli.watch import PROBE_NAME, WatchLoop, watch
 from course.display.notebook import check
 from course.grading.engine import GradingOptions
+from course.grading.safefs import Tree
+from course.grading.snapshot import workspace_snapshot
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
@@ -204,6 +206,41 @@ def test_an_honest_marker_still_opens_at_every_door(manifest: Manifest, workspac
     assert view.result.verdicts()["11.1"][0] == "pending"
 
 
+def _link_the_package(manifest: Manifest, workspace: Path) -> None:
+    elsewhere = workspace.parent / "grader-temp"
+    elsewhere.mkdir()
+    (workspace / manifest.package).rename(workspace.parent / "moved")
+    (workspace / manifest.package).symlink_to(elsewhere, target_is_directory=True)
+
+
+def _nest_the_marker(manifest: Manifest, workspace: Path) -> None:
+    with (workspace / MARKER).open("a", encoding="utf-8") as marker:
+        marker.write("[deep]\nvalue = " + "[" * 3000 + "]" * 3000 + "\n")
+
+
+def _grow_the_marker(manifest: Manifest, workspace: Path) -> None:
+    with (workspace / MARKER).open("r+b") as marker:
+        marker.truncate(256 * 1024 * 1024)
+
+
+@pytest.mark.parametrize(
+    ("plant", "said"),
+    [
+        (_link_the_package, "must be a folder inside the workspace, not a link"),
+        (_nest_the_marker, "nested too deeply"),
+        (_grow_the_marker, f"larger than {MARKER_BYTES // 1024} KiB"),
+    ],
+)
+def test_the_roster_refuses_what_the_doors_refuse(
+    manifest: Manifest, workspace: Path, plant: Callable[[Manifest, Path], None], said: str
+) -> None:
+    plant(manifest, workspace)
+    with pytest.raises(WorkspaceError, match=said):
+        read_workspace(workspace, manifest)
+    with pytest.raises(WorkspaceError, match=said):
+        workspace_snapshot(manifest, kit_root(), Tree(workspace.parent, (workspace.name,)))
+
+
 # --------------------------------------------------------------------------- the review
 
 
@@ -260,4 +297,3 @@ def test_practice_and_check_read_the_marker_by_the_same_rules(
     view = check("11.1", start=workspace)
     assert view.result is None and said in str(view.problem), view.problem
     assert len(str(view.problem)) < 1000
-
