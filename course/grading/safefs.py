@@ -13,18 +13,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Literal
 
+from ..harness.nofollow import Kind, entry_kind, kind_of, read_regular
 from ..harness.nofollow import UnsafePath as UnsafePath  # the refusal of every learner read
-from ..harness.nofollow import read_regular
 
 MAX_FILE_BYTES = 1024 * 1024
-Kind = Literal["file", "directory", "symlink", "other", "missing"]
 
 
 def _parts(relative: str) -> tuple[str, ...]:
@@ -32,14 +29,6 @@ def _parts(relative: str) -> tuple[str, ...]:
     if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
         raise UnsafePath(f"{relative!r}: not a relative path inside the directory")
     return parts
-
-
-def _kind(mode: int) -> Kind:
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    if stat.S_ISDIR(mode):
-        return "directory"
-    return "file" if stat.S_ISREG(mode) else "other"
 
 
 @dataclass(frozen=True)
@@ -71,7 +60,7 @@ class Tree:
 
     @staticmethod
     def _refusal(fd: int, name: str, shown: str, error: OSError) -> UnsafePath:
-        kind = _lstat_kind(fd, name)
+        kind = entry_kind(fd, name)
         if kind == "symlink":
             return UnsafePath(f"{shown}: a symbolic link (workspaces are read without links)")
         if kind == "missing":
@@ -85,7 +74,7 @@ class Tree:
         parts = _parts(relative)
         try:
             with self._directory(parts[:-1]) as fd:
-                return _lstat_kind(fd, parts[-1])
+                return entry_kind(fd, parts[-1])
         except UnsafePath:
             return "missing"
 
@@ -105,17 +94,10 @@ class Tree:
             return read_regular(directory, parts[-1], self.where(relative), limit)
 
 
-def _lstat_kind(directory: int, name: str) -> Kind:
-    try:
-        return _kind(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
-    except OSError:
-        return "missing"
-
-
 def lstat_kind(path: Path) -> Kind:
     """What ``path`` is, without following a final link."""
     try:
-        return _kind(os.lstat(path).st_mode)
+        return kind_of(os.lstat(path).st_mode)
     except OSError:
         return "missing"
 

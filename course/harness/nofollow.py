@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import Literal
+
+Kind = Literal["file", "directory", "symlink", "other", "missing"]
 
 
 class UnsafePath(ValueError):
@@ -48,3 +51,20 @@ def read_regular(directory: int, name: str, shown: str, limit: int) -> bytes:
     if len(data) > limit:
         raise too_large
     return data
+
+
+def kind_of(mode: int) -> Kind:
+    """What an ``lstat`` mode is."""
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    return "file" if stat.S_ISREG(mode) else "other"
+
+
+def entry_kind(directory: int, name: str) -> Kind:
+    """What ``name`` in the open ``directory`` is, without following a link."""
+    try:
+        return kind_of(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
+    except OSError:
+        return "missing"

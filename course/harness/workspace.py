@@ -20,7 +20,7 @@ from .docstrings import localized
 from .kit import digest, fingerprint, notebook_sources, read_source, scaffold_files
 from .learning import render_learning
 from .manifest import Manifest
-from .nofollow import UnsafePath, read_regular
+from .nofollow import Kind, UnsafePath, entry_kind, read_regular
 from .tables import MISSING, TableReader
 from .untrusted import safe_text
 
@@ -58,7 +58,7 @@ class Workspace:
 
 MARKER_BYTES = 64 * 1024
 """Largest marker read (one is about 1 KiB): a larger one is refused before it is opened."""
-WORD_CHARS = 64
+WORD_CHARS = 100
 """Longest ``chapter``, ``edition`` or fingerprint a marker may hold."""
 
 
@@ -96,7 +96,7 @@ def read_workspace(root: Path, manifest: Manifest | None = None) -> Workspace:
         data = read_regular(directory, MARKER, shown, MARKER_BYTES)
         workspace = parse_marker(root, data, shown)
         if manifest is not None:
-            admit_workspace(workspace, manifest, _entry_kind(directory, workspace.package))
+            admit_workspace(workspace, manifest, entry_kind(directory, workspace.package))
         return workspace
     except UnsafePath as error:
         if not os.path.lexists(root / MARKER):
@@ -110,18 +110,7 @@ def read_workspace(root: Path, manifest: Manifest | None = None) -> Workspace:
         os.close(directory)
 
 
-def _entry_kind(directory: int, name: str) -> str:
-    """``directory``, ``symlink``, ``file``… for ``name`` in the open ``directory``."""
-    try:
-        mode = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
-    except OSError:
-        return "missing"
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    return "directory" if stat.S_ISDIR(mode) else "file"
-
-
-def admit_workspace(workspace: Workspace, manifest: Manifest, package_kind: str) -> None:
+def admit_workspace(workspace: Workspace, manifest: Manifest, package_kind: Kind) -> None:
     """Refuse a workspace of another chapter, or one whose package is not the chapter's own
     folder inside it (``package_kind``: what its entry is, without following a link)."""
     if workspace.chapter != manifest.chapter:
