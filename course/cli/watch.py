@@ -152,12 +152,11 @@ class Probe:
 def own_folder(beside: Path | None) -> Iterator[Path]:
     """A fresh folder of the watch's own beside the workspace ``beside`` (on its file system),
     else in the system's temporary folder; removed with what is in it at the end."""
-    try:
-        if beside is None:
-            raise FileNotFoundError
-        made = tempfile.mkdtemp(prefix=".checkpoint-watch-", dir=beside.parent)
-    except OSError:
-        made = tempfile.mkdtemp(prefix="checkpoint-watch-")
+    made = None
+    if beside is not None:
+        with contextlib.suppress(OSError):  # a parent the learner cannot write to
+            made = tempfile.mkdtemp(prefix=".checkpoint-watch-", dir=beside.parent)
+    made = made or tempfile.mkdtemp(prefix="checkpoint-watch-")
     try:
         yield Path(made)
     finally:
