@@ -357,7 +357,7 @@ def _watch(
     )
     if args.lab:
         loop.current = manifest.lab(args.lab[0])
-    return watch(loop, where.package_dir)
+    return watch(loop, where.package_dir, beside=where.root)
 
 
 def _review(

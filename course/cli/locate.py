@@ -13,7 +13,7 @@ from ..harness.manifest import Manifest
 from ..harness.report import counts_width, render_lab, render_probes
 from ..harness.results import CheckpointResult
 from ..harness.style import PLAIN, Style
-from ..harness.workspace import Workspace, WorkspaceError, find_workspace, read_workspace
+from ..harness.workspace import Workspace, find_workspace, read_workspace
 from ..locale import gettext as _
 
 
@@ -45,13 +45,7 @@ def locate(manifest: Manifest, kit: Path, practice: str | None) -> Where:
             "or above (run practice to make one)"
         ).format(reference=manifest.reference, kit=kit)
         return Where(label, kit / manifest.reference.replace(".", "/"))
-    workspace = read_workspace(root)
-    if workspace.chapter != manifest.chapter:
-        raise WorkspaceError(
-            _("{root} is a chapter {chapter} workspace, not chapter {wanted}").format(
-                root=root, chapter=workspace.chapter, wanted=manifest.chapter
-            )
-        )
+    workspace = read_workspace(root, manifest)
     began = short(workspace.starter_fingerprint)
     now = short(chapter_fingerprints(manifest, kit).starter)
     if began == now:
@@ -60,7 +54,7 @@ def locate(manifest: Manifest, kit: Path, practice: str | None) -> Where:
         label = _("workspace {root} (begun from scaffold {began}; the kit's is now {now})").format(
             root=root, began=began, now=now
         )
-    package_dir = root / workspace.package.replace(".", "/")
+    package_dir = root / workspace.package
     return Where(label, package_dir, workspace)
 
 

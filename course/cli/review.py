@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..grading.engine import GradingOptions, grade, take_snapshot
+from ..harness.catalog import Catalog, CatalogTest
 from ..harness.columns import wrap
 from ..harness.manifest import Manifest, Review
-from ..harness.results import CheckpointResult, LabResult, TestOutcome
+from ..harness.results import CheckpointResult, LabResult, TestOutcome, admit
 from ..harness.runner import Limits
 from ..harness.status import Status
 from ..harness.style import PLAIN, Style, status_label
@@ -36,6 +37,8 @@ class ReviewResult:
     verdict: CheckpointResult
     """Every lab's verdict on the same files."""
     problems: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    """Reports left out as the grade leaves them out (a second report of a test, an unknown one)."""
 
     def outcome(self, test: str) -> TestOutcome | None:
         return self.outcomes.get(test)
@@ -85,7 +88,10 @@ def run_review(
         selected=False,
         uncounted=(review.test_file,),
     )
-    by_name = {outcome.name: outcome for outcome in graded.extra}
+    # the grade's own selection: the first report of each of the review's tests counts
+    catalog = Catalog(tuple(CatalogTest(review.test_file, name, "review") for name in review.tests))
+    admitted, flags = admit(catalog, graded.extra)
+    by_name = {test.function: o for o in admitted if (test := catalog.find(o.nodeid)) is not None}
     problems = list(graded.result.problems)
     problems += [
         _("{file} has no test {name}; restore the file or start a new workspace").format(
@@ -94,7 +100,7 @@ def run_review(
         for name in review.tests
         if name not in by_name and not problems
     ]
-    return ReviewResult(review, by_name, graded.result, tuple(problems))
+    return ReviewResult(review, by_name, graded.result, tuple(problems), tuple(flags))
 
 
 def _wrap(text: str, indent: str, first: str | None = None) -> list[str]:
@@ -177,6 +183,7 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
             lines += [f"     {line}" for line in _said(outcome, seen)]
             lines += _wrap(_("hint: {hint}").format(hint=check.hint), "       ", "     ")
     lines += ["", *[_("problem: {problem}").format(problem=problem) for problem in result.problems]]
+    lines += [_("flag: {flag}").format(flag=flag) for flag in dict.fromkeys(result.flags)]
     lines.append(
         _(
             "Review: {held}/{checks} demonstrations hold; {questions} questions to explain in "

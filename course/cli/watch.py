@@ -2,9 +2,11 @@
 
 File events come from ``watchfiles``; keys come from standard input (single keys on a
 terminal, lines otherwise). Both feed one queue that the main thread serves, so a run never
-overlaps another. At start a probe file is written next to the code: when its event never
-arrives (a file system without change notifications), the watch says so, falls back to
-``watchfiles``' polling and reminds that ``r`` re-runs by hand.
+overlaps another. At start a probe file is written in a folder the watch makes for itself beside
+the workspace (on the same file system when it can, never inside the workspace, where a
+learner's link could stand at its name): when its event never arrives (a file system without
+change notifications), the watch says so, falls back to ``watchfiles``' polling and reminds
+that ``r`` re-runs by hand.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -58,13 +62,13 @@ class SourceFilter(watchfiles.DefaultFilter):
 
 
 def file_events(
-    folder: Path, events: queue.Queue[Event], stop: threading.Event, force_polling: bool
+    folders: Sequence[Path], events: queue.Queue[Event], stop: threading.Event, force_polling: bool
 ) -> None:
-    """Put every saved file of ``folder`` on ``events`` until ``stop`` (a thread's body)."""
+    """Put every saved file of ``folders`` on ``events`` until ``stop`` (a thread's body)."""
     ready = False
     try:
         for changes in watchfiles.watch(
-            folder,
+            *folders,
             watch_filter=SourceFilter(),
             stop_event=stop,
             step=50,
@@ -119,9 +123,10 @@ def single_key_input(stream: TextIO) -> Iterator[bool]:
 
 @dataclass
 class Probe:
-    """A file written next to the code to learn whether its change is reported."""
+    """A file written in the watch's own folder to learn whether its change is reported."""
 
     folder: Path
+    """A fresh folder the watch made (``own_folder``), never one of the workspace's."""
     sent: float | None = None
     seen: bool = False
 
@@ -141,6 +146,21 @@ class Probe:
 
     def overdue(self, seconds: float) -> bool:
         return self.sent is not None and not self.seen and time.monotonic() - self.sent > seconds
+
+
+@contextlib.contextmanager
+def own_folder(beside: Path | None) -> Iterator[Path]:
+    """A fresh folder of the watch's own beside the workspace ``beside`` (on its file system),
+    else in the system's temporary folder; removed with what is in it at the end."""
+    made = None
+    if beside is not None:
+        with contextlib.suppress(OSError):  # a parent the learner cannot write to
+            made = tempfile.mkdtemp(prefix=".checkpoint-watch-", dir=beside.parent)
+    made = made or tempfile.mkdtemp(prefix="checkpoint-watch-")
+    try:
+        yield Path(made)
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 @dataclass
@@ -361,35 +381,40 @@ def _drain_changes(events: queue.Queue[Event], probe: Probe) -> list[str]:
 
 
 def watch(
-    loop: WatchLoop, folder: Path, stdin: TextIO = sys.stdin, probe_seconds: float = PROBE_SECONDS
+    loop: WatchLoop,
+    folder: Path,
+    stdin: TextIO = sys.stdin,
+    probe_seconds: float = PROBE_SECONDS,
+    beside: Path | None = None,
 ) -> int:
-    """Watch ``folder`` and serve keys from ``stdin`` until ``q`` (the I/O around ``serve``)."""
+    """Watch ``folder`` and serve keys from ``stdin`` until ``q`` (the I/O around ``serve``);
+    the probe goes in a folder of the watch's own beside the workspace ``beside``."""
     events: queue.Queue[Event] = queue.Queue()
     stops: list[threading.Event] = []
+    with own_folder(beside) as probes:
+        probe = Probe(probes)
 
-    def start_watcher(force_polling: bool) -> None:
-        for old in stops:
-            old.set()
-        stop = threading.Event()
-        stops.append(stop)
-        args = (folder, events, stop, force_polling)
-        threading.Thread(target=file_events, args=args, daemon=True, name="watch").start()
+        def start_watcher(force_polling: bool) -> None:
+            for old in stops:
+                old.set()
+            stop = threading.Event()
+            stops.append(stop)
+            args = ((folder, probes), events, stop, force_polling)
+            threading.Thread(target=file_events, args=args, daemon=True, name="watch").start()
 
-    probe = Probe(folder)
-    loop.say(
-        _("Watching {folder} for saved changes · keys: {keys}").format(
-            folder=folder, keys=key_legend()
-        )
-    )
-    start_watcher(False)
-    try:
-        with single_key_input(stdin) as single:
-            keys = threading.Thread(
-                target=key_events, args=(stdin, events, single), daemon=True, name="keys"
+        loop.say(
+            _("Watching {folder} for saved changes · keys: {keys}").format(
+                folder=folder, keys=key_legend()
             )
-            keys.start()
-            return serve(loop, events, probe, lambda: start_watcher(True), probe_seconds)
-    finally:
-        for stop in stops:
-            stop.set()
-        probe.remove()
+        )
+        start_watcher(False)
+        try:
+            with single_key_input(stdin) as single:
+                keys = threading.Thread(
+                    target=key_events, args=(stdin, events, single), daemon=True, name="keys"
+                )
+                keys.start()
+                return serve(loop, events, probe, lambda: start_watcher(True), probe_seconds)
+        finally:
+            for stop in stops:
+                stop.set()

@@ -127,7 +127,7 @@ def open_chapter(chapter: str, start: str | os.PathLike[str] | None = None) -> O
     manifest = load_manifest(chapter)
     where = Path(start) if start is not None else Path.cwd()
     root = find_workspace(where)
-    workspace = read_workspace(root) if root is not None else None
+    workspace = read_workspace(root, manifest) if root is not None else None
     edition = speak(kernel_edition(manifest, workspace, where))
     if workspace is None:
         package = _alias_reference(manifest)
@@ -282,7 +282,7 @@ def check(
         kit = kit_root()
         root = find_workspace(Path(start) if start is not None else Path.cwd())
         if root is not None:
-            read_workspace(root)
+            read_workspace(root, manifest)  # the rules of every door, before anything runs
         # in a workspace a replay line must run as printed in the learner's terminal; the kit's
         # own notebooks keep the plain name, so their stored outputs are the same everywhere
         commands = shell_commands() if root is not None else BY_NAME

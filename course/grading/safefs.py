@@ -13,19 +13,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Literal
+
+from ..harness.nofollow import Kind, entry_kind, kind_of, read_regular
+from ..harness.nofollow import UnsafePath as UnsafePath  # the refusal of every learner read
 
 MAX_FILE_BYTES = 1024 * 1024
-Kind = Literal["file", "directory", "symlink", "other", "missing"]
-
-
-class UnsafePath(ValueError):
-    """A learner path cannot be read safely; the message names the path and why."""
 
 
 def _parts(relative: str) -> tuple[str, ...]:
@@ -33,14 +29,6 @@ def _parts(relative: str) -> tuple[str, ...]:
     if not parts or PurePosixPath(relative).is_absolute() or ".." in parts:
         raise UnsafePath(f"{relative!r}: not a relative path inside the directory")
     return parts
-
-
-def _kind(mode: int) -> Kind:
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    if stat.S_ISDIR(mode):
-        return "directory"
-    return "file" if stat.S_ISREG(mode) else "other"
 
 
 @dataclass(frozen=True)
@@ -72,7 +60,7 @@ class Tree:
 
     @staticmethod
     def _refusal(fd: int, name: str, shown: str, error: OSError) -> UnsafePath:
-        kind = _lstat_kind(fd, name)
+        kind = entry_kind(fd, name)
         if kind == "symlink":
             return UnsafePath(f"{shown}: a symbolic link (workspaces are read without links)")
         if kind == "missing":
@@ -86,7 +74,7 @@ class Tree:
         parts = _parts(relative)
         try:
             with self._directory(parts[:-1]) as fd:
-                return _lstat_kind(fd, parts[-1])
+                return entry_kind(fd, parts[-1])
         except UnsafePath:
             return "missing"
 
@@ -102,41 +90,14 @@ class Tree:
     def read(self, relative: str, limit: int = MAX_FILE_BYTES) -> bytes:
         """A regular file's bytes; ``UnsafePath`` for a link, a device, a FIFO, a huge file."""
         parts = _parts(relative)
-        shown = self.where(relative)
         with self._directory(parts[:-1]) as directory:
-            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-            try:
-                fd = os.open(parts[-1], flags, dir_fd=directory)
-            except OSError as error:
-                raise self._refusal(directory, parts[-1], shown, error) from None
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise UnsafePath(f"{shown}: not a regular file")
-            if info.st_size > limit:
-                raise UnsafePath(f"{shown}: larger than {limit // 1024} KiB")
-            with os.fdopen(os.dup(fd), "rb") as handle:
-                data = handle.read(limit + 1)
-            if len(data) > limit:
-                raise UnsafePath(f"{shown}: larger than {limit // 1024} KiB")
-            return data
-        except OSError as error:
-            raise UnsafePath(f"{shown}: cannot be read ({error.strerror or error})") from None
-        finally:
-            os.close(fd)
-
-
-def _lstat_kind(directory: int, name: str) -> Kind:
-    try:
-        return _kind(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
-    except OSError:
-        return "missing"
+            return read_regular(directory, parts[-1], self.where(relative), limit)
 
 
 def lstat_kind(path: Path) -> Kind:
     """What ``path`` is, without following a final link."""
     try:
-        return _kind(os.lstat(path).st_mode)
+        return kind_of(os.lstat(path).st_mode)
     except OSError:
         return "missing"
 

@@ -15,7 +15,14 @@ from pathlib import Path, PurePosixPath
 from ..harness.kit import chapter_fingerprints, digest, read_source, short
 from ..harness.manifest import Manifest
 from ..harness.untrusted import safe_name, safe_text
-from ..harness.workspace import MARKER, WORKSPACE_NOTEBOOKS, WorkspaceError, parse_marker
+from ..harness.workspace import (
+    MARKER,
+    MARKER_BYTES,
+    WORKSPACE_NOTEBOOKS,
+    WorkspaceError,
+    admit_workspace,
+    parse_marker,
+)
 from ..locale import gettext as _
 from .safefs import Tree, UnsafePath
 
@@ -98,17 +105,14 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
     missing, unreadable, a link or not a regular file, or it is another chapter's.
     """
     try:
-        workspace = parse_marker(tree.base, tree.read(MARKER), tree.where(MARKER))
+        marker = tree.read(MARKER, MARKER_BYTES)
+        workspace = parse_marker(Path(tree.where()), marker, tree.where(MARKER))
+        admit_workspace(workspace, manifest, tree.kind(workspace.package))
         learner = {f.path: tree.read(f.path) for f in manifest.files_with_role("learner")}
     except UnsafePath as error:
         raise WorkspaceError(
             _("cannot grade {where}: {error}").format(where=tree.where(), error=error)
         ) from None
-    if workspace.chapter != manifest.chapter:
-        raise WorkspaceError(
-            f"{tree.where()} is a chapter {workspace.chapter} workspace, not chapter "
-            f"{manifest.chapter}"
-        )
     notes, flags = _layout_notes(manifest, kit, tree)
     strays = stray_entries(manifest, tree)
     if strays:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .status import GRADED, Status
+from .untrusted import safe_name
 
 MISSING: Any = object()
 
@@ -31,7 +32,7 @@ class TableReader:
         self.used: set[str] = set()
 
     def error(self, key: str, problem: str) -> ValueError:
-        name = ".".join(part for part in (self.where, key) if part)
+        name = safe_name(".".join(part for part in (self.where, key) if part))  # a file's keys
         return self.error_type(f"{self.source}: {name or 'top level'}: {problem}")
 
     def raw(self, key: str, default: object = MISSING) -> Any:
