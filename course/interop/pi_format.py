@@ -73,6 +73,9 @@ class PiSession:
     """The version the file was written in (1 when the header has no ``version``)."""
     damage: tuple[LineDamage, ...] = ()
     """Every line that was not one JSON object, in line order: what was read of it and what not."""
+    missing_parents: tuple[tuple[int, str, str], ...] = ()
+    """(line, id, parent) of each entry whose parent the file does not hold (Pi's ``/fork``
+    leaves label entries out); ``migrate`` makes each a root, as Pi's context starts there."""
 
     @property
     def version(self) -> int:
@@ -328,34 +331,47 @@ def migrate(session: PiSession) -> PiSession:
         session = migrate_v1_to_v2(session)
     if session.version < 3:
         session = migrate_v2_to_v3(session)
-    if any(damage.skipped for damage in session.damage):
-        session = reattach_orphans(session)
+    session = reattach_orphans(session)
     check_tree(session)
     return session
 
 
 def reattach_orphans(session: PiSession) -> PiSession:
-    """Entries whose parent was on a skipped line hang below the header, where Pi's path starts.
+    """Entries whose parent the file does not hold hang below the header, where Pi's path starts.
 
-    Pi's loader skips what it cannot read, and its walk from the leaf stops at a parent it
-    does not know; each such entry is listed in ``damage``.
+    Pi's walk from the leaf stops at a parent it does not know. When the file has skipped
+    lines the parent was most likely on one, and the entry is listed in ``damage``; otherwise
+    (a ``/fork`` leaves label entries out of the new file) in ``missing_parents``.
     """
+    held = {session.header.data["id"]} | {r.data.get("id") for r in session.entries}
+    skipped = any(damage.skipped for damage in session.damage)
+    if not skipped and all(r.data.get("parentId") in held | {None} for r in session.entries):
+        return session
     seen = {session.header.data["id"]}
     entries: list[PiLine] = []
     notes: list[LineDamage] = []
+    missing: list[tuple[int, str, str]] = []
     for record in session.entries:
         parent = record.data.get("parentId")
-        if isinstance(parent, str) and parent not in seen:
+        if isinstance(parent, str) and parent not in (seen if skipped else held):
             record = replace(record, data={**record.data, "parentId": None})
-            problem = _(
-                "names parent {parent!r}, which no line that can be read holds; it now hangs "
-                "below the header"
-            ).format(parent=parent)
-            notes.append(LineDamage(record.line, 1, problem))
+            if skipped:
+                problem = _(
+                    "names parent {parent!r}, which no line that can be read holds; it now hangs "
+                    "below the header"
+                ).format(parent=parent)
+                notes.append(LineDamage(record.line, 1, problem))
+            else:
+                missing.append((record.line, str(record.data.get("id")), parent))
         seen.add(str(record.data.get("id")))
         entries.append(record)
     damage = tuple(sorted((*session.damage, *notes), key=lambda item: item.line))
-    return replace(session, entries=tuple(entries), damage=damage)
+    return replace(
+        session,
+        entries=tuple(entries),
+        damage=damage,
+        missing_parents=(*session.missing_parents, *missing),
+    )
 
 
 def migrate_v1_to_v2(session: PiSession) -> PiSession:

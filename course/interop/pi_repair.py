@@ -16,6 +16,8 @@ SYNTHETIC_RESULT = (
     "No result provided (synthesised on import: the Pi session records no result for this call)"
 )
 SYNTHETIC_USER = "(synthesised on import: the Pi session has no user message before this point)"
+TURN_CONTEXT_MARK = "**Turn Context (split turn):**"
+"""What Pi writes between a split turn's history summary and its turn-prefix summary."""
 MAX_ROUNDS = 4
 """Repairs settle in two rounds (``drop`` may orphan results on other branches); more is a bug."""
 
@@ -38,7 +40,8 @@ class _State:
     start: str = ""
     pending: tuple[_Call, ...] = ()
     answered: frozenset[str] = frozenset()
-    declared: frozenset[str] = frozenset()
+    declared: tuple[tuple[str, str], ...] = ()
+    """(call id, the assistant message declaring it), in the order they were declared."""
     renames: tuple[tuple[str, str], ...] = ()
 
 
@@ -160,7 +163,7 @@ class _Rules:
 
     def calls(self, draft: Draft, state: _State) -> _State:
         pending = list(state.pending)
-        declared = set(state.declared)
+        declared = dict(state.declared)
         renames = list(state.renames)
         for index, block in enumerate(draft.entry["message"]["content"]):
             if block["type"] != "toolCall":
@@ -168,7 +171,7 @@ class _Rules:
             call_id: str = block["id"]
             if call_id in declared:
                 new_id = fresh_id(f"{call_id}~2", set(declared))
-                first = next((c.entry.id for c in pending if c.call_id == call_id), "earlier")
+                first = declared[call_id]
                 if self.policy == "strict":
                     text = _(
                         "tool call id {call} is declared again in the interaction starting at "
@@ -183,13 +186,16 @@ class _Rules:
                 text = text.format(call=call_id, start=state.start, first=first, new=new_id)
                 if self.policy != "strict":
                     self.plan.renamed_calls.setdefault(draft.id, {})[index] = new_id
-                    renames.append((call_id, new_id))
+                renames.append((call_id, new_id))  # strict too: its results answer the new id
                 self.note(draft, "duplicate_call", text)
                 call_id = new_id
-            declared.add(call_id)
+            declared[call_id] = draft.id
             pending.append(_Call(draft, index, call_id, block["name"]))
         return replace(
-            state, pending=tuple(pending), declared=frozenset(declared), renames=tuple(renames)
+            state,
+            pending=tuple(pending),
+            declared=tuple(declared.items()),
+            renames=tuple(renames),
         )
 
     def result(self, draft: Draft, state: _State) -> _State:
@@ -197,7 +203,7 @@ class _Rules:
         call_id = next((new for old, new in reversed(state.renames) if old == original), original)
         match = next((c for c in state.pending if c.call_id == call_id), None)
         if match is not None:
-            if call_id != original:
+            if call_id != original and self.policy != "strict":
                 self.plan.renamed_results[draft.id] = call_id
             return replace(
                 state,
@@ -352,63 +358,37 @@ def _split_turn(
         assert turn is not None
         prefix = [a for a in before[ids.index(turn.id) : ids.index(target)] if a.role]
         count, chosen = len(prefix), turn.id
-        if choice == "turn-start":
-            text = ngettext(
-                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
-                "starts; the kept range starts at {turn}, so the turn's first {count} message "
-                "(which Pi's summary holds in its Turn Context) are sent as well",
-                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
-                "starts; the kept range starts at {turn}, so the turn's first {count} messages "
-                "(which Pi's summary holds in its Turn Context) are sent as well",
-                count,
-            )
+        text = ngettext(
+            "first kept entry {target} ({role}) is in the middle of a turn that {turn} starts; "
+            "the kept range starts at {turn}, so the turn's first {count} message is sent as well",
+            "first kept entry {target} ({role}) is in the middle of a turn that {turn} starts; "
+            "the kept range starts at {turn}, so the turn's first {count} messages are sent as "
+            "well",
+            count,
+        )
+        markdown = (compaction.source or {}).get("summary")
+        if isinstance(markdown, str) and TURN_CONTEXT_MARK in markdown:
+            text += _("; Pi's summary holds that part of the turn in its Turn Context")
         else:
-            text = ngettext(
-                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
-                "starts; the kept range starts at {turn}, so the turn's first {count} message "
-                "(which Pi's summary holds in its Turn Context) are sent as well (no user message "
-                "follows it before the compaction)",
-                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
-                "starts; the kept range starts at {turn}, so the turn's first {count} messages "
-                "(which Pi's summary holds in its Turn Context) are sent as well (no user message "
-                "follows it before the compaction)",
-                count,
-            )
+            text += _("; Pi's summary has no Turn Context for this turn")
+        if choice == "next-user":
+            text += _(" (no user message follows it before the compaction)")
     else:
         suffix = [a for a in before[ids.index(target) : ids.index(later.id)] if a.role]
         count, chosen = len(suffix), later.id
+        text = ngettext(
+            "first kept entry {target} ({role}) is in the middle of a turn; the kept range starts "
+            "at the next user message {later}, so the turn is left to the summary and its last "
+            "{count} message, which Pi sends, is not sent",
+            "first kept entry {target} ({role}) is in the middle of a turn; the kept range starts "
+            "at the next user message {later}, so the turn is left to the summary and its last "
+            "{count} messages, which Pi sends, are not sent",
+            count,
+        )
         if turn is not None:
-            text = ngettext(
-                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
-                "starts; the kept range starts at the next user message {later}, so the turn is "
-                "left to the summary and its last {count} message, which Pi sends, are not sent",
-                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
-                "starts; the kept range starts at the next user message {later}, so the turn is "
-                "left to the summary and its last {count} messages, which Pi sends, are not sent",
-                count,
-            )
-        elif choice == "next-user":
-            text = ngettext(
-                "first kept entry {target} ({role}) is in the middle of a turn; the kept range "
-                "starts at the next user message {later}, so the turn is left to the summary and "
-                "its last {count} message, which Pi sends, are not sent",
-                "first kept entry {target} ({role}) is in the middle of a turn; the kept range "
-                "starts at the next user message {later}, so the turn is left to the summary and "
-                "its last {count} messages, which Pi sends, are not sent",
-                count,
-            )
-        else:
-            text = ngettext(
-                "first kept entry {target} ({role}) is in the middle of a turn; the kept range "
-                "starts at the next user message {later}, so the turn is left to the summary and "
-                "its last {count} message, which Pi sends, are not sent (no user message starts "
-                "the turn)",
-                "first kept entry {target} ({role}) is in the middle of a turn; the kept range "
-                "starts at the next user message {later}, so the turn is left to the summary and "
-                "its last {count} messages, which Pi sends, are not sent (no user message starts "
-                "the turn)",
-                count,
-            )
+            text += _("; the turn starts at {turn}")
+        elif choice == "turn-start":
+            text += _(" (no user message starts the turn)")
     text = text.format(
         target=target,
         role=role,
