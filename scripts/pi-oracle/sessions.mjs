@@ -282,12 +282,12 @@ function splitTurnBody(sm) {
 	sm.appendMessage(user("Fix the discount rounding in src/components/Cart.tsx."));
 	sm.appendMessage(reply([call("read", { path: "src/components/Cart.tsx" }, "call_5")], { stopReason: "toolUse" }));
 	sm.appendMessage(result("call_5", "read", filler("src/components/Cart.tsx", 60)));
-	sm.appendMessage(reply([call("read", { path: "src/lib/money.ts" }, "call_6")], { stopReason: "toolUse" }));
-	sm.appendMessage(result("call_6", "read", filler("src/lib/money.ts", 60)));
 	sm.appendMessage(
 		reply([call("edit", { path: "src/components/Cart.tsx", oldText: "Math.round", newText: "" }, "call_7")], { stopReason: "toolUse" }),
 	);
 	sm.appendMessage(result("call_7", "edit", filler("edited", 20)));
+	sm.appendMessage(reply([call("read", { path: "src/lib/money.ts" }, "call_6")], { stopReason: "toolUse" }));
+	sm.appendMessage(result("call_6", "read", filler("src/lib/money.ts", 60)));
 	sm.appendMessage(reply([call("bash", { command: "npm test" }, "call_8")], { stopReason: "toolUse" }));
 	sm.appendMessage(result("call_8", "bash", filler("test", 20)));
 	sm.appendMessage(reply("The discount now rounds once."));

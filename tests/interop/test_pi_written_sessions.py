@@ -219,3 +219,73 @@ def test_the_committed_fixtures_are_what_pi_writes() -> None:
         ["node", "oracle.mjs", "--check"], cwd=ORACLE_SCRIPT, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def written(name: str, policy: Policy = "synthesize") -> ImportedSession:
+    return import_pi_session(WRITTEN / f"{name}.jsonl", repair=policy)
+
+
+def first_entry(name: str, match: Any) -> str:
+    """The id of the first raw entry for which ``match(entry)`` holds."""
+    return next(entry_id for entry_id, entry in raw_entries(name).items() if match(entry))
+
+
+def test_a_forked_sessions_missing_parent_is_reported_and_its_entry_starts_the_path() -> None:
+    entries = raw_entries("fork-after-label")
+    orphan = first_entry("fork-after-label", lambda e: e["parentId"] not in [*entries, None])
+    for policy in LENIENT:
+        imported = written("fork-after-label", policy)
+        [item] = imported.report.of_kind("missing_parent")
+        assert (item.id, repr(entries[orphan]["parentId"]) in item.message) == (orphan, True)
+        assert [entry.id for entry in imported.path[1:2]] == [orphan]
+    with pytest.raises(PiImportError) as refused:
+        written("fork-after-label", "strict")
+    assert str(refused.value).startswith(f"line 6: {orphan}: missing_parent: parent ")
+
+
+def test_a_reused_call_id_is_reported_once_naming_the_message_that_declared_it_first() -> None:
+    def declares(entry: dict[str, Any]) -> bool:
+        content = entry.get("message", {}).get("content")
+        return isinstance(content, list) and any(b.get("id") == "call_0" for b in content)
+
+    first = first_entry("reused-call-id", declares)
+    with pytest.raises(PiImportError) as refused:
+        written("reused-call-id", "strict")
+    [item] = refused.value.items
+    assert "tool call id call_0 is declared again" in item.message
+    assert f"(first in {first})" in item.message
+    [renamed] = written("reused-call-id").report.of_kind("duplicate_call")
+    assert f"(first in {first}); renamed call_0~2" in renamed.message
+
+
+def test_split_turn_items_claim_a_turn_context_only_where_pis_summary_has_one() -> None:
+    first, follow_up = written("split-turn-follow-up").report.of_kind("split_turn")
+    assert first.message.endswith("Pi's summary holds that part of the turn in its Turn Context")
+    assert follow_up.message.endswith("Pi's summary has no Turn Context for this turn")
+
+
+def test_a_split_turns_summary_keeps_its_file_lists_as_plain_paths() -> None:
+    details = raw_entries("split-turn")[first_entry("split-turn", lambda e: "details" in e)]
+    files = details["details"]
+    assert files["modifiedFiles"] and files["readFiles"]
+    [compaction] = [e for e in written("split-turn").entries if e.type == "compaction"]
+    assert compaction.summary.changed_files == files["modifiedFiles"]
+    read = [f"read-files — {path}" for path in files["readFiles"]]
+    assert [item for item in compaction.summary.constraints if item in read] == read
+
+
+def test_a_reply_that_is_only_thinking_is_sent_as_its_thinking() -> None:
+    imported = written("thinking-only")
+    entries = raw_entries("thinking-only")
+    only = [
+        entry_id
+        for entry_id, entry in entries.items()
+        if entry["type"] == "message"
+        and entry["message"]["role"] == "assistant"
+        and all(b["type"] == "thinking" for b in entry["message"]["content"])
+    ]
+    sent = {e.id: e.message["content"] for e in imported.path if isinstance(e, MessageEntry)}
+    thoughts = [[b["thinking"] for b in entries[i]["message"]["content"]] for i in only]
+    got = [[b["text"] for b in sent[i]] for i in only]
+    assert got == [[t for t in ts if t.strip()] for ts in thoughts]  # blank thinking: nothing
+    assert len(imported.report.of_kind("thinking")) == 4
