@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -284,35 +285,97 @@ class _Rules:
         return Draft(near.line, entry)
 
 
+class _Path:
+    """The path from the root to the entry a depth-first walk is at, with the positions of its
+    messages and user messages, so each compaction's questions cost a lookup, not a walk."""
+
+    def __init__(self) -> None:
+        self.entries: list[Draft] = []
+        self.where: dict[str, int] = {}
+        self.messages: list[int] = []
+        self.users: list[int] = []
+
+    def push(self, draft: Draft) -> None:
+        self.where[draft.id] = len(self.entries)
+        if draft.role:
+            self.messages.append(len(self.entries))
+        if draft.role == "user":
+            self.users.append(len(self.entries))
+        self.entries.append(draft)
+
+    def pop(self) -> None:
+        draft = self.entries.pop()
+        del self.where[draft.id]
+        for positions in (self.messages, self.users):
+            if positions and positions[-1] == len(self.entries):
+                positions.pop()
+
+    @staticmethod
+    def _at_or_after(positions: list[int], start: int) -> int | None:
+        found = bisect_left(positions, start)
+        return positions[found] if found < len(positions) else None
+
+    def first_message(self, start: int) -> Draft | None:
+        found = self._at_or_after(self.messages, start)
+        return None if found is None else self.entries[found]
+
+    def first_user(self, start: int) -> Draft | None:
+        found = self._at_or_after(self.users, start)
+        return None if found is None else self.entries[found]
+
+    def last_user(self, before: int) -> Draft | None:
+        found = bisect_left(self.users, before)
+        return self.entries[self.users[found - 1]] if found else None
+
+    def count_messages(self, start: int, stop: int) -> int:
+        return bisect_left(self.messages, stop) - bisect_left(self.messages, start)
+
+
+def _compactions_on_paths(drafts: Sequence[Draft]) -> Iterator[tuple[Draft, _Path]]:
+    """Each compaction with the path above it (root first), walking the tree depth first once."""
+    ids = {draft.id for draft in drafts}
+    children: dict[str | None, list[Draft]] = {}
+    for draft in drafts:
+        parent = draft.parent_id if draft.parent_id in ids else None
+        children.setdefault(parent, []).append(draft)
+    path = _Path()
+    stack: list[Draft | None] = [*reversed(children.get(None, []))]
+    while stack:
+        visit = stack.pop()
+        if visit is None:  # every entry below it is done
+            path.pop()
+            continue
+        if visit.entry["type"] == "compaction":
+            yield visit, path
+        path.push(visit)
+        stack.append(None)
+        stack.extend(reversed(children.get(visit.id, [])))
+
+
 def _compaction_plan(
     drafts: Sequence[Draft], policy: Policy, used: set[str], split_turn: SplitTurn
 ) -> _Plan:
     """Point every compaction's first kept id at a user message on its path before it."""
-    by_id = {draft.id: draft for draft in drafts}
     plan = _Plan()
-    for draft in drafts:
-        if draft.entry["type"] != "compaction":
-            continue
-        before = list(reversed(_ancestors(draft, by_id)))  # root first
+    for draft, path in _compactions_on_paths(drafts):
         target = draft.entry["firstKeptEntryId"]
-        ids = [a.id for a in before]
-        if target in ids and by_id[target].role == "user":
+        position = path.where.get(target)
+        if position is not None and path.entries[position].role == "user":
             continue
-        if target in ids:
-            position = ids.index(target)
-            kept = [a for a in before[position:] if a.role]
-            if kept and kept[0].role == "user":
-                plan.first_kept[draft.id] = kept[0].id
+        if position is not None:
+            first = path.first_message(position)
+            if first is not None and first.role == "user":
+                plan.first_kept[draft.id] = first.id
                 text = _(
                     "first kept entry {target} is not a message; the kept range starts at the "
                     "user message {user} that follows it, as in Pi's context"
-                ).format(target=target, user=kept[0].id)
+                ).format(target=target, user=first.id)
                 plan.items.append(ReportItem(draft.line, draft.id, "converted", text))
                 continue
-            turn = next((a for a in reversed(before[:position]) if a.role == "user"), None)
-            later = next((a for a in kept if a.role == "user"), None)
-            if kept and (turn or later):
-                item = _split_turn(draft, target, before, turn, later, split_turn)
+            turn = path.last_user(position)
+            later = path.first_user(position)
+            if first is not None and (turn or later):
+                item = _split_turn(draft, target, path, turn, later, split_turn)
                 plan.first_kept[draft.id] = item[0]
                 plan.items.append(item[1])
                 continue
@@ -321,8 +384,7 @@ def _compaction_plan(
                 "first kept entry {target} is not a user message, so it starts no interaction"
             ).format(target=target)
         else:
-            users = [a for a in reversed(before) if a.role == "user"]
-            chosen = users[0] if users else None
+            chosen = path.last_user(len(path.entries))
             text = (
                 _("has no first kept entry (Pi keeps nothing from before it)")
                 if not target
@@ -346,18 +408,17 @@ def _compaction_plan(
 def _split_turn(
     compaction: Draft,
     target: str,
-    before: list[Draft],
+    path: _Path,
     turn: Draft | None,
     later: Draft | None,
     choice: SplitTurn,
 ) -> tuple[str, ReportItem]:
     """The first kept id for a compaction whose kept entry is in the middle of a turn."""
-    ids = [a.id for a in before]
-    role = before[ids.index(target)].role
+    position = path.where[target]
+    role = path.entries[position].role
     if (choice == "turn-start" and turn is not None) or later is None:
         assert turn is not None
-        prefix = [a for a in before[ids.index(turn.id) : ids.index(target)] if a.role]
-        count, chosen = len(prefix), turn.id
+        count, chosen = path.count_messages(path.where[turn.id], position), turn.id
         text = ngettext(
             "first kept entry {target} ({role}) is in the middle of a turn that {turn} starts; "
             "the kept range starts at {turn}, so the turn's first {count} message is sent as well",
@@ -374,8 +435,7 @@ def _split_turn(
         if choice == "next-user":
             text += _(" (no user message follows it before the compaction)")
     else:
-        suffix = [a for a in before[ids.index(target) : ids.index(later.id)] if a.role]
-        count, chosen = len(suffix), later.id
+        count, chosen = path.count_messages(position, path.where[later.id]), later.id
         text = ngettext(
             "first kept entry {target} ({role}) is in the middle of a turn; the kept range starts "
             "at the next user message {later}, so the turn is left to the summary and its last "
@@ -397,17 +457,6 @@ def _split_turn(
         count=count,
     )
     return chosen, ReportItem(compaction.line, compaction.id, "split_turn", text)
-
-
-def _ancestors(draft: Draft, by_id: dict[str, Draft]) -> list[Draft]:
-    """The entries above ``draft`` on its path, nearest first."""
-    found: list[Draft] = []
-    parent = draft.parent_id
-    while parent is not None:
-        ancestor = by_id[parent]
-        found.append(ancestor)
-        parent = ancestor.parent_id
-    return found
 
 
 def _apply(drafts: list[Draft], plan: _Plan) -> list[Draft]:
