@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import copy
 import gzip
+import io
 import json
 import os
 import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from course.locale import N_, ngettext
 from course.locale import gettext as _
@@ -73,6 +74,9 @@ class PiSession:
     """The version the file was written in (1 when the header has no ``version``)."""
     damage: tuple[LineDamage, ...] = ()
     """Every line that was not one JSON object, in line order: what was read of it and what not."""
+    missing_parents: tuple[tuple[int, str, str], ...] = ()
+    """(line, id, parent) of each entry whose parent the file does not hold (Pi's ``/fork``
+    leaves label entries out); ``migrate`` makes each a root, as Pi's context starts there."""
 
     @property
     def version(self) -> int:
@@ -84,36 +88,36 @@ class PiSession:
 
 
 def read_pi_session(path: str | os.PathLike[str]) -> PiSession:
-    """Read a Pi session file (``.jsonl`` or gzipped) as written; ``migrate`` upgrades it."""
-    target = Path(path)
+    """Read a Pi session file (``.jsonl`` or gzipped) as written; ``migrate`` upgrades it.
+
+    The file is read in chunks, never whole: its text may be at most ``MAX_SESSION_BYTES``
+    (after decompression) and each line at most ``MAX_LINE_BYTES``; beyond either it is a
+    ``PiFormatError`` saying so.
+    """
     try:
-        data = target.read_bytes()
+        with open(path, "rb") as handle:
+            return read_pi_stream(handle)
     except OSError as error:
         raise PiFormatError(
             _("cannot read ({reason})").format(reason=error.strerror or error)
         ) from None
-    return parse_pi_session(data)
 
 
 def parse_pi_session(data: bytes) -> PiSession:
-    """Parse the bytes of a Pi session file (gzip is recognised by its magic number).
+    """Parse the bytes of a Pi session file (gzip is recognised by its magic number)."""
+    return read_pi_stream(io.BytesIO(data))
+
+
+def read_pi_stream(stream: BinaryIO) -> PiSession:
+    """Parse a Pi session file from a binary stream, within the caps of ``read_pi_session``.
 
     A line holding several JSON objects back to back is split into them, and a line (or the
     rest of one) that is not JSON is skipped; both are listed in ``damage``, which the import
     refuses under ``strict`` and reports under the other policies.
     """
-    if data.startswith(GZIP_MAGIC):
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as error:
-            raise PiFormatError(
-                _("not a readable gzip file ({reason})").format(reason=error)
-            ) from None
-    if data.startswith(BOM):
-        data = data[len(BOM) :]
     records: list[PiLine] = []
     damage: list[LineDamage] = []
-    for number, raw in _lines(data):
+    for number, raw in _lines(_text_chunks(stream)):
         read, damaged = read_line(raw, number)
         records.extend(read)
         if damaged is not None:
@@ -132,9 +136,120 @@ def parse_pi_session(data: bytes) -> PiSession:
     return PiSession(header, tuple(entries), version, tuple(damage))
 
 
-def _lines(data: bytes) -> list[tuple[int, bytes]]:
-    """The non-blank lines of ``data`` with their 1-based numbers."""
-    return [(number, raw) for number, raw in enumerate(data.split(b"\n"), start=1) if raw.strip()]
+MAX_SESSION_BYTES = 128 * 1024 * 1024
+"""The most text a Pi session may hold, after decompression (the shipped ones hold 1-2 MiB)."""
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""The longest line read (the shipped sessions' longest is 114 KiB; an image is one line)."""
+CHUNK_BYTES = 1024 * 1024
+
+
+def _mebibytes(size: int) -> str:
+    return f"{size >> 20} MiB"
+
+
+def _text_chunks(stream: BinaryIO) -> Iterator[bytes]:
+    """The file's text in chunks: decompressed if it is gzip, without a byte order mark."""
+    head = stream.read(len(GZIP_MAGIC))
+    source: BinaryIO = stream
+    if head == GZIP_MAGIC:
+        source = cast(BinaryIO, gzip.GzipFile(fileobj=_Prefixed(head, stream), mode="rb"))
+        head = b""
+    total = 0
+    first = True
+    while True:
+        try:
+            chunk = head + source.read(CHUNK_BYTES)
+        except (OSError, EOFError, zlib.error) as error:
+            if source is stream:
+                raise
+            raise PiFormatError(
+                _("not a readable gzip file ({reason})").format(reason=error)
+            ) from None
+        head = b""
+        if first and chunk.startswith(BOM):
+            chunk = chunk[len(BOM) :]
+        first = False
+        if not chunk:
+            return
+        total += len(chunk)
+        if total > MAX_SESSION_BYTES:
+            raise PiFormatError(
+                _(
+                    "holds more than {limit} of text (after decompression); this importer reads "
+                    "Pi sessions up to that size"
+                ).format(limit=_mebibytes(MAX_SESSION_BYTES))
+            )
+        yield chunk
+
+
+class _Prefixed(io.RawIOBase):
+    """A stream whose first bytes were already read: ``head``, then the rest of ``stream``."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        self.head = head
+        self.stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self.head:
+            size = min(len(view), len(self.head))
+            view[:size] = self.head[:size]
+            self.head = self.head[size:]
+            return size
+        data = self.stream.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+
+_NOT_BLANK = re.compile(rb"[^ \t\r\n\f\v]")
+
+
+def _lines(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
+    """The non-blank lines with their 1-based numbers; blank runs are skipped at C speed."""
+    number, buffer = 1, b""
+    for chunk in _with_end(chunks):
+        if chunk is not None:
+            buffer = buffer + chunk if buffer else chunk
+        position = 0
+        while True:
+            found = _NOT_BLANK.search(buffer, position)
+            if found is None:
+                number += buffer.count(b"\n", position)
+                buffer = b""
+                break
+            start = buffer.rfind(b"\n", position, found.start()) + 1 or position
+            number += buffer.count(b"\n", position, start)
+            end = buffer.find(b"\n", found.start())
+            if end == -1 and chunk is not None:
+                buffer = buffer[start:]
+                _check_length(len(buffer), number)
+                break
+            end = len(buffer) if end == -1 else end
+            _check_length(end - start, number)
+            yield number, buffer[start:end]
+            number += 1
+            position = end + 1
+            if position >= len(buffer):
+                buffer = b""
+                break
+
+
+def _with_end(chunks: Iterator[bytes]) -> Iterator[bytes | None]:
+    yield from chunks
+    yield None
+
+
+def _check_length(size: int, number: int) -> None:
+    if size > MAX_LINE_BYTES:
+        raise PiFormatError(
+            _("longer than {limit}; this importer reads lines up to that length").format(
+                limit=_mebibytes(MAX_LINE_BYTES)
+            ),
+            line=number,
+        )
 
 
 def _reject_constant(name: str) -> float:
@@ -328,34 +443,47 @@ def migrate(session: PiSession) -> PiSession:
         session = migrate_v1_to_v2(session)
     if session.version < 3:
         session = migrate_v2_to_v3(session)
-    if any(damage.skipped for damage in session.damage):
-        session = reattach_orphans(session)
+    session = reattach_orphans(session)
     check_tree(session)
     return session
 
 
 def reattach_orphans(session: PiSession) -> PiSession:
-    """Entries whose parent was on a skipped line hang below the header, where Pi's path starts.
+    """Entries whose parent the file does not hold hang below the header, where Pi's path starts.
 
-    Pi's loader skips what it cannot read, and its walk from the leaf stops at a parent it
-    does not know; each such entry is listed in ``damage``.
+    Pi's walk from the leaf stops at a parent it does not know. When the file has skipped
+    lines the parent was most likely on one, and the entry is listed in ``damage``; otherwise
+    (a ``/fork`` leaves label entries out of the new file) in ``missing_parents``.
     """
+    held = {session.header.data["id"], None} | {r.data.get("id") for r in session.entries}
+    skipped = any(damage.skipped for damage in session.damage)
+    if not skipped and all(r.data.get("parentId") in held for r in session.entries):
+        return session
     seen = {session.header.data["id"]}
     entries: list[PiLine] = []
     notes: list[LineDamage] = []
+    missing: list[tuple[int, str, str]] = []
     for record in session.entries:
         parent = record.data.get("parentId")
-        if isinstance(parent, str) and parent not in seen:
+        if isinstance(parent, str) and parent not in (seen if skipped else held):
             record = replace(record, data={**record.data, "parentId": None})
-            problem = _(
-                "names parent {parent!r}, which no line that can be read holds; it now hangs "
-                "below the header"
-            ).format(parent=parent)
-            notes.append(LineDamage(record.line, 1, problem))
+            if skipped:
+                problem = _(
+                    "names parent {parent!r}, which no line that can be read holds; it now hangs "
+                    "below the header"
+                ).format(parent=parent)
+                notes.append(LineDamage(record.line, 1, problem))
+            else:
+                missing.append((record.line, str(record.data.get("id")), parent))
         seen.add(str(record.data.get("id")))
         entries.append(record)
     damage = tuple(sorted((*session.damage, *notes), key=lambda item: item.line))
-    return replace(session, entries=tuple(entries), damage=damage)
+    return replace(
+        session,
+        entries=tuple(entries),
+        damage=damage,
+        missing_parents=(*session.missing_parents, *missing),
+    )
 
 
 def migrate_v1_to_v2(session: PiSession) -> PiSession:

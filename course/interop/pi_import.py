@@ -34,7 +34,7 @@ from .pi_report import (
     sorted_items,
 )
 
-REFUSED_KINDS = ("damaged_line", "unknown_type")
+REFUSED_KINDS = ("damaged_line", "unknown_type", "missing_parent")
 """What ``strict`` refuses before the chapter's rules are even checked."""
 
 
@@ -91,7 +91,8 @@ def convert_pi_session(
     migrated = migrate(session)
     mapped = map_session(migrated, keep_failed=keep_failed)
     damage = [_damage_item(damaged, migrated) for damaged in migrated.damage]
-    found = [*damage, *mapped.items]
+    missing = [_missing_parent_item(*orphan) for orphan in migrated.missing_parents]
+    found = [*damage, *missing, *mapped.items]
     refused = [item for item in found if item.kind in REFUSED_KINDS]
     try:
         drafts, repairs = repair_drafts(mapped.drafts, repair, split_turn)
@@ -140,6 +141,14 @@ def _damage_item(damage: LineDamage, session: PiSession) -> ReportItem:
         read=", ".join(ids),
     )
     return ReportItem(damage.line, ids[0] if ids else "-", "damaged_line", text)
+
+
+def _missing_parent_item(line: int, entry_id: str, parent: str) -> ReportItem:
+    text = _(
+        "parent {parent!r} is not in this file (Pi's /fork leaves label entries out of the new "
+        "file); the entry now starts its path below the header, where Pi's context starts too"
+    ).format(parent=parent)
+    return ReportItem(line, entry_id, "missing_parent", text)
 
 
 def _entry(draft: Draft) -> SessionEntry:

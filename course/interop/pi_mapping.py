@@ -394,7 +394,7 @@ class _Mapper:
         self.drop_fields(message, "message", ("role", "content"))
         blocks = self.get(message, "content", "message", lambda v: isinstance(v, list))
         content: list[dict[str, Any]] = []
-        thinking = 0
+        thinking: list[str] = []
         for path, kind, block in self.each_block(blocks, "message.content"):
             if kind == "text":
                 content.append(self.text_block(block, path))
@@ -411,7 +411,9 @@ class _Mapper:
                 )
                 self.drop_fields(block, path, ("type", "id", "name", "arguments"))
             elif kind == "thinking":
-                thinking += 1
+                words = block.get("thinking")
+                redacted = block.get("redacted") is True
+                thinking.append(words if isinstance(words, str) and not redacted else "")
             else:
                 raise self.fail(
                     f"{path}.type",
@@ -419,7 +421,21 @@ class _Mapper:
                         "unknown assistant block {kind!r} (Pi knows text, thinking, toolCall)"
                     ).format(kind=kind),
                 )
-        if thinking:
+        sent = [text for text in thinking if text.strip()]
+        if thinking and not content and sent:
+            # a reply that is only thinking: Pi sends the thinking (as text to another model)
+            content = [{"type": "text", "text": text} for text in sent]
+            self.note(
+                "thinking",
+                ngettext(
+                    "a reply that is only thinking: its {count} thinking block is sent as text, "
+                    "as Pi sends it to a model other than the one that wrote it",
+                    "a reply that is only thinking: its {count} thinking blocks are sent as text, "
+                    "as Pi sends them to a model other than the one that wrote them",
+                    len(sent),
+                ).format(count=len(sent)),
+            )
+        elif thinking:
             self.note(
                 "thinking",
                 ngettext(
@@ -427,8 +443,8 @@ class _Mapper:
                     "and tool calls)",
                     "{count} thinking blocks not carried (the chapter's assistant content is text "
                     "and tool calls)",
-                    thinking,
-                ).format(count=thinking),
+                    len(thinking),
+                ).format(count=len(thinking)),
             )
         entry = {
             **self.common("message"),

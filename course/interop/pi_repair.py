@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -16,6 +17,8 @@ SYNTHETIC_RESULT = (
     "No result provided (synthesised on import: the Pi session records no result for this call)"
 )
 SYNTHETIC_USER = "(synthesised on import: the Pi session has no user message before this point)"
+TURN_CONTEXT_MARK = "**Turn Context (split turn):**"
+"""What Pi writes between a split turn's history summary and its turn-prefix summary."""
 MAX_ROUNDS = 4
 """Repairs settle in two rounds (``drop`` may orphan results on other branches); more is a bug."""
 
@@ -38,7 +41,8 @@ class _State:
     start: str = ""
     pending: tuple[_Call, ...] = ()
     answered: frozenset[str] = frozenset()
-    declared: frozenset[str] = frozenset()
+    declared: tuple[tuple[str, str], ...] = ()
+    """(call id, the assistant message declaring it), in the order they were declared."""
     renames: tuple[tuple[str, str], ...] = ()
 
 
@@ -160,7 +164,7 @@ class _Rules:
 
     def calls(self, draft: Draft, state: _State) -> _State:
         pending = list(state.pending)
-        declared = set(state.declared)
+        declared = dict(state.declared)
         renames = list(state.renames)
         for index, block in enumerate(draft.entry["message"]["content"]):
             if block["type"] != "toolCall":
@@ -168,7 +172,7 @@ class _Rules:
             call_id: str = block["id"]
             if call_id in declared:
                 new_id = fresh_id(f"{call_id}~2", set(declared))
-                first = next((c.entry.id for c in pending if c.call_id == call_id), "earlier")
+                first = declared[call_id]
                 if self.policy == "strict":
                     text = _(
                         "tool call id {call} is declared again in the interaction starting at "
@@ -183,13 +187,16 @@ class _Rules:
                 text = text.format(call=call_id, start=state.start, first=first, new=new_id)
                 if self.policy != "strict":
                     self.plan.renamed_calls.setdefault(draft.id, {})[index] = new_id
-                    renames.append((call_id, new_id))
+                renames.append((call_id, new_id))  # strict too: its results answer the new id
                 self.note(draft, "duplicate_call", text)
                 call_id = new_id
-            declared.add(call_id)
+            declared[call_id] = draft.id
             pending.append(_Call(draft, index, call_id, block["name"]))
         return replace(
-            state, pending=tuple(pending), declared=frozenset(declared), renames=tuple(renames)
+            state,
+            pending=tuple(pending),
+            declared=tuple(declared.items()),
+            renames=tuple(renames),
         )
 
     def result(self, draft: Draft, state: _State) -> _State:
@@ -197,7 +204,7 @@ class _Rules:
         call_id = next((new for old, new in reversed(state.renames) if old == original), original)
         match = next((c for c in state.pending if c.call_id == call_id), None)
         if match is not None:
-            if call_id != original:
+            if call_id != original and self.policy != "strict":
                 self.plan.renamed_results[draft.id] = call_id
             return replace(
                 state,
@@ -278,35 +285,97 @@ class _Rules:
         return Draft(near.line, entry)
 
 
+class _Path:
+    """The path from the root to the entry a depth-first walk is at, with the positions of its
+    messages and user messages, so each compaction's questions cost a lookup, not a walk."""
+
+    def __init__(self) -> None:
+        self.entries: list[Draft] = []
+        self.where: dict[str, int] = {}
+        self.messages: list[int] = []
+        self.users: list[int] = []
+
+    def push(self, draft: Draft) -> None:
+        self.where[draft.id] = len(self.entries)
+        if draft.role:
+            self.messages.append(len(self.entries))
+        if draft.role == "user":
+            self.users.append(len(self.entries))
+        self.entries.append(draft)
+
+    def pop(self) -> None:
+        draft = self.entries.pop()
+        del self.where[draft.id]
+        for positions in (self.messages, self.users):
+            if positions and positions[-1] == len(self.entries):
+                positions.pop()
+
+    @staticmethod
+    def _at_or_after(positions: list[int], start: int) -> int | None:
+        found = bisect_left(positions, start)
+        return positions[found] if found < len(positions) else None
+
+    def first_message(self, start: int) -> Draft | None:
+        found = self._at_or_after(self.messages, start)
+        return None if found is None else self.entries[found]
+
+    def first_user(self, start: int) -> Draft | None:
+        found = self._at_or_after(self.users, start)
+        return None if found is None else self.entries[found]
+
+    def last_user(self, before: int) -> Draft | None:
+        found = bisect_left(self.users, before)
+        return self.entries[self.users[found - 1]] if found else None
+
+    def count_messages(self, start: int, stop: int) -> int:
+        return bisect_left(self.messages, stop) - bisect_left(self.messages, start)
+
+
+def _compactions_on_paths(drafts: Sequence[Draft]) -> Iterator[tuple[Draft, _Path]]:
+    """Each compaction with the path above it (root first), walking the tree depth first once."""
+    ids = {draft.id for draft in drafts}
+    children: dict[str | None, list[Draft]] = {}
+    for draft in drafts:
+        parent = draft.parent_id if draft.parent_id in ids else None
+        children.setdefault(parent, []).append(draft)
+    path = _Path()
+    stack: list[Draft | None] = [*reversed(children.get(None, []))]
+    while stack:
+        visit = stack.pop()
+        if visit is None:  # every entry below it is done
+            path.pop()
+            continue
+        if visit.entry["type"] == "compaction":
+            yield visit, path
+        path.push(visit)
+        stack.append(None)
+        stack.extend(reversed(children.get(visit.id, [])))
+
+
 def _compaction_plan(
     drafts: Sequence[Draft], policy: Policy, used: set[str], split_turn: SplitTurn
 ) -> _Plan:
     """Point every compaction's first kept id at a user message on its path before it."""
-    by_id = {draft.id: draft for draft in drafts}
     plan = _Plan()
-    for draft in drafts:
-        if draft.entry["type"] != "compaction":
-            continue
-        before = list(reversed(_ancestors(draft, by_id)))  # root first
+    for draft, path in _compactions_on_paths(drafts):
         target = draft.entry["firstKeptEntryId"]
-        ids = [a.id for a in before]
-        if target in ids and by_id[target].role == "user":
+        position = path.where.get(target)
+        if position is not None and path.entries[position].role == "user":
             continue
-        if target in ids:
-            position = ids.index(target)
-            kept = [a for a in before[position:] if a.role]
-            if kept and kept[0].role == "user":
-                plan.first_kept[draft.id] = kept[0].id
+        if position is not None:
+            first = path.first_message(position)
+            if first is not None and first.role == "user":
+                plan.first_kept[draft.id] = first.id
                 text = _(
                     "first kept entry {target} is not a message; the kept range starts at the "
                     "user message {user} that follows it, as in Pi's context"
-                ).format(target=target, user=kept[0].id)
+                ).format(target=target, user=first.id)
                 plan.items.append(ReportItem(draft.line, draft.id, "converted", text))
                 continue
-            turn = next((a for a in reversed(before[:position]) if a.role == "user"), None)
-            later = next((a for a in kept if a.role == "user"), None)
-            if kept and (turn or later):
-                item = _split_turn(draft, target, before, turn, later, split_turn)
+            turn = path.last_user(position)
+            later = path.first_user(position)
+            if first is not None and (turn or later):
+                item = _split_turn(draft, target, path, turn, later, split_turn)
                 plan.first_kept[draft.id] = item[0]
                 plan.items.append(item[1])
                 continue
@@ -315,8 +384,7 @@ def _compaction_plan(
                 "first kept entry {target} is not a user message, so it starts no interaction"
             ).format(target=target)
         else:
-            users = [a for a in reversed(before) if a.role == "user"]
-            chosen = users[0] if users else None
+            chosen = path.last_user(len(path.entries))
             text = (
                 _("has no first kept entry (Pi keeps nothing from before it)")
                 if not target
@@ -340,75 +408,47 @@ def _compaction_plan(
 def _split_turn(
     compaction: Draft,
     target: str,
-    before: list[Draft],
+    path: _Path,
     turn: Draft | None,
     later: Draft | None,
     choice: SplitTurn,
 ) -> tuple[str, ReportItem]:
     """The first kept id for a compaction whose kept entry is in the middle of a turn."""
-    ids = [a.id for a in before]
-    role = before[ids.index(target)].role
+    position = path.where[target]
+    role = path.entries[position].role
     if (choice == "turn-start" and turn is not None) or later is None:
         assert turn is not None
-        prefix = [a for a in before[ids.index(turn.id) : ids.index(target)] if a.role]
-        count, chosen = len(prefix), turn.id
-        if choice == "turn-start":
-            text = ngettext(
-                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
-                "starts; the kept range starts at {turn}, so the turn's first {count} message "
-                "(which Pi's summary holds in its Turn Context) are sent as well",
-                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
-                "starts; the kept range starts at {turn}, so the turn's first {count} messages "
-                "(which Pi's summary holds in its Turn Context) are sent as well",
-                count,
-            )
+        count, chosen = path.count_messages(path.where[turn.id], position), turn.id
+        text = ngettext(
+            "first kept entry {target} ({role}) is in the middle of a turn that {turn} starts; "
+            "the kept range starts at {turn}, so the turn's first {count} message is sent as well",
+            "first kept entry {target} ({role}) is in the middle of a turn that {turn} starts; "
+            "the kept range starts at {turn}, so the turn's first {count} messages are sent as "
+            "well",
+            count,
+        )
+        markdown = (compaction.source or {}).get("summary")
+        if isinstance(markdown, str) and TURN_CONTEXT_MARK in markdown:
+            text += _("; Pi's summary holds that part of the turn in its Turn Context")
         else:
-            text = ngettext(
-                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
-                "starts; the kept range starts at {turn}, so the turn's first {count} message "
-                "(which Pi's summary holds in its Turn Context) are sent as well (no user message "
-                "follows it before the compaction)",
-                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
-                "starts; the kept range starts at {turn}, so the turn's first {count} messages "
-                "(which Pi's summary holds in its Turn Context) are sent as well (no user message "
-                "follows it before the compaction)",
-                count,
-            )
+            text += _("; Pi's summary has no Turn Context for this turn")
+        if choice == "next-user":
+            text += _(" (no user message follows it before the compaction)")
     else:
-        suffix = [a for a in before[ids.index(target) : ids.index(later.id)] if a.role]
-        count, chosen = len(suffix), later.id
+        count, chosen = path.count_messages(position, path.where[later.id]), later.id
+        text = ngettext(
+            "first kept entry {target} ({role}) is in the middle of a turn; the kept range starts "
+            "at the next user message {later}, so the turn is left to the summary and its last "
+            "{count} message, which Pi sends, is not sent",
+            "first kept entry {target} ({role}) is in the middle of a turn; the kept range starts "
+            "at the next user message {later}, so the turn is left to the summary and its last "
+            "{count} messages, which Pi sends, are not sent",
+            count,
+        )
         if turn is not None:
-            text = ngettext(
-                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
-                "starts; the kept range starts at the next user message {later}, so the turn is "
-                "left to the summary and its last {count} message, which Pi sends, are not sent",
-                "first kept entry {target} ({role}) is in the middle of a turn that {turn} "
-                "starts; the kept range starts at the next user message {later}, so the turn is "
-                "left to the summary and its last {count} messages, which Pi sends, are not sent",
-                count,
-            )
-        elif choice == "next-user":
-            text = ngettext(
-                "first kept entry {target} ({role}) is in the middle of a turn; the kept range "
-                "starts at the next user message {later}, so the turn is left to the summary and "
-                "its last {count} message, which Pi sends, are not sent",
-                "first kept entry {target} ({role}) is in the middle of a turn; the kept range "
-                "starts at the next user message {later}, so the turn is left to the summary and "
-                "its last {count} messages, which Pi sends, are not sent",
-                count,
-            )
-        else:
-            text = ngettext(
-                "first kept entry {target} ({role}) is in the middle of a turn; the kept range "
-                "starts at the next user message {later}, so the turn is left to the summary and "
-                "its last {count} message, which Pi sends, are not sent (no user message starts "
-                "the turn)",
-                "first kept entry {target} ({role}) is in the middle of a turn; the kept range "
-                "starts at the next user message {later}, so the turn is left to the summary and "
-                "its last {count} messages, which Pi sends, are not sent (no user message starts "
-                "the turn)",
-                count,
-            )
+            text += _("; the turn starts at {turn}")
+        elif choice == "turn-start":
+            text += _(" (no user message starts the turn)")
     text = text.format(
         target=target,
         role=role,
@@ -417,17 +457,6 @@ def _split_turn(
         count=count,
     )
     return chosen, ReportItem(compaction.line, compaction.id, "split_turn", text)
-
-
-def _ancestors(draft: Draft, by_id: dict[str, Draft]) -> list[Draft]:
-    """The entries above ``draft`` on its path, nearest first."""
-    found: list[Draft] = []
-    parent = draft.parent_id
-    while parent is not None:
-        ancestor = by_id[parent]
-        found.append(ancestor)
-        parent = ancestor.parent_id
-    return found
 
 
 def _apply(drafts: list[Draft], plan: _Plan) -> list[Draft]:

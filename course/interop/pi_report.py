@@ -22,6 +22,7 @@ the next user message (the prefix is left to the summary and the turn's kept suf
 REPAIR_KINDS: dict[str, str] = {
     "damaged_line": "a line holds several JSON objects back to back, or something unreadable",
     "unknown_type": "an entry type or message role this importer does not know",
+    "missing_parent": "an entry's parent is not in the file (a /fork leaves labels out)",
     "unanswered_call": "a tool call has no result before its interaction ends",
     "orphan_result": "a tool result answers no call of its interaction, or answers one twice",
     "duplicate_call": "a tool call id is declared twice in one interaction",

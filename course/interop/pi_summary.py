@@ -206,6 +206,7 @@ class _Splitter:
         if (heading := _HEADING.match(line)) is not None:
             self.open_section(len(heading.group(1)), heading.group(2).strip())
         elif (tag := _OPEN_TAG.match(line)) is not None:
+            self.turn = False  # Pi appends its file lists after the whole summary, turn context too
             self.open_section(1, tag.group(1), line_items=True)
         elif _CLOSE_TAG.match(line) is not None:
             self.close_tag()
@@ -243,7 +244,8 @@ def summary_from_markdown(markdown: str, *, session_goal: str = "") -> SummaryMa
     then its items are prefixed with its text. Items are list entries, paragraphs, tables and
     fenced code blocks, kept verbatim; the lines between ``<read-files>``/``<modified-files>``
     tags (which Pi appends) are one item each. Headings and rules are structure, not items.
-    After Pi's ``Turn Context (split turn)`` line every item starts with ``split turn``.
+    After Pi's ``Turn Context (split turn)`` line every item starts with ``split turn``, up to
+    the file lists Pi appends to the whole summary.
 
     The goal is the session's, never a heading: the text of the goal sections, else the first
     paragraph that states the work (at the top, under the title or under a progress heading),

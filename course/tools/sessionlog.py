@@ -8,8 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..fields import escape_surrogates
+from ..interop.pi_format import MAX_LINE_BYTES, MAX_SESSION_BYTES
 from ..jsonl import read_jsonl, repair_jsonl
+from ..locale import gettext as _
 from ..stores import SessionStoreError
+
+CHUNK_BYTES = 1024 * 1024
 
 
 def say(text: str, *, error: bool = False) -> None:
@@ -42,6 +46,34 @@ def repair(path: Path) -> int:
     return 0
 
 
+def beyond_caps(path: Path) -> str:
+    """Why the log is too large to read (its size, or a line's length), or "" if it is not.
+
+    A chapter log is at most ``MAX_SESSION_BYTES`` with lines of at most ``MAX_LINE_BYTES``,
+    the caps of the Pi import that writes such logs; the file is scanned in chunks, so a log
+    beyond them is refused before anything holds it whole.
+    """
+    size = path.stat().st_size
+    if size > MAX_SESSION_BYTES:
+        return _("{size:,} bytes, more than the {limit} MiB a session log may hold").format(
+            size=size, limit=MAX_SESSION_BYTES >> 20
+        )
+    line, since = 1, 0
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(CHUNK_BYTES), b""):
+            first = chunk.find(b"\n")
+            if since + (len(chunk) if first == -1 else first) > MAX_LINE_BYTES:
+                return _("line {line} is longer than {limit} MiB").format(
+                    line=line, limit=MAX_LINE_BYTES >> 20
+                )
+            if first != -1:
+                line += chunk.count(b"\n")
+                since = len(chunk) - chunk.rfind(b"\n") - 1
+            else:
+                since += len(chunk)
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``session-log check LOG``, ``session-log repair LOG`` or ``session-log import …``."""
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -62,9 +94,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"session-log: {args.log}: no such file", error=True)
         return 2
     try:
+        too_large = beyond_caps(args.log)
+        if too_large:
+            say(
+                _("session-log: {path}: {problem}; not read").format(
+                    path=args.log, problem=too_large
+                ),
+                error=True,
+            )
+            return 2
         return check(args.log) if args.command == "check" else repair(args.log)
     except SessionStoreError as error:
         say(f"session-log: {error}", error=True)
+        return 2
+    except OSError as error:
+        say(f"session-log: {args.log}: {error.strerror or error}", error=True)
         return 2
 
 

@@ -1,16 +1,21 @@
-// What Pi itself sends for each shipped session: its own loader, buildSessionContext,
-// convertToLlm and the provider transform, written as JSON fixtures the kit's tests read.
+// What Pi itself sends for each shipped session and for each session sessions.mjs writes with
+// Pi's own SessionManager: its loader, buildSessionContext, convertToLlm and the provider
+// transform, written as JSON fixtures the kit's tests read.
 //
-//   cd scripts/pi-oracle && npm ci && node oracle.mjs
+//   cd scripts/pi-oracle && npm ci && node oracle.mjs           # (re)write every fixture
+//   cd scripts/pi-oracle && npm ci && node oracle.mjs --check   # exit 1 if one would change
 //
 // Each message of the context is named by the line of the session file it came from (the
 // line numbers are counted here the way Pi's loader reads the file), so the kit's import can
 // be compared message by message without sharing any code with it.
 
+import "./determinism.mjs";
+
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { gunzipSync } from "node:zlib";
 
@@ -20,6 +25,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..", "..");
 const sessionsDir = join(root, "course", "data", "pi-sessions");
 const fixturesDir = join(root, "tests", "interop", "pi-oracle");
+const writtenDir = join(fixturesDir, "written");
+const { SESSION_NAMES } = await import("./sessions.mjs");
 
 const modules = join(here, "node_modules", "@mariozechner");
 const piVersion = JSON.parse(readFileSync(join(modules, "pi-coding-agent", "package.json"), "utf8")).version;
@@ -68,6 +75,9 @@ function describe(message) {
 	};
 	if (message.role === "assistant") {
 		described.toolCalls = content.filter((b) => b.type === "toolCall").map((b) => [b.id, b.name]);
+		// sent to another model, thinking becomes text (blank thinking is left out)
+		const sent = message.content.filter((block) => block.type === "text").map((block) => block.text);
+		if (sent.join("\u0000") !== texts.join("\u0000")) described.sentTextSha256 = sha256(sent.join("\u0000"));
 	}
 	if (message.role === "toolResult") {
 		described.toolCallId = message.toolCallId;
@@ -76,12 +86,22 @@ function describe(message) {
 	return described;
 }
 
-function oracle(name, file) {
-	const raw = gunzipSync(readFileSync(file));
+/** The path's entries that give the context's messages, in buildSessionContext's order. */
+function messageSources(path, compaction) {
+	const gives = (e) => e.type === "message" || e.type === "custom_message" || (e.type === "branch_summary" && e.summary);
+	if (!compaction) return path.filter(gives);
+	const at = path.indexOf(compaction);
+	const kept = path.findIndex((e) => e.id === compaction.firstKeptEntryId);
+	const before = kept >= 0 && kept < at ? path.slice(kept, at) : [];
+	return [compaction, ...before.filter(gives), ...path.slice(at + 1).filter(gives)];
+}
+
+/** What Pi sends for the session file `raw` (bytes); `withIds` names each message's entry id too. */
+function oracle(session, raw, withIds) {
 	const text = raw.toString("utf8");
 	const work = mkdtempSync(join(tmpdir(), "pi-oracle-"));
 	try {
-		const copy = join(work, `${name}.jsonl`);
+		const copy = join(work, "session.jsonl");
 		writeFileSync(copy, raw);
 		const manager = SessionManager.open(copy, work);
 		const { kept: lines, unreadable } = readLines(text);
@@ -91,16 +111,12 @@ function oracle(name, file) {
 		const context = manager.buildSessionContext();
 		const path = manager.getBranch();
 		const compaction = [...path].reverse().find((entry) => entry.type === "compaction");
-		// Tag every message with the line it came from, through Pi's own conversion.
-		const byMessage = new Map(path.filter((e) => e.type === "message").map((e) => [e.message, e]));
-		const tagged = context.messages.flatMap((message) => {
-			const entry = byMessage.get(message);
-			const source =
-				message.role === "compactionSummary"
-					? { summaryOf: lineOf.get(compaction.id) }
-					: entry
-						? { line: lineOf.get(entry.id) }
-						: { line: null };
+		const sources = messageSources(path, compaction);
+		if (sources.length !== context.messages.length) throw new Error(`${session}: messages and entries differ`);
+		const tagged = context.messages.flatMap((message, index) => {
+			const entry = sources[index];
+			const source = entry.type === "compaction" ? { summaryOf: lineOf.get(entry.id) } : { line: lineOf.get(entry.id) };
+			if (withIds) source.id = entry.id;
 			return convertToLlm([message]).map((converted) => {
 				converted[SOURCE] = source;
 				converted[BEFORE_TRANSFORM] = converted;
@@ -115,9 +131,9 @@ function oracle(name, file) {
 		const sentLines = new Set(sent.map((m) => m[SOURCE]?.line).filter((line) => line != null));
 		const dropped = tagged
 			.filter((m) => m[SOURCE].line != null && !sentLines.has(m[SOURCE].line))
-			.map((m) => ({ line: m[SOURCE].line, stopReason: m.stopReason ?? null }));
+			.map((m) => ({ line: m[SOURCE].line, ...(withIds ? { id: m[SOURCE].id } : {}), stopReason: m.stopReason ?? null }));
 		return {
-			session: `${name}.jsonl.gz`,
+			session,
 			sha256: createHash("sha256").update(raw).digest("hex"),
 			pi: { package: "@mariozechner/pi-coding-agent", version: piVersion },
 			unreadableLines: unreadable,
@@ -133,13 +149,41 @@ function oracle(name, file) {
 	}
 }
 
-const names = readdirSync(sessionsDir)
-	.filter((file) => file.endsWith(".jsonl.gz"))
-	.map((file) => file.slice(0, -".jsonl.gz".length))
-	.sort();
-for (const name of names) {
-	const expected = oracle(name, join(sessionsDir, `${name}.jsonl.gz`));
-	const target = join(fixturesDir, `${name}.json`);
-	writeFileSync(target, `${JSON.stringify(expected, null, 1)}\n`);
-	console.log(`${target}: ${expected.messages.length} messages (Pi ${piVersion})`);
+/** Every fixture as [path, text]: the shipped sessions' contexts, then each written session and its context. */
+function fixtures() {
+	const out = [];
+	const shipped = readdirSync(sessionsDir)
+		.filter((file) => file.endsWith(".jsonl.gz"))
+		.map((file) => file.slice(0, -".jsonl.gz".length))
+		.sort();
+	for (const name of shipped) {
+		const raw = gunzipSync(readFileSync(join(sessionsDir, `${name}.jsonl.gz`)));
+		out.push([join(fixturesDir, `${name}.json`), oracle(`${name}.jsonl.gz`, raw, false)]);
+	}
+	for (const name of SESSION_NAMES) {
+		const raw = execFileSync(process.execPath, [join(here, "sessions.mjs"), name]);
+		out.push([join(writtenDir, `${name}.jsonl`), raw.toString("utf8")]);
+		out.push([join(writtenDir, `${name}.json`), oracle(`${name}.jsonl`, raw, true)]);
+	}
+	return out.map(([target, value]) => [target, typeof value === "string" ? value : `${JSON.stringify(value, null, 1)}\n`]);
+}
+
+const check = process.argv.includes("--check");
+let stale = 0;
+mkdirSync(writtenDir, { recursive: true });
+for (const [target, text] of fixtures()) {
+	const shown = relative(root, target);
+	if (check) {
+		if (!existsSync(target) || readFileSync(target, "utf8") !== text) {
+			stale += 1;
+			console.log(`${shown}: differs from what Pi ${piVersion} writes now`);
+		}
+	} else {
+		writeFileSync(target, text);
+		console.log(`${shown} (Pi ${piVersion})`);
+	}
+}
+if (check) {
+	console.log(stale ? `${stale} fixtures are stale: run node oracle.mjs` : `every fixture is what Pi ${piVersion} writes`);
+	process.exit(stale ? 1 : 0);
 }

@@ -243,6 +243,19 @@ def test_pis_turn_prefix_template_is_marked_as_the_split_turn() -> None:
     assert summary.constraints == ["split turn — Context for Suffix — the tests are red"]
 
 
+def test_file_lists_after_a_turn_context_are_plain_paths() -> None:
+    markdown = (
+        "## Goal\nShip it.\n\n---\n\n**Turn Context (split turn):**\n\n"
+        "## Original Request\nFix the cart.\n\n"
+        "<read-files>\nsrc/lib/money.ts\n</read-files>\n\n"
+        "<modified-files>\nsrc/components/Cart.tsx\n</modified-files>"
+    )
+    summary = summary_from_markdown(markdown).summary
+    assert summary.changed_files == ["src/components/Cart.tsx"]
+    assert summary.constraints == ["read-files — src/lib/money.ts"]
+    assert summary.next == ["split turn — Fix the cart."]
+
+
 WORDS = st.sampled_from(
     ["goal", "next", "done", "files", "decisions", "blocked", "rules", "alpha", "beta", "x1"]
 )
