@@ -59,10 +59,12 @@ class Tree:
         fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY)
         try:
             for index, part in enumerate((*self.below, *parts)):
+                shown = "/".join((*self.below, *parts)[: index + 1])
                 try:
+                    if _lstat_kind(fd, part) != "directory":  # looked at before it is opened
+                        raise NotADirectoryError(errno.ENOTDIR, "not a directory")
                     inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
                 except OSError as error:
-                    shown = "/".join((*self.below, *parts)[: index + 1])
                     raise self._refusal(fd, part, shown, error) from None
                 os.close(fd)
                 fd = inner
@@ -100,21 +102,32 @@ class Tree:
                 raise UnsafePath(f"{self.where(relative)}: cannot be listed ({error})") from None
 
     def read(self, relative: str, limit: int = MAX_FILE_BYTES) -> bytes:
-        """A regular file's bytes; ``UnsafePath`` for a link, a device, a FIFO, a huge file."""
+        """A regular file's bytes; ``UnsafePath`` for a link, a device, a FIFO, a huge file.
+
+        Nothing is opened before ``lstat`` says it is a regular file within ``limit`` (a
+        device's or a FIFO's open can have effects, or block), and what is opened, without
+        following a link, must be that same file.
+        """
         parts = _parts(relative)
         shown = self.where(relative)
         with self._directory(parts[:-1]) as directory:
-            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
             try:
+                seen = os.stat(parts[-1], dir_fd=directory, follow_symlinks=False)
+                if not stat.S_ISREG(seen.st_mode):
+                    raise self._not_a_file(directory, parts[-1], shown)
+                if seen.st_size > limit:
+                    raise UnsafePath(f"{shown}: larger than {limit // 1024} KiB")
+                flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
                 fd = os.open(parts[-1], flags, dir_fd=directory)
             except OSError as error:
                 raise self._refusal(directory, parts[-1], shown, error) from None
         try:
             info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise UnsafePath(f"{shown}: not a regular file")
-            if info.st_size > limit:
-                raise UnsafePath(f"{shown}: larger than {limit // 1024} KiB")
+            if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (
+                seen.st_dev,
+                seen.st_ino,
+            ):
+                raise UnsafePath(f"{shown}: replaced while it was read")
             with os.fdopen(os.dup(fd), "rb") as handle:
                 data = handle.read(limit + 1)
             if len(data) > limit:
@@ -124,6 +137,12 @@ class Tree:
             raise UnsafePath(f"{shown}: cannot be read ({error.strerror or error})") from None
         finally:
             os.close(fd)
+
+    @staticmethod
+    def _not_a_file(directory: int, name: str, shown: str) -> UnsafePath:
+        if _lstat_kind(directory, name) == "symlink":
+            return UnsafePath(f"{shown}: a symbolic link (workspaces are read without links)")
+        return UnsafePath(f"{shown}: not a regular file")
 
 
 def _lstat_kind(directory: int, name: str) -> Kind:

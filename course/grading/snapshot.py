@@ -106,7 +106,7 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
         ) from None
     if workspace.chapter != manifest.chapter:
         raise WorkspaceError(
-            f"{tree.where()} is a chapter {workspace.chapter} workspace, not chapter "
+            f"{tree.where()} is a chapter {safe_name(workspace.chapter)} workspace, not chapter "
             f"{manifest.chapter}"
         )
     notes, flags = _layout_notes(manifest, kit, tree)

@@ -77,6 +77,10 @@ def parse_marker(root: Path, text: bytes, marker: str) -> Workspace:
     """A workspace from its marker's bytes; a ``WorkspaceError`` names ``marker`` and the field."""
     try:
         data = tomllib.loads(text.decode("utf-8"))
+    except RecursionError:  # tables or arrays nested thousands deep
+        raise WorkspaceError(
+            _("{marker}: not valid TOML (nested too deep)").format(marker=marker)
+        ) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise WorkspaceError(
             _("{marker}: not valid TOML ({error})").format(marker=marker, error=error)
