@@ -19,7 +19,10 @@ import textwrap
 import zipfile
 from pathlib import Path
 
+from harness_support import roster_workspace
 from hostile import MODULE, append
+
+from course.harness.manifest import Manifest
 
 FAKE_COMMIT = "c0ffee" * 6 + "c0ff"
 
@@ -131,12 +134,18 @@ def malformed_records(workspace: Path) -> Path:
     return workspace
 
 
-def fifo_learner_file(workspace: Path, witness: Path) -> subprocess.Popen[bytes]:
-    """Make ``pi_course/summary.py`` a FIFO with a writer blocked on it; the writer writes
-    ``witness`` if the FIFO is ever opened for reading. The caller ends the writer."""
+def fifo_learner_file(workspace: Path) -> Path:
+    """Make ``pi_course/summary.py`` a FIFO (an open for reading would block, or let a writer
+    through); its path."""
     fifo = workspace / MODULE
     fifo.unlink()
     os.mkfifo(fifo)
+    return fifo
+
+
+def fifo_writer(fifo: Path, witness: Path) -> subprocess.Popen[bytes]:
+    """A process blocked opening ``fifo`` for writing; it writes ``witness`` if the FIFO is ever
+    opened for reading. The caller ends it (by its pid)."""
     code = textwrap.dedent(
         f"""
         import pathlib
@@ -145,3 +154,19 @@ def fifo_learner_file(workspace: Path, witness: Path) -> subprocess.Popen[bytes]
         """
     )
     return subprocess.Popen([sys.executable, "-c", code])
+
+
+def lay_out_attacks(manifest: Manifest, roster: Path, *, small: bool = False) -> Path:
+    """Every attack as a learner of ``roster`` (``h-index``, ``h-longname.tar.bz2``…), beside
+    whoever else is there; the FIFO's path. ``small``: 300 archives in one folder instead of
+    12,000 and a 2 MB member name instead of 20 MB (the other attacks at full size)."""
+    with_git_index(roster_workspace(manifest, roster, "h-index", solved=5), v4_index(16_000))
+    malformed_records(roster_workspace(manifest, roster, "h-records", solved=5))
+    huge_tuple(roster_workspace(manifest, roster, "h-tuple", solved=5), 240 * 1024)
+    long_chapter(roster_workspace(manifest, roster, "h-chapter"), 900_000)
+    nested_marker(roster_workspace(manifest, roster, "h-nested"), 3000)
+    long_name_tar(roster / "h-longname.tar.bz2", 2_000_000 if small else 20_000_000)
+    long_name_zip(roster / "h-zipname.zip", 60_000)
+    deep_zip(roster / "h-deep.zip", 1100)
+    many_archives(roster / "h-many", 300 if small else 12_000)
+    return fifo_learner_file(roster_workspace(manifest, roster, "h-fifo"))
