@@ -207,10 +207,10 @@ def find_workspaces(tree: Tree, depth: int = SEARCH_DEPTH) -> list[tuple[str, ..
     if depth == 0:
         return []
     found: list[tuple[str, ...]] = []
-    for name in tree.names():
+    for name, kind in tree.kinds().items():
         if name.startswith(".") or name in IGNORED_IN_ARCHIVES:
             continue
-        if tree.kind(name) == "directory":
+        if kind == "directory":
             found += find_workspaces(Tree(tree.base, (*tree.below, name)), depth - 1)
     return found
 
@@ -237,9 +237,8 @@ def _folder(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Su
 def _archives_inside(roster: Path, folder: Submission) -> list[Submission]:
     """The archives at the top of a folder without a workspace, each a submission of the
     folder's learner (a platform that puts each learner's upload in a folder of their name)."""
-    tree = Tree(roster, (folder.entry,))
     try:
-        names = tree.names()
+        kinds = Tree(roster, (folder.entry,)).kinds()
     except UnsafePath:
         return []
     return [
@@ -249,8 +248,8 @@ def _archives_inside(roster: Path, folder: Submission) -> list[Submission]:
             entry=f"{folder.entry}/{name}",
             mtime=os.lstat(roster / folder.entry / name).st_mtime,
         )
-        for name in names
-        if is_readable_archive(name) and not name.startswith(".") and tree.kind(name) == "file"
+        for name, kind in kinds.items()
+        if is_readable_archive(name) and not name.startswith(".") and kind == "file"
     ]
 
 

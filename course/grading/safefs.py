@@ -101,6 +101,17 @@ class Tree:
             except OSError as error:
                 raise UnsafePath(f"{self.where(relative)}: cannot be listed ({error})") from None
 
+    def kinds(self, relative: str = "") -> dict[str, Kind]:
+        """Each entry of a directory (sorted) and what it is, through one opened folder: a
+        folder of thousands of entries costs one ``lstat`` each."""
+        parts = _parts(relative) if relative else ()
+        with self._directory(parts) as fd:
+            try:
+                names = sorted(os.listdir(fd))
+            except OSError as error:
+                raise UnsafePath(f"{self.where(relative)}: cannot be listed ({error})") from None
+            return {name: _lstat_kind(fd, name) for name in names}
+
     def read(self, relative: str, limit: int = MAX_FILE_BYTES) -> bytes:
         """A regular file's bytes; ``UnsafePath`` for a link, a device, a FIFO, a huge file.
 

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import tracemalloc
@@ -349,3 +350,23 @@ def test_no_learner_path_is_opened_before_lstat_says_it_is_a_file(
     finally:
         writer.kill()
         writer.wait()
+
+
+def test_the_roster_bench_measures_a_hostile_class_quickly() -> None:
+    """``bench/roster.py --small``: every intake attack beside three learners, with figures."""
+    bench = kit_root() / "bench" / "roster.py"
+    run = subprocess.run(
+        [sys.executable, str(bench), "--small"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    rows = {line.split()[0]: line.split()[1:] for line in lines if line.startswith(("h-", "ho"))}
+    assert rows["honest-00"][:2] == ["passed", "14/14"], rows
+    assert {"h-index", "h-deep", "h-fifo", "h-many", "h-nested", "h-tuple"} <= rows.keys()
+    assert "OVER THE DEADLINE" not in run.stdout
+    assert any(line.startswith("grader's peak resident memory: ") for line in lines), lines
+    assert any(line.startswith("survey of the roster: ") for line in lines), lines
