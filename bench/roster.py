@@ -1,9 +1,13 @@
-"""What grading a class costs: ``python3 bench/roster.py [--learners N] [--jobs J]``.
+"""What grading a class costs: ``python3 bench/roster.py [--learners N] [--jobs J] [--small]``.
 
 Lays out a roster of N workspaces (default 30): a third honest (complete, partial, wrong),
 a third fresh, and a third hostile (the attacks of ``tests/harness/hostile.py``: forged
 reports and records, escapes and lone surrogates, megabytes of records, a stack-dump bomb,
-daemons, forks, a killer, planted ``conftest.py`` files…). It grades the roster the way
+daemons, forks, a killer, planted ``conftest.py`` files…), and beside them every attack on the
+grader's own reading (``tests/harness/intake_attacks.py``: a version-4 git index whose paths
+grow, a 20 MB member name, 12,000 archives in one folder, a zip 1,100 folders deep, a marker
+nested 3,000 deep, a 240 KiB tuple, malformed records, a FIFO). ``--small`` (3 learners, 300
+archives, 2-second tests) is what the test suite runs. It grades the roster the way
 ``checkpoint 11 --roster`` does, in this process, and prints each workspace's wall time next
 to its deadline, the grader's own peak memory (its resident set: the sandboxed children are
 not the grader) and the gradebook's size. The goals: every workspace within its deadline, the
@@ -28,9 +32,11 @@ if str(ROOT) not in sys.path:  # run as a script: make ``course`` and the test h
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
 import hostile  # noqa: E402
+import intake_attacks  # noqa: E402
 from harness_support import replace_in, roster_workspace  # noqa: E402
 
 from course.grading import roster as roster_module  # noqa: E402
+from course.grading.intake import survey  # noqa: E402
 from course.grading.roster import RosterOptions, grade_roster  # noqa: E402
 from course.harness.kit import kit_root  # noqa: E402
 from course.harness.manifest import Manifest, load_manifest  # noqa: E402
@@ -61,7 +67,9 @@ def hostile_changes(roster: Path, markers: Path) -> list[tuple[str, Callable[[Pa
     return changes
 
 
-def lay_out(manifest: Manifest, roster: Path, markers: Path, learners: int) -> None:
+def lay_out(
+    manifest: Manifest, roster: Path, markers: Path, learners: int, small: bool = False
+) -> None:
     attacks = hostile_changes(roster, markers)
     for n in range(learners):
         kind = n % 3
@@ -75,6 +83,7 @@ def lay_out(manifest: Manifest, roster: Path, markers: Path, learners: int) -> N
         else:
             name, change = attacks[(n // 3) % len(attacks)]
             change(roster_workspace(manifest, roster, f"{name}-{n:02d}"))
+    intake_attacks.lay_out_attacks(manifest, roster, small=small)
 
 
 def main() -> None:
@@ -82,7 +91,10 @@ def main() -> None:
     parser.add_argument("--learners", type=int, default=30)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per test")
+    parser.add_argument("--small", action="store_true", help="3 learners, smaller attacks, 2 s")
     args = parser.parse_args()
+    if args.small:
+        args.learners, args.timeout = 3, 2.0
     manifest, kit = load_manifest("11"), kit_root()
     timings: dict[str, float] = {}
     grade_entry = roster_module.grade_entry
@@ -90,7 +102,8 @@ def main() -> None:
     def timed(*given: Any, **named: Any) -> Any:
         started = time.monotonic()
         row = grade_entry(*given, **named)
-        timings[row.learner] = time.monotonic() - started
+        spent = time.monotonic() - started
+        timings[row.learner] = max(timings.get(row.learner, 0.0), spent)
         return row
 
     roster_module.grade_entry = timed
@@ -98,7 +111,10 @@ def main() -> None:
         roster, markers, books = Path(base) / "roster", Path(base) / "markers", Path(base) / "gb"
         roster.mkdir()
         markers.mkdir()
-        lay_out(manifest, roster, markers, args.learners)
+        lay_out(manifest, roster, markers, args.learners, args.small)
+        surveyed = time.monotonic()
+        entries = len(survey(roster).submissions)
+        surveyed = time.monotonic() - surveyed
         options = RosterOptions(test_seconds=args.timeout, jobs=args.jobs)
         labs = list(manifest.required_labs)
         deadline = roster_module._deadline(manifest, labs, options)
@@ -109,7 +125,8 @@ def main() -> None:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         sizes = {path.name: path.stat().st_size for path in books.iterdir()}
         leaked = sorted(path.name for path in markers.iterdir())
-    print(f"{len(grades)} workspaces, {args.jobs} at a time, {args.timeout:g} s per test")
+    print(f"{len(grades)} rows, {args.jobs} at a time, {args.timeout:g} s per test")
+    print(f"survey of the roster: {entries} rows in {surveyed:.2f} s")
     print(f"{'learner':<22} {'status':<8} {'passed':>6} {'seconds':>8}  (deadline {deadline:g} s)")
     for grade in grades:
         seconds = timings.get(grade.learner, float("nan"))

@@ -2,8 +2,9 @@
 
 Every member is checked before a byte of it is written: its path must stay inside the target
 (no absolute path, no ``..``, no backslash), it must be a plain file or folder (no symbolic or
-hard link, device, FIFO), and the archive must stay under caps on the number of files, the
-total unpacked size and, for anything sizeable, the compression ratio (zip bombs). Sizes a
+hard link, device, FIFO), no deeper than ``Caps.depth`` folders, and the archive must stay under
+caps on the number of files, the total unpacked size and, for anything sizeable, the compression
+ratio (zip bombs). A member's name is quoted in a refusal cut to ``NAME_CHARS``. Sizes a
 header declares are checked first and the bytes actually written are counted too, since a
 header can lie. Files are created fresh (``O_EXCL``, no link followed) in a folder only this
 process uses.
@@ -11,22 +12,28 @@ process uses.
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import lzma
 import os
 import stat
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Literal, cast
+
+from ..harness.untrusted import safe_name
 
 ZIP_SUFFIXES = (".zip",)
 TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 UNREAD_SUFFIXES = (".rar", ".7z", ".gz", ".bz2", ".xz", ".zst")
 """Archives a learner may hand in that are not read; their row says so."""
 CHUNK = 64 * 1024
+HEADER_BYTES = 64 * 1024
+"""A tar's long-name or pax header larger than this is refused before it is read."""
 
 MemberKind = Literal["file", "directory", "symbolic link", "hard link", "device", "FIFO", "other"]
 
@@ -44,6 +51,8 @@ class Caps:
     ratio: float = 100.0
     """Unpacked bytes per archive byte, checked once the total passes ``ratio_floor``."""
     ratio_floor: int = 1024 * 1024
+    depth: int = 32
+    """Folders a member's path may go down (the kit's workspace goes down 4)."""
 
 
 @dataclass(frozen=True)
@@ -76,16 +85,23 @@ def is_readable_archive(name: str) -> bool:
     return archive_suffix(name) in (*ZIP_SUFFIXES, *TAR_SUFFIXES)
 
 
-def member_parts(name: str) -> tuple[str, ...]:
+def quoted(name: str) -> str:
+    """A member's name as a refusal quotes it: escaped and cut (``untrusted.safe_name``)."""
+    return f"'{safe_name(name)}'"
+
+
+def member_parts(name: str, depth: int = DEFAULT_CAPS.depth) -> tuple[str, ...]:
     """The path components of a member (none for the target itself, ``./``), or ``Refused``
-    if it could leave the target."""
+    if it could leave the target or goes down more than ``depth`` folders."""
     if "\\" in name or "\x00" in name:
-        raise Refused(f"{name!r}: a path with a backslash or NUL")
+        raise Refused(f"{quoted(name)}: a path with a backslash or NUL")
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
-        raise Refused(f"{name!r}: an absolute path")
+        raise Refused(f"{quoted(name)}: an absolute path")
     parts = tuple(part for part in name.split("/") if part not in ("", "."))
     if ".." in parts:
-        raise Refused(f"{name!r}: a path that climbs out with '..'")
+        raise Refused(f"{quoted(name)}: a path that climbs out with '..'")
+    if len(parts) > depth + 1:
+        raise Refused(f"{quoted(name)}: a path more than {depth} folders deep")
     return parts
 
 
@@ -100,16 +116,17 @@ class Budget:
 
     def admit(self, member: Member) -> tuple[str, ...]:
         """Check one member against every rule; its path components if it may be written."""
-        parts = member_parts(member.name)
+        parts = member_parts(member.name, self.caps.depth)
+        shown = quoted(member.name)
         if member.kind not in ("file", "directory"):
-            raise Refused(f"{member.name!r}: a {member.kind} (only files and folders are unpacked)")
+            raise Refused(f"{shown}: a {member.kind} (only files and folders are unpacked)")
         if not parts and member.kind == "file":
-            raise Refused(f"{member.name!r}: a file without a name")
+            raise Refused(f"{shown}: a file without a name")
         self.files += 1
         if self.files > self.caps.files:
             raise Refused(f"more than {self.caps.files} files")
         self.declared += member.size
-        self.check_size(self.declared, f"{member.name!r} declares")
+        self.check_size(self.declared, f"{shown} declares")
         return parts
 
     def check_size(self, total: int, what: str) -> None:
@@ -170,9 +187,9 @@ class Writer:
             path.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as error:
             why = f"cannot be made a folder ({error.strerror})"
-            raise Refused(f"{'/'.join(parts)!r}: {why}") from None
+            raise Refused(f"{quoted('/'.join(parts))}: {why}") from None
         if path.is_symlink() or not path.is_dir():  # never: only this writer creates entries
-            raise Refused(f"{'/'.join(parts)!r}: not a folder")
+            raise Refused(f"{quoted('/'.join(parts))}: not a folder")
         return path
 
     def file(self, parts: tuple[str, ...], source: IO[bytes]) -> None:
@@ -181,9 +198,10 @@ class Writer:
         try:
             fd = os.open(folder / parts[-1], flags, 0o600)
         except FileExistsError:
-            raise Refused(f"{'/'.join(parts)!r}: appears twice in the archive") from None
+            raise Refused(f"{quoted('/'.join(parts))}: appears twice in the archive") from None
         except OSError as error:
-            raise Refused(f"{'/'.join(parts)!r}: cannot be written ({error.strerror})") from None
+            why = f"cannot be written ({error.strerror})"
+            raise Refused(f"{quoted('/'.join(parts))}: {why}") from None
         with os.fdopen(fd, "wb") as out:
             while chunk := source.read(CHUNK):
                 self.written += len(chunk)
@@ -197,7 +215,7 @@ def _unpack_zip(handle: IO[bytes], writer: Writer) -> None:
         admitted = [(info, writer.budget.admit(_zip_member(info))) for info in infos]
         for info, parts in admitted:
             if info.flag_bits & 0x1:
-                raise Refused(f"{info.filename!r}: encrypted")
+                raise Refused(f"{quoted(info.filename)}: encrypted")
             if _zip_kind(info) == "directory":
                 writer.folder(parts)
                 continue
@@ -209,8 +227,48 @@ def _zip_member(info: zipfile.ZipInfo) -> Member:
     return Member(info.filename, _zip_kind(info), info.file_size)
 
 
+class _CappedTarInfo(tarfile.TarInfo):
+    """A tar header whose long name or pax data is refused past ``HEADER_BYTES``, unread."""
+
+    def _proc_member(self, archive: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.type in _HEADER_TYPES and self.size > HEADER_BYTES:
+            raise Refused(f"a header of {self.size} bytes (more than {amount(HEADER_BYTES)})")
+        read = tarfile.TarInfo._proc_member  # type: ignore[attr-defined]
+        member: tarfile.TarInfo = read(self, archive)
+        return member
+
+
+_HEADER_TYPES = (
+    tarfile.GNUTYPE_LONGNAME,
+    tarfile.GNUTYPE_LONGLINK,
+    tarfile.XHDTYPE,
+    tarfile.XGLTYPE,
+    tarfile.SOLARIS_XHDTYPE,
+)
+
+
+COMPRESSIONS: tuple[tuple[bytes, Callable[[IO[bytes]], object]], ...] = (
+    (b"\x1f\x8b", lambda handle: gzip.GzipFile(fileobj=handle, mode="rb")),
+    (b"BZh", bz2.BZ2File),
+    (b"\xfd7zXZ\x00", lzma.LZMAFile),
+)
+"""A compressed tar's first bytes and the reader that decompresses it a chunk at a time."""
+
+
+def _decompressed(handle: IO[bytes]) -> IO[bytes]:
+    """``handle``'s tar stream, decompressed as it is read: never more than a read asks for
+    (``tarfile``'s own streams decompress a whole chunk at once, a bomb's gigabyte included)."""
+    magic = handle.read(6)
+    handle.seek(0)
+    for start, reader in COMPRESSIONS:
+        if magic.startswith(start):
+            return cast(IO[bytes], reader(handle))  # a binary file object, read-only
+    return handle
+
+
 def _unpack_tar(handle: IO[bytes], writer: Writer) -> None:
-    with tarfile.open(fileobj=handle, mode="r|*") as archive:
+    stream = _decompressed(handle)
+    with tarfile.open(fileobj=stream, mode="r|", tarinfo=_CappedTarInfo) as archive:
         for info in _tar_members(archive):
             parts = writer.budget.admit(Member(info.name, _tar_kind(info), info.size))
             if info.isdir():
@@ -218,7 +276,7 @@ def _unpack_tar(handle: IO[bytes], writer: Writer) -> None:
                 continue
             source = archive.extractfile(info)
             if source is None:
-                raise Refused(f"{info.name!r}: its data cannot be read")
+                raise Refused(f"{quoted(info.name)}: its data cannot be read")
             writer.file(parts, source)
 
 
@@ -237,6 +295,7 @@ UNREADABLE = (
     RuntimeError,
     zlib.error,
     lzma.LZMAError,
+    RecursionError,
 )
 """What a damaged, truncated or unsupported archive makes the standard library raise."""
 
@@ -250,13 +309,19 @@ def unpack(archive: Path, target: Path, caps: Caps = DEFAULT_CAPS) -> None:
     if suffix not in (*ZIP_SUFFIXES, *TAR_SUFFIXES):
         raise Refused(f"{suffix or 'this'} archives are not read (.zip, .tar.gz and .tgz are)")
     try:
+        seen = os.lstat(archive)  # looked at before it is opened: a FIFO's open would block
+        if not stat.S_ISREG(seen.st_mode):
+            raise Refused("not a regular file")
         fd = os.open(archive, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as error:
         raise Refused(f"cannot be opened ({error.strerror})") from None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise Refused("not a regular file")
+        if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (
+            seen.st_dev,
+            seen.st_ino,
+        ):
+            raise Refused("replaced while it was read")
         writer = Writer(target, Budget(caps, info.st_size))
         try:
             if suffix in ZIP_SUFFIXES:
@@ -267,5 +332,5 @@ def unpack(archive: Path, target: Path, caps: Caps = DEFAULT_CAPS) -> None:
             raise
         except UNREADABLE as error:
             kind = "zip" if suffix in ZIP_SUFFIXES else "tar"
-            why = f"{type(error).__name__}: {error}"
+            why = f"{type(error).__name__}: {safe_name(error)}"
             raise Refused(f"not a readable {kind} archive ({why})") from None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
@@ -256,9 +257,9 @@ def _functions(
     found: dict[str, _Function] = {}
     cuts: list[Cut] = []
     budget = FILE_TOKENS
-    todo = [name for name in nodes if name in wanted]
+    todo = deque(name for name in nodes if name in wanted)
     while todo:
-        name = todo.pop(0)
+        name = todo.popleft()
         if name in found:
             continue
         if budget <= 0:
@@ -279,7 +280,7 @@ def _functions(
             for n in islice(ast.walk(node), 4 * FUNCTION_TOKENS)
             if isinstance(n, ast.Name) and n.id in module.own and n.id not in local
         )
-        todo += sorted(c for c in calls if c in nodes and c not in found)
+        todo.extend(sorted(c for c in calls if c in nodes and c not in found))
         statements = sum(1 for t in tokens if t in _STATEMENTS) - 1
         found[name] = _Function(tokens, cut, calls, statements)
     return found, cuts

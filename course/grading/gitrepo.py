@@ -5,6 +5,9 @@ A repository's ``.git`` is learner-controlled: its config can name programs that
 ``HEAD`` and the branch it names are read as plain files (loose ref, then ``packed-refs``)
 through ``safefs.Tree``, which follows no link. The index (``.git/index``) says which blob git
 holds for each tracked file, so files edited since the checkout are noticed by their blob ids.
+It is read in one pass, linear in its size: a path longer than ``MAX_INDEX_PATH`` or more than
+``MAX_INDEX_ENTRIES`` entries stop the reading (the row says why), and only the paths asked for
+are kept, so a version-4 index whose paths each extend the last one costs no more than its bytes.
 """
 
 from __future__ import annotations
@@ -12,16 +15,21 @@ from __future__ import annotations
 import hashlib
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
+from ..harness.untrusted import safe_name
 from .safefs import Tree, UnsafePath
 
 COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 MAX_REF_BYTES = 4096
 MAX_PACKED_REFS_BYTES = 1024 * 1024
 MAX_INDEX_BYTES = 16 * 1024 * 1024
+MAX_INDEX_PATH = 4096
+"""Bytes of one index path (Linux's ``PATH_MAX``): a longer one stops the reading."""
+MAX_INDEX_ENTRIES = 100_000
+"""Entries of an index read at most (a course repository holds dozens)."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +41,8 @@ class Checkout:
     problem: str = ""
     tracked: Mapping[str, str] | None = None
     """Blob id of each file git holds, by its path below the graded workspace; None if unread."""
+    unread: str = ""
+    """Why the index (``tracked``) was not read, when it exists and was not."""
 
     def changed(self, files: Mapping[str, bytes]) -> list[str]:
         """Which of ``files`` differ from the blob git holds for them (or are not tracked)."""
@@ -46,7 +56,9 @@ class Checkout:
     @property
     def note(self) -> str:
         """Why no commit is known, for the gradebook; ``""`` when one is (its column says it)."""
-        return f"a git repository whose commit is not known: {self.problem}" if self.problem else ""
+        if self.problem:
+            return f"a git repository whose commit is not known: {self.problem}"
+        return f"its git index was not read: {self.unread}" if self.unread else ""
 
 
 def parse_head(text: str) -> tuple[str, str]:
@@ -56,7 +68,7 @@ def parse_head(text: str) -> tuple[str, str]:
         ref = line.removeprefix("ref:").strip()
         parts = PurePosixPath(ref).parts
         if not ref.startswith("refs/") or ".." in parts or not ref.isprintable():
-            raise ValueError(f"HEAD names an unusual ref {ref!r}")
+            raise ValueError(f"HEAD names an unusual ref {safe_name(ref)!r}")
         return "ref", ref
     if COMMIT_ID.fullmatch(line):
         return "commit", line
@@ -89,16 +101,21 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
     return value, at + 1
 
 
-def index_blobs(data: bytes, size: int = 20) -> dict[str, str]:
-    """Path → blob id of each merged entry of a git index (versions 2 to 4).
+def index_blobs(
+    data: bytes, size: int = 20, wanted: Collection[str] | None = None
+) -> dict[str, str]:
+    """Path → blob id of each merged entry of a git index (versions 2 to 4); only the paths in
+    ``wanted`` when it is given.
 
-    ``ValueError`` for anything that is not a well-formed index.
+    ``ValueError`` for anything that is not a well-formed index, or past the caps.
     """
     if len(data) < 12 or data[:4] != b"DIRC":
         raise ValueError("the index is not a git index")
     version, count = struct.unpack(">II", data[4:12])
     if version not in (2, 3, 4):
         raise ValueError(f"index version {version} is not read")
+    if count > MAX_INDEX_ENTRIES:
+        raise ValueError(f"the index holds {count} entries, more than {MAX_INDEX_ENTRIES}")
     blobs: dict[str, str] = {}
     at, previous = 12, b""
     try:
@@ -109,35 +126,51 @@ def index_blobs(data: bytes, size: int = 20) -> dict[str, str]:
             at += fixed + 2 + (2 if version >= 3 and flags & 0x4000 else 0)
             if version == 4:
                 strip, at = _varint(data, at)
-                end = data.index(b"\0", at)
                 if strip > len(previous):
                     raise ValueError("an index path strips more than its predecessor holds")
+                end = _path_end(data, at, MAX_INDEX_PATH - len(previous) + strip)
                 path = previous[: len(previous) - strip] + data[at:end]
                 at = end + 1
             else:
-                end = data.index(b"\0", at)
+                end = _path_end(data, at, MAX_INDEX_PATH)
                 path = data[at:end]
                 at = start + (end - start + 8) // 8 * 8
             previous = path
-            if (flags >> 12) & 0x3 == 0:
-                blobs[path.decode("utf-8", "surrogateescape")] = blob
+            name = path.decode("utf-8", "surrogateescape")
+            if (flags >> 12) & 0x3 == 0 and (wanted is None or name in wanted):
+                blobs[name] = blob
     except (IndexError, struct.error):
         raise ValueError("the index ends early") from None
     return blobs
 
 
-def _tracked(repository: Tree, below: tuple[str, ...], size: int) -> Mapping[str, str] | None:
-    """What the index holds for the files under ``below``, keyed by their path from there."""
+def _path_end(data: bytes, at: int, room: int) -> int:
+    """Where the NUL ending the path at ``at`` is; ``ValueError`` past ``room`` bytes."""
+    end = data.find(b"\0", at, at + max(room, 0) + 1)
+    if end == -1:
+        if len(data) <= at + room:
+            raise IndexError(at)
+        raise ValueError(f"an index path is longer than {MAX_INDEX_PATH} bytes")
+    return end
+
+
+def _tracked(
+    repository: Tree, below: tuple[str, ...], size: int, wanted: Collection[str] | None
+) -> tuple[Mapping[str, str] | None, str]:
+    """What the index holds for the files under ``below`` (those of ``wanted`` only, when
+    given), keyed by their path from there; or None and why it was not read."""
     if repository.kind(".git/index") == "missing":
-        return None
-    try:
-        blobs = index_blobs(repository.read(".git/index", MAX_INDEX_BYTES), size)
-    except (UnsafePath, ValueError):
-        return None
+        return None, ""
     prefix = "".join(f"{part}/" for part in below)
-    return {
+    asked = None if wanted is None else {prefix + path for path in wanted}
+    try:
+        blobs = index_blobs(repository.read(".git/index", MAX_INDEX_BYTES), size, asked)
+    except (UnsafePath, ValueError) as error:
+        return None, str(error)
+    tracked = {
         path.removeprefix(prefix): blob for path, blob in blobs.items() if path.startswith(prefix)
     }
+    return tracked, ""
 
 
 def _text(tree: Tree, relative: str, limit: int) -> str:
@@ -169,14 +202,18 @@ def checkout(tree: Tree) -> Checkout | None:
     return Checkout(commit=commit, branch=branch)
 
 
-def nearest_checkout(tree: Tree, top: int) -> Checkout | None:
-    """The repository holding ``tree``'s folder or one above it, up to ``top`` parts deep."""
+def nearest_checkout(
+    tree: Tree, top: int, wanted: Collection[str] | None = None
+) -> Checkout | None:
+    """The repository holding ``tree``'s folder or one above it, up to ``top`` parts deep;
+    ``wanted``: the only paths (below ``tree``) whose blob ids are kept."""
     for depth in range(len(tree.below), top - 1, -1):
         repository = Tree(tree.base, tree.below[:depth])
         found = checkout(repository)
         if found is not None and found.commit:
             size = len(found.commit) // 2
-            return replace(found, tracked=_tracked(repository, tree.below[depth:], size))
+            tracked, unread = _tracked(repository, tree.below[depth:], size, wanted)
+            return replace(found, tracked=tracked, unread=unread)
         if found is not None:
             return found
     return None

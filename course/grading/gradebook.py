@@ -46,7 +46,8 @@ def spreadsheet_safe(cell: object) -> object:
 
 def clean(text: str) -> str:
     """``text`` on one line: control characters (terminal escapes, newlines) and other
-    non-printable characters shown escaped (``untrusted.escape``)."""
+    non-printable characters shown escaped (``untrusted.escape``). It never cuts: learner text
+    is cut once, where it enters, by ``untrusted.safe_name`` or ``safe_text``."""
     return escape(text, keep="")
 
 

@@ -5,7 +5,9 @@ Learners hand in folders (a git repository is a folder too) and archives (``.zip
 the gradebook, graded or saying why it is not) or a ``Skip`` (printed, with why: the
 gradebook's own files, hidden entries, loose files). A learner's name is the entry's name
 without its archive suffix, or the ``learner`` group of a ``--names`` pattern; when one learner
-handed in several submissions, the newest is graded and the others are listed with a note.
+handed in several submissions, the newest is graded and the others are listed with a note. At
+most ``SUBMISSIONS_LISTED`` submissions of one learner (or one learner's folder) are rows; the
+others are counted in one line saying why. Every pass over the roster is linear in its entries.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from .gradebook import Grade, clean, is_gradebook_name
 from .safefs import Tree, UnsafePath, lstat_kind
 
 SEARCH_DEPTH = 3
+SUBMISSIONS_LISTED = 10
+"""A learner's submissions that are rows (the newest first); the rest are counted, not read."""
 """How deep under a learner's folder (or an unpacked archive) a workspace is looked for."""
 IGNORED_IN_ARCHIVES = ("__MACOSX",)
 
@@ -144,24 +148,53 @@ def mark_older(submissions: Sequence[Submission]) -> list[Submission]:
 
     Newest is the latest modification time, then the last entry name in sorted order.
     """
-    gradable = [item for item in submissions if item.kind in GRADABLE]
     newest: dict[str, Submission] = {}
-    for item in gradable:
-        best = newest.get(item.learner)
-        if best is None or (item.mtime, item.entry) > (best.mtime, best.entry):
-            newest[item.learner] = item
+    gradable: dict[str, list[Submission]] = {}
+    for item in submissions:
+        if item.kind in GRADABLE:
+            best = newest.get(item.learner)
+            if best is None or (item.mtime, item.entry) > (best.mtime, best.entry):
+                newest[item.learner] = item
+            gradable.setdefault(item.learner, []).append(item)
     marked = []
     for item in submissions:
         best = newest.get(item.learner)
-        older = [o.entry for o in gradable if o.learner == item.learner and o is not best]
-        if best is None or item.kind not in GRADABLE or not older:
+        if best is None or item.kind not in GRADABLE or len(gradable[item.learner]) == 1:
             marked.append(item)
-        elif best is item:
-            marked.append(replace(item, older=tuple(older)))
+        elif best is item:  # once per learner: the pass stays linear
+            older = tuple(o.entry for o in gradable[item.learner] if o is not best)
+            marked.append(replace(item, older=older))
         else:
             why = f"an older submission of {item.learner}: {best.entry} is graded instead"
             marked.append(replace(item, newer=best.entry, why=why))
     return marked
+
+
+def _newest_first(item: Submission) -> tuple[float, str, tuple[str, ...]]:
+    return item.mtime, item.entry, item.below
+
+
+def cap_submissions(
+    submissions: Sequence[Submission], listed: int = SUBMISSIONS_LISTED
+) -> tuple[list[Submission], list[Skip]]:
+    """At most ``listed`` submissions of each learner (a folder's nested workspaces counted as
+    its learner's), the newest; one ``Skip`` per learner for the rest, saying how many and why.
+    """
+    groups: dict[str, list[Submission]] = {}
+    for item in submissions:
+        groups.setdefault(item.learner.split("/")[0], []).append(item)
+    dropped: set[int] = set()
+    skipped = []
+    for learner, items in groups.items():
+        if len(items) > listed:
+            left = sorted(items, key=_newest_first, reverse=True)[listed:]
+            dropped |= {id(item) for item in left}
+            why = (
+                f"{len(left)} more submissions, older than the {listed} listed: not graded "
+                f"(at most {listed} submissions of one learner are read)"
+            )
+            skipped.append(Skip(learner, why))
+    return [item for item in submissions if id(item) not in dropped], skipped
 
 
 def find_workspaces(tree: Tree, depth: int = SEARCH_DEPTH) -> list[tuple[str, ...]]:
@@ -174,10 +207,10 @@ def find_workspaces(tree: Tree, depth: int = SEARCH_DEPTH) -> list[tuple[str, ..
     if depth == 0:
         return []
     found: list[tuple[str, ...]] = []
-    for name in tree.names():
+    for name, kind in tree.kinds().items():
         if name.startswith(".") or name in IGNORED_IN_ARCHIVES:
             continue
-        if tree.kind(name) == "directory":
+        if kind == "directory":
             found += find_workspaces(Tree(tree.base, (*tree.below, name)), depth - 1)
     return found
 
@@ -208,9 +241,8 @@ def folder_entries(
 def _archives_inside(roster: Path, folder: Submission) -> list[Submission]:
     """The archives at the top of a folder without a workspace, each a submission of the
     folder's learner (a platform that puts each learner's upload in a folder of their name)."""
-    tree = Tree(roster, (folder.entry,))
     try:
-        names = tree.names()
+        kinds = Tree(roster, (folder.entry,)).kinds()
     except UnsafePath:
         return []
     return [
@@ -220,8 +252,8 @@ def _archives_inside(roster: Path, folder: Submission) -> list[Submission]:
             entry=f"{folder.entry}/{name}",
             mtime=os.lstat(roster / folder.entry / name).st_mtime,
         )
-        for name in names
-        if is_readable_archive(name) and not name.startswith(".") and tree.kind(name) == "file"
+        for name, kind in kinds.items()
+        if is_readable_archive(name) and not name.startswith(".") and kind == "file"
     ]
 
 
@@ -264,7 +296,8 @@ def survey(roster: Path, pattern: re.Pattern[str] | None = None) -> Survey:
             skipped.append(found)
         else:
             rows += found
-    return Survey(tuple(mark_older(rows)), tuple(skipped))
+    rows, overflow = cap_submissions(rows)
+    return Survey(tuple(mark_older(rows)), (*skipped, *overflow))
 
 
 def archive_workspace(root: Path) -> Tree:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import secrets
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
@@ -51,6 +52,23 @@ class EmptyRoster(WorkspaceError):
     """No folder of the roster holds a workspace."""
 
 
+class OverBudget(WorkspaceError):
+    """Reading a submission used up its whole deadline before its code ran."""
+
+
+def within_deadline(options: GradingOptions, started: float) -> GradingOptions:
+    """``options`` with what is left of the deadline since ``started`` (the grader's own work
+    on the submission counts); ``OverBudget`` when nothing is left."""
+    if options.deadline_seconds is None:
+        return options
+    spent = time.monotonic() - started
+    left = options.deadline_seconds - spent
+    if left <= 0:
+        said = _("grading took longer than {seconds}s (reading the submission took {spent}s)")
+        raise OverBudget(said.format(seconds=f"{options.deadline_seconds:g}", spent=f"{spent:.1f}"))
+    return replace(options, deadline_seconds=left)
+
+
 @dataclass(frozen=True)
 class RosterOptions:
     """How to grade: which labs, the time limits, and the grading options."""
@@ -83,8 +101,10 @@ def grade_entry(
 ) -> Grade:
     """One row; never raises for anything a learner folder holds or its code does.
 
-    ``copies``: fingerprint the row's lab code against it (``Grade.prints``).
+    ``copies``: fingerprint the row's lab code against it (``Grade.prints``). Reading the
+    submission, its git metadata and its fingerprints count within its deadline.
     """
+    started = time.monotonic()
     workspace = where(roster, entry)
     if entry.newer or entry.kind in ("skipped", "symlink"):
         flags = ["symlink"] if entry.kind == "symlink" else []
@@ -96,13 +116,21 @@ def grade_entry(
     try:
         with opened(roster, entry, caps) as tree:
             workspace = where(roster, entry, tree)
-            repository = nearest_checkout(tree, top=1 if entry.kind == "workspace" else 0)
+            learner_paths = [file.path for file in manifest.files_with_role("learner")]
+            top = 1 if entry.kind == "workspace" else 0
+            repository = nearest_checkout(tree, top, learner_paths)
             snapshot = workspace_snapshot(manifest, kit, tree)
         prints = learner_prints(copies, snapshot.learner) if copies is not None else None
-        graded = grade(manifest, kit, snapshot, labs, limits, options, hide=hide)
+        left = within_deadline(options, started)
+        graded = grade(manifest, kit, snapshot, labs, limits, left, hide=hide)
     except Refused as error:
         flags = ["refused archive"]
         row = ungraded_row(entry.learner, workspace, labs, Status.ERROR, str(error), flags)
+    except OverBudget as error:
+        row = ungraded_row(entry.learner, workspace, labs, Status.TIMEOUT, str(error))
+    except RecursionError:  # a learner's file nested past a reader's depth
+        why = _("nested too deep to be read")
+        row = ungraded_row(entry.learner, workspace, labs, Status.ERROR, why)
     except WorkspaceError as error:
         row = ungraded_row(entry.learner, workspace, labs, Status.ERROR, str(error))
     except Exception as error:  # a fault of the grader: still one row, never the run

@@ -47,10 +47,12 @@ class Tree:
         fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY)
         try:
             for index, part in enumerate((*self.below, *parts)):
+                shown = "/".join((*self.below, *parts)[: index + 1])
                 try:
+                    if entry_kind(fd, part) != "directory":  # looked at before it is opened
+                        raise NotADirectoryError(errno.ENOTDIR, "not a directory")
                     inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
                 except OSError as error:
-                    shown = "/".join((*self.below, *parts)[: index + 1])
                     raise self._refusal(fd, part, shown, error) from None
                 os.close(fd)
                 fd = inner
@@ -87,8 +89,24 @@ class Tree:
             except OSError as error:
                 raise UnsafePath(f"{self.where(relative)}: cannot be listed ({error})") from None
 
+    def kinds(self, relative: str = "") -> dict[str, Kind]:
+        """Each entry of a directory (sorted) and what it is, through one opened folder: a
+        folder of thousands of entries costs one ``lstat`` each."""
+        parts = _parts(relative) if relative else ()
+        with self._directory(parts) as fd:
+            try:
+                names = sorted(os.listdir(fd))
+            except OSError as error:
+                raise UnsafePath(f"{self.where(relative)}: cannot be listed ({error})") from None
+            return {name: entry_kind(fd, name) for name in names}
+
     def read(self, relative: str, limit: int = MAX_FILE_BYTES) -> bytes:
-        """A regular file's bytes; ``UnsafePath`` for a link, a device, a FIFO, a huge file."""
+        """A regular file's bytes; ``UnsafePath`` for a link, a device, a FIFO, a huge file.
+
+        Nothing is opened before ``lstat`` says it is a regular file within ``limit`` (a
+        device's or a FIFO's open can have effects, or block), and what is opened, without
+        following a link, must be that same file.
+        """
         parts = _parts(relative)
         with self._directory(parts[:-1]) as directory:
             return read_regular(directory, parts[-1], self.where(relative), limit)

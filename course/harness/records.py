@@ -7,7 +7,9 @@ process and can append anything to the file, so the reader trusts nothing: a lin
 past its cap is dropped and counted, never held in memory whole, and every string of a
 record is made safe here (``untrusted.safe_text``: escaped, cut to its cap), once, for every
 door and every output. A probe answer's ``value`` is the one field left as sent: it is data,
-compared with the reference's, and escaped when a difference is shown.
+compared with the reference's, and escaped when a difference is shown. A record is also read
+strictly: one without the fields its event needs, or with a field of the wrong type
+(``SHAPES``), is dropped and counted like any other, so its reader never meets a ``KeyError``.
 """
 
 from __future__ import annotations
@@ -69,6 +71,39 @@ OUTPUT_CHARS = 4000
 """Characters of a test's printed output the child keeps while it runs; the rest is counted."""
 
 
+SHAPES: dict[str, tuple[tuple[str, ...], ...]] = {
+    Event.COLLECTED: (("tests",),),
+    Event.START: (("nodeid", "id"),),
+    Event.END: (("nodeid",),),
+    Event.ANSWER: (("id",),),
+}
+"""The fields each event needs: every group, by one of its fields at least."""
+TYPES: dict[str, type | tuple[type, ...]] = {
+    "event": str,
+    "tests": list,
+    "nodeid": str,
+    "id": str,
+    "name": str,
+    "duration": (int, float),
+}
+"""The type a field has whenever it is present (in a record, or in one of ``tests``)."""
+
+
+def well_formed(record: dict[str, Any]) -> bool:
+    """Whether ``record`` has the fields its event needs, each of its type (``SHAPES``)."""
+    if not _typed(record):
+        return False
+    for group in SHAPES.get(record.get("event", ""), ()):
+        if not any(name in record for name in group):
+            return False
+    tests = record.get("tests", [])
+    return all(isinstance(t, dict) and _typed(t) and "nodeid" in t and "name" in t for t in tests)
+
+
+def _typed(table: dict[str, Any]) -> bool:
+    return all(isinstance(table[name], kind) for name, kind in TYPES.items() if name in table)
+
+
 def write_record(stream: IO[str], event: Event, **fields: Any) -> None:
     """Append one record and flush it, so the reader sees it even if the process dies next."""
     record = {"event": str(event), **fields}
@@ -125,10 +160,14 @@ class RecordReader:
             self.dropped += 1
             return None
         try:
-            return self._table(record)
+            record = self._table(record)
         except RecursionError:
             self.dropped += 1
             return None
+        if not well_formed(record):
+            self.dropped += 1
+            return None
+        return record
 
     def _safe(self, value: Any, field: str) -> Any:
         """``value`` with its strings safe to show and its lists at most ``MAX_ITEMS`` long."""

@@ -161,7 +161,7 @@ def parse_marker(root: Path, text: bytes, marker: str) -> Workspace:
         raise WorkspaceError(
             _("{marker}: not valid TOML ({error})").format(marker=marker, error=error)
         ) from None
-    except RecursionError:
+    except RecursionError:  # tables or arrays nested thousands deep
         raise WorkspaceError(
             _("{marker}: not valid TOML ({error})").format(
                 marker=marker, error=_("nested too deeply")

@@ -92,7 +92,7 @@ def test_records_are_cleaned_and_cut_where_they_are_read(tmp_path: Path) -> None
         {"event": "end", "nodeid": "t.py::\x1b[2Jx" + "n" * 900, "message": "\ud800" + "m" * 9000},
         {"event": "exit", "frames": frames},
         {"event": "answer", "id": "c1", "value": {"text": "\x1b keeps"}},
-        {"event": "start", **{f"k{n}": n for n in range(MAX_ITEMS + 50)}},
+        {"event": "finish", **{f"k{n}": n for n in range(MAX_ITEMS + 50)}},
     ]
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
     reader = RecordReader(path)
