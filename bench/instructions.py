@@ -75,21 +75,23 @@ def instructions(history: Path, calls: int, collector: str) -> int:
     return int(found.group(1))
 
 
-def per_call(workload: str, sizes: Sequence[int]) -> dict[tuple[int, str], int]:
+def per_call(
+    workload: str, sizes: Sequence[int], collectors: Sequence[str] = COLLECTOR
+) -> dict[tuple[int, str], int]:
     """Steady-state instructions of one call, by size and collector."""
     with tempfile.TemporaryDirectory(prefix="course-instructions-") as tmp:
         runs: list[tuple[int, str, int, Path]] = []
         for size in sizes:
             history = Path(tmp) / f"history-{size}.json"
             history.write_text(json.dumps(WORKLOADS[workload](size)), encoding="utf-8")
-            runs += [(size, c, calls, history) for c in COLLECTOR for calls in (1, 3)]
+            runs += [(size, c, calls, history) for c in collectors for calls in (1, 3)]
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             counts = list(pool.map(lambda run: instructions(run[3], run[2], run[1]), runs))
     by_run = {(size, c, calls): n for (size, c, calls, _), n in zip(runs, counts, strict=True)}
     return {
         (size, c): (by_run[size, c, 3] - by_run[size, c, 1]) // 2
         for size in sizes
-        for c in COLLECTOR
+        for c in collectors
     }
 
 
@@ -97,14 +99,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=sizes_arg, default=[10_000, 100_000])
     parser.add_argument("--workload", choices=list(WORKLOADS), default=next(iter(WORKLOADS)))
+    parser.add_argument(
+        "--collector", choices=[*COLLECTOR, "both"], default="both", help="default: both"
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         child(Path(args.child[0]), int(args.child[1]), args.child[2])
         return 0
-    counts = per_call(args.workload, args.sizes)
+    collectors = COLLECTOR if args.collector == "both" else (args.collector,)
+    counts = per_call(args.workload, args.sizes, collectors)
     small, large = args.sizes[0], args.sizes[-1]
-    for collector in COLLECTOR:
+    for collector in collectors:
         figures = ", ".join(f"{counts[size, collector]:,}" for size in args.sizes)
         ratio = counts[large, collector] / counts[small, collector]
         print(

@@ -1,14 +1,24 @@
 """Suite-wide options and fixtures: ``--no-browser`` leaves out the tests that drive JupyterLab
-in Chromium; ``zh`` speaks the Chinese edition for one test."""
+in Chromium; ``zh`` speaks the Chinese edition for one test; hypothesis's profile; how
+pytest-xdist shares the tests between workers."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from course.locale import set_edition
+
+settings.register_profile("kit", deadline=None, derandomize=True, database=None)
+settings.register_profile("explore", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kit"))
+"""The suite passes or fails the same way every run: each property test draws the same examples
+(``derandomize``) and no example fails for taking long (``deadline``; time is the benchmarks'
+business). ``HYPOTHESIS_PROFILE=explore`` draws new examples each run, to look for new bugs."""
 
 BROWSER_MARKER = "browser"
 BROWSER_TESTS = Path(__file__).parent / "browser"
@@ -39,8 +49,18 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
+SHARED_ONE_BY_ONE = frozenset({"test_documented_commands.py"})
+"""Files whose tests pytest-xdist may hand to either worker one by one: independent commands,
+each long, sharing only a cheap fixture. Every other file stays on one worker (``loadgroup``):
+a notebook's cells share a kernel, and a module's fixtures are built once."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With --no-browser, deselect browser tests named explicitly on the command line."""
+    """Group each file's tests for pytest-xdist; with --no-browser, deselect browser tests
+    named explicitly on the command line."""
+    for item in items:
+        if item.path.name not in SHARED_ONE_BY_ONE:
+            item.add_marker(pytest.mark.xdist_group(item.path.as_posix()))
     if not config.getoption("no_browser"):
         return
     deselected = [item for item in items if item.get_closest_marker(BROWSER_MARKER)]

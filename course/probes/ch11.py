@@ -472,6 +472,7 @@ def examples(strategy: Any, count: int, seed: int) -> list[Any]:
         max_examples=count,
         database=None,
         deadline=None,
+        derandomize=False,  # the seed decides, whatever profile the caller loaded
         phases=[Phase.generate],
         suppress_health_check=list(HealthCheck),
     )

@@ -8,6 +8,7 @@ on a translation left fuzzy or stale, and on one whose ``{placeholders}`` differ
 from __future__ import annotations
 
 import io
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -181,14 +182,20 @@ def _describe(catalog: Any, edition: str) -> None:
 
 
 def build() -> list[Path]:
-    """Compile every edition's ``.po`` into the ``.mo`` the kit reads."""
+    """Compile every edition's ``.po`` into the ``.mo`` the kit reads: a changed ``.mo`` is
+    replaced whole (a running kit never reads half of one), an unchanged one is left alone."""
     written = []
     for edition in EDITIONS:
         po = catalog_path(edition)
         if edition == SOURCE_EDITION or not po.is_file():
             continue
         mo = catalog_path(edition, ".mo")
-        mo.write_bytes(compile_catalog(po.read_bytes()))
+        compiled = compile_catalog(po.read_bytes())
+        if mo.is_file() and mo.read_bytes() == compiled:
+            continue
+        fresh = mo.with_name(f".{mo.name}.{os.getpid()}")
+        fresh.write_bytes(compiled)
+        fresh.replace(mo)
         written.append(mo)
     return written
 

@@ -56,8 +56,8 @@ FAST = {
         "about three minutes",
     ),
     ".venv/bin/python bench/instructions.py": (
-        ".venv/bin/python bench/instructions.py --sizes 100,200",
-        "about ten minutes under valgrind (two minutes at these sizes: Python's start dominates)",
+        ".venv/bin/python bench/instructions.py --sizes 100,200 --collector on",
+        "about ten minutes under valgrind (a minute at these sizes: Python's start dominates)",
     ),
     ".venv/bin/python bench/memory.py": (
         ".venv/bin/python bench/memory.py --entries 20000",

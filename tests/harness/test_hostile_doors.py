@@ -37,7 +37,6 @@ from course.harness.workspace import (
     read_workspace,
 )
 
-QUICK = 10.0
 """Seconds a refusal may take at most (a bound: a refusal reads nothing big)."""
 
 
@@ -134,10 +133,8 @@ def test_the_watch_pointed_at_another_folder_by_a_link_is_refused(
     package = workspace / manifest.package
     package.rename(tmp_path / "moved")
     package.symlink_to(elsewhere, target_is_directory=True)
-    start = time.monotonic()
     run = cli("checkpoint", "11", "--watch", "--practice", str(workspace), "--timeout", "2")
     _refused(run, "must be a folder inside the workspace, not a link")
-    assert time.monotonic() - start < QUICK * 3
 
 
 def test_a_huge_chapter_is_cut_in_the_refusal(manifest: Manifest, workspace: Path) -> None:
@@ -150,10 +147,8 @@ def test_a_marker_nested_3000_deep_is_refused_quickly(manifest: Manifest, worksp
     marker = workspace / MARKER
     text = marker.read_text(encoding="utf-8").replace("[checksums]", "")
     marker.write_text("deep = " + "[" * 3000 + "]" * 3000 + "\n" + text, encoding="utf-8")
-    start = time.monotonic()
     run = cli("checkpoint", "11", "--practice", str(workspace), "--no-card")
     _refused(run, "nested too deeply")
-    assert time.monotonic() - start < QUICK * 3
     view = check("11.1", start=workspace)
     assert view.result is None and "nested too deeply" in str(view.problem), view.problem
 
@@ -174,14 +169,12 @@ def test_a_sparse_256_mib_marker_is_refused_without_reading_it(
         "    print(error)\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
     )
-    start = time.monotonic()
     run = subprocess.run(
         [sys.executable, "-c", probe, str(workspace)], capture_output=True, text=True, check=False
     )
     said, peak_mb = run.stdout.splitlines()
     assert f"larger than {MARKER_BYTES // 1024} KiB" in said, run.stdout + run.stderr
     assert int(peak_mb) < 200, f"the reader peaked at {peak_mb} MB"
-    assert time.monotonic() - start < QUICK
     _refused(cli("checkpoint", "11", "--practice", str(workspace), "--no-card"), "larger than")
 
 
