@@ -15,7 +15,13 @@ from pathlib import Path, PurePosixPath
 from ..harness.kit import chapter_fingerprints, digest, read_source, short
 from ..harness.manifest import Manifest
 from ..harness.untrusted import safe_name, safe_text
-from ..harness.workspace import MARKER, WORKSPACE_NOTEBOOKS, WorkspaceError, parse_marker
+from ..harness.workspace import (
+    MARKER,
+    WORKSPACE_NOTEBOOKS,
+    WorkspaceError,
+    shipped_in_edition,
+    parse_marker,
+)
 from ..locale import gettext as _
 from .safefs import Tree, UnsafePath
 
@@ -43,14 +49,19 @@ def reference_snapshot(manifest: Manifest, kit: Path) -> Snapshot:
     return Snapshot(label.format(package=manifest.reference, kit=kit), learner)
 
 
-def _layout_notes(manifest: Manifest, kit: Path, tree: Tree) -> tuple[list[str], list[str]]:
-    """Notes on shipped files that differ from the kit's (graded with the kit's copies)."""
+def _layout_notes(
+    manifest: Manifest, kit: Path, tree: Tree, edition: str
+) -> tuple[list[str], list[str]]:
+    """Notes on shipped files that differ from the kit's (graded with the kit's copies); a
+    given module may hold its docstrings in the workspace's edition."""
     notes, flags = [], []
     for file in manifest.files:
         if file.role == "learner":
             continue
         try:
-            same = digest(tree.read(file.path)) == digest(read_source(kit, file.starter))
+            shipped = read_source(kit, file.starter)
+            kit_copies = {digest(shipped), digest(shipped_in_edition(file.path, shipped, edition))}
+            same = digest(tree.read(file.path)) in kit_copies
             edited = _("{path} was edited in the workspace").format(path=file.path)
             problem = "" if same else edited
         except UnsafePath as error:
@@ -109,7 +120,7 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
             f"{tree.where()} is a chapter {workspace.chapter} workspace, not chapter "
             f"{manifest.chapter}"
         )
-    notes, flags = _layout_notes(manifest, kit, tree)
+    notes, flags = _layout_notes(manifest, kit, tree, workspace.edition)
     strays = stray_entries(manifest, tree)
     if strays:
         named = _(", ").join(strays[:STRAYS_NAMED])

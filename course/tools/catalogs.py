@@ -7,6 +7,7 @@ on a translation left fuzzy or stale, and on one whose ``{placeholders}`` differ
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import sys
@@ -43,6 +44,32 @@ def extract_docstrings(
     the string after a constant), as ``docstrings.localized`` looks each up."""
     for line, text in docstrings(fileobj.read().decode("utf-8")):
         yield line, None, text, []
+
+
+def extract_lesson(
+    fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any
+) -> Iterator[tuple[int, str | None, str | tuple[str, ...], list[str]]]:
+    """Babel extractor for a lesson module: its marked messages, and, for a module a workspace
+    is given (a curriculum file of role ``given``), its docstrings as ``extract_docstrings``."""
+    from babel.messages.extract import extract_python
+
+    data = fileobj.read()
+    yield from extract_python(io.BytesIO(data), keywords, comment_tags, options)
+    name = Path(getattr(fileobj, "name", "")).resolve()
+    if name in given_modules():
+        yield from extract_docstrings(io.BytesIO(data), keywords, comment_tags, options)
+
+
+@functools.cache
+def given_modules() -> frozenset[Path]:
+    """The kit's modules every curriculum copies into a workspace as given."""
+    kit = kit_root()
+    return frozenset(
+        (kit / file.starter).resolve()
+        for path in sorted((kit / "course" / "curricula").glob("*.toml"))
+        for file in parse_manifest(path.read_text("utf-8"), str(path)).files_with_role("given")
+        if file.starter.endswith(".py")
+    )
 
 
 def template() -> Any:
