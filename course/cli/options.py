@@ -4,6 +4,7 @@ before the parser's help is built) and help wrapped by terminal columns."""
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Sequence
 
 from ..harness.columns import wide, wrap
@@ -50,8 +51,22 @@ def given(argv: Sequence[str], option: str) -> str | None:
     return value
 
 
+HEADING = re.compile(r"^(\S[^\n]*[\u4e00-\u9fff]):$", re.MULTILINE)
+
+
+def with_usage(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` with its usage line written out: ``parse_intermixed_args`` would otherwise
+    cut ``len("usage: ")`` characters off the translated one."""
+    parser.usage = parser.format_usage().removeprefix(gettext("usage: ")).strip()
+    return parser
+
+
 class HelpFormatter(argparse.HelpFormatter):
     """argparse's help with Chinese descriptions wrapped by columns (a wide character takes two)."""
+
+    def format_help(self) -> str:
+        """argparse's help, a Chinese section heading ending in a full-width colon."""
+        return HEADING.sub("\\1\uff1a", super().format_help())
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         if not wide(text):

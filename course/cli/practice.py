@@ -16,7 +16,7 @@ from ..harness.manifest import ManifestError, load_manifest
 from ..harness.workspace import WorkspaceError, create_workspace, default_directory
 from ..locale import EDITIONS, EditionError
 from ..locale import gettext as _
-from .options import HelpFormatter, given
+from .options import HelpFormatter, given, with_usage
 
 USAGE_ERROR = 2
 
@@ -56,7 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         speak(given(words, "--lang"))
     except EditionError as error:
         parser().error(str(error))
-    args = parser().parse_intermixed_args(words)  # options before or after the directory
+    # options before or after the directory
+    args = with_usage(parser()).parse_intermixed_args(words)
     commands = shell_commands()
     try:
         edition = speak(args.lang)

@@ -19,8 +19,8 @@ from ..harness.workspace import (
     MARKER,
     WORKSPACE_NOTEBOOKS,
     WorkspaceError,
-    shipped_in_edition,
     parse_marker,
+    shipped_in_edition,
 )
 from ..locale import gettext as _
 from .safefs import Tree, UnsafePath

@@ -8,21 +8,28 @@ around it.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
 from .english import BACKTICKED, without_literal_blocks
 
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-OPENING = "（“‘《「【"
-CLOSING = "，。、；：？！）”’》」】"
+OPENING = "\uff08\u201c\u2018\u300a\u300c\u3010"
+"""Full-width marks that open: parenthesis, quotes, title and corner brackets."""
+CLOSING = "\uff0c\u3002\u3001\uff1b\uff1a\uff1f\uff01\uff09\u201d\u2019\u300b\u300d\u3011"
+"""Full-width marks that close or follow a word: comma, full stop, enumeration comma (the
+lists' mark), semicolon, colon, question and exclamation marks, closing brackets and quotes."""
 FULL_WIDTH = OPENING + CLOSING
 CODE = re.compile(rf"{BACKTICKED.pattern}|\[[^\[\]\n{HAN}]*\]|\([^()\n{HAN}]*,[^()\n{HAN}]*\)")
 """Code spans, and brackets of ASCII only (``[u1, a1]``, ``(entry_ids, reason)``): code."""
 PLACEHOLDER = re.compile(r"\{(\w*)([^{}\n]*)\}")
 VALUE_NAMES = frozenset(
-    "count amount total passed number line lines path root file files id ids lab seconds got "
-    "expected value values limit size index field entry".split()
+    re.findall(
+        r"\w+",
+        "count amount total passed number line lines path root file files id ids lab seconds got "
+        "expected value values limit size index field entry",
+    )
 )
 """Placeholders that stand for a number, path, id or value: spaced like Latin. Any other
 placeholder may stand for a translated phrase (``{why}``, ``{problem}``) and is left alone."""
@@ -31,10 +38,16 @@ BLOCK_START = re.compile(r"\s*(?:[-*+] |\d+[.)] |#|\||>|<!--|```)")
 
 RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ASCII punctuation after a Han character", re.compile(rf"[{HAN}][:,;()](?!:\s*$)", re.M)),
-    ("a space between two Chinese characters", re.compile(rf"[{HAN}{FULL_WIDTH}] +[{HAN}{FULL_WIDTH}]")),
+    (
+        "a space between two Chinese characters",
+        re.compile(rf"[{HAN}{FULL_WIDTH}] +[{HAN}{FULL_WIDTH}]"),
+    ),
     ("a space after full-width punctuation", re.compile(rf"[{OPENING}{CLOSING}] +[^\s|]")),
     ("a space before full-width punctuation", re.compile(rf"[^\s|] +[{CLOSING}]")),
-    ("no space between Chinese and Latin text", re.compile(rf"[{HAN}][A-Za-z0-9]|[A-Za-z0-9%][{HAN}]")),
+    (
+        "no space between Chinese and Latin text",
+        re.compile(rf"[{HAN}][A-Za-z0-9]|[A-Za-z0-9%][{HAN}]"),
+    ),
     ("a list with ', ' where Chinese uses '、'", re.compile(r"\S, +\S")),
 )
 """Each rule's name and what it finds in prose whose code has been replaced by ``X``."""
@@ -73,7 +86,7 @@ def soft_breaks(text: str) -> list[tuple[str, str]]:
     reader sees each as a space."""
     lines = text.split("\n")
     pairs = []
-    for previous, line in zip(lines, lines[1:], strict=False):
+    for previous, line in itertools.pairwise(lines):
         if not line.strip() or not previous.strip() or BLOCK_START.match(line):
             continue
         if previous.lstrip().startswith(("#", "|")) or previous.endswith("  "):

@@ -54,7 +54,8 @@ def extract_lesson(
     from babel.messages.extract import extract_python
 
     data = fileobj.read()
-    yield from extract_python(io.BytesIO(data), keywords, comment_tags, options)
+    found: Iterator[Any] = extract_python(io.BytesIO(data), keywords, comment_tags, options)
+    yield from found  # (line, function, message, comments), as Babel's own extractor gives it
     name = Path(getattr(fileobj, "name", "")).resolve()
     if name in given_modules():
         yield from extract_docstrings(io.BytesIO(data), keywords, comment_tags, options)

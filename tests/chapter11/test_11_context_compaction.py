@@ -1085,7 +1085,9 @@ def test_lab_11_5_second_compaction_renders_only_the_latest_summary(impl: Any) -
     case = _("resuming after compact-2 (first kept u3)")
     text = summary_text(result)
     goal = impl.fixtures.COMPACT_1_SUMMARY["goal"]  # compact-2's summary has the same goal
-    summaries = [m for m in result.messages if isinstance(m["content"], str) and goal in m["content"]]
+    summaries = [
+        m for m in result.messages if isinstance(m["content"], str) and goal in m["content"]
+    ]
     same(
         _("{case}: the number of summary messages (only the latest is rendered)").format(case=case),
         len(summaries),
