@@ -37,7 +37,10 @@ FENCE = re.compile(r"^```.*?^```[^\n]*$", re.MULTILINE | re.DOTALL)
 BLOCK_START = re.compile(r"\s*(?:[-*+] |\d+[.)] |#|\||>|<!--|```)")
 
 RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("ASCII punctuation after a Han character", re.compile(rf"[{HAN}][:,;()](?!:\s*$)", re.M)),
+    (
+        "ASCII punctuation after Chinese text",
+        re.compile(rf"[{HAN}{FULL_WIDTH}][:,;()](?!:\s*$)", re.M),
+    ),
     (
         "a space between two Chinese characters",
         re.compile(rf"[{HAN}{FULL_WIDTH}] +[{HAN}{FULL_WIDTH}]"),
@@ -46,7 +49,7 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a space before full-width punctuation", re.compile(rf"[^\s|] +[{CLOSING}]")),
     (
         "no space between Chinese and Latin text",
-        re.compile(rf"[{HAN}][A-Za-z0-9]|[A-Za-z0-9%][{HAN}]"),
+        re.compile(rf"[{HAN}](?:[A-Za-z0-9]|/[\w.])|[A-Za-z0-9%][{HAN}]"),
     ),
     ("a list with ', ' where Chinese uses '、'", re.compile(r"\S, +\S")),
 )
@@ -65,7 +68,8 @@ class Problem:
 
 
 def has_han(text: str) -> bool:
-    return re.search(f"[{HAN}]", text) is not None
+    """Whether ``text`` holds Chinese: a Han character or full-width punctuation."""
+    return re.search(f"[{HAN}{FULL_WIDTH}]", text) is not None
 
 
 def prose(text: str) -> str:

@@ -21,6 +21,8 @@ from ..harness.kit import kit_root
 from ..harness.manifest import curriculum_texts, parse_manifest
 from ..locale import DOMAIN, EDITIONS, SOURCE_EDITION, catalog_path, compile_catalog
 from ..locale.english import english_words
+from ..locale.glossary import avoided_words
+from ..locale.typography import problems
 
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
@@ -164,12 +166,31 @@ def gaps(edition: str, source: Any | None = None) -> list[Gap]:
                 if english:
                     found.append(Gap(edition, key, f"English left ({' '.join(english[:5])})"))
                     break
+                style = house_style(string, edition, markdown=_is_markdown(message))
+                if style:
+                    found.append(Gap(edition, key, "; ".join(style)))
+                    break
     known = {_key(m) for m in source if m.id}
     for message in catalog:
         key = _key(message)
         if message.id and key not in known:
             found.append(Gap(edition, key, "obsolete: no source marks it any more"))
     return found
+
+
+def _is_markdown(message: Any) -> bool:
+    """Whether a message is rendered as Markdown: the curriculum's text (the card, hints, the
+    review) appears in LEARNING.md and the notebooks, where a line break reads as a space."""
+    return any(str(where).endswith(".toml") for where, _ in message.locations)
+
+
+def house_style(text: str, edition: str, *, markdown: bool = False) -> list[str]:
+    """What a translation breaks of the edition's style: the typography the chapter sets
+    (``locale/typography.py``) and the glossary's avoided words (``locale/glossary.py``)."""
+    if edition != "zh":
+        return []
+    found = [f"typography: {problem}" for problem in problems(text, markdown=markdown)]
+    return found + [f"glossary avoids {word}" for word in avoided_words(text, edition)]
 
 
 def update() -> list[Path]:

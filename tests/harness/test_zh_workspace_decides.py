@@ -93,7 +93,7 @@ def test_checkpoint_as_learning_md_prints_it_speaks_the_workspaces_edition(
 ) -> None:
     check = next(c for c in learning_commands(zh_workspace) if "--lab 11.1" in c)
     run = run_in(zh_workspace, check)
-    assert "正在检查练习目录" in run.stdout, run.stdout + run.stderr
+    assert "正在检查：练习目录" in run.stdout, run.stdout + run.stderr
     assert "Checking" not in run.stdout and "not implemented yet" not in run.stdout
 
 
