@@ -66,7 +66,7 @@ def test_plain_pytest_as_learning_md_prints_it_speaks_the_workspaces_edition(
     plain = next(c for c in learning_commands(zh_workspace) if c.startswith("python3 -m pytest"))
     run = run_in(zh_workspace, plain + " -q")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "compaction 记录 尚未实现" in run.stdout, run.stdout
+    assert "Lab 11.1 compaction entry 尚未实现" in run.stdout, run.stdout
     assert "not implemented yet" not in run.stdout, run.stdout
 
 
