@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from course.grading.safefs import Tree
+from course.grading.snapshot import workspace_snapshot
 from course.harness.docstrings import docstrings, localized
 from course.harness.kit import kit_root, read_source
 from course.harness.manifest import Manifest
@@ -93,3 +95,21 @@ def test_stub_words_stay_for_the_edition_that_raises() -> None:
     raised, so ``--lang en`` in a zh workspace still reads English."""
     source = 'raise LabNotImplemented("11.1", "compaction entry", "f", "the to-do")\n'
     assert localized(source, lambda text: "译文") == source
+
+
+def test_the_grader_takes_a_zh_workspaces_given_modules_as_the_kits_own(
+    workspaces: dict[str, Path], manifest: Manifest
+) -> None:
+    snapshot = workspace_snapshot(manifest, kit_root(), Tree(workspaces["zh"]))
+    assert snapshot.flags == () and snapshot.notes == ()
+
+
+def test_an_edited_given_module_of_a_zh_workspace_is_still_noted(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    root = tmp_path / "zh"
+    create_workspace(manifest, kit_root(), root, "zh")
+    fields = root / "pi_course" / "fields.py"
+    fields.write_text(fields.read_text("utf-8") + "\nEXTRA = 1\n", "utf-8")
+    snapshot = workspace_snapshot(manifest, kit_root(), Tree(root))
+    assert snapshot.flags == ("edited given files",), snapshot.notes
