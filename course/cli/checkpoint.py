@@ -341,9 +341,7 @@ def _run(argv: Sequence[str] | None) -> int:
         # a learner's own workspace may, saying so, where the sandbox cannot start.
         others = bool(args.roster or args.practice)
         sandbox: SandboxMode = "off" if args.unsandboxed else "required" if others else "auto"
-        grading = GradingOptions(
-            sandbox=sandbox, hidden=hidden, seed=args.seed, commands=commands
-        )
+        grading = GradingOptions(sandbox=sandbox, hidden=hidden, seed=args.seed, commands=commands)
         if args.roster:
             options = RosterOptions(
                 lab_ids=tuple(args.lab),
@@ -373,7 +371,7 @@ def _run(argv: Sequence[str] | None) -> int:
         result = evaluate(manifest, kit, where.root, args.lab, limits, grading)
         print_verdict(for_learners(result, manifest, hidden), out, style, said)
     except EmptyRoster as error:
-        print(f"checkpoint: {error}", file=sys.stderr)
+        print(_("{tool}: {error}").format(tool="checkpoint", error=error), file=sys.stderr)
         return 1
     except SandboxUnavailable as error:
         print(
@@ -386,7 +384,7 @@ def _run(argv: Sequence[str] | None) -> int:
         )
         return USAGE_ERROR
     except (ManifestError, KitError, WorkspaceError, HiddenTestError) as error:
-        print(f"checkpoint: {error}", file=sys.stderr)
+        print(_("{tool}: {error}").format(tool="checkpoint", error=error), file=sys.stderr)
         return USAGE_ERROR
     print(file=out)
     shown = for_learners(result, manifest, hidden)

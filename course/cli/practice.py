@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         create_workspace(source_manifest, kit, target, edition, commands)
         parent = short(chapter_fingerprints(manifest, kit).starter)
     except (ManifestError, KitError, WorkspaceError, EditionError) as error:
-        print(f"practice: {error}", file=sys.stderr)
+        print(_("{tool}: {error}").format(tool="practice", error=error), file=sys.stderr)
         return USAGE_ERROR
     root = target.resolve()
     print(

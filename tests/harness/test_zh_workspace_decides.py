@@ -128,3 +128,20 @@ def test_every_practice_command_learning_md_prints_makes_the_same_edition(
     assert made.returncode == 0, made.stderr
     marker = (tmp_path / "again" / ".course-workspace.toml").read_text("utf-8")
     assert 'edition = "zh"' in marker
+
+
+@pytest.mark.parametrize(
+    ("args", "english"),
+    [
+        (["12"], "no curriculum for chapter"),
+        (["11", "--lab", "11.9"], "has no lab"),
+    ],
+)
+def test_an_unknown_chapter_or_lab_is_refused_in_the_workspaces_edition(
+    zh_workspace: Path, args: list[str], english: str
+) -> None:
+    run = run_in(zh_workspace, shlex.join(["checkpoint", *args]))
+    assert run.returncode == 2, run.stdout + run.stderr
+    said = run.stderr.strip().removeprefix("checkpoint：")
+    assert english not in run.stderr and re.search(r"[\u4e00-\u9fff]", said), run.stderr
+    assert english_words(said.replace("11.opt", " ")) == [], run.stderr
