@@ -145,3 +145,21 @@ def test_an_unknown_chapter_or_lab_is_refused_in_the_workspaces_edition(
     said = run.stderr.strip().removeprefix("checkpoint：")
     assert english not in run.stderr and re.search(r"[\u4e00-\u9fff]", said), run.stderr
     assert english_words(said.replace("11.opt", " ")) == [], run.stderr
+
+
+def test_every_checkpoint_command_learning_md_prints_speaks_the_workspaces_edition(
+    zh_workspace: Path,
+) -> None:
+    """Each ``checkpoint`` line of LEARNING.md but the watch (which stays open; the watch's
+    edition is the same choice, tested in test_zh_doors.py)."""
+    commands = sorted(
+        {c for c in learning_commands(zh_workspace) if c.startswith("checkpoint")}
+        - {c for c in learning_commands(zh_workspace) if "--watch" in c or "--lab" in c}
+    )
+    assert any("--review" in c for c in commands) and any("--replay" in c for c in commands)
+    for command in commands:
+        run = run_in(zh_workspace, command)
+        said = run.stdout + run.stderr
+        assert re.search(r"[\u4e00-\u9fff]", said), f"{command}:\n{said}"
+        for english in ("Checking", "Reviewing", "not implemented yet", "usage:", "Replaying"):
+            assert english not in said, f"{command}:\n{said}"
