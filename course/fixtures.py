@@ -127,30 +127,30 @@ CHAPTER_TOKENS: dict[str, int] = {
 """The test estimator's answer for each fixture message (the chapter's table, plus u4/a4)."""
 
 COMPACT_1_SUMMARY: dict[str, Any] = {
-    "goal": "Check that session resume and context projection agree",
-    "constraints": ["History is append-only; never rewrite an entry"],
+    "goal": "确认 session 恢复与上下文投影一致",
+    "constraints": ["历史只追加，从不改写任何记录"],
     "completed": [
-        "The active path restores only the selected branch",
-        "JSONL commits at the newline; an unterminated tail is read-only",
+        "活动路径只恢复选中分支",
+        "JSONL 以换行提交，未提交尾部只读恢复",
     ],
-    "decisions": ["Trim only at interaction boundaries"],
+    "decisions": ["只在 interaction 边界裁剪"],
     "changedFiles": ["course/session.py"],
     "unresolved": [],
-    "next": ["Read the implementation and run the focused tests"],
+    "next": ["读取实现并运行聚焦测试"],
 }
 """The caller-written summary stored in ``compact-1`` (keeps from ``u2``)."""
 
 COMPACT_2_SUMMARY: dict[str, Any] = {
-    "goal": "Check that session resume and context projection agree",
-    "constraints": ["History is append-only; never rewrite an entry"],
+    "goal": "确认 session 恢复与上下文投影一致",
+    "constraints": ["历史只追加，从不改写任何记录"],
     "completed": [
-        "JSONL commits at the newline; an unterminated tail is read-only",
-        "compact-1 resumes from u2",
+        "JSONL 以换行提交，未提交尾部只读恢复",
+        "compact-1 从 u2 恢复",
     ],
-    "decisions": ["Trim only at interaction boundaries", "Render only the latest summary"],
+    "decisions": ["只在 interaction 边界裁剪", "只渲染最新摘要"],
     "changedFiles": ["course/session.py", "course/context.py"],
-    "unresolved": ["Resume tests for u4"],
-    "next": ["Keep from u3 after the second compaction"],
+    "unresolved": ["补上 u4 的恢复测试"],
+    "next": ["第二次 compaction 后从 u3 开始保留"],
 }
 """The summary stored in ``compact-2`` (keeps from ``u3``)."""
 

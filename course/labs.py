@@ -9,10 +9,10 @@ class LabNotImplemented(NotImplementedError):
     """A lab's branch is still a stub: names the lab, what it builds, the function and a hint.
 
     The message starts ``Lab 11.1 compaction entry not implemented yet`` so a test run shows
-    which lab to work on (in the Chinese edition ``Lab 11.1 compaction 记录 尚未实现``); the
-    checkpoint reports a test that stops here as *pending*, recognised by ``lab_id``. The
-    attributes keep the curriculum's own (English) title and hint; the message speaks the
-    current edition.
+    which lab to work on (in the Chinese edition ``Lab 11.1 compaction entry 尚未实现``, as the
+    chapter quotes it); the checkpoint reports a test that stops here as *pending*, recognised
+    by ``lab_id``. The attributes keep the curriculum's own (English) title and hint; the
+    message speaks the current edition.
     """
 
     def __init__(self, lab_id: str, title: str, function: str, hint: str) -> None:

@@ -1,4 +1,4 @@
-"""Lab 11.3 · The context projection: whole interactions, newest first, within a token budget."""
+"""Lab 11.3 · Budget projection: whole interactions, newest first, within a token budget."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ class BudgetError(PrintableError):
     A ``ValueError``, like every refusal of the chapter; ``build_context`` also raises it for
     a ``system_prompt`` that is not a string.
     """
+
 
 @dataclass(frozen=True)
 class ContextTokens:

@@ -62,7 +62,7 @@ def test_a_lab_stub_speaks_chinese_and_keeps_its_attributes(zh: None) -> None:
         "exactly the seven keys, a goal that is not blank, six lists of strings, fresh lists",
     )
     message = chinese(str(stub))
-    assert message.startswith("Lab 11.1 compaction 记录 尚未实现（parse_summary）：")
+    assert message.startswith("Lab 11.1 compaction entry 尚未实现（parse_summary）："), message
     assert message.split()[1] == "11.1", "the lab id stays the message's second word"
     assert (stub.lab_id, stub.title, stub.function) == ("11.1", "compaction entry", "parse_summary")
     assert isinstance(stub, NotImplementedError)

@@ -445,7 +445,7 @@ def _run(argv: Sequence[str] | None) -> int:
         result = evaluate(manifest, kit, where.root, args.lab, limits, grading)
         print_verdict(for_learners(result, manifest, hidden), out, style, said)
     except EmptyRoster as error:
-        print(f"checkpoint: {error}", file=sys.stderr)
+        print(_("{tool}: {error}").format(tool="checkpoint", error=error), file=sys.stderr)
         return 1
     except SandboxUnavailable as error:
         print(
@@ -458,7 +458,7 @@ def _run(argv: Sequence[str] | None) -> int:
         )
         return USAGE_ERROR
     except (ManifestError, KitError, WorkspaceError, HiddenTestError, ReportError) as error:
-        print(f"checkpoint: {error}", file=sys.stderr)
+        print(_("{tool}: {error}").format(tool="checkpoint", error=error), file=sys.stderr)
         return USAGE_ERROR
     print(file=out)
     shown = for_learners(result, manifest, hidden)

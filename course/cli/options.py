@@ -4,9 +4,38 @@ before the parser's help is built) and help wrapped by terminal columns."""
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Sequence
 
 from ..harness.columns import wide, wrap
+from ..locale import N_, gettext, ngettext
+
+ARGPARSE_WORDS = (
+    N_("usage: "),
+    N_("options"),
+    N_("positional arguments"),
+    N_("show this help message and exit"),
+    N_("%(prog)s: error: %(message)s\n"),
+    N_("argument %(argument_name)s: %(message)s"),
+    N_("the following arguments are required: %s"),
+    N_("one of the arguments %s is required"),
+    N_("unrecognized arguments: %s"),
+    N_("not allowed with argument %s"),
+    N_("ambiguous option: %(option)s could match %(matches)s"),
+    N_("invalid choice: %(value)r (choose from %(choices)s)"),
+    N_("invalid %(type)s value: %(value)r"),
+    N_("expected one argument"),
+    N_("expected at least one argument"),
+    N_("expected at most one argument"),
+    N_("ignored explicit argument %r"),
+)
+"""argparse's own words a learner meets (its help, its usage errors), in the kit's catalog."""
+ngettext("expected %s argument", "expected %s arguments", 2)  # extracted for argparse too
+
+# argparse looks its words up with the module's ``_`` and ``ngettext``: through the kit's
+# catalog, in the edition this process speaks, they read like every other line of a door.
+setattr(argparse, "_", gettext)  # noqa: B010 (the stub does not declare the name)
+setattr(argparse, "ngettext", ngettext)  # noqa: B010
 
 
 def given(argv: Sequence[str], option: str) -> str | None:
@@ -22,8 +51,22 @@ def given(argv: Sequence[str], option: str) -> str | None:
     return value
 
 
+HEADING = re.compile(r"^(\S[^\n]*[\u4e00-\u9fff]):$", re.MULTILINE)
+
+
+def with_usage(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` with its usage line written out: ``parse_intermixed_args`` would otherwise
+    cut ``len("usage: ")`` characters off the translated one."""
+    parser.usage = parser.format_usage().removeprefix(gettext("usage: ")).strip()
+    return parser
+
+
 class HelpFormatter(argparse.HelpFormatter):
     """argparse's help with Chinese descriptions wrapped by columns (a wide character takes two)."""
+
+    def format_help(self) -> str:
+        """argparse's help, a Chinese section heading ending in a full-width colon."""
+        return HEADING.sub("\\1\uff1a", super().format_help())
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         if not wide(text):

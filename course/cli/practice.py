@@ -17,7 +17,7 @@ from ..harness.manifest import ManifestError, load_manifest
 from ..harness.workspace import WorkspaceError, create_workspace, default_directory
 from ..locale import EDITIONS, EditionError
 from ..locale import gettext as _
-from .options import HelpFormatter, given
+from .options import HelpFormatter, given, with_usage
 
 USAGE_ERROR = 2
 
@@ -65,7 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         speak(given(words, "--lang"))
     except EditionError as error:
         parser().error(str(error))
-    args = parser().parse_intermixed_args(words)  # options before or after the directory
+    # options before or after the directory
+    args = with_usage(parser()).parse_intermixed_args(words)
     commands = shell_commands()
     try:
         edition = speak(args.lang)
@@ -82,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             path.write_text(workflow(source_manifest), encoding="utf-8")
         parent = short(chapter_fingerprints(manifest, kit).starter)
     except (ManifestError, KitError, WorkspaceError, EditionError) as error:
-        print(f"practice: {error}", file=sys.stderr)
+        print(_("{tool}: {error}").format(tool="practice", error=error), file=sys.stderr)
         return USAGE_ERROR
     root = target.resolve()
     print(

@@ -33,7 +33,7 @@ from ..harness.results import CheckpointResult, TestOutcome, attribute, summariz
 from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
 from ..harness.workspace import MARKER, PYTEST_INI, render_marker
-from ..locale import EDITIONS, N_, SOURCE_EDITION, catalog_path, compiled
+from ..locale import EDITIONS, N_, SOURCE_EDITION, catalog_path, compiled, current_edition
 from ..locale import gettext as _
 from . import probes as probing
 from .hidden import HiddenTests
@@ -91,7 +91,9 @@ def graded_files(
     files = {f.path: read_source(kit, f.starter) for f in manifest.files if f.role != "learner"}
     files |= {f.path: learner[f.path] for f in manifest.files_with_role("learner")}
     starter = chapter_fingerprints(manifest, kit).starter
-    files[MARKER] = render_marker(manifest, starter, {}, "graded copy").encode("utf-8")
+    # the copy is a workspace of the door's edition: its conftest speaks that one
+    marker = render_marker(manifest, starter, {}, "graded copy", current_edition())
+    files[MARKER] = marker.encode("utf-8")
     files["pytest.ini"] = PYTEST_INI.encode("utf-8")
     if manifest.probes is not None:
         files[manifest.probes] = read_source(kit, manifest.probes)

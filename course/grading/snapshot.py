@@ -22,6 +22,7 @@ from ..harness.workspace import (
     WorkspaceError,
     admit_workspace,
     parse_marker,
+    shipped_in_edition,
 )
 from ..locale import gettext as _
 from .safefs import Tree, UnsafePath
@@ -50,14 +51,19 @@ def reference_snapshot(manifest: Manifest, kit: Path) -> Snapshot:
     return Snapshot(label.format(package=manifest.reference, kit=kit), learner)
 
 
-def _layout_notes(manifest: Manifest, kit: Path, tree: Tree) -> tuple[list[str], list[str]]:
-    """Notes on shipped files that differ from the kit's (graded with the kit's copies)."""
+def _layout_notes(
+    manifest: Manifest, kit: Path, tree: Tree, edition: str
+) -> tuple[list[str], list[str]]:
+    """Notes on shipped files that differ from the kit's (graded with the kit's copies); a
+    given module may hold its docstrings in the workspace's edition."""
     notes, flags = [], []
     for file in manifest.files:
         if file.role == "learner":
             continue
         try:
-            same = digest(tree.read(file.path)) == digest(read_source(kit, file.starter))
+            shipped = read_source(kit, file.starter)
+            kit_copies = {digest(shipped), digest(shipped_in_edition(file.path, shipped, edition))}
+            same = digest(tree.read(file.path)) in kit_copies
             edited = _("{path} was edited in the workspace").format(path=file.path)
             problem = "" if same else edited
         except UnsafePath as error:
@@ -113,7 +119,7 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
         raise WorkspaceError(
             _("cannot grade {where}: {error}").format(where=tree.where(), error=error)
         ) from None
-    notes, flags = _layout_notes(manifest, kit, tree)
+    notes, flags = _layout_notes(manifest, kit, tree, workspace.edition)
     strays = stray_entries(manifest, tree)
     if strays:
         named = _(", ").join(strays[:STRAYS_NAMED])

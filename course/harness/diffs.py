@@ -37,10 +37,10 @@ def explain_equality(left: object, right: object) -> list[str]:
     if len(got) <= SHORT and len(expected) <= SHORT and "\n" not in got + expected:
         said, wanted = gettext("got:"), gettext("expected:")
         width = max(columns(said), columns(wanted)) + 1
-        return [
+        return [  # one order at every door and in every edition: expected, then got
             gettext("{head}:").format(head=head()),
-            pad(said, width) + got,
             pad(wanted, width) + expected,
+            pad(said, width) + got,
         ]
     lines = [gettext("{head} (- expected, + got; unmarked lines are in both):").format(head=head())]
     for line in difflib.ndiff(_pretty(right), _pretty(left)):
@@ -52,4 +52,5 @@ def explain_equality(left: object, right: object) -> list[str]:
 def explain_case(case: str, got: object, expected: object) -> str:
     """A failed comparison named by its case (and field): ``case: the values differ…``."""
     first, *rest = explain_equality(got, expected)
-    return "\n".join([f"{case}: {first}", *(f"{INDENT}{line}" for line in rest)])
+    named = gettext("{case}: {detail}").format(case=case, detail=first)
+    return "\n".join([named, *(f"{INDENT}{line}" for line in rest)])

@@ -50,7 +50,8 @@ def localized(source: str, translate: Callable[[str], str]) -> str:
     for node, literal in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
         assert node.end_lineno is not None and node.end_col_offset is not None
         first, last = node.lineno - 1, node.end_lineno - 1
-        head = lines[first][: node.col_offset]
-        tail = lines[last][node.end_col_offset :]
+        # the offsets count UTF-8 bytes, not characters
+        head = lines[first].encode("utf-8")[: node.col_offset].decode("utf-8")
+        tail = lines[last].encode("utf-8")[node.end_col_offset :].decode("utf-8")
         lines[first : last + 1] = [head + literal + tail]
     return "".join(lines)

@@ -29,6 +29,11 @@ def lab_command(
     return checkpoint_command(manifest, "--lab", lab_id, practice=practice, commands=commands)
 
 
+def practice_command(manifest: Manifest, edition: str, commands: Commands = BY_NAME) -> str:
+    """The practice command that makes a new workspace like this one: same chapter, edition."""
+    return f"{commands.practice} {manifest.chapter} --lang {edition}"
+
+
 def render_learning(
     manifest: Manifest,
     parent: str,
@@ -160,7 +165,7 @@ def render_learning(
     lines += [
         _(
             "Starting over? `{command}` makes a new directory; do not reuse a modified scaffold."
-        ).format(command=f"{commands.practice} {manifest.chapter}"),
+        ).format(command=practice_command(manifest, edition or current_edition(), commands)),
         "",
     ]
     if notebooks:

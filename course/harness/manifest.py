@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from ..locale import gettext as _
 from .tables import TableReader
 
 FileRole = Literal["learner", "given", "test"]
@@ -167,8 +168,12 @@ class Manifest:
         for lab in self.labs:
             if lab.id == lab_id:
                 return lab
-        known = ", ".join(lab.id for lab in self.labs)
-        raise ManifestError(f"chapter {self.chapter} has no lab {lab_id!r} (labs: {known})")
+        known = _(", ").join(lab.id for lab in self.labs)
+        raise ManifestError(
+            _("chapter {chapter} has no lab {lab_id!r} (labs: {known})").format(
+                chapter=self.chapter, lab_id=lab_id, known=known
+            )
+        )
 
     @property
     def required_labs(self) -> tuple[Lab, ...]:
@@ -454,5 +459,9 @@ def load_manifest(chapter: str) -> Manifest:
         manifest = parse_manifest(item.read_text("utf-8"), f"course/curricula/{item.name}")
         if manifest.chapter == chapter:
             return manifest
-    known = ", ".join(available_chapters()) or "none"
-    raise ManifestError(f"no curriculum for chapter {chapter!r} (chapters: {known})")
+    known = _(", ").join(available_chapters()) or _("none")
+    raise ManifestError(
+        _("no curriculum for chapter {chapter!r} (chapters: {known})").format(
+            chapter=chapter, known=known
+        )
+    )

@@ -310,7 +310,12 @@ class CheckpointResult:
             lab_id = g.text("id")
             lab = next((lab for lab in manifest.labs if lab.id == lab_id), None)
             if lab is None:
-                raise g.error("id", f"chapter {manifest.chapter} has no lab {lab_id!r}")
+                raise g.error(
+                    "id",
+                    _("chapter {chapter} has no lab {lab_id!r}").format(
+                        chapter=manifest.chapter, lab_id=lab_id
+                    ),
+                )
             probes = g.raw("probes", None)
             labs.append(
                 LabResult(

@@ -227,6 +227,14 @@ def check_fresh(target: Path) -> None:
         raise WorkspaceError(said.format(target=target, advice=_(REUSE_REFUSED)))
 
 
+def shipped_in_edition(path: str, text: bytes, edition: str) -> bytes:
+    """A shipped Python module as a workspace of ``edition`` holds it: its docstrings in that
+    edition (``harness/docstrings.py``), its code byte for byte."""
+    if edition == SOURCE_EDITION or not path.endswith(".py"):
+        return text
+    return localized(text.decode("utf-8"), translations(edition).gettext).encode("utf-8")
+
+
 WORKSPACE_NOTEBOOKS = "notebooks"
 """Where a workspace keeps its notebooks, whichever edition it was given."""
 
@@ -239,11 +247,9 @@ def workspace_layout(
     files = scaffold_files(manifest, kit, "starter")
     starter = fingerprint(files)
     checksums = {f.path: digest(files[f.path]) for f in manifest.files_with_role("test")}
-    if edition != SOURCE_EDITION:  # the learner reads their files in their edition
-        translate = translations(edition).gettext
-        for file in manifest.files_with_role("learner"):
-            text = files[file.path].decode("utf-8")
-            files[file.path] = localized(text, translate).encode("utf-8")
+    for file in manifest.files:
+        if file.role != "test":  # the learner reads their files and the given ones in their edition
+            files[file.path] = shipped_in_edition(file.path, files[file.path], edition)
     notebooks = []
     for source in notebook_sources(manifest, kit, edition):
         notebook = f"{WORKSPACE_NOTEBOOKS}/{Path(source).name}"

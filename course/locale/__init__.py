@@ -45,7 +45,7 @@ def checked(language: str) -> str:
     if edition is None:
         raise EditionError(
             _("no edition {language!r} (editions: {editions})").format(
-                language=language, editions=", ".join(EDITIONS)
+                language=language, editions=_(", ").join(EDITIONS)
             )
         )
     return edition

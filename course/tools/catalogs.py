@@ -7,6 +7,7 @@ on a translation left fuzzy or stale, and on one whose ``{placeholders}`` differ
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -21,6 +22,8 @@ from ..harness.kit import kit_root
 from ..harness.manifest import curriculum_texts, parse_manifest
 from ..locale import DOMAIN, EDITIONS, SOURCE_EDITION, catalog_path, compile_catalog
 from ..locale.english import english_words
+from ..locale.glossary import avoided_words
+from ..locale.typography import problems
 
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
@@ -44,6 +47,33 @@ def extract_docstrings(
     the string after a constant), as ``docstrings.localized`` looks each up."""
     for line, text in docstrings(fileobj.read().decode("utf-8")):
         yield line, None, text, []
+
+
+def extract_lesson(
+    fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any
+) -> Iterator[tuple[int, str | None, str | tuple[str, ...], list[str]]]:
+    """Babel extractor for a lesson module: its marked messages, and, for a module a workspace
+    is given (a curriculum file of role ``given``), its docstrings as ``extract_docstrings``."""
+    from babel.messages.extract import extract_python
+
+    data = fileobj.read()
+    found: Iterator[Any] = extract_python(io.BytesIO(data), keywords, comment_tags, options)
+    yield from found  # (line, function, message, comments), as Babel's own extractor gives it
+    name = Path(getattr(fileobj, "name", "")).resolve()
+    if name in given_modules():
+        yield from extract_docstrings(io.BytesIO(data), keywords, comment_tags, options)
+
+
+@functools.cache
+def given_modules() -> frozenset[Path]:
+    """The kit's modules every curriculum copies into a workspace as given."""
+    kit = kit_root()
+    return frozenset(
+        (kit / file.starter).resolve()
+        for path in sorted((kit / "course" / "curricula").glob("*.toml"))
+        for file in parse_manifest(path.read_text("utf-8"), str(path)).files_with_role("given")
+        if file.starter.endswith(".py")
+    )
 
 
 def template() -> Any:
@@ -137,12 +167,31 @@ def gaps(edition: str, source: Any | None = None) -> list[Gap]:
                 if english:
                     found.append(Gap(edition, key, f"English left ({' '.join(english[:5])})"))
                     break
+                style = house_style(string, edition, markdown=_is_markdown(message))
+                if style:
+                    found.append(Gap(edition, key, "; ".join(style)))
+                    break
     known = {_key(m) for m in source if m.id}
     for message in catalog:
         key = _key(message)
         if message.id and key not in known:
             found.append(Gap(edition, key, "obsolete: no source marks it any more"))
     return found
+
+
+def _is_markdown(message: Any) -> bool:
+    """Whether a message is rendered as Markdown: the curriculum's text (the card, hints, the
+    review) appears in LEARNING.md and the notebooks, where a line break reads as a space."""
+    return any(str(where).endswith(".toml") for where, _ in message.locations)
+
+
+def house_style(text: str, edition: str, *, markdown: bool = False) -> list[str]:
+    """What a translation breaks of the edition's style: the typography the chapter sets
+    (``locale/typography.py``) and the glossary's avoided words (``locale/glossary.py``)."""
+    if edition != "zh":
+        return []
+    found = [f"typography: {problem}" for problem in problems(text, markdown=markdown)]
+    return found + [f"glossary avoids {word}" for word in avoided_words(text, edition)]
 
 
 def update() -> list[Path]:

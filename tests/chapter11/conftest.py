@@ -22,6 +22,7 @@ from types import ModuleType
 
 import pytest
 
+from course.harness.editions import speak
 from course.harness.workspace import find_workspace, read_workspace
 
 REFERENCE_PACKAGE = "course"
@@ -64,6 +65,7 @@ WORKSPACE = find_workspace(Path(__file__).resolve().parent)
 if WORKSPACE is not None:
     sys.meta_path.insert(0, _NoReference())
     sys.path.insert(0, str(WORKSPACE))
+    speak(None, WORKSPACE)  # the workspace's edition, whatever LANG says, as every door chooses
 
 
 def default_package() -> str:

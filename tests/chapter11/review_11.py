@@ -55,7 +55,7 @@ def test_review_shows_the_groups(impl: Any, record_property: Show) -> None:
     record_property("shown", _("your group_interactions: {groups}").format(groups=shown))
     record_property(
         "shown",
-        _("costing {costs} tokens").format(costs=", ".join(str(c) for c in costs)),
+        _("costing {costs} tokens").format(costs=_(", ").join(str(c) for c in costs)),
     )
 
 

@@ -62,8 +62,8 @@ def test_only_a_flood_is_cut_and_the_cut_says_how_much() -> None:
 def test_short_sides_are_shown_on_a_line_each_long_ones_as_a_whole_diff() -> None:
     assert explain_equality(["u2", "a2"], ["u3"]) == [
         "the values differ:",
-        "got:      ['u2', 'a2']",
         "expected: ['u3']",
+        "got:      ['u2', 'a2']",
     ]
     got = {f"key {n}": list(range(n)) for n in range(12)}
     expected = dict(got) | {"key 5": [0]}
@@ -78,8 +78,8 @@ def test_a_named_comparison_leads_with_its_case_and_shows_text_as_text() -> None
     said = explain_case("summary of u1: content", "检查 session", "确认 JSONL")
     assert said.splitlines() == [
         "summary of u1: content: the values differ:",
-        "  got:      '检查 session'",
         "  expected: '确认 JSONL'",
+        "  got:      '检查 session'",
     ]
     long = explain_case("kept_entry_ids", [f"entry-{n}" for n in range(30)], ["u1"])
     first, *rest = long.splitlines()

@@ -83,12 +83,12 @@ def test_a_zh_workspace_speaks_chinese_in_the_lines_of_the_doors(
     run = cli("checkpoint", "11", "--lab", "11.1", "--no-card", cwd=zh_workspace)
     assert run.returncode == 1, run.stderr
     checking = [line for line in run.stdout.splitlines() if "zh" in line and "/" in line]
-    assert checking and checking[0].startswith("正在检查练习目录 "), run.stdout
+    assert checking and checking[0].startswith("正在检查：练习目录 "), run.stdout
     assert "Checking" not in run.stdout
 
     review = cli("checkpoint", "11", "--review", cwd=zh_workspace)
     assert review.returncode == 1, review.stderr
-    mine = ("正在验收", "各 Lab：", "  尚未编写：", "请说明：", "检查：", "本章验收：")
+    mine = ("正在验收：", "各 Lab：", "  尚未编写：", "请说明：", "检查：", "本章验收：")
     for start in mine:
         lines = [line for line in review.stdout.splitlines() if line.startswith(start)]
         assert lines, f"no line starting {start!r}:\n{review.stdout}"
@@ -104,7 +104,7 @@ def test_a_zh_workspace_elsewhere_is_spoken_to_in_its_edition(
         "checkpoint", "11", "--lab", "11.1", "--no-card", "--unsandboxed",
         "--practice", str(zh_workspace), cwd=tmp_path,
     )  # fmt: skip
-    assert f"正在检查练习目录 {zh_workspace.resolve()}" in run.stdout, run.stderr
+    assert f"正在检查：练习目录 {zh_workspace.resolve()}" in run.stdout, run.stderr
 
 
 def test_the_help_speaks_the_edition(manifest: Manifest, speaking_zh: None) -> None:
@@ -142,7 +142,7 @@ def test_an_unknown_lang_is_a_usage_error_naming_the_editions(
     assert not (tmp_path / "new").exists()
     here = cli("checkpoint", "11", "--lang", "xx", cwd=zh_workspace, env=english)
     assert here.returncode == 2
-    assert "没有 'xx' 这个语言版本（可选：en, zh）" in here.stderr, here.stderr
+    assert "没有 'xx' 这个语言版本（可选：en、zh）" in here.stderr, here.stderr
 
 
 def test_the_watch_speaks_the_edition(

@@ -67,7 +67,9 @@ from course.harness.workspace import read_workspace
 from course.labs import LabNotImplemented
 from course.locale import current_edition
 from course.locale.english import english_words
+from course.locale.typography import problems
 from course.summary import CompactionEntry, CompactionSummary, parse_summary
+from course.tools.notebooks import parse_source
 
 MANIFEST = load_manifest("11")
 ZH_NOTEBOOKS = sorted(EDITIONS["zh"].glob("*.ipynb"))
@@ -407,3 +409,32 @@ def test_a_kernel_in_a_workspace_speaks_the_edition_its_marker_records(
     root = create_workspace(tmp_path / "practice-11", edition)
     workspace = read_workspace(root)
     assert kernel_edition(MANIFEST, workspace, root / "notebooks") == edition
+
+
+# --------------------------------------------------------------------------- typography
+
+
+ZH_SOURCES = sorted((REPO / "notebooks" / "source").glob("*.md"))
+
+
+def typography_of(source: str, where: str) -> list[str]:
+    """The typography problems of a notebook source's zh markdown cells, as rendered."""
+    cells = parse_source(source, ("en", "zh"), where)
+    return [
+        f"{where}: {problem}"
+        for cell in cells
+        if cell.kind == "markdown"
+        for problem in problems(cell.texts["zh"], markdown=True)
+    ]
+
+
+@pytest.mark.parametrize("path", ZH_SOURCES, ids=lambda p: p.name)
+def test_the_zh_cells_of_each_notebook_source_keep_the_chapters_typography(path: Path) -> None:
+    assert typography_of(path.read_text("utf-8"), path.name) == []
+
+
+def test_a_planted_line_break_in_a_zh_cell_is_found() -> None:
+    source = "<!-- en -->\nKeep copies\nof the kept messages.\n<!-- zh -->\n保留消息的\n副本。\n"
+    assert typography_of(source, "planted.md") == [
+        "planted.md: a line break inside a Chinese sentence: '保留消息的⏎副本。'"
+    ]

@@ -1,0 +1,24 @@
+"""The zh edition's glossary (``zh/glossary.toml``): each term's one word, and the words avoided."""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from typing import Any
+
+from . import LOCALE_DIR
+
+
+@functools.cache
+def glossary(edition: str = "zh") -> dict[str, Any]:
+    return tomllib.loads((LOCALE_DIR / edition / "glossary.toml").read_text("utf-8"))
+
+
+def avoided_words(text: str, edition: str = "zh") -> list[str]:
+    """The glossary's avoided words ``text`` uses, each as ``word (term: the chapter's word)``."""
+    return [
+        f"{word} ({term['en']}: {term['zh']})"
+        for term in glossary(edition).get("term", [])
+        for word in term.get("avoid", [])
+        if word in text
+    ]

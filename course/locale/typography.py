@@ -1,0 +1,131 @@
+"""Chinese typography as chapter 11 sets it: the punctuation and spacing a zh text may not show.
+
+The rules (docs/editions.md, "Typography") are checked on prose only: code spans (`x`,
+``x``), ``{placeholders}``, reST literal blocks and fenced code stand for one Latin word, so
+ids, code names and program output are exempt. Each problem names the rule and quotes the text
+around it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+from .english import BACKTICKED, without_literal_blocks
+
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+OPENING = "\uff08\u201c\u2018\u300a\u300c\u3010"
+"""Full-width marks that open: parenthesis, quotes, title and corner brackets."""
+CLOSING = "\uff0c\u3002\u3001\uff1b\uff1a\uff1f\uff01\uff09\u201d\u2019\u300b\u300d\u3011"
+"""Full-width marks that close or follow a word: comma, full stop, enumeration comma (the
+lists' mark), semicolon, colon, question and exclamation marks, closing brackets and quotes."""
+FULL_WIDTH = OPENING + CLOSING
+CODE = re.compile(rf"{BACKTICKED.pattern}|\[[^\[\]\n{HAN}]*\]|\([^()\n{HAN}]*,[^()\n{HAN}]*\)")
+"""Code spans, and brackets of ASCII only (``[u1, a1]``, ``(entry_ids, reason)``): code."""
+PLACEHOLDER = re.compile(r"\{(\w*)([^{}\n]*)\}")
+VALUE_NAMES = frozenset(
+    re.findall(
+        r"\w+",
+        "count amount total passed number line lines path root file files id ids lab seconds got "
+        "expected value values limit size index field entry",
+    )
+)
+"""Placeholders that stand for a number, path, id or value: spaced like Latin. Any other
+placeholder may stand for a translated phrase (``{why}``, ``{problem}``) and is left alone."""
+FENCE = re.compile(r"^```.*?^```[^\n]*$", re.MULTILINE | re.DOTALL)
+BLOCK_START = re.compile(r"\s*(?:[-*+] |\d+[.)] |#|\||>|<!--|```)")
+
+RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "ASCII punctuation after Chinese text",
+        re.compile(rf"[{HAN}{FULL_WIDTH}][:,;()](?!:\s*$)", re.M),
+    ),
+    (
+        "a space between two Chinese characters",
+        re.compile(rf"[{HAN}{FULL_WIDTH}] +[{HAN}{FULL_WIDTH}]"),
+    ),
+    ("a space after full-width punctuation", re.compile(rf"[{OPENING}{CLOSING}] +[^\s|]")),
+    ("a space before full-width punctuation", re.compile(rf"[^\s|] +[{CLOSING}]")),
+    (
+        "no space between Chinese and Latin text",
+        re.compile(rf"[{HAN}](?:[A-Za-z0-9]|/[\w.])|[A-Za-z0-9%][{HAN}]"),
+    ),
+    ("a list with ', ' where Chinese uses '、'", re.compile(r"\S, +\S")),
+)
+"""Each rule's name and what it finds in prose whose code has been replaced by ``X``."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One place a text breaks a rule."""
+
+    rule: str
+    around: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}: {self.around!r}"
+
+
+def has_han(text: str) -> bool:
+    """Whether ``text`` holds Chinese: a Han character or full-width punctuation."""
+    return re.search(f"[{HAN}{FULL_WIDTH}]", text) is not None
+
+
+def prose(text: str) -> str:
+    """``text`` with every code span, literal block, code fence and value placeholder as
+    ``X``, and every other placeholder as a character no rule looks at."""
+    text = FENCE.sub("X", without_literal_blocks(text))
+    text = PLACEHOLDER.sub(_placeholder, text)
+    return CODE.sub("X", text)
+
+
+def _placeholder(found: re.Match[str]) -> str:
+    name, rest = found.groups()
+    return "X" if name in VALUE_NAMES or rest else "\ue000"
+
+
+def soft_breaks(text: str) -> list[tuple[str, str]]:
+    """Markdown's line breaks inside a paragraph, as (the line before, the line after): a
+    reader sees each as a space."""
+    lines = text.split("\n")
+    pairs = []
+    for previous, line in itertools.pairwise(lines):
+        if not line.strip() or not previous.strip() or BLOCK_START.match(line):
+            continue
+        if previous.lstrip().startswith(("#", "|")) or previous.endswith("  "):
+            continue  # a heading or table row ends at its line; two spaces make a hard break
+        pairs.append((previous.rstrip(), line.strip()))
+    return pairs
+
+
+def problems(text: str, *, markdown: bool = False) -> list[Problem]:
+    """Where ``text`` breaks the typography of the chapter (nothing for a text without Han).
+
+    ``markdown``: ``text`` is rendered, so a line break inside a paragraph reads as a space;
+    where that space breaks a spacing rule, the line break is the problem."""
+    if not has_han(text):
+        return []
+    plain = prose(text)
+    found = _found(plain)
+    if markdown:
+        for before, after in soft_breaks(plain):
+            seam = f"{before[-1]} {after[0]}"
+            if any(pattern.search(seam) for _, pattern in RULES[1:4]):
+                found.append(Problem(LINE_BREAK, f"{before[-8:]}⏎{after[:8]}"))
+    return found
+
+
+LINE_BREAK = "a line break inside a Chinese sentence"
+
+
+def _found(text: str) -> list[Problem]:
+    found = []
+    for line in text.split("\n"):
+        if not has_han(line):
+            continue  # an English or code line of a Chinese text
+        for rule, pattern in RULES:
+            for match in pattern.finditer(line):
+                around = line[max(0, match.start() - 8) : match.end() + 8]
+                found.append(Problem(rule, around))
+    return found
