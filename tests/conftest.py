@@ -1,6 +1,5 @@
 """Suite-wide options and fixtures: ``--no-browser`` leaves out the tests that drive JupyterLab
-in Chromium; ``zh`` speaks the Chinese edition for one test; hypothesis's profile; how
-pytest-xdist shares the tests between workers."""
+in Chromium; ``zh`` speaks the Chinese edition for one test; hypothesis's profile."""
 
 from __future__ import annotations
 
@@ -49,18 +48,8 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
-SHARED_ONE_BY_ONE = frozenset({"test_documented_commands.py"})
-"""Files whose tests pytest-xdist may hand to either worker one by one: independent commands,
-each long, sharing only a cheap fixture. Every other file stays on one worker (``loadgroup``):
-a notebook's cells share a kernel, and a module's fixtures are built once."""
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group each file's tests for pytest-xdist; with --no-browser, deselect browser tests
-    named explicitly on the command line."""
-    for item in items:
-        if item.path.name not in SHARED_ONE_BY_ONE:
-            item.add_marker(pytest.mark.xdist_group(item.path.as_posix()))
+    """With --no-browser, deselect browser tests named explicitly on the command line."""
     if not config.getoption("no_browser"):
         return
     deselected = [item for item in items if item.get_closest_marker(BROWSER_MARKER)]

@@ -299,16 +299,33 @@ def scripts(documented: Documented, places: Places) -> list[str]:
     return ["\n".join(line(command) for command in documented.commands)]
 
 
-@pytest.mark.parametrize("documented", COMMANDS, ids=str)
-def test_the_documented_command_works(
-    documented: Documented, places: Places, tmp_path: Path
-) -> None:
+def runs_as_documented(documented: Documented, places: Places, tmp_path: Path) -> None:
     for script in scripts(documented, places):
         if documented.block == "learner":
             where = learner_workspace(places)
         else:
             where = KIT if documented.commands[0] in IN_KIT else places.view
         works(documented, script, run(script, where, tmp_path))
+
+
+def document_tests(document: str) -> type:
+    """A class of one document's commands. pytest-xdist (``--dist loadscope``) keeps a class on
+    one worker, so the documents' commands, each long, share the workers between them."""
+    commands = [d for d in COMMANDS if d.where.rsplit(":", 1)[0] == document]
+
+    @pytest.mark.parametrize("documented", commands, ids=str)
+    def test_the_documented_command_works(
+        self: object, documented: Documented, places: Places, tmp_path: Path
+    ) -> None:
+        runs_as_documented(documented, places, tmp_path)
+
+    name = "Test" + re.sub(r"\W+", "_", document.title())
+    return type(name, (), {"test_the_documented_command_works": test_the_documented_command_works})
+
+
+for _document in sorted({d.where.rsplit(":", 1)[0] for d in COMMANDS}):
+    _tests = document_tests(_document)
+    globals()[_tests.__name__] = _tests
 
 
 EXAMPLE = re.compile(r"^```python\n(.*?)^```\n\n```text\n(.*?)^```", re.MULTILINE | re.DOTALL)
