@@ -31,7 +31,6 @@ class BudgetError(PrintableError):
     a ``system_prompt`` that is not a string.
     """
 
-
 @dataclass(frozen=True)
 class ContextTokens:
     """Where the window's tokens go; ``total = system + messages + reserved + margin``."""

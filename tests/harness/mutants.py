@@ -198,7 +198,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "lists = {attr: s[key]",
         "11.1",
         "the parsed summary keeps (and does not check) the caller's lists",
-        ("summary.completed", "must not be shared", "- expected, + got"),
+        ("summary.completed", "must not be shared", "expected:"),
     ),
     Mutant(
         "compaction_parent_may_be_empty",
