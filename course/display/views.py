@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Protocol
 
 from ..harness.columns import columns, pad
@@ -46,19 +47,13 @@ class View(Shown):
     text: str
     html: str
 
-    def __add__(self, other: View) -> View:
-        return stack([self, other])
-
 
 def stack(views: Iterable[View]) -> View:
     """Several views shown one after the other."""
     items = list(views)
-    text = ""
-    for index, view in enumerate(items):
-        if index:
-            roomy = "\n" in view.text or "\n" in items[index - 1].text
-            text += "\n\n" if roomy else "\n"
-        text += view.text
+    text = items[0].text if items else ""
+    for before, view in pairwise(items):
+        text += ("\n\n" if "\n" in before.text + view.text else "\n") + view.text
     return View(
         text,
         "".join(f"<div style='margin-bottom:0.6em'>{view.html}</div>" for view in items),
@@ -68,6 +63,11 @@ def stack(views: Iterable[View]) -> View:
 def esc(value: object) -> str:
     """HTML-escaped text of ``value``."""
     return html.escape(str(value), quote=True)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, an ellipsis marking the cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def message(text: str, tone: Tone = "note") -> View:
