@@ -97,14 +97,9 @@ def folder_edition(manifest: Manifest, where: Path) -> str | None:
     except KitError:
         return None
     place = where.resolve()
-    found: tuple[int, str] | None = None
-    for edition, folder in manifest.notebooks.items():
-        base = (kit / folder).resolve()
-        if place == base or base in place.parents:
-            depth = len(base.parts)
-            if found is None or depth > found[0]:
-                found = (depth, edition)
-    return found[1] if found is not None else None
+    bases = {edition: (kit / folder).resolve() for edition, folder in manifest.notebooks.items()}
+    holding = [edition for edition, base in bases.items() if base in (place, *place.parents)]
+    return max(holding, key=lambda edition: len(bases[edition].parts), default=None)
 
 
 def kernel_edition(manifest: Manifest, workspace: Workspace | None, where: Path) -> str | None:

@@ -1,22 +1,20 @@
 """Chapter 11's differential probes: seeded inputs for every lab and how to call its functions.
 
 The grader draws the cases once (``cases``, on its own side, from the hypothesis strategies in
-``course.probes.strategies`` and a seeded generator) and evaluates each case twice with
-``evaluate``: with the reference package outside any sandbox, and with the learner's package
-inside one. The two JSON answers must be equal. ``evaluate`` imports only the standard library
-and reaches the implementation through its package name, so the same code serves both sides;
-answers are read through the public types' attributes, never compared as objects.
-"""
+``course.probes.strategies``, drawn there by seed, and a seeded generator) and evaluates each
+case twice with ``evaluate``: with the reference package outside any sandbox, and with the
+learner's package inside one. The two JSON answers must be equal. ``evaluate`` imports only the
+standard library and reaches the implementation through its package name, so the same code
+serves both sides; answers are read through the public types' attributes, never compared as
+objects."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import importlib
 import json
 import random
-import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -425,68 +423,9 @@ def summarize(package: str, case: Mapping[str, Any]) -> list[str]:
 
 
 def _strategies() -> ModuleType:
-    """The kit's hypothesis strategies (``course.probes.strategies``), imported on first use."""
+    """The kit's hypothesis strategies and seeded draws (``course.probes.strategies``), imported
+    on first use: answering a case needs no hypothesis."""
     return importlib.import_module("course.probes.strategies")
-
-
-def examples(strategy: Any, count: int, seed: int) -> list[Any]:
-    """``count`` values of a hypothesis strategy, the same ones for the same seed."""
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as fix_seed
-    from hypothesis.configuration import set_hypothesis_home_dir
-
-    found: list[Any] = []
-
-    @fix_seed(seed)
-    @settings(
-        max_examples=count,
-        database=None,
-        deadline=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(strategy)
-    def collect(value: Any) -> None:
-        found.append(copy.deepcopy(value))
-
-    with tempfile.TemporaryDirectory(prefix="course-probes-") as home, _no_local_constants():
-        set_hypothesis_home_dir(home)  # its caches, not a .hypothesis/ where the grader runs
-        try:
-            collect()
-        finally:
-            set_hypothesis_home_dir(None)
-    return found[:count]
-
-
-@contextlib.contextmanager
-def _no_local_constants() -> Iterator[None]:
-    """Draw without the constants hypothesis collects from the modules this process happens to
-    have imported, so a seed draws the same cases in every process (the checkpoint, a
-    notebook, ``course-kit starters``), whatever else each one imported."""
-    try:
-        from hypothesis.internal.conjecture import providers
-    except ImportError:  # a hypothesis without local constants draws the same anyway
-        yield
-        return
-    collect = getattr(providers, "_get_local_constants", None)
-    empty: Any = getattr(providers, "_local_constants", None)
-    cache: Any = getattr(providers, "CONSTANTS_CACHE", None)
-    if collect is None or empty is None or cache is None:
-        yield
-        return
-    nothing = type(empty)(
-        integers=type(empty.integers)(),
-        floats=type(empty.floats)(key=empty.floats.key),
-        bytes=type(empty.bytes)(),
-        strings=type(empty.strings)(),
-    )
-    providers._get_local_constants = lambda: nothing
-    providers.CONSTANTS_CACHE = type(cache)(1024)  # pools built from no local constants
-    try:
-        yield
-    finally:
-        providers._get_local_constants = collect
-        providers.CONSTANTS_CACHE = cache
 
 
 def role_of(entry: Mapping[str, Any]) -> Any:
@@ -703,12 +642,13 @@ class Cases:
 
     def histories(self, least: int, most: int, count: int, shift: int = 0) -> list[Entries]:
         """``count`` valid histories of ``least`` to ``most`` interactions."""
-        return examples(
-            self.s.histories(min_groups=least, max_groups=most), count, self.seed + shift
-        )
+        strategy = self.s.histories(min_groups=least, max_groups=most)
+        drawn: list[Entries] = self.s.examples(strategy, count, self.seed + shift)
+        return drawn
 
     def summaries(self, count: int) -> list[Json]:
-        return examples(self.s.SUMMARIES, count, self.seed)
+        drawn: list[Json] = self.s.examples(self.s.SUMMARIES, count, self.seed)
+        return drawn
 
     def budgets(self, function: str, rng: random.Random, groups: list[Entries], name: str) -> None:
         """Two cases of ``function(groups, available, estimator)`` at the budget's edges."""

@@ -1,10 +1,18 @@
-"""Hypothesis strategies the probes draw from: valid session histories and summaries."""
+"""Hypothesis strategies the probes draw from (valid session histories and summaries), and the
+seeded draw that gives the same examples for the same seed in every process."""
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import tempfile
+from collections.abc import Iterator
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as fix_seed
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 TEXT = st.text(
     alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x2FFF, categories=["L", "N", "Zs"]),
@@ -100,3 +108,59 @@ SUMMARIES = st.fixed_dictionaries(
         **{key: st.lists(TEXT, max_size=3) for key in SUMMARY_KEYS},
     }
 )
+
+
+def examples(strategy: Any, count: int, seed: int) -> list[Any]:
+    """``count`` values of a hypothesis strategy, the same ones for the same seed."""
+    found: list[Any] = []
+
+    @fix_seed(seed)
+    @settings(
+        max_examples=count,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(strategy)
+    def collect(value: Any) -> None:
+        found.append(copy.deepcopy(value))
+
+    with tempfile.TemporaryDirectory(prefix="course-probes-") as home, _no_local_constants():
+        set_hypothesis_home_dir(home)  # its caches, not a .hypothesis/ where the grader runs
+        try:
+            collect()
+        finally:
+            set_hypothesis_home_dir(None)
+    return found[:count]
+
+
+@contextlib.contextmanager
+def _no_local_constants() -> Iterator[None]:
+    """Draw without the constants hypothesis collects from the modules this process happens to
+    have imported, so a seed draws the same cases in every process (the checkpoint, a
+    notebook, ``course-kit starters``), whatever else each one imported."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # a hypothesis without local constants draws the same anyway
+        yield
+        return
+    collect = getattr(providers, "_get_local_constants", None)
+    empty: Any = getattr(providers, "_local_constants", None)
+    cache: Any = getattr(providers, "CONSTANTS_CACHE", None)
+    if collect is None or empty is None or cache is None:
+        yield
+        return
+    nothing = type(empty)(
+        integers=type(empty.integers)(),
+        floats=type(empty.floats)(key=empty.floats.key),
+        bytes=type(empty.bytes)(),
+        strings=type(empty.strings)(),
+    )
+    providers._get_local_constants = lambda: nothing
+    providers.CONSTANTS_CACHE = type(cache)(1024)  # pools built from no local constants
+    try:
+        yield
+    finally:
+        providers._get_local_constants = collect
+        providers.CONSTANTS_CACHE = cache
