@@ -63,17 +63,13 @@ def entries(path: Sequence[Any], estimate_tokens: Estimate | None = None) -> Vie
     for entry in path:
         cost = ""
         if entry.type == "message":
-            row = [entry.id, entry.message.get("role", "?"), clip(content_line(entry.message), 60)]
+            kind, said = entry.message.get("role", "?"), clip(content_line(entry.message), 60)
             cost = number(estimate_tokens(entry.message)) if estimate_tokens else ""
         elif entry.type == "compaction":
-            row = [
-                entry.id,
-                "compaction",
-                _("keeps from {id}").format(id=entry.first_kept_entry_id),
-            ]
+            kind, said = "compaction", _("keeps from {id}").format(id=entry.first_kept_entry_id)
         else:
-            row = [entry.id, entry.type, clip(f"{entry.key} = {entry.value}", 60)]
-        rows.append(row + ([cost] if estimate_tokens else []))
+            kind, said = entry.type, clip(f"{entry.key} = {entry.value}", 60)
+        rows.append([entry.id, kind, said] + ([cost] if estimate_tokens else []))
     return table(headers, rows)
 
 
@@ -232,32 +228,25 @@ def summary(value: Any) -> View:
 
 def chain(path: Sequence[Any]) -> View:
     """The path as ``u1 → a1 → …``, with each compaction's first kept entry pointed out."""
-    ids = [entry.id for entry in path]
-    lines = [" → ".join(ids)]
-    for entry in path:
-        if entry.type == "compaction":
-            lines.append(
-                _("{id}: parent {parent}, keeps from {first_kept}").format(
-                    id=entry.id, parent=entry.parent_id, first_kept=entry.first_kept_entry_id
-                )
-            )
+    said = _("{id}: parent {parent}, keeps from {first_kept}")
+    lines = [" → ".join(entry.id for entry in path)] + [
+        said.format(id=entry.id, parent=entry.parent_id, first_kept=entry.first_kept_entry_id)
+        for entry in path
+        if entry.type == "compaction"
+    ]
     return preformatted("\n".join(lines))
 
 
 def refused(error: BaseException) -> View:
     """A refusal, as the caller sees it: the error's type and message."""
-    return message(
-        _("refused · {error_type}: {error}").format(error_type=type(error).__name__, error=error),
-        "error",
-    )
+    said = _("refused · {error_type}: {error}")
+    return message(said.format(error_type=type(error).__name__, error=error), "error")
 
 
 def accepted_wrongly(label: str) -> View:
     """An input the caller expected to be refused, that the code under test accepted."""
-    return message(
-        _("accepted ✗ · {label}: this input should have been refused").format(label=label),
-        "error",
-    )
+    said = _("accepted ✗ · {label}: this input should have been refused")
+    return message(said.format(label=label), "error")
 
 
 def note(text_: str) -> View:
