@@ -492,10 +492,9 @@ def broken_history(rng: random.Random, path: Entries) -> Entries | None:
         path[index]["message"]["toolCallId"] = "ghost"
         return path
     for item in path:
-        content = item.get("message", {}).get("content")
-        calls = [b for b in content or [] if isinstance(b, dict) and b.get("type") == "toolCall"]
+        calls = call_blocks(item.get("message", {}))
         if calls:
-            content.append(copy.deepcopy(calls[0]))
+            item["message"]["content"].append(copy.deepcopy(calls[0]))
             break
     return path
 
