@@ -23,11 +23,11 @@ from ..harness.report import (
     render_printed,
 )
 from ..harness.results import CheckpointResult, LabResult, TestOutcome
-from ..harness.status import TONE_MARKS, Status, Tone, worst
+from ..harness.status import HTML_COLOURS, TONE_MARKS, Status, Tone, worst
 from ..harness.verdicts import readable
 from ..locale import gettext as _
 from ..locale import ngettext
-from .views import TONE_COLOURS, Shown, clip, esc
+from .views import Shown, clip, esc
 
 MESSAGE_LIMIT = 240
 """Characters of each line of a test's message that are shown."""
@@ -153,7 +153,7 @@ class VerdictView(Shown):
     def html(self) -> str:
         """An HTML block with coloured statuses."""
         tone = self.tone
-        head = f"<div style='color:{TONE_COLOURS[tone]}'><b>{TONE_MARKS[tone]} {esc(self.headline)}"
+        head = f"<div style='color:{HTML_COLOURS[tone]}'><b>{TONE_MARKS[tone]} {esc(self.headline)}"
         head += "</b></div>"
         rows: list[str] = []
         for lab in self.labs if self.lab is None else ():
@@ -184,7 +184,7 @@ def _row(*cells: str) -> str:
 
 
 def _coloured(text: str, tone: Tone) -> str:
-    return f"<span style='color:{TONE_COLOURS[tone]}'>{esc(text)}</span>"
+    return f"<span style='color:{HTML_COLOURS[tone]}'>{esc(text)}</span>"
 
 
 def _pre(text: str) -> str:

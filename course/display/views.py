@@ -9,15 +9,7 @@ from itertools import pairwise
 from typing import Any, Protocol
 
 from ..harness.columns import columns, pad
-from ..harness.status import TONE_MARKS, Tone
-
-TONE_COLOURS: dict[Tone, str] = {
-    "ok": "#2e7d32",
-    "pending": "#8d6e00",
-    "error": "#c62828",
-    "note": "#455a64",
-}
-"""The HTML colour of each tone (its mark is the status model's own, ``TONE_MARKS``)."""
+from ..harness.status import HTML_COLOURS, TONE_MARKS, Tone
 
 
 class Showable(Protocol):
@@ -72,7 +64,7 @@ def clip(text: str, limit: int) -> str:
 
 def message(text: str, tone: Tone = "note") -> View:
     """A one-line status: ✓ ok, … pending, ✗ error, · note."""
-    colour = TONE_COLOURS[tone]
+    colour = HTML_COLOURS[tone]
     mark = TONE_MARKS[tone]
     body = esc(text).replace("\n", "<br>")
     return View(
