@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from json_strategies import ANY_JSON
 
 from course import entries, jsonl
-from course.probes.strategies import ANY_JSON
 from course.session import MessageEntry, entry_to_json, parse_session_entry, recover_jsonl
 
 

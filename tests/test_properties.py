@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_strategies import ANY_JSON, length_estimator, valid_entries
 
 from course.compaction import create_compaction_entry
 from course.context import budget_report, build_context
 from course.groups import group_interactions
-from course.probes.strategies import ANY_JSON, SUMMARIES, histories, length_estimator, valid_entries
+from course.probes.strategies import SUMMARIES, histories
 from course.session import (
     JsonlSessionStore,
     SessionEntryError,

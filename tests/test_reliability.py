@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from json_strategies import ANY_JSON, valid_entries
 
 from course.fixtures import chapter_path_json
-from course.probes.strategies import ANY_JSON, valid_entries
 from course.session import (
     JsonlSessionStore,
     SessionEntryError,

@@ -15,15 +15,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..grading.engine import GradingOptions, grade, take_snapshot
+from ..grading.engine import grade, take_snapshot
 from ..grading.snapshot import Snapshot
-from ..harness.commands import BY_NAME, shell_commands
 from ..harness.kit import kit_root
 from ..harness.manifest import load_manifest
 from ..harness.runner import Limits
 from ..harness.workspace import find_workspace
 from ..locale import gettext as _
-from .notebook import lab_titles
+from .notebook import grading_options, verdict_view
 from .verdict import VerdictView
 
 
@@ -64,11 +63,7 @@ def check_variant(lab: str, module: str, **functions: Callable[..., Any]) -> Ver
                 module=module, known=known
             )
         )
-    learner = dict(snapshot.learner)
-    learner[path] = learner[path] + patch.encode("utf-8")
-    label = f"{module} with {', '.join(functions)} replaced"
-    variant = Snapshot(label, learner)
-    options = GradingOptions(commands=shell_commands() if root is not None else BY_NAME)
-    graded = grade(manifest, kit, variant, [manifest.lab(lab)], Limits(), options)
-    placeholder = (str(root), "<workspace>") if root is not None else ("", "")
-    return VerdictView(graded.result, lab, replace=placeholder, titles=lab_titles(manifest))
+    learner = dict(snapshot.learner) | {path: snapshot.learner[path] + patch.encode("utf-8")}
+    variant = Snapshot(f"{module} with {', '.join(functions)} replaced", learner)
+    graded = grade(manifest, kit, variant, [manifest.lab(lab)], Limits(), grading_options(root))
+    return verdict_view(graded.result, lab, root, manifest)

@@ -55,19 +55,18 @@ class BudgetExplorer:
         self.result: Any = None
         self.error: BaseException | None = None
         top = _slider_top(budget, groups, estimate_tokens)
-        self.max_tokens = self._slider("max_tokens", budget.max_tokens, top, continuous_update)
-        self.reserved_output = self._slider(
-            "reserved_output", budget.reserved_output, max(20, top // 4), continuous_update
-        )
-        self.safety_margin = self._slider(
-            "safety_margin", budget.safety_margin, max(20, top // 4), continuous_update
+        small = max(20, top // 4)
+        self.max_tokens, self.reserved_output, self.safety_margin = (
+            widgets.IntSlider(
+                value=int(getattr(budget, name)),
+                min=0,
+                max=max(most, int(getattr(budget, name))),
+                **_control(name, continuous_update),
+            )
+            for name, most in zip(SLIDERS, (top, small, small), strict=True)
         )
         self.system_prompt = widgets.Text(
-            value=budget.system_prompt,
-            description=_(LABELS["system_prompt"]),
-            continuous_update=continuous_update,
-            style={"description_width": "9em"},
-            layout=widgets.Layout(width="26em"),
+            value=budget.system_prompt, **_control("system_prompt", continuous_update)
         )
         self.table = widgets.HTML(layout=widgets.Layout(margin="0 2em 0 0"))
         self.bars = widgets.HTML()
@@ -93,18 +92,6 @@ class BudgetExplorer:
             ]
         )
         self.refresh()
-
-    @staticmethod
-    def _slider(name: str, value: float, top: int, continuous: bool) -> widgets.IntSlider:
-        return widgets.IntSlider(
-            value=int(value),
-            min=0,
-            max=max(top, int(value)),
-            description=_(LABELS[name]),
-            continuous_update=continuous,
-            style={"description_width": "9em"},
-            layout=widgets.Layout(width="26em"),
-        )
 
     @property
     def sliders(self) -> tuple[widgets.IntSlider, ...]:
@@ -160,6 +147,16 @@ def _slider_top(budget: Any, groups: Sequence[Any], estimate: Callable[..., floa
     top = max(int(budget.max_tokens) * 2, total + fixed)
     step = 10 ** max(1, int(math.log10(max(top, 1))) - 1)
     return int(math.ceil(top / step) * step)
+
+
+def _control(name: str, continuous: bool) -> dict[str, Any]:
+    """A control's caption, width and updating, the same for every control of the explorer."""
+    return {
+        "description": _(LABELS[name]),
+        "continuous_update": continuous,
+        "style": {"description_width": "9em"},
+        "layout": widgets.Layout(width="26em"),
+    }
 
 
 def _captioned(caption: str, label: widgets.Label) -> widgets.HBox:

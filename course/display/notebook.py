@@ -29,6 +29,7 @@ from ..harness.editions import in_edition, speak
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
 from ..harness.pysource import parse
+from ..harness.results import CheckpointResult
 from ..harness.runner import Limits
 from ..harness.workspace import Workspace, WorkspaceError, find_workspace, read_workspace
 from ..locale import gettext as _
@@ -63,25 +64,17 @@ class OpenedChapter:
         printer.text(message(self.label, "note").text)
 
 
-def _module_names(manifest: Manifest) -> list[str]:
-    """The package's modules, as the workspace layout lists them."""
-    prefix = f"{manifest.package}/"
-    names = []
-    for file in manifest.files:
-        if file.path.startswith(prefix) and file.path.endswith(".py"):
-            stem = file.path[len(prefix) : -3]
-            if stem != "__init__":
-                names.append(stem)
-    return names
-
-
 def _alias_reference(manifest: Manifest) -> ModuleType:
-    """Register the reference under the learner's package name (kit notebooks only)."""
+    """Register the reference under the learner's package name (kit notebooks only): the
+    package and each module the workspace layout lists in it."""
     reference = importlib.import_module(manifest.reference)
     sys.modules[manifest.package] = reference
-    for name in _module_names(manifest):
-        module = importlib.import_module(f"{manifest.reference}.{name}")
-        sys.modules[f"{manifest.package}.{name}"] = module
+    prefix = f"{manifest.package}/"
+    for file in manifest.files:
+        name = file.path.removeprefix(prefix).removesuffix(".py")
+        if file.path.startswith(prefix) and file.path.endswith(".py") and name != "__init__":
+            module = importlib.import_module(f"{manifest.reference}.{name}")
+            sys.modules[f"{manifest.package}.{name}"] = module
     return reference
 
 
@@ -104,21 +97,14 @@ def folder_edition(manifest: Manifest, where: Path) -> str | None:
     except KitError:
         return None
     place = where.resolve()
-    found: tuple[int, str] | None = None
-    for edition, folder in manifest.notebooks.items():
-        base = (kit / folder).resolve()
-        if place == base or base in place.parents:
-            depth = len(base.parts)
-            if found is None or depth > found[0]:
-                found = (depth, edition)
-    return found[1] if found is not None else None
+    bases = {edition: (kit / folder).resolve() for edition, folder in manifest.notebooks.items()}
+    holding = [edition for edition, base in bases.items() if base in (place, *place.parents)]
+    return max(holding, key=lambda edition: len(bases[edition].parts), default=None)
 
 
 def kernel_edition(manifest: Manifest, workspace: Workspace | None, where: Path) -> str | None:
     """The edition a kernel at ``where`` asks for: its workspace's, else its kit folder's."""
-    if workspace is not None:
-        return workspace.edition
-    return folder_edition(manifest, where)
+    return workspace.edition if workspace is not None else folder_edition(manifest, where)
 
 
 def open_chapter(chapter: str, start: str | os.PathLike[str] | None = None) -> OpenedChapter:
@@ -192,13 +178,8 @@ class PendingCells:
             return note
         name = getattr(error, "name", None) if isinstance(error, NameError) else None
         if isinstance(name, str) and name in self.waiting:
-            lab = self.waiting[name]
-            return message(
-                _("pending · this cell needs `{name}`, which waits for {lab}").format(
-                    name=name, lab=lab
-                ),
-                "pending",
-            )
+            said = _("pending · this cell needs `{name}`, which waits for {lab}")
+            return message(said.format(name=name, lab=self.waiting[name]), "pending")
         return None
 
     def after(self, result: Any) -> None:
@@ -231,13 +212,13 @@ class PendingCells:
         tb: TracebackType | None,
         tb_offset: int | None = None,
     ) -> list[str]:
+        from IPython.display import display
+
         note = self.note_for(value)
         if note is None:
             shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-            return []
-        from IPython.display import display
-
-        display(note)  # type: ignore[no-untyped-call]
+        else:
+            display(note)  # type: ignore[no-untyped-call]
         return []
 
 
@@ -283,17 +264,24 @@ def check(
         root = find_workspace(Path(start) if start is not None else Path.cwd())
         if root is not None:
             read_workspace(root, manifest)  # the rules of every door, before anything runs
-        # in a workspace a replay line must run as printed in the learner's terminal; the kit's
-        # own notebooks keep the plain name, so their stored outputs are the same everywhere
-        commands = shell_commands() if root is not None else BY_NAME
-        options = GradingOptions(commands=commands)
+        options = grading_options(root)
         result = evaluate(manifest, kit, root, lab_ids, Limits(test_seconds=timeout), options)
     except (ManifestError, KitError, WorkspaceError, SandboxUnavailable) as error:
         return VerdictView(None, shown_lab, str(error))
+    return verdict_view(result, shown_lab, root, manifest)
+
+
+def grading_options(root: Path | None) -> GradingOptions:
+    """In a workspace a replay line must run as printed in the learner's terminal; the kit's
+    own notebooks keep the plain name, so their stored outputs are the same everywhere."""
+    return GradingOptions(commands=shell_commands() if root is not None else BY_NAME)
+
+
+def verdict_view(
+    result: CheckpointResult, lab: str | None, root: Path | None, manifest: Manifest
+) -> VerdictView:
+    """``result`` as the notebook shows it: the workspace's folder as ``<workspace>``, the
+    labs' titles as the kernel's edition reads them."""
     placeholder = (str(root), "<workspace>") if root is not None else ("", "")
-    return VerdictView(result, shown_lab, replace=placeholder, titles=lab_titles(manifest))
-
-
-def lab_titles(manifest: Manifest) -> dict[str, str]:
-    """Each lab's title as the kernel's edition reads it."""
-    return {lab.id: lab.title for lab in in_edition(manifest).labs}
+    titles = {lab.id: lab.title for lab in in_edition(manifest).labs}
+    return VerdictView(result, lab, replace=placeholder, titles=titles)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..locale import N_, ngettext
 from ..locale import gettext as _
-from .views import View, esc, message, preformatted, stack, table
+from .views import View, clip, esc, message, preformatted, stack, table
 
 Estimate = Callable[[dict[str, Any]], float]
 
@@ -56,27 +56,20 @@ def id_list(ids: Sequence[str], limit: int = 16) -> str:
     )
 
 
-def _short(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def entries(path: Sequence[Any], estimate_tokens: Estimate | None = None) -> View:
     """One row per entry: id, type or role, what it says, and its estimate when asked."""
     headers = [_("id"), _("kind"), _("content")] + ([_("tokens")] if estimate_tokens else [])
     rows = []
     for entry in path:
+        cost = ""
         if entry.type == "message":
-            row = [entry.id, entry.message.get("role", "?"), _short(content_line(entry.message))]
-            if estimate_tokens:
-                row.append(number(estimate_tokens(entry.message)))
+            kind, said = entry.message.get("role", "?"), clip(content_line(entry.message), 60)
+            cost = number(estimate_tokens(entry.message)) if estimate_tokens else ""
         elif entry.type == "compaction":
-            keeps = _("keeps from {id}").format(id=entry.first_kept_entry_id)
-            row = [entry.id, "compaction", keeps]
-            row += [""] if estimate_tokens else []
+            kind, said = "compaction", _("keeps from {id}").format(id=entry.first_kept_entry_id)
         else:
-            row = [entry.id, entry.type, _short(f"{entry.key} = {entry.value}")]
-            row += [""] if estimate_tokens else []
-        rows.append(row)
+            kind, said = entry.type, clip(f"{entry.key} = {entry.value}", 60)
+        rows.append([entry.id, kind, said] + ([cost] if estimate_tokens else []))
     return table(headers, rows)
 
 
@@ -138,13 +131,12 @@ def projection(result: Any, groups: Sequence[Any] | None = None) -> View:
 
 
 RANGE = "\N{EN DASH}"
-BAR_COLOURS = {"kept": "#2e7d32", "cut inside": "#ef6c00", "left out": "#cfd8dc"}
-BAR_LABELS = {
-    "kept": N_("group {number} kept"),
-    "cut inside": N_("group {number} cut inside"),
-    "left out": N_("group {number} left out"),
+BAR_STATES = {
+    "kept": ("█", "#2e7d32", N_("group {number} kept")),
+    "cut inside": ("▒", "#ef6c00", N_("group {number} cut inside")),
+    "left out": ("░", "#cfd8dc", N_("group {number} left out")),
 }
-"""What each bar says of its group, by the group's state."""
+"""Each state of a group's bar: its mark, its colour, and what it says of its group."""
 
 
 def bars(found: Sequence[Any], kept_ids: Iterable[str], limit: int = 40) -> View:
@@ -155,16 +147,15 @@ def bars(found: Sequence[Any], kept_ids: Iterable[str], limit: int = 40) -> View
         inside = [entry_id in kept for entry_id in group.entry_ids]
         states.append("kept" if all(inside) else ("cut inside" if any(inside) else "left out"))
     if len(found) <= limit:
-        marks = {"kept": "█", "cut inside": "▒", "left out": "░"}
         lines, cells = [], []
         for index, (group, state) in enumerate(zip(found, states, strict=True), start=1):
             width = min(len(group.entry_ids), 12)
-            label = _(BAR_LABELS[state]).format(number=index)
-            lines.append(f"{marks[state] * width:<12} {label}")
+            mark, colour, label = BAR_STATES[state]
+            label = _(label).format(number=index)
+            lines.append(f"{mark * width:<12} {label}")
             cells.append(
                 f"<div style='display:flex;align-items:center;gap:0.5em'>"
-                f"<div style='width:{width * 1.2}em;height:0.9em;"
-                f"background:{BAR_COLOURS[state]}'></div>"
+                f"<div style='width:{width * 1.2}em;height:0.9em;background:{colour}'></div>"
                 f"<span>{esc(label)}</span></div>"
             )
         nothing = _("(no groups)")
@@ -186,7 +177,7 @@ def bars(found: Sequence[Any], kept_ids: Iterable[str], limit: int = 40) -> View
     ]
     strip_html = "".join(
         f"<div title='{esc(span)}' "
-        f"style='width:0.6em;height:1.2em;background:{BAR_COLOURS['kept']};"
+        f"style='width:0.6em;height:1.2em;background:{BAR_STATES['kept'][1]};"
         f"opacity:{0.15 + 0.85 * share:.2f}'></div>"
         for span, share in zip(spans, shares, strict=True)
     )
@@ -196,7 +187,7 @@ def bars(found: Sequence[Any], kept_ids: Iterable[str], limit: int = 40) -> View
 
 def messages(sent: Sequence[Mapping[str, Any]]) -> View:
     """The messages a request would send, one per row."""
-    rows = [[index, m.get("role"), _short(content_line(m), 70)] for index, m in enumerate(sent)]
+    rows = [[index, m.get("role"), clip(content_line(m), 70)] for index, m in enumerate(sent)]
     return table(["#", _("role"), _("content")], rows)
 
 
@@ -237,32 +228,25 @@ def summary(value: Any) -> View:
 
 def chain(path: Sequence[Any]) -> View:
     """The path as ``u1 → a1 → …``, with each compaction's first kept entry pointed out."""
-    ids = [entry.id for entry in path]
-    lines = [" → ".join(ids)]
-    for entry in path:
-        if entry.type == "compaction":
-            lines.append(
-                _("{id}: parent {parent}, keeps from {first_kept}").format(
-                    id=entry.id, parent=entry.parent_id, first_kept=entry.first_kept_entry_id
-                )
-            )
+    said = _("{id}: parent {parent}, keeps from {first_kept}")
+    lines = [" → ".join(entry.id for entry in path)] + [
+        said.format(id=entry.id, parent=entry.parent_id, first_kept=entry.first_kept_entry_id)
+        for entry in path
+        if entry.type == "compaction"
+    ]
     return preformatted("\n".join(lines))
 
 
 def refused(error: BaseException) -> View:
     """A refusal, as the caller sees it: the error's type and message."""
-    return message(
-        _("refused · {error_type}: {error}").format(error_type=type(error).__name__, error=error),
-        "error",
-    )
+    said = _("refused · {error_type}: {error}")
+    return message(said.format(error_type=type(error).__name__, error=error), "error")
 
 
 def accepted_wrongly(label: str) -> View:
     """An input the caller expected to be refused, that the code under test accepted."""
-    return message(
-        _("accepted ✗ · {label}: this input should have been refused").format(label=label),
-        "error",
-    )
+    said = _("accepted ✗ · {label}: this input should have been refused")
+    return message(said.format(label=label), "error")
 
 
 def note(text_: str) -> View:
@@ -300,7 +284,7 @@ def import_report(report: Any, shown: int = 6) -> View:
     parts = [table([_("kind"), _("items")], rows)]
     repairs = list(report.repairs)
     if repairs:
-        listed = [[item.line, item.id, item.kind, _short(item.message, 90)] for item in repairs]
+        listed = [[item.line, item.id, item.kind, clip(item.message, 90)] for item in repairs]
         if len(repairs) > shown:
             title = _("repairs (first {shown} of {count})").format(shown=shown, count=len(repairs))
         else:
@@ -355,7 +339,7 @@ def interactions(found: Sequence[Any], estimate_tokens: Estimate) -> View:
                 id=heaviest.id,
                 role=heaviest.message.get("role"),
                 tokens=number(estimate_tokens(heaviest.message)),
-                content=_short(content_line(heaviest.message), 50),
+                content=clip(content_line(heaviest.message), 50),
             ),
         ],
     ]

@@ -5,18 +5,11 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Protocol
 
 from ..harness.columns import columns, pad
-from ..harness.status import TONE_MARKS, Tone
-
-TONE_COLOURS: dict[Tone, str] = {
-    "ok": "#2e7d32",
-    "pending": "#8d6e00",
-    "error": "#c62828",
-    "note": "#455a64",
-}
-"""The HTML colour of each tone (its mark is the status model's own, ``TONE_MARKS``)."""
+from ..harness.status import HTML_COLOURS, TONE_MARKS, Tone
 
 
 class Showable(Protocol):
@@ -46,19 +39,13 @@ class View(Shown):
     text: str
     html: str
 
-    def __add__(self, other: View) -> View:
-        return stack([self, other])
-
 
 def stack(views: Iterable[View]) -> View:
     """Several views shown one after the other."""
     items = list(views)
-    text = ""
-    for index, view in enumerate(items):
-        if index:
-            roomy = "\n" in view.text or "\n" in items[index - 1].text
-            text += "\n\n" if roomy else "\n"
-        text += view.text
+    text = items[0].text if items else ""
+    for before, view in pairwise(items):
+        text += ("\n\n" if "\n" in before.text + view.text else "\n") + view.text
     return View(
         text,
         "".join(f"<div style='margin-bottom:0.6em'>{view.html}</div>" for view in items),
@@ -70,9 +57,14 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, an ellipsis marking the cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def message(text: str, tone: Tone = "note") -> View:
     """A one-line status: ✓ ok, … pending, ✗ error, · note."""
-    colour = TONE_COLOURS[tone]
+    colour = HTML_COLOURS[tone]
     mark = TONE_MARKS[tone]
     body = esc(text).replace("\n", "<br>")
     return View(

@@ -16,6 +16,13 @@ Tone = Literal["ok", "pending", "error", "note"]
 TONE_MARKS: dict[Tone, str] = {"ok": "✓", "pending": "…", "error": "✗", "note": "·"}
 ANSI_COLOURS: dict[Tone, str] = {"ok": "32", "pending": "33", "error": "31", "note": "0"}
 """ANSI SGR colour codes of each tone: green, yellow, red, the terminal's own."""
+HTML_COLOURS: dict[Tone, str] = {
+    "ok": "#2e7d32",
+    "pending": "#8d6e00",
+    "error": "#c62828",
+    "note": "#455a64",
+}
+"""The same colours as a notebook's HTML shows them."""
 
 
 class Status(StrEnum):

@@ -1,23 +1,20 @@
 """Chapter 11's differential probes: seeded inputs for every lab and how to call its functions.
 
 The grader draws the cases once (``cases``, on its own side, from the hypothesis strategies in
-``course.probes.strategies`` and a seeded generator) and evaluates each case twice with
-``evaluate``: with the reference package outside any sandbox, and with the learner's package
-inside one. The two JSON answers must be equal. ``evaluate`` imports only the standard library
-and reaches the implementation through its package name, so the same code serves both sides;
-answers are read through the public types' attributes, never compared as objects.
-"""
+``course.probes.strategies``, drawn there by seed, and a seeded generator) and evaluates each
+case twice with ``evaluate``: with the reference package outside any sandbox, and with the
+learner's package inside one. The two JSON answers must be equal. ``evaluate`` imports only the
+standard library and reaches the implementation through its package name, so the same code
+serves both sides; answers are read through the public types' attributes, never compared as
+objects."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import importlib
-import importlib.util
 import json
 import random
-import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -25,20 +22,27 @@ from course.locale import N_
 
 Case = dict[str, Any]
 Json = Any
+Entries = list[dict[str, Any]]
+Estimate = Callable[[dict[str, Any]], float]
 
 SUMMARY_KEYS = ("constraints", "completed", "decisions", "changedFiles", "unresolved", "next")
-SUMMARY_ATTRIBUTES = (
-    "constraints",
-    "completed",
-    "decisions",
-    "changed_files",
-    "unresolved",
-    "next",
-)
+SUMMARY_ATTRIBUTES = tuple(key.replace("changedFiles", "changed_files") for key in SUMMARY_KEYS)
+TOKEN_FIELDS: tuple[str, ...] = ("max_tokens", "system", "messages", "reserved_output")
+TOKEN_FIELDS += ("safety_margin", "available_for_messages", "total")
+COMPACTION_FIELDS: tuple[str, ...] = ("type", "id", "parent_id", "timestamp", "summary")
+COMPACTION_FIELDS += ("first_kept_entry_id", "tokens_before")
 FIXTURE = "$fixture"
 """``{"$fixture": name}`` in a case stands for the chapter's data: ``fixtures.<name>``."""
 SPLICE = "$splice"
 """``{"$splice": name}`` inside a list stands for the items of the list ``fixtures.<name>``."""
+
+PARSE_SUMMARY, PARSE_ENTRY = "summary.parse_summary", "summary.parse_compaction_entry"
+SPLIT, PAIRS = "groups.split_interactions", "groups.check_tool_pairs"
+GROUP, SELECT = "groups.group_interactions", "context.select_groups"
+BUILD, REPORT = "context.build_context", "context.budget_report"
+CREATE, MESSAGE = "compaction.create_compaction_entry", "compaction.summary_message"
+LATEST, RESUME = "compaction.latest_compaction", "compaction.resume_suffix"
+"""The chapter functions a case can call, as ``module.function``."""
 
 
 # --------------------------------------------------------------------------- evaluating
@@ -85,20 +89,18 @@ def length_estimate(message: Mapping[str, Any]) -> int:
 
 
 def scribbling_estimate(message: dict[str, Any]) -> int:
-    """``length_estimate``, after which it writes into the message it was handed.
-
-    An implementation that hands the estimator its own copy is unaffected; one that hands
-    over the message it later returns returns the scribble.
-    """
+    """``length_estimate``, after which it writes into the message it was handed: an
+    implementation that hands over the message it later returns returns the scribble."""
     cost = length_estimate(message)
     message["scribbled"] = True
     return cost
 
 
-def estimator(impl: Implementation, name: str) -> Callable[[dict[str, Any]], float]:
+def estimator(impl: Implementation, name: str) -> Estimate:
+    """The case's estimator by name: ``chapter`` (the chapter's own), ``scribble``, ``length``."""
     if name == "chapter":
-        estimate: Callable[[dict[str, Any]], float] = impl.fixtures.chapter_estimator
-        return estimate
+        chapter: Estimate = impl.fixtures.chapter_estimator
+        return chapter
     return scribbling_estimate if name == "scribble" else length_estimate
 
 
@@ -113,52 +115,43 @@ def asked_form(message: object) -> str:
 class Asking:
     """An estimator that notes the messages it is asked about, then answers as ``estimate``."""
 
-    def __init__(self, estimate: Callable[[dict[str, Any]], float]) -> None:
+    def __init__(self, estimate: Estimate, entries: Sequence[Any]) -> None:
         self.estimate = estimate
         self.asked: set[str] = set()
+        self.known = [(e.id, asked_form(e.message)) for e in entries if hasattr(e, "message")]
+        """Each message entry's id and form, taken before the call."""
 
     def __call__(self, message: dict[str, Any]) -> float:
         self.asked.add(asked_form(message))
         return self.estimate(message)
 
-    def estimated(self, known: Sequence[tuple[str, str]]) -> list[str]:
-        """Which entries were estimated, whatever the order or the number of the questions:
-        the ids of ``known`` (``message_forms`` taken before the call) it was asked about."""
-        return [entry_id for entry_id, form in known if form in self.asked]
-
-
-def message_forms(entries: Sequence[Any]) -> list[tuple[str, str]]:
-    """Each message entry's id and its message's ``asked_form``, in path order."""
-    return [(e.id, asked_form(e.message)) for e in entries if hasattr(e, "message")]
+    def estimated(self) -> list[str]:
+        """The ids of the entries asked about, whatever the order or number of questions."""
+        return [entry_id for entry_id, form in self.known if form in self.asked]
 
 
 def summary_object(impl: Implementation, value: Mapping[str, Any]) -> Any:
     """A ``CompactionSummary`` built with the public type's constructor (no parser involved)."""
-    lists = {
-        attr: list(value[key]) for attr, key in zip(SUMMARY_ATTRIBUTES, SUMMARY_KEYS, strict=True)
-    }
+    lists = {a: list(value[k]) for a, k in zip(SUMMARY_ATTRIBUTES, SUMMARY_KEYS, strict=True)}
     return impl.session.CompactionSummary(goal=value["goal"], **lists)
 
 
 def path_entries(impl: Implementation, values: Sequence[Mapping[str, Any]]) -> list[Any]:
     """Entries from JSON: messages and metadata through the given parser, compactions built
     from the public types, so a path reaches only the lab code the case is about."""
-    entries = []
-    for value in values:
-        if value.get("type") != "compaction":
-            entries.append(impl.session.parse_session_entry(value))
-            continue
-        entries.append(
-            impl.session.CompactionEntry(
-                id=value["id"],
-                parent_id=value["parentId"],
-                timestamp=value["timestamp"],
-                summary=summary_object(impl, value["summary"]),
-                first_kept_entry_id=value["firstKeptEntryId"],
-                tokens_before=value["tokensBefore"],
-            )
+    return [
+        impl.session.CompactionEntry(
+            id=value["id"],
+            parent_id=value["parentId"],
+            timestamp=value["timestamp"],
+            summary=summary_object(impl, value["summary"]),
+            first_kept_entry_id=value["firstKeptEntryId"],
+            tokens_before=value["tokensBefore"],
         )
-    return entries
+        if value.get("type") == "compaction"
+        else impl.session.parse_session_entry(value)
+        for value in values
+    ]
 
 
 def summary_data(summary: Any) -> dict[str, Json]:
@@ -174,15 +167,8 @@ def shares_lists(summary: Any, given: object) -> bool:
 
 
 def compaction_data(entry: Any) -> dict[str, Json]:
-    return {
-        "type": entry.type,
-        "id": entry.id,
-        "parent_id": entry.parent_id,
-        "timestamp": entry.timestamp,
-        "summary": summary_data(entry.summary),
-        "first_kept_entry_id": entry.first_kept_entry_id,
-        "tokens_before": entry.tokens_before,
-    }
+    data = {name: getattr(entry, name) for name in COMPACTION_FIELDS}
+    return data | {"summary": summary_data(entry.summary)}
 
 
 def ids(entries: Sequence[Any]) -> list[str]:
@@ -194,16 +180,15 @@ def given_ids(path: Sequence[Any]) -> list[Json]:
     return [item.get("id") if isinstance(item, Mapping) else item.id for item in path]
 
 
-def shares_messages(entries: Sequence[Any], messages: Sequence[object]) -> bool:
-    """Whether any returned entry or message is an object of the input path."""
-    mine = {id(m) for m in messages}
+def shares_messages(entries: Sequence[Any], inputs: Sequence[Any]) -> bool:
+    """Whether any returned entry or message is an entry or a message of the input path."""
+    mine = {id(e) for e in inputs} | {id(getattr(e, "message", None)) for e in inputs}
     return any(id(entry) in mine or id(entry.message) in mine for entry in entries)
 
 
 def _parse_summary(impl: Implementation, args: dict[str, Any]) -> Json:
-    value = args["value"]
-    summary = impl.summary.parse_summary(value)
-    return {"summary": summary_data(summary), "shares_lists": shares_lists(summary, value)}
+    summary = impl.summary.parse_summary(args["value"])
+    return {"summary": summary_data(summary), "shares_lists": shares_lists(summary, args["value"])}
 
 
 def _parse_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json:
@@ -226,35 +211,32 @@ def _check_tool_pairs(impl: Implementation, args: dict[str, Any]) -> Json:
 def _group_interactions(impl: Implementation, args: dict[str, Any]) -> Json:
     path = path_entries(impl, args["path"])
     groups = impl.groups.group_interactions(path)
-    inputs = [entry for entry in path] + [getattr(e, "message", None) for e in path]
     return {
         "groups": [list(group.entry_ids) for group in groups],
-        "shares": any(shares_messages(group.entries, inputs) for group in groups),
+        "shares": any(shares_messages(group.entries, path) for group in groups),
         "path_after": given_ids(path),
     }
 
 
 def _select_groups(impl: Implementation, args: dict[str, Any]) -> Json:
     groups = [path_entries(impl, group) for group in args["groups"]]
-    known = message_forms([entry for group in groups for entry in group])
-    asking = Asking(estimator(impl, args["estimator"]))
+    entries = [entry for group in groups for entry in group]
+    asking = Asking(estimator(impl, args["estimator"]), entries)
     chosen = impl.context.select_groups(groups, args["available"], asking)
-    inputs = [e for g in groups for e in g] + [e.message for g in groups for e in g]
     return {
         "entries": ids(chosen.entries),
         "tokens": chosen.tokens,
         "reason": chosen.reason,
         "groups": chosen.groups,
-        "shares": shares_messages(chosen.entries, inputs),
-        "estimated": asking.estimated(known),
+        "shares": shares_messages(chosen.entries, entries),
+        "estimated": asking.estimated(),
     }
 
 
 def _build_context(impl: Implementation, args: dict[str, Any]) -> Json:
     path = path_entries(impl, args["path"])
     before = [copy.deepcopy(getattr(entry, "message", None)) for entry in path]
-    known = message_forms(path)
-    asking = Asking(estimator(impl, args["estimator"]))
+    asking = Asking(estimator(impl, args["estimator"]), path)
     context: Any = impl.context  # the package's module, read by name
     given_seam = context.open_context
     if "opening" in args:  # what Lab 11.5 would put first, without Lab 11.5's code
@@ -269,7 +251,6 @@ def _build_context(impl: Implementation, args: dict[str, Any]) -> Json:
         result = context.build_context(path, **args["budget"], estimate_tokens=asking)
     finally:
         context.open_context = given_seam
-    tokens = result.tokens
     given = [getattr(entry, "message", None) for entry in path]
     return {
         "system_prompt": result.system_prompt,
@@ -277,21 +258,10 @@ def _build_context(impl: Implementation, args: dict[str, Any]) -> Json:
         "kept": result.kept_entry_ids,
         "reason": result.reason,
         "compaction": result.compaction_id,
-        "tokens": {
-            name: getattr(tokens, name)
-            for name in (
-                "max_tokens",
-                "system",
-                "messages",
-                "reserved_output",
-                "safety_margin",
-                "available_for_messages",
-                "total",
-            )
-        },
+        "tokens": {name: getattr(result.tokens, name) for name in TOKEN_FIELDS},
         "shares": any(id(m) in {id(g) for g in given} for m in result.messages),
         "changed_input": before != given,
-        "estimated": asking.estimated(known),
+        "estimated": asking.estimated(),
     }
 
 
@@ -315,13 +285,11 @@ def _create_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json
 
 
 def _summary_message(impl: Implementation, args: dict[str, Any]) -> Json:
-    message: Json = impl.compaction.summary_message(summary_object(impl, args["summary"]))
-    return message
+    return impl.compaction.summary_message(summary_object(impl, args["summary"]))
 
 
 def _latest_compaction(impl: Implementation, args: dict[str, Any]) -> Json:
-    index: Json = impl.compaction.latest_compaction(path_entries(impl, args["path"]))
-    return index
+    return impl.compaction.latest_compaction(path_entries(impl, args["path"]))
 
 
 def _resume_suffix(impl: Implementation, args: dict[str, Any]) -> Json:
@@ -338,18 +306,18 @@ def _budget_report(impl: Implementation, args: dict[str, Any]) -> Json:
 
 
 CALLS: dict[str, Callable[[Implementation, dict[str, Any]], Json]] = {
-    "summary.parse_summary": _parse_summary,
-    "summary.parse_compaction_entry": _parse_compaction_entry,
-    "groups.split_interactions": _split_interactions,
-    "groups.check_tool_pairs": _check_tool_pairs,
-    "groups.group_interactions": _group_interactions,
-    "context.select_groups": _select_groups,
-    "context.build_context": _build_context,
-    "compaction.create_compaction_entry": _create_compaction_entry,
-    "compaction.summary_message": _summary_message,
-    "compaction.latest_compaction": _latest_compaction,
-    "compaction.resume_suffix": _resume_suffix,
-    "context.budget_report": _budget_report,
+    PARSE_SUMMARY: _parse_summary,
+    PARSE_ENTRY: _parse_compaction_entry,
+    SPLIT: _split_interactions,
+    PAIRS: _check_tool_pairs,
+    GROUP: _group_interactions,
+    SELECT: _select_groups,
+    BUILD: _build_context,
+    CREATE: _create_compaction_entry,
+    MESSAGE: _summary_message,
+    LATEST: _latest_compaction,
+    RESUME: _resume_suffix,
+    REPORT: _budget_report,
 }
 
 
@@ -455,78 +423,26 @@ def summarize(package: str, case: Mapping[str, Any]) -> list[str]:
 
 
 def _strategies() -> ModuleType:
-    """The kit's hypothesis strategies (``course.probes.strategies``), imported on first use."""
+    """The kit's hypothesis strategies and seeded draws (``course.probes.strategies``), imported
+    on first use: answering a case needs no hypothesis."""
     return importlib.import_module("course.probes.strategies")
 
 
-def examples(strategy: Any, count: int, seed: int) -> list[Any]:
-    """``count`` values of a hypothesis strategy, the same ones for the same seed."""
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as fix_seed
-    from hypothesis.configuration import set_hypothesis_home_dir
-
-    found: list[Any] = []
-
-    @fix_seed(seed)
-    @settings(
-        max_examples=count,
-        database=None,
-        deadline=None,
-        derandomize=False,  # the seed decides, whatever profile the caller loaded
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(strategy)
-    def collect(value: Any) -> None:
-        found.append(copy.deepcopy(value))
-
-    with tempfile.TemporaryDirectory(prefix="course-probes-") as home, _no_local_constants():
-        set_hypothesis_home_dir(home)  # its caches, not a .hypothesis/ where the grader runs
-        try:
-            collect()
-        finally:
-            set_hypothesis_home_dir(None)
-    return found[:count]
+def role_of(entry: Mapping[str, Any]) -> Any:
+    return entry.get("message", {}).get("role")
 
 
-@contextlib.contextmanager
-def _no_local_constants() -> Iterator[None]:
-    """Draw without the constants hypothesis collects from the modules this process happens to
-    have imported, so a seed draws the same cases in every process (the checkpoint, a
-    notebook, ``course-kit starters``), whatever else each one imported."""
-    try:
-        from hypothesis.internal.conjecture import providers
-    except ImportError:  # a hypothesis without local constants draws the same anyway
-        yield
-        return
-    collect = getattr(providers, "_get_local_constants", None)
-    empty: Any = getattr(providers, "_local_constants", None)
-    cache: Any = getattr(providers, "CONSTANTS_CACHE", None)
-    if collect is None or empty is None or cache is None:
-        yield
-        return
-    nothing = type(empty)(
-        integers=type(empty.integers)(),
-        floats=type(empty.floats)(key=empty.floats.key),
-        bytes=type(empty.bytes)(),
-        strings=type(empty.strings)(),
-    )
-    providers._get_local_constants = lambda: nothing
-    providers.CONSTANTS_CACHE = type(cache)(1024)  # pools built from no local constants
-    try:
-        yield
-    finally:
-        providers._get_local_constants = collect
-        providers.CONSTANTS_CACHE = cache
+def indexes(path: Sequence[Mapping[str, Any]], role: str) -> list[int]:
+    return [i for i, entry in enumerate(path) if role_of(entry) == role]
 
 
 def messages_of(path: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [entry for entry in path if entry.get("type") == "message"]
 
 
-def split_json(path: Sequence[Mapping[str, Any]]) -> list[list[dict[str, Any]]]:
+def split_json(path: Sequence[Mapping[str, Any]]) -> list[Entries]:
     """A valid history's interactions (the generator's own bookkeeping, for budgets)."""
-    groups: list[list[dict[str, Any]]] = []
+    groups: list[Entries] = []
     for entry in messages_of(path):
         if entry["message"]["role"] == "user" or not groups:
             groups.append([])
@@ -534,44 +450,38 @@ def split_json(path: Sequence[Mapping[str, Any]]) -> list[list[dict[str, Any]]]:
     return groups
 
 
-def cost(group: Sequence[Mapping[str, Any]]) -> int:
-    return sum(length_estimate(entry["message"]) for entry in group)
-
-
 def edge_budgets(rng: random.Random, groups: Sequence[Sequence[Mapping[str, Any]]]) -> list[float]:
     """Amounts around the newest groups' running costs: exact fits, one short, one over."""
     running: float = 0
     sums: list[float] = [0]
     for group in reversed(groups):
-        running += cost(group)
+        running += sum(length_estimate(entry["message"]) for entry in group)
         sums.append(running)
     picks = {rng.choice(sums) + delta for delta in (-1, 0, 0, 1)}
     picks.add(rng.choice(sums) + 0.5)
     return sorted(p for p in picks if p >= 0)
 
 
-def tool_entries(path: Sequence[Mapping[str, Any]], role: str) -> list[int]:
-    return [i for i, e in enumerate(path) if e.get("message", {}).get("role") == role]
+def message_entry(entry_id: str, parent: str | None, message: Json) -> dict[str, Any]:
+    entry = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": 0}
+    return entry | {"message": message}
 
 
-def broken_history(rng: random.Random, path: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+def broken_history(rng: random.Random, path: Entries) -> Entries | None:
     """``path`` made invalid in one way an interaction check must refuse (None if it cannot)."""
     path = copy.deepcopy(path)
-    results = tool_entries(path, "toolResult")
-    users = tool_entries(path, "user")
+    results, users = indexes(path, "toolResult"), indexes(path, "user")
     ways = ["assistant first", "system"]
     if results:
         ways += ["drop result", "second result", "unknown call", "duplicate call"]
     way = rng.choice(ways)
     if way == "assistant first":
         assistant = {"role": "assistant", "content": [{"type": "text", "text": "early"}]}
-        first = {"type": "message", "id": "early", "parentId": None, "timestamp": 0}
-        return [first | {"message": assistant}] + path
+        return [message_entry("early", None, assistant)] + path
     if way == "system":
         at = rng.choice(users) if users else 0
         system = {"role": "system", "content": "you are a grader"}
-        entry = {"type": "message", "id": "sys", "parentId": None, "timestamp": 0}
-        return path[: at + 1] + [entry | {"message": system}] + path[at + 1 :]
+        return path[: at + 1] + [message_entry("sys", None, system)] + path[at + 1 :]
     index = rng.choice(results)
     if way == "drop result":
         return path[:index] + path[index + 1 :]
@@ -582,10 +492,9 @@ def broken_history(rng: random.Random, path: list[dict[str, Any]]) -> list[dict[
         path[index]["message"]["toolCallId"] = "ghost"
         return path
     for item in path:
-        content = item.get("message", {}).get("content")
-        calls = [b for b in content or [] if isinstance(b, dict) and b.get("type") == "toolCall"]
+        calls = call_blocks(item.get("message", {}))
         if calls:
-            content.append(copy.deepcopy(calls[0]))
+            item["message"]["content"].append(copy.deepcopy(calls[0]))
             break
     return path
 
@@ -605,26 +514,26 @@ def compaction_json(
 
 
 def with_compactions(
-    rng: random.Random, path: list[dict[str, Any]], summaries: list[Json], broken: bool
-) -> list[dict[str, Any]]:
+    rng: random.Random, path: Entries, summaries: list[Json], broken: bool
+) -> Entries:
     """``path`` with one to three compaction records appended at interaction boundaries."""
-    out: list[dict[str, Any]] = []
+    out: Entries = []
     count = 0
     for entry in path:
-        starts = [e["id"] for e in out if e.get("message", {}).get("role") == "user"]
-        if entry.get("message", {}).get("role") == "user" and starts and rng.random() < 0.5:
+        starts = [e["id"] for e in out if role_of(e) == "user"]
+        if role_of(entry) == "user" and starts and rng.random() < 0.5:
             count += 1
             keep = rng.choice(starts)
             out.append(compaction_json(rng, count, out[-1]["id"], keep, summaries[count % 3]))
         out.append(entry)
-    starts = [e["id"] for e in out if e.get("message", {}).get("role") == "user"]
+    starts = [e["id"] for e in out if role_of(e) == "user"]
     if out and (count == 0 or rng.random() < 0.5):
         count += 1
         keep = rng.choice(starts) if starts else out[0]["id"]
         out.append(compaction_json(rng, count, out[-1]["id"], keep, summaries[count % 3]))
     if broken and count:
         last = max(i for i, e in enumerate(out) if e.get("type") == "compaction")
-        others = [e["id"] for e in out if e.get("message", {}).get("role") != "user"]
+        others = [e["id"] for e in out if role_of(e) != "user"]
         out[last]["firstKeptEntryId"] = rng.choice(others + ["nowhere"])
     return out
 
@@ -636,18 +545,14 @@ def call_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [b for b in message["content"] if isinstance(b, dict) and b.get("type") == "toolCall"]
 
 
-def shared_call_ids(path: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+def shared_call_ids(path: Entries) -> Entries | None:
     """``path`` with each interaction's calls renamed ``read-0``, ``read-1``, … (and their
     results with them), so later interactions reuse the ids of earlier ones: still valid.
     None when fewer than two interactions make calls (nothing would be reused)."""
     path = copy.deepcopy(path)
-    interactions: list[list[dict[str, Any]]] = []
-    for entry in messages_of(path):
-        if entry["message"]["role"] == "user" or not interactions:
-            interactions.append([])
-        interactions[-1].append(entry["message"])
     calling = 0
-    for messages in interactions:
+    for group in split_json(path):  # its entries are copies holding the path's own messages
+        messages = [entry["message"] for entry in group]
         names: dict[str, str] = {}
         for block in (b for m in messages for b in call_blocks(m)):
             names[block["id"]] = f"read-{len(names)}"
@@ -659,7 +564,7 @@ def shared_call_ids(path: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     return path if calling >= 2 else None
 
 
-def failed_results(path: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+def failed_results(path: Entries) -> Entries | None:
     """``path`` with every tool result an error (``"isError": true``): still valid, each
     result in its group. None when the path has no tool result."""
     path = copy.deepcopy(path)
@@ -669,16 +574,13 @@ def failed_results(path: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     return path if results else None
 
 
-def second_answer(path: list[dict[str, Any]], at: int) -> list[dict[str, Any]]:
+def second_answer(path: Entries, at: int) -> Entries:
     """``path`` with a second assistant message, without tool calls, after entry ``at``."""
     answer = {"role": "assistant", "content": [{"type": "text", "text": "还有一点"}]}
-    entry = {"type": "message", "id": "more", "parentId": path[at]["id"], "timestamp": 0}
-    return path[: at + 1] + [entry | {"message": answer}] + path[at + 1 :]
+    return path[: at + 1] + [message_entry("more", path[at]["id"], answer)] + path[at + 1 :]
 
 
-def budget_json(
-    rng: random.Random, groups: Sequence[Sequence[Mapping[str, Any]]]
-) -> dict[str, Any]:
+def budget_json(rng: random.Random, groups: Sequence[Sequence[Mapping[str, Any]]]) -> Json:
     prompt = rng.choice(["", "sys", "You compact context.", "系统"])
     reserved, margin = rng.randint(0, 6), rng.randint(0, 3)
     system = length_estimate({"role": "system", "content": prompt})
@@ -702,34 +604,33 @@ BAD_BUDGETS: tuple[tuple[str, Json], ...] = (
 )
 
 CHAPTER_PATH = {FIXTURE: "chapter_path_json"}
-CHAPTER_LABEL = {
-    "type": "metadata",
-    "id": "label",
-    "parentId": "a3",
-    "timestamp": 10,
-    "key": "k",
-    "value": 1,
-}
+CHAPTER_LABEL = {"type": "metadata", "id": "label", "parentId": "a3", "timestamp": 10}
+CHAPTER_LABEL |= {"key": "k", "value": 1}
 """A metadata entry after the chapter path's leaf ``a3``."""
+AFTER_METADATA = [{SPLICE: "chapter_path_json"}, CHAPTER_LABEL]
+RESUMED = [{SPLICE: "chapter_path_json"}, {FIXTURE: "compact_1_json"}]
+RESUMED += [{SPLICE: "continuation_json"}]
+"""The chapter's path, its compaction ``compact-1``, and the turns after it."""
 CHAPTER_BUDGET = {"system_prompt": "sys", "reserved_output": 4, "safety_margin": 2}
+COMPACT_1 = {FIXTURE: "COMPACT_1_SUMMARY"}
 
 
 class Cases:
-    """Collects one lab's cases, numbering them."""
+    """Collects one lab's cases, numbering them; draws its examples with the lab's seed."""
 
-    def __init__(self, lab: str) -> None:
-        self.lab = lab
+    def __init__(self, lab: str, seed: int) -> None:
+        self.lab, self.seed = lab, seed
         self.items: list[Case] = []
+        self.s = _strategies()
 
     def add(
         self, function: str, label: str, label_args: dict[str, Json] | None = None, /, **args: Json
     ) -> None:
         """A case; ``label`` is an English template (marked with ``N_``) filled by
         ``label_args`` where it is shown, in the edition that shows it."""
-        number = len(self.items) + 1
         self.items.append(
             {
-                "id": f"{self.lab}#{number:03d}",
+                "id": f"{self.lab}#{len(self.items) + 1:03d}",
                 "lab": self.lab,
                 "function": function,
                 "label": label,
@@ -737,6 +638,30 @@ class Cases:
                 "args": args,
             }
         )
+
+    def histories(self, least: int, most: int, count: int, shift: int = 0) -> list[Entries]:
+        """``count`` valid histories of ``least`` to ``most`` interactions."""
+        strategy = self.s.histories(min_groups=least, max_groups=most)
+        drawn: list[Entries] = self.s.examples(strategy, count, self.seed + shift)
+        return drawn
+
+    def summaries(self, count: int) -> list[Json]:
+        drawn: list[Json] = self.s.examples(self.s.SUMMARIES, count, self.seed)
+        return drawn
+
+    def budgets(self, function: str, rng: random.Random, groups: list[Entries], name: str) -> None:
+        """Two cases of ``function(groups, available, estimator)`` at the budget's edges."""
+        for available in edge_budgets(rng, groups)[:2]:
+            label = N_("{count} interactions, available={available}")
+            values: dict[str, Json] = {"count": len(groups), "available": available}
+            self.add(function, label, values, groups=groups, available=available, estimator=name)
+
+    def chapter_budgets(self, label: str, path: Json, sizes: Sequence[int]) -> None:
+        """``build_context`` on one of the chapter's paths at each ``max_tokens`` of ``sizes``."""
+        for size in sizes:
+            budget = CHAPTER_BUDGET | {"max_tokens": size}
+            shown = {"max_tokens": size}
+            self.add(BUILD, label, shown, path=path, budget=budget, estimator="chapter")
 
 
 def broken_summaries(rng: random.Random, summary: dict[str, Any]) -> list[tuple[str, Json]]:
@@ -752,165 +677,112 @@ def broken_summaries(rng: random.Random, summary: dict[str, Any]) -> list[tuple[
     ]
 
 
-def lab_1(rng: random.Random, seed: int) -> list[Case]:
-    s = _strategies()
-    cases = Cases("11.1")
-    summaries = examples(s.SUMMARIES, 8, seed)
-    cases.add(
-        "summary.parse_summary", N_("the chapter's compact-1"), value={FIXTURE: "COMPACT_1_SUMMARY"}
-    )
+BROKEN_RECORDS: tuple[tuple[str, dict[str, Json]], ...] = (
+    (N_("an empty parentId"), {"parentId": ""}),
+    (N_("a null parentId"), {"parentId": None}),
+    (N_("an empty firstKeptEntryId"), {"firstKeptEntryId": ""}),
+    (N_("a negative tokensBefore"), {"tokensBefore": -1}),
+    (N_("a tokensBefore string"), {"tokensBefore": "29"}),
+    (N_("a boolean tokensBefore"), {"tokensBefore": True}),
+    (N_("an infinite tokensBefore"), {"tokensBefore": float("inf")}),
+    (N_("a negative timestamp"), {"timestamp": -5}),
+    (N_("an unknown key"), {"note": "x"}),
+)
+"""One change each that makes a compaction record invalid."""
+
+
+def lab_1(cases: Cases, rng: random.Random) -> None:
+    summaries = cases.summaries(8)
+    cases.add(PARSE_SUMMARY, N_("the chapter's compact-1"), value=COMPACT_1)
     for summary in summaries:
-        cases.add("summary.parse_summary", N_("a valid summary"), value=summary)
+        cases.add(PARSE_SUMMARY, N_("a valid summary"), value=summary)
     for label, value in broken_summaries(rng, summaries[0]):
-        cases.add("summary.parse_summary", label, value=value)
-    record = {FIXTURE: "compact_1_json"}
-    cases.add("summary.parse_compaction_entry", N_("the chapter's compact-1"), value=record)
+        cases.add(PARSE_SUMMARY, label, value=value)
+    cases.add(PARSE_ENTRY, N_("the chapter's compact-1"), value={FIXTURE: "compact_1_json"})
     for index, summary in enumerate(summaries[:5]):
         entry = compaction_json(rng, index, f"leaf-{index}", f"u-{index}", summary)
         entry["timestamp"] = rng.choice([0, 5, 2.5, 10**6])
-        cases.add("summary.parse_compaction_entry", N_("a valid record"), value=entry)
+        cases.add(PARSE_ENTRY, N_("a valid record"), value=entry)
     base = compaction_json(rng, 9, "a3", "u2", summaries[1])
-    for label, change in (
-        (N_("an empty parentId"), {"parentId": ""}),
-        (N_("a null parentId"), {"parentId": None}),
-        (N_("an empty firstKeptEntryId"), {"firstKeptEntryId": ""}),
-        (N_("a negative tokensBefore"), {"tokensBefore": -1}),
-        (N_("a tokensBefore string"), {"tokensBefore": "29"}),
-        (N_("a boolean tokensBefore"), {"tokensBefore": True}),
-        (N_("an infinite tokensBefore"), {"tokensBefore": float("inf")}),
-        (N_("a negative timestamp"), {"timestamp": -5}),
-        (N_("an unknown key"), {"note": "x"}),
-        (N_("a summary with an unknown key"), {"summary": summaries[1] | {"files": []}}),
-    ):
-        cases.add("summary.parse_compaction_entry", label, value=base | change)
-    cases.add(
-        "summary.parse_compaction_entry",
-        N_("a missing summary"),
-        value={k: v for k, v in base.items() if k != "summary"},
-    )
-    return cases.items
+    unknown = (N_("a summary with an unknown key"), {"summary": summaries[1] | {"files": []}})
+    for label, change in (*BROKEN_RECORDS, unknown):
+        cases.add(PARSE_ENTRY, label, value=base | change)
+    missing = {k: v for k, v in base.items() if k != "summary"}
+    cases.add(PARSE_ENTRY, N_("a missing summary"), value=missing)
 
 
-def lab_2(rng: random.Random, seed: int) -> list[Case]:
-    s = _strategies()
-    cases = Cases("11.2")
-    histories = examples(s.histories(min_groups=1, max_groups=5), 10, seed)
-    cases.add("groups.split_interactions", N_("the chapter's path"), path=CHAPTER_PATH)
-    cases.add("groups.group_interactions", N_("the chapter's path"), path=CHAPTER_PATH)
+def lab_2(cases: Cases, rng: random.Random) -> None:
+    histories = cases.histories(1, 5, 10)
+    cases.add(SPLIT, N_("the chapter's path"), path=CHAPTER_PATH)
+    cases.add(GROUP, N_("the chapter's path"), path=CHAPTER_PATH)
     for path in histories:
-        cases.add("groups.split_interactions", N_("a valid history"), path=path)
-        cases.add("groups.group_interactions", N_("a valid history"), path=path)
+        cases.add(SPLIT, N_("a valid history"), path=path)
+        cases.add(GROUP, N_("a valid history"), path=path)
         broken = broken_history(rng, path)
         if broken is not None:
-            cases.add("groups.split_interactions", N_("a broken history"), path=broken)
-    cases.add("groups.split_interactions", N_("unparsed JSON objects"), path=histories[0], raw=True)
-    after_meta = [{SPLICE: "chapter_path_json"}, CHAPTER_LABEL]
+            cases.add(SPLIT, N_("a broken history"), path=broken)
+    cases.add(SPLIT, N_("unparsed JSON objects"), path=histories[0], raw=True)
     shared = [path for path in map(shared_call_ids, histories) if path is not None]
     failed = [path for path in map(failed_results, histories) if path is not None]
-    for function in ("groups.split_interactions", "groups.group_interactions"):
-        cases.add(function, N_("the chapter's path ending in metadata"), path=after_meta)
+    for function in (SPLIT, GROUP):
+        cases.add(function, N_("the chapter's path ending in metadata"), path=AFTER_METADATA)
         for path in shared[:2] + failed[:2]:
             cases.add(function, N_("a valid history"), path=path)
     for path in histories[:4]:
-        ends = [i for i, e in enumerate(path) if e.get("message", {}).get("role") == "assistant"]
+        ends = indexes(path, "assistant")
         if ends:
             longer = second_answer(path, rng.choice(ends))
-            cases.add("groups.group_interactions", N_("two answers in a row"), path=longer)
-    cases.add("groups.split_interactions", N_("an empty path"), path=[])
+            cases.add(GROUP, N_("two answers in a row"), path=longer)
+    cases.add(SPLIT, N_("an empty path"), path=[])
     for path in histories[:6]:
         group = rng.choice(split_json(path))
         calls_last = sorted(group, key=lambda e: e["message"]["role"] == "assistant")
-        cases.add("groups.check_tool_pairs", N_("one interaction"), entries=group)
-        cases.add("groups.check_tool_pairs", N_("results before their calls"), entries=calls_last)
+        cases.add(PAIRS, N_("one interaction"), entries=group)
+        cases.add(PAIRS, N_("results before their calls"), entries=calls_last)
         broken = broken_history(rng, group)
         if broken is not None and broken[0]["message"]["role"] == "user":
-            cases.add("groups.check_tool_pairs", N_("a broken interaction"), entries=broken)
-    return cases.items
+            cases.add(PAIRS, N_("a broken interaction"), entries=broken)
 
 
-def budget_cases(
-    cases: Cases, function: str, rng: random.Random, groups: list[list[Any]], name: str
-) -> None:
-    """Two cases of ``function(groups, available, estimator)`` at the budget's edges."""
-    for available in edge_budgets(rng, groups)[:2]:
-        label = N_("{count} interactions, available={available}")
-        values: dict[str, Json] = {"count": len(groups), "available": available}
-        cases.add(function, label, values, groups=groups, available=available, estimator=name)
-
-
-def lab_3(rng: random.Random, seed: int) -> list[Case]:
-    s = _strategies()
-    cases = Cases("11.3")
-    for max_tokens in (31, 19, 29, 9, 100):
-        budget = CHAPTER_BUDGET | {"max_tokens": max_tokens}
-        label = N_("the chapter's path, max_tokens={max_tokens}")
-        cases.add(
-            "context.build_context",
-            label,
-            {"max_tokens": max_tokens},
-            path=CHAPTER_PATH,
-            budget=budget,
-            estimator="chapter",
-        )
-    for path in examples(s.histories(min_groups=0, max_groups=6), 12, seed):
+def lab_3(cases: Cases, rng: random.Random) -> None:
+    cases.chapter_budgets(
+        N_("the chapter's path, max_tokens={max_tokens}"), CHAPTER_PATH, (31, 19, 29, 9, 100)
+    )
+    for path in cases.histories(0, 6, 12):
         groups = split_json(path)
         name = rng.choice(["length", "length", "scribble"])
+        count: dict[str, Json] = {"count": len(groups)}
         budget = budget_json(rng, groups)
         cases.add(
-            "context.build_context",
-            N_("{count} interactions"),
-            {"count": len(groups)},
-            path=path,
-            budget=budget,
-            estimator=name,
+            BUILD, N_("{count} interactions"), count, path=path, budget=budget, estimator=name
         )
-        budget_cases(cases, "context.select_groups", rng, groups, name)
-    for path in examples(s.histories(min_groups=1, max_groups=4), 4, seed + 1):
+        cases.budgets(SELECT, rng, groups, name)
+    for path in cases.histories(1, 4, 4, shift=1):
         groups = split_json(path)
         summary = {"role": "user", "content": "[Compaction summary] 目标：继续"}
-        opening: dict[str, Any] = {
-            "messages": [summary],
-            "tokens": length_estimate(summary),
-            "compaction_id": "compact-x",
-        }
+        tokens = length_estimate(summary)
+        opening = {"messages": [summary], "tokens": tokens, "compaction_id": "compact-x"}
         budget = budget_json(rng, groups)
-        budget["max_tokens"] += rng.choice([0, opening["tokens"]])
+        budget["max_tokens"] += rng.choice([0, tokens])
+        label = N_("{count} interactions after an opening message")
+        shown: dict[str, Json] = {"count": len(groups)}
         cases.add(
-            "context.build_context",
-            N_("{count} interactions after an opening message"),
-            {"count": len(groups)},
-            path=path,
-            budget=budget,
-            estimator="length",
-            opening=opening,
+            BUILD, label, shown, path=path, budget=budget, estimator="length", opening=opening
         )
-    path = examples(s.histories(min_groups=2, max_groups=3), 1, seed)[0]
+    path = cases.histories(2, 3, 1)[0]
     for key, bad in BAD_BUDGETS:
         budget = budget_json(rng, split_json(path)) | {key: bad}
-        shown: dict[str, Json] = {"key": key, "value": repr(bad)}
-        cases.add(
-            "context.build_context",
-            "{key}={value}",  # no words to translate
-            shown,
-            path=path,
-            budget=budget,
-            estimator="length",
-        )
+        shown = {"key": key, "value": repr(bad)}
+        # no words to translate in the label
+        cases.add(BUILD, "{key}={value}", shown, path=path, budget=budget, estimator="length")
     twice = path + [copy.deepcopy(messages_of(path)[0])] if messages_of(path) else path
     budget = budget_json(rng, split_json(path))
-    cases.add(
-        "context.build_context", N_("a repeated id"), path=twice, budget=budget, estimator="length"
-    )
-    return cases.items
+    cases.add(BUILD, N_("a repeated id"), path=twice, budget=budget, estimator="length")
 
 
-def lab_4(rng: random.Random, seed: int) -> list[Case]:
-    s = _strategies()
-    cases = Cases("11.4")
-    create = "compaction.create_compaction_entry"
-    summaries = examples(s.SUMMARIES, 4, seed)
-    histories = examples(s.histories(min_groups=1, max_groups=4), 8, seed)
-    for index, path in enumerate(histories):
+def lab_4(cases: Cases, rng: random.Random) -> None:
+    summaries = cases.summaries(4)
+    for index, path in enumerate(cases.histories(1, 4, 8)):
         starts = [group[0]["id"] for group in split_json(path)]
         others = [e["id"] for e in path if e["id"] not in starts]
         summary = summaries[index % len(summaries)]
@@ -923,44 +795,30 @@ def lab_4(rng: random.Random, seed: int) -> list[Case]:
             "first_kept": rng.choice(starts),
             "tokens_before": rng.randint(0, 400),
         }
-        cases.add(create, N_("a valid record"), **base)
+        cases.add(CREATE, N_("a valid record"), **base)
         if others:
-            cases.add(
-                create,
-                N_("first kept inside an interaction"),
-                **base | {"first_kept": rng.choice(others)},
-            )
-        cases.add(create, N_("an id already on the path"), **base | {"id": rng.choice(path)["id"]})
-        cases.add(create, N_("first kept not on the path"), **base | {"first_kept": "nowhere"})
+            inside = base | {"first_kept": rng.choice(others)}
+            cases.add(CREATE, N_("first kept inside an interaction"), **inside)
+        cases.add(CREATE, N_("an id already on the path"), **base | {"id": rng.choice(path)["id"]})
+        cases.add(CREATE, N_("first kept not on the path"), **base | {"first_kept": "nowhere"})
         if index < 2:
-            cases.add(create, N_("an empty path"), **base | {"path": []})
-            cases.add(create, N_("a negative tokens_before"), **base | {"tokens_before": -3})
+            cases.add(CREATE, N_("an empty path"), **base | {"path": []})
+            cases.add(CREATE, N_("a negative tokens_before"), **base | {"tokens_before": -3})
             broken = {"summary": summary | {"files": []}, "summary_object": False}
-            cases.add(create, N_("a summary with an unknown key"), **base | broken)
-    chapter = {
-        "path": CHAPTER_PATH,
-        "id": "compact-1",
-        "timestamp": 100,
-        "summary": {FIXTURE: "COMPACT_1_SUMMARY"},
-        "summary_object": False,
-        "first_kept": "u2",
-        "tokens_before": 29,
-    }
-    cases.add(create, N_("the chapter's path"), **chapter)
-    after_meta = [{SPLICE: "chapter_path_json"}, CHAPTER_LABEL]
-    cases.add(create, N_("the chapter's path ending in metadata"), **chapter | {"path": after_meta})
-    return cases.items
+            cases.add(CREATE, N_("a summary with an unknown key"), **base | broken)
+    chapter = {"path": CHAPTER_PATH, "id": "compact-1", "timestamp": 100, "summary": COMPACT_1}
+    chapter |= {"summary_object": False, "first_kept": "u2", "tokens_before": 29}
+    cases.add(CREATE, N_("the chapter's path"), **chapter)
+    label = N_("the chapter's path ending in metadata")
+    cases.add(CREATE, label, **chapter | {"path": AFTER_METADATA})
 
 
-def lab_5(rng: random.Random, seed: int) -> list[Case]:
-    s = _strategies()
-    cases = Cases("11.5")
-    summaries = examples(s.SUMMARIES, 6, seed)
+def lab_5(cases: Cases, rng: random.Random) -> None:
+    summaries = cases.summaries(6)
     for summary in summaries[:4]:
-        cases.add("compaction.summary_message", N_("a summary"), summary=summary)
-    compact_1 = {FIXTURE: "COMPACT_1_SUMMARY"}
-    cases.add("compaction.summary_message", N_("the chapter's compact-1"), summary=compact_1)
-    for index, path in enumerate(examples(s.histories(min_groups=1, max_groups=5), 10, seed)):
+        cases.add(MESSAGE, N_("a summary"), summary=summary)
+    cases.add(MESSAGE, N_("the chapter's compact-1"), summary=COMPACT_1)
+    for index, path in enumerate(cases.histories(1, 5, 10)):
         broken = index % 4 == 3
         resumed = with_compactions(rng, path, summaries, broken)
         groups = split_json(path)
@@ -970,45 +828,27 @@ def lab_5(rng: random.Random, seed: int) -> list[Case]:
             else N_("{count} interactions")
         )
         count: dict[str, Json] = {"count": len(groups)}
-        cases.add("compaction.latest_compaction", label, count, path=resumed)
-        cases.add("compaction.resume_suffix", label, count, path=resumed)
+        cases.add(LATEST, label, count, path=resumed)
+        cases.add(RESUME, label, count, path=resumed)
         if not broken:
             budget = budget_json(rng, groups)
             budget["max_tokens"] += rng.choice([0, 8, 30])
             name = rng.choice(["length", "scribble"])
-            cases.add(
-                "context.build_context", label, count, path=resumed, budget=budget, estimator=name
-            )
-    cases.add("compaction.latest_compaction", N_("no compaction"), path=CHAPTER_PATH)
-    cases.add("compaction.resume_suffix", N_("no compaction"), path=CHAPTER_PATH)
-    resumed = [
-        {SPLICE: "chapter_path_json"},
-        {FIXTURE: "compact_1_json"},
-        {SPLICE: "continuation_json"},
-    ]
-    cases.add("compaction.resume_suffix", N_("the chapter's resume"), path=resumed)
-    for max_tokens in (31, 19, 40):
-        budget = CHAPTER_BUDGET | {"max_tokens": max_tokens}
-        cases.add(
-            "context.build_context",
-            N_("the chapter's resume, max_tokens={max_tokens}"),
-            {"max_tokens": max_tokens},
-            path=resumed,
-            budget=budget,
-            estimator="chapter",
-        )
-    return cases.items
+            cases.add(BUILD, label, count, path=resumed, budget=budget, estimator=name)
+    cases.add(LATEST, N_("no compaction"), path=CHAPTER_PATH)
+    cases.add(RESUME, N_("no compaction"), path=CHAPTER_PATH)
+    cases.add(RESUME, N_("the chapter's resume"), path=RESUMED)
+    cases.chapter_budgets(
+        N_("the chapter's resume, max_tokens={max_tokens}"), RESUMED, (31, 19, 40)
+    )
 
 
-def lab_optional(rng: random.Random, seed: int) -> list[Case]:
-    s = _strategies()
-    cases = Cases("11.opt")
-    for path in examples(s.histories(min_groups=1, max_groups=5), 8, seed):
-        budget_cases(cases, "context.budget_report", rng, split_json(path), "length")
-    return cases.items
+def lab_optional(cases: Cases, rng: random.Random) -> None:
+    for path in cases.histories(1, 5, 8):
+        cases.budgets(REPORT, rng, split_json(path), "length")
 
 
-LABS: dict[str, Callable[[random.Random, int], list[Case]]] = {
+LABS: dict[str, Callable[[Cases, random.Random], None]] = {
     "11.1": lab_1,
     "11.2": lab_2,
     "11.3": lab_3,
@@ -1020,8 +860,9 @@ LABS: dict[str, Callable[[random.Random, int], list[Case]]] = {
 
 def cases(seed: int, labs: Sequence[str]) -> list[Case]:
     """Every case of ``labs`` (all labs when empty), the same ones for the same seed."""
-    chosen = labs or list(LABS)
     found: list[Case] = []
-    for lab in chosen:
-        found += LABS[lab](random.Random(f"{seed}:{lab}"), seed)
+    for lab in labs or list(LABS):
+        collected = Cases(lab, seed)
+        LABS[lab](collected, random.Random(f"{seed}:{lab}"))
+        found += collected.items
     return found

@@ -1,10 +1,18 @@
-"""Hypothesis strategies: valid session histories, arbitrary entries and arbitrary JSON."""
+"""Hypothesis strategies the probes draw from (valid session histories and summaries), and the
+seeded draw that gives the same examples for the same seed in every process."""
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import tempfile
+from collections.abc import Iterator
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as fix_seed
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 TEXT = st.text(
     alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x2FFF, categories=["L", "N", "Zs"]),
@@ -23,26 +31,6 @@ JSON = st.recursive(
     max_leaves=12,
 )
 """Valid JSON data (finite numbers only)."""
-
-ANY_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=5)
-    ),
-    max_leaves=20,
-)
-"""Any value ``json.loads`` can return, NaN and infinities included."""
-
-
-def length_estimator(message: dict[str, Any]) -> int:
-    """A deterministic, additive test estimator: one token per character of text, plus one."""
-    content = message["content"]
-    if isinstance(content, str):
-        return 1 + len(content)
-    total = 1
-    for block in content:
-        total += len(block.get("text", "")) + len(block.get("id", ""))
-    return total
 
 
 @st.composite
@@ -113,53 +101,67 @@ def histories(draw: st.DrawFn, min_groups: int = 0, max_groups: int = 6) -> list
     return entries
 
 
+SUMMARY_KEYS = ("constraints", "completed", "decisions", "changedFiles", "unresolved", "next")
 SUMMARIES = st.fixed_dictionaries(
     {
         "goal": TEXT.filter(str.strip),  # a goal that is not blank, as the parser asks
-        **{
-            key: st.lists(TEXT, max_size=3)
-            for key in (
-                "constraints",
-                "completed",
-                "decisions",
-                "changedFiles",
-                "unresolved",
-                "next",
-            )
-        },
+        **{key: st.lists(TEXT, max_size=3) for key in SUMMARY_KEYS},
     }
 )
 
-NUMBERS = st.integers(0, 10**9) | st.floats(0, 1e9, allow_nan=False)
+
+def examples(strategy: Any, count: int, seed: int) -> list[Any]:
+    """``count`` values of a hypothesis strategy, the same ones for the same seed."""
+    found: list[Any] = []
+
+    @fix_seed(seed)
+    @settings(
+        max_examples=count,
+        database=None,
+        deadline=None,
+        derandomize=False,  # the seed decides, whatever profile the caller loaded
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(strategy)
+    def collect(value: Any) -> None:
+        found.append(copy.deepcopy(value))
+
+    with tempfile.TemporaryDirectory(prefix="course-probes-") as home, _no_local_constants():
+        set_hypothesis_home_dir(home)  # its caches, not a .hypothesis/ where the grader runs
+        try:
+            collect()
+        finally:
+            set_hypothesis_home_dir(None)
+    return found[:count]
 
 
-@st.composite
-def valid_entries(draw: st.DrawFn) -> dict[str, Any]:
-    """One valid entry of any type (its parent need not exist)."""
-    common = {"id": draw(TEXT.filter(bool)), "timestamp": draw(NUMBERS)}
-    kind = draw(st.sampled_from(["message", "metadata", "compaction"]))
-    if kind == "compaction":
-        return {
-            "type": "compaction",
-            **common,
-            "parentId": draw(TEXT.filter(bool)),
-            "summary": draw(SUMMARIES),
-            "firstKeptEntryId": draw(TEXT.filter(bool)),
-            "tokensBefore": draw(NUMBERS),
-        }
-    parent = draw(st.none() | TEXT.filter(bool))
-    if kind == "metadata":
-        return {
-            "type": "metadata",
-            **common,
-            "parentId": parent,
-            "key": draw(TEXT.filter(bool)),
-            "value": draw(JSON),
-        }
-    group = draw(interactions(0))
-    return {
-        "type": "message",
-        **common,
-        "parentId": parent,
-        "message": draw(st.sampled_from(group)),
-    }
+@contextlib.contextmanager
+def _no_local_constants() -> Iterator[None]:
+    """Draw without the constants hypothesis collects from the modules this process happens to
+    have imported, so a seed draws the same cases in every process (the checkpoint, a
+    notebook, ``course-kit starters``), whatever else each one imported."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # a hypothesis without local constants draws the same anyway
+        yield
+        return
+    collect = getattr(providers, "_get_local_constants", None)
+    empty: Any = getattr(providers, "_local_constants", None)
+    cache: Any = getattr(providers, "CONSTANTS_CACHE", None)
+    if collect is None or empty is None or cache is None:
+        yield
+        return
+    nothing = type(empty)(
+        integers=type(empty.integers)(),
+        floats=type(empty.floats)(key=empty.floats.key),
+        bytes=type(empty.bytes)(),
+        strings=type(empty.strings)(),
+    )
+    providers._get_local_constants = lambda: nothing
+    providers.CONSTANTS_CACHE = type(cache)(1024)  # pools built from no local constants
+    try:
+        yield
+    finally:
+        providers._get_local_constants = collect
+        providers.CONSTANTS_CACHE = cache
