@@ -96,6 +96,16 @@ def test_an_atomic_write_needs_no_hard_link(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
 
 
+def test_an_atomic_write_works_where_os_has_no_link_at_all(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delattr(os, "link")  # Pyodide's os module
+    target = tmp_path / "out.jsonl"
+    write_atomically(target, b"new\n", force=False)
+    assert target.read_bytes() == b"new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
+
+
 def test_without_hard_links_an_existing_name_is_kept(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -209,11 +209,15 @@ def move_in_if_free(temporary: str, target: Path) -> None:
     """Give the flushed ``temporary`` the name ``target`` unless ``target`` exists meanwhile.
 
     A hard link claims the name atomically. Where there are no hard links (Pyodide in the
-    browser has no ``os.link``) the name is checked, then the file renamed into place: still
-    atomic against a crash, and the one kernel process there has no rival writer.
+    browser has no ``os.link``; Emscripten's answers ``EMLINK``) the name is checked, then the
+    file renamed into place: still atomic against a crash, and the one kernel process there
+    has no rival writer.
     """
+    link = getattr(os, "link", None)
     try:
-        os.link(temporary, target)  # fails if the name was taken meanwhile
+        if link is None:
+            raise OSError(errno.ENOSYS, "no hard links")
+        link(temporary, target)  # fails if the name was taken meanwhile
     except OSError as error:
         if error.errno not in NO_HARD_LINKS:
             raise
