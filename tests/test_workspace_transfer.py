@@ -104,3 +104,17 @@ def test_a_roster_grades_the_saved_zip_to_the_workspace_s_own_counts(
     expected = counts([lab for lab in own_labs if not lab["optional"]])  # the gradebook's labs
     assert counts(row["labs"]) == expected
     assert expected["11.1"][0] == "passed" and row["learner"] == "ada"
+
+
+@pytest.mark.parametrize(
+    ("lab", "command"), [("11.3", "checkpoint 11 --lab 11.3"), ("11", "checkpoint 11")]
+)
+def test_check_in_a_browser_tab_says_where_the_verdict_is_made(
+    lab: str, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from course.display.notebook import check
+
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    view = check(lab)
+    assert view.result is None
+    assert "a browser tab cannot start" in view.problem and f"`{command}`" in view.problem

@@ -202,6 +202,7 @@ def site_config(package_names: Iterable[str]) -> dict[str, Any]:
         "jupyter-lite-schema-version": 0,
         "jupyter-config-data": {
             "appName": "Context compaction",
+            "exposeAppInBrowser": "true",  # window.jupyterapp, for the browser test and bench
             "litePluginSettings": {
                 "@jupyterlite/pyodide-kernel-extension:kernel": kernel_settings(package_names)
             },

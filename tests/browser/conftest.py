@@ -122,3 +122,12 @@ def pytest_terminal_summary(
         terminalreporter.section("browser artifacts")
         for path in paths:
             terminalreporter.write_line(str(path))
+
+
+@pytest.fixture(scope="session")
+def lite_site() -> Path:
+    """The zero-install site as ``docs/lite.md`` builds it, cached outside the repository."""
+    require_browser()
+    from lite_site import built_site
+
+    return built_site()
