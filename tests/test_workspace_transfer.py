@@ -118,3 +118,11 @@ def test_check_in_a_browser_tab_says_where_the_verdict_is_made(
     view = check(lab)
     assert view.result is None
     assert "a browser tab cannot start" in view.problem and f"`{command}`" in view.problem
+
+
+def test_check_variant_in_a_browser_tab_says_so_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.display.experiments import check_variant
+
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    view = check_variant("11.3", "context", select_groups=len)
+    assert view.result is None and "`checkpoint 11 --lab 11.3`" in view.problem
