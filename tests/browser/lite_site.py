@@ -140,7 +140,11 @@ class LitePage:
         started = time.monotonic()
         self.page.goto(f"{self.base}/lab/index.html?path={path}")
         self.page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
-        self.page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+        self.page.evaluate("() => window.jupyterapp.restored")
+        self.command("docmanager:open", {"path": path})  # the current tab, whatever was restored
+        self.page.wait_for_function(
+            "(path) => window.jupyterapp.shell.currentWidget?.context?.path === path", arg=path
+        )
         assert self.execute("1 + 1") == "2"
         return time.monotonic() - started
 
