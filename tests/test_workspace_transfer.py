@@ -38,6 +38,28 @@ def test_a_saved_zip_holds_the_workspace_under_its_folder_without_caches(workspa
     assert "download it from the file browser" in str(saved)
 
 
+def test_a_file_that_cannot_be_read_is_left_out_and_named(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = workspace / "tests" / "chapter11" / "probe_cases.json"
+    real = Path.read_bytes
+
+    def read_bytes(path: Path) -> bytes:
+        if path == cases:  # as the browser's drive fails on JSON files it serves
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    saved = save_workspace(workspace)
+    with zipfile.ZipFile(saved.archive) as archive:
+        assert "practice-11/tests/chapter11/probe_cases.json" not in archive.namelist()
+        assert saved.files == len(archive.namelist())
+    assert saved.unread == ("tests/chapter11/probe_cases.json",)
+    assert str(saved).endswith(
+        "left out, as they could not be read: tests/chapter11/probe_cases.json"
+    )
+
+
 def test_loading_a_zip_puts_the_saved_files_back(workspace: Path, tmp_path: Path) -> None:
     summary = workspace / "pi_course" / "summary.py"
     summary.write_text("# my lab 11.1\n")

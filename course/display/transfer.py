@@ -28,6 +28,9 @@ class Transfer:
     root: Path
     files: int
     loaded: bool
+    unread: tuple[str, ...] = ()
+    """Files that could not be read, left out (the browser's drive cannot read some files it
+    lists, such as the kit's JSON files it serves itself)."""
 
     def __str__(self) -> str:
         if self.loaded:
@@ -44,7 +47,12 @@ class Transfer:
                 "(right-click, Download) and hand it in as it is",
                 self.files,
             )
-        return text.format(count=self.files, archive=self.archive.name, root=self.root.name)
+        text = text.format(count=self.files, archive=self.archive.name, root=self.root.name)
+        if self.unread:
+            text += "; " + _("left out, as they could not be read: {paths}").format(
+                paths=", ".join(self.unread)
+            )
+        return text
 
     def _repr_pretty_(self, printer: object, cycle: bool) -> None:
         printer.text(str(self))  # type: ignore[attr-defined]
@@ -76,13 +84,20 @@ def save_workspace(start: str | os.PathLike[str] | None = None) -> Transfer:
     """Zip the workspace (``<workspace>.zip`` beside it), its files under its own folder name."""
     root = workspace_root(start)
     archive = root.parent / f"{root.name}.zip"
-    files = learner_files(root)
     scratch = archive.with_name(f".{archive.name}.tmp")
+    written, unread = 0, []
     with zipfile.ZipFile(scratch, "w", zipfile.ZIP_DEFLATED) as out:
-        for path in files:
-            out.write(path, f"{root.name}/{path.relative_to(root).as_posix()}")
+        for path in learner_files(root):
+            relative = path.relative_to(root).as_posix()
+            try:
+                data = path.read_bytes()
+            except OSError:
+                unread.append(relative)
+                continue
+            out.writestr(f"{root.name}/{relative}", data)
+            written += 1
     os.replace(scratch, archive)
-    return Transfer(archive, root, len(files), loaded=False)
+    return Transfer(archive, root, written, loaded=False, unread=tuple(unread))
 
 
 def load_workspace(
