@@ -1,7 +1,8 @@
-"""``course-kit lite``'s parts that need no registry: the pre-solved lock, the wheels, the settings."""
+"""``course-kit lite``'s parts that need no registry: the lock, the wheels, the settings."""
 
 from __future__ import annotations
 
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -104,3 +105,17 @@ def test_a_folder_with_files_is_never_built_over(
     assert course_kit(["lite", str(tmp_path / "site"), "--cache", str(tmp_path / "c")]) == 1
     assert "site: exists and is not empty" in capsys.readouterr().err
     assert (tmp_path / "site" / "index.html").read_text() == "mine"
+
+
+def test_the_wheel_ships_each_catalog_compiled_and_no_po(tmp_path: Path) -> None:
+    from course.harness.kit import kit_root
+    from course.locale import compile_catalog
+
+    locale = tmp_path / "locale"
+    shutil.copytree(kit_root() / "course" / "locale", locale)
+    po = locale / "zh" / "LC_MESSAGES" / "course.po"
+    source = po.read_bytes()
+    (locale / "zh" / "LC_MESSAGES" / "course.mo").unlink(missing_ok=True)  # stale or absent
+    lite.ship_compiled_catalogs(locale)
+    assert not list(locale.rglob("*.po"))
+    assert (locale / "zh" / "LC_MESSAGES" / "course.mo").read_bytes() == compile_catalog(source)

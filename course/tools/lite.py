@@ -28,6 +28,7 @@ from packaging.utils import canonicalize_name
 from ..harness.kit import kit_root
 from ..harness.manifest import load_manifest
 from ..harness.workspace import create_workspace
+from ..locale import compiled
 from ..locale import gettext as _
 
 
@@ -259,9 +260,23 @@ def build_kit_wheel(kit: Path, into: Path) -> Path:
     shutil.copytree(kit / "course", source / "course", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(kit / name, source / name)
+    ship_compiled_catalogs(source / "course" / "locale")
     pip = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
     run([*pip, "--wheel-dir", str(into), str(source)], _("building the kit's wheel"))
     return next(into.glob("course-*.whl"))
+
+
+def ship_compiled_catalogs(locale: Path) -> None:
+    """Leave each edition's compiled ``.mo`` in the copy and take its ``.po`` out.
+
+    In the browser the kit must not compile a catalog (that needs Babel), and a wheel's
+    unpacked files keep no order of modification times to say the ``.mo`` is current.
+    """
+    for po in sorted(locale.glob("*/LC_MESSAGES/*.po")):
+        data = compiled(po, po.with_suffix(".mo"))
+        if data is not None:
+            po.with_suffix(".mo").write_bytes(data)
+            po.unlink()
 
 
 def kernel_extension() -> Path:
