@@ -10,6 +10,7 @@ from __future__ import annotations
 import email.parser
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -411,8 +412,6 @@ def site_size(out: Path) -> int:
 
 def default_cache() -> Path:
     """Where fetched files are kept between builds: ``$XDG_CACHE_HOME/course-kit``."""
-    import os
-
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "course-kit"
 
 
