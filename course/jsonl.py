@@ -22,6 +22,7 @@ from .logfile import (
     open_locked,
     read_from,
     reason,
+    release,
     set_aside,
     write_whole,
 )
@@ -389,7 +390,7 @@ class JsonlSessionStore(InMemorySessionStore):
     def close(self) -> None:
         """Release the file and its writer lock; later appends are refused."""
         if self._fd is not None:
-            os.close(self._fd)  # closing the descriptor also drops the flock
+            release(self._fd)
             self._fd = None
 
     def __enter__(self) -> JsonlSessionStore:
@@ -448,4 +449,4 @@ def repair_jsonl(path: str | os.PathLike[str]) -> RepairResult:
         moved = set_aside(fd, target, recovered.committed_bytes)
         return _repair_result(target, moved, tail.line)
     finally:
-        os.close(fd)
+        release(fd)

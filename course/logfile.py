@@ -6,7 +6,7 @@ being done, except from ``write_whole``, whose caller decides how to undo a fail
 
 from __future__ import annotations
 
-import fcntl
+import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -15,6 +15,19 @@ from pathlib import Path
 from course.locale import gettext as _
 
 from .stores import SessionStoreError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - every POSIX CPython has it; Pyodide may not
+    fcntl = None  # type: ignore[assignment]
+
+NO_FLOCK = frozenset({errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP})
+"""``flock`` errors that mean "no such lock here" (Emscripten's file systems), not "taken"."""
+_HELD: set[str] = set()
+"""Logs this process holds open for writing where ``flock`` is absent (the browser edition).
+
+There a kernel is the only process, so a set of resolved paths is the whole one-writer rule."""
+_HELD_BY_FD: dict[int, str] = {}
 
 BACKUP_NAMES = 10_000
 """How many ``<log>.torn-N`` names a repair tries before it gives up."""
@@ -37,11 +50,17 @@ def failing_as(path: Path, message: str, **values: object) -> Iterator[None]:
 
 
 def open_locked(path: Path) -> int:
-    """Open (or create) the log for appending and take its one-writer lock."""
+    """Open (or create) the log for appending and take its one-writer lock.
+
+    Where ``flock`` is absent (Pyodide has no ``fcntl.flock``, or it fails with ``ENOSYS``) the
+    lock is held in this process instead, which is the only process there: a second open of the
+    same log is refused the same way until ``release`` closes the first.
+    """
     with failing_as(path, _("{path}: cannot open the session log for appending ({reason})")):
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if not _flock(fd):
+            _hold_in_process(fd, path)
     except BlockingIOError:
         os.close(fd)
         raise SessionStoreError(
@@ -57,6 +76,36 @@ def open_locked(path: Path) -> int:
             )
         ) from error
     return fd
+
+
+def _flock(fd: int) -> bool:
+    """Take the exclusive lock on ``fd``; ``False`` when this platform has no ``flock``."""
+    lock = getattr(fcntl, "flock", None)
+    if lock is None:
+        return False
+    try:
+        lock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise
+    except OSError as error:
+        if error.errno in NO_FLOCK:
+            return False
+        raise
+    return True
+
+
+def _hold_in_process(fd: int, path: Path) -> None:
+    key = os.path.realpath(path)
+    if key in _HELD:
+        raise BlockingIOError(errno.EWOULDBLOCK, "held by this process")
+    _HELD.add(key)
+    _HELD_BY_FD[fd] = key
+
+
+def release(fd: int) -> None:
+    """Close a descriptor from ``open_locked``, dropping its lock (``flock`` or in-process)."""
+    _HELD.discard(_HELD_BY_FD.pop(fd, ""))
+    os.close(fd)
 
 
 def read_from(fd: int, path: Path, offset: int = 0) -> bytes:

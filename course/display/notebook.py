@@ -257,6 +257,8 @@ def check(
     """
     chapter, _, _ = lab.partition(".")
     shown_lab = lab if lab != chapter else None
+    if sys.platform == "emscripten":  # the zero-install site (docs/lite.md)
+        return VerdictView(None, shown_lab, in_the_browser(chapter, shown_lab))
     try:
         manifest = load_manifest(chapter)
         lab_ids = [manifest.lab(lab).id] if shown_lab else []
@@ -285,3 +287,13 @@ def verdict_view(
     placeholder = (str(root), "<workspace>") if root is not None else ("", "")
     titles = {lab.id: lab.title for lab in in_edition(manifest).labs}
     return VerdictView(result, lab, replace=placeholder, titles=titles)
+
+
+def in_the_browser(chapter: str, lab: str | None) -> str:
+    """Why ``check()`` gives no verdict in a browser tab, and where to get one."""
+    command = f"checkpoint {chapter}" + (f" --lab {lab}" if lab else "")
+    return _(
+        "check() grades in child processes, which a browser tab cannot start: save your "
+        "workspace with save_workspace(), download the zip and run `{command}` in it on a "
+        "computer, or hand it in"
+    ).format(command=command)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Sequence
@@ -207,6 +208,35 @@ def _umask() -> int:
     return current
 
 
+NO_HARD_LINKS = frozenset(
+    {errno.EMLINK, errno.ENOSYS, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP}
+)
+"""``link`` errors meaning no hard links here (Emscripten answers ``EMLINK``), not "name taken"."""
+
+
+def move_in_if_free(temporary: str, target: Path) -> None:
+    """Give the flushed ``temporary`` the name ``target`` unless ``target`` exists meanwhile.
+
+    A hard link claims the name atomically. Where there are no hard links (Pyodide in the
+    browser has no ``os.link``; Emscripten's answers ``EMLINK``) the name is checked, then the
+    file renamed into place: still atomic against a crash, and the one kernel process there
+    has no rival writer.
+    """
+    link = getattr(os, "link", None)
+    try:
+        if link is None:
+            raise OSError(errno.ENOSYS, "no hard links")
+        link(temporary, target)  # fails if the name was taken meanwhile
+    except OSError as error:
+        if error.errno not in NO_HARD_LINKS:
+            raise
+        if os.path.lexists(target):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(target)) from None
+        os.replace(temporary, target)
+        return
+    os.unlink(temporary)
+
+
 def write_atomically(target: Path, data: bytes, *, force: bool) -> Path:
     """Write ``data`` to a temporary file beside ``target``, flush it, then move it in place."""
     if target.exists() and not force:
@@ -223,8 +253,7 @@ def write_atomically(target: Path, data: bytes, *, force: bool) -> Path:
         if force:
             os.replace(temporary, target)
         else:
-            os.link(temporary, target)  # fails if the name was taken meanwhile
-            os.unlink(temporary)
+            move_in_if_free(temporary, target)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)

@@ -1,5 +1,5 @@
 """``course-kit``: the maintainer's command: starters, notebooks, catalogs, nbrefresh, crashtest,
-and the Gradescope autograder of a chapter."""
+the Gradescope autograder of a chapter, and the zero-install site (lite)."""
 
 from __future__ import annotations
 
@@ -111,6 +111,10 @@ def parser() -> argparse.ArgumentParser:
     )
     c = sub.add_parser("crashtest", help="kill JSONL writers at random and count lost entries")
     add_crashtest_options(c)
+    lite = sub.add_parser("lite", help="build the zero-install site (JupyterLite + Pyodide)")
+    lite.add_argument("out", type=Path, help="the folder to build the site into")
+    lite.add_argument("--edition", choices=("en", "zh", "both"), default="both")
+    lite.add_argument("--cache", type=Path, help="where downloads are kept between builds")
     return p
 
 
@@ -132,6 +136,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .nbrefresh import main as refresh
 
             return refresh([str(path) for path in args.paths])
+        if args.command == "lite":
+            from .lite import LiteError
+            from .lite import main as lite
+
+            try:
+                return lite(args.out, args.edition, args.cache)
+            except LiteError as error:
+                print(f"course-kit: {error}", file=sys.stderr)
+                return 1
         from .crashtest import main as crashtest
 
         return crashtest(arguments[arguments.index("crashtest") + 1 :], prog="course-kit crashtest")

@@ -122,3 +122,16 @@ def pytest_terminal_summary(
         terminalreporter.section("browser artifacts")
         for path in paths:
             terminalreporter.write_line(str(path))
+
+
+@pytest.fixture(scope="session")
+def lite_site(request: pytest.FixtureRequest) -> Path:
+    """The zero-install site as ``docs/lite.md`` builds it, cached outside the repository.
+    Built only with ``--lite-site``: the build fetches Pyodide and the wheels from the package
+    registries and takes minutes, so the suite's own run leaves it to that option."""
+    if not request.config.getoption("lite_site"):
+        pytest.skip("the zero-install site is built and driven with --lite-site (docs/lite.md)")
+    require_browser()
+    from lite_site import built_site
+
+    return built_site()

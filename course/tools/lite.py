@@ -1,0 +1,427 @@
+"""``course-kit lite``: the zero-install site (JupyterLite + Pyodide) from the package registries.
+
+Everything the site runs is fetched at build time, from npm (the Pyodide core) and PyPI (the
+pure-Python wheels), or built here (the kit's own wheel), and pre-solved into the Pyodide lock,
+so the browser fetches nothing from anywhere but the site itself.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.markers import Marker
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from ..harness.kit import kit_root
+from ..harness.manifest import load_manifest
+from ..harness.workspace import create_workspace
+from ..locale import compiled
+from ..locale import gettext as _
+
+
+@dataclass(frozen=True)
+class LiteConfig:
+    """What the site is made of: versions, the browser's Python, the wheels it preloads."""
+
+    pyodide: str = "314.0.6"
+    """npm ``pyodide``, the version ``jupyterlite-pyodide-kernel`` was made for."""
+    python: str = "3.14"
+    requirements: tuple[str, ...] = (
+        # what the Pyodide kernel installs on start (see its initKernel), now preloaded
+        "ipython",
+        "jedi",
+        "comm",
+        "micropip",
+        # what the kit and its notebooks import
+        "ipywidgets",
+        "pytest>=8.4",
+        "hypothesis>=6.100",
+    )
+    left_out: tuple[str, ...] = (
+        "widgetsnbextension",  # the widgets' front end is the site's lab extension
+        "jupyterlab-widgets",
+        "pexpect",  # a browser has no terminals to drive
+        "ptyprocess",
+        "watchfiles",  # checkpoint --watch: no wasm wheel, and no processes to watch with
+        "babel",  # only `course-kit catalogs` compiles catalogs; the wheel ships the .mo files
+    )
+    kernel_wheels: tuple[str, ...] = ("piplite", "pyodide-kernel", "ipykernel")
+    """The kernel's own shims, from its lab extension's ``static/pypi``."""
+    pyodide_files: tuple[str, ...] = (
+        "pyodide.mjs",
+        "pyodide.asm.mjs",
+        "pyodide.asm.wasm",
+        "python_stdlib.zip",
+    )
+    apps: tuple[str, ...] = ("lab",)
+    trimmed: tuple[tuple[str, tuple[str, ...]], ...] = (
+        # jedi's stubs of third-party libraries (3.5 MB): none of them is in the browser
+        ("jedi", ("jedi/third_party/typeshed/stubs/", "jedi/third_party/django-stubs/")),
+    )
+    """Folders left out of a wheel, by project."""
+    dropped: tuple[str, ...] = (
+        "build/fa-*.eot",
+        "build/fa-*.svg",
+        "build/fa-*.ttf",
+        "build/fa-*.woff",
+    )
+    """Files of the built site no current browser asks for (each font is there as woff2)."""
+
+    def cache_key(self) -> str:
+        """The part of the cache folder's name that changes with what is fetched."""
+        text = json.dumps([self.pyodide, self.python, self.requirements, self.left_out])
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+CONFIG = LiteConfig()
+EDITIONS = ("en", "zh")
+
+EMSCRIPTEN = {
+    "python_version": CONFIG.python,
+    "python_full_version": f"{CONFIG.python}.2",
+    "sys_platform": "emscripten",
+    "platform_system": "Emscripten",
+    "os_name": "posix",
+    "platform_machine": "wasm32",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+    "extra": "",
+}
+"""The environment Pyodide's wheels are chosen for, to read each wheel's requirements."""
+
+
+class LiteError(RuntimeError):
+    """The site could not be built; the message says which step and why."""
+
+
+# --------------------------------------------------------------------------- the lock (pure)
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """One wheel's identity as the Pyodide lock states it."""
+
+    name: str
+    version: str
+    file_name: str
+    sha256: str
+    imports: tuple[str, ...]
+    requires: tuple[str, ...]
+
+
+def read_wheel(path: Path) -> Wheel:
+    """A wheel's name, version, hash, top-level imports and requirements (for Emscripten)."""
+    data = path.read_bytes()
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        meta_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        meta = email.parser.BytesParser().parsebytes(archive.read(meta_name), headersonly=True)
+    return Wheel(
+        name=canonicalize_name(str(meta["Name"])),
+        version=str(meta["Version"]),
+        file_name=path.name,
+        sha256=hashlib.sha256(data).hexdigest(),
+        imports=top_level_imports(names),
+        requires=tuple(meta.get_all("Requires-Dist") or ()),
+    )
+
+
+def top_level_imports(names: Iterable[str]) -> tuple[str, ...]:
+    """The importable top-level names of a wheel's files."""
+    found = set()
+    for name in names:
+        head, _sep, rest = name.partition("/")
+        if head.endswith((".dist-info", ".data")):
+            continue
+        if rest and rest.endswith(".py"):
+            found.add(head)
+        elif not rest and head.endswith(".py"):
+            found.add(head.removesuffix(".py"))
+    return tuple(sorted(found))
+
+
+def depends(wheel: Wheel, present: set[str]) -> list[str]:
+    """The wheel's requirements that apply in the browser and that the lock holds."""
+    names = set()
+    for text in wheel.requires:
+        requirement = Requirement(text)
+        marker = requirement.marker
+        if marker is not None and not Marker(str(marker)).evaluate(EMSCRIPTEN):
+            continue
+        name = canonicalize_name(requirement.name)
+        if name in present:
+            names.add(name)
+    return sorted(names)
+
+
+def lock(info: Mapping[str, Any], wheels: Sequence[Wheel]) -> dict[str, Any]:
+    """A Pyodide lock holding exactly ``wheels``, each with its dependencies pre-solved."""
+    present = {wheel.name for wheel in wheels}
+    packages = {
+        wheel.name: {
+            "name": wheel.name,
+            "version": wheel.version,
+            "file_name": wheel.file_name,
+            "install_dir": "site",
+            "sha256": wheel.sha256,
+            "package_type": "package",
+            "imports": list(wheel.imports),
+            "depends": depends(wheel, present),
+            "unvendored_tests": False,
+        }
+        for wheel in sorted(wheels, key=lambda w: w.name)
+    }
+    return {"info": dict(info), "packages": packages}
+
+
+def kernel_settings(package_names: Iterable[str]) -> dict[str, Any]:
+    """The Pyodide kernel's settings: the local Pyodide, every package preloaded, no PyPI."""
+    return {
+        "pyodideUrl": "./static/pyodide/pyodide.mjs",
+        "disablePyPIFallback": True,
+        "pipliteUrls": [],
+        "loadPyodideOptions": {"packages": sorted(package_names)},
+    }
+
+
+def site_config(package_names: Iterable[str]) -> dict[str, Any]:
+    """``jupyter-lite.json`` for the site."""
+    return {
+        "jupyter-lite-schema-version": 0,
+        "jupyter-config-data": {
+            "appName": "Context compaction",
+            "exposeAppInBrowser": "true",  # window.jupyterapp, for the browser test and bench
+            "litePluginSettings": {
+                "@jupyterlite/pyodide-kernel-extension:kernel": kernel_settings(package_names)
+            },
+            "disabledExtensions": ["@jupyterlab/apputils-extension:announcements"],
+        },
+    }
+
+
+# --------------------------------------------------------------------------- fetching (I/O)
+
+
+def run(command: Sequence[str], step: str, cwd: Path | None = None) -> None:
+    """Run a build step's command; a failure is a ``LiteError`` ending with its output."""
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise LiteError(_("{step} failed:\n{output}").format(step=step, output=tail))
+
+
+def fetch_pyodide(cache: Path, config: LiteConfig = CONFIG) -> Path:
+    """The Pyodide core from npm, unpacked once into ``cache``; returns its folder."""
+    folder = cache / f"pyodide-{config.pyodide}"
+    if (folder / "pyodide-lock.json").is_file():
+        return folder
+    with tempfile.TemporaryDirectory(dir=cache) as scratch:
+        run(
+            ["npm", "pack", f"pyodide@{config.pyodide}", "--pack-destination", scratch],
+            _("npm pack pyodide"),
+        )
+        tarball = next(Path(scratch).glob("pyodide-*.tgz"))
+        unpacked = Path(scratch) / "unpacked"
+        with tarfile.open(tarball) as archive:
+            archive.extractall(unpacked, filter="data")
+        unpacked.joinpath("package").rename(folder)
+    return folder
+
+
+def fetch_wheels(cache: Path, config: LiteConfig = CONFIG) -> Path:
+    """The pure-Python wheels the kernel and the kit need, downloaded once into ``cache``."""
+    folder = cache / "wheels"
+    if (folder / ".complete").is_file():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    pip = [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(folder)]
+    pure = ["--python-version", config.python, "--only-binary=:all:", "--platform", "any"]
+    run([*pip, *pure, "--implementation", "py", *config.requirements], _("pip download"))
+    (folder / ".complete").touch()
+    return folder
+
+
+def build_kit_wheel(kit: Path, into: Path) -> Path:
+    """The kit's own wheel, built from a copy of its package (the source tree stays clean)."""
+    source = into / "source"
+    shutil.copytree(kit / "course", source / "course", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(kit / name, source / name)
+    ship_compiled_catalogs(source / "course" / "locale")
+    pip = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
+    run([*pip, "--wheel-dir", str(into), str(source)], _("building the kit's wheel"))
+    return next(into.glob("course-*.whl"))
+
+
+def ship_compiled_catalogs(locale: Path) -> None:
+    """Leave each edition's compiled ``.mo`` in the copy and take its ``.po`` out.
+
+    In the browser the kit must not compile a catalog (that needs Babel), and a wheel's
+    unpacked files keep no order of modification times to say the ``.mo`` is current.
+    """
+    for po in sorted(locale.glob("*/LC_MESSAGES/*.po")):
+        data = compiled(po, po.with_suffix(".mo"))
+        if data is not None:
+            po.with_suffix(".mo").write_bytes(data)
+            po.unlink()
+
+
+def kernel_extension() -> Path:
+    """The Pyodide kernel's lab extension, as installed beside this Python."""
+    found = Path(sys.prefix, "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension")
+    if not found.is_dir():
+        raise LiteError(
+            _("{path} is missing: install the lite tools with `pip install -e .[lite]`").format(
+                path=found
+            )
+        )
+    return found
+
+
+def chosen_wheels(folders: Iterable[Path], config: LiteConfig = CONFIG) -> list[Path]:
+    """One wheel per project from ``folders`` (the first found wins), minus ``left_out``."""
+    chosen: dict[str, Path] = {}
+    skip = {canonicalize_name(name) for name in config.left_out}
+    for folder in folders:
+        for path in sorted(folder.glob("*.whl")):
+            name = wheel_project(path)
+            if name not in skip and name not in chosen:
+                chosen[name] = path
+    return list(chosen.values())
+
+
+def trim_wheel(path: Path, prefixes: Sequence[str], into: Path) -> Path:
+    """A copy of the wheel at ``path`` in ``into`` without the files under ``prefixes``."""
+    target = into / path.name
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(target, "w") as copy:
+        for item in source.infolist():
+            if item.filename.startswith(tuple(prefixes)):
+                continue
+            data = source.read(item)
+            if item.filename.endswith(".dist-info/RECORD"):
+                lines = data.decode("utf-8").splitlines(keepends=True)
+                data = "".join(x for x in lines if not x.startswith(tuple(prefixes))).encode()
+            copy.writestr(item, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
+    return target
+
+
+def trimmed(wheels: Sequence[Path], into: Path, config: LiteConfig = CONFIG) -> list[Path]:
+    """``wheels``, with the ones ``config.trimmed`` names replaced by trimmed copies."""
+    rules = dict(config.trimmed)
+    into.mkdir(parents=True, exist_ok=True)
+    return [
+        trim_wheel(path, rules[name], into) if (name := wheel_project(path)) in rules else path
+        for path in wheels
+    ]
+
+
+def wheel_project(path: Path) -> str:
+    """The canonical project name in a wheel's file name."""
+    return canonicalize_name(path.name.split("-")[0])
+
+
+def kernel_shims(into: Path, config: LiteConfig = CONFIG) -> Path:
+    """The kernel's own wheels (piplite, pyodide-kernel, the ipykernel shim), copied ``into``."""
+    pypi = kernel_extension() / "static" / "pypi"
+    wanted = {canonicalize_name(name) for name in config.kernel_wheels}
+    into.mkdir(parents=True, exist_ok=True)
+    for path in pypi.glob("*.whl"):
+        if wheel_project(path) in wanted:
+            shutil.copy2(path, into / path.name)
+    return into
+
+
+# --------------------------------------------------------------------------- the site
+
+
+def lay_workspaces(contents: Path, editions: Sequence[str]) -> None:
+    """A fresh practice workspace per edition, as the learner's files: ``en/``, ``zh/``."""
+    kit = kit_root()
+    manifest = load_manifest("11")
+    for edition in editions:
+        create_workspace(manifest, kit, contents / edition, edition)
+
+
+def stage_pyodide(lite_dir: Path, core: Path, wheels: Sequence[Path]) -> list[str]:
+    """Lay the Pyodide core, the wheels and their lock where the build copies them from."""
+    target = lite_dir / "static" / "pyodide"
+    target.mkdir(parents=True)
+    for name in CONFIG.pyodide_files:
+        shutil.copy2(core / name, target / name)
+    for wheel in wheels:
+        shutil.copy2(wheel, target / wheel.name)
+    info = json.loads((core / "pyodide-lock.json").read_text(encoding="utf-8"))["info"]
+    the_lock = lock(info, [read_wheel(path) for path in wheels])
+    (target / "pyodide-lock.json").write_text(json.dumps(the_lock, indent=1), encoding="utf-8")
+    return list(the_lock["packages"])
+
+
+def build(out: Path, editions: Sequence[str], cache: Path) -> Path:
+    """Build the site into ``out`` (which must not exist yet, or be empty)."""
+    if out.exists() and any(out.iterdir()):
+        raise LiteError(_("{path}: exists and is not empty").format(path=out))
+    cache = cache / f"lite-{CONFIG.cache_key()}"
+    cache.mkdir(parents=True, exist_ok=True)
+    core = fetch_pyodide(cache)
+    downloaded = fetch_wheels(cache)
+    with tempfile.TemporaryDirectory(prefix="course-lite-") as scratch:
+        base = Path(scratch)
+        kit_wheel = build_kit_wheel(kit_root(), base / "kit")
+        wheels = chosen_wheels([kit_wheel.parent, kernel_shims(base / "shims"), downloaded])
+        wheels = trimmed(wheels, base / "trimmed")
+        lite_dir, contents = base / "lite", base / "contents"
+        names = stage_pyodide(lite_dir, core, wheels)
+        config = site_config(names)
+        (lite_dir / "jupyter-lite.json").write_text(json.dumps(config, indent=1), "utf-8")
+        lay_workspaces(contents, editions)
+        command = [sys.executable, "-m", "jupyterlite_core", "build"]
+        options = [
+            "--lite-dir", str(lite_dir),
+            "--output-dir", str(out.resolve()),
+            "--contents", str(contents),
+            "--no-sourcemaps",
+            "--no-unused-shared-packages",
+            "--ContentsManager.allow_hidden=True",
+            *[f"--apps={app}" for app in CONFIG.apps],
+        ]  # fmt: skip
+        run([*command, *options], _("jupyter lite build"), cwd=lite_dir)
+    for pattern in CONFIG.dropped:
+        for path in out.glob(pattern):
+            path.unlink()
+    return out
+
+
+def site_size(out: Path) -> int:
+    """The bytes of every file of the site."""
+    return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
+
+
+def default_cache() -> Path:
+    """Where fetched files are kept between builds: ``$XDG_CACHE_HOME/course-kit``."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "course-kit"
+
+
+def main(out: Path, edition: str, cache: Path | None) -> int:
+    editions = EDITIONS if edition == "both" else (edition,)
+    build(out, editions, cache or default_cache())
+    size = site_size(out)
+    print(
+        _("built the site in {path} ({size:.1f} MB); serve it with any static web server").format(
+            path=out, size=size / 1e6
+        )
+    )
+    return 0

@@ -1,0 +1,116 @@
+"""The zero-install site in headless Chromium, offline: both editions, as a learner uses them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lab_page import label_texts, move_slider_with_keys, slider_row, widget_output
+from lite_site import LitePage, offline_browser, served
+
+from course.harness.kit import kit_root
+from course.harness.manifest import load_manifest
+
+pytestmark = pytest.mark.browser
+
+KERNEL_START_LIMIT_S = 60.0
+"""A generous bound for the test; the benchmark (bench/lite.py) measures the real start."""
+REFERENCE = {lab: kit_root() / "course" / f"{lab}.py" for lab in ("summary", "groups", "context")}
+
+
+def notebooks(edition: str) -> list[str]:
+    folder = kit_root() / load_manifest("11").notebooks[edition]
+    return sorted(path.name for path in folder.glob("*.ipynb"))
+
+
+def write_in_editor(lab: LitePage, path: str, text: str) -> None:
+    """Open ``path`` in the lab's editor, replace its text and save it, as a learner does."""
+    lab.command("docmanager:open", {"path": path, "factory": "Editor"})
+    lab.page.wait_for_function(
+        "(path) => window.jupyterapp.shell.currentWidget?.context?.path === path", arg=path
+    )
+    lab.page.evaluate(
+        """async ([text]) => { const w = window.jupyterapp.shell.currentWidget;
+            await w.context.ready;  // else the file's loading text replaces ours
+            w.content.model.sharedModel.setSource(text); await w.context.save(); }""",
+        [text],
+    )
+
+
+def kernel_reads(lab: LitePage, path: str) -> str:
+    return lab.execute(f"print(open({path!r}, encoding='utf-8').read(), end='')")
+
+
+def checkpoint(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "course.cli.checkpoint", "11", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+
+def lab_counts(labs: list[dict[str, object]]) -> dict[object, tuple[object, ...]]:
+    keys = ("status", "passed", "total", "agreed", "cases")
+    return {lab["id"]: tuple(lab[key] for key in keys) for lab in labs if not lab.get("optional")}
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_the_site_works_offline_in_both_editions(
+    edition: str, lite_site: Path, tmp_path: Path
+) -> None:
+    with served(lite_site) as base, offline_browser(base, tmp_path / "profile") as (lab, outside):
+        first = f"{edition}/notebooks/{notebooks(edition)[0]}"
+        assert lab.open_lab(first) < KERNEL_START_LIMIT_S
+
+        # Run All through every notebook of the edition: no cell raises.
+        for name in notebooks(edition):
+            assert lab.run_all(f"{edition}/notebooks/{name}") == [], name
+
+        # Lab 11.1 written in the editor, read back by the kernel.
+        summary = f"{edition}/pi_course/summary.py"
+        mine = REFERENCE["summary"].read_text(encoding="utf-8")
+        write_in_editor(lab, summary, mine)
+        lab.command("docmanager:open", {"path": first})
+        assert kernel_reads(lab, "../pi_course/summary.py") == mine.strip()
+
+        # A reload keeps the file.
+        lab.command("application:close-all")
+        lab.page.reload()
+        lab.open_lab(first)
+        assert kernel_reads(lab, "../pi_course/summary.py") == mine.strip()
+
+        # The explorer's slider moves the projection (Labs 11.2 and 11.3 written too).
+        for module in ("groups", "context"):
+            text = REFERENCE[module].read_text(encoding="utf-8")
+            lab.execute(f"open('../pi_course/{module}.py', 'w', encoding='utf-8').write({text!r})")
+        explorer_notebook = f"{edition}/notebooks/11-3-budget-projection.ipynb"
+        assert lab.run_all(explorer_notebook) == []
+        notebook = lab.page.locator(".jp-NotebookPanel:visible .jp-Notebook")
+        explorer = widget_output(notebook, "max_tokens")
+        reasons = label_texts(explorer)
+        assert reasons.filter(has_text="trimmed").count() == 1
+        move_slider_with_keys(slider_row(explorer, "max_tokens"), 31, 19)
+        reasons.filter(has_text="single_group_overflow").first.wait_for()
+
+        # Downloaded as a zip, graded by a roster to the workspace's own counts.
+        lab.execute("from course.display.transfer import save_workspace; save_workspace()")
+        with lab.page.expect_download() as download:
+            lab.command("filebrowser:go-to-path", {"path": f"{edition}.zip"})  # selects it
+            lab.command("filebrowser:download")
+        roster = tmp_path / "roster"
+        roster.mkdir()
+        download.value.save_as(roster / f"learner-{edition}.zip")
+
+        assert outside.urls == []
+
+    local = tmp_path / "local"
+    shutil.unpack_archive(roster / f"learner-{edition}.zip", local)
+    own = tmp_path / "own.json"
+    checkpoint("--practice", local / edition, "--unsandboxed", "--json", own)
+    graded = checkpoint("--roster", roster, "--unsandboxed", "--gradebook", tmp_path / "gb")
+    assert graded.returncode == 0, graded.stderr
+    [row] = json.loads((tmp_path / "gb" / "gradebook.json").read_text())["learners"]
+    expected = lab_counts(json.loads(own.read_text())["labs"])
+    assert lab_counts(row["labs"]) == expected
+    assert expected["11.1"][0] == "passed"
