@@ -22,6 +22,9 @@ HEAD = N_("the values differ")
 """How the explanation starts (it follows ``assert`` in pytest's message)."""
 
 
+FULL_WIDTH_COLON = "\uff1a"
+
+
 def head() -> str:
     """``HEAD`` in the current edition."""
     return gettext(HEAD)
@@ -36,11 +39,15 @@ def explain_equality(left: object, right: object) -> list[str]:
     got, expected = repr(left), repr(right)
     if len(got) <= SHORT and len(expected) <= SHORT and "\n" not in got + expected:
         said, wanted = gettext("got:"), gettext("expected:")
-        width = max(columns(said), columns(wanted)) + 1
+        width = max(columns(said), columns(wanted))
+        # a full-width colon (U+FF1A) carries its own space: no space follows it
+        aligned = columns(said) == columns(wanted)
+        full_width = said.endswith(FULL_WIDTH_COLON) and wanted.endswith(FULL_WIDTH_COLON)
+        gap = "" if aligned and full_width else " "
         return [  # one order at every door and in every edition: expected, then got
             gettext("{head}:").format(head=head()),
-            pad(wanted, width) + expected,
-            pad(said, width) + got,
+            pad(wanted, width) + gap + expected,
+            pad(said, width) + gap + got,
         ]
     lines = [gettext("{head} (- expected, + got; unmarked lines are in both):").format(head=head())]
     for line in difflib.ndiff(_pretty(right), _pretty(left)):
