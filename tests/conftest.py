@@ -32,6 +32,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="leave out the tests that drive JupyterLab in headless Chromium (they run by "
         "default and fail when Chromium or Playwright is missing)",
     )
+    parser.addoption(
+        "--lite-site",
+        action="store_true",
+        default=False,
+        help="also build the zero-install site from npm and PyPI and drive it offline in "
+        "Chromium (tests/browser/test_lite_site.py; minutes, see docs/lite.md)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
