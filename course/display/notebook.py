@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
-from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate
+from ..grading.engine import IN_A_BROWSER, GradingOptions, SandboxUnavailable, evaluate
 from ..harness.commands import BY_NAME, shell_commands
 from ..harness.editions import in_edition, speak
 from ..harness.kit import KitError, kit_root
@@ -257,8 +257,6 @@ def check(
     """
     chapter, _, _ = lab.partition(".")
     shown_lab = lab if lab != chapter else None
-    if sys.platform == "emscripten":  # the zero-install site (docs/lite.md)
-        return VerdictView(None, shown_lab, in_the_browser(chapter, shown_lab))
     try:
         manifest = load_manifest(chapter)
         lab_ids = [manifest.lab(lab).id] if shown_lab else []
@@ -268,7 +266,10 @@ def check(
             read_workspace(root, manifest)  # the rules of every door, before anything runs
         options = grading_options(root)
         result = evaluate(manifest, kit, root, lab_ids, Limits(test_seconds=timeout), options)
-    except (ManifestError, KitError, WorkspaceError, SandboxUnavailable) as error:
+    except KitError as error:  # the zero-install site has no kit tree yet (docs/lite.md)
+        said = in_the_browser(chapter, shown_lab) if IN_A_BROWSER else str(error)
+        return VerdictView(None, shown_lab, said)
+    except (ManifestError, WorkspaceError, SandboxUnavailable) as error:
         return VerdictView(None, shown_lab, str(error))
     return verdict_view(result, shown_lab, root, manifest)
 
