@@ -47,8 +47,9 @@ SandboxMode = Literal["required", "auto", "off"]
 so when it does not); ``off``: run unsandboxed (the instructor's ``--unsandboxed``)."""
 
 
-IN_A_BROWSER = sys.platform == "emscripten"
-"""Pyodide starts no child process: every run there is ``in_process``."""
+def in_a_browser() -> bool:
+    """Whether this is Pyodide, which starts no child process: every run there is in process."""
+    return sys.platform == "emscripten"
 
 
 class SandboxUnavailable(RuntimeError):
@@ -72,7 +73,7 @@ class GradingOptions:
     """How the door's reader runs the kit's commands (a replay line is printed in that form)."""
     audit: probing.ProbeSet | None = None
     """More cases, of a seed no workspace holds (a roster's): they can fail a lab, never count."""
-    in_process: bool = IN_A_BROWSER
+    in_process: bool = field(default_factory=in_a_browser)
     """Run the tests and the probe cases in this process, each under a ``sys.settrace`` time
     limit, never sandboxed (``inprocess.py``): where no child process can start."""
 

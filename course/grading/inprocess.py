@@ -31,7 +31,7 @@ from ..harness.probecases import Answer, answer
 from ..harness.records import RecordReader
 from ..harness.runner import Limits, Record, RunLog, RunTarget, Watch, child_command, setup_hung
 from ..harness.supervisor import after_a_hang
-from ..locale import ENVIRONMENT, current_edition
+from ..locale import ENVIRONMENT, current_edition, set_edition
 from ..locale import gettext as _
 from .probe_driver import load_module
 from .probes import Answers, ProbeSet, ProbeTarget, still_running
@@ -49,9 +49,11 @@ def _forget(package: str, roots: Sequence[Path]) -> None:
 @contextlib.contextmanager
 def importing_from(root: Path, python_path: Sequence[Path], package: str) -> Iterator[None]:
     """For the block, ``import package`` reads the graded copy at ``root`` afresh; after it,
-    nothing imported from there stays, and the kernel's next import reads its own files."""
+    nothing imported from there stays, and the kernel's next import reads its own files. What
+    the copy's ``conftest.py`` changes for its run (the import path, an import hook refusing
+    the reference, the edition) is put back."""
     roots = [root, *python_path]
-    saved_path = list(sys.path)
+    saved_path, saved_finders, edition = list(sys.path), list(sys.meta_path), current_edition()
     _forget(package, roots)
     sys.path[:0] = [str(path) for path in roots]
     variables = {PACKAGE_VARIABLE: package, ENVIRONMENT: current_edition()}
@@ -60,7 +62,8 @@ def importing_from(root: Path, python_path: Sequence[Path], package: str) -> Ite
         with mock.patch.dict(os.environ, variables), contextlib.chdir(root):
             yield
     finally:
-        sys.path[:] = saved_path
+        sys.path[:], sys.meta_path[:] = saved_path, saved_finders
+        set_edition(edition)
         _forget(package, roots)
 
 

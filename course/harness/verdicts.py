@@ -25,6 +25,7 @@ def is_pending(error: BaseException) -> bool:
         getattr(error, PENDING_ATTRIBUTE, None), str
     )
 
+
 NOT_RUN = "not run: "
 """How the message of a test that never reached its own code starts: a marker that stays the
 same in every edition (reports are read back); ``readable`` shows it in the reader's words."""

@@ -138,10 +138,12 @@ def test_an_endless_loop_times_out_as_on_the_command_line(
     assert sys.gettrace() is tracing, "the time limit's trace function stays after the check"
 
 
-def test_the_kernel_reads_the_workspace_again_after_a_check(
+def test_a_check_leaves_the_kernels_imports_as_they_were(
     manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
 ) -> None:
     workspace = make_workspace("reread")
+    sys.modules.pop("course.display.experiments", None)
+    finders = list(sys.meta_path)
     sys.path.insert(0, str(workspace))
     try:
         __import__(manifest.package)
@@ -149,5 +151,7 @@ def test_the_kernel_reads_the_workspace_again_after_a_check(
         assert not [n for n in sys.modules if n.split(".")[0] == manifest.package], (
             "a check leaves the graded copy's modules imported"
         )
+        __import__("course.display.experiments")  # the copy's guard against the reference is gone
+        assert sys.meta_path == finders
     finally:
         sys.path.remove(str(workspace))
