@@ -32,6 +32,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="leave out the tests that drive JupyterLab in headless Chromium (they run by "
         "default and fail when Chromium or Playwright is missing)",
     )
+    parser.addoption(
+        "--lite-site",
+        action="store_true",
+        default=False,
+        help="build the zero-install site (cached) and drive it in headless Chromium "
+        "(tests/browser/test_lite_site.py; left out otherwise: the first build takes minutes)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
