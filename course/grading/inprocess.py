@@ -5,9 +5,10 @@ pytest runs here (``pytest.main``) with ``course.harness.plugin`` writing the sa
 and the probe cases are answered here as ``probe_driver`` answers them. Each test and each
 case gets its time limit from a ``sys.settrace`` deadline (``harness/deadline.py``): past it,
 the code under test is stopped with ``Overran`` and that test or case is a ``timeout``, and the
-rest of its lab is not run, as after a killed child. Nothing here is sandboxed; the package's
-modules are imported afresh for each run and forgotten after it, so the kernel's next
-``import`` reads the workspace's files again.
+rest of its lab is not run, as after a killed child. Nothing here is sandboxed. The package is
+imported afresh from the graded copy for each run, and the kernel's own modules of that name
+are set aside meanwhile and put back after it: as with a child process, the kernel's state
+plays no part in the verdict, and the verdict's run leaves none in the kernel.
 """
 
 from __future__ import annotations
@@ -48,12 +49,14 @@ def _forget(package: str, roots: Sequence[Path]) -> None:
 
 @contextlib.contextmanager
 def importing_from(root: Path, python_path: Sequence[Path], package: str) -> Iterator[None]:
-    """For the block, ``import package`` reads the graded copy at ``root`` afresh; after it,
-    nothing imported from there stays, and the kernel's next import reads its own files. What
+    """For the block, ``import package`` reads the graded copy at ``root`` afresh (the
+    kernel's own ``package`` modules are set aside); after it, nothing imported from the copy
+    stays and the kernel's modules are back, so objects its cells made keep their classes. What
     the copy's ``conftest.py`` changes for its run (the import path, an import hook refusing
-    the reference, the edition) is put back."""
+    the reference, the edition) is put back too."""
     roots = [root, *python_path]
     saved_path, saved_finders, edition = list(sys.path), list(sys.meta_path), current_edition()
+    kernels = {n: m for n, m in sys.modules.items() if n.split(".")[0] == package}
     _forget(package, roots)
     sys.path[:0] = [str(path) for path in roots]
     variables = {PACKAGE_VARIABLE: package, ENVIRONMENT: current_edition()}
@@ -65,6 +68,7 @@ def importing_from(root: Path, python_path: Sequence[Path], package: str) -> Ite
         sys.path[:], sys.meta_path[:] = saved_path, saved_finders
         set_edition(edition)
         _forget(package, roots)
+        sys.modules.update(kernels)
 
 
 class TimeLimits:

@@ -141,17 +141,24 @@ def test_an_endless_loop_times_out_as_on_the_command_line(
 def test_a_check_leaves_the_kernels_imports_as_they_were(
     manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
 ) -> None:
-    workspace = make_workspace("reread")
+    """The check grades the saved files, not the kernel's modules, and gives the kernel its own
+    modules back (objects its cells made keep their classes); the copy's conftest.py leaves no
+    import hook behind (it refuses the reference's modules)."""
+    workspace = make_workspace("kernel")
+    solve_lab(manifest, kit, workspace, "11.1")
     sys.modules.pop("course.display.experiments", None)
-    finders = list(sys.meta_path)
+    finders, path = list(sys.meta_path), list(sys.path)
     sys.path.insert(0, str(workspace))
     try:
-        __import__(manifest.package)
-        in_this_process(manifest, kit, workspace, "11.1", 10.0)
-        assert not [n for n in sys.modules if n.split(".")[0] == manifest.package], (
-            "a check leaves the graded copy's modules imported"
-        )
-        __import__("course.display.experiments")  # the copy's guard against the reference is gone
+        kernels = __import__(f"{manifest.package}.summary").summary
+        # saved after the kernel imported it: the check must see the saved file
+        sabotage(workspace, "summary", "parse_summary", "raise ValueError('edited')")
+        got = in_this_process(manifest, kit, workspace, "11.1", 10.0)
+        assert got["labs"]["11.1"]["status"] == "failed", got
+        assert sys.modules[f"{manifest.package}.summary"] is kernels
         assert sys.meta_path == finders
+        __import__("course.display.experiments")
     finally:
-        sys.path.remove(str(workspace))
+        sys.path[:] = path
+        for name in [n for n in sys.modules if n.split(".")[0] == manifest.package]:
+            del sys.modules[name]
