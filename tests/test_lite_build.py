@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from course.harness.kit import kit_root
 from course.tools import lite
 from course.tools.maintainer import main as course_kit
 
@@ -119,3 +120,21 @@ def test_the_wheel_ships_each_catalog_compiled_and_no_po(tmp_path: Path) -> None
     lite.ship_compiled_catalogs(locale)
     assert not list(locale.rglob("*.po"))
     assert (locale / "zh" / "LC_MESSAGES" / "course.mo").read_bytes() == compile_catalog(source)
+
+
+def test_the_kit_wheel_carries_what_grading_reads_beside_the_package(tmp_path: Path) -> None:
+    """In the browser ``kit_root()`` is the installed package's parent: the starters and the
+    focused tests must lie there, recorded in the wheel, for ``check()`` to grade."""
+    sources = lite.kit_sources(kit_root())
+    wheel = make_wheel(tmp_path, "course", [], ["course/__init__.py"])
+    lite.add_to_wheel(wheel, sources)
+    installed = tmp_path / "site-packages"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(installed)
+        record = archive.read("course-1.0.dist-info/RECORD").decode()
+    assert "starters/11-summary.py" in sources
+    assert "tests/chapter11/test_11_context_compaction.py" in sources
+    assert not [path for path in sources if path.startswith("course/")]
+    for path, data in sources.items():
+        assert (installed / path).read_bytes() == data, path
+        assert f"\n{path},sha256=" in record, f"{path} not in RECORD:\n{record}"

@@ -128,23 +128,50 @@ def test_a_roster_grades_the_saved_zip_to_the_workspace_s_own_counts(
     assert expected["11.1"][0] == "passed" and row["learner"] == "ada"
 
 
-@pytest.mark.parametrize(
-    ("lab", "command"), [("11.3", "checkpoint 11 --lab 11.3"), ("11", "checkpoint 11")]
-)
-def test_check_in_a_browser_tab_says_where_the_verdict_is_made(
-    lab: str, command: str, monkeypatch: pytest.MonkeyPatch
+def test_check_in_a_browser_tab_grades_in_the_kernel(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from course.display.notebook import check
 
     monkeypatch.setattr(sys, "platform", "emscripten")
-    view = check(lab)
+    view = check("11.1", start=workspace)
+    assert [(lab.lab.id, lab.status, lab.total) for lab in view.labs] == [("11.1", "pending", 3)]
+    assert view.result is not None
+    assert any("graded in this kernel" in note for note in view.result.notes), view.result.notes
+
+
+@pytest.mark.parametrize(
+    ("lab", "command"), [("11.3", "checkpoint 11 --lab 11.3"), ("11", "checkpoint 11")]
+)
+def test_check_in_a_site_without_the_kits_tests_says_where_the_verdict_is_made(
+    lab: str, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from course.display import notebook
+    from course.harness.kit import KitError
+
+    def no_kit() -> Path:
+        raise KitError("no starters/ and tests/")
+
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    monkeypatch.setattr(notebook, "kit_root", no_kit)
+    view = notebook.check(lab)
     assert view.result is None
-    assert "a browser tab cannot start" in view.problem and f"`{command}`" in view.problem
+    assert "cannot grade here" in view.problem and f"`{command}`" in view.problem
 
 
-def test_check_variant_in_a_browser_tab_says_so_too(monkeypatch: pytest.MonkeyPatch) -> None:
+def keep_no_group(*args: object, **kwargs: object) -> list[object]:
+    """A wrong ``select_groups`` for ``check_variant`` (defined in source, as it requires)."""
+    return []
+
+
+def test_check_variant_in_a_browser_tab_grades_in_the_kernel(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from course.display.experiments import check_variant
 
     monkeypatch.setattr(sys, "platform", "emscripten")
-    view = check_variant("11.3", "context", select_groups=len)
-    assert view.result is None and "`checkpoint 11 --lab 11.3`" in view.problem
+    monkeypatch.chdir(workspace)
+    view = check_variant("11.3", "context", select_groups=keep_no_group)
+    assert view.result is not None
+    assert any("graded in this kernel" in note for note in view.result.notes)
+    assert [lab.status for lab in view.labs] in (["pending"], ["failed"]), view.labs

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +22,7 @@ from ..harness.manifest import load_manifest
 from ..harness.runner import Limits
 from ..harness.workspace import find_workspace
 from ..locale import gettext as _
-from .notebook import grading_options, in_the_browser, verdict_view
+from .notebook import grading_options, verdict_view
 from .verdict import VerdictView
 
 
@@ -47,8 +46,6 @@ def check_variant(lab: str, module: str, **functions: Callable[..., Any]) -> Ver
     cell is fine), because its source is what the copy receives. The copy is graded by the same
     engine as every other door; the learner's files are never touched.
     """
-    if sys.platform == "emscripten":  # the zero-install site: no child processes there
-        return VerdictView(None, lab, in_the_browser(lab.split(".")[0], lab))
     manifest = load_manifest(lab.split(".")[0])
     kit = kit_root()
     root = find_workspace(Path.cwd())

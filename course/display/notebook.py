@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
-from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate
+from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate, in_a_browser
 from ..harness.commands import BY_NAME, shell_commands
 from ..harness.editions import in_edition, speak
 from ..harness.kit import KitError, kit_root
@@ -253,12 +253,12 @@ def check(
 
     The same engine as every other door runs the focused tests and the probes in fresh
     processes against the saved files: the kernel's own state plays no part (unsaved edits and
-    stale imports are not seen). ``timeout`` is the limit of each test, in seconds.
+    stale imports are not seen). In a browser tab, which starts no process, it runs them in the
+    kernel itself, under a weaker time limit (``grading/inprocess.py``, docs/lite.md).
+    ``timeout`` is the limit of each test, in seconds.
     """
     chapter, _, _ = lab.partition(".")
     shown_lab = lab if lab != chapter else None
-    if sys.platform == "emscripten":  # the zero-install site (docs/lite.md)
-        return VerdictView(None, shown_lab, in_the_browser(chapter, shown_lab))
     try:
         manifest = load_manifest(chapter)
         lab_ids = [manifest.lab(lab).id] if shown_lab else []
@@ -268,7 +268,10 @@ def check(
             read_workspace(root, manifest)  # the rules of every door, before anything runs
         options = grading_options(root)
         result = evaluate(manifest, kit, root, lab_ids, Limits(test_seconds=timeout), options)
-    except (ManifestError, KitError, WorkspaceError, SandboxUnavailable) as error:
+    except KitError as error:  # the zero-install site has no kit tree yet (docs/lite.md)
+        said = in_the_browser(chapter, shown_lab) if in_a_browser() else str(error)
+        return VerdictView(None, shown_lab, said)
+    except (ManifestError, WorkspaceError, SandboxUnavailable) as error:
         return VerdictView(None, shown_lab, str(error))
     return verdict_view(result, shown_lab, root, manifest)
 
@@ -290,10 +293,11 @@ def verdict_view(
 
 
 def in_the_browser(chapter: str, lab: str | None) -> str:
-    """Why ``check()`` gives no verdict in a browser tab, and where to get one."""
+    """Why ``check()`` gives no verdict in a site built without the kit's focused tests, and
+    where to get one."""
     command = f"checkpoint {chapter}" + (f" --lab {lab}" if lab else "")
     return _(
-        "check() grades in child processes, which a browser tab cannot start: save your "
-        "workspace with save_workspace(), download the zip and run `{command}` in it on a "
+        "this site does not carry the kit's focused tests, so check() cannot grade here: save "
+        "your workspace with save_workspace(), download the zip and run `{command}` in it on a "
         "computer, or hand it in"
     ).format(command=command)

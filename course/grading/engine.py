@@ -16,6 +16,7 @@ reference's (see ``results.LabResult``).
 from __future__ import annotations
 
 import contextlib
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -46,6 +47,11 @@ SandboxMode = Literal["required", "auto", "off"]
 so when it does not); ``off``: run unsandboxed (the instructor's ``--unsandboxed``)."""
 
 
+def in_a_browser() -> bool:
+    """Whether this is Pyodide, which starts no child process: every run there is in process."""
+    return sys.platform == "emscripten"
+
+
 class SandboxUnavailable(RuntimeError):
     """The sandbox is required but cannot start here; the message says why."""
 
@@ -67,6 +73,9 @@ class GradingOptions:
     """How the door's reader runs the kit's commands (a replay line is printed in that form)."""
     audit: probing.ProbeSet | None = None
     """More cases, of a seed no workspace holds (a roster's): they can fail a lab, never count."""
+    in_process: bool = field(default_factory=in_a_browser)
+    """Run the tests and the probe cases in this process, each under a ``sys.settrace`` time
+    limit, never sandboxed (``inprocess.py``): where no child process can start."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +140,12 @@ def write_files(root: Path, files: Mapping[str, bytes]) -> None:
 # --------------------------------------------------------------------------- running
 
 
+IN_PROCESS_NOTE = N_(
+    "graded in this kernel, not sandboxed (a browser tab starts no processes): each test and "
+    "probe case is stopped past its time limit, unless it catches every exception"
+)
+
+
 def _confinement_choice(manifest: Manifest, kit: Path, mode: SandboxMode) -> tuple[str | None, str]:
     """(bwrap to use or None, a note when running unsandboxed)."""
     if mode == "off":
@@ -150,7 +165,7 @@ class GradedRun:
 
     copy: Path
     library: Path
-    wrap: Wrap
+    wrap: Wrap | None
     unsandboxed: str
     """Why the run is not sandboxed ('' when it is)."""
     expired: Callable[[], str]
@@ -185,15 +200,21 @@ def graded_run(
     probes: probing.ProbeSet | None = None,
 ) -> Iterator[GradedRun]:
     """The graded copy of ``snapshot`` and its confinement, for as long as the block runs."""
-    bwrap, unsandboxed = _confinement_choice(manifest, kit, options.sandbox)
+    if options.in_process:
+        bwrap, unsandboxed = None, IN_PROCESS_NOTE
+    else:
+        bwrap, unsandboxed = _confinement_choice(manifest, kit, options.sandbox)
     with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
         base = Path(scratch)
         copy, library, run = base / "copy", base / "lib", base / "run"
         write_files(copy, graded_files(manifest, kit, snapshot.learner, options.hidden))
-        write_files(library, grader_library())
         run.mkdir()
         if probes is not None:
             probing.write_cases(probes, copy)
+        if options.in_process:  # the grader's own modules are this process's
+            yield GradedRun(copy, library, None, _(unsandboxed), str, bool, tuple)
+            return
+        write_files(library, grader_library())
         confinement = open_confinement(
             sandboxed=bwrap is not None,
             graded=(copy, library),
@@ -256,28 +277,34 @@ def grade(
     hidden = options.hidden
     catalog = kit_catalog(manifest, kit) + (hidden.catalog if hidden else Catalog())
     with graded_run(manifest, kit, snapshot, options, hide, asked) as run:
-        answers: Future[dict[str, Answer]] | None = None
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            if asked is not None:  # the probes' process runs beside the tests' process
-                modules = sorted({f.module for lab in labs for f in lab.functions})
-                where = probing.ProbeTarget(
-                    run.copy, manifest.package, tuple(modules), (run.copy, run.library), run.wrap
-                )
-                answers = pool.submit(probing.run_probes, asked, where, limits)
-            files = manifest.test_files + tuple(hidden.paths(manifest) if hidden else ())
+        modules = sorted({f.module for lab in labs for f in lab.functions})
+        where = probing.ProbeTarget(
+            run.copy, manifest.package, tuple(modules), (run.copy, run.library), run.wrap
+        )
+        files = manifest.test_files + tuple(hidden.paths(manifest) if hidden else ())
+        target = run.target(manifest, files, catalog, uncounted)
+        chosen = [lab.id for lab in labs] if selected else []
+        if options.in_process:
+            from . import inprocess  # pytest is imported only where the tests run here
+
             outcomes, log = run_focused_tests(
-                run.target(manifest, files, catalog, uncounted),
-                labs=[lab.id for lab in labs] if selected else [],
-                limits=limits,
+                target, labs=chosen, limits=limits, attempt=inprocess.run_here
             )
+            got = inprocess.answer_here(asked, where, limits) if asked is not None else None
+        else:
+            answers: Future[dict[str, Answer]] | None = None
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                if asked is not None:  # the probes' process runs beside the tests' process
+                    answers = pool.submit(probing.run_probes, asked, where, limits)
+                outcomes, log = run_focused_tests(target, labs=chosen, limits=limits)
+            got = answers.result() if answers is not None else None
         # The graded copy is a temporary folder: messages name its files as the learner does.
         outcomes = [relative_to(run.copy, o) for o in outcomes]
         extra = [o for o in outcomes if o.nodeid.partition("::")[0] in uncounted]
         outcomes = [attribute(manifest, o) for o in outcomes if o not in extra]
         summaries = {}
         audit_flags: list[str] = []
-        if probes is not None and answers is not None:
-            got = answers.result()
+        if probes is not None and got is not None:
             summaries = probing.compare(probes, got, options.commands)
             if audit is not None:
                 found = probing.audit_answers(audit, got)

@@ -249,7 +249,7 @@ def driver_environment(target: ProbeTarget) -> dict[str, str]:
     return env
 
 
-class _Answers:
+class Answers:
     """Answers gathered across driver processes, and what is still to ask."""
 
     def __init__(self, probes: ProbeSet) -> None:
@@ -267,9 +267,14 @@ class _Answers:
                 self.answers[case_id] = {"missing": status, "message": message, NOT_RUN: True}
 
 
+def still_running(seconds: float) -> str:
+    """What a case that ran past its limit answered."""
+    return _("still running after {seconds:g}s").format(seconds=seconds)
+
+
 def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[str, Answer]:
     """The learner package's answer to every case (a ``missing`` one when none came)."""
-    gathered = _Answers(probes)
+    gathered = Answers(probes)
     labs = probes.labs()
     shorter = after_a_hang(limits)
     with tempfile.TemporaryDirectory(prefix="probes-") as scratch:
@@ -292,7 +297,7 @@ def _run_driver(
     labs: Sequence[str],
     results: Path,
     limits: Limits,
-    gathered: _Answers,
+    gathered: Answers,
 ) -> str | None:
     """One driver process; returns the lab it stopped in (None: it answered everything)."""
     command, env = driver_command(target, results, probes, labs), driver_environment(target)
@@ -343,12 +348,7 @@ def _run_driver(
                 lab = gathered.lab_of.get(current, labs[0])
                 gathered.answers.setdefault(
                     current,
-                    {
-                        "missing": "timeout",
-                        "message": _("still running after {seconds:g}s").format(
-                            seconds=limits.test_seconds
-                        ),
-                    },
+                    {"missing": "timeout", "message": still_running(limits.test_seconds)},
                 )
                 gathered.give_up([lab], "timeout", _("not run: an earlier case of this lab hung"))
                 return lab

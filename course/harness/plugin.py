@@ -53,18 +53,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=0.0,
         help="dump the stacks of a test still running after this many seconds (0: never)",
     )
+    group.addoption(
+        "--course-in-process",
+        action="store_true",
+        help="the run shares its caller's process: no memory limit or orphan watch, os._exit as is",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     results = config.getoption("course_results")
     if not results:
         return
-    _limit_memory(int(config.getoption("course_memory_mb")))
-    _exit_when_orphaned()
+    shared = bool(config.getoption("course_in_process"))
+    if not shared:
+        _limit_memory(int(config.getoption("course_memory_mb")))
+        _exit_when_orphaned()
     labs = list(config.getoption("course_lab"))
     reporter = Reporter(results, labs, float(config.getoption("course_dump_after")))
     config.pluginmanager.register(reporter, "course-reporter")
-    _record_exits(reporter)
+    if not shared:
+        _record_exits(reporter)
 
 
 def _limit_memory(megabytes: int) -> None:

@@ -148,6 +148,12 @@ def child_environment(target: RunTarget) -> dict[str, str]:
 
 
 Record = Callable[[TestOutcome], None]
+Attempt = Callable[
+    [RunTarget, Sequence[str], Path, Sequence[str], Limits, RunLog, Record],
+    list[tuple[str, str, str | None]] | None,
+]
+"""One run of the tests still to go, reporting to ``record``; returns what it collected (None:
+nothing). ``_run_child`` starts a child pytest; ``inprocess.run_here`` runs pytest in this one."""
 
 
 def run_focused_tests(
@@ -155,10 +161,13 @@ def run_focused_tests(
     *,
     labs: Sequence[str] = (),
     limits: Limits | None = None,
+    attempt: Attempt | None = None,
 ) -> tuple[list[TestOutcome], RunLog]:
     """Run the focused tests (optionally only ``labs``): one outcome per collected test, in
     order, then any report the child made of a test it did not collect or made twice (for
-    ``results.admit`` to leave out and flag)."""
+    ``results.admit`` to leave out and flag). ``attempt``: how the tests run (a child process
+    each time unless told)."""
+    attempt = attempt or _run_child
     limits = limits or Limits()
     log = RunLog()
     order: list[tuple[str, str, str | None]] = []  # (nodeid, name, lab), in collection order
@@ -192,7 +201,7 @@ def run_focused_tests(
             results = Path(scratch) / f"results-{log.attempts}.jsonl"
             results.touch()
             before = progress()
-            collected = _run_child(target, labs, results, remaining, limits, log, record)
+            collected = attempt(target, labs, results, remaining, limits, log, record)
             if any(o.status == Status.TIMEOUT for o in outcomes.values()):
                 limits = shorter
             if not order and collected is not None:
@@ -261,7 +270,7 @@ def _leftover_reason(log: RunLog) -> str:
     return _("the test process stopped before this test ran")
 
 
-class _Watch:
+class Watch:
     """What one child has reported so far, fed record by record."""
 
     def __init__(self, log: RunLog, record: Record) -> None:
@@ -404,7 +413,7 @@ def _run_child(
     command, env = child_command(target, labs, results, nodeids, limits), child_environment(target)
     process, output = start_child(command, env, target.root, target.wrap, results, limits)
     records = RecordReader(results)
-    watch = _Watch(log, record)
+    watch = Watch(log, record)
     try:
         while True:
             exited = process.poll() is not None
@@ -444,7 +453,7 @@ def _run_child(
 
 
 def _time_out(
-    watch: _Watch,
+    watch: Watch,
     target: RunTarget,
     results: Path,
     limits: Limits,
@@ -455,9 +464,7 @@ def _time_out(
     assert watch.current is not None
     frames = _read_dump(dump_file(results), target)
     if not watch.calling:
-        log.setup_hung = NOT_RUN + _(
-            "setting up {test} (which imports the code under test) did not finish within {seconds}s"
-        ).format(test=watch.identify(watch.current)[0], seconds=f"{limits.test_seconds:g}")
+        log.setup_hung = setup_hung(watch.identify(watch.current)[0], limits)
     message = _(
         "still running after {seconds}s; the test process was killed "
         "(an endless loop or a blocking call?)"
@@ -470,7 +477,14 @@ def _time_out(
     )
 
 
-def _close_exited(watch: _Watch, returncode: int | None, log: RunLog) -> None:
+def setup_hung(test: str, limits: Limits) -> str:
+    """Why no test runs after ``test``'s setup overran: the package's import hangs."""
+    return NOT_RUN + _(
+        "setting up {test} (which imports the code under test) did not finish within {seconds}s"
+    ).format(test=test, seconds=f"{limits.test_seconds:g}")
+
+
+def _close_exited(watch: Watch, returncode: int | None, log: RunLog) -> None:
     """The test the child died in: at import, every later test is not run for the same cause."""
     if watch.current is None:
         return

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..locale import gettext as _
+from .deadline import Overran
 from .diffs import head as diff_head
 from .frames import Frame, render_frames
 from .status import Status
@@ -23,6 +24,7 @@ def is_pending(error: BaseException) -> bool:
     return isinstance(error, NotImplementedError) and isinstance(
         getattr(error, PENDING_ATTRIBUTE, None), str
     )
+
 
 NOT_RUN = "not run: "
 """How the message of a test that never reached its own code starts: a marker that stays the
@@ -89,6 +91,8 @@ def verdict(when: str, error: BaseException, frames: Sequence[Frame]) -> Verdict
     if is_pending(error):
         return Verdict(Status.PENDING, " ".join(str(error).split()))
     frames = tuple(frames)
+    if isinstance(error, Overran):  # a test run in this process, past its limit
+        return Verdict(Status.TIMEOUT, bounded(with_frames(str(error), frames)), frames)
     if isinstance(error, SystemExit):
         head = f"sys.exit({error.code!r})"
     elif isinstance(error, SyntaxError):

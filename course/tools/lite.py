@@ -7,6 +7,7 @@ so the browser fetches nothing from anywhere but the site itself.
 
 from __future__ import annotations
 
+import base64
 import email.parser
 import hashlib
 import json
@@ -264,7 +265,36 @@ def build_kit_wheel(kit: Path, into: Path) -> Path:
     ship_compiled_catalogs(source / "course" / "locale")
     pip = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
     run([*pip, "--wheel-dir", str(into), str(source)], _("building the kit's wheel"))
-    return next(into.glob("course-*.whl"))
+    wheel = next(into.glob("course-*.whl"))
+    add_to_wheel(wheel, kit_sources(kit))
+    return wheel
+
+
+def kit_sources(kit: Path) -> dict[str, bytes]:
+    """The kit's files outside the package that grading reads (the starters, the focused tests
+    and their data): in the browser they lie beside the installed package, where ``kit_root``
+    looks, so ``check()`` grades there as on a computer."""
+    manifest = load_manifest("11")
+    paths = {f.starter for f in manifest.files} | {f.reference for f in manifest.files}
+    return {
+        path: (kit / path).read_bytes() for path in sorted(paths) if path.split("/")[0] != "course"
+    }
+
+
+def add_to_wheel(wheel: Path, files: Mapping[str, bytes]) -> None:
+    """Add ``files`` at the root of ``wheel``, each recorded in its ``RECORD``."""
+    with zipfile.ZipFile(wheel) as archive:
+        entries = {info.filename: archive.read(info) for info in archive.infolist()}
+    record = next(name for name in entries if name.endswith(".dist-info/RECORD"))
+    lines = entries[record].decode("utf-8").splitlines()
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        lines.append(f"{path},sha256={digest},{len(data)}")
+        entries[path] = data
+    entries[record] = ("\n".join(lines) + "\n").encode("utf-8")
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
 
 
 def ship_compiled_catalogs(locale: Path) -> None:

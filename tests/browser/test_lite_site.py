@@ -50,6 +50,20 @@ def checkpoint(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
 
 
+def browser_check(lab: LitePage, lab_id: str) -> tuple[object, ...]:
+    """``check(lab_id)`` run in the page's kernel: the lab's status and counts (else its
+    problem), as ``lab_counts`` gives them."""
+    said = lab.execute(
+        "from course.display.notebook import check\n"
+        f"v = check({lab_id!r})\n"
+        "print(*[f'{x.status} {x.passed} {x.total} {x.agreed} {x.cases}' for x in v.labs]"
+        " or [v.problem], sep='\\n')"
+    )
+    status, *counts = said.split()
+    assert counts, f"check({lab_id!r}) gave no verdict: {said}"
+    return (status, *map(int, counts))
+
+
 def lab_counts(labs: list[dict[str, object]]) -> dict[object, tuple[object, ...]]:
     keys = ("status", "passed", "total", "agreed", "cases")
     return {lab["id"]: tuple(lab[key] for key in keys) for lab in labs if not lab.get("optional")}
@@ -67,12 +81,17 @@ def test_the_site_works_offline_in_both_editions(
         for name in notebooks(edition):
             assert lab.run_all(f"{edition}/notebooks/{name}") == [], name
 
+        # check("11.1") grades in the kernel: pending, then passed once Lab 11.1 is written.
+        assert browser_check(lab, "11.1")[0] == "pending"
+
         # Lab 11.1 written in the editor, read back by the kernel.
         summary = f"{edition}/pi_course/summary.py"
         mine = REFERENCE["summary"].read_text(encoding="utf-8")
         write_in_editor(lab, summary, mine)
         lab.command("docmanager:open", {"path": first})
         assert kernel_reads(lab, "../pi_course/summary.py") == mine.strip()
+        in_the_browser = browser_check(lab, "11.1")
+        assert in_the_browser[0] == "passed", in_the_browser
 
         # A reload keeps the file.
         lab.command("application:close-all")
@@ -114,3 +133,4 @@ def test_the_site_works_offline_in_both_editions(
     expected = lab_counts(json.loads(own.read_text())["labs"])
     assert lab_counts(row["labs"]) == expected
     assert expected["11.1"][0] == "passed"
+    assert in_the_browser == expected["11.1"], "check() in the browser and checkpoint disagree"

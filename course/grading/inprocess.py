@@ -1,0 +1,192 @@
+"""Grading in this very process, where no child process can start (the browser's Pyodide).
+
+The same graded copy, the same reporter plugin and the same verdict model as a child run:
+pytest runs here (``pytest.main``) with ``course.harness.plugin`` writing the same records,
+and the probe cases are answered here as ``probe_driver`` answers them. Each test and each
+case gets its time limit from a ``sys.settrace`` deadline (``harness/deadline.py``): past it,
+the code under test is stopped with ``Overran`` and that test or case is a ``timeout``, and the
+rest of its lab is not run, as after a killed child. Nothing here is sandboxed. The package is
+imported afresh from the graded copy for each run, and the kernel's own modules of that name
+are set aside meanwhile and put back after it: as with a child process, the kernel's state
+plays no part in the verdict, and the verdict's run leaves none in the kernel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from ..harness.deadline import Deadline, deadline
+from ..harness.plugin import PACKAGE_VARIABLE, lab_of
+from ..harness.probecases import Answer, answer
+from ..harness.records import RecordReader
+from ..harness.runner import Limits, Record, RunLog, RunTarget, Watch, child_command, setup_hung
+from ..harness.supervisor import after_a_hang
+from ..locale import ENVIRONMENT, current_edition, set_edition
+from ..locale import gettext as _
+from .probe_driver import load_module
+from .probes import Answers, ProbeSet, ProbeTarget, still_running
+
+
+def _forget(package: str, roots: Sequence[Path]) -> None:
+    """Drop ``package``'s modules, and any module loaded from ``roots``, from ``sys.modules``."""
+    places = tuple(str(root) for root in roots)
+    for name, module in list(sys.modules.items()):
+        where = str(getattr(module, "__file__", "") or "")
+        if name.split(".")[0] == package or (places and where.startswith(places)):
+            del sys.modules[name]
+
+
+@contextlib.contextmanager
+def importing_from(root: Path, python_path: Sequence[Path], package: str) -> Iterator[None]:
+    """For the block, ``import package`` reads the graded copy at ``root`` afresh (the
+    kernel's own ``package`` modules are set aside); after it, nothing imported from the copy
+    stays and the kernel's modules are back, so objects its cells made keep their classes. What
+    the copy's ``conftest.py`` changes for its run (the import path, an import hook refusing
+    the reference, the edition) is put back too."""
+    roots = [root, *python_path]
+    saved_path, saved_finders, edition = list(sys.path), list(sys.meta_path), current_edition()
+    kernels = {n: m for n, m in sys.modules.items() if n.split(".")[0] == package}
+    _forget(package, roots)
+    sys.path[:0] = [str(path) for path in roots]
+    variables = {PACKAGE_VARIABLE: package, ENVIRONMENT: current_edition()}
+    variables |= {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "NO_COLOR": "1"}
+    try:
+        with mock.patch.dict(os.environ, variables), contextlib.chdir(root):
+            yield
+    finally:
+        sys.path[:], sys.meta_path[:] = saved_path, saved_finders
+        set_edition(edition)
+        _forget(package, roots)
+        sys.modules.update(kernels)
+
+
+class TimeLimits:
+    """The pytest plugin giving each test (setup, call and teardown) its time limit.
+
+    After a test overran, its lab's later tests do not run (the runner reports them as after a
+    killed child) and later tests get the shorter limit of ``after_a_hang``; after a setup
+    overran (the package's import hangs), no later test runs."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.seconds = limits.test_seconds
+        self.shorter = after_a_hang(limits).test_seconds
+        self.ends = 0.0
+        self.hung_labs: set[str | None] = set()
+        self.setup_hung = ""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:
+        if self.setup_hung or lab_of(item) in self.hung_labs:
+            return True  # not run: the runner says why
+        self.ends = time.monotonic() + self.seconds
+        return None
+
+    def _limited(self, item: pytest.Item, when: str) -> Any:
+        limit = Deadline(self.ends, self.seconds)
+        try:
+            with limit:
+                return (yield)
+        finally:
+            if limit.overran:
+                self.hung_labs.add(lab_of(item))
+                self.seconds = self.shorter
+                if when == "setup":
+                    self.setup_hung = item.name
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Any:
+        return (yield from self._limited(item, "setup"))
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Any:
+        return (yield from self._limited(item, "call"))
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Any:
+        return (yield from self._limited(item, "teardown"))
+
+
+def run_here(
+    target: RunTarget,
+    labs: Sequence[str],
+    results: Path,
+    nodeids: Sequence[str],
+    limits: Limits,
+    log: RunLog,
+    record: Record,
+) -> list[tuple[str, str, str | None]] | None:
+    """An ``Attempt`` of ``runner.run_focused_tests`` in this process: pytest with the kit's
+    reporter, the same command line as a child's (its memory limit and stack dump left out)."""
+    arguments = child_command(target, labs, results, nodeids, limits)[3:]
+    arguments += ["--course-in-process", "--course-dump-after", "0", "--course-memory-mb", "0"]
+    limiter = TimeLimits(limits)
+    printed = io.StringIO()
+    with (
+        importing_from(target.root, target.python_path, target.package),
+        contextlib.redirect_stdout(printed),
+        contextlib.redirect_stderr(printed),
+    ):
+        pytest.main(arguments, plugins=[limiter])
+    log.output_tail = printed.getvalue()[-limits.output_bytes :]
+    records = RecordReader(results)
+    watch = Watch(log, record)
+    for item in records.new():
+        watch.feed(item)
+    log.dropped += records.dropped
+    log.cut += records.cut
+    if limiter.setup_hung:
+        log.setup_hung = setup_hung(limiter.setup_hung, limits)
+    if watch.collected is None and not log.collect_errors:
+        lines = [line.strip() for line in log.output_tail.splitlines() if line.strip()]
+        log.collect_errors.append(
+            _("pytest stopped before collecting the focused tests: {output}").format(
+                output=lines[-1][:300] if lines else ""
+            )
+        )
+    return watch.collected
+
+
+def answer_here(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[str, Answer]:
+    """Every case's answer by the package, asked in this process as ``probe_driver`` asks it,
+    each case under its time limit; a case that overran is a ``timeout`` and its lab's later
+    cases are not run."""
+    gathered = Answers(probes)
+    seconds = limits.test_seconds
+    with importing_from(target.root, target.python_path, target.package):
+        chapter = load_module(target.root / probes.module, "course_chapter_probes")
+        with deadline(seconds) as limit:
+            for module in target.modules:
+                with contextlib.suppress(Exception):  # reported through the answers
+                    __import__(f"{target.package}.{module}")
+        if limit.overran:
+            said = _("importing the package did not finish within {seconds:g}s")
+            gathered.give_up(probes.labs(), "timeout", said.format(seconds=seconds))
+            return gathered.answers
+        for case in probes.cases:
+            case_id, lab = str(case["id"]), str(case["lab"])
+            if case_id in gathered.answers:
+                continue  # given up with its lab
+            with deadline(seconds) as limit:
+                got = answer(chapter.evaluate, target.package, case)
+            if limit.overran:
+                gathered.answers[case_id] = {
+                    "missing": "timeout",
+                    "message": still_running(seconds),
+                }
+                gathered.give_up([lab], "timeout", _("not run: an earlier case of this lab hung"))
+                seconds = after_a_hang(limits).test_seconds
+            else:  # as the driver's record carries it: JSON
+                gathered.answers[case_id] = json.loads(json.dumps(got, ensure_ascii=False))
+    sys.modules.pop("course_chapter_probes", None)
+    return gathered.answers

@@ -1,0 +1,164 @@
+"""The browser's check(): grading in the caller's own process gives the command line's verdict.
+
+Where no child process can start (Pyodide), ``GradingOptions(in_process=True)`` runs the focused
+tests with ``pytest.main`` and answers the probe cases in this process, each under a
+``sys.settrace`` time limit. On the same files it must give what ``checkpoint 11 --lab X
+--practice DIR --json`` gives: each lab's status and counts, each test's status, each probe
+case's agreement. Run here in plain pytest (no browser), on this machine's Python.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness_support import QUICK, MakeWorkspace, cli, replace_in, sabotage
+from mutants import MUTANTS
+from solutions import solve_lab
+
+from course.grading.engine import GradingOptions, evaluate
+from course.harness.manifest import Manifest
+from course.harness.runner import Limits
+
+
+def essentials(report: dict[str, Any]) -> dict[str, Any]:
+    """What must agree: per lab, status and counts; per test, its status; the failing cases."""
+    labs = {
+        lab["id"]: {
+            key: lab[key] for key in ("status", "passed", "total", "agreed", "cases", "earned")
+        }
+        | {
+            "named cases": [
+                line.split("\n")[0] for line in lab.get("probes", {}).get("failures", [])
+            ]
+        }
+        for lab in report["labs"]
+    }
+    tests = {test["name"]: test["status"] for test in report["tests"]}
+    return {"labs": labs, "tests": tests}
+
+
+def on_the_command_line(
+    workspace: Path, lab: str, seconds: float, tmp_path: Path
+) -> dict[str, Any]:
+    saved = tmp_path / f"cli-{lab}.json"
+    done = cli(
+        "checkpoint",
+        "11",
+        "--lab",
+        lab,
+        "--practice",
+        str(workspace),
+        "--json",
+        str(saved),
+        "--timeout",
+        f"{seconds:g}",
+    )
+    assert saved.exists(), f"checkpoint wrote no JSON:\n{done.stdout}\n{done.stderr}"
+    return essentials(json.loads(saved.read_text(encoding="utf-8")))
+
+
+def in_this_process(
+    manifest: Manifest, kit: Path, workspace: Path, lab: str, seconds: float
+) -> dict[str, Any]:
+    result = evaluate(
+        manifest,
+        kit,
+        workspace,
+        [lab],
+        Limits(test_seconds=seconds),
+        GradingOptions(in_process=True),
+    )
+    return essentials(result.to_json())
+
+
+def assert_same_verdict(
+    manifest: Manifest, kit: Path, workspace: Path, lab: str, tmp_path: Path, seconds: float = 10.0
+) -> dict[str, Any]:
+    here = in_this_process(manifest, kit, workspace, lab, seconds)
+    there = on_the_command_line(workspace, lab, seconds, tmp_path)
+    assert here == there, (
+        f"Lab {lab} on {workspace}\nexpected (CLI): {there}\ngot (in process): {here}"
+    )
+    return here
+
+
+@pytest.mark.parametrize("lab", ["11.1", "11.3", "11.5"])
+def test_a_fresh_workspace_is_pending_as_on_the_command_line(
+    lab: str, manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    got = assert_same_verdict(manifest, kit, make_workspace("fresh"), lab, tmp_path)
+    assert got["labs"][lab]["status"] == "pending"
+
+
+def test_a_solved_lab_passes_as_on_the_command_line(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    workspace = make_workspace("solved")
+    for lab in ("11.1", "11.2", "11.3"):
+        solve_lab(manifest, kit, workspace, lab)
+    got = assert_same_verdict(manifest, kit, workspace, "11.3", tmp_path)
+    assert got["labs"]["11.3"]["status"] == "passed"
+    assert got["labs"]["11.3"]["agreed"] == got["labs"]["11.3"]["cases"] > 0
+
+
+WRONG = ["summary_shares_lists_with_its_input", "skips_a_system_message", "keeps_the_oldest_groups"]
+
+
+@pytest.mark.parametrize("name", WRONG)
+def test_a_wrong_version_fails_as_on_the_command_line(
+    name: str, manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    mutant = next(m for m in MUTANTS if m.name == name)
+    workspace = make_workspace("wrong")
+    for lab in manifest.labs:
+        solve_lab(manifest, kit, workspace, lab.id)
+    replace_in(workspace / manifest.package / mutant.module, mutant.old, mutant.new)
+    got = assert_same_verdict(manifest, kit, workspace, mutant.lab, tmp_path)
+    assert got["labs"][mutant.lab]["status"] == "failed"
+
+
+def test_an_endless_loop_times_out_as_on_the_command_line(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    workspace = make_workspace("loop")
+    solve_lab(manifest, kit, workspace, "11.1")
+    sabotage(workspace, "summary", "parse_summary", "while True:\n        pass")
+    tracing, started = sys.gettrace(), time.monotonic()
+    got = in_this_process(manifest, kit, workspace, "11.1", QUICK.test_seconds)
+    took = time.monotonic() - started
+    there = on_the_command_line(workspace, "11.1", QUICK.test_seconds, tmp_path)
+    assert got == there, f"expected (CLI): {there}\ngot (in process): {got}"
+    assert got["labs"]["11.1"]["status"] == "timeout"
+    assert took < 30, f"an endless loop cost {took:.1f}s in process (limit 2s per test)"
+    assert sys.gettrace() is tracing, "the time limit's trace function stays after the check"
+
+
+def test_a_check_leaves_the_kernels_imports_as_they_were(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
+) -> None:
+    """The check grades the saved files, not the kernel's modules, and gives the kernel its own
+    modules back (objects its cells made keep their classes); the copy's conftest.py leaves no
+    import hook behind (it refuses the reference's modules)."""
+    workspace = make_workspace("kernel")
+    solve_lab(manifest, kit, workspace, "11.1")
+    sys.modules.pop("course.display.experiments", None)
+    finders, path = list(sys.meta_path), list(sys.path)
+    sys.path.insert(0, str(workspace))
+    try:
+        kernels = __import__(f"{manifest.package}.summary").summary
+        # saved after the kernel imported it: the check must see the saved file
+        sabotage(workspace, "summary", "parse_summary", "raise ValueError('edited')")
+        got = in_this_process(manifest, kit, workspace, "11.1", 10.0)
+        assert got["labs"]["11.1"]["status"] == "failed", got
+        assert sys.modules[f"{manifest.package}.summary"] is kernels
+        assert sys.meta_path == finders
+        __import__("course.display.experiments")
+    finally:
+        sys.path[:] = path
+        for name in [n for n in sys.modules if n.split(".")[0] == manifest.package]:
+            del sys.modules[name]
