@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from mutants import Mutant
 from solutions import solve_lab
 
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
-from course.harness.results import CheckpointResult
+from course.harness.results import CheckpointResult, ProbeSummary
 from course.harness.runner import Limits
 from course.harness.workspace import create_workspace
+from course.locale import ENVIRONMENT
 
 CHAPTER = "11"
 DEFAULT_LIMITS = Limits()
@@ -116,3 +119,39 @@ def kill_processes_with(token: str) -> None:
     for pid in processes_with(token):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
+
+
+def words(text: str) -> str:
+    """``text`` with every run of whitespace one space (terminals wrap long lines), and
+    without the ``E`` pytest puts before each line of an exception's message."""
+    return " ".join(re.sub(r"(?m)^E +", "", text).split())
+
+
+def plain_pytest(workspace: Path, select: str) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest -k SELECT`` in the workspace, as LEARNING.md says to run one lab."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COURSE_LAB_PACKAGE", "PYTEST_ADDOPTS")}
+    env[ENVIRONMENT] = "en"
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rf", "-k", select],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def with_mutant(manifest: Manifest, kit: Path, make: MakeWorkspace, mutant: Mutant) -> Path:
+    """A workspace with every lab solved, then the mutant's mistake made in it."""
+    workspace = make(f"mutant-{mutant.name}")
+    for lab in manifest.labs:
+        solve_lab(manifest, kit, workspace, lab.id)
+    replace_in(workspace / "pi_course" / mutant.module, mutant.old, mutant.new)
+    return workspace
+
+
+def failure_ids(summary: ProbeSummary) -> list[str]:
+    """The case ids the summary names, from each failure's first line (``… (11.3#007): …``)."""
+    found = [re.search(r"\((\d+\.\w+#\d+)\)", f.splitlines()[0]) for f in summary.failures]
+    return [m.group(1) for m in found if m is not None]

@@ -38,14 +38,27 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 TABLE_COMMAND = re.compile(r"^\| `((?:[^`\\]|\\.)+)` \|", re.MULTILINE)
 OPTIONAL = re.compile(r" \[([^\]]+)\]")
 
+RELIABILITY_TESTS = (
+    "python3 -m pytest tests/test_reliability.py tests/test_session.py"
+    " tests/test_store_faults.py tests/test_store_errors.py"
+)
 FAST = {
     "bash scripts/setup --dev && .venv/bin/python -m pytest": (
-        "bash scripts/setup --dev && .venv/bin/python -m pytest --collect-only -q",
+        "bash scripts/setup --dev && .venv/bin/python -m pytest --collect-only -q -n 0",
         "it is the suite this test belongs to: collecting it shows the command works",
     ),
+    RELIABILITY_TESTS: (
+        f"{RELIABILITY_TESTS} --collect-only -q -n 0",
+        "they are part of this suite, which runs them: collecting them shows the command works",
+    ),
     "COURSE_FUZZ_EXAMPLES=10000 python3 -m pytest tests/test_reliability.py -k fuzz": (
-        "COURSE_FUZZ_EXAMPLES=200 python3 -m pytest tests/test_reliability.py -k fuzz",
-        "10 000 examples take about eight minutes",
+        "COURSE_FUZZ_EXAMPLES=10 python3 -m pytest tests/test_reliability.py -k fuzz -n 0",
+        "10 000 examples take about eight minutes; this suite runs the fuzz tests at 300 examples, "
+        "so ten show the setting is read and the selection runs",
+    ),
+    "python3 -m course.tools.crashtest --trials 50": (
+        "python3 -m course.tools.crashtest --trials 3",
+        "fifty trials take about half a minute; test_reliability.py runs the crash trials",
     ),
     ".venv/bin/python bench/run.py": (
         ".venv/bin/python bench/run.py --quick --sizes 50,100 --runs 1 --out {tmp}/results.json",

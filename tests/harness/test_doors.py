@@ -146,24 +146,25 @@ def roster_verdicts(manifest: Manifest, roster: Path) -> dict[str, Verdicts]:
     }
 
 
-@pytest.fixture(scope="module")
-def doors(
-    manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
+def every_door(
+    manifest: Manifest, kit: Path, folder: Path, states: tuple[str, ...]
 ) -> dict[str, dict[str, Verdicts]]:
-    """Every state through every door: state → door → verdicts."""
+    """Each of ``states`` through every door: state → door → verdicts."""
     from course.harness.workspace import create_workspace
 
-    roster = tmp_path_factory.mktemp("doors") / "class"
-    reports = roster.parent / "reports"
+    roster = folder / "class"
+    reports = folder / "reports"
     reports.mkdir()
     workspaces = {}
-    for index, (name, (labs, change)) in enumerate(STATES.items()):
+    for name in states:
+        labs, change = STATES[name]
         workspace = roster / name
         create_workspace(manifest, kit, workspace)
         solve(manifest, kit, workspace, labs)
         if change is not None:
             change(workspace)
-        workspaces[name] = (workspace, REQUIRED[index % len(REQUIRED)], reports)
+        lab = REQUIRED[list(STATES).index(name) % len(REQUIRED)]
+        workspaces[name] = (workspace, lab, reports)
     with ThreadPoolExecutor(max_workers=2) as pool:
         seen = dict(
             zip(
@@ -179,39 +180,83 @@ def doors(
     return seen
 
 
-@pytest.mark.parametrize("state", STATES)
-def test_every_door_shows_the_same_verdict(
-    doors: dict[str, dict[str, Verdicts]], state: str
-) -> None:
-    seen = doors[state]
-    reference = seen["checkpoint"]
-    assert set(reference) == {"11.1", "11.2", "11.3", "11.4", "11.5", "11.opt"}
-    assert "--roster" in seen, "the roster graded every state"
-    for door, verdicts in seen.items():
-        shown = {lab: verdicts[lab] for lab in verdicts}
-        expected = {lab: reference[lab] for lab in shown}
-        assert shown == expected, f"{state}: {door} differs from checkpoint"
-        if door == "--roster":  # a gradebook holds the labs that count
-            assert set(shown) == set(REQUIRED), f"{state}: the gradebook holds every lab"
-        elif door != "--lab":
-            assert set(shown) == set(reference), f"{state}: {door} shows every lab"
-
-
-def test_the_states_give_the_verdicts_the_chapter_expects(
-    doors: dict[str, dict[str, Verdicts]],
-) -> None:
-    """The states are what they say (so the comparison above compares something)."""
-    verdict = {state: seen["checkpoint"] for state, seen in doors.items()}
-    cases = {lab: counts[4] for lab, counts in verdict["fresh"].items()}
+def expect(state: str, verdict: Verdicts) -> None:
+    """What the chapter says ``state`` is (so the comparison of the doors compares something)."""
+    cases = {lab: counts[4] for lab, counts in verdict.items()}
     assert all(cases[lab] > 0 for lab in REQUIRED), cases
-    assert verdict["fresh"]["11.1"] == ("pending", 0, 3, 0, cases["11.1"])
-    assert verdict["lab-1"]["11.1"] == ("passed", 3, 3, cases["11.1"], cases["11.1"])
-    assert verdict["lab-1"]["11.2"] == ("pending", 0, 3, 0, cases["11.2"])
-    assert all(verdict["all-but-optional"][lab][0] == "passed" for lab in REQUIRED)
-    assert verdict["all-but-optional"]["11.opt"][:3] == ("pending", 0, 3)
-    assert verdict["whitespace-goal"]["11.1"][0] == "failed"
-    assert verdict["whitespace-goal"]["11.1"][3] < cases["11.1"], "a case disagrees"
-    assert verdict["wrong-lab-2"]["11.2"][0] == "failed"
-    assert verdict["wrong-lab-2"]["11.2"][1] < 3
-    assert verdict["endless-loop"]["11.2"][0] == "timeout"
-    assert verdict["fails-at-import"]["11.3"][0] == "error"
+    labs, change = STATES[state]
+    if change is None:  # a progression state: the labs written pass whole, the rest wait
+        for lab in labs:
+            status, passed, tests, agreed, _ = verdict[lab]
+            assert (status, passed, agreed) == ("passed", tests, cases[lab]), (state, lab)
+        assert all(verdict[lab][0] == "pending" for lab in verdict if lab not in labs), verdict
+    if state == "fresh":
+        assert verdict["11.1"] == ("pending", 0, 3, 0, cases["11.1"])
+    elif state == "lab-1":
+        assert verdict["11.1"] == ("passed", 3, 3, cases["11.1"], cases["11.1"])
+        assert verdict["11.2"] == ("pending", 0, 3, 0, cases["11.2"])
+    elif state == "all-but-optional":
+        assert verdict["11.opt"][:3] == ("pending", 0, 3)
+    elif state == "whitespace-goal":
+        assert verdict["11.1"][0] == "failed"
+        assert verdict["11.1"][3] < cases["11.1"], "a case disagrees"
+    elif state == "wrong-lab-2":
+        assert verdict["11.2"][0] == "failed"
+        assert verdict["11.2"][1] < 3
+    elif state == "endless-loop":
+        assert verdict["11.2"][0] == "timeout"
+    elif state == "fails-at-import":
+        assert verdict["11.3"][0] == "error"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A class's tests run on its own states."""
+    if "state" in metafunc.fixturenames and metafunc.cls is not None:
+        metafunc.parametrize("state", metafunc.cls.STATES)
+
+
+class EveryDoor:
+    """Its STATES through every door, on one worker (pytest-xdist, ``--dist loadscope``, keeps
+    a class on one worker, so the two halves of the states share the workers)."""
+
+    STATES: tuple[str, ...] = ()
+
+    @pytest.fixture(scope="class")
+    def doors(
+        self, manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
+    ) -> dict[str, dict[str, Verdicts]]:
+        return every_door(manifest, kit, tmp_path_factory.mktemp("doors"), self.STATES)
+
+    def test_every_door_shows_the_same_verdict(
+        self, doors: dict[str, dict[str, Verdicts]], state: str
+    ) -> None:
+        seen = doors[state]
+        reference = seen["checkpoint"]
+        assert set(reference) == {"11.1", "11.2", "11.3", "11.4", "11.5", "11.opt"}
+        assert "--roster" in seen, "the roster graded every state"
+        for door, verdicts in seen.items():
+            shown = {lab: verdicts[lab] for lab in verdicts}
+            expected = {lab: reference[lab] for lab in shown}
+            assert shown == expected, f"{state}: {door} differs from checkpoint"
+            if door == "--roster":  # a gradebook holds the labs that count
+                assert set(shown) == set(REQUIRED), f"{state}: the gradebook holds every lab"
+            elif door != "--lab":
+                assert set(shown) == set(reference), f"{state}: {door} shows every lab"
+
+    def test_the_state_gives_the_verdict_the_chapter_expects(
+        self, doors: dict[str, dict[str, Verdicts]], state: str
+    ) -> None:
+        expect(state, doors[state]["checkpoint"])
+
+
+class TestEveryDoorOnHalfTheStates(EveryDoor):
+    STATES = ("fresh", "labs-1-2", "labs-1-4", "whitespace-goal", "endless-loop")
+
+
+class TestEveryDoorOnTheOtherHalf(EveryDoor):
+    STATES = ("lab-1", "labs-1-3", "all-but-optional", "wrong-lab-2", "fails-at-import")
+
+
+def test_the_two_halves_hold_every_state_once() -> None:
+    halves = TestEveryDoorOnHalfTheStates.STATES + TestEveryDoorOnTheOtherHalf.STATES
+    assert sorted(halves) == sorted(STATES)

@@ -1,37 +1,79 @@
-"""Every curated wrong implementation is caught by the focused tests of its lab, legibly.
+"""Every curated wrong implementation is caught by its lab, legibly, at the grader and in pytest.
+
+Each mutant is graded once, in a workspace with every lab written and the mutant's mistake made
+in it: ``checkpoint``'s engine grades the whole chapter, and plain pytest runs the mutant's lab
+as LEARNING.md says.
 
 Caught means failed by an assertion of one of its lab's tests, with a message that holds what
 the mutant's author wrote down (the case, the entry or field, expected against got). No
-message anywhere says ``DID NOT RAISE`` or shows text as ``\\u`` escapes.
+message anywhere says ``DID NOT RAISE`` or shows text as ``\\u`` escapes. In the workspace,
+plain pytest runs the manifest's seed's probe cases beside the focused tests and fails on
+exactly the cases the engine names.
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from mutants import MUTANTS, Mutant, build_mutant
+from harness_support import failure_ids, plain_pytest, with_mutant, words
+from mutants import MUTANTS, Mutant
 
 from course.harness.manifest import Manifest
-from course.harness.results import TestOutcome
-from course.harness.runner import RunTarget, run_focused_tests
+from course.harness.results import CheckpointResult, ProbeSummary
+
+ESCAPED = re.compile(r"\\u[0-9a-fA-F]{4}")
+FAILED = re.compile(r"^FAILED tests/chapter11/test_11_probe_cases\.py::\w+\[([^\]]+)\]", re.M)
+
+
+@dataclass(frozen=True)
+class Graded:
+    mutant: Mutant
+    result: CheckpointResult
+    """The engine's verdict on the whole chapter (every lab's tests and probe cases)."""
+    pytest: subprocess.CompletedProcess[str]
+    """Plain pytest on the mutant's lab, in the workspace."""
+
+    @property
+    def summary(self) -> ProbeSummary:
+        found = next(lab.probes for lab in self.result.labs if lab.lab.id == self.mutant.lab)
+        assert found is not None, f"{self.mutant.name}: Lab {self.mutant.lab} has no probes"
+        return found
 
 
 @pytest.fixture(scope="module")
-def outcomes(
+def graded(
     manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, list[TestOutcome]]:
-    """Every lab's tests run against every mutant (two at a time: each run is a process)."""
+) -> dict[str, Graded]:
+    """Every curated mutant graded by the engine and run by plain pytest (two mutants at a
+    time: each is a few processes)."""
+    from course.grading import probes
+    from course.grading.engine import GradingOptions, evaluate
+    from course.harness.commands import shell_commands
+    from course.harness.runner import Limits
+    from course.harness.workspace import create_workspace
+
+    options = GradingOptions(
+        probes=probes.prepare(manifest, kit, manifest.labs, manifest.probe_seed),
+        commands=shell_commands(),
+    )
     folder = tmp_path_factory.mktemp("mutants")
 
-    def run(mutant: Mutant) -> list[TestOutcome]:
-        package = build_mutant(manifest, kit, mutant, folder)
-        return run_focused_tests(RunTarget(kit, manifest.test_files, package, (folder,)))[0]
+    def make(name: str) -> Path:
+        create_workspace(manifest, kit, folder / name)
+        return folder / name
+
+    def run(mutant: Mutant) -> Graded:
+        workspace = with_mutant(manifest, kit, make, mutant)
+        ran = plain_pytest(workspace, manifest.lab(mutant.lab).select)
+        return Graded(mutant, evaluate(manifest, kit, workspace, (), Limits(), options), ran)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip([m.name for m in MUTANTS], pool.map(run, MUTANTS), strict=True))
+        return {done.mutant.name: done for done in pool.map(run, MUTANTS)}
 
 
 def test_there_are_enough_mutants_for_every_lab(manifest: Manifest) -> None:
@@ -41,14 +83,11 @@ def test_there_are_enough_mutants_for_every_lab(manifest: Manifest) -> None:
     assert all(m.says for m in MUTANTS), "each mutant says what a learner should read"
 
 
-ESCAPED = re.compile(r"\\u[0-9a-fA-F]{4}")
-
-
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
 def test_the_focused_tests_kill_the_mutant(
-    mutant: Mutant, manifest: Manifest, outcomes: dict[str, list[TestOutcome]]
+    mutant: Mutant, manifest: Manifest, graded: dict[str, Graded]
 ) -> None:
-    results = outcomes[mutant.name]
+    results = graded[mutant.name].result.tests
     assert len(results) == sum(lab.tests for lab in manifest.labs)
     assert not [t for t in results if t.status in ("pending", "timeout", "error")], (
         "a mutant must be caught by an assertion, not crash the run"
@@ -64,3 +103,24 @@ def test_the_focused_tests_kill_the_mutant(
     for test in results:
         assert "DID NOT RAISE" not in test.message, f"{test.name}: {test.message}"
         assert not ESCAPED.search(test.message), f"{test.name} shows escapes: {test.message}"
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_plain_pytest_fails_on_the_cases_checkpoint_lab_names(
+    mutant: Mutant, graded: dict[str, Graded]
+) -> None:
+    done = graded[mutant.name]
+    output = done.pytest.stdout + done.pytest.stderr
+    failed = FAILED.findall(done.pytest.stdout)
+    assert not [i for i in failed if not i.startswith(f"{mutant.lab}#")], output
+    summary = done.summary
+    disagreeing = summary.cases - summary.agreed
+    assert len(failed) == disagreeing, (
+        f"checkpoint: {disagreeing} of {summary.cases} cases disagree; "
+        f"pytest failed {len(failed)}: {failed}\n{output[-3000:]}"
+    )
+    named = failure_ids(summary)
+    assert set(named) <= set(failed), (named, failed)
+    shown = words(output)
+    for failure in summary.failures:
+        assert words(failure) in shown, f"pytest does not say what checkpoint says:\n{failure}"

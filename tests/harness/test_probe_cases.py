@@ -1,21 +1,17 @@
 """A probe case that disagrees is one a learner can see and replay, at every door.
 
 Every door names a failing probe case with its input and a replay command; the command
-reproduces the case on the saved code. In a workspace, plain pytest runs the manifest's seed's
-probe cases beside the focused tests and fails on the cases ``checkpoint --lab`` names.
+reproduces the case on the saved code. (That plain pytest in a workspace fails on the cases
+``checkpoint`` names, for every curated mutant, is in test_mutants.py, which grades each once.)
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
 import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,21 +20,21 @@ from harness_support import (
     Check,
     MakeWorkspace,
     cli,
-    replace_in,
+    failure_ids,
+    plain_pytest,
     sabotage,
     watch_once,
+    with_mutant,
+    words,
 )
-from mutants import MUTANTS, Mutant
+from mutants import MUTANTS
 from solutions import solve_lab
 
 from course.display.notebook import check as notebook_check
 from course.harness.catalog import kit_catalog
 from course.harness.manifest import Manifest
-from course.harness.results import ProbeSummary
-from course.locale import ENVIRONMENT
 
 PROBE_FILE = "tests/chapter11/test_11_probe_cases.py"
-FAILED = re.compile(r"^FAILED tests/chapter11/test_11_probe_cases\.py::\w+\[([^\]]+)\]", re.M)
 REPLAY = re.compile(r"replay: (\S*checkpoint 11 --replay (\d+\.\w+#\d+))")
 """A replay line: the command as printed (the full path into .venv where ``checkpoint`` is not on
 PATH) and the case it names."""
@@ -58,109 +54,12 @@ def as_printed(
     )
 
 
-def words(text: str) -> str:
-    """``text`` with every run of whitespace one space (terminals wrap long lines), and
-    without the ``E`` pytest puts before each line of an exception's message."""
-    return " ".join(re.sub(r"(?m)^E +", "", text).split())
-
-
-def plain_pytest(workspace: Path, select: str) -> subprocess.CompletedProcess[str]:
-    """``python -m pytest -k SELECT`` in the workspace, as LEARNING.md says to run one lab."""
-    env = {k: v for k, v in os.environ.items() if k not in ("COURSE_LAB_PACKAGE", "PYTEST_ADDOPTS")}
-    env[ENVIRONMENT] = "en"
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rf", "-k", select],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-
-
-def with_mutant(manifest: Manifest, kit: Path, make: MakeWorkspace, mutant: Mutant) -> Path:
-    """A workspace with every lab solved, then the mutant's mistake made in it."""
-    workspace = make(f"mutant-{mutant.name}")
-    for lab in manifest.labs:
-        solve_lab(manifest, kit, workspace, lab.id)
-    replace_in(workspace / "pi_course" / mutant.module, mutant.old, mutant.new)
-    return workspace
-
-
-def failure_ids(summary: ProbeSummary) -> list[str]:
-    """The case ids the summary names, from each failure's first line (``… (11.3#007): …``)."""
-    found = [re.search(r"\((\d+\.\w+#\d+)\)", f.splitlines()[0]) for f in summary.failures]
-    return [m.group(1) for m in found if m is not None]
-
-
 def test_the_probe_cases_file_counts_in_no_lab(manifest: Manifest, kit: Path) -> None:
     catalog = kit_catalog(manifest, kit)
     assert not [t for t in catalog.tests if t.file == PROBE_FILE]
     assert [lab.tests for lab in manifest.required_labs] == [3, 3, 3, 2, 3]
     shipped = {f.path for f in manifest.files_with_role("test")}
     assert {PROBE_FILE, "tests/chapter11/probe_cases.json"} <= shipped
-
-
-@dataclass(frozen=True)
-class BothDoors:
-    mutant: Mutant
-    pytest: subprocess.CompletedProcess[str]
-    summary: ProbeSummary
-
-
-@pytest.fixture(scope="module")
-def both_doors(
-    manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, BothDoors]:
-    """Every curated mutant's lab through plain pytest and through ``checkpoint --lab``'s
-    engine (two mutants at a time: each is a few processes)."""
-    from course.grading import probes
-    from course.grading.engine import GradingOptions, evaluate
-    from course.harness.commands import shell_commands
-    from course.harness.runner import Limits
-
-    drawn = probes.prepare(manifest, kit, manifest.labs, manifest.probe_seed)
-    folder = tmp_path_factory.mktemp("both-doors")
-
-    def make(name: str) -> Path:
-        from course.harness.workspace import create_workspace
-
-        create_workspace(manifest, kit, folder / name)
-        return folder / name
-
-    def run(mutant: Mutant) -> BothDoors:
-        workspace = with_mutant(manifest, kit, make, mutant)
-        lab = manifest.lab(mutant.lab)
-        ran = plain_pytest(workspace, lab.select)
-        options = GradingOptions(probes=drawn, commands=shell_commands())
-        result = evaluate(manifest, kit, workspace, [lab.id], Limits(), options)
-        summary = next(r.probes for r in result.labs if r.lab.id == lab.id)
-        assert summary is not None
-        return BothDoors(mutant, ran, summary)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return {done.mutant.name: done for done in pool.map(run, MUTANTS)}
-
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
-def test_plain_pytest_fails_on_the_cases_checkpoint_lab_names(
-    mutant: Mutant, both_doors: dict[str, BothDoors]
-) -> None:
-    done = both_doors[mutant.name]
-    output = done.pytest.stdout + done.pytest.stderr
-    failed = FAILED.findall(done.pytest.stdout)
-    assert not [i for i in failed if not i.startswith(f"{mutant.lab}#")], output
-    disagreeing = done.summary.cases - done.summary.agreed
-    assert len(failed) == disagreeing, (
-        f"checkpoint: {disagreeing} of {done.summary.cases} cases disagree; "
-        f"pytest failed {len(failed)}: {failed}\n{output[-3000:]}"
-    )
-    named = failure_ids(done.summary)
-    assert set(named) <= set(failed), (named, failed)
-    shown = words(output)
-    for failure in done.summary.failures:
-        assert words(failure) in shown, f"pytest does not say what checkpoint says:\n{failure}"
 
 
 def test_every_probe_failure_at_the_terminal_replays(
