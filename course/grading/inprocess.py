@@ -38,12 +38,21 @@ from .probe_driver import load_module
 from .probes import Answers, ProbeSet, ProbeTarget, still_running
 
 
-def _forget(package: str, roots: Sequence[Path]) -> None:
-    """Drop ``package``'s modules, and any module loaded from ``roots``, from ``sys.modules``."""
+def _test_modules(root: Path) -> frozenset[str]:
+    """The names pytest imports the copy's test files and conftests by (their basenames): a
+    module of the kernel's under one of them would stand in for the copy's file."""
+    found = (path.stem for path in root.rglob("*.py"))
+    return frozenset(n for n in found if n.startswith("test_") or n == "conftest")
+
+
+def _forget(package: str, roots: Sequence[Path], names: frozenset[str] = frozenset()) -> None:
+    """Drop ``package``'s modules, the modules called ``names``, and any module loaded from
+    ``roots``, from ``sys.modules``."""
     places = tuple(str(root) for root in roots)
     for name, module in list(sys.modules.items()):
         where = str(getattr(module, "__file__", "") or "")
-        if name.split(".")[0] == package or (places and where.startswith(places)):
+        top = name.split(".")[0]
+        if top == package or top in names or (places and where.startswith(places)):
             del sys.modules[name]
 
 
@@ -56,8 +65,9 @@ def importing_from(root: Path, python_path: Sequence[Path], package: str) -> Ite
     the reference, the edition) is put back too."""
     roots = [root, *python_path]
     saved_path, saved_finders, edition = list(sys.path), list(sys.meta_path), current_edition()
-    kernels = {n: m for n, m in sys.modules.items() if n.split(".")[0] == package}
-    _forget(package, roots)
+    names = _test_modules(root)
+    kernels = {n: m for n, m in sys.modules.items() if n.split(".")[0] in names | {package}}
+    _forget(package, roots, names)
     sys.path[:0] = [str(path) for path in roots]
     variables = {PACKAGE_VARIABLE: package, ENVIRONMENT: current_edition()}
     variables |= {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "NO_COLOR": "1"}
@@ -67,7 +77,7 @@ def importing_from(root: Path, python_path: Sequence[Path], package: str) -> Ite
     finally:
         sys.path[:], sys.meta_path[:] = saved_path, saved_finders
         set_edition(edition)
-        _forget(package, roots)
+        _forget(package, roots, names)
         sys.modules.update(kernels)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,26 @@ def test_a_check_leaves_the_kernels_imports_as_they_were(
         sys.path[:] = path
         for name in [n for n in sys.modules if n.split(".")[0] == manifest.package]:
             del sys.modules[name]
+
+
+def test_a_kernel_module_named_like_a_test_file_does_not_stand_in_for_it(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    """pytest imports a test file by its basename: a module of that name the kernel already
+    holds (a suite that collected the kit's own tests/chapter11, say) is set aside for the check
+    and given back after it."""
+    workspace = make_workspace("named")
+    names = ("test_11_context_compaction", "conftest")
+    stand_ins = {name: types.ModuleType(name) for name in names}
+    saved = {name: sys.modules.get(name) for name in names}
+    sys.modules.update(stand_ins)
+    try:
+        got = in_this_process(manifest, kit, workspace, "11.1", 10.0)
+        assert all(sys.modules[name] is stand_ins[name] for name in names)
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+    assert got == on_the_command_line(workspace, "11.1", 10.0, tmp_path)
