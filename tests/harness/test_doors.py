@@ -222,10 +222,11 @@ class EveryDoor:
     STATES: tuple[str, ...] = ()
 
     @pytest.fixture(scope="class")
+    @classmethod
     def doors(
-        self, manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
+        cls, manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
     ) -> dict[str, dict[str, Verdicts]]:
-        return every_door(manifest, kit, tmp_path_factory.mktemp("doors"), self.STATES)
+        return every_door(manifest, kit, tmp_path_factory.mktemp("doors"), cls.STATES)
 
     def test_every_door_shows_the_same_verdict(
         self, doors: dict[str, dict[str, Verdicts]], state: str
