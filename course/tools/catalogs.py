@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import io
-import os
 import re
 import sys
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..grading.safefs import atomic_write
 from ..harness.docstrings import docstrings
 from ..harness.kit import kit_root
 from ..harness.manifest import curriculum_texts, parse_manifest
@@ -242,9 +242,7 @@ def build() -> list[Path]:
         compiled = compile_catalog(po.read_bytes())
         if mo.is_file() and mo.read_bytes() == compiled:
             continue
-        fresh = mo.with_name(f".{mo.name}.{os.getpid()}")
-        fresh.write_bytes(compiled)
-        fresh.replace(mo)
+        atomic_write(mo, compiled)
         written.append(mo)
     return written
 
