@@ -32,6 +32,7 @@ from ..harness.pysource import parse
 from ..harness.results import CheckpointResult
 from ..harness.runner import Limits
 from ..harness.workspace import Workspace, WorkspaceError, find_workspace, read_workspace
+from ..locale import SOURCE_EDITION
 from ..locale import gettext as _
 from .verdict import VerdictView
 from .views import View, message
@@ -45,7 +46,7 @@ class OpenedChapter:
     """The chapter as the kernel's edition reads it (titles and hints translated)."""
     package: ModuleType
     workspace: Workspace | None
-    edition: str = "en"
+    edition: str = SOURCE_EDITION
     """The edition this kernel speaks."""
 
     @property
@@ -253,8 +254,8 @@ def check(
 
     The same engine as every other door runs the focused tests and the probes in fresh
     processes against the saved files: the kernel's own state plays no part (unsaved edits and
-    stale imports are not seen). In a browser tab, which starts no process, it runs them in the
-    kernel itself, under a weaker time limit (``grading/inprocess.py``, docs/lite.md).
+    stale imports are not seen). In a browser tab, which starts no process, each runs in a Web
+    Worker of its own, ended when it runs past its limit (``harness/webworker.py``, docs/lite.md).
     ``timeout`` is the limit of each test, in seconds.
     """
     chapter, _, _ = lab.partition(".")

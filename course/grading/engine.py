@@ -16,6 +16,7 @@ reference's (see ``results.LabResult``).
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import tempfile
 import threading
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from ..harness import webworker
 from ..harness.catalog import Catalog, kit_catalog
 from ..harness.commands import BY_NAME, Commands
 from ..harness.kit import chapter_fingerprints, read_source
@@ -48,8 +50,15 @@ so when it does not); ``off``: run unsandboxed (the instructor's ``--unsandboxed
 
 
 def in_a_browser() -> bool:
-    """Whether this is Pyodide, which starts no child process: every run there is in process."""
+    """Whether this is Pyodide, which starts no child process: its children are Web Workers
+    (``harness/webworker.py``), or where none can be waited for, the run is in this process."""
     return sys.platform == "emscripten"
+
+
+def without_workers() -> bool:
+    """A browser whose kernel cannot wait for a Web Worker (no JavaScript Promise Integration):
+    there the tests and the probe cases run in the kernel itself (``inprocess.py``)."""
+    return in_a_browser() and not webworker.available()
 
 
 class SandboxUnavailable(RuntimeError):
@@ -73,9 +82,10 @@ class GradingOptions:
     """How the door's reader runs the kit's commands (a replay line is printed in that form)."""
     audit: probing.ProbeSet | None = None
     """More cases, of a seed no workspace holds (a roster's): they can fail a lab, never count."""
-    in_process: bool = field(default_factory=in_a_browser)
+    in_process: bool = field(default_factory=without_workers)
     """Run the tests and the probe cases in this process, each under a ``sys.settrace`` time
-    limit, never sandboxed (``inprocess.py``): where no child process can start."""
+    limit, never sandboxed (``inprocess.py``): where neither a child process nor a Web Worker
+    can start."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +150,10 @@ def write_files(root: Path, files: Mapping[str, bytes]) -> None:
 # --------------------------------------------------------------------------- running
 
 
+IN_WORKER_NOTE = N_(
+    "graded in a Web Worker of this tab, not sandboxed by bubblewrap: the worker sees only the "
+    "graded copy, and it is ended when a test or probe case runs past its time limit"
+)
 IN_PROCESS_NOTE = N_(
     "graded in this kernel, not sandboxed (a browser tab starts no processes): each test and "
     "probe case is stopped past its time limit, unless it catches every exception"
@@ -157,6 +171,19 @@ def _confinement_choice(manifest: Manifest, kit: Path, mode: SandboxMode) -> tup
         raise SandboxUnavailable(status.reason)
     unsandboxed = _("not sandboxed: {reason}; the code ran with your own permissions")
     return None, unsandboxed.format(reason=status.reason)
+
+
+def library_first(library: Path) -> Wrap:
+    """A worker's only confinement: the grader's library first on its import path, as the
+    sandbox puts it (the worker's Pyodide has none of the kit installed)."""
+
+    def wrap(
+        command: list[str], env: dict[str, str], writable: tuple[Path, ...]
+    ) -> tuple[list[str], dict[str, str]]:
+        paths = [str(library), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+        return command, env | {"PYTHONPATH": os.pathsep.join(paths)}
+
+    return wrap
 
 
 @dataclass
@@ -202,6 +229,8 @@ def graded_run(
     """The graded copy of ``snapshot`` and its confinement, for as long as the block runs."""
     if options.in_process:
         bwrap, unsandboxed = None, IN_PROCESS_NOTE
+    elif in_a_browser():
+        bwrap, unsandboxed = None, IN_WORKER_NOTE
     else:
         bwrap, unsandboxed = _confinement_choice(manifest, kit, options.sandbox)
     with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
@@ -215,6 +244,9 @@ def graded_run(
             yield GradedRun(copy, library, None, _(unsandboxed), str, bool, tuple)
             return
         write_files(library, grader_library())
+        if in_a_browser():  # a worker is its own confinement; the tab has no cgroups or timers
+            yield GradedRun(copy, library, library_first(library), _(unsandboxed), str, bool, tuple)
+            return
         confinement = open_confinement(
             sandboxed=bwrap is not None,
             graded=(copy, library),
@@ -291,6 +323,9 @@ def grade(
                 target, labs=chosen, limits=limits, attempt=inprocess.run_here
             )
             got = inprocess.answer_here(asked, where, limits) if asked is not None else None
+        elif in_a_browser():  # one worker at a time: the tab's kernel has no threads
+            outcomes, log = run_focused_tests(target, labs=chosen, limits=limits)
+            got = probing.run_probes(asked, where, limits) if asked is not None else None
         else:
             answers: Future[dict[str, Answer]] | None = None
             with ThreadPoolExecutor(max_workers=1) as pool:

@@ -1,4 +1,6 @@
-"""Grading in this very process, where no child process can start (the browser's Pyodide).
+"""Grading in this very process, where neither a child process nor a Web Worker can start.
+
+A browser whose kernel cannot wait for a worker (no JavaScript Promise Integration) grades here.
 
 The same graded copy, the same reporter plugin and the same verdict model as a child run:
 pytest runs here (``pytest.main``) with ``course.harness.plugin`` writing the same records,

@@ -29,11 +29,11 @@ from ..harness.records import Event, RecordReader
 from ..harness.results import ProbeSummary
 from ..harness.status import Status, worst
 from ..harness.supervisor import (
-    POLL_SECONDS,
     Limits,
     Wrap,
     after_a_hang,
     kill_group,
+    pause,
     start_child,
 )
 from ..locale import ENVIRONMENT, current_edition
@@ -352,7 +352,7 @@ def _run_driver(
                 )
                 gathered.give_up([lab], "timeout", _("not run: an earlier case of this lab hung"))
                 return lab
-            time.sleep(POLL_SECONDS)
+            pause(process)
     finally:
         kill_group(process)
         tail = [line for line in output.text().splitlines() if line.strip()][-1:]

@@ -67,7 +67,8 @@ def pytest_configure(config: pytest.Config) -> None:
     shared = bool(config.getoption("course_in_process"))
     if not shared:
         _limit_memory(int(config.getoption("course_memory_mb")))
-        _exit_when_orphaned()
+    if not shared and sys.platform != "emscripten":  # a browser's worker has no threads, and
+        _exit_when_orphaned()  # its parent ends it
     labs = list(config.getoption("course_lab"))
     reporter = Reporter(results, labs, float(config.getoption("course_dump_after")))
     config.pluginmanager.register(reporter, "course-reporter")

@@ -29,7 +29,7 @@ from .frames import Frame, dump_file, dumped_frames, frame_from_json, render_fra
 from .records import OUTPUT_LINES, Event, RecordReader
 from .results import TestOutcome
 from .status import Status
-from .supervisor import POLL_SECONDS, Limits, Wrap, after_a_hang, kill_group, start_child
+from .supervisor import POLL_SECONDS, Limits, Wrap, after_a_hang, kill_group, pause, start_child
 from .untrusted import safe_name
 from .verdicts import NOT_RUN
 
@@ -128,7 +128,10 @@ def child_command(
 
 
 def dump_after(limits: Limits) -> float:
-    """When the child dumps a running test's stacks: shortly before the parent kills it."""
+    """When the child dumps a running test's stacks: shortly before the parent kills it (0:
+    never, in a browser's worker, which has no thread to dump them with)."""
+    if sys.platform == "emscripten":
+        return 0.0
     return max(limits.test_seconds - DUMP_MARGIN, limits.test_seconds * 0.75)
 
 
@@ -436,7 +439,7 @@ def _run_child(
             between_tests = watch.current is None and watch.collected is not None
             if between_tests and quiet > limits.test_seconds:
                 break  # stuck between tests or after the last one
-            time.sleep(POLL_SECONDS)
+            pause(process)
     finally:
         kill_group(process)  # also ends anything learner code left running in the group
         log.output_tail = output.text()
@@ -462,7 +465,7 @@ def _time_out(
 ) -> None:
     """Close the test that overran, with the learner's frames from the child's dump."""
     assert watch.current is not None
-    frames = _read_dump(dump_file(results), target)
+    frames = _read_dump(dump_file(results), target) if dump_after(limits) > 0 else ()
     if not watch.calling:
         log.setup_hung = setup_hung(watch.identify(watch.current)[0], limits)
     message = _(

@@ -3,7 +3,9 @@
 One supervisor serves the focused tests (``runner.py``) and the probes (``grading/probes.py``):
 ``start_child`` starts a command (through a ``Wrap``, into a sandbox say) with its output
 drained on a thread and capped, the child reports through a results file read with
-``records.RecordReader``, and ``kill_group`` ends the child and everything it started.
+``records.RecordReader``, and ``kill_group`` ends the child and everything it started. In a
+browser the child is a second Pyodide in a Web Worker (``webworker.WorkerChild``), which the
+same loop reads, waits for and ends.
 """
 
 from __future__ import annotations
@@ -12,14 +14,16 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from .frames import dump_file
 from .untrusted import safe_text
+from .webworker import WorkerChild
 
 POLL_SECONDS = 0.02
 """How often a supervisor looks at its child's records and clock."""
@@ -56,6 +60,14 @@ def after_a_hang(limits: Limits) -> Limits:
     return replace(limits, test_seconds=min(limits.test_seconds, shorter))
 
 
+Child = subprocess.Popen[bytes] | WorkerChild
+"""A running child: a process, or in a browser a Web Worker."""
+
+
+class Output(Protocol):
+    def text(self) -> str: ...
+
+
 Wrap = Callable[[list[str], dict[str, str], tuple[Path, ...]], tuple[list[str], dict[str, str]]]
 """Turns a child's command and environment into the ones to start (inside a sandbox, say);
 the paths are files the child must be able to write."""
@@ -83,8 +95,12 @@ class CappedOutput:
         return safe_text(bytes(self.kept[-self.limit :]).decode("utf-8", "replace"), self.limit)
 
 
-def kill_group(process: subprocess.Popen[bytes]) -> None:
-    """Kill the child's whole process group (whatever learner code started) and reap it."""
+def kill_group(process: Child) -> None:
+    """Kill the child's whole process group (whatever learner code started) and reap it; a
+    worker is terminated."""
+    if isinstance(process, WorkerChild):
+        process.kill()
+        return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -98,16 +114,20 @@ def start_child(
     wrap: Wrap | None,
     results: Path,
     limits: Limits,
-) -> tuple[subprocess.Popen[bytes], CappedOutput]:
+) -> tuple[Child, Output]:
     """Start a child in its own session (through ``wrap``; it may write ``results``).
 
     A confined child may write only its results file and the stack dump beside it, so the
-    dump file is made before the child starts.
+    dump file is made before the child starts. In a browser the child is a Web Worker, whose
+    writes to those two files arrive here.
     """
     if wrap is not None:
         stacks = dump_file(results)
         stacks.touch()
         command, env = wrap(command, env, (results, stacks))
+    if sys.platform == "emscripten":
+        worker = WorkerChild(command, env, cwd, (results, dump_file(results)), limits.output_bytes)
+        return worker, worker
     process = subprocess.Popen(
         command,
         cwd=cwd,
@@ -119,3 +139,9 @@ def start_child(
     )
     assert process.stdout is not None
     return process, CappedOutput(process.stdout, limits.output_bytes)
+
+
+def pause(process: Child) -> None:
+    """Wait one poll's length, less if the child ends (a worker's messages arrive meanwhile)."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=POLL_SECONDS)

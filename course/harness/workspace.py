@@ -52,7 +52,7 @@ class Workspace:
     starter_fingerprint: str
     """The fingerprint of the starter scaffold the workspace was made from."""
     checksums: dict[str, str]
-    edition: str = "en"
+    edition: str = SOURCE_EDITION
     """The language edition the learner chose (``practice --lang``); every door speaks it."""
 
 
@@ -180,7 +180,9 @@ def parse_marker(root: Path, text: bytes, marker: str) -> Workspace:
             f, "starter_fingerprint" if "starter_fingerprint" in f.table else "parent_fingerprint"
         ),
         checksums=dict(checksums),
-        edition=_word(f, "edition", default="en"),  # workspaces made before editions: English
+        edition=_word(
+            f, "edition", default=SOURCE_EDITION
+        ),  # workspaces made before editions: English
     )
     if not isinstance(f.raw("created", ""), str):
         raise f.error("created", _("must be a string"))
@@ -189,7 +191,11 @@ def parse_marker(root: Path, text: bytes, marker: str) -> Workspace:
 
 
 def render_marker(
-    manifest: Manifest, starter: str, checksums: dict[str, str], when: str, edition: str = "en"
+    manifest: Manifest,
+    starter: str,
+    checksums: dict[str, str],
+    when: str,
+    edition: str = SOURCE_EDITION,
 ) -> str:
     """The marker file's TOML text."""
     lines = [

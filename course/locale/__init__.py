@@ -21,6 +21,8 @@ from pathlib import Path
 EDITIONS = ("en", "zh")
 """The editions the kit speaks; the first is the source text and the fallback."""
 SOURCE_EDITION = EDITIONS[0]
+CHAPTER_EDITION = EDITIONS[1]
+"""The edition the chapter is written in: its glossary and typography are the house style."""
 DOMAIN = "course"
 ENVIRONMENT = "COURSE_LANG"
 """The variable a door sets for its children, and a user may set to choose the edition."""

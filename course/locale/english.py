@@ -6,7 +6,7 @@ import functools
 import re
 import tomllib
 
-from . import LOCALE_DIR
+from . import CHAPTER_EDITION, LOCALE_DIR
 
 # Markdown and reStructuredText; a reST inline literal may wrap onto the next line
 BACKTICKED = re.compile(r"``[^`\n]*(?:\n[^`\n]*)?``|`[^`\n]*`")
@@ -15,7 +15,7 @@ CODE_NEIGHBOURS = set("._/\\=()[]{}<>:#@$%*+|~")
 
 
 @functools.cache
-def allowed_words(edition: str = "zh") -> frozenset[str]:
+def allowed_words(edition: str = CHAPTER_EDITION) -> frozenset[str]:
     """The edition's documented English words (the glossary's ``[english] allowed``)."""
     path = LOCALE_DIR / edition / "glossary.toml"
     table = tomllib.loads(path.read_text("utf-8")).get("english", {})
@@ -45,7 +45,7 @@ def _is_code(word: str, before: str, after: str) -> bool:
     return before in CODE_NEIGHBOURS or after in CODE_NEIGHBOURS or before == "-"
 
 
-def english_words(text: str, edition: str = "zh") -> list[str]:
+def english_words(text: str, edition: str = CHAPTER_EDITION) -> list[str]:
     """The words of ``text`` a reader of ``edition`` would read as English prose."""
     allowed = allowed_words(edition)
     text = BACKTICKED.sub(" ", without_literal_blocks(text))

@@ -6,15 +6,15 @@ import functools
 import tomllib
 from typing import Any
 
-from . import LOCALE_DIR
+from . import CHAPTER_EDITION, LOCALE_DIR
 
 
 @functools.cache
-def glossary(edition: str = "zh") -> dict[str, Any]:
+def glossary(edition: str = CHAPTER_EDITION) -> dict[str, Any]:
     return tomllib.loads((LOCALE_DIR / edition / "glossary.toml").read_text("utf-8"))
 
 
-def avoided_words(text: str, edition: str = "zh") -> list[str]:
+def avoided_words(text: str, edition: str = CHAPTER_EDITION) -> list[str]:
     """The glossary's avoided words ``text`` uses, each as ``word (term: the chapter's word)``."""
     return [
         f"{word} ({term['en']}: {term['zh']})"

@@ -20,7 +20,14 @@ from ..grading.safefs import atomic_write
 from ..harness.docstrings import docstrings
 from ..harness.kit import kit_root
 from ..harness.manifest import curriculum_texts, parse_manifest
-from ..locale import DOMAIN, EDITIONS, SOURCE_EDITION, catalog_path, compile_catalog
+from ..locale import (
+    CHAPTER_EDITION,
+    DOMAIN,
+    EDITIONS,
+    SOURCE_EDITION,
+    catalog_path,
+    compile_catalog,
+)
 from ..locale.english import english_words
 from ..locale.glossary import avoided_words
 from ..locale.typography import problems
@@ -188,7 +195,7 @@ def _is_markdown(message: Any) -> bool:
 def house_style(text: str, edition: str, *, markdown: bool = False) -> list[str]:
     """What a translation breaks of the edition's style: the typography the chapter sets
     (``locale/typography.py``) and the glossary's avoided words (``locale/glossary.py``)."""
-    if edition != "zh":
+    if edition != CHAPTER_EDITION:
         return []
     found = [f"typography: {problem}" for problem in problems(text, markdown=markdown)]
     return found + [f"glossary avoids {word}" for word in avoided_words(text, edition)]

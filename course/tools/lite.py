@@ -30,7 +30,7 @@ from packaging.utils import canonicalize_name
 from ..harness.kit import kit_root
 from ..harness.manifest import load_manifest
 from ..harness.workspace import create_workspace
-from ..locale import compiled
+from ..locale import EDITIONS, compiled
 from ..locale import gettext as _
 
 
@@ -89,7 +89,6 @@ class LiteConfig:
 
 
 CONFIG = LiteConfig()
-EDITIONS = ("en", "zh")
 
 EMSCRIPTEN = {
     "python_version": CONFIG.python,

@@ -12,6 +12,7 @@ from ..grading.gradescope import VISIBILITIES, autograder_files, write_zip
 from ..grading.hidden import HiddenTestError, read_hidden
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import ManifestError, available_chapters, load_manifest
+from ..locale import EDITIONS
 from .crashtest import add_options as add_crashtest_options
 from .notebooks import NotebookSourceError, stale_notebooks, write_notebooks
 from .starters import StarterError, stale_starters, write_starters
@@ -113,7 +114,7 @@ def parser() -> argparse.ArgumentParser:
     add_crashtest_options(c)
     lite = sub.add_parser("lite", help="build the zero-install site (JupyterLite + Pyodide)")
     lite.add_argument("out", type=Path, help="the folder to build the site into")
-    lite.add_argument("--edition", choices=("en", "zh", "both"), default="both")
+    lite.add_argument("--edition", choices=(*EDITIONS, "both"), default="both")
     lite.add_argument("--cache", type=Path, help="where downloads are kept between builds")
     return p
 

@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))  # the curated mutants
+
 import pytest
 from lab_page import label_texts, move_slider_with_keys, slider_row, widget_output
 from lite_site import LitePage, offline_browser, served
+from mutants import MUTANTS, Mutant
 
 from course.harness.kit import kit_root
 from course.harness.manifest import load_manifest
@@ -41,6 +44,25 @@ def write_in_editor(lab: LitePage, path: str, text: str) -> None:
     )
 
 
+WRONG = ["summary_shares_lists_with_its_input", "skips_a_system_message", "keeps_the_oldest_groups"]
+"""Wrong versions whose verdict in the browser must be the command line's (one per lab)."""
+LOOP_SECONDS = 2.0
+SWALLOWING_LOOP = (
+    "def parse_summary(*args, **kwargs):\n    while True:\n        try:\n            pass\n"
+    "        except BaseException:\n            pass\n\n\ndef _was_parse_summary("
+)
+"""An endless loop no in-kernel time limit can stop: it swallows the stop."""
+
+
+def swallowing_loop(text: str) -> str:
+    return text.replace("def parse_summary(", SWALLOWING_LOOP, 1)
+
+
+def mutated(text: str, mutant: Mutant) -> str:
+    assert mutant.old in text, mutant.name
+    return text.replace(mutant.old, mutant.new, 1)
+
+
 def kernel_reads(lab: LitePage, path: str) -> str:
     return lab.execute(f"print(open({path!r}, encoding='utf-8').read(), end='')")
 
@@ -50,18 +72,53 @@ def checkpoint(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
 
 
-def browser_check(lab: LitePage, lab_id: str) -> tuple[object, ...]:
+def browser_check(lab: LitePage, lab_id: str, seconds: float = 10.0) -> tuple[object, ...]:
     """``check(lab_id)`` run in the page's kernel: the lab's status and counts (else its
     problem), as ``lab_counts`` gives them."""
     said = lab.execute(
         "from course.display.notebook import check\n"
-        f"v = check({lab_id!r})\n"
+        f"v = check({lab_id!r}, timeout={seconds!r})\n"
         "print(*[f'{x.status} {x.passed} {x.total} {x.agreed} {x.cases}' for x in v.labs]"
         " or [v.problem], sep='\\n')"
     )
     status, *counts = said.split()
     assert counts, f"check({lab_id!r}) gave no verdict: {said}"
     return (status, *map(int, counts))
+
+
+def checked_in_the_browser(
+    lab: LitePage, module: str, text: str, lab_id: str, seconds: float = 10.0
+) -> tuple[object, ...]:
+    """``check(lab_id)`` with ``module`` saved as ``text``; the file is put back after."""
+    path = f"../pi_course/{module}"
+    kept = kernel_reads(lab, path)
+    lab.execute(f"open({path!r}, 'w', encoding='utf-8').write({text!r})")
+    try:
+        return browser_check(lab, lab_id, seconds)
+    finally:
+        lab.execute(f"open({path!r}, 'w', encoding='utf-8').write({kept + chr(10)!r})")
+
+
+def checked_here(
+    workspace: Path, module: str, text: str, lab_id: str, seconds: float, tmp_path: Path
+) -> tuple[object, ...]:
+    """``checkpoint 11 --lab lab_id`` on a copy of ``workspace`` with ``module`` as ``text``."""
+    copy = tmp_path / f"here-{lab_id}-{len(list(tmp_path.iterdir()))}"
+    shutil.copytree(workspace, copy)
+    (copy / "pi_course" / module).write_text(text, encoding="utf-8")
+    saved = copy.with_suffix(".json")
+    checkpoint(
+        "--practice",
+        copy,
+        "--lab",
+        lab_id,
+        "--unsandboxed",
+        "--timeout",
+        f"{seconds:g}",
+        "--json",
+        saved,
+    )
+    return lab_counts(json.loads(saved.read_text()))[lab_id]
 
 
 def lab_counts(labs: list[dict[str, object]]) -> dict[object, tuple[object, ...]]:
@@ -112,6 +169,18 @@ def test_the_site_works_offline_in_both_editions(
         move_slider_with_keys(slider_row(explorer, "max_tokens"), 31, 19)
         reasons.filter(has_text="single_group_overflow").first.wait_for()
 
+        # Wrong versions, graded in the page's workers; the command line's verdict is below.
+        wrong = {}
+        for mutant in (m for m in MUTANTS if m.name in WRONG):
+            text = mutated(kernel_reads(lab, f"../pi_course/{mutant.module}") + "\n", mutant)
+            wrong[mutant.name] = checked_in_the_browser(lab, mutant.module, text, mutant.lab)
+
+        # An endless loop that swallows every exception: its worker is ended, the page lives on.
+        looping = swallowing_loop(mine)
+        in_a_loop = checked_in_the_browser(lab, "summary.py", looping, "11.1", LOOP_SECONDS)
+        assert in_a_loop[0] == "timeout", in_a_loop
+        assert lab.execute("1 + 1") == "2"
+
         # Downloaded as a zip, graded by a roster to the workspace's own counts.
         lab.execute("from course.display.transfer import save_workspace; save_workspace()")
         with lab.page.expect_download() as download:
@@ -134,3 +203,18 @@ def test_the_site_works_offline_in_both_editions(
     assert lab_counts(row["labs"]) == expected
     assert expected["11.1"][0] == "passed"
     assert in_the_browser == expected["11.1"], "check() in the browser and checkpoint disagree"
+
+    workspace = local / edition
+    for mutant in (m for m in MUTANTS if m.name in WRONG):
+        source = (workspace / "pi_course" / mutant.module).read_text(encoding="utf-8")
+        here = checked_here(
+            workspace, mutant.module, mutated(source, mutant), mutant.lab, 10.0, tmp_path
+        )
+        assert wrong[mutant.name] == here, (
+            f"{mutant.name}: browser {wrong[mutant.name]}, CLI {here}"
+        )
+        assert here[0] == "failed", here
+    here = checked_here(
+        workspace, "summary.py", swallowing_loop(mine), "11.1", LOOP_SECONDS, tmp_path
+    )
+    assert in_a_loop == here, f"an endless loop: browser {in_a_loop}, CLI {here}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -10,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from mutants import Mutant
 from solutions import solve_lab
@@ -155,3 +157,40 @@ def failure_ids(summary: ProbeSummary) -> list[str]:
     """The case ids the summary names, from each failure's first line (``… (11.3#007): …``)."""
     found = [re.search(r"\((\d+\.\w+#\d+)\)", f.splitlines()[0]) for f in summary.failures]
     return [m.group(1) for m in found if m is not None]
+
+
+def essentials(report: dict[str, Any]) -> dict[str, Any]:
+    """What must agree: per lab, status and counts; per test, its status; the failing cases."""
+    labs = {
+        lab["id"]: {
+            key: lab[key] for key in ("status", "passed", "total", "agreed", "cases", "earned")
+        }
+        | {
+            "named cases": [
+                line.split("\n")[0] for line in lab.get("probes", {}).get("failures", [])
+            ]
+        }
+        for lab in report["labs"]
+    }
+    tests = {test["name"]: test["status"] for test in report["tests"]}
+    return {"labs": labs, "tests": tests}
+
+
+def on_the_command_line(
+    workspace: Path, lab: str, seconds: float, tmp_path: Path
+) -> dict[str, Any]:
+    saved = tmp_path / f"cli-{lab}.json"
+    done = cli(
+        "checkpoint",
+        "11",
+        "--lab",
+        lab,
+        "--practice",
+        str(workspace),
+        "--json",
+        str(saved),
+        "--timeout",
+        f"{seconds:g}",
+    )
+    assert saved.exists(), f"checkpoint wrote no JSON:\n{done.stdout}\n{done.stderr}"
+    return essentials(json.loads(saved.read_text(encoding="utf-8")))

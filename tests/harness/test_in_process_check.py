@@ -9,7 +9,6 @@ case's agreement. Run here in plain pytest (no browser), on this machine's Pytho
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 import types
@@ -17,50 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_support import QUICK, MakeWorkspace, cli, replace_in, sabotage
+from harness_support import (
+    QUICK,
+    MakeWorkspace,
+    essentials,
+    on_the_command_line,
+    replace_in,
+    sabotage,
+)
 from mutants import MUTANTS
 from solutions import solve_lab
 
 from course.grading.engine import GradingOptions, evaluate
 from course.harness.manifest import Manifest
 from course.harness.runner import Limits
-
-
-def essentials(report: dict[str, Any]) -> dict[str, Any]:
-    """What must agree: per lab, status and counts; per test, its status; the failing cases."""
-    labs = {
-        lab["id"]: {
-            key: lab[key] for key in ("status", "passed", "total", "agreed", "cases", "earned")
-        }
-        | {
-            "named cases": [
-                line.split("\n")[0] for line in lab.get("probes", {}).get("failures", [])
-            ]
-        }
-        for lab in report["labs"]
-    }
-    tests = {test["name"]: test["status"] for test in report["tests"]}
-    return {"labs": labs, "tests": tests}
-
-
-def on_the_command_line(
-    workspace: Path, lab: str, seconds: float, tmp_path: Path
-) -> dict[str, Any]:
-    saved = tmp_path / f"cli-{lab}.json"
-    done = cli(
-        "checkpoint",
-        "11",
-        "--lab",
-        lab,
-        "--practice",
-        str(workspace),
-        "--json",
-        str(saved),
-        "--timeout",
-        f"{seconds:g}",
-    )
-    assert saved.exists(), f"checkpoint wrote no JSON:\n{done.stdout}\n{done.stderr}"
-    return essentials(json.loads(saved.read_text(encoding="utf-8")))
 
 
 def in_this_process(

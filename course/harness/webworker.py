@@ -1,0 +1,303 @@
+"""A child process in the browser: a second Pyodide in a Web Worker, ended when it overruns.
+
+A browser tab starts no process, but its kernel (itself a Web Worker) can start a worker and
+terminate it. ``WorkerChild`` stands where ``subprocess.Popen`` stands for the supervisor: it
+boots a fresh Pyodide in a worker, lays the graded copy and the grader's library into that
+worker's own file system, and runs ``python -m MODULE ARGS`` there with the child's environment
+and folder. The files the parent watches (the records, the stack dump) are devices in the
+worker whose every write is posted back and appended to the parent's copy, so the runner reads
+them as it reads a child's. The parent waits with ``pyodide.ffi.run_sync`` (JavaScript Promise
+Integration): while it waits, the worker's messages arrive. ``kill`` terminates the worker, so
+an endless loop ends however it is written (a bare ``except:`` or a C loop included) and the
+page keeps working. The worker shares nothing with the kernel but the messages: it sees the
+graded copy, never the learner's files or the kernel's modules.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..locale import gettext as _
+from .untrusted import safe_text
+
+WORKER_PACKAGES = ("pytest", "hypothesis")
+"""What the worker's Pyodide loads from the site's lock before the child runs: what the
+focused tests and the probe driver import besides the graded copy and the library."""
+STARTUP_SECONDS = 60.0
+"""How long a worker may take to boot its Pyodide before the child counts as failed to start."""
+
+BOOT = """
+import os, runpy, sys, traceback
+
+def run(argv, env, cwd):
+    os.environ.clear()
+    os.environ.update(env)
+    sys.path[:0] = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.chdir(cwd)
+    sys.argv = [argv[1], *argv[2:]]
+    try:
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    except SystemExit as stop:
+        code = stop.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    except BaseException:
+        traceback.print_exc()
+        return 1
+    return 0
+"""
+"""What the worker's Python runs: ``python -m`` as a child process would, from a fresh
+namespace (nothing of the kit is imported before the child's own path is in place)."""
+
+WORKER = """
+const post = (message) => self.postMessage(message);
+self.onmessage = async ({ data }) => {
+  let py;
+  try {
+    const { loadPyodide } = await import(data.indexURL + "pyodide.mjs");
+    const say = (text) => post({ kind: "output", text: text + "\\n" });
+    py = await loadPyodide({
+      indexURL: data.indexURL, packages: data.packages, stdout: say, stderr: say,
+    });
+    const FS = py.FS;
+    for (const [path, bytes] of Object.entries(data.files)) {
+      FS.mkdirTree(path.slice(0, path.lastIndexOf("/")) || "/");
+      FS.writeFile(path, bytes);
+    }
+    data.streamed.forEach((path, index) => {
+      const device = FS.makedev(64, index);
+      FS.registerDevice(device, {
+        open() {}, close() {}, read() { return 0; }, llseek() { return 0; },
+        write(stream, buffer, offset, length) {
+          post({ kind: "write", path, bytes: buffer.slice(offset, offset + length) });
+          return length;
+        },
+      });
+      FS.mkdirTree(path.slice(0, path.lastIndexOf("/")) || "/");
+      FS.mkdev(path, device);
+    });
+    post({ kind: "ready" });
+    const scope = py.toPy({});
+    py.runPython(data.boot, { globals: scope });
+    const code = scope.get("run")(py.toPy(data.argv), py.toPy(data.env), data.cwd);
+    post({ kind: "exit", code });
+  } catch (error) {
+    const status = error && error.status;  // os._exit ends the runtime with an ExitStatus
+    if (typeof status === "number") post({ kind: "exit", code: status });
+    else post({ kind: "error", message: String(error && error.message || error) });
+  }
+};
+"""
+"""The worker's script (a module worker made from a Blob URL)."""
+
+CHANNEL = """
+(source) => {
+  const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  const worker = new Worker(url, { type: "module" });
+  URL.revokeObjectURL(url);
+  const queue = [];
+  let wake = null;
+  const arrive = (message) => { queue.push(message); if (wake) { wake(); wake = null; } };
+  worker.onmessage = ({ data }) => arrive(data);
+  worker.onerror = (event) => arrive({ kind: "error", message: String(event.message) });
+  return {
+    start: (message) => worker.postMessage(message),
+    next: (ms) => new Promise((resolve) => {
+      if (queue.length) return resolve(true);
+      const timer = setTimeout(() => { wake = null; resolve(false); }, ms);
+      wake = () => { clearTimeout(timer); resolve(true); };
+    }),
+    take: () => queue.splice(0, queue.length),
+    stop: () => worker.terminate(),
+  };
+}
+"""
+"""The kernel's end of one worker: ``start`` it, ``next`` waits for a message (or ``ms``),
+``take`` the messages that arrived, ``stop`` terminates it. (Not ``send``: a ``JsProxy``
+reserves that name for generators.)"""
+
+
+class Channel(Protocol):
+    """The kernel's end of one worker, as ``CHANNEL`` makes it (a test gives its own)."""
+
+    def start(self, message: Mapping[str, Any]) -> None: ...
+    def next(self, seconds: float) -> None:
+        """Return once a message has arrived or ``seconds`` have passed."""
+
+    def take(self) -> list[dict[str, Any]]: ...
+    def stop(self) -> None: ...
+
+
+def available() -> bool:
+    """Whether this is a browser whose kernel can start a worker and wait for it."""
+    if sys.platform != "emscripten":
+        return False
+    try:
+        import js
+        from pyodide.ffi import can_run_sync
+    except ImportError:
+        return False
+    return bool(can_run_sync()) and hasattr(js, "Worker")
+
+
+class BrowserChannel:
+    """``CHANNEL`` in this kernel, waited on with ``run_sync``."""
+
+    def __init__(self) -> None:
+        from pyodide.code import run_js
+
+        self._end = run_js(CHANNEL)(WORKER)
+
+    def start(self, message: Mapping[str, Any]) -> None:
+        import js
+        from pyodide.ffi import to_js
+
+        self._end.start(to_js(dict(message), dict_converter=js.Object.fromEntries))
+
+    def next(self, seconds: float) -> None:
+        from pyodide.ffi import run_sync
+
+        run_sync(self._end.next(max(1, round(seconds * 1000))))
+
+    def take(self) -> list[dict[str, Any]]:
+        return list(self._end.take().to_py())
+
+    def stop(self) -> None:
+        self._end.stop()
+
+
+def index_url() -> str:
+    """Where this kernel's Pyodide was loaded from: the worker loads the same one."""
+    import pyodide_js
+
+    return str(pyodide_js._api.config.indexURL)
+
+
+def bundle(roots: Iterable[Path], skip: Sequence[Path] = ()) -> dict[str, bytes]:
+    """Every file under ``roots`` (their ``__pycache__`` left out), by absolute path."""
+    files: dict[str, bytes] = {}
+    for root in roots:
+        for path in sorted(root.rglob("*")) if root.is_dir() else ():
+            if path.is_file() and "__pycache__" not in path.parts and path not in skip:
+                files[str(path)] = path.read_bytes()
+    return files
+
+
+def graded_roots(env: Mapping[str, str], cwd: Path) -> list[Path]:
+    """The folders a child reads its code from: its own and its ``PYTHONPATH`` (those of this
+    Python's installation left out: the worker's Pyodide has its own)."""
+    libraries = ("stdlib", "platstdlib", "purelib", "platlib")
+    installed = {Path(sysconfig.get_paths()[name]) for name in libraries}
+    paths = [cwd] + [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    kept: list[Path] = []
+    for path in paths:
+        inside = any(path == base or base in path.parents for base in installed)
+        if path.is_dir() and not inside and path not in kept:
+            kept.append(path)
+    return kept
+
+
+class WorkerChild:
+    """``python -m ...`` in a Web Worker, behaving as the ``Popen`` the supervisor expects.
+
+    ``streamed``: the files the parent reads while the child runs; the child's writes to them
+    arrive here and are appended to them. The constructor returns once the worker's Pyodide is
+    up (the boot does not count against the child's start-up limit, as a process's ``exec`` does
+    not), or with ``returncode`` set if it could not boot."""
+
+    pid = 0
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        env: Mapping[str, str],
+        cwd: Path,
+        streamed: Sequence[Path],
+        output_bytes: int,
+        channel: Channel | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if list(command[1:2]) != ["-m"]:
+            raise ValueError(f"a worker runs `python -m MODULE ...`, not {list(command)!r}")
+        self.args = list(command)
+        self.returncode: int | None = None
+        self.ready = False
+        self.streamed = {str(path): path for path in streamed}
+        self._kept = bytearray()
+        self._limit = output_bytes
+        self._channel = channel if channel is not None else BrowserChannel()
+        files = bundle(graded_roots(env, cwd), skip=streamed)
+        self._channel.start(
+            {
+                "indexURL": index_url() if channel is None else "",
+                "packages": list(WORKER_PACKAGES),
+                "files": files,
+                "streamed": list(self.streamed),
+                "boot": BOOT,
+                "argv": self.args[1:],
+                "env": dict(env),
+                "cwd": str(cwd),
+            }
+        )
+        ends = clock() + STARTUP_SECONDS
+        while not self.ready and self.returncode is None:
+            left = ends - clock()
+            if left <= 0:
+                said = _("the worker's Python did not start within {seconds}s")
+                self._say(said.format(seconds=f"{STARTUP_SECONDS:g}") + "\n")
+                self.kill()
+                break
+            self._channel.next(left)
+            self._receive()
+
+    def _say(self, text: str) -> None:
+        self._kept += text.encode("utf-8", "replace")
+        if len(self._kept) > 2 * self._limit:
+            del self._kept[: len(self._kept) - self._limit]
+
+    def _receive(self) -> None:
+        for message in self._channel.take():
+            kind = message.get("kind")
+            if kind == "ready":
+                self.ready = True
+            elif kind == "write" and str(message.get("path")) in self.streamed:
+                with open(self.streamed[str(message["path"])], "ab") as sink:
+                    sink.write(bytes(message.get("bytes", b"")))
+            elif kind == "output":
+                self._say(str(message.get("text", "")))
+            elif kind == "exit" and self.returncode is None:
+                code = message.get("code")
+                self.returncode = code if isinstance(code, int) else 1
+            elif kind == "error" and self.returncode is None:
+                self._say(f"{message.get('message', '')}\n")
+                self.returncode = 1
+
+    def poll(self) -> int | None:
+        self._receive()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait until the child ends (at most ``timeout`` seconds: then ``TimeoutExpired``)."""
+        self._receive()
+        if self.returncode is None:
+            self._channel.next(timeout if timeout is not None else STARTUP_SECONDS)
+            self._receive()
+        if self.returncode is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        return self.returncode
+
+    def kill(self) -> None:
+        """Terminate the worker: whatever ran in it stops at once."""
+        self._channel.stop()
+        if self.returncode is None:
+            self.returncode = -9
+
+    def text(self) -> str:
+        """What the child printed (its last ``output_bytes``), safe to show."""
+        return safe_text(bytes(self._kept[-self._limit :]).decode("utf-8", "replace"), self._limit)

@@ -1,0 +1,244 @@
+"""The browser's check() through Web Workers gives the command line's verdict, stopping any loop.
+
+In the browser each child of a run (the focused tests, the probe driver) is a second Pyodide in
+a Web Worker (``course/harness/webworker.py``), ended when it overruns. Here the same path runs
+on this machine's Python: ``sys.platform`` says ``emscripten``, and each worker is played by a
+``SubprocessChannel`` that runs the worker's own ``BOOT`` code in a fresh Python and speaks the
+worker's messages. Everything above the channel is the code the browser runs: the engine's
+browser branch, ``start_child``'s worker, the supervisor's waits and kills. The real worker is
+driven in Chromium by ``tests/browser/test_lite_site.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import sysconfig
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness_support import QUICK, MakeWorkspace, essentials, on_the_command_line, sabotage
+from mutants import MUTANTS
+from solutions import solve_lab
+
+from course.grading.engine import GradingOptions, evaluate
+from course.harness import webworker
+from course.harness.manifest import Manifest
+from course.harness.runner import Limits
+from course.harness.webworker import BOOT, STARTUP_SECONDS, WorkerChild, bundle, graded_roots
+
+RUN_BOOT = BOOT + (
+    "\nimport json, sys\nasked = json.load(sys.stdin)\n"
+    "sys.exit(run(asked['argv'], asked['env'], asked['cwd']))\n"
+)
+
+
+class SubprocessChannel:
+    """A worker played by a child Python running ``BOOT``: same files (one file system), the
+    same messages (ready, output, exit), and ``stop`` kills it as ``terminate`` ends a worker."""
+
+    def __init__(self) -> None:
+        self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, message: Mapping[str, Any]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", RUN_BOOT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        asked = {key: message[key] for key in ("argv", "env", "cwd")}
+        self.process.stdin.write(json.dumps(asked).encode())
+        self.process.stdin.close()
+        self.messages.put({"kind": "ready"})
+        threading.Thread(target=self._relay, args=(self.process,), daemon=True).start()
+
+    def _relay(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            self.messages.put({"kind": "output", "text": line.decode("utf-8", "replace")})
+        self.messages.put({"kind": "exit", "code": process.wait()})
+
+    def next(self, seconds: float) -> None:
+        ends = time.monotonic() + seconds
+        while self.messages.empty() and time.monotonic() < ends:
+            time.sleep(0.005)
+
+    def take(self) -> list[dict[str, Any]]:
+        taken = []
+        while not self.messages.empty():
+            taken.append(self.messages.get())
+        return taken
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+
+
+def through_workers(
+    manifest: Manifest, kit: Path, workspace: Path, lab: str, seconds: float
+) -> dict[str, Any]:
+    options = GradingOptions(in_process=False)  # the browser's default where workers can start
+    result = evaluate(manifest, kit, workspace, [lab], Limits(test_seconds=seconds), options)
+    return essentials(result.to_json())
+
+
+def assert_same_verdict(
+    manifest: Manifest, kit: Path, workspace: Path, lab: str, tmp_path: Path, seconds: float
+) -> dict[str, Any]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "platform", "emscripten")
+        patch.setattr(webworker, "BrowserChannel", SubprocessChannel)
+        patch.setattr(webworker, "index_url", lambda: "")
+        here = through_workers(manifest, kit, workspace, lab, seconds)
+    there = on_the_command_line(workspace, lab, seconds, tmp_path)
+    said = f"Lab {lab} on {workspace}\nexpected (CLI): {there}\ngot (workers): {here}"
+    assert here == there, said
+    return here
+
+
+def test_a_fresh_workspace_is_pending_as_on_the_command_line(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    got = assert_same_verdict(manifest, kit, make_workspace("fresh"), "11.2", tmp_path, 10.0)
+    assert got["labs"]["11.2"]["status"] == "pending"
+
+
+WRONG = ["summary_shares_lists_with_its_input", "skips_a_system_message", "keeps_the_oldest_groups"]
+
+
+@pytest.mark.parametrize("name", WRONG)
+def test_a_wrong_version_fails_as_on_the_command_line(
+    name: str, manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    mutant = next(m for m in MUTANTS if m.name == name)
+    workspace = make_workspace("wrong")
+    for lab in manifest.labs:
+        solve_lab(manifest, kit, workspace, lab.id)
+    path = workspace / manifest.package / mutant.module
+    path.write_text(path.read_text(encoding="utf-8").replace(mutant.old, mutant.new, 1), "utf-8")
+    got = assert_same_verdict(manifest, kit, workspace, mutant.lab, tmp_path, 10.0)
+    assert got["labs"][mutant.lab]["status"] == "failed"
+
+
+LOOPS = {
+    "plain": "while True:\n        pass",
+    # the in-kernel time limit cannot stop this one: its trace function's error is swallowed
+    "swallowing every exception": (
+        "while True:\n        try:\n            pass\n"
+        "        except BaseException:\n            pass"
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(LOOPS))
+def test_an_endless_loop_is_ended_as_on_the_command_line(
+    kind: str, manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    workspace = make_workspace("loop")
+    solve_lab(manifest, kit, workspace, "11.1")
+    sabotage(workspace, "summary", "parse_summary", LOOPS[kind])
+    got = assert_same_verdict(manifest, kit, workspace, "11.1", tmp_path, QUICK.test_seconds)
+    assert got["labs"]["11.1"]["status"] == "timeout"
+
+
+# --------------------------------------------------------------------------- the worker's end
+
+
+class Scripted:
+    """A worker that says what it is told to, and notes what it was asked."""
+
+    def __init__(self, *messages: dict[str, Any]) -> None:
+        self.script = list(messages)
+        self.asked: dict[str, Any] = {}
+        self.stopped = False
+
+    def start(self, message: Mapping[str, Any]) -> None:
+        self.asked = dict(message)
+
+    def next(self, seconds: float) -> None:
+        pass
+
+    def take(self) -> list[dict[str, Any]]:
+        taken, self.script = self.script, []
+        return taken
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+def test_the_workers_writes_reach_only_the_files_the_parent_watches(tmp_path: Path) -> None:
+    watched, elsewhere = tmp_path / "results.jsonl", tmp_path / "other.txt"
+    watched.touch()
+    worker = Scripted(
+        {"kind": "ready"},
+        {"kind": "write", "path": str(watched), "bytes": b'{"event": "a"}\n'},
+        {"kind": "write", "path": str(elsewhere), "bytes": b"planted"},
+        {"kind": "output", "text": "printed\n"},
+        {"kind": "exit", "code": 3},
+    )
+    child = WorkerChild(["python", "-m", "pytest"], {}, tmp_path, [watched], 1024, worker)
+    assert child.wait(timeout=1) == 3
+    assert watched.read_bytes() == b'{"event": "a"}\n'
+    assert not elsewhere.exists(), "a worker wrote a file the parent does not watch"
+    assert child.text() == "printed\n"
+    assert worker.asked["argv"] == ["-m", "pytest"]
+    assert worker.asked["streamed"] == [str(watched)]
+
+
+def test_a_worker_that_cannot_boot_is_a_child_that_failed_to_start(tmp_path: Path) -> None:
+    worker = Scripted({"kind": "error", "message": "pyodide.asm.wasm: 404"})
+    child = WorkerChild(["python", "-m", "pytest"], {}, tmp_path, [], 1024, worker)
+    assert (child.poll(), child.ready) == (1, False)
+    assert "pyodide.asm.wasm: 404" in child.text()
+
+
+def test_a_worker_that_never_says_ready_is_ended(tmp_path: Path) -> None:
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += STARTUP_SECONDS / 4
+        return now[0]
+
+    worker = Scripted()
+    child = WorkerChild(["python", "-m", "pytest"], {}, tmp_path, [], 1024, worker, clock)
+    assert worker.stopped and child.returncode == -9
+    assert f"did not start within {STARTUP_SECONDS:g}s" in child.text()
+
+
+def test_a_worker_is_still_running_until_it_says_it_exited(tmp_path: Path) -> None:
+    child = WorkerChild(["python", "-m", "x"], {}, tmp_path, [], 1024, Scripted({"kind": "ready"}))
+    assert child.poll() is None
+    with pytest.raises(subprocess.TimeoutExpired):
+        child.wait(timeout=0.01)
+    child.kill()
+    assert child.wait(timeout=0.01) == -9
+
+
+def test_a_worker_runs_only_python_dash_m(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="python -m MODULE"):
+        WorkerChild(["python", "script.py"], {}, tmp_path, [], 1024, Scripted())
+
+
+def test_the_worker_gets_the_graded_folders_not_this_pythons_installation(tmp_path: Path) -> None:
+    copy, library = tmp_path / "copy", tmp_path / "lib"
+    (copy / "pkg" / "__pycache__").mkdir(parents=True)
+    (copy / "pkg" / "a.py").write_text("A = 1\n")
+    (copy / "pkg" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
+    (copy / "results.jsonl").touch()
+    (library / "course").mkdir(parents=True)
+    (library / "course" / "__init__.py").write_text("")
+    site_packages = sysconfig.get_paths()["purelib"]
+    env = {"PYTHONPATH": f"{library}:{site_packages}:{copy}"}
+    assert graded_roots(env, copy) == [copy, library]
+    files = bundle(graded_roots(env, copy), skip=[copy / "results.jsonl"])
+    assert sorted(files) == [str(copy / "pkg" / "a.py"), str(library / "course" / "__init__.py")]
