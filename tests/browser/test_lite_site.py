@@ -118,7 +118,7 @@ def checked_here(
         "--json",
         saved,
     )
-    return lab_counts(json.loads(saved.read_text()))[lab_id]
+    return lab_counts(json.loads(saved.read_text())["labs"])[lab_id]
 
 
 def lab_counts(labs: list[dict[str, object]]) -> dict[object, tuple[object, ...]]:
