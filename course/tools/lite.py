@@ -142,8 +142,8 @@ class LiteConfig:
         # one schema per plugin: the lab reads them all from build/schemas/all*.json
         "build/schemas/@*",
     )
-    """Files and folders of the built site no current browser asks for (each font is there
-    as woff2)."""
+    """Files and folders of the built site no current browser asks for: old fonts (each is
+    there as woff2), per-plugin schemas."""
     unused_loaders: tuple[str, ...] = (
         # the terminal's (xterm.js and its addons, 480 KB): the site has no terminals
         r"Promise\.all\(\[([^\]]*)\]\);\w+=\w+\.Terminal,",
