@@ -2,19 +2,37 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import struct
+import subprocess
+import sys
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 import pytest
 
+from course.display.transfer import save_workspace
 from course.harness.kit import kit_root
+from course.harness.manifest import load_manifest
+from course.harness.workspace import create_workspace
 from course.tools import lite
 from course.tools.maintainer import main as course_kit
 
 
-def make_wheel(folder: Path, name: str, requires: list[str], files: list[str]) -> Path:
-    """A minimal wheel: METADATA, RECORD and ``files`` (each holding its own name)."""
+def make_wheel(
+    folder: Path,
+    name: str,
+    requires: list[str],
+    files: list[str],
+    texts: Mapping[str, str] = MappingProxyType({}),
+) -> Path:
+    """A minimal wheel: METADATA, RECORD and ``files`` (each holding its text in ``texts``,
+    else its own name)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}-1.0-py3-none-any.whl"
     info = f"{name}-1.0.dist-info"
@@ -22,7 +40,7 @@ def make_wheel(folder: Path, name: str, requires: list[str], files: list[str]) -
     meta += "".join(f"Requires-Dist: {line}\n" for line in requires)
     with zipfile.ZipFile(path, "w") as archive:
         for file in files:
-            archive.writestr(file, file)
+            archive.writestr(file, texts.get(file, file))
         archive.writestr(f"{info}/METADATA", meta)
         archive.writestr(f"{info}/RECORD", "".join(f"{f},,\n" for f in files))
     return path
@@ -138,3 +156,231 @@ def test_the_kit_wheel_carries_what_grading_reads_beside_the_package(tmp_path: P
     for path, data in sources.items():
         assert (installed / path).read_bytes() == data, path
         assert f"\n{path},sha256=" in record, f"{path} not in RECORD:\n{record}"
+
+
+# ------------------------------------------------------------------------ what the site leaves out
+
+
+def test_a_trimmed_wheel_keeps_the_spared_files_and_records_the_rewritten_lexer_map(
+    tmp_path: Path,
+) -> None:
+    mapping = (
+        "LEXERS = {\n"
+        "    'PythonLexer': ('pygments.lexers.python', 'Python', ('python',), ('*.py',), ()),\n"
+        "    'RustLexer': ('pygments.lexers.rust', 'Rust', ('rust',), ('*.rs',), ()),\n"
+        "}\n"
+    )
+    files = ["pygments/lexers/python.py", "pygments/lexers/rust.py", "pygments/lexer.py"]
+    files.append(lite.LEXER_MAP)
+    wheel = make_wheel(tmp_path / "in", "pygments", [], files, {lite.LEXER_MAP: mapping})
+    config = lite.LiteConfig(
+        trimmed=(("pygments", ("pygments/lexers/",)),),
+        spared=("pygments/lexers/python.py", lite.LEXER_MAP),
+    )
+    [out] = lite.trimmed([wheel], tmp_path / "out", config)
+    with zipfile.ZipFile(out) as archive:
+        names = set(archive.namelist())
+        record = archive.read("pygments-1.0.dist-info/RECORD").decode().splitlines()
+        pruned = archive.read(lite.LEXER_MAP)
+    assert "pygments/lexers/rust.py" not in names, names
+    assert {"pygments/lexers/python.py", "pygments/lexer.py", lite.LEXER_MAP} <= names
+    assert b"PythonLexer" in pruned and b"RustLexer" not in pruned, pruned
+    assert lite.record_line(lite.LEXER_MAP, pruned) in record, record
+    assert not [line for line in record if line.startswith("pygments/lexers/rust.py")]
+
+
+def test_the_pruned_lexer_map_names_exactly_the_lexers_of_the_kept_modules() -> None:
+    from pygments.lexers import _mapping
+
+    text = Path(_mapping.__file__).read_text(encoding="utf-8")
+    namespace: dict[str, Any] = {}
+    exec(lite.pruned_lexer_map(text, lite.CONFIG.spared), namespace)
+    kept_modules = {path.removesuffix(".py").replace("/", ".") for path in lite.CONFIG.spared}
+    expected = {name for name, entry in _mapping.LEXERS.items() if entry[0] in kept_modules}
+    assert set(namespace["LEXERS"]) == expected
+    assert {"PythonLexer", "PythonTracebackLexer", "DiffLexer", "TextLexer"} <= expected
+
+
+TRIMMED_PYGMENTS_AT_WORK = """
+import IPython, ipython_pygments_lexers, stack_data, pygments
+import _pytest._io.terminalwriter  # imports the diff and Python lexers
+from IPython.core.interactiveshell import InteractiveShell
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+assert pygments.__file__.startswith(TRIMMED), pygments.__file__
+shell = InteractiveShell.instance()
+for cell in ("def f():\\n    1/0\\nf()", "%xmode Verbose\\nf()", "f??", "x = (1,"):
+    shell.run_cell(cell)
+from pygments.lexers import _iter_lexerclasses
+print(len(list(_iter_lexerclasses())))  # imports every lexer the map names
+try:
+    get_lexer_by_name("rust")
+except ClassNotFound:
+    print("unknown: rust")
+"""
+
+
+def test_ipython_and_pytest_highlight_with_the_trimmed_pygments(tmp_path: Path) -> None:
+    """The lexers the site keeps are all that IPython (tracebacks, ``?``), its lexers, stack_data
+    and pytest import; a dropped language is unknown, as a misspelt one is."""
+    import pygments
+
+    installed = Path(pygments.__file__).parent
+    files = [p.relative_to(installed.parent).as_posix() for p in installed.rglob("*.py")]
+    wheel = tmp_path / "in" / "pygments-1.0-py3-none-any.whl"
+    wheel.parent.mkdir()
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name in files:
+            archive.write(installed.parent / name, name)
+        archive.writestr("pygments-1.0.dist-info/RECORD", "")
+    [out] = lite.trimmed([wheel], tmp_path / "out")
+    site = tmp_path / "site"
+    with zipfile.ZipFile(out) as archive:
+        archive.extractall(site)
+    assert len(list((site / "pygments" / "lexers").glob("*.py"))) == len(lite.CONFIG.spared)
+    code = f"TRIMMED = {str(site)!r}\n" + TRIMMED_PYGMENTS_AT_WORK
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(site)},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ZeroDivisionError" in done.stdout and "unknown: rust" in done.stdout, done.stdout
+
+
+def ico(sizes: list[int]) -> bytes:
+    """An ``.ico`` file whose image of each size (0 meaning 256) is its size byte repeated."""
+    header = struct.pack("<HHH", 0, 1, len(sizes))
+    offset, table, images = 6 + 16 * len(sizes), b"", b""
+    for size in sizes:
+        image = bytes([size]) * (size + 10)
+        table += struct.pack("<BBBBHHII", size, size, 0, 0, 1, 32, len(image), offset)
+        offset += len(image)
+        images += image
+    return header + table + images
+
+
+def icon_images(data: bytes) -> dict[int, bytes]:
+    count = struct.unpack_from("<HHH", data)[2]
+    entries = [struct.unpack_from("<BBBBHHII", data, 6 + 16 * n) for n in range(count)]
+    return {width: data[start : start + size] for width, *_, size, start in entries}
+
+
+def test_the_tab_icon_keeps_only_its_small_images() -> None:
+    big = ico([0, 128, 64, 32, 16])
+    small = lite.small_icon(big, 64)
+    assert icon_images(small) == {k: v for k, v in icon_images(big).items() if 0 < k <= 64}
+    assert len(small) == 6 + 3 * 16 + sum(n + 10 for n in (64, 32, 16))
+
+
+def test_only_chunks_that_the_unused_loaders_alone_ask_for_are_dropped() -> None:
+    loader = r"load\(\[([^\]]*)\]\)"
+    scripts = {
+        "main.1a.js": "load([o.e(11),o.e(12)]);other([o.e(13)])",
+        "11.2b.js": "terminal",
+        "12.3c.js": "shared",
+        "13.4d.js": "more",
+        "side.5e.js": "o.e(12)",  # a second door to chunk 12
+    }
+    assert lite.unused_chunks(scripts, [loader]) == ["11.2b.js"]
+    assert lite.unused_chunks(scripts, []) == []
+
+
+def test_the_built_site_loses_what_no_browser_asks_for(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    files = {
+        "build/schemas/all.json": "[]",
+        "build/schemas/@jupyterlab/notebook-extension/tracker.json": "{}",
+        "build/fa-solid-900.woff": "old",
+        "build/fa-solid-900.woff2": "new",
+        "build/jlab_core.1a.js": "x=Promise.all([o.e(11)]);r=n.Terminal,s=h.FitAddon",
+        "build/11.2b.js": "xterm",
+        "build/12.3c.js": "other",
+    }
+    for name, text in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text)
+    (out / "lab").mkdir()
+    (out / "lab" / "favicon.ico").write_bytes(ico([0, 32]))
+    lite.drop_unused(out)
+    left = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert left == [
+        "build/12.3c.js",
+        "build/fa-solid-900.woff2",
+        "build/jlab_core.1a.js",
+        "build/schemas/all.json",
+        "lab/favicon.ico",
+    ]
+    assert list(icon_images((out / "lab" / "favicon.ico").read_bytes())) == [32]
+
+
+def test_the_sessions_left_out_are_read_by_no_notebook_and_the_one_kept_is() -> None:
+    from course.interop.samples import PI_SESSION_NAMES
+
+    texts = [p.read_text("utf-8") for p in (kit_root() / "notebooks").rglob("*.ipynb")]
+    kept = set(PI_SESSION_NAMES) - set(lite.UNREAD_SESSIONS)
+    assert kept and set(lite.UNREAD_SESSIONS) < set(PI_SESSION_NAMES)
+    for name in lite.UNREAD_SESSIONS:
+        assert not [t for t in texts if name in t], f"a notebook reads {name}"
+    for name in kept:
+        assert [t for t in texts if name in t], f"no notebook reads {name}: leave it out too"
+
+
+@pytest.fixture(scope="module")
+def site_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    contents = tmp_path_factory.mktemp("contents")
+    lite.lay_workspaces(contents, ["en"])
+    return contents / "en"
+
+
+def pytest_in(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pytest", "tests/chapter11/test_11_probe_cases.py", *args]
+    return subprocess.run(
+        command, cwd=workspace, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_the_site_workspace_runs_the_kit_s_probe_cases_without_its_own_copy(
+    site_workspace: Path, tmp_path: Path
+) -> None:
+    """The site's workspace has no ``probe_cases.json``: ``test_11_probe_cases.py`` collects
+    the same cases from the kit's copy as a workspace made by ``practice`` does from its own."""
+    assert not (site_workspace / "tests" / "chapter11" / "probe_cases.json").exists()
+    practice = tmp_path / "practice"
+    create_workspace(load_manifest("11"), kit_root(), practice)
+    assert (practice / "tests" / "chapter11" / "probe_cases.json").is_file()
+    ours, theirs = (pytest_in(folder, "--co", "-q").stdout for folder in (site_workspace, practice))
+    cases = [line for line in ours.splitlines() if "_probe[" in line]
+    assert cases == [line for line in theirs.splitlines() if "_probe[" in line], ours
+    assert "test_lab_11_1_probe[" in ours, ours
+
+
+def checkpoint(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "course.cli.checkpoint", "11", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_a_roster_grades_a_site_workspace_s_zip_to_its_own_counts(
+    site_workspace: Path, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "en"
+    shutil.copytree(site_workspace, workspace)
+    shutil.copyfile(kit_root() / "course" / "summary.py", workspace / "pi_course" / "summary.py")
+    saved = save_workspace(workspace)
+    assert saved.unread == ()
+    roster = tmp_path / "roster"
+    roster.mkdir()
+    shutil.move(saved.archive, roster / "ada.zip")
+    own = tmp_path / "own.json"
+    checkpoint("--practice", workspace, "--unsandboxed", "--json", own)
+    graded = checkpoint("--roster", roster, "--unsandboxed", "--gradebook", tmp_path / "gb")
+    assert graded.returncode == 0, graded.stderr
+    [row] = json.loads((tmp_path / "gb" / "gradebook.json").read_text())["learners"]
+    keys = ("status", "passed", "total", "agreed", "cases")
+    labs = [lab for lab in json.loads(own.read_text())["labs"] if not lab["optional"]]
+    expected = {lab["id"]: tuple(lab[key] for key in keys) for lab in labs}
+    assert {lab["id"]: tuple(lab[key] for key in keys) for lab in row["labs"]} == expected
+    assert expected["11.1"][0] == "passed"

@@ -7,17 +7,21 @@ so the browser fetches nothing from anywhere but the site itself.
 
 from __future__ import annotations
 
+import ast
 import base64
 import email.parser
 import hashlib
 import json
 import os
+import re
 import shutil
+import struct
 import subprocess
 import sys
 import tarfile
 import tempfile
 import zipfile
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +36,14 @@ from ..harness.manifest import load_manifest
 from ..harness.workspace import create_workspace
 from ..locale import EDITIONS, compiled
 from ..locale import gettext as _
+
+ABSENT_STDLIB = (
+    *("tkinter/", "_tkinter.pyi", "turtle.pyi", "distutils/", "lib2to3/"),
+    *("_winapi.pyi", "winreg.pyi", "winsound.pyi", "msvcrt.pyi"),
+)
+"""Standard modules the browser's Python lacks (removed from 3.12+, or for Tk or Windows)."""
+UNREAD_SESSIONS = ("large-session", "before-compaction")
+"""The sample Pi sessions (``course.interop.pi_session_files``) the site's notebooks never read."""
 
 
 @dataclass(frozen=True)
@@ -70,17 +82,78 @@ class LiteConfig:
     )
     apps: tuple[str, ...] = ("lab",)
     trimmed: tuple[tuple[str, tuple[str, ...]], ...] = (
-        # jedi's stubs of third-party libraries (3.5 MB): none of them is in the browser
-        ("jedi", ("jedi/third_party/typeshed/stubs/", "jedi/third_party/django-stubs/")),
+        (
+            "jedi",
+            (
+                # its stubs of third-party libraries (3.5 MB): none of them is in the browser
+                "jedi/third_party/typeshed/stubs/",
+                "jedi/third_party/django-stubs/",
+                # stubs of standard modules the browser's Python (Pyodide 3.14) does not have
+                *(f"jedi/third_party/typeshed/stdlib/{name}" for name in ABSENT_STDLIB),
+            ),
+        ),
+        (
+            "hypothesis",
+            tuple(  # extras for libraries the site does not have (each imports its library)
+                f"hypothesis/extra/{name}"
+                for name in ("django/", "pandas/", "numpy.py", "dateutil.py", "pytz.py")
+                + ("redis.py", "lark.py", "dpcontracts.py", "codemods.py", "cli.py")
+            ),
+        ),
+        # Lexers for 560 languages (1 MB); the browser's Python highlights only Python and what
+        # IPython's own lexers and pytest import (``spared``). JupyterLab highlights in the page.
+        ("pygments", ("pygments/lexers/",)),
+        # per-terminal-emulator width tables (170 KB), loaded only when measuring text for a
+        # named terminal program, of which the site has none (wcwidth then uses none)
+        ("wcwidth", ("wcwidth/table_grapheme_overrides/_known_",)),
+        # two of the kit's three sample Pi sessions (620 KB): no notebook reads them; the
+        # importer's notebook (11-7) reads damaged-line-session, which stays
+        ("course", tuple(f"course/data/pi-sessions/{name}.jsonl.gz" for name in UNREAD_SESSIONS)),
     )
-    """Folders left out of a wheel, by project."""
+    """Files left out of a wheel, by project: the paths starting with one of these."""
+    spared: tuple[str, ...] = tuple(
+        f"pygments/lexers/{name}.py"
+        for name in (
+            "__init__",
+            "_mapping",  # rewritten to name only the lexers kept (``pruned_lexer_map``)
+            "python",  # IPython's tracebacks and ``?``, stack_data, pytest
+            "diff",  # pytest imports it at start
+            "special",  # ``text``, the lexer of last resort
+            # ipython_pygments_lexers' lexers (IPython imports them at start) and theirs
+            *("shell", "html", "javascript", "ruby", "perl", "markup", "css", "data", "jvm"),
+            *("lisp", "lilypond", "_css_builtins", "_lilypond_builtins", "_scheme_builtins"),
+        )
+    )
+    """Files kept although ``trimmed`` names their folder."""
+    workspace_left_out: tuple[str, ...] = ("tests/chapter11/probe_cases.json",)
+    """Files of a practice workspace the site's copies do without.
+
+    ``probe_cases.json`` (700 KB, in each edition) is the kit's ``starters/11-probes.json``,
+    which the kit's wheel carries: ``test_11_probe_cases.py`` reads that copy when the
+    workspace has none, and ``check()`` takes its cases from the kit. In the browser the file
+    was of no use anyway: the lab serves a ``.json`` file parsed, so the kernel cannot read it.
+    A saved zip lacks it; ``checkpoint --roster`` grades with the kit's copy and notes it.
+    """
     dropped: tuple[str, ...] = (
         "build/fa-*.eot",
         "build/fa-*.svg",
         "build/fa-*.ttf",
         "build/fa-*.woff",
+        # one schema per plugin: the lab reads them all from build/schemas/all*.json
+        "build/schemas/@*",
     )
-    """Files of the built site no current browser asks for (each font is there as woff2)."""
+    """Files and folders of the built site no current browser asks for: old fonts (each is
+    there as woff2), per-plugin schemas."""
+    unused_loaders: tuple[str, ...] = (
+        # the terminal's (xterm.js and its addons, 480 KB): the site has no terminals
+        r"Promise\.all\(\[([^\]]*)\]\);\w+=\w+\.Terminal,",
+    )
+    """The lab's loaders of what the site cannot use: the chunks only they ask for are left
+    out (``unused_chunks``)."""
+    icon: str = "lab/favicon.ico"
+    icon_largest: int = 64
+    """The tab's icon keeps its images up to this size (a tab shows 16 or 32 pixels, 64 on a
+    dense screen); the 96 to 256 pixel ones are 285 KB."""
 
     def cache_key(self) -> str:
         """The part of the cache folder's name that changes with what is fetched."""
@@ -280,6 +353,12 @@ def kit_sources(kit: Path) -> dict[str, bytes]:
     }
 
 
+def record_line(path: str, data: bytes) -> str:
+    """The wheel ``RECORD`` line of the file ``path`` holding ``data``."""
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{path},sha256={digest},{len(data)}"
+
+
 def add_to_wheel(wheel: Path, files: Mapping[str, bytes]) -> None:
     """Add ``files`` at the root of ``wheel``, each recorded in its ``RECORD``."""
     with zipfile.ZipFile(wheel) as archive:
@@ -287,8 +366,7 @@ def add_to_wheel(wheel: Path, files: Mapping[str, bytes]) -> None:
     record = next(name for name in entries if name.endswith(".dist-info/RECORD"))
     lines = entries[record].decode("utf-8").splitlines()
     for path, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        lines.append(f"{path},sha256={digest},{len(data)}")
+        lines.append(record_line(path, data))
         entries[path] = data
     entries[record] = ("\n".join(lines) + "\n").encode("utf-8")
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -333,17 +411,53 @@ def chosen_wheels(folders: Iterable[Path], config: LiteConfig = CONFIG) -> list[
     return list(chosen.values())
 
 
-def trim_wheel(path: Path, prefixes: Sequence[str], into: Path) -> Path:
-    """A copy of the wheel at ``path`` in ``into`` without the files under ``prefixes``."""
+LEXER_MAP = "pygments/lexers/_mapping.py"
+
+
+def pruned_lexer_map(text: str, kept: Iterable[str]) -> str:
+    """Pygments' lexer map naming only the lexers whose modules are among the ``kept`` files:
+    looking up any other then says ``ClassNotFound``, as for an unknown language, rather than
+    failing to import its module."""
+    [table] = [
+        node.value
+        for node in ast.parse(text).body
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "LEXERS"
+    ]
+    files = set(kept)
+    lexers = {
+        name: entry
+        for name, entry in ast.literal_eval(table).items()
+        if entry[0].replace(".", "/") + ".py" in files
+    }
+    lines = "".join(f"    {name!r}: {entry!r},\n" for name, entry in lexers.items())
+    return f"# The lexers course-kit lite keeps.\n\nLEXERS = {{\n{lines}}}\n"
+
+
+def trim_wheel(path: Path, prefixes: Sequence[str], into: Path, spared: Sequence[str] = ()) -> Path:
+    """A copy of the wheel at ``path`` in ``into`` without the files under ``prefixes`` (but
+    with those in ``spared``); Pygments' lexer map names only the lexers kept."""
     target = into / path.name
     with zipfile.ZipFile(path) as source, zipfile.ZipFile(target, "w") as copy:
-        for item in source.infolist():
-            if item.filename.startswith(tuple(prefixes)):
-                continue
-            data = source.read(item)
+        kept = [
+            item
+            for item in source.infolist()
+            if item.filename in spared or not item.filename.startswith(tuple(prefixes))
+        ]
+        names = {item.filename for item in kept}
+        edited = {}
+        if LEXER_MAP in names:
+            text = source.read(LEXER_MAP).decode("utf-8")
+            edited[LEXER_MAP] = pruned_lexer_map(text, names).encode("utf-8")
+        for item in kept:
+            data = edited.get(item.filename) or source.read(item)
             if item.filename.endswith(".dist-info/RECORD"):
-                lines = data.decode("utf-8").splitlines(keepends=True)
-                data = "".join(x for x in lines if not x.startswith(tuple(prefixes))).encode()
+                lines = data.decode("utf-8").splitlines()
+                data = "".join(
+                    (record_line(name, edited[name]) if name in edited else line) + "\n"
+                    for line in lines
+                    if (name := line.rpartition(",")[0].rpartition(",")[0]) in names
+                    or not name.startswith(tuple(prefixes))
+                ).encode()
             copy.writestr(item, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
     return target
 
@@ -353,7 +467,9 @@ def trimmed(wheels: Sequence[Path], into: Path, config: LiteConfig = CONFIG) -> 
     rules = dict(config.trimmed)
     into.mkdir(parents=True, exist_ok=True)
     return [
-        trim_wheel(path, rules[name], into) if (name := wheel_project(path)) in rules else path
+        trim_wheel(path, rules[name], into, config.spared)
+        if (name := wheel_project(path)) in rules
+        else path
         for path in wheels
     ]
 
@@ -377,12 +493,15 @@ def kernel_shims(into: Path, config: LiteConfig = CONFIG) -> Path:
 # --------------------------------------------------------------------------- the site
 
 
-def lay_workspaces(contents: Path, editions: Sequence[str]) -> None:
-    """A fresh practice workspace per edition, as the learner's files: ``en/``, ``zh/``."""
+def lay_workspaces(contents: Path, editions: Sequence[str], config: LiteConfig = CONFIG) -> None:
+    """A fresh practice workspace per edition, as the learner's files: ``en/``, ``zh/``
+    (without ``config.workspace_left_out``)."""
     kit = kit_root()
     manifest = load_manifest("11")
     for edition in editions:
         create_workspace(manifest, kit, contents / edition, edition)
+        for relative in config.workspace_left_out:
+            (contents / edition / relative).unlink()
 
 
 def stage_pyodide(lite_dir: Path, core: Path, wheels: Sequence[Path]) -> list[str]:
@@ -428,10 +547,54 @@ def build(out: Path, editions: Sequence[str], cache: Path) -> Path:
             *[f"--apps={app}" for app in CONFIG.apps],
         ]  # fmt: skip
         run([*command, *options], _("jupyter lite build"), cwd=lite_dir)
-    for pattern in CONFIG.dropped:
-        for path in out.glob(pattern):
-            path.unlink()
+    drop_unused(out)
     return out
+
+
+def drop_unused(out: Path, config: LiteConfig = CONFIG) -> None:
+    """Take out of the built site what ``config.dropped`` names; shrink its tab icon."""
+    for pattern in config.dropped:
+        for path in out.glob(pattern):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    build = {path.name: path.read_text("utf-8") for path in (out / "build").glob("*.js")}
+    for name in unused_chunks(build, config.unused_loaders):
+        (out / "build" / name).unlink()
+    icon = out / config.icon
+    icon.write_bytes(small_icon(icon.read_bytes(), config.icon_largest))
+
+
+CHUNK_ASKED = re.compile(r"\.e\((\d+)\)")
+"""How the lab's scripts ask for a chunk by its id (``<id>.<hash>.js``)."""
+
+
+def unused_chunks(scripts: Mapping[str, str], loaders: Sequence[str]) -> list[str]:
+    """The chunk files among ``scripts`` (the lab's, text by file name) that only the
+    ``loaders`` (patterns whose first group lists the chunks they load) ask for."""
+    asked = Counter(id for text in scripts.values() for id in CHUNK_ASKED.findall(text))
+    loaded = {
+        id
+        for text in scripts.values()
+        for pattern in loaders
+        for match in re.finditer(pattern, text)
+        for id in CHUNK_ASKED.findall(match[1])
+    }
+    return sorted(
+        name for name in scripts if (id := name.split(".")[0]) in loaded and asked[id] == 1
+    )
+
+
+def small_icon(data: bytes, largest: int) -> bytes:
+    """An ``.ico`` file's bytes with only its images of at most ``largest`` pixels."""
+    _reserved, kind, count = struct.unpack_from("<HHH", data)
+    entries = [struct.unpack_from("<BBBBHHII", data, 6 + 16 * n) for n in range(count)]
+    kept = [entry for entry in entries if 0 < entry[0] <= largest]  # a width of 0 is 256
+    header = struct.pack("<HHH", 0, kind, len(kept))
+    offset = len(header) + 16 * len(kept)
+    table, images = b"", b""
+    for *head, size, start in kept:
+        table += struct.pack("<BBBBHHII", *head, size, offset + len(images))
+        images += data[start : start + size]
+    return header + table + images
 
 
 def site_size(out: Path) -> int:
