@@ -384,3 +384,5 @@ def test_a_roster_grades_a_site_workspace_s_zip_to_its_own_counts(
     expected = {lab["id"]: tuple(lab[key] for key in keys) for lab in labs}
     assert {lab["id"]: tuple(lab[key] for key in keys) for lab in row["labs"]} == expected
     assert expected["11.1"][0] == "passed"
+    assert not [f for f in row["flags"] if "edited" in f], "an optional file left out is no edit"
+

@@ -58,7 +58,7 @@ def _layout_notes(
     given module may hold its docstrings in the workspace's edition."""
     notes, flags = [], []
     for file in manifest.files:
-        if file.role == "learner":
+        if file.role == "learner" or (file.optional and tree.kind(file.path) == "missing"):
             continue
         try:
             shipped = read_source(kit, file.starter)

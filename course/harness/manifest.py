@@ -96,6 +96,9 @@ class WorkspaceFile:
     starter: str
     reference: str
     role: FileRole
+    optional: bool = False
+    """A workspace may lack it (a generated copy of kit data the kit also carries): its absence
+    is no edit. The zero-install site's workspaces leave such files out."""
 
 
 @dataclass(frozen=True)
@@ -317,8 +320,9 @@ def _workspace_file(table: object, index: int, source: str) -> WorkspaceFile:
     role = next((r for r in FILE_ROLES if r == f.text("role")), None)
     if role is None:
         raise f.error("role", f"must be one of {', '.join(FILE_ROLES)}, got {f.table['role']!r}")
+    optional = f.flag("optional")
     f.finish()
-    return WorkspaceFile(path=path, starter=starter, reference=reference, role=role)
+    return WorkspaceFile(path, starter, reference, role, optional)
 
 
 def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:

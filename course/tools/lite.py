@@ -125,15 +125,6 @@ class LiteConfig:
         )
     )
     """Files kept although ``trimmed`` names their folder."""
-    workspace_left_out: tuple[str, ...] = ("tests/chapter11/probe_cases.json",)
-    """Files of a practice workspace the site's copies do without.
-
-    ``probe_cases.json`` (700 KB, in each edition) is the kit's ``starters/11-probes.json``,
-    which the kit's wheel carries: ``test_11_probe_cases.py`` reads that copy when the
-    workspace has none, and ``check()`` takes its cases from the kit. In the browser the file
-    was of no use anyway: the lab serves a ``.json`` file parsed, so the kernel cannot read it.
-    A saved zip lacks it; ``checkpoint --roster`` grades with the kit's copy and notes it.
-    """
     dropped: tuple[str, ...] = (
         "build/fa-*.eot",
         "build/fa-*.svg",
@@ -493,15 +484,22 @@ def kernel_shims(into: Path, config: LiteConfig = CONFIG) -> Path:
 # --------------------------------------------------------------------------- the site
 
 
-def lay_workspaces(contents: Path, editions: Sequence[str], config: LiteConfig = CONFIG) -> None:
-    """A fresh practice workspace per edition, as the learner's files: ``en/``, ``zh/``
-    (without ``config.workspace_left_out``)."""
+def lay_workspaces(contents: Path, editions: Sequence[str]) -> None:
+    """A fresh practice workspace per edition, as the learner's files: ``en/``, ``zh/``,
+    without the files the manifest calls ``optional``.
+
+    Chapter 11's is ``probe_cases.json`` (700 KB, in each edition), the kit's
+    ``starters/11-probes.json``, which the kit's wheel carries: ``test_11_probe_cases.py`` reads
+    that copy when the workspace has none, and ``check()`` takes its cases from the kit. In the
+    browser the file was of no use anyway: the lab serves a ``.json`` file parsed, so the kernel
+    cannot read it. A saved zip lacks it, and ``checkpoint --roster`` takes no note of that."""
     kit = kit_root()
     manifest = load_manifest("11")
     for edition in editions:
         create_workspace(manifest, kit, contents / edition, edition)
-        for relative in config.workspace_left_out:
-            (contents / edition / relative).unlink()
+        for file in manifest.files:
+            if file.optional:
+                (contents / edition / file.path).unlink()
 
 
 def stage_pyodide(lite_dir: Path, core: Path, wheels: Sequence[Path]) -> list[str]:

@@ -95,3 +95,19 @@ def test_a_missing_or_linked_shipped_file_is_noted_not_fatal(
         "(tests/chapter11/conftest.py: missing); graded with the kit's copy"
     ) in notes
     assert any(n.startswith("pi_course/fixtures.py could not be read") for n in notes), notes
+
+
+def test_an_optional_file_left_out_is_no_edit_but_an_edited_one_is(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
+) -> None:
+    """The manifest's ``optional`` files (kit data the kit also carries) may be absent, as the
+    zero-install site's workspaces are; their content is still the kit's to decide."""
+    [optional] = [f for f in manifest.files if f.optional]
+    workspace = make_workspace("optional")
+    (workspace / optional.path).unlink()
+    snapshot = workspace_snapshot(manifest, kit, Tree(workspace))
+    assert not [n for n in snapshot.notes if optional.path in n], snapshot.notes
+    (workspace / optional.path).write_text("{}\n", encoding="utf-8")
+    snapshot = workspace_snapshot(manifest, kit, Tree(workspace))
+    edited = f"{optional.path} was edited in the workspace; graded with the kit's copy"
+    assert edited in snapshot.notes, snapshot.notes
