@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
-from .frames import dump_file
-from .untrusted import safe_text
+from ..sandboxed.frames import dump_file
+from ..sandboxed.untrusted import safe_text
 
 POLL_SECONDS = 0.02
 """How often a supervisor looks at its child's records and clock."""

@@ -52,8 +52,8 @@ from course.grading.safefs import Tree, UnsafePath
 from course.harness.kit import kit_root, read_source
 from course.harness.manifest import Manifest
 from course.harness.records import RecordReader
-from course.harness.untrusted import NAME_CHARS
-from course.harness.workspace import MARKER, WorkspaceError, parse_marker
+from course.sandboxed.marker import MARKER, WorkspaceError, parse_marker
+from course.sandboxed.untrusted import NAME_CHARS
 
 T = TypeVar("T")
 FULL = ("passed", "14", "14")
