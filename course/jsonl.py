@@ -164,7 +164,7 @@ def _parse_line(raw: bytes, number: int) -> SessionEntry:
 def parse_json_line(raw: bytes) -> Any:
     """One line's JSON value, read as strictly as a log's lines: UTF-8 without a byte order
     mark, and no NaN or Infinity. Raises ``ValueError`` (``UnicodeDecodeError`` is one) or
-    ``RecursionError``; the kit's other readers of JSON lines read with it too."""
+    ``RecursionError``."""
     return _loads(raw, raw.decode("utf-8"))
 
 

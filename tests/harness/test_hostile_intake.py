@@ -330,6 +330,25 @@ def test_records_without_their_fields_never_reach_the_reader(tmp_path: Path) -> 
     assert reader.new() == [records[-1]] and reader.dropped == 5
 
 
+def test_a_record_carrying_nan_is_dropped_and_counted_like_any_malformed_one(
+    tmp_path: Path,
+) -> None:
+    """The reader reads as strictly as the kit's JSONL logs (``jsonl.parse_json_line``)."""
+    results = tmp_path / "results.jsonl"
+    honest = {"event": "end", "nodeid": "t.py::test_ok", "duration": 0.1}
+    lines = [
+        b'{"event": "end", "nodeid": "t.py::test_nan", "duration": NaN}',
+        b'{"event": "end", "nodeid": "t.py::test_inf", "duration": Infinity}',
+        b'{"event": "end", "nodeid": "t.py::test_minus_inf", "duration": -Infinity}',
+        b"\xef\xbb\xbf" + json.dumps(honest | {"nodeid": "t.py::test_bom"}).encode(),
+        json.dumps(honest).encode(),
+    ]
+    results.write_bytes(b"".join(line + b"\n" for line in lines))
+    reader = RecordReader(results)
+    assert reader.new() == [honest]
+    assert reader.dropped == 4
+
+
 def test_a_marker_nested_3000_deep_is_a_workspace_error(manifest: Manifest, tmp_path: Path) -> None:
     workspace = nested_marker(roster_workspace(manifest, tmp_path, "deep"), 3000)
     with pytest.raises(WorkspaceError, match=r"not valid TOML \(nested too deeply\)"):
