@@ -5,7 +5,7 @@ probe module from a file, imports the package's lab modules, evaluates every cas
 one JSON line per answer to the results file. Nothing here decides a grade: the grader reads
 the answers as data and compares them with the reference's own, outside the sandbox. The
 canonical form of answers (``to_data``) and of exceptions (``raised``) lives in
-``harness/probecases.py``, shared with the grader, which applies it to the reference's answers
+``probecases.py``, shared with the grader, which applies it to the reference's answers
 too, and with the workspace's plain-pytest probe cases.
 """
 
