@@ -161,6 +161,13 @@ def _parse_line(raw: bytes, number: int) -> SessionEntry:
         ) from None
 
 
+def parse_json_line(raw: bytes) -> Any:
+    """One line's JSON value, read as strictly as a log's lines: UTF-8 without a byte order
+    mark, and no NaN or Infinity. Raises ``ValueError`` (``UnicodeDecodeError`` is one) or
+    ``RecursionError``."""
+    return _loads(raw, raw.decode("utf-8"))
+
+
 def _reject_constant(name: str) -> float:
     raise ValueError(_("{name} is not JSON").format(name=name))
 

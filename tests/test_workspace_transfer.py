@@ -14,7 +14,8 @@ import pytest
 from course.display.transfer import load_workspace, save_workspace
 from course.harness.kit import kit_root
 from course.harness.manifest import load_manifest
-from course.harness.workspace import MARKER, WorkspaceError, create_workspace
+from course.harness.workspace import create_workspace
+from course.sandboxed.marker import MARKER, WorkspaceError
 
 
 @pytest.fixture

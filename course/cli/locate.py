@@ -13,8 +13,8 @@ from ..harness.manifest import Manifest
 from ..harness.report import counts_width, render_lab, render_probes
 from ..harness.results import CheckpointResult
 from ..harness.style import PLAIN, Style
-from ..harness.workspace import Workspace, find_workspace, read_workspace
 from ..locale import gettext as _
+from ..sandboxed.marker import Workspace, find_workspace, read_workspace
 
 
 @dataclass(frozen=True)

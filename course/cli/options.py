@@ -7,8 +7,8 @@ import argparse
 import re
 from collections.abc import Sequence
 
-from ..harness.columns import wide, wrap
 from ..locale import N_, gettext, ngettext
+from ..sandboxed.columns import wide, wrap
 
 ARGPARSE_WORDS = (
     N_("usage: "),

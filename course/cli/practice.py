@@ -9,14 +9,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..grading.github_classroom import WORKFLOW, workflow
-from ..harness.commands import shell_commands
-from ..harness.editions import in_edition, speak
+from ..harness.editions import in_edition
 from ..harness.kit import KitError, chapter_fingerprints, kit_root, short
 from ..harness.learning import checkpoint_command, lab_command
 from ..harness.manifest import ManifestError, load_manifest
-from ..harness.workspace import WorkspaceError, create_workspace, default_directory
+from ..harness.workspace import create_workspace, default_directory
 from ..locale import EDITIONS, EditionError
 from ..locale import gettext as _
+from ..sandboxed.commands import shell_commands
+from ..sandboxed.marker import WorkspaceError, speak
 from .options import HelpFormatter, given, with_usage
 
 USAGE_ERROR = 2

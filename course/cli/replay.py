@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..grading import probes as probing
-from ..grading.probe_driver import load_module
-from ..harness import probecases
-from ..harness.commands import BY_NAME, Commands
-from ..harness.frames import learner_frames, render_frames, traceback_triples
 from ..harness.kit import KitError
 from ..harness.manifest import Manifest, ManifestError
-from ..harness.status import Status
 from ..locale import gettext as _
+from ..sandboxed import probecases
+from ..sandboxed.commands import BY_NAME, Commands
+from ..sandboxed.frames import learner_frames, render_frames, traceback_triples
+from ..sandboxed.probe_driver import load_module
+from ..sandboxed.status import Status
 from .locate import Where
 
 

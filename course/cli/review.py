@@ -16,14 +16,14 @@ from pathlib import Path
 
 from ..grading.engine import GradingOptions, grade, take_snapshot
 from ..harness.catalog import Catalog, CatalogTest
-from ..harness.columns import wrap
 from ..harness.manifest import Manifest, Review
 from ..harness.results import CheckpointResult, LabResult, TestOutcome, admit
 from ..harness.runner import Limits
-from ..harness.status import Status
 from ..harness.style import PLAIN, Style, status_label
-from ..harness.verdicts import readable
 from ..locale import gettext as _
+from ..sandboxed.columns import wrap
+from ..sandboxed.status import Status
+from ..sandboxed.verdicts import readable
 
 WIDTH = 100
 

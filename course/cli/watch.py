@@ -26,7 +26,6 @@ from typing import TextIO
 
 import watchfiles
 
-from ..harness.commands import BY_NAME, Commands, key_legend
 from ..harness.manifest import Lab, Manifest
 from ..harness.report import (
     counts_width,
@@ -37,9 +36,10 @@ from ..harness.report import (
     render_open_lab,
 )
 from ..harness.results import CheckpointResult, lab_to_work_on
-from ..harness.status import Status
 from ..harness.style import PLAIN, Style
 from ..locale import gettext as _
+from ..sandboxed.commands import BY_NAME, Commands, key_legend
+from ..sandboxed.status import Status
 
 PROBE_NAME = ".checkpoint-watch-probe"
 PROBE_SECONDS = 3.0

@@ -20,8 +20,8 @@ from ..grading.snapshot import Snapshot
 from ..harness.kit import kit_root
 from ..harness.manifest import load_manifest
 from ..harness.runner import Limits
-from ..harness.workspace import find_workspace
 from ..locale import gettext as _
+from ..sandboxed.marker import find_workspace
 from .notebook import grading_options, verdict_view
 from .verdict import VerdictView
 

@@ -24,16 +24,16 @@ from types import ModuleType, TracebackType
 from typing import Any
 
 from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate, in_a_browser
-from ..harness.commands import BY_NAME, shell_commands
-from ..harness.editions import in_edition, speak
+from ..harness.editions import in_edition
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
 from ..harness.pysource import parse
 from ..harness.results import CheckpointResult
 from ..harness.runner import Limits
-from ..harness.workspace import Workspace, WorkspaceError, find_workspace, read_workspace
 from ..locale import SOURCE_EDITION
 from ..locale import gettext as _
+from ..sandboxed.commands import BY_NAME, shell_commands
+from ..sandboxed.marker import Workspace, WorkspaceError, find_workspace, read_workspace, speak
 from .verdict import VerdictView
 from .views import View, message
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..grading.archives import Refused, unpack
-from ..harness.workspace import MARKER, WorkspaceError, find_workspace
 from ..locale import gettext as _
 from ..locale import ngettext
+from ..sandboxed.marker import MARKER, WorkspaceError, find_workspace
 
 LEFT_OUT = frozenset(
     {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis", ".virtual_documents"}

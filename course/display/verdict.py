@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..harness.columns import columns, pad
-from ..harness.probecases import first_line
 from ..harness.report import (
     counts,
     counts_width,
@@ -23,10 +21,12 @@ from ..harness.report import (
     render_printed,
 )
 from ..harness.results import CheckpointResult, LabResult, TestOutcome
-from ..harness.status import HTML_COLOURS, TONE_MARKS, Status, Tone, worst
-from ..harness.verdicts import readable
 from ..locale import gettext as _
 from ..locale import ngettext
+from ..sandboxed.columns import columns, pad
+from ..sandboxed.probecases import first_line
+from ..sandboxed.status import HTML_COLOURS, TONE_MARKS, Status, Tone, worst
+from ..sandboxed.verdicts import readable
 from .views import Shown, clip, esc
 
 MESSAGE_LIMIT = 240

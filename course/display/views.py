@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Protocol
 
-from ..harness.columns import columns, pad
-from ..harness.status import HTML_COLOURS, TONE_MARKS, Tone
+from ..sandboxed.columns import columns, pad
+from ..sandboxed.status import HTML_COLOURS, TONE_MARKS, Tone
 
 
 class Showable(Protocol):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal, cast
 
-from ..harness.untrusted import safe_name
+from ..sandboxed.untrusted import safe_name
 
 ZIP_SUFFIXES = (".zip",)
 TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")

@@ -28,16 +28,17 @@ from typing import Literal
 
 from ..harness import webworker
 from ..harness.catalog import Catalog, kit_catalog
-from ..harness.commands import BY_NAME, Commands
 from ..harness.kit import chapter_fingerprints, read_source
 from ..harness.manifest import Lab, Manifest
-from ..harness.probecases import Answer
 from ..harness.results import CheckpointResult, TestOutcome, attribute, summarize
 from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
-from ..harness.workspace import MARKER, PYTEST_INI, render_marker
+from ..harness.workspace import PYTEST_INI, render_marker
 from ..locale import EDITIONS, N_, SOURCE_EDITION, catalog_path, compiled, current_edition
 from ..locale import gettext as _
+from ..sandboxed.commands import BY_NAME, Commands
+from ..sandboxed.marker import MARKER
+from ..sandboxed.probecases import Answer
 from . import probes as probing
 from .hidden import HiddenTests
 from .safefs import Tree
@@ -122,16 +123,14 @@ def graded_files(
 
 
 def grader_library() -> dict[str, bytes]:
-    """The grader's own modules the graded run needs: the harness (the test reporter and
-    what it uses), the probe driver, and the editions' catalogs, so the messages made in the
-    run speak the learner's edition. None of the reference's modules."""
+    """The kit's code the graded run needs: ``course.sandboxed`` whole (the test reporter, the
+    probe driver, the chapter conftest's marker reader and what they use) and the editions'
+    catalogs, so the messages made in the run speak the learner's edition. Nothing else of the
+    kit, none of the reference's modules (``tests/harness/test_sandboxed.py`` keeps it so)."""
     package = Path(__file__).resolve().parents[1]
-    files = {"course/__init__.py": (package / "__init__.py").read_bytes()}
-    for path in sorted((package / "harness").glob("*.py")):
-        files[f"course/harness/{path.name}"] = path.read_bytes()
-    for name in ("__init__.py", "probe_driver.py"):
-        files[f"course/grading/{name}"] = (package / "grading" / name).read_bytes()
-    files["course/locale/__init__.py"] = (package / "locale" / "__init__.py").read_bytes()
+    shipped = [package / "__init__.py", package / "locale" / "__init__.py"]
+    shipped += sorted((package / "sandboxed").glob("*.py"))
+    files = {p.relative_to(package.parent).as_posix(): p.read_bytes() for p in shipped}
     for edition in EDITIONS:
         mo = catalog_path(edition, ".mo")
         data = None if edition == SOURCE_EDITION else compiled(catalog_path(edition), mo)

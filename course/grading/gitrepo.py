@@ -19,7 +19,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
-from ..harness.untrusted import safe_name
+from ..sandboxed.untrusted import safe_name
 from .safefs import Tree, UnsafePath
 
 COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

@@ -28,8 +28,8 @@ from typing import Any
 
 from ..harness.manifest import Lab
 from ..harness.results import CheckpointResult, LabResult
-from ..harness.status import Status, worst
-from ..harness.untrusted import escape
+from ..sandboxed.status import Status, worst
+from ..sandboxed.untrusted import escape
 from .copies import Prints
 from .safefs import atomic_write
 

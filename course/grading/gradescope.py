@@ -22,8 +22,8 @@ from typing import Any, Literal, TextIO
 
 from ..harness.manifest import Lab, Manifest
 from ..harness.report import render_lab
-from ..harness.status import Status
 from ..locale import gettext as _
+from ..sandboxed.status import Status
 from .engine import SandboxUnavailable
 from .gradebook import Grade, LabGrade, ungraded_row
 from .intake import GRADABLE, Submission, folder_entries, mark_older

@@ -3,7 +3,7 @@
 A browser whose kernel cannot wait for a worker (no JavaScript Promise Integration) grades here.
 
 The same graded copy, the same reporter plugin and the same verdict model as a child run:
-pytest runs here (``pytest.main``) with ``course.harness.plugin`` writing the same records,
+pytest runs here (``pytest.main``) with ``course.sandboxed.plugin`` writing the same records,
 and the probe cases are answered here as ``probe_driver`` answers them. Each test and each
 case gets its time limit from a ``sys.settrace`` deadline (``harness/deadline.py``): past it,
 the code under test is stopped with ``Overran`` and that test or case is a ``timeout``, and the
@@ -28,15 +28,15 @@ from unittest import mock
 
 import pytest
 
-from ..harness.deadline import Deadline, deadline
-from ..harness.plugin import PACKAGE_VARIABLE, lab_of
-from ..harness.probecases import Answer, answer
 from ..harness.records import RecordReader
 from ..harness.runner import Limits, Record, RunLog, RunTarget, Watch, child_command, setup_hung
 from ..harness.supervisor import after_a_hang
 from ..locale import ENVIRONMENT, current_edition, set_edition
 from ..locale import gettext as _
-from .probe_driver import load_module
+from ..sandboxed.deadline import Deadline, deadline
+from ..sandboxed.plugin import PACKAGE_VARIABLE, lab_of
+from ..sandboxed.probe_driver import load_module
+from ..sandboxed.probecases import Answer, answer
 from .probes import Answers, ProbeSet, ProbeTarget, still_running
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from ..harness.workspace import MARKER, WorkspaceError
+from ..sandboxed.marker import MARKER, WorkspaceError
 from .archives import DEFAULT_CAPS, Caps, Refused, archive_suffix, is_readable_archive, unpack
 from .gitrepo import Checkout
 from .gradebook import Grade, clean, is_gradebook_name

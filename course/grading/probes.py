@@ -20,14 +20,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..harness import probecases
-from ..harness.commands import BY_NAME, Commands
 from ..harness.kit import fingerprint, read_source
 from ..harness.manifest import Lab, Manifest
-from ..harness.probecases import Answer, agreement, answer
-from ..harness.records import Event, RecordReader
+from ..harness.records import RecordReader
 from ..harness.results import ProbeSummary
-from ..harness.status import Status, worst
 from ..harness.supervisor import (
     Limits,
     Wrap,
@@ -38,7 +34,12 @@ from ..harness.supervisor import (
 )
 from ..locale import ENVIRONMENT, current_edition
 from ..locale import gettext as _
-from .probe_driver import load_module
+from ..sandboxed import probecases
+from ..sandboxed.commands import BY_NAME, Commands
+from ..sandboxed.probe_driver import load_module
+from ..sandboxed.probecases import Answer, agreement, answer
+from ..sandboxed.records import Event
+from ..sandboxed.status import Status, worst
 from .safefs import atomic_write
 
 Case = dict[str, Any]
@@ -224,7 +225,7 @@ def driver_command(
     command = [
         sys.executable,
         "-m",
-        "course.grading.probe_driver",
+        "course.sandboxed.probe_driver",
         "--chapter-probes",
         probes.module,
         "--package",

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..harness.columns import pad
 from ..harness.manifest import Lab, Manifest
 from ..harness.runner import Limits
-from ..harness.status import Status
-from ..harness.workspace import WorkspaceError
 from ..locale import gettext as _
+from ..sandboxed.columns import pad
+from ..sandboxed.marker import WorkspaceError
+from ..sandboxed.status import Status
 from . import probes as probing
 from .archives import DEFAULT_CAPS, Caps, Refused
 from .classroom import with_copy_flags

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..harness.nofollow import Kind, entry_kind, kind_of, read_regular
-from ..harness.nofollow import UnsafePath as UnsafePath  # the refusal of every learner read
+from ..sandboxed.nofollow import Kind, entry_kind, kind_of, read_regular
+from ..sandboxed.nofollow import UnsafePath as UnsafePath  # the refusal of every learner read
 
 MAX_FILE_BYTES = 1024 * 1024
 

@@ -14,17 +14,10 @@ from pathlib import Path, PurePosixPath
 
 from ..harness.kit import chapter_fingerprints, digest, read_source, short
 from ..harness.manifest import Manifest
-from ..harness.untrusted import safe_name, safe_text
-from ..harness.workspace import (
-    MARKER,
-    MARKER_BYTES,
-    WORKSPACE_NOTEBOOKS,
-    WorkspaceError,
-    admit_workspace,
-    parse_marker,
-    shipped_in_edition,
-)
+from ..harness.workspace import WORKSPACE_NOTEBOOKS, shipped_in_edition
 from ..locale import gettext as _
+from ..sandboxed.marker import MARKER, MARKER_BYTES, WorkspaceError, admit_workspace, parse_marker
+from ..sandboxed.untrusted import safe_name, safe_text
 from .safefs import Tree, UnsafePath
 
 LEARNER_FILES = ("LEARNING.md", "pytest.ini", MARKER, WORKSPACE_NOTEBOOKS)

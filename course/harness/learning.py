@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Sequence
 
 from ..locale import current_edition, translations
-from .commands import BY_NAME, Commands, key_legend
+from ..sandboxed.commands import BY_NAME, Commands, key_legend
 from .kit import short
 from .manifest import Manifest, translated
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..locale import gettext as _
-from .tables import TableReader
+from ..sandboxed.tables import TableReader
 
 FileRole = Literal["learner", "given", "test"]
 FILE_ROLES: tuple[FileRole, ...] = ("learner", "given", "test")

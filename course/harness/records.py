@@ -1,55 +1,25 @@
-"""The records child processes write, one JSON object a line: the schema and the bounded reader.
+"""The grader's reader of the child's records: bounded, strict, and safe to show.
 
-The test reporter (``plugin.py``) and the probe driver (``grading/probe_driver.py``) write with
-``write_record``; the supervisor reads with ``RecordReader``. Both sides name events through
-``Event``, so a writer and its reader cannot drift apart. Learner code runs in the writing
-process and can append anything to the file, so the reader trusts nothing: a line or a file
-past its cap is dropped and counted, never held in memory whole, and every string of a
-record is made safe here (``untrusted.safe_text``: escaped, cut to its cap), once, for every
-door and every output. A probe answer's ``value`` is the one field left as sent: it is data,
-compared with the reference's, and escaped when a difference is shown. A record is also read
-strictly: one without the fields its event needs, or with a field of the wrong type
-(``SHAPES``), is dropped and counted like any other, so its reader never meets a ``KeyError``.
+Learner code runs in the writing process (see ``sandboxed/records.py``) and can append
+anything to the file, so the reader trusts nothing: a line or a file past its cap is dropped
+and counted, never held in memory whole, and every string of a record is made safe here
+(``untrusted.safe_text``: escaped, cut to its cap), once, for every door and every output. A
+probe answer's ``value`` is the one field left as sent: it is data, compared with the
+reference's, and escaped when a difference is shown. A record is also read strictly: a line
+the kit's JSON reader refuses (``jsonl.parse_json_line``: NaN or Infinity, invalid UTF-8, a
+byte order mark), one without the fields its event needs, or one with a field of the wrong
+type (``SHAPES``), is dropped and counted like any other, so its reader never meets a
+``KeyError``.
 """
 
 from __future__ import annotations
 
-import json
-from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from .untrusted import MESSAGE_CHARS, NAME_CHARS, safe_name, safe_text
-
-
-class Event(StrEnum):
-    """What a record says happened."""
-
-    COLLECTED = "collected"
-    """The tests pytest collected: ``tests`` = [{nodeid, name, lab}]."""
-    COLLECT_ERROR = "collect_error"
-    START = "start"
-    """A test (``nodeid``) or a probe case (``id``) begins."""
-    CALL = "call"
-    """A test's own code begins (its setup, which imports the code under test, is done)."""
-    END = "end"
-    """A test ended: its status, message and duration (and frames, shown, fatal when set;
-    ``output`` and ``output_more``: what a test that did not pass printed, see
-    ``OUTPUT_LINES``)."""
-    EXIT = "exit"
-    """The code under test called ``os._exit``: ``code`` and ``frames``."""
-    INTERRUPTED = "interrupted"
-    FINISH = "finish"
-    STARTED = "started"
-    """The probe driver is running."""
-    IMPORT_ERROR = "import_error"
-    IMPORTED = "imported"
-    """The probe driver imported the package's lab modules."""
-    ANSWER = "answer"
-    """One probe case's answer: ``id`` and ``value``, or ``raised`` and ``message``."""
-    DONE = "done"
-    """The probe driver answered every case."""
-
+from ..jsonl import parse_json_line
+from ..sandboxed.records import well_formed
+from ..sandboxed.untrusted import MESSAGE_CHARS, NAME_CHARS, safe_name, safe_text
 
 MAX_LINE_BYTES = 256 * 1024
 """A longer record is dropped: no honest record comes near it."""
@@ -65,50 +35,6 @@ DATA_FIELDS = frozenset({"value"})
 LINE_FIELDS = frozenset({"output"})
 """Fields holding lines of text the code under test printed: each one line, cut at
 ``NAME_CHARS``."""
-OUTPUT_LINES = 6
-"""Lines of a failing test's printed output kept (the first ones); the rest are counted."""
-OUTPUT_CHARS = 4000
-"""Characters of a test's printed output the child keeps while it runs; the rest is counted."""
-
-
-SHAPES: dict[str, tuple[tuple[str, ...], ...]] = {
-    Event.COLLECTED: (("tests",),),
-    Event.START: (("nodeid", "id"),),
-    Event.END: (("nodeid",),),
-    Event.ANSWER: (("id",),),
-}
-"""The fields each event needs: every group, by one of its fields at least."""
-TYPES: dict[str, type | tuple[type, ...]] = {
-    "event": str,
-    "tests": list,
-    "nodeid": str,
-    "id": str,
-    "name": str,
-    "duration": (int, float),
-}
-"""The type a field has whenever it is present (in a record, or in one of ``tests``)."""
-
-
-def well_formed(record: dict[str, Any]) -> bool:
-    """Whether ``record`` has the fields its event needs, each of its type (``SHAPES``)."""
-    if not _typed(record):
-        return False
-    for group in SHAPES.get(record.get("event", ""), ()):
-        if not any(name in record for name in group):
-            return False
-    tests = record.get("tests", [])
-    return all(isinstance(t, dict) and _typed(t) and "nodeid" in t and "name" in t for t in tests)
-
-
-def _typed(table: dict[str, Any]) -> bool:
-    return all(isinstance(table[name], kind) for name, kind in TYPES.items() if name in table)
-
-
-def write_record(stream: IO[str], event: Event, **fields: Any) -> None:
-    """Append one record and flush it, so the reader sees it even if the process dies next."""
-    record = {"event": str(event), **fields}
-    stream.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
-    stream.flush()
 
 
 class RecordReader:
@@ -152,7 +78,7 @@ class RecordReader:
             self.dropped += 1
             return None
         try:
-            record = json.loads(line)
+            record = parse_json_line(line)
         except (ValueError, RecursionError):
             self.dropped += 1
             return None

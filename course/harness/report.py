@@ -6,15 +6,15 @@ from collections.abc import Sequence
 
 from ..locale import gettext as _
 from ..locale import ngettext
-from .columns import columns, pad, wrap
-from .commands import BY_NAME, Commands, in_shell
+from ..sandboxed.columns import columns, pad, wrap
+from ..sandboxed.commands import BY_NAME, Commands, in_shell
+from ..sandboxed.status import Status
+from ..sandboxed.verdicts import NOT_RUN, readable
 from .kit import Fingerprints, short
 from .learning import checkpoint_command, lab_command
 from .manifest import Lab, Manifest
 from .results import CheckpointResult, LabResult, TestOutcome, lab_to_work_on
-from .status import Status
 from .style import PLAIN, Style, status_label
-from .verdicts import NOT_RUN, readable
 
 WIDTH = 100
 LABEL_WIDTH = 17

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..locale import gettext as _
+from ..sandboxed.frames import Frame
+from ..sandboxed.status import Status, worst
+from ..sandboxed.tables import TableReader
+from ..sandboxed.verdicts import NOT_RUN
 from .catalog import Catalog
-from .frames import Frame
 from .manifest import Lab, Manifest
-from .status import Status, worst
-from .tables import TableReader
-from .verdicts import NOT_RUN
 
 
 class ReportError(ValueError):

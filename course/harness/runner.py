@@ -24,14 +24,15 @@ from typing import Any
 
 from ..locale import ENVIRONMENT, current_edition
 from ..locale import gettext as _
+from ..sandboxed.frames import Frame, dump_file, dumped_frames, frame_from_json, render_frames
+from ..sandboxed.records import OUTPUT_LINES, Event
+from ..sandboxed.status import Status
+from ..sandboxed.untrusted import safe_name
+from ..sandboxed.verdicts import NOT_RUN
 from .catalog import Catalog
-from .frames import Frame, dump_file, dumped_frames, frame_from_json, render_frames
-from .records import OUTPUT_LINES, Event, RecordReader
+from .records import RecordReader
 from .results import TestOutcome
-from .status import Status
 from .supervisor import POLL_SECONDS, Limits, Wrap, after_a_hang, kill_group, pause, start_child
-from .untrusted import safe_name
-from .verdicts import NOT_RUN
 
 __all__ = ["Limits", "RunLog", "RunTarget", "run_focused_tests"]
 
@@ -105,7 +106,7 @@ def child_command(
         "-m",
         "pytest",
         "-p",
-        "course.harness.plugin",
+        "course.sandboxed.plugin",
         "-p",
         "no:cacheprovider",
         "-q",

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
-from .status import Status
+from ..sandboxed.status import Status
 
 
 def status_label(status: Status) -> str:

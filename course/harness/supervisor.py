@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Protocol
 
-from .frames import dump_file
-from .untrusted import safe_text
+from ..sandboxed.frames import dump_file
+from ..sandboxed.untrusted import safe_text
 from .webworker import WorkerChild
 
 POLL_SECONDS = 0.02

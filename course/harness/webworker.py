@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..locale import gettext as _
-from .untrusted import safe_text
+from ..sandboxed.untrusted import safe_text
 
 WORKER_PACKAGES = ("pytest", "hypothesis")
 """What the worker's Pyodide loads from the site's lock before the child runs: what the

@@ -22,8 +22,7 @@ from types import ModuleType
 
 import pytest
 
-from course.harness.editions import speak
-from course.harness.workspace import find_workspace, read_workspace
+from course.sandboxed.marker import find_workspace, read_workspace, speak
 
 REFERENCE_PACKAGE = "course"
 
@@ -40,10 +39,11 @@ class Implementation:
     fixtures: ModuleType
 
 
-ALLOWED_KIT_PACKAGES = ("harness", "locale", "probes")
-"""The kit's own packages a workspace may import: the harness, the editions' gettext (the given
-modules speak the learner's edition through ``course.locale``) and the probe cases' generator
-(which calls the package under test by name, and holds no answer)."""
+ALLOWED_KIT_PACKAGES = ("harness", "locale", "probes", "sandboxed")
+"""The kit's own packages a workspace may import: the harness, the code that runs beside the
+learner's (``course.sandboxed``: this file's marker reader, the reporter, the diffs), the
+editions' gettext (the given modules speak the learner's edition through ``course.locale``) and
+the probe cases' generator (which calls the package under test by name, and holds no answer)."""
 
 
 class _NoReference(importlib.abc.MetaPathFinder):

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from course.harness.diffs import explain_case
 from course.locale import gettext as _
+from course.sandboxed.diffs import explain_case
 
 CHAPTER_IDS = ["u1", "a1", "u2", "a2", "u3", "calls", "r-test", "r-read", "a3"]
 THIRD_GROUP = ["u3", "calls", "r-test", "r-read", "a3"]

@@ -2,7 +2,7 @@
 
 Each case of the manifest's seed is a test named by its lab and case id
 (``test_lab_11_3_probe[11.3#007]``), so ``python -m pytest -k lab_11_3`` fails on the cases
-``checkpoint 11 --lab 11.3`` names, in the same words (``course.harness.probecases``): the
+``checkpoint 11 --lab 11.3`` names, in the same words (``course.sandboxed.probecases``): the
 case's input, the field that differs, expected and got, and the command that replays it.
 
 The inputs and the reference's answers are data (``probe_cases.json``, generated from the
@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from course.harness import probecases
-from course.harness.commands import shell_commands
 from course.harness.kit import kit_root
-from course.harness.status import Status
 from course.probes import ch11
+from course.sandboxed import probecases
+from course.sandboxed.commands import shell_commands
+from course.sandboxed.status import Status
 
 DATA_FILE = "probe_cases.json"
 """Beside this file in a workspace; in the kit, the generated file under ``starters/``."""

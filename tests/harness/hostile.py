@@ -35,7 +35,7 @@ def write(workspace: Path, relative: str, code: str) -> None:
 PATCH_REPORTER = """
 import sys as _sys
 
-_plugin = _sys.modules.get("course.harness.plugin")
+_plugin = _sys.modules.get("course.sandboxed.plugin")
 if _plugin is not None:  # every failure or stub becomes a pass in the reporter's eyes
     _plugin.verdict = lambda when, error, frames: _plugin.Verdict("passed", "")
 """
@@ -88,7 +88,7 @@ import importlib.abc, sys
 
 class _Patch(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        plugin = sys.modules.get("course.harness.plugin")
+        plugin = sys.modules.get("course.sandboxed.plugin")
         if plugin is not None:
             plugin.classify = lambda when, error: ("passed", "")
         return None

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from harness_support import MakeWorkspace, cli, solved_workspace
 
-from course.harness.commands import shell_commands
 from course.harness.learning import lab_command
 from course.harness.manifest import Manifest
+from course.sandboxed.commands import shell_commands
 
 
 def lab_line(manifest: Manifest, lab_id: str) -> str:

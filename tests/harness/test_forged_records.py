@@ -11,7 +11,7 @@ from solutions import solve_lab
 from course.harness.catalog import Catalog, CatalogTest
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult, TestOutcome, admit, summarize
-from course.harness.status import Status
+from course.sandboxed.status import Status
 
 FORGE_AT_IMPORT = """
 

@@ -28,8 +28,9 @@ from course.grading.safefs import Tree, UnsafePath, atomic_write
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
 from course.harness.runner import Limits
-from course.harness.status import Status
-from course.harness.workspace import MARKER, WorkspaceError, create_workspace
+from course.harness.workspace import create_workspace
+from course.sandboxed.marker import MARKER, WorkspaceError
+from course.sandboxed.status import Status
 
 
 def test_a_link_anywhere_on_the_way_is_refused_not_followed(tmp_path: Path) -> None:

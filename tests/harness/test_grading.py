@@ -14,7 +14,7 @@ from course.harness.kit import read_source
 from course.harness.manifest import Manifest
 from course.harness.report import render_probes
 from course.harness.runner import Limits
-from course.harness.workspace import MARKER
+from course.sandboxed.marker import MARKER
 
 
 def test_the_graded_copy_holds_the_kits_files_and_only_the_learners_modules(

@@ -50,9 +50,9 @@ from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.harness.records import MAX_ITEMS, RecordReader
 from course.harness.results import CheckpointResult, LabResult, TestOutcome
-from course.harness.status import Status
-from course.harness.untrusted import MESSAGE_CHARS, NAME_CHARS, safe_name, safe_text
 from course.harness.workspace import create_workspace
+from course.sandboxed.status import Status
+from course.sandboxed.untrusted import MESSAGE_CHARS, NAME_CHARS, safe_name, safe_text
 
 FORMULA = "=2+5"
 """A learner folder a spreadsheet would compute."""

@@ -29,13 +29,8 @@ from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 from course.harness.runner import Limits
-from course.harness.workspace import (
-    MARKER,
-    MARKER_BYTES,
-    WorkspaceError,
-    create_workspace,
-    read_workspace,
-)
+from course.harness.workspace import create_workspace
+from course.sandboxed.marker import MARKER, MARKER_BYTES, WorkspaceError, read_workspace
 
 """Seconds a refusal may take at most (a bound: a refusal reads nothing big)."""
 
@@ -162,7 +157,7 @@ def test_a_sparse_256_mib_marker_is_refused_without_reading_it(
         "import sys\n"
         "from pathlib import Path\n"
         "from course.harness.manifest import load_manifest\n"
-        "from course.harness.workspace import WorkspaceError, read_workspace\n"
+        "from course.sandboxed.marker import WorkspaceError, read_workspace\n"
         "try:\n"
         "    read_workspace(Path(sys.argv[1]), load_manifest('11'))\n"
         "except WorkspaceError as error:\n"

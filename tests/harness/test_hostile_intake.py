@@ -52,8 +52,8 @@ from course.grading.safefs import Tree, UnsafePath
 from course.harness.kit import kit_root, read_source
 from course.harness.manifest import Manifest
 from course.harness.records import RecordReader
-from course.harness.untrusted import NAME_CHARS
-from course.harness.workspace import MARKER, WorkspaceError, parse_marker
+from course.sandboxed.marker import MARKER, WorkspaceError, parse_marker
+from course.sandboxed.untrusted import NAME_CHARS
 
 T = TypeVar("T")
 FULL = ("passed", "14", "14")
@@ -328,6 +328,25 @@ def test_records_without_their_fields_never_reach_the_reader(tmp_path: Path) -> 
     results.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     reader = RecordReader(results)
     assert reader.new() == [records[-1]] and reader.dropped == 5
+
+
+def test_a_record_carrying_nan_is_dropped_and_counted_like_any_malformed_one(
+    tmp_path: Path,
+) -> None:
+    """The reader reads as strictly as the kit's JSONL logs (``jsonl.parse_json_line``)."""
+    results = tmp_path / "results.jsonl"
+    honest = {"event": "end", "nodeid": "t.py::test_ok", "duration": 0.1}
+    lines = [
+        b'{"event": "end", "nodeid": "t.py::test_nan", "duration": NaN}',
+        b'{"event": "end", "nodeid": "t.py::test_inf", "duration": Infinity}',
+        b'{"event": "end", "nodeid": "t.py::test_minus_inf", "duration": -Infinity}',
+        b"\xef\xbb\xbf" + json.dumps(honest | {"nodeid": "t.py::test_bom"}).encode(),
+        json.dumps(honest).encode(),
+    ]
+    results.write_bytes(b"".join(line + b"\n" for line in lines))
+    reader = RecordReader(results)
+    assert reader.new() == [honest]
+    assert reader.dropped == 4
 
 
 def test_a_marker_nested_3000_deep_is_a_workspace_error(manifest: Manifest, tmp_path: Path) -> None:

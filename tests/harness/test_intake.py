@@ -46,7 +46,7 @@ from course.grading.intake import (
     with_checkout,
 )
 from course.grading.safefs import Tree
-from course.harness.workspace import MARKER
+from course.sandboxed.marker import MARKER
 
 CANVAS = r"(?P<learner>[^_]+)_(?:late_)?\d+_\d+_"
 SMALL = Caps(total_bytes=4096, files=5, ratio=10.0, ratio_floor=1024)

@@ -25,13 +25,13 @@ from mutants import MUTANTS
 from solutions import solve_lab
 
 from course.fixtures import COMPACT_1_SUMMARY
-from course.harness.commands import resolve
 from course.harness.learning import lab_command
 from course.harness.manifest import Manifest
-from course.harness.records import OUTPUT_LINES
 from course.harness.report import render_lab, render_summary
 from course.harness.results import lab_to_work_on
 from course.harness.runner import Limits, RunTarget, child_command, child_environment
+from course.sandboxed.commands import resolve
+from course.sandboxed.records import OUTPUT_LINES
 
 ESCAPE = "\x1b"
 

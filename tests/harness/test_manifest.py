@@ -108,7 +108,9 @@ def test_an_unknown_chapter_lists_the_known_ones() -> None:
 
 KIT = Path(__file__).parents[2] / "course"
 HARNESS_CODE = [
-    path for part in ("harness", "tools", "display") for path in sorted((KIT / part).glob("*.py"))
+    path
+    for part in ("harness", "sandboxed", "tools", "display")
+    for path in sorted((KIT / part).glob("*.py"))
 ]
 
 

@@ -53,9 +53,9 @@ def graded(
     time: each is a few processes)."""
     from course.grading import probes
     from course.grading.engine import GradingOptions, evaluate
-    from course.harness.commands import shell_commands
     from course.harness.runner import Limits
     from course.harness.workspace import create_workspace
+    from course.sandboxed.commands import shell_commands
 
     options = GradingOptions(
         probes=probes.prepare(manifest, kit, manifest.labs, manifest.probe_seed),

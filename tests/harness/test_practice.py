@@ -8,11 +8,12 @@ from pathlib import Path
 
 from harness_support import Check, MakeWorkspace, cli, replace_in
 
-from course.harness.commands import shell_commands
 from course.harness.kit import chapter_fingerprints, digest, notebook_sources, read_source
 from course.harness.learning import lab_command
 from course.harness.manifest import Manifest
-from course.harness.workspace import MARKER, REUSE_REFUSED
+from course.harness.workspace import REUSE_REFUSED
+from course.sandboxed.commands import shell_commands
+from course.sandboxed.marker import MARKER
 
 
 def test_practice_lays_out_the_manifest_files_and_says_what_to_run(

@@ -13,15 +13,15 @@ from mutants import MUTANTS, Mutant, build_mutant
 from solutions import solve_lab
 
 from course.grading import probes
-from course.grading.probe_driver import load_module
-from course.harness import probecases
 from course.harness.catalog import Catalog, CatalogTest
-from course.harness.commands import BY_NAME, Commands
 from course.harness.manifest import Manifest
-from course.harness.probecases import answer, raised, replay_command, to_data
 from course.harness.records import RecordReader
 from course.harness.results import ProbeSummary, TestOutcome, summarize
-from course.harness.status import Status
+from course.sandboxed import probecases
+from course.sandboxed.commands import BY_NAME, Commands
+from course.sandboxed.probe_driver import load_module
+from course.sandboxed.probecases import answer, raised, replay_command, to_data
+from course.sandboxed.status import Status
 
 SEED = 20260311
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from course.harness.columns import columns
 from course.harness.kit import chapter_fingerprints
 from course.harness.manifest import Manifest
 from course.harness.report import (
@@ -18,7 +17,8 @@ from course.harness.report import (
     render_summary,
 )
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
-from course.harness.status import Status
+from course.sandboxed.columns import columns
+from course.sandboxed.status import Status
 
 
 def _pending(manifest: Manifest) -> CheckpointResult:

@@ -34,7 +34,7 @@ from hostile import DAEMON_TOKEN, PTH_NAME, TTY_LINE, attacks
 
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
-from course.harness.workspace import MARKER
+from course.sandboxed.marker import MARKER
 
 LABS = ["11.1", "11.2", "11.3", "11.4", "11.5"]
 HONEST = {

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from course.harness.frames import parse_dump
+from course.sandboxed.frames import parse_dump
 
 CHILD = """
 import os, sys
-from course.harness.stackdump import StackDumper
+from course.sandboxed.stackdump import StackDumper
 dumper = StackDumper(os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 0.2)
 dumper.arm()
 def spin():

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from course.harness.diffs import explain_case, explain_equality
-from course.harness.frames import Frame, dumped_frames, parse_dump
-from course.harness.verdicts import MESSAGE_LINES, NOT_RUN, bounded, verdict
+from course.sandboxed.diffs import explain_case, explain_equality
+from course.sandboxed.frames import Frame, dumped_frames, parse_dump
+from course.sandboxed.verdicts import MESSAGE_LINES, NOT_RUN, bounded, verdict
 
 
 def test_a_dump_yields_the_thread_that_ran_the_package_outermost_first(tmp_path: Path) -> None:
@@ -16,7 +16,7 @@ def test_a_dump_yields_the_thread_that_ran_the_package_outermost_first(tmp_path:
     dump = f"""Timeout (0:00:01.500000)!
 Thread 0x00007f00000001 (most recent call first):
   File "/usr/lib/python3.11/threading.py", line 320 in wait
-  File "/kit/course/harness/plugin.py", line 70 in watch
+  File "/kit/course/sandboxed/plugin.py", line 70 in watch
 
 Current thread 0x00007f00000002 (most recent call first):
   File "{package}/compaction.py", line 2 in latest_compaction

@@ -18,7 +18,7 @@ from course.cli.watch import Event, Probe, RunAll, WatchLoop, serve
 from course.harness.catalog import Catalog, CatalogTest
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult, TestOutcome, summarize
-from course.harness.status import Status
+from course.sandboxed.status import Status
 
 WAIT = 90.0
 """The most any step of the watched run may take before the test gives up (a bound, not a claim)."""

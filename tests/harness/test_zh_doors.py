@@ -19,14 +19,14 @@ from harness_support import cli
 from course.cli import checkpoint, practice
 from course.cli.watch import Event, Probe, WatchLoop, serve
 from course.harness.catalog import Catalog, CatalogTest
-from course.harness.commands import key_legend
 from course.harness.editions import in_edition
 from course.harness.manifest import Manifest, curriculum_texts
 from course.harness.results import CheckpointResult, TestOutcome, summarize
-from course.harness.status import Status
 from course.harness.workspace import create_workspace
 from course.locale import EDITIONS, set_edition, translations
 from course.locale.english import english_words
+from course.sandboxed.commands import key_legend
+from course.sandboxed.status import Status
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 

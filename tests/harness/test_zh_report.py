@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from course.harness.commands import key_legend
 from course.harness.kit import chapter_fingerprints
 from course.harness.learning import render_learning
 from course.harness.manifest import Manifest, translated
 from course.harness.report import render_card, render_lab, render_short_card, render_summary
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
-from course.harness.status import Status
 from course.harness.style import status_label
-from course.harness.verdicts import NOT_RUN
 from course.locale.english import english_words
+from course.sandboxed.commands import key_legend
+from course.sandboxed.status import Status
+from course.sandboxed.verdicts import NOT_RUN
 
 PARENT = "0123456789abcdef" * 4
 

@@ -11,8 +11,8 @@ from course.display.verdict import VerdictView
 from course.harness.manifest import load_manifest
 from course.harness.report import render_lab
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
-from course.harness.status import Status
-from course.harness.verdicts import NOT_RUN, readable
+from course.sandboxed.status import Status
+from course.sandboxed.verdicts import NOT_RUN, readable
 
 LAB_2 = [
     "test_lab_11_2_groups_the_chapter_path_into_three_interactions",

@@ -62,12 +62,12 @@ from course.display.verdict import VerdictView
 from course.harness.editions import in_edition
 from course.harness.manifest import load_manifest
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
-from course.harness.status import Status
-from course.harness.workspace import read_workspace
 from course.labs import LabNotImplemented
 from course.locale import current_edition
 from course.locale.english import english_words
 from course.locale.typography import problems
+from course.sandboxed.marker import read_workspace
+from course.sandboxed.status import Status
 from course.summary import CompactionEntry, CompactionSummary, parse_summary
 from course.tools.notebooks import parse_source
 

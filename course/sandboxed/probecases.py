@@ -7,7 +7,7 @@ disagreement with ``describe``, so a failing case reads the same words wherever 
 the case's name and id, its input in a few lines, the field that differs with expected and
 got (long text cut *around* the first difference), and the command that replays it.
 
-Standard library and the kit's harness only: a practice workspace imports this module.
+Standard library and ``course.sandboxed`` only: a practice workspace imports this module.
 """
 
 from __future__ import annotations

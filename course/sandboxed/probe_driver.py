@@ -1,11 +1,11 @@
 """The sandbox side of the differential probes: answer each case with one package, as JSON.
 
-Run as ``python -m course.grading.probe_driver`` inside the graded copy. It loads the chapter's
+Run as ``python -m course.sandboxed.probe_driver`` inside the graded copy. It loads the chapter's
 probe module from a file, imports the package's lab modules, evaluates every case and appends
 one JSON line per answer to the results file. Nothing here decides a grade: the grader reads
 the answers as data and compares them with the reference's own, outside the sandbox. The
 canonical form of answers (``to_data``) and of exceptions (``raised``) lives in
-``harness/probecases.py``, shared with the grader, which applies it to the reference's answers
+``probecases.py``, shared with the grader, which applies it to the reference's answers
 too, and with the workspace's plain-pytest probe cases.
 """
 
@@ -21,8 +21,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, Any
 
-from ..harness.probecases import Evaluate, answer, raised
-from ..harness.records import Event, write_record
+from .probecases import Evaluate, answer, raised
+from .records import Event, write_record
 
 
 def load_module(path: Path, name: str) -> ModuleType:

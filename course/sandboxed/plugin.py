@@ -1,6 +1,6 @@
 """Pytest plugin of a checkpoint run: writes each focused test's outcome to a results file.
 
-Loaded in the child pytest process with ``-p course.harness.plugin``. Every record is one JSON
+Loaded in the child pytest process with ``-p course.sandboxed.plugin``. Every record is one JSON
 line, flushed at once, so the parent can read what finished even if learner code later kills,
 hangs or floods the process. Failures name the learner's lines (see ``verdicts.py``); a test
 that runs too long leaves a dump of the stacks (``stackdump.py``) just before the parent's

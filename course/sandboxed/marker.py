@@ -1,0 +1,203 @@
+"""A workspace's marker: finding the workspace, reading what it records, speaking its edition.
+
+The doors read a workspace through it, and so does the chapter's ``conftest.py`` in the graded
+copy and in the learner's plain ``pytest``: it runs inside the sandbox, like the rest of
+``course.sandboxed``. Laying out a workspace and writing its marker is ``harness/workspace.py``.
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import stat
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ..locale import SOURCE_EDITION, set_edition
+from ..locale import gettext as _
+from .nofollow import Kind, UnsafePath, entry_kind, read_regular
+from .tables import MISSING, TableReader
+from .untrusted import safe_text
+
+MARKER = ".course-workspace.toml"
+
+
+class Chapter(Protocol):
+    """What admitting a workspace asks of a chapter (a ``harness.manifest.Manifest`` has it)."""
+
+    @property
+    def chapter(self) -> str: ...
+
+    @property
+    def package(self) -> str: ...
+
+
+class WorkspaceError(ValueError):
+    """A workspace cannot be created here, or a directory is not a usable workspace."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """What a workspace's marker says about it."""
+
+    root: Path
+    chapter: str
+    package: str
+    starter_fingerprint: str
+    """The fingerprint of the starter scaffold the workspace was made from."""
+    checksums: dict[str, str]
+    edition: str = SOURCE_EDITION
+    """The language edition the learner chose (``practice --lang``); every door speaks it."""
+
+
+MARKER_BYTES = 64 * 1024
+"""Largest marker read (one is about 1 KiB): a larger one is refused before it is opened."""
+WORD_CHARS = 100
+"""Longest ``chapter``, ``edition`` or fingerprint a marker may hold."""
+
+
+def _is_marker(path: Path) -> bool:
+    """Whether ``path`` is a regular file (a link to a marker does not make a workspace)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def find_workspace(start: Path) -> Path | None:
+    """The workspace holding ``start`` (the nearest directory upwards with a marker), if any."""
+    start = start.resolve()
+    for folder in [start, *start.parents]:
+        if _is_marker(folder / MARKER):
+            return folder
+    return None
+
+
+def read_workspace(root: Path, manifest: Chapter | None = None) -> Workspace:
+    """The one reader of a workspace's marker, for every door (the roster reads the same
+    bytes through ``grading.safefs``): never through a link, at most ``MARKER_BYTES``, every
+    field checked. With ``manifest``, also ``admit_workspace``'s rules for its chapter.
+
+    A ``WorkspaceError`` names the file and what is wrong.
+    """
+    shown = safe_text(root / MARKER, keep="")
+    try:
+        directory = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as error:
+        said = _("{root}: not a practice workspace ({error})")
+        raise WorkspaceError(said.format(root=root, error=error.strerror or error)) from None
+    try:
+        data = read_regular(directory, MARKER, shown, MARKER_BYTES)
+        workspace = parse_marker(root, data, shown)
+        if manifest is not None:
+            admit_workspace(workspace, manifest, entry_kind(directory, workspace.package))
+        return workspace
+    except UnsafePath as error:
+        if not os.path.lexists(root / MARKER):
+            said = _(
+                "{root}: not a practice workspace ({marker} is missing); create one with practice"
+            )
+            raise WorkspaceError(said.format(root=root, marker=MARKER)) from None
+        said = _("{root}: not a practice workspace ({error})")
+        raise WorkspaceError(said.format(root=root, error=error)) from None
+    finally:
+        os.close(directory)
+
+
+def admit_workspace(workspace: Workspace, manifest: Chapter, package_kind: Kind) -> None:
+    """Refuse a workspace of another chapter, or one whose package is not the chapter's own
+    folder inside it (``package_kind``: what its entry is, without following a link)."""
+    if workspace.chapter != manifest.chapter:
+        raise WorkspaceError(
+            _("{root} is a chapter {chapter} workspace, not chapter {wanted}").format(
+                root=workspace.root, chapter=workspace.chapter, wanted=manifest.chapter
+            )
+        )
+    if workspace.package != manifest.package:
+        said = _("{root}: the marker names package {package}; chapter {chapter}'s is {wanted}")
+        raise WorkspaceError(
+            said.format(
+                root=workspace.root,
+                package=workspace.package,
+                chapter=manifest.chapter,
+                wanted=manifest.package,
+            )
+        )
+    if package_kind != "directory":
+        said = _("{root}: {package} must be a folder inside the workspace, not a link or a file")
+        raise WorkspaceError(said.format(root=workspace.root, package=workspace.package))
+
+
+def _word(f: TableReader, key: str, default: str | None = None) -> str:
+    """A short plain word (``11``, ``zh``, a fingerprint); anything else is shown cut."""
+    value = f.raw(key, MISSING if default is None else default)
+    plain = isinstance(value, str) and value.isprintable() and value.strip() == value
+    if plain and 0 < len(value) <= WORD_CHARS and "/" not in value and value not in (".", ".."):
+        return str(value)
+    shown = safe_text(repr(value), WORD_CHARS, keep="")
+    raise f.error(key, _("must be a plain word, got {value}").format(value=shown))
+
+
+def _package(f: TableReader) -> str:
+    """A plain Python identifier: the name of a folder directly inside the workspace."""
+    value = _word(f, "package")
+    if not (value.isascii() and value.isidentifier() and not keyword.iskeyword(value)):
+        said = _("must be a plain Python identifier (a folder inside the workspace), got {value}")
+        raise f.error("package", said.format(value=repr(value)))
+    return value
+
+
+def parse_marker(root: Path, text: bytes, marker: str) -> Workspace:
+    """A workspace from its marker's bytes; a ``WorkspaceError`` names ``marker`` and the field."""
+    try:
+        data = tomllib.loads(text.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise WorkspaceError(
+            _("{marker}: not valid TOML ({error})").format(marker=marker, error=error)
+        ) from None
+    except RecursionError:  # tables or arrays nested thousands deep
+        raise WorkspaceError(
+            _("{marker}: not valid TOML ({error})").format(
+                marker=marker, error=_("nested too deeply")
+            )
+        ) from None
+    f = TableReader(data, "", marker, WorkspaceError)
+    checksums = f.raw("checksums", {})
+    if not isinstance(checksums, dict) or not all(isinstance(v, str) for v in checksums.values()):
+        raise f.error("checksums", _("must be a table of strings"))
+    workspace = Workspace(
+        root=root,
+        chapter=_word(f, "chapter"),
+        package=_package(f),
+        # ``parent_fingerprint``: the key's name in workspaces made by earlier kits
+        starter_fingerprint=_word(
+            f, "starter_fingerprint" if "starter_fingerprint" in f.table else "parent_fingerprint"
+        ),
+        checksums=dict(checksums),
+        # workspaces made before editions were recorded are English
+        edition=_word(f, "edition", default=SOURCE_EDITION),
+    )
+    if not isinstance(f.raw("created", ""), str):
+        raise f.error("created", _("must be a string"))
+    f.finish()
+    return workspace
+
+
+def workspace_edition(start: Path) -> str | None:
+    """The edition recorded by the workspace holding ``start``, if there is a readable one."""
+    root = find_workspace(start)
+    if root is None:
+        return None
+    try:
+        return read_workspace(root).edition
+    except WorkspaceError:
+        return None  # the door reports the broken marker itself, in the fallback edition
+
+
+def speak(requested: str | None, start: Path | None = None) -> str:
+    """Set this process's edition: ``requested``, else the workspace's at ``start``, else
+    ``COURSE_LANG``/``LANG``. Raises ``EditionError`` for an edition the kit lacks."""
+    chosen = requested or (workspace_edition(start) if start is not None else None)
+    return set_edition(chosen)

@@ -1,0 +1,88 @@
+"""The records the graded child writes, one JSON object a line: their schema and the writer.
+
+The test reporter (``plugin.py``) and the probe driver (``probe_driver.py``) write with
+``write_record``; the grader reads with ``harness/records.py``'s ``RecordReader``. Both sides
+name events through ``Event`` and agree on the fields each needs (``SHAPES``, ``TYPES``), so
+a writer and its reader cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import IO, Any
+
+
+class Event(StrEnum):
+    """What a record says happened."""
+
+    COLLECTED = "collected"
+    """The tests pytest collected: ``tests`` = [{nodeid, name, lab}]."""
+    COLLECT_ERROR = "collect_error"
+    START = "start"
+    """A test (``nodeid``) or a probe case (``id``) begins."""
+    CALL = "call"
+    """A test's own code begins (its setup, which imports the code under test, is done)."""
+    END = "end"
+    """A test ended: its status, message and duration (and frames, shown, fatal when set;
+    ``output`` and ``output_more``: what a test that did not pass printed, see
+    ``OUTPUT_LINES``)."""
+    EXIT = "exit"
+    """The code under test called ``os._exit``: ``code`` and ``frames``."""
+    INTERRUPTED = "interrupted"
+    FINISH = "finish"
+    STARTED = "started"
+    """The probe driver is running."""
+    IMPORT_ERROR = "import_error"
+    IMPORTED = "imported"
+    """The probe driver imported the package's lab modules."""
+    ANSWER = "answer"
+    """One probe case's answer: ``id`` and ``value``, or ``raised`` and ``message``."""
+    DONE = "done"
+    """The probe driver answered every case."""
+
+
+OUTPUT_LINES = 6
+"""Lines of a failing test's printed output kept (the first ones); the rest are counted."""
+OUTPUT_CHARS = 4000
+"""Characters of a test's printed output the child keeps while it runs; the rest is counted."""
+
+
+SHAPES: dict[str, tuple[tuple[str, ...], ...]] = {
+    Event.COLLECTED: (("tests",),),
+    Event.START: (("nodeid", "id"),),
+    Event.END: (("nodeid",),),
+    Event.ANSWER: (("id",),),
+}
+"""The fields each event needs: every group, by one of its fields at least."""
+TYPES: dict[str, type | tuple[type, ...]] = {
+    "event": str,
+    "tests": list,
+    "nodeid": str,
+    "id": str,
+    "name": str,
+    "duration": (int, float),
+}
+"""The type a field has whenever it is present (in a record, or in one of ``tests``)."""
+
+
+def well_formed(record: dict[str, Any]) -> bool:
+    """Whether ``record`` has the fields its event needs, each of its type (``SHAPES``)."""
+    if not _typed(record):
+        return False
+    for group in SHAPES.get(record.get("event", ""), ()):
+        if not any(name in record for name in group):
+            return False
+    tests = record.get("tests", [])
+    return all(isinstance(t, dict) and _typed(t) and "nodeid" in t and "name" in t for t in tests)
+
+
+def _typed(table: dict[str, Any]) -> bool:
+    return all(isinstance(table[name], kind) for name, kind in TYPES.items() if name in table)
+
+
+def write_record(stream: IO[str], event: Event, **fields: Any) -> None:
+    """Append one record and flush it, so the reader sees it even if the process dies next."""
+    record = {"event": str(event), **fields}
+    stream.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
+    stream.flush()

@@ -1,0 +1,81 @@
+"""What runs inside the sandbox is ``course.sandboxed``, and the graded copy carries just that.
+
+The graded child runs the pytest reporter, the chapter's conftest and focused tests, and the
+probe driver, with the graded copy's library as the only kit code on its path. These tests run
+the same code over that library alone and name every kit module it imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import course.sandboxed
+from course.grading.engine import graded_files, grader_library, write_files
+from course.grading.snapshot import reference_snapshot
+from course.harness.manifest import Manifest
+from course.locale import EDITIONS, SOURCE_EDITION, catalog_path
+
+CHILD_SIDE = """
+import json, os, sys
+library, copy, results = sys.argv[1:4]
+sys.path[:0] = [copy, library]
+os.chdir(copy)
+import pytest
+import course.sandboxed.probe_driver as driver
+code = pytest.main(["-p", "course.sandboxed.plugin", "-p", "no:cacheprovider", "-q",
+                    "--course-results", results, *sys.argv[4:]])
+driver.load_module(driver.Path(copy, "course/probes/ch11.py"), "chapter_probes")
+mods = sys.modules.items()
+kit = {n: getattr(m, "__file__", None) for n, m in mods if n.split(".")[0] == "course"}
+print(json.dumps({"code": int(code), "kit": kit}))
+"""
+"""The reporter running the chapter's focused tests, then the probe driver loading the chapter's
+probe module, in one process whose path starts with the graded copy and its library."""
+
+
+def package_files() -> set[str]:
+    folder = Path(course.sandboxed.__file__).parent
+    return {f"course/sandboxed/{path.name}" for path in folder.glob("*.py")}
+
+
+def test_the_graded_library_is_the_sandboxed_package_and_the_editions() -> None:
+    catalogs = {
+        catalog_path(edition, ".mo").relative_to(Path(course.sandboxed.__file__).parents[2])
+        for edition in EDITIONS
+        if edition != SOURCE_EDITION
+    }
+    expected = package_files() | {"course/__init__.py", "course/locale/__init__.py"}
+    expected |= {path.as_posix() for path in catalogs}
+    got = set(grader_library())
+    assert got == expected, f"extra: {sorted(got - expected)}; missing: {sorted(expected - got)}"
+
+
+def test_the_child_side_imports_nothing_of_the_kit_outside_the_sandboxed_package(
+    manifest: Manifest, kit: Path, tmp_path: Path
+) -> None:
+    library, copy = tmp_path / "lib", tmp_path / "copy"
+    write_files(library, grader_library())
+    learner = reference_snapshot(manifest, kit).learner
+    write_files(copy, graded_files(manifest, kit, learner, None))
+    env = {**os.environ, "COURSE_LAB_PACKAGE": manifest.package, "PYTHONPATH": ""}
+    command = [sys.executable, "-c", CHILD_SIDE, str(library), str(copy), str(tmp_path / "r")]
+    run = subprocess.run(
+        command + list(manifest.test_files), capture_output=True, text=True, env=env, check=False
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    said = json.loads(run.stdout.splitlines()[-1])
+    assert said["code"] == 0, run.stdout[-3000:]
+    allowed = ("course", "course.locale", "course.sandboxed")
+    outside = {
+        name: file
+        for name, file in said["kit"].items()
+        if not name.startswith("course.sandboxed.") and name not in allowed
+    }
+    assert outside == {}, f"the child side imported {outside}"
+    away = {n: f for n, f in said["kit"].items() if f and not Path(f).is_relative_to(library)}
+    assert away == {}, f"imported from outside the graded library: {away}"
+    assert "course.sandboxed.plugin" in said["kit"] and "course.sandboxed.marker" in said["kit"]
