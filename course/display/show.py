@@ -11,9 +11,10 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..harness.untrusted import clip
 from ..locale import N_, ngettext
 from ..locale import gettext as _
-from .views import View, clip, esc, message, preformatted, stack, table
+from .views import View, esc, message, preformatted, stack, table
 
 Estimate = Callable[[dict[str, Any]], float]
 

@@ -24,10 +24,11 @@ from ..harness.report import (
 )
 from ..harness.results import CheckpointResult, LabResult, TestOutcome
 from ..harness.status import HTML_COLOURS, TONE_MARKS, Status, Tone, worst
+from ..harness.untrusted import clip
 from ..harness.verdicts import readable
 from ..locale import gettext as _
 from ..locale import ngettext
-from .views import Shown, clip, esc
+from .views import Shown, esc
 
 MESSAGE_LIMIT = 240
 """Characters of each line of a test's message that are shown."""

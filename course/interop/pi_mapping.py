@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from course.harness.untrusted import clip
 from course.locale import gettext as _
 from course.locale import ngettext
 
@@ -555,8 +556,7 @@ class _Mapper:
 
 
 def _shortened(text: str, limit: int = 160) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(" ".join(text.split()), limit)
 
 
 def _is_amount(value: object) -> bool:
