@@ -216,11 +216,11 @@ def test_only_kit_py_knows_the_kit_root() -> None:
         if isinstance(node, ast.Attribute):
             up = levels(node.value)
             return None if up is None else up + (node.attr in ("parent", "with_name"))
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-            parents = node.value
-            if isinstance(parents, ast.Attribute) and parents.attr == "parents":
-                up = levels(parents.value)
-                return None if up is None else up + 1 + int(node.slice.value)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            index = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            if node.value.attr == "parents" and isinstance(index, int):
+                up = levels(node.value.value)
+                return None if up is None else up + 1 + index
         return None
 
     climbing = [
