@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import course
-from course import jsonl
+from course import jsonl, locale
 from course.fields import FieldReader
 from course.grading import cgroups, inprocess, launch, probe_driver, probes
-from course.harness import kit, pysource, runner, status, supervisor, untrusted
+from course.harness import pysource, runner, status, supervisor, untrusted
 from course.harness.editions import speak
+from course.harness.kit import kit_root
 from course.harness.records import Event, RecordReader
 from course.harness.tables import TableReader
 from course.locale import EDITIONS, ENVIRONMENT
@@ -196,7 +197,7 @@ def test_json_and_toml_from_outside_are_read_by_a_strict_reader() -> None:
     functions = [
         (name, node)
         for name, (tree, _) in sources().items()
-        if not name.startswith(("course.locale", "course.tools")) and name not in readers | own
+        if not name.startswith((locale.__name__, "course.tools")) and name not in readers | own
         for node in ast.walk(tree)
         if isinstance(node, ast.FunctionDef)
     ]
@@ -243,7 +244,7 @@ def test_only_kit_py_knows_the_kit_root() -> None:
     climbing = [
         where(name, node)
         for name, (tree, folders) in sources().items()
-        if name != kit.__name__
+        if name != kit_root.__module__
         for node in ast.walk(tree)
         if (levels(node) or 0) > len(folders) + 1
     ]
@@ -257,7 +258,7 @@ def test_only_the_locale_package_spells_an_edition() -> None:
     def spells_edition(node: ast.AST) -> bool:
         return isinstance(node, ast.Constant) and node.value in spelled
 
-    assert found_in(spells_edition, {"course.locale"}) == []
+    assert found_in(spells_edition, {locale.__name__}) == []
 
 
 def test_only_editions_py_chooses_the_edition() -> None:
@@ -267,4 +268,4 @@ def test_only_editions_py_chooses_the_edition() -> None:
     def chooses(node: ast.AST) -> bool:
         return calls(node, "set_edition")
 
-    assert found_in(chooses, {speak.__module__, inprocess.__name__, "course.locale"}) == []
+    assert found_in(chooses, {speak.__module__, inprocess.__name__, locale.__name__}) == []
