@@ -13,7 +13,8 @@ from typing import Any
 
 from ..locale import N_, ngettext
 from ..locale import gettext as _
-from .views import View, clip, esc, message, preformatted, stack, table
+from ..sandboxed.untrusted import clip
+from .views import View, esc, message, preformatted, stack, table
 
 Estimate = Callable[[dict[str, Any]], float]
 

@@ -26,8 +26,9 @@ from ..locale import ngettext
 from ..sandboxed.columns import columns, pad
 from ..sandboxed.probecases import first_line
 from ..sandboxed.status import HTML_COLOURS, TONE_MARKS, Status, Tone, worst
+from ..sandboxed.untrusted import clip
 from ..sandboxed.verdicts import readable
-from .views import Shown, clip, esc
+from .views import Shown, esc
 
 MESSAGE_LIMIT = 240
 """Characters of each line of a test's message that are shown."""

@@ -57,11 +57,6 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def clip(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters, an ellipsis marking the cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def message(text: str, tone: Tone = "note") -> View:
     """A one-line status: ✓ ok, … pending, ✗ error, · note."""
     colour = HTML_COLOURS[tone]

@@ -49,7 +49,7 @@ def lab_test(lab: Lab, row: LabGrade, shown: str) -> dict[str, Any]:
         "name": _("Lab {lab} · {title}").format(lab=lab.id, title=lab.title),
         "score": lab.points * row.earned / row.total if row.total else 0,
         "max_score": lab.points,
-        "status": "passed" if row.status == Status.PASSED else "failed",
+        "status": Status.PASSED if row.status == Status.PASSED else Status.FAILED,
         "output": shown,
         "visibility": "visible",
         "extra_data": {
@@ -78,7 +78,7 @@ def results(manifest: Manifest, row: Grade, visibility: Visibility) -> dict[str,
                     "name": _("Instructor test {name} (Lab {lab})").format(
                         name=test["name"], lab=test["lab"]
                     ),
-                    "status": "passed" if test["status"] == Status.PASSED else "failed",
+                    "status": Status.PASSED if test["status"] == Status.PASSED else Status.FAILED,
                     "output": test["message"],
                     "visibility": visibility,
                 }

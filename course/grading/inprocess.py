@@ -37,6 +37,7 @@ from ..sandboxed.deadline import Deadline, deadline
 from ..sandboxed.plugin import PACKAGE_VARIABLE, lab_of
 from ..sandboxed.probe_driver import load_module
 from ..sandboxed.probecases import Answer, answer
+from ..sandboxed.status import Status
 from .probes import Answers, ProbeSet, ProbeTarget, still_running
 
 
@@ -183,7 +184,7 @@ def answer_here(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[s
                     __import__(f"{target.package}.{module}")
         if limit.overran:
             said = _("importing the package did not finish within {seconds:g}s")
-            gathered.give_up(probes.labs(), "timeout", said.format(seconds=seconds))
+            gathered.give_up(probes.labs(), Status.TIMEOUT, said.format(seconds=seconds))
             return gathered.answers
         for case in probes.cases:
             case_id, lab = str(case["id"]), str(case["lab"])
@@ -193,10 +194,12 @@ def answer_here(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[s
                 got = answer(chapter.evaluate, target.package, case)
             if limit.overran:
                 gathered.answers[case_id] = {
-                    "missing": "timeout",
+                    "missing": Status.TIMEOUT,
                     "message": still_running(seconds),
                 }
-                gathered.give_up([lab], "timeout", _("not run: an earlier case of this lab hung"))
+                gathered.give_up(
+                    [lab], Status.TIMEOUT, _("not run: an earlier case of this lab hung")
+                )
                 seconds = after_a_hang(limits).test_seconds
             else:  # as the driver's record carries it: JSON
                 gathered.answers[case_id] = json.loads(json.dumps(got, ensure_ascii=False))

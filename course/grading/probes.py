@@ -261,7 +261,7 @@ class Answers:
     def unanswered(self, lab: str) -> list[str]:
         return [i for i, of in self.lab_of.items() if of == lab and i not in self.answers]
 
-    def give_up(self, labs: Sequence[str], status: str, message: str) -> None:
+    def give_up(self, labs: Sequence[str], status: Status, message: str) -> None:
         """Every unanswered case of ``labs`` gets ``status`` with ``message``."""
         for lab in labs:
             for case_id in self.unanswered(lab):
@@ -330,7 +330,7 @@ def _run_driver(
             if started is None and now - since > limits.startup_seconds:
                 gathered.give_up(
                     labs,
-                    "error",
+                    Status.ERROR,
                     _("the probes did not start within {seconds:g}s").format(
                         seconds=limits.startup_seconds
                     ),
@@ -339,7 +339,7 @@ def _run_driver(
             if started is not None and not imported and now - started > limits.test_seconds:
                 gathered.give_up(
                     labs,
-                    "timeout",
+                    Status.TIMEOUT,
                     _("importing the package did not finish within {seconds:g}s").format(
                         seconds=limits.test_seconds
                     ),
@@ -349,9 +349,11 @@ def _run_driver(
                 lab = gathered.lab_of.get(current, labs[0])
                 gathered.answers.setdefault(
                     current,
-                    {"missing": "timeout", "message": still_running(limits.test_seconds)},
+                    {"missing": Status.TIMEOUT, "message": still_running(limits.test_seconds)},
                 )
-                gathered.give_up([lab], "timeout", _("not run: an earlier case of this lab hung"))
+                gathered.give_up(
+                    [lab], Status.TIMEOUT, _("not run: an earlier case of this lab hung")
+                )
                 return lab
             pause(process)
     finally:
@@ -361,7 +363,7 @@ def _run_driver(
         # an answer past the caps is no answer: its case says what the caps left out
         gathered.give_up(
             labs,
-            "error",
+            Status.ERROR,
             _(
                 "the probe process's records went past their caps: {dropped} record(s) "
                 "dropped, {cut} item(s) of lists and objects cut"
@@ -378,7 +380,7 @@ def _run_driver(
         )
     else:
         message = _("the probe process exited with code {code}").format(code=process.returncode)
-    gathered.give_up([stopped], "error", message)
+    gathered.give_up([stopped], Status.ERROR, message)
     return stopped
 
 
@@ -472,7 +474,7 @@ def compare(
         failing: list[tuple[bool, int, int, Case, Answer]] = []
         for order, case in enumerate(mine):
             case_id = str(case["id"])
-            given = actual.get(case_id, {"missing": "error", "message": _("no answer")})
+            given = actual.get(case_id, {"missing": Status.ERROR, "message": _("no answer")})
             status = agreement(probes.expected[case_id], given)
             statuses.append(status)
             if status != Status.PASSED:

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..locale import ENVIRONMENT
 from . import cgroups
 from .cgroups import Cgroups
 
@@ -36,7 +37,7 @@ SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/lib
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime")
 PASSED_VARIABLES = (
     "COURSE_LAB_PACKAGE",
-    "COURSE_LANG",
+    ENVIRONMENT,
     "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
     "PYTHONDONTWRITEBYTECODE",
     "PYTHONUNBUFFERED",

@@ -11,6 +11,7 @@ from typing import Any
 from course.locale import gettext as _
 from course.locale import ngettext
 
+from ..sandboxed.untrusted import clip
 from .chapter import SessionEntryError, parse_session_entry, summary_to_json
 from .pi_format import PiFormatError, PiLine, PiSession, json_kind
 from .pi_report import ReportItem
@@ -555,8 +556,7 @@ class _Mapper:
 
 
 def _shortened(text: str, limit: int = 160) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(" ".join(text.split()), limit)
 
 
 def _is_amount(value: object) -> bool:

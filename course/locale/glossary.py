@@ -6,7 +6,7 @@ import functools
 import tomllib
 from typing import Any
 
-from . import CHAPTER_EDITION, LOCALE_DIR
+from . import CHAPTER_EDITION, LOCALE_DIR, SOURCE_EDITION
 
 
 @functools.cache
@@ -17,7 +17,7 @@ def glossary(edition: str = CHAPTER_EDITION) -> dict[str, Any]:
 def avoided_words(text: str, edition: str = CHAPTER_EDITION) -> list[str]:
     """The glossary's avoided words ``text`` uses, each as ``word (term: the chapter's word)``."""
     return [
-        f"{word} ({term['en']}: {term['zh']})"
+        f"{word} ({term[SOURCE_EDITION]}: {term[edition]})"
         for term in glossary(edition).get("term", [])
         for word in term.get("avoid", [])
         if word in text

@@ -291,7 +291,7 @@ class Reporter:
         if self.shown.get(nodeid):
             record["shown"] = self.shown[nodeid]
         printed = self.printed.pop(nodeid, None)
-        if printed is not None and outcome.status != "passed":
+        if printed is not None and outcome.status != Status.PASSED:
             lines, more = printed.shown()
             if lines:
                 record["output"], record["output_more"] = lines, more

@@ -22,7 +22,7 @@ from typing import Any
 from ..locale import gettext as _
 from .commands import BY_NAME, Commands
 from .status import Status
-from .untrusted import safe_text
+from .untrusted import clip, safe_text
 from .verdicts import is_pending
 
 MAX_DEPTH = 40
@@ -91,14 +91,14 @@ def _number(value: float) -> int | float | str:
 def first_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     joined = lines[0] if lines else ""
-    return joined if len(joined) <= limit else joined[: limit - 1] + "…"
+    return clip(joined, limit)
 
 
 def raised(error: BaseException) -> Answer:
     """An exception as an answer: ``pending`` for a lab stub, ``ValueError`` for any refusal
     (the chapter's errors all derive from it), else the exception's type name."""
     if is_pending(error):
-        category = "pending"
+        category: str = Status.PENDING
     elif isinstance(error, ValueError):
         category = "ValueError"
     else:
@@ -123,8 +123,8 @@ def answer(evaluate: Evaluate, package: str, case: Mapping[str, Any]) -> Answer:
 def agreement(expected: Answer, actual: Answer) -> Status:
     """``passed`` when the answers agree; otherwise how the learner's answer went wrong."""
     if "missing" in actual:
-        return Status.TIMEOUT if actual["missing"] == "timeout" else Status.ERROR
-    if actual.get("raised") == "pending":
+        return Status.TIMEOUT if actual["missing"] == Status.TIMEOUT else Status.ERROR
+    if actual.get("raised") == Status.PENDING:
         return Status.PENDING
     if "value" in expected and "value" in actual:
         return Status.PASSED if expected["value"] == actual["value"] else Status.FAILED
@@ -188,7 +188,7 @@ def first_difference(expected: Any, actual: Any, where: str = "") -> str:
 
 def difference(expected: Answer, actual: Answer) -> str:
     """Where the learner's answer parts from the reference's, in a line."""
-    if "missing" in actual or actual.get("raised") == "pending":
+    if "missing" in actual or actual.get("raised") == Status.PENDING:
         return str(actual.get("message", ""))
     if "value" in expected and "value" in actual:
         return first_difference(expected["value"], actual["value"])

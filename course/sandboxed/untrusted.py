@@ -48,6 +48,12 @@ def escape(text: str, keep: str = KEPT) -> str:
     return "".join(_shown(c, keep) for c in text)
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, an ellipsis marking the cut (for a line
+    shown whole in a table or a message; ``safe_text`` cuts what has not been made safe)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def cut_note(left: int) -> str:
     return _("… [{count} more characters cut]").format(count=left)
 
