@@ -33,6 +33,7 @@ from packaging.utils import canonicalize_name
 
 from ..harness.kit import kit_root
 from ..harness.manifest import load_manifest
+from ..harness.pysource import parse
 from ..harness.workspace import create_workspace
 from ..locale import EDITIONS, compiled
 from ..locale import gettext as _
@@ -411,7 +412,7 @@ def pruned_lexer_map(text: str, kept: Iterable[str]) -> str:
     failing to import its module."""
     [table] = [
         node.value
-        for node in ast.parse(text).body
+        for node in parse(text).body
         if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "LEXERS"
     ]
     files = set(kept)
