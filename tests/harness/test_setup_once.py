@@ -23,7 +23,7 @@ import course.display.experiments
 import course.display.notebook
 from course.grading import engine, snapshot
 from course.harness import kit, workspace
-from course.locale import current_edition, set_edition
+from course.locale import current_edition, set_edition, translations
 
 COUNTED: dict[str, tuple[Callable[..., Any], ...]] = {
     "marker": (workspace.parse_marker,),
@@ -165,3 +165,27 @@ def test_check_variant_sets_up_once(
     view = course.display.experiments.check_variant("11.1", "summary", parse_summary=parse_summary)
     assert view.result is not None, view.text
     assert counted(calls) == once(1, 1, 1, 0, 0)
+
+
+def test_an_abbreviated_option_is_still_obeyed(
+    make_workspace: MakeWorkspace,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--prac DIR --lan zh``: read only after parsing, chosen again then (the edition and
+    the workspace the words named before parsing were none)."""
+    root = make_workspace("practice")
+    monkeypatch.chdir(tmp_path)
+    edition = current_edition()
+    try:
+        course.cli.checkpoint.main(
+            [CHAPTER, "--prac", str(root), "--lan", "zh", "--lab", "11.1", *QUICK]
+        )
+    finally:
+        set_edition(edition)
+    out = capsys.readouterr().out
+    checking = translations("zh").gettext("Checking {where}").partition("{where}")[0]
+    assert f"{checking}{translations('zh').gettext('workspace {root}').format(root=root)}" in out, (
+        out
+    )
