@@ -23,7 +23,7 @@ import course.display.experiments
 import course.display.notebook
 from course.grading import engine, snapshot
 from course.harness import kit, workspace
-from course.locale import current_edition, set_edition, translations
+from course.locale import set_edition, translations
 
 COUNTED: dict[str, tuple[Callable[..., Any], ...]] = {
     "marker": (workspace.parse_marker,),
@@ -36,7 +36,7 @@ COUNTED: dict[str, tuple[Callable[..., Any], ...]] = {
 QUICK = ["--timeout", "2", "--unsandboxed"]
 
 
-def once(
+def expected(
     marker: int, snapshots: int, fingerprints: int, edition: int, redaction: int
 ) -> dict[str, int]:
     return {
@@ -50,7 +50,7 @@ def once(
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
-    """Each counted thing's calls while the test runs; the edition is restored after it."""
+    """Each counted thing's calls while the test runs; the environment's edition after it."""
     counts: Counter[str] = Counter()
     for label, functions in COUNTED.items():
         for function in functions:
@@ -68,9 +68,8 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
                     and getattr(module, function.__name__, None) is function
                 ):
                     monkeypatch.setattr(module, function.__name__, counted)
-    edition = current_edition()
     yield counts
-    set_edition(edition)
+    set_edition(None)
 
 
 def counted(counts: Counter[str]) -> dict[str, int]:
@@ -83,7 +82,7 @@ def test_checkpoint_practice_sets_up_once(
     root = make_workspace("practice")
     code = course.cli.checkpoint.main([CHAPTER, "--practice", str(root), "--lab", "11.1", *QUICK])
     assert code == 1, capsys.readouterr()
-    assert counted(calls) == once(1, 1, 1, 1, 1)
+    assert counted(calls) == expected(1, 1, 1, 1, 1)
 
 
 def test_checkpoint_in_a_workspace_sets_up_once(
@@ -95,7 +94,7 @@ def test_checkpoint_in_a_workspace_sets_up_once(
     monkeypatch.chdir(make_workspace("practice"))
     code = course.cli.checkpoint.main([CHAPTER, "--lab", "11.1", *QUICK])
     assert code == 1, capsys.readouterr()
-    assert counted(calls) == once(1, 1, 1, 1, 1)
+    assert counted(calls) == expected(1, 1, 1, 1, 1)
 
 
 def test_checkpoint_on_the_reference_sets_up_once(
@@ -107,7 +106,7 @@ def test_checkpoint_on_the_reference_sets_up_once(
     monkeypatch.chdir(tmp_path)
     code = course.cli.checkpoint.main([CHAPTER, "--lab", "11.1", "--card", *QUICK])
     assert code == 0, capsys.readouterr()
-    assert counted(calls) == once(0, 1, 1, 1, 1)
+    assert counted(calls) == expected(0, 1, 1, 1, 1)
 
 
 def test_checkpoint_review_sets_up_once(
@@ -116,16 +115,16 @@ def test_checkpoint_review_sets_up_once(
     root = make_workspace("practice")
     code = course.cli.checkpoint.main([CHAPTER, "--practice", str(root), "--review", *QUICK])
     assert code == 1, capsys.readouterr()
-    assert counted(calls) == once(1, 1, 1, 1, 0)
+    assert counted(calls) == expected(1, 1, 1, 1, 0)
 
 
-def test_checkpoint_watch_sets_up_once_and_snapshots_each_run(
+def test_checkpoint_watch_sets_up_once(
     calls: Counter[str],
     make_workspace: MakeWorkspace,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Quit at once: the start's one run (a later save takes a new snapshot, as it must)."""
+    """Quit at once: the start and its one run (each later save takes a new snapshot)."""
     watch = course.cli.checkpoint.watch
     monkeypatch.setattr(
         course.cli.checkpoint,
@@ -135,13 +134,13 @@ def test_checkpoint_watch_sets_up_once_and_snapshots_each_run(
     root = make_workspace("practice")
     code = course.cli.checkpoint.main([CHAPTER, "--practice", str(root), "--watch", *QUICK])
     assert code == 0, capsys.readouterr()
-    assert counted(calls) == once(1, 1, 1, 1, 1)
+    assert counted(calls) == expected(1, 1, 1, 1, 1)
 
 
 def test_practice_sets_up_once(calls: Counter[str], tmp_path: Path) -> None:
     code = course.cli.practice.main([CHAPTER, str(tmp_path / "new")])
     assert code == 0
-    assert counted(calls) == once(0, 0, 1, 1, 0)
+    assert counted(calls) == expected(0, 0, 1, 1, 0)
 
 
 def test_the_notebooks_check_sets_up_once(
@@ -150,7 +149,7 @@ def test_the_notebooks_check_sets_up_once(
     root = make_workspace("practice")
     view = course.display.notebook.check("11.1", start=root / "notebooks", timeout=2.0)
     assert view.result is not None, view.text
-    assert counted(calls) == once(1, 1, 1, 0, 0)
+    assert counted(calls) == expected(1, 1, 1, 0, 0)
 
 
 def parse_summary(value: object, *, entry_id: str | None = None, path: str = ".summary") -> Any:
@@ -164,7 +163,7 @@ def test_check_variant_sets_up_once(
     monkeypatch.chdir(make_workspace("practice"))
     view = course.display.experiments.check_variant("11.1", "summary", parse_summary=parse_summary)
     assert view.result is not None, view.text
-    assert counted(calls) == once(1, 1, 1, 0, 0)
+    assert counted(calls) == expected(1, 1, 1, 0, 0)
 
 
 def test_an_abbreviated_option_is_still_obeyed(
@@ -177,13 +176,12 @@ def test_an_abbreviated_option_is_still_obeyed(
     the workspace the words named before parsing were none)."""
     root = make_workspace("practice")
     monkeypatch.chdir(tmp_path)
-    edition = current_edition()
     try:
         course.cli.checkpoint.main(
             [CHAPTER, "--prac", str(root), "--lan", "zh", "--lab", "11.1", *QUICK]
         )
     finally:
-        set_edition(edition)
+        set_edition(None)
     out = capsys.readouterr().out
     checking = translations("zh").gettext("Checking {where}").partition("{where}")[0]
     assert f"{checking}{translations('zh').gettext('workspace {root}').format(root=root)}" in out, (
