@@ -15,7 +15,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
-from ..grading.door import Door
+from ..grading.door import Door, Found, speak_for
 from ..grading.engine import (
     GradingOptions,
     SandboxMode,
@@ -29,7 +29,6 @@ from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.intake import names_pattern
 from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
 from ..harness.commands import BY_NAME, Commands, key_legend, shell_commands
-from ..harness.editions import speak
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
 from ..harness.report import render_card, render_lab, render_short_card, render_summary
@@ -37,7 +36,7 @@ from ..harness.results import CheckpointResult, ReportError
 from ..harness.runner import Limits
 from ..harness.status import Status
 from ..harness.style import Style, style_for
-from ..harness.workspace import Found, WorkspaceError
+from ..harness.workspace import WorkspaceError
 from ..locale import EDITIONS, EditionError, checked
 from ..locale import gettext as _
 from .locate import Where, around, locate, print_edits, print_verdict, to_check
@@ -260,9 +259,9 @@ def choose_edition(requested: str | None, found: Found) -> str:
     """Speak ``requested`` (``--lang``), else the edition of the workspace ``found`` (the one
     checked), so that even ``--help`` speaks it. Raises ``EditionError``."""
     try:
-        return speak(requested, found)
+        return speak_for(requested, found)
     except EditionError:
-        speak(None, found)  # say which editions there are in the workspace's edition
+        speak_for(None, found)  # say which editions there are in the workspace's edition
         checked(requested or "")
         raise
 
@@ -394,7 +393,7 @@ def _run(argv: Sequence[str] | None) -> int:
     if (args.practice, args.lang) != (practice, requested):  # an option was abbreviated
         found = around(args.practice)
         try:
-            edition = speak(args.lang, found)
+            edition = speak_for(args.lang, found)
         except EditionError as error:
             p.error(str(error))
     try:

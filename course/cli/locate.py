@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from ..grading.door import Door
+from ..grading.door import Door, Found, look, look_around
 from ..harness.kit import short
 from ..harness.report import counts_width, render_lab, render_probes
 from ..harness.results import CheckpointResult
 from ..harness.style import PLAIN, Style
-from ..harness.workspace import Found, Workspace, look, look_around
+from ..harness.workspace import Workspace
 from ..locale import gettext as _
 
 

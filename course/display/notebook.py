@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
-from ..grading.door import Door
+from ..grading.door import Door, look_around
 from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate, in_a_browser
 from ..harness.commands import BY_NAME, shell_commands
 from ..harness.editions import in_edition, speak
@@ -32,13 +32,7 @@ from ..harness.manifest import Manifest, ManifestError, load_manifest
 from ..harness.pysource import parse
 from ..harness.results import CheckpointResult
 from ..harness.runner import Limits
-from ..harness.workspace import (
-    Workspace,
-    WorkspaceError,
-    find_workspace,
-    look_around,
-    read_workspace,
-)
+from ..harness.workspace import Workspace, WorkspaceError, find_workspace, read_workspace
 from ..locale import SOURCE_EDITION, current_edition
 from ..locale import gettext as _
 from .verdict import VerdictView

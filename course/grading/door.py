@@ -9,9 +9,63 @@ from pathlib import Path
 from ..harness.editions import in_edition
 from ..harness.kit import Fingerprints, chapter_fingerprints
 from ..harness.manifest import Manifest
-from ..harness.workspace import Found, Workspace
+from ..harness.workspace import (
+    Workspace,
+    WorkspaceError,
+    admit_workspace,
+    find_workspace,
+    read_workspace,
+)
+from ..locale import set_edition
 from .safefs import Tree
 from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
+
+
+@dataclass(frozen=True)
+class Found:
+    """The workspace a door stands in, its marker read once (``look``): where it is (None:
+    no workspace), what the marker says, or why it cannot be read."""
+
+    root: Path | None
+    workspace: Workspace | None = None
+    error: WorkspaceError | None = None
+
+    @property
+    def edition(self) -> str | None:
+        """The edition the marker records, if it could be read."""
+        return self.workspace.edition if self.workspace is not None else None
+
+    def admitted(self, manifest: Manifest) -> Workspace | None:
+        """The workspace under ``admit_workspace``'s rules for ``manifest`` (None: none
+        here), as ``read_workspace(root, manifest)`` gives it, without reading the marker
+        again; a ``WorkspaceError`` says why it cannot be used."""
+        if self.error is not None:
+            raise self.error
+        if self.workspace is not None:
+            package = Tree(self.workspace.root).kind(self.workspace.package)
+            admit_workspace(self.workspace, manifest, package)
+        return self.workspace
+
+
+def look(root: Path | None) -> Found:
+    """The workspace at ``root`` (None: none), its marker read once for the whole door."""
+    if root is None:
+        return Found(None)
+    try:
+        return Found(root, read_workspace(root))
+    except WorkspaceError as error:
+        return Found(root, error=error)
+
+
+def look_around(start: Path) -> Found:
+    """The workspace holding ``start`` (``find_workspace``), its marker read once."""
+    return look(find_workspace(start))
+
+
+def speak_for(requested: str | None, found: Found) -> str:
+    """``editions.speak`` with the marker already read: speak ``requested``, else the edition
+    ``found`` records, else ``COURSE_LANG``/``LANG``. Raises ``EditionError``."""
+    return set_edition(requested or found.edition)
 
 
 @dataclass(frozen=True)

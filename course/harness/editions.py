@@ -6,17 +6,25 @@ from pathlib import Path
 
 from ..locale import SOURCE_EDITION, current_edition, gettext, set_edition
 from .manifest import Manifest, translated
-from .workspace import Found, look_around
+from .workspace import WorkspaceError, find_workspace, read_workspace
 
 
-def speak(requested: str | None, start: Path | Found | None = None) -> str:
-    """Set this process's edition: ``requested``, else the workspace's (the one holding the
-    folder ``start``, or the one a door already ``look``ed at), else ``COURSE_LANG``/``LANG``.
-    Raises ``EditionError`` for an edition the kit lacks."""
-    if requested or start is None:
-        return set_edition(requested)
-    found = start if isinstance(start, Found) else look_around(start)
-    return set_edition(found.edition)
+def workspace_edition(start: Path) -> str | None:
+    """The edition recorded by the workspace holding ``start``, if there is a readable one."""
+    root = find_workspace(start)
+    if root is None:
+        return None
+    try:
+        return read_workspace(root).edition
+    except WorkspaceError:
+        return None  # the door reports the broken marker itself, in the fallback edition
+
+
+def speak(requested: str | None, start: Path | None = None) -> str:
+    """Set this process's edition: ``requested``, else the workspace's at ``start``, else
+    ``COURSE_LANG``/``LANG``. Raises ``EditionError`` for an edition the kit lacks."""
+    chosen = requested or (workspace_edition(start) if start is not None else None)
+    return set_edition(chosen)
 
 
 def in_edition(manifest: Manifest) -> Manifest:

@@ -87,7 +87,11 @@ def read_workspace(root: Path, manifest: Manifest | None = None) -> Workspace:
     A ``WorkspaceError`` names the file and what is wrong.
     """
     shown = safe_text(root / MARKER, keep="")
-    directory = _open_folder(root)
+    try:
+        directory = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as error:
+        said = _("{root}: not a practice workspace ({error})")
+        raise WorkspaceError(said.format(root=root, error=error.strerror or error)) from None
     try:
         data = read_regular(directory, MARKER, shown, MARKER_BYTES)
         workspace = parse_marker(root, data, shown)
@@ -104,59 +108,6 @@ def read_workspace(root: Path, manifest: Manifest | None = None) -> Workspace:
         raise WorkspaceError(said.format(root=root, error=error)) from None
     finally:
         os.close(directory)
-
-
-def _open_folder(root: Path) -> int:
-    try:
-        return os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError as error:
-        said = _("{root}: not a practice workspace ({error})")
-        raise WorkspaceError(said.format(root=root, error=error.strerror or error)) from None
-
-
-@dataclass(frozen=True)
-class Found:
-    """The workspace a door stands in, its marker read once (``look``): where it is (None:
-    no workspace), what the marker says, or why it cannot be read."""
-
-    root: Path | None
-    workspace: Workspace | None = None
-    error: WorkspaceError | None = None
-
-    @property
-    def edition(self) -> str | None:
-        """The edition the marker records, if it could be read."""
-        return self.workspace.edition if self.workspace is not None else None
-
-    def admitted(self, manifest: Manifest) -> Workspace | None:
-        """The workspace under ``admit_workspace``'s rules for ``manifest`` (None: none
-        here), as ``read_workspace(root, manifest)`` gives it, without reading the marker
-        again; a ``WorkspaceError`` says why it cannot be used."""
-        if self.error is not None:
-            raise self.error
-        if self.workspace is None:
-            return None
-        directory = _open_folder(self.workspace.root)
-        try:
-            admit_workspace(self.workspace, manifest, entry_kind(directory, self.workspace.package))
-        finally:
-            os.close(directory)
-        return self.workspace
-
-
-def look(root: Path | None) -> Found:
-    """The workspace at ``root`` (None: none), its marker read once for the whole door."""
-    if root is None:
-        return Found(None)
-    try:
-        return Found(root, read_workspace(root))
-    except WorkspaceError as error:
-        return Found(root, error=error)
-
-
-def look_around(start: Path) -> Found:
-    """The workspace holding ``start`` (``find_workspace``), its marker read once."""
-    return look(find_workspace(start))
 
 
 def admit_workspace(workspace: Workspace, manifest: Manifest, package_kind: Kind) -> None:
