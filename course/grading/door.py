@@ -70,7 +70,7 @@ def speak_for(requested: str | None, found: Found) -> str:
 
 @dataclass(frozen=True)
 class Door:
-    """A door's setup, made once per run (``checkpoint``, ``practice``, ``check()``...): the
+    """A door's setup, made once per run (``checkpoint``, ``check()``, ``check_variant()``): the
     chapter, the kit, the edition it speaks and the workspace it stands in, its marker read
     once (``found``). The rest is made when first asked for, then kept: the workspace admitted
     for the chapter, the kit's fingerprints and the snapshot graded. Nothing is read twice.
