@@ -15,6 +15,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
+from ..grading.door import Door, Found, speak_for
 from ..grading.engine import (
     GradingOptions,
     SandboxMode,
@@ -39,7 +40,7 @@ from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, Commands, key_legend, shell_commands
 from ..sandboxed.marker import WorkspaceError, speak
 from ..sandboxed.status import Status
-from .locate import Where, locate, print_edits, print_verdict
+from .locate import Where, around, locate, print_edits, print_verdict, to_check
 from .options import HelpFormatter, given
 from .replay import replay
 from .review import render_review, run_review
@@ -255,15 +256,13 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def choose_edition(argv: Sequence[str]) -> None:
-    """Speak ``--lang``, else the edition of the workspace checked (``--practice DIR``, else
-    the one around this folder), so that even ``--help`` speaks it. Raises ``EditionError``."""
-    practice, requested = given(argv, "--practice"), given(argv, "--lang")
-    start = Path(practice) if practice else Path.cwd()
+def choose_edition(requested: str | None, found: Found) -> str:
+    """Speak ``requested`` (``--lang``), else the edition of the workspace ``found`` (the one
+    checked), so that even ``--help`` speaks it. Raises ``EditionError``."""
     try:
-        speak(requested, start)
+        return speak_for(requested, found)
     except EditionError:
-        speak(None, start)  # say which editions there are in the workspace's edition
+        speak_for(None, found)  # say which editions there are in the workspace's edition
         checked(requested or "")
         raise
 
@@ -321,35 +320,37 @@ def _stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
-def _print_card(
-    manifest: Manifest, kit: Path, where: Where, args: argparse.Namespace, commands: Commands
-) -> None:
+def _print_card(door: Door, args: argparse.Namespace, commands: Commands) -> None:
     if args.no_card or args.review:
         return
-    if where.workspace is not None and not args.card:
+    manifest, in_workspace = door.manifest, door.workspace is not None
+    if in_workspace and not args.card:
         print(render_short_card(manifest, commands))
     else:
-        fingerprints = chapter_fingerprints(manifest, kit)
-        in_workspace = where.workspace is not None
+        fingerprints = door.fingerprints
         print(render_card(manifest, fingerprints, in_workspace=in_workspace, commands=commands))
     print()
 
 
 def _watch(
-    manifest: Manifest,
-    kit: Path,
+    door: Door,
     where: Where,
     args: argparse.Namespace,
     style: Style,
     commands: Commands,
     grading: GradingOptions,
 ) -> int:
-    limits = Limits(test_seconds=args.timeout)
+    manifest, limits = door.manifest, Limits(test_seconds=args.timeout)
+    taken = [door.snapshot]  # the first run grades what print_edits looked at; a save, anew
+
+    def run_all() -> CheckpointResult:
+        snapshot = taken.pop() if taken else door.take_snapshot()
+        result = evaluate(manifest, door.kit, door.root, [], limits, grading, snapshot)
+        return for_learners(result, manifest, grading.hidden)
+
     loop = WatchLoop(
         manifest,
-        lambda: for_learners(
-            evaluate(manifest, kit, where.root, [], limits, grading), manifest, grading.hidden
-        ),
+        run_all,
         sys.stdout,
         args.practice,
         commands,
@@ -361,27 +362,26 @@ def _watch(
 
 
 def _review(
-    manifest: Manifest,
-    kit: Path,
-    where: Where,
-    args: argparse.Namespace,
-    style: Style,
-    grading: GradingOptions,
+    door: Door, where: Where, args: argparse.Namespace, style: Style, grading: GradingOptions
 ) -> int:
+    manifest = door.manifest
     if manifest.review is None:
         raise ManifestError(
             _("chapter {chapter} has no closing review").format(chapter=manifest.chapter)
         )
     print(_("Reviewing {where}").format(where=where.label), flush=True)
-    result = run_review(manifest, kit, where.root, Limits(args.timeout), grading)
+    limits = Limits(args.timeout)
+    result = run_review(manifest, door.kit, door.root, limits, grading, door.snapshot)
     print(render_review(result, style))
     return 0 if result.ok else 1
 
 
 def _run(argv: Sequence[str] | None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
+    practice, requested = given(words, "--practice"), given(words, "--lang")
+    found = around(practice)
     try:
-        choose_edition(words)
+        edition = choose_edition(requested, found)
     except EditionError as error:
         parser().error(str(error))
     p = parser()
@@ -391,14 +391,16 @@ def _run(argv: Sequence[str] | None) -> int:
     out = sys.stdout
     style = style_for(out, os.environ)
     commands = shell_commands()
-    try:  # the same choice as choose_edition's, unless an option was abbreviated
-        speak(args.lang, Path(args.practice) if args.practice else Path.cwd())
-    except EditionError as error:
-        p.error(str(error))
+    if (args.practice, args.lang) != (practice, requested):  # an option was abbreviated
+        found = around(args.practice)
+        try:
+            edition = speak_for(args.lang, found)
+        except EditionError as error:
+            p.error(str(error))
     try:
-        source_manifest = load_manifest(args.chapter)
-        manifest = in_edition(source_manifest)
-        kit = kit_root()
+        checked_here = to_check(args.practice, found)
+        door = Door(load_manifest(args.chapter), kit_root(), edition, checked_here)
+        source_manifest, manifest, kit = door.source, door.manifest, door.kit
         for lab_id in args.lab:
             manifest.lab(lab_id)
         hidden = read_hidden(Path(args.hidden), manifest) if args.hidden else None
@@ -431,19 +433,20 @@ def _run(argv: Sequence[str] | None) -> int:
             return 0
         if args.report:
             return show_report(manifest, Path(args.report), args.lab, out)
-        where = locate(manifest, kit, args.practice)
+        where = locate(door)
         if args.replay:
             return replay(manifest, kit, where, args.replay, args.seed, out, commands)
-        said = print_edits(manifest, kit, where, out)
+        said = print_edits(door, out)
         if args.review:
-            return _review(manifest, kit, where, args, style, grading)
+            return _review(door, where, args, style, grading)
         if args.watch:
-            return _watch(manifest, kit, where, args, style, commands, grading)
-        _print_card(manifest, kit, where, args, commands)
+            return _watch(door, where, args, style, commands, grading)
+        _print_card(door, args, commands)
         print(_("Checking {where}").format(where=where.label), file=out, flush=True)
         limits = Limits(test_seconds=args.timeout)
-        result = evaluate(manifest, kit, where.root, args.lab, limits, grading)
-        print_verdict(for_learners(result, manifest, hidden), out, style, said)
+        result = evaluate(manifest, kit, door.root, args.lab, limits, grading, door.snapshot)
+        shown = for_learners(result, manifest, hidden)
+        print_verdict(shown, out, style, said)
     except EmptyRoster as error:
         print(_("{tool}: {error}").format(tool="checkpoint", error=error), file=sys.stderr)
         return 1
@@ -461,7 +464,6 @@ def _run(argv: Sequence[str] | None) -> int:
         print(_("{tool}: {error}").format(tool="checkpoint", error=error), file=sys.stderr)
         return USAGE_ERROR
     print(file=out)
-    shown = for_learners(result, manifest, hidden)
     print(render_summary(manifest, shown, args.practice, commands), file=out)
     if args.json:
         path = Path(args.json)

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from ..grading.engine import take_snapshot
-from ..harness.kit import chapter_fingerprints, short
-from ..harness.manifest import Manifest
+from ..grading.door import Door, Found, look, look_around
+from ..harness.kit import short
 from ..harness.report import counts_width, render_lab, render_probes
 from ..harness.results import CheckpointResult
 from ..harness.style import PLAIN, Style
+from ..sandboxed.marker import Workspace
 from ..locale import gettext as _
 from ..sandboxed.marker import Workspace, find_workspace, read_workspace
 
@@ -33,21 +33,36 @@ class Where:
         return self.workspace.root if self.workspace is not None else None
 
 
-def locate(manifest: Manifest, kit: Path, practice: str | None) -> Where:
-    """What to check: ``practice``, else the workspace around the current folder, else the kit.
+def around(practice: str | None) -> Found:
+    """The workspace holding ``practice`` (else the current folder), its marker read: the
+    edition's choice, made before the command line is parsed."""
+    return look_around(Path(practice) if practice else Path.cwd())
+
+
+def to_check(practice: str | None, found: Found) -> Found:
+    """What a checkpoint checks: ``practice`` itself, else the workspace around the current
+    folder (``found``, from ``around``, unless ``practice`` is not that workspace's folder)."""
+    if not practice:
+        return found
+    root = Path(practice).resolve()
+    return found if found.root == root else look(root)
+
+
+def locate(door: Door) -> Where:
+    """What ``door`` checks: its workspace, else the kit's reference.
 
     A ``WorkspaceError`` says why a directory is not a usable workspace of this chapter.
     """
-    root = Path(practice).resolve() if practice else find_workspace(Path.cwd())
-    if root is None:
+    manifest, kit, workspace = door.manifest, door.kit, door.workspace
+    if workspace is None:
         label = _(
             "the kit's reference ({reference}) in {kit}: no practice workspace was found here "
             "or above (run practice to make one)"
         ).format(reference=manifest.reference, kit=kit)
         return Where(label, kit / manifest.reference.replace(".", "/"))
-    workspace = read_workspace(root, manifest)
+    root = workspace.root
     began = short(workspace.starter_fingerprint)
-    now = short(chapter_fingerprints(manifest, kit).starter)
+    now = short(door.fingerprints.starter)
     if began == now:
         label = _("workspace {root}").format(root=root)
     else:
@@ -76,12 +91,12 @@ def print_verdict(
     out.flush()
 
 
-def print_edits(manifest: Manifest, kit: Path, where: Where, out: TextIO) -> tuple[str, ...]:
+def print_edits(door: Door, out: TextIO) -> tuple[str, ...]:
     """What of the workspace will not run (edited tests, a ``conftest.py``…), said before
     anything runs: the graded copy holds the kit's files instead. Returns the notes said."""
-    if where.root is None:
+    if door.workspace is None:
         return ()
-    notes = take_snapshot(manifest, kit, where.root).notes
+    notes = door.snapshot.notes
     for note in notes:
         print(_("note: {note}").format(note=note), file=out)
     out.flush()

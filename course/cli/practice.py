@@ -62,15 +62,17 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    try:
-        speak(given(words, "--lang"))
+    requested = given(words, "--lang")
+    try:  # before parsing, so that even --help speaks it
+        edition = speak(requested)
     except EditionError as error:
         parser().error(str(error))
     # options before or after the directory
     args = with_usage(parser()).parse_intermixed_args(words)
     commands = shell_commands()
     try:
-        edition = speak(args.lang)
+        if args.lang != requested:  # an option was abbreviated
+            edition = speak(args.lang)
         source_manifest = load_manifest(args.chapter)
         if edition not in source_manifest.notebooks:
             edition = source_manifest.default_edition

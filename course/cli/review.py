@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..grading.engine import GradingOptions, grade, take_snapshot
+from ..grading.snapshot import Snapshot
 from ..harness.catalog import Catalog, CatalogTest
 from ..harness.manifest import Manifest, Review
 from ..harness.results import CheckpointResult, LabResult, TestOutcome, admit
@@ -69,15 +70,21 @@ class ReviewResult:
 
 
 def run_review(
-    manifest: Manifest, kit: Path, root: Path | None, limits: Limits, options: GradingOptions
+    manifest: Manifest,
+    kit: Path,
+    root: Path | None,
+    limits: Limits,
+    options: GradingOptions,
+    snapshot: Snapshot | None = None,
 ) -> ReviewResult:
-    """The labs' verdict, then the review module's tests, on one graded copy of ``root``."""
+    """The labs' verdict, then the review module's tests, on one graded copy of ``root`` (the
+    ``snapshot`` the door took of it, if it took one)."""
     review = manifest.review
     if review is None:
         raise ValueError(
             _("chapter {chapter} has no closing review").format(chapter=manifest.chapter)
         )
-    snapshot = take_snapshot(manifest, kit, root)
+    snapshot = snapshot or take_snapshot(manifest, kit, root)
     graded = grade(
         manifest,
         kit,

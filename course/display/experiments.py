@@ -11,18 +11,16 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..grading.engine import grade, take_snapshot
+from ..grading.engine import grade
 from ..grading.snapshot import Snapshot
-from ..harness.kit import kit_root
 from ..harness.manifest import load_manifest
 from ..harness.runner import Limits
 from ..locale import gettext as _
 from ..sandboxed.marker import find_workspace
-from .notebook import grading_options, verdict_view
+from .notebook import grading_options, kernel_door, verdict_view
 from .verdict import VerdictView
 
 
@@ -46,10 +44,8 @@ def check_variant(lab: str, module: str, **functions: Callable[..., Any]) -> Ver
     cell is fine), because its source is what the copy receives. The copy is graded by the same
     engine as every other door; the learner's files are never touched.
     """
-    manifest = load_manifest(lab.split(".")[0])
-    kit = kit_root()
-    root = find_workspace(Path.cwd())
-    snapshot = take_snapshot(manifest, kit, root)
+    door = kernel_door(load_manifest(lab.split(".")[0]))
+    manifest, kit, root, snapshot = door.source, door.kit, door.root, door.snapshot
     patch = "".join(
         f"\n\n# The experiment replaces {name}.\n{inspect.getsource(function)}\n"
         f"{name} = {function.__name__}\n"
@@ -64,6 +60,7 @@ def check_variant(lab: str, module: str, **functions: Callable[..., Any]) -> Ver
             )
         )
     learner = dict(snapshot.learner) | {path: snapshot.learner[path] + patch.encode("utf-8")}
-    variant = Snapshot(f"{module} with {', '.join(functions)} replaced", learner)
+    label = f"{module} with {', '.join(functions)} replaced"
+    variant = Snapshot(label, learner, starter=snapshot.starter)
     graded = grade(manifest, kit, variant, [manifest.lab(lab)], Limits(), grading_options(root))
     return verdict_view(graded.result, lab, root, manifest)

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
+from ..grading.door import Door, look_around
 from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate, in_a_browser
 from ..harness.editions import in_edition
 from ..harness.kit import KitError, kit_root
@@ -30,7 +31,8 @@ from ..harness.manifest import Manifest, ManifestError, load_manifest
 from ..harness.pysource import parse
 from ..harness.results import CheckpointResult
 from ..harness.runner import Limits
-from ..locale import SOURCE_EDITION
+from ..locale import SOURCE_EDITION, current_edition
+from ..sandboxed.marker import Workspace, WorkspaceError, find_workspace, read_workspace
 from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, shell_commands
 from ..sandboxed.marker import Workspace, WorkspaceError, find_workspace, read_workspace, speak
@@ -263,18 +265,23 @@ def check(
     try:
         manifest = load_manifest(chapter)
         lab_ids = [manifest.lab(lab).id] if shown_lab else []
-        kit = kit_root()
-        root = find_workspace(Path(start) if start is not None else Path.cwd())
-        if root is not None:
-            read_workspace(root, manifest)  # the rules of every door, before anything runs
-        options = grading_options(root)
-        result = evaluate(manifest, kit, root, lab_ids, Limits(test_seconds=timeout), options)
+        door = kernel_door(manifest, start)
+        root = door.root  # the rules of every door, before anything runs
+        limits, options = Limits(test_seconds=timeout), grading_options(root)
+        result = evaluate(manifest, door.kit, root, lab_ids, limits, options, door.snapshot)
     except KitError as error:  # the zero-install site has no kit tree yet (docs/lite.md)
         said = in_the_browser(chapter, shown_lab) if in_a_browser() else str(error)
         return VerdictView(None, shown_lab, said)
     except (ManifestError, WorkspaceError, SandboxUnavailable) as error:
         return VerdictView(None, shown_lab, str(error))
     return verdict_view(result, shown_lab, root, manifest)
+
+
+def kernel_door(manifest: Manifest, start: str | os.PathLike[str] | None = None) -> Door:
+    """What a check sets up once: the chapter, the kit, the kernel's edition and the workspace
+    holding ``start`` (else the working folder), its marker read."""
+    found = look_around(Path(start) if start is not None else Path.cwd())
+    return Door(manifest, kit_root(), current_edition(), found)
 
 
 def grading_options(root: Path | None) -> GradingOptions:

@@ -105,12 +105,17 @@ class Graded:
 
 
 def graded_files(
-    manifest: Manifest, kit: Path, learner: Mapping[str, bytes], hidden: HiddenTests | None
+    manifest: Manifest,
+    kit: Path,
+    learner: Mapping[str, bytes],
+    hidden: HiddenTests | None,
+    starter: str | None = None,
 ) -> dict[str, bytes]:
-    """Every file of the graded copy: the kit's, except the learner's editable modules."""
+    """Every file of the graded copy: the kit's, except the learner's editable modules
+    (``starter``: the kit's starter fingerprint, when the snapshot carries it)."""
     files = {f.path: read_source(kit, f.starter) for f in manifest.files if f.role != "learner"}
     files |= {f.path: learner[f.path] for f in manifest.files_with_role("learner")}
-    starter = chapter_fingerprints(manifest, kit).starter
+    starter = starter or chapter_fingerprints(manifest, kit).starter
     # the copy is a workspace of the door's edition: its conftest speaks that one
     marker = render_marker(manifest, starter, {}, "graded copy", current_edition())
     files[MARKER] = marker.encode("utf-8")
@@ -235,7 +240,8 @@ def graded_run(
     with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
         base = Path(scratch)
         copy, library, run = base / "copy", base / "lib", base / "run"
-        write_files(copy, graded_files(manifest, kit, snapshot.learner, options.hidden))
+        learner = snapshot.learner
+        write_files(copy, graded_files(manifest, kit, learner, options.hidden, snapshot.starter))
         run.mkdir()
         if probes is not None:
             probing.write_cases(probes, copy)
@@ -408,10 +414,12 @@ def evaluate(
     lab_ids: Sequence[str],
     limits: Limits,
     options: GradingOptions,
+    snapshot: Snapshot | None = None,
 ) -> CheckpointResult:
-    """The verdict of ``lab_ids`` (every lab when empty) on a workspace (None: the reference)."""
+    """The verdict of ``lab_ids`` (every lab when empty) on a workspace (None: the reference),
+    or on the ``snapshot`` the door took of it."""
     labs = [manifest.lab(lab_id) for lab_id in lab_ids] or list(manifest.labs)
-    snapshot = take_snapshot(manifest, kit, root)
+    snapshot = snapshot or take_snapshot(manifest, kit, root)
     return grade(manifest, kit, snapshot, labs, limits, options, selected=bool(lab_ids)).result
 
 

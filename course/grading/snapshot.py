@@ -15,6 +15,15 @@ from pathlib import Path, PurePosixPath
 from ..harness.kit import chapter_fingerprints, digest, read_source, short
 from ..harness.manifest import Manifest
 from ..harness.workspace import WORKSPACE_NOTEBOOKS, shipped_in_edition
+from ..sandboxed.marker import (
+    MARKER,
+    MARKER_BYTES,
+    Workspace,
+    WorkspaceError,
+    admit_workspace,
+    parse_marker,
+)
+from ..sandboxed.untrusted import safe_name, safe_text
 from ..locale import gettext as _
 from ..sandboxed.marker import MARKER, MARKER_BYTES, WorkspaceError, admit_workspace, parse_marker
 from ..sandboxed.untrusted import safe_name, safe_text
@@ -35,13 +44,16 @@ class Snapshot:
     learner: Mapping[str, bytes]
     notes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
+    starter: str | None = None
+    """The kit's starter fingerprint, which the graded copy's marker records (None: not
+    computed yet)."""
 
 
-def reference_snapshot(manifest: Manifest, kit: Path) -> Snapshot:
+def reference_snapshot(manifest: Manifest, kit: Path, starter: str | None = None) -> Snapshot:
     """The reference laid out as a finished workspace (to try instructor tests on it)."""
     learner = {f.path: read_source(kit, f.reference) for f in manifest.files_with_role("learner")}
     label = _("the reference ({package}) in {kit}, as a graded copy")
-    return Snapshot(label.format(package=manifest.reference, kit=kit), learner)
+    return Snapshot(label.format(package=manifest.reference, kit=kit), learner, starter=starter)
 
 
 def _layout_notes(
@@ -97,15 +109,23 @@ def stray_entries(manifest: Manifest, tree: Tree) -> list[str]:
     return found
 
 
-def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
-    """Read a workspace's marker and learner files without trusting it.
+def workspace_snapshot(
+    manifest: Manifest,
+    kit: Path,
+    tree: Tree,
+    read: Workspace | None = None,
+    starter: str | None = None,
+) -> Snapshot:
+    """Read a workspace's marker (unless the door ``read`` it already) and learner files
+    without trusting it; ``starter``: the kit's starter fingerprint, if the door has it.
 
     A ``WorkspaceError`` when the workspace cannot be graded: its marker or a learner file is
     missing, unreadable, a link or not a regular file, or it is another chapter's.
     """
     try:
-        marker = tree.read(MARKER, MARKER_BYTES)
-        workspace = parse_marker(Path(tree.where()), marker, tree.where(MARKER))
+        workspace = read or parse_marker(
+            Path(tree.where()), tree.read(MARKER, MARKER_BYTES), tree.where(MARKER)
+        )
         admit_workspace(workspace, manifest, tree.kind(workspace.package))
         learner = {f.path: tree.read(f.path) for f in manifest.files_with_role("learner")}
     except UnsafePath as error:
@@ -123,7 +143,8 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
         notes.append(_("not graded (only the curriculum's files are): {named}").format(named=named))
         flags.append("files outside the curriculum")
     began = short(workspace.starter_fingerprint)
-    now = short(chapter_fingerprints(manifest, kit).starter)
+    starter = starter or chapter_fingerprints(manifest, kit).starter
+    now = short(starter)
     root = tree.base.joinpath(*tree.below)
     shown = safe_text(root, keep="")
     if began == now:
@@ -134,4 +155,4 @@ def workspace_snapshot(manifest: Manifest, kit: Path, tree: Tree) -> Snapshot:
             "{now})"
         )
     label = label.format(root=shown, package=manifest.package, began=began, now=now)
-    return Snapshot(label, learner, tuple(notes), tuple(flags))
+    return Snapshot(label, learner, tuple(notes), tuple(flags), starter)

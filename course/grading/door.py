@@ -1,0 +1,116 @@
+"""What one entry point sets up once, for every step of its run to read (``Door``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from ..harness.editions import in_edition
+from ..harness.kit import Fingerprints, chapter_fingerprints
+from ..harness.manifest import Manifest
+from ..locale import set_edition
+from ..sandboxed.marker import (
+    Workspace,
+    WorkspaceError,
+    admit_workspace,
+    find_workspace,
+    read_workspace,
+)
+from .safefs import Tree
+from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
+
+
+@dataclass(frozen=True)
+class Found:
+    """The workspace a door stands in, its marker read once (``look``): where it is (None:
+    no workspace), what the marker says, or why it cannot be read."""
+
+    root: Path | None
+    workspace: Workspace | None = None
+    error: WorkspaceError | None = None
+
+    @property
+    def edition(self) -> str | None:
+        """The edition the marker records, if it could be read."""
+        return self.workspace.edition if self.workspace is not None else None
+
+    def admitted(self, manifest: Manifest) -> Workspace | None:
+        """The workspace under ``admit_workspace``'s rules for ``manifest`` (None: none
+        here), as ``read_workspace(root, manifest)`` gives it, without reading the marker
+        again; a ``WorkspaceError`` says why it cannot be used."""
+        if self.error is not None:
+            raise self.error
+        if self.workspace is not None:
+            package = Tree(self.workspace.root).kind(self.workspace.package)
+            admit_workspace(self.workspace, manifest, package)
+        return self.workspace
+
+
+def look(root: Path | None) -> Found:
+    """The workspace at ``root`` (None: none), its marker read once for the whole door."""
+    if root is None:
+        return Found(None)
+    try:
+        return Found(root, read_workspace(root))
+    except WorkspaceError as error:
+        return Found(root, error=error)
+
+
+def look_around(start: Path) -> Found:
+    """The workspace holding ``start`` (``find_workspace``), its marker read once."""
+    return look(find_workspace(start))
+
+
+def speak_for(requested: str | None, found: Found) -> str:
+    """``editions.speak`` with the marker already read: speak ``requested``, else the edition
+    ``found`` records, else ``COURSE_LANG``/``LANG``. Raises ``EditionError``."""
+    return set_edition(requested or found.edition)
+
+
+@dataclass(frozen=True)
+class Door:
+    """A door's setup, made once per run (``checkpoint``, ``check()``, ``check_variant()``): the
+    chapter, the kit, the edition it speaks and the workspace it stands in, its marker read
+    once (``found``). The rest is made when first asked for, then kept: the workspace admitted
+    for the chapter, the kit's fingerprints and the snapshot graded. Nothing is read twice.
+    ``tests/harness/test_setup_once.py`` counts it, door by door."""
+
+    source: Manifest
+    """The chapter in the curriculum's own words (the gradebook keeps them)."""
+    kit: Path
+    edition: str
+    """The edition this door chose (the process speaks it)."""
+    found: Found
+
+    @cached_property
+    def manifest(self) -> Manifest:
+        """The chapter as the door's edition reads it."""
+        return in_edition(self.source)
+
+    @cached_property
+    def workspace(self) -> Workspace | None:
+        """The workspace checked (None: the kit's reference); a ``WorkspaceError`` when it
+        cannot be used for this chapter."""
+        return self.found.admitted(self.source)
+
+    @property
+    def root(self) -> Path | None:
+        return self.workspace.root if self.workspace is not None else None
+
+    @cached_property
+    def fingerprints(self) -> Fingerprints:
+        return chapter_fingerprints(self.source, self.kit)
+
+    @cached_property
+    def snapshot(self) -> Snapshot:
+        """What this run grades: the workspace's files (or the reference), taken once."""
+        return self.take_snapshot()
+
+    def take_snapshot(self) -> Snapshot:
+        """A new snapshot of the same files (a watch takes one for each save)."""
+        starter = self.fingerprints.starter
+        if self.workspace is None:
+            return reference_snapshot(self.source, self.kit, starter)
+        tree = Tree(self.workspace.root)
+        return workspace_snapshot(self.source, self.kit, tree, self.workspace, starter)
