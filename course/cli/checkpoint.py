@@ -28,8 +28,7 @@ from ..grading.gradescope import VISIBILITIES, Visibility, run_autograder, visib
 from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.intake import names_pattern
 from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
-from ..harness.editions import in_edition
-from ..harness.kit import KitError, chapter_fingerprints, kit_root
+from ..harness.kit import KitError, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
 from ..harness.report import render_card, render_lab, render_short_card, render_summary
 from ..harness.results import CheckpointResult, ReportError
@@ -38,7 +37,7 @@ from ..harness.style import Style, style_for
 from ..locale import EDITIONS, EditionError, checked
 from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, Commands, key_legend, shell_commands
-from ..sandboxed.marker import WorkspaceError, speak
+from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
 from .locate import Where, around, locate, print_edits, print_verdict, to_check
 from .options import HelpFormatter, given

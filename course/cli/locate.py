@@ -12,9 +12,8 @@ from ..harness.kit import short
 from ..harness.report import counts_width, render_lab, render_probes
 from ..harness.results import CheckpointResult
 from ..harness.style import PLAIN, Style
-from ..sandboxed.marker import Workspace
 from ..locale import gettext as _
-from ..sandboxed.marker import Workspace, find_workspace, read_workspace
+from ..sandboxed.marker import Workspace
 
 
 @dataclass(frozen=True)

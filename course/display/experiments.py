@@ -19,7 +19,6 @@ from ..grading.snapshot import Snapshot
 from ..harness.manifest import load_manifest
 from ..harness.runner import Limits
 from ..locale import gettext as _
-from ..sandboxed.marker import find_workspace
 from .notebook import grading_options, kernel_door, verdict_view
 from .verdict import VerdictView
 

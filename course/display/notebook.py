@@ -32,7 +32,6 @@ from ..harness.pysource import parse
 from ..harness.results import CheckpointResult
 from ..harness.runner import Limits
 from ..locale import SOURCE_EDITION, current_edition
-from ..sandboxed.marker import Workspace, WorkspaceError, find_workspace, read_workspace
 from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, shell_commands
 from ..sandboxed.marker import Workspace, WorkspaceError, find_workspace, read_workspace, speak

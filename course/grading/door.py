@@ -9,13 +9,13 @@ from pathlib import Path
 from ..harness.editions import in_edition
 from ..harness.kit import Fingerprints, chapter_fingerprints
 from ..harness.manifest import Manifest
-from ..locale import set_edition
 from ..sandboxed.marker import (
     Workspace,
     WorkspaceError,
     admit_workspace,
     find_workspace,
     read_workspace,
+    speak_recorded,
 )
 from .safefs import Tree
 from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
@@ -65,7 +65,7 @@ def look_around(start: Path) -> Found:
 def speak_for(requested: str | None, found: Found) -> str:
     """``editions.speak`` with the marker already read: speak ``requested``, else the edition
     ``found`` records, else ``COURSE_LANG``/``LANG``. Raises ``EditionError``."""
-    return set_edition(requested or found.edition)
+    return speak_recorded(requested, found.edition)
 
 
 @dataclass(frozen=True)

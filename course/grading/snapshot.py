@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from ..harness.kit import chapter_fingerprints, digest, read_source, short
 from ..harness.manifest import Manifest
 from ..harness.workspace import WORKSPACE_NOTEBOOKS, shipped_in_edition
+from ..locale import gettext as _
 from ..sandboxed.marker import (
     MARKER,
     MARKER_BYTES,
@@ -23,9 +24,6 @@ from ..sandboxed.marker import (
     admit_workspace,
     parse_marker,
 )
-from ..sandboxed.untrusted import safe_name, safe_text
-from ..locale import gettext as _
-from ..sandboxed.marker import MARKER, MARKER_BYTES, WorkspaceError, admit_workspace, parse_marker
 from ..sandboxed.untrusted import safe_name, safe_text
 from .safefs import Tree, UnsafePath
 

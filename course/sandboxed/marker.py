@@ -199,5 +199,10 @@ def workspace_edition(start: Path) -> str | None:
 def speak(requested: str | None, start: Path | None = None) -> str:
     """Set this process's edition: ``requested``, else the workspace's at ``start``, else
     ``COURSE_LANG``/``LANG``. Raises ``EditionError`` for an edition the kit lacks."""
-    chosen = requested or (workspace_edition(start) if start is not None else None)
-    return set_edition(chosen)
+    return speak_recorded(requested, workspace_edition(start) if start is not None else None)
+
+
+def speak_recorded(requested: str | None, recorded: str | None) -> str:
+    """``speak`` with the workspace's marker already read: ``requested``, else ``recorded``
+    (the edition the marker records), else ``COURSE_LANG``/``LANG``."""
+    return set_edition(requested or recorded)

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))  # the 
 import pytest
 from lab_page import label_texts, move_slider_with_keys, slider_row, widget_output
 from lite_site import LitePage, offline_browser, served
-from mutants import MUTANTS, Mutant
+from mutants import BROWSER_CHECKED, Mutant
 
 from course.harness.kit import kit_root
 from course.harness.manifest import load_manifest
@@ -44,8 +44,6 @@ def write_in_editor(lab: LitePage, path: str, text: str) -> None:
     )
 
 
-WRONG = ["summary_shares_lists_with_its_input", "skips_a_system_message", "keeps_the_oldest_groups"]
-"""Wrong versions whose verdict in the browser must be the command line's (one per lab)."""
 LOOP_SECONDS = 2.0
 SWALLOWING_LOOP = (
     "def parse_summary(*args, **kwargs):\n    while True:\n        try:\n            pass\n"
@@ -171,7 +169,7 @@ def test_the_site_works_offline_in_both_editions(
 
         # Wrong versions, graded in the page's workers; the command line's verdict is below.
         wrong = {}
-        for mutant in (m for m in MUTANTS if m.name in WRONG):
+        for mutant in BROWSER_CHECKED:
             text = mutated(kernel_reads(lab, f"../pi_course/{mutant.module}") + "\n", mutant)
             wrong[mutant.name] = checked_in_the_browser(lab, mutant.module, text, mutant.lab)
 
@@ -205,7 +203,7 @@ def test_the_site_works_offline_in_both_editions(
     assert in_the_browser == expected["11.1"], "check() in the browser and checkpoint disagree"
 
     workspace = local / edition
-    for mutant in (m for m in MUTANTS if m.name in WRONG):
+    for mutant in BROWSER_CHECKED:
         source = (workspace / "pi_course" / mutant.module).read_text(encoding="utf-8")
         here = checked_here(
             workspace, mutant.module, mutated(source, mutant), mutant.lab, 10.0, tmp_path

@@ -529,3 +529,13 @@ def build_mutant(manifest: Manifest, kit: Path, mutant: Mutant, into: Path) -> s
     compile(patched, str(target), "exec")
     target.write_text(patched, encoding="utf-8")
     return package
+
+
+BROWSER_CHECKED = tuple(
+    m
+    for m in MUTANTS
+    if m.name
+    in ("summary_shares_lists_with_its_input", "skips_a_system_message", "keeps_the_oldest_groups")
+)
+"""One wrong version per graded lab of the first three: each way the browser grades (a Web
+Worker, the kernel itself, and the real page) must give the command line's verdict on them."""

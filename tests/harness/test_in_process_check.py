@@ -21,10 +21,10 @@ from harness_support import (
     MakeWorkspace,
     essentials,
     on_the_command_line,
-    replace_in,
     sabotage,
+    with_mutant,
 )
-from mutants import MUTANTS
+from mutants import BROWSER_CHECKED, Mutant
 from solutions import solve_lab
 
 from course.grading.engine import GradingOptions, evaluate
@@ -76,18 +76,11 @@ def test_a_solved_lab_passes_as_on_the_command_line(
     assert got["labs"]["11.3"]["agreed"] == got["labs"]["11.3"]["cases"] > 0
 
 
-WRONG = ["summary_shares_lists_with_its_input", "skips_a_system_message", "keeps_the_oldest_groups"]
-
-
-@pytest.mark.parametrize("name", WRONG)
+@pytest.mark.parametrize("mutant", BROWSER_CHECKED, ids=lambda m: m.name)
 def test_a_wrong_version_fails_as_on_the_command_line(
-    name: str, manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+    mutant: Mutant, manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
 ) -> None:
-    mutant = next(m for m in MUTANTS if m.name == name)
-    workspace = make_workspace("wrong")
-    for lab in manifest.labs:
-        solve_lab(manifest, kit, workspace, lab.id)
-    replace_in(workspace / manifest.package / mutant.module, mutant.old, mutant.new)
+    workspace = with_mutant(manifest, kit, make_workspace, mutant)
     got = assert_same_verdict(manifest, kit, workspace, mutant.lab, tmp_path)
     assert got["labs"][mutant.lab]["status"] == "failed"
 

@@ -22,11 +22,12 @@ import course.cli.practice
 import course.display.experiments
 import course.display.notebook
 from course.grading import engine, snapshot
-from course.harness import kit, workspace
+from course.harness import kit
 from course.locale import set_edition, translations
+from course.sandboxed import marker
 
 COUNTED: dict[str, tuple[Callable[..., Any], ...]] = {
-    "marker": (workspace.parse_marker,),
+    "marker": (marker.parse_marker,),
     "snapshot": (snapshot.workspace_snapshot, snapshot.reference_snapshot),
     "fingerprints": (kit.chapter_fingerprints,),
     "edition": (set_edition,),

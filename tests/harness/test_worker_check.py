@@ -23,8 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_support import QUICK, MakeWorkspace, essentials, on_the_command_line, sabotage
-from mutants import MUTANTS
+from harness_support import (
+    QUICK,
+    MakeWorkspace,
+    essentials,
+    on_the_command_line,
+    sabotage,
+    with_mutant,
+)
+from mutants import BROWSER_CHECKED, Mutant
 from solutions import solve_lab
 
 from course.grading.engine import GradingOptions, evaluate
@@ -113,19 +120,11 @@ def test_a_fresh_workspace_is_pending_as_on_the_command_line(
     assert got["labs"]["11.2"]["status"] == "pending"
 
 
-WRONG = ["summary_shares_lists_with_its_input", "skips_a_system_message", "keeps_the_oldest_groups"]
-
-
-@pytest.mark.parametrize("name", WRONG)
+@pytest.mark.parametrize("mutant", BROWSER_CHECKED, ids=lambda m: m.name)
 def test_a_wrong_version_fails_as_on_the_command_line(
-    name: str, manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+    mutant: Mutant, manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
 ) -> None:
-    mutant = next(m for m in MUTANTS if m.name == name)
-    workspace = make_workspace("wrong")
-    for lab in manifest.labs:
-        solve_lab(manifest, kit, workspace, lab.id)
-    path = workspace / manifest.package / mutant.module
-    path.write_text(path.read_text(encoding="utf-8").replace(mutant.old, mutant.new, 1), "utf-8")
+    workspace = with_mutant(manifest, kit, make_workspace, mutant)
     got = assert_same_verdict(manifest, kit, workspace, mutant.lab, tmp_path, 10.0)
     assert got["labs"][mutant.lab]["status"] == "failed"
 
