@@ -24,13 +24,14 @@ from types import ModuleType, TracebackType
 from typing import Any
 
 from ..grading.door import Door, look_around
-from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate, in_a_browser
+from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate
 from ..harness.editions import in_edition
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
 from ..harness.pysource import parse
 from ..harness.results import CheckpointResult
 from ..harness.runner import Limits
+from ..harness.webworker import in_a_browser
 from ..locale import SOURCE_EDITION, current_edition
 from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, shell_commands

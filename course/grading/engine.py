@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -33,6 +32,7 @@ from ..harness.manifest import Lab, Manifest
 from ..harness.results import CheckpointResult, TestOutcome, attribute, summarize
 from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
+from ..harness.webworker import in_a_browser
 from ..harness.workspace import PYTEST_INI, render_marker
 from ..locale import EDITIONS, N_, SOURCE_EDITION, catalog_path, compiled, current_edition
 from ..locale import gettext as _
@@ -48,12 +48,6 @@ from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
 SandboxMode = Literal["required", "auto", "off"]
 """``required``: refuse to run without the sandbox; ``auto``: use it when it starts (and say
 so when it does not); ``off``: run unsandboxed (the instructor's ``--unsandboxed``)."""
-
-
-def in_a_browser() -> bool:
-    """Whether this is Pyodide, which starts no child process: its children are Web Workers
-    (``harness/webworker.py``), or where none can be waited for, the run is in this process."""
-    return sys.platform == "emscripten"
 
 
 def without_workers() -> bool:

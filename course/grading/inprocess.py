@@ -29,7 +29,16 @@ from unittest import mock
 import pytest
 
 from ..harness.records import RecordReader
-from ..harness.runner import Limits, Record, RunLog, RunTarget, Watch, child_command, setup_hung
+from ..harness.runner import (
+    Limits,
+    Record,
+    RunLog,
+    RunTarget,
+    Watch,
+    child_command,
+    note_nothing_collected,
+    setup_hung,
+)
 from ..harness.supervisor import after_a_hang
 from ..locale import ENVIRONMENT, current_edition, set_edition
 from ..locale import gettext as _
@@ -160,13 +169,8 @@ def run_here(
     log.cut += records.cut
     if limiter.setup_hung:
         log.setup_hung = setup_hung(limiter.setup_hung, limits)
-    if watch.collected is None and not log.collect_errors:
-        lines = [line.strip() for line in log.output_tail.splitlines() if line.strip()]
-        log.collect_errors.append(
-            _("pytest stopped before collecting the focused tests: {output}").format(
-                output=lines[-1][:300] if lines else ""
-            )
-        )
+    if watch.collected is None:
+        note_nothing_collected(log)
     return watch.collected
 
 

@@ -33,6 +33,7 @@ from .catalog import Catalog
 from .records import RecordReader
 from .results import TestOutcome
 from .supervisor import POLL_SECONDS, Limits, Wrap, after_a_hang, kill_group, pause, start_child
+from .webworker import in_a_browser
 
 __all__ = ["Limits", "RunLog", "RunTarget", "run_focused_tests"]
 
@@ -131,7 +132,7 @@ def child_command(
 def dump_after(limits: Limits) -> float:
     """When the child dumps a running test's stacks: shortly before the parent kills it (0:
     never, in a browser's worker, which has no thread to dump them with)."""
-    if sys.platform == "emscripten":
+    if in_a_browser():
         return 0.0
     return max(limits.test_seconds - DUMP_MARGIN, limits.test_seconds * 0.75)
 
@@ -446,14 +447,22 @@ def _run_child(
         log.output_tail = output.text()
         log.dropped += records.dropped
         log.cut += records.cut
-    if watch.collected is None and not log.collect_errors:
-        lines = [line.strip() for line in log.output_tail.splitlines() if line.strip()]
-        last = lines[-1][:300] if lines else _("exit code {code}").format(code=process.returncode)
-        log.collect_errors.append(
-            _("pytest stopped before collecting the focused tests: {output}").format(output=last)
-        )
+    if watch.collected is None:
+        note_nothing_collected(log, _("exit code {code}").format(code=process.returncode))
     _close_exited(watch, process.returncode, log)
     return watch.collected
+
+
+def note_nothing_collected(log: RunLog, fallback: str = "") -> None:
+    """Why a run collected nothing, unless already said: the last line pytest printed (else
+    ``fallback``)."""
+    if log.collect_errors:
+        return
+    lines = [line.strip() for line in log.output_tail.splitlines() if line.strip()]
+    last = lines[-1][:300] if lines else fallback
+    log.collect_errors.append(
+        _("pytest stopped before collecting the focused tests: {output}").format(output=last)
+    )
 
 
 def _time_out(

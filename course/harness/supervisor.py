@@ -14,7 +14,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -23,7 +22,7 @@ from typing import IO, Protocol
 
 from ..sandboxed.frames import dump_file
 from ..sandboxed.untrusted import safe_text
-from .webworker import WorkerChild
+from .webworker import WorkerChild, in_a_browser
 
 POLL_SECONDS = 0.02
 """How often a supervisor looks at its child's records and clock."""
@@ -125,7 +124,7 @@ def start_child(
         stacks = dump_file(results)
         stacks.touch()
         command, env = wrap(command, env, (results, stacks))
-    if sys.platform == "emscripten":
+    if in_a_browser():
         worker = WorkerChild(command, env, cwd, (results, dump_file(results)), limits.output_bytes)
         return worker, worker
     process = subprocess.Popen(

@@ -134,9 +134,15 @@ class Channel(Protocol):
     def stop(self) -> None: ...
 
 
+def in_a_browser() -> bool:
+    """Whether this is Pyodide, which starts no child process: its children are Web Workers,
+    or where none can be waited for, the run is in this process (``grading/inprocess.py``)."""
+    return sys.platform == "emscripten"
+
+
 def available() -> bool:
     """Whether this is a browser whose kernel can start a worker and wait for it."""
-    if sys.platform != "emscripten":
+    if not in_a_browser():
         return False
     try:
         import js
@@ -158,7 +164,8 @@ class BrowserChannel:
         import js
         from pyodide.ffi import to_js
 
-        self._end.start(to_js(dict(message), dict_converter=js.Object.fromEntries))
+        asked = dict(message) | {"indexURL": index_url()}
+        self._end.start(to_js(asked, dict_converter=js.Object.fromEntries))
 
     def next(self, seconds: float) -> None:
         from pyodide.ffi import run_sync
@@ -235,7 +242,6 @@ class WorkerChild:
         files = bundle(graded_roots(env, cwd), skip=streamed)
         self._channel.start(
             {
-                "indexURL": index_url() if channel is None else "",
                 "packages": list(WORKER_PACKAGES),
                 "files": files,
                 "streamed": list(self.streamed),

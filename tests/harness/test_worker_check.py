@@ -105,7 +105,6 @@ def assert_same_verdict(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sys, "platform", "emscripten")
         patch.setattr(webworker, "BrowserChannel", SubprocessChannel)
-        patch.setattr(webworker, "index_url", lambda: "")
         here = through_workers(manifest, kit, workspace, lab, seconds)
     there = on_the_command_line(workspace, lab, seconds, tmp_path)
     said = f"Lab {lab} on {workspace}\nexpected (CLI): {there}\ngot (workers): {here}"
