@@ -1,9 +1,12 @@
-"""The two trimmers on equal terms: LangChain inputs, budgets and kept-set comparison."""
+"""LangChain's side of the comparison: its inputs, its trimmer and the ids it kept.
+
+The kit's side (budgets, ``run_kit``) is in ``bench/workload.py``, which imports no LangChain,
+so the children ``bench/instructions.py`` runs under valgrind start without it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import (
@@ -15,12 +18,7 @@ from langchain_core.messages import (
     trim_messages,
 )
 
-from bench.workload import SYSTEM_PROMPT, arguments_chars, kit_estimator, tokens_for_chars
-from course.context import BuildContextResult, build_context
-from course.session import SessionEntry
-
-RESERVED_OUTPUT = 512
-SAFETY_MARGIN = 64
+from bench.workload import SYSTEM_PROMPT, Budget, arguments_chars, tokens_for_chars
 
 
 def to_langchain(entries: Sequence[dict[str, Any]]) -> list[BaseMessage]:
@@ -90,40 +88,6 @@ def memoized_counter() -> Callable[[list[BaseMessage]], int]:
     return count
 
 
-@dataclass(frozen=True)
-class Budget:
-    """One budget, stated both ways: the kit's window and trim_messages' max_tokens."""
-
-    label: str
-    available: int
-    """Tokens left for messages (build_context's ``available_for_messages``)."""
-    system: int
-
-    @property
-    def kit_max_tokens(self) -> int:
-        return self.available + self.system + RESERVED_OUTPUT + SAFETY_MARGIN
-
-    @property
-    def trim_max_tokens(self) -> int:
-        """trim_messages counts the system message inside max_tokens; nothing is reserved."""
-        return self.available + self.system
-
-
-def system_cost() -> int:
-    return kit_estimator({"role": "system", "content": SYSTEM_PROMPT})
-
-
-def run_kit(path: Sequence[SessionEntry], budget: Budget) -> BuildContextResult:
-    return build_context(
-        path,
-        max_tokens=budget.kit_max_tokens,
-        system_prompt=SYSTEM_PROMPT,
-        reserved_output=RESERVED_OUTPUT,
-        safety_margin=SAFETY_MARGIN,
-        estimate_tokens=kit_estimator,
-    )
-
-
 def run_trim(
     messages: list[BaseMessage],
     budget: Budget,
@@ -149,29 +113,3 @@ def run_trim_memoized(messages: list[BaseMessage], budget: Budget) -> list[BaseM
 def trimmed_ids(kept: Sequence[BaseMessage]) -> list[str]:
     """Entry ids trim_messages kept, without its system message."""
     return [str(m.id) for m in kept if not isinstance(m, SystemMessage)]
-
-
-def budgets_for(entries: Sequence[dict[str, Any]], labels: Sequence[str]) -> list[Budget]:
-    """Budgets over a history: percentages of its total cost, ``all`` and ``overflow``.
-
-    ``overflow`` leaves one token less than the newest interaction costs, so that interaction
-    alone does not fit.
-    """
-    costs = [kit_estimator(entry["message"]) for entry in entries]
-    total = sum(costs)
-    newest = 0
-    for entry, cost in zip(reversed(entries), reversed(costs), strict=True):
-        newest += cost
-        if entry["message"]["role"] == "user":
-            break
-    system = system_cost()
-    out = []
-    for label in labels:
-        if label == "all":
-            available = total
-        elif label == "overflow":
-            available = newest - 1
-        else:
-            available = total * int(label.rstrip("%")) // 100
-        out.append(Budget(label, available, system))
-    return out

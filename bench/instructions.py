@@ -28,9 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: make ``bench`` and ``course`` importable
     sys.path.insert(0, str(ROOT))
 
-from bench import compare  # noqa: E402
 from bench.scaling import BUDGET, sizes_arg  # noqa: E402
-from bench.workload import WORKLOADS  # noqa: E402
+from bench.workload import WORKLOADS, budgets_for, run_kit  # noqa: E402
 from course.session import parse_entries  # noqa: E402
 
 COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
@@ -41,14 +40,14 @@ COLLECTOR = ("on", "paused")
 def child(history: Path, calls: int, collector: str) -> None:
     """Inside valgrind: parse the history, then call build_context ``calls`` times."""
     entries = json.loads(history.read_text(encoding="utf-8"))
-    budget = compare.budgets_for(entries, [BUDGET])[0]
+    budget = budgets_for(entries, [BUDGET])[0]
     path = parse_entries(entries)
     del entries
     gc.collect()
     if collector == "paused":
         gc.disable()
     for _ in range(calls):
-        compare.run_kit(path, budget)
+        run_kit(path, budget)
 
 
 def instructions(history: Path, calls: int, collector: str) -> int:

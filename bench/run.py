@@ -26,7 +26,7 @@ from langchain_core.messages import BaseMessage  # noqa: E402
 from bench import compare, jsonl_bench  # noqa: E402
 from bench.scaling import describe, measure_scaling, sizes_arg  # noqa: E402
 from bench.timing import interleave  # noqa: E402
-from bench.workload import WORKLOADS, history_json  # noqa: E402
+from bench.workload import WORKLOADS, budgets_for, history_json, run_kit  # noqa: E402
 from course.context import BuildContextResult  # noqa: E402
 from course.session import parse_entries  # noqa: E402
 
@@ -73,8 +73,8 @@ def warm_up() -> None:
     entries = history_json(50)
     path = parse_entries(entries)
     lc_messages = compare.to_langchain(entries)
-    for budget in compare.budgets_for(entries, [HEADLINE, "overflow"]):
-        compare.run_kit(path, budget)
+    for budget in budgets_for(entries, [HEADLINE, "overflow"]):
+        run_kit(path, budget)
         compare.run_trim(lc_messages, budget)
         compare.run_trim_memoized(lc_messages, budget)
 
@@ -84,7 +84,7 @@ def compare_size(
 ) -> list[dict[str, Any]]:
     """build_context against trim_messages on one history, one case per budget."""
     entries = WORKLOADS[workload](messages)
-    budgets = compare.budgets_for(entries, labels)
+    budgets = budgets_for(entries, labels)
     path = parse_entries(entries)
     lc_messages = compare.to_langchain(entries)
     del entries
@@ -92,7 +92,7 @@ def compare_size(
     for budget in budgets:
         case_runs = 1 if budget.label == "overflow" else runs
         contenders: list[Callable[[], object]] = [
-            partial(compare.run_kit, path, budget),
+            partial(run_kit, path, budget),
             partial(compare.run_trim, lc_messages, budget),
         ]
         if budget.label == HEADLINE:

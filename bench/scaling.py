@@ -33,9 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: make ``bench`` and ``course`` importable
     sys.path.insert(0, str(ROOT))
 
-from bench import compare  # noqa: E402
 from bench.timing import Samples, measure  # noqa: E402
-from bench.workload import WORKLOADS  # noqa: E402
+from bench.workload import WORKLOADS, budgets_for, run_kit  # noqa: E402
 from course.session import parse_entries  # noqa: E402
 
 BUDGET = "50%"
@@ -96,12 +95,17 @@ class _Call:
 
     def __init__(self, workload: str, size: int, heap: str) -> None:
         entries = WORKLOADS[workload](size)
-        self.budget = compare.budgets_for(entries, [BUDGET])[0]
-        self.held = compare.to_langchain(entries) if heap == "comparison" else None
+        self.budget = budgets_for(entries, [BUDGET])[0]
+        if heap == "comparison":
+            from bench import compare  # LangChain only for this heap: instructions.py runs without
+
+            self.held: object = compare.to_langchain(entries)
+        else:
+            self.held = None
         self.path = parse_entries(entries)
 
     def __call__(self) -> object:
-        return compare.run_kit(self.path, self.budget)
+        return run_kit(self.path, self.budget)
 
 
 def prepare(workload: str, size: int, heap: str) -> Callable[[], object]:

@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:  # ``bench`` is a directory of the repository, not
 
 def test_both_trimmers_keep_the_same_messages_on_a_small_history() -> None:
     from bench import compare
-    from bench.workload import history_json, kit_estimator
+    from bench.workload import budgets_for, history_json, kit_estimator, run_kit
     from course.session import parse_entries
 
     entries = history_json(50)
@@ -27,19 +27,21 @@ def test_both_trimmers_keep_the_same_messages_on_a_small_history() -> None:
     assert [kit_estimator(e["message"]) for e in entries] == [
         compare.langchain_estimator(m) for m in lc_messages[1:]
     ]
-    for budget in compare.budgets_for(entries, ["10%", "50%", "90%", "all"]):
-        kit = compare.run_kit(path, budget)
+    for budget in budgets_for(entries, ["10%", "50%", "90%", "all"]):
+        kit = run_kit(path, budget)
         assert kit.tokens.available_for_messages == budget.available
         assert kit.kept_entry_ids == compare.trimmed_ids(compare.run_trim(lc_messages, budget))
         memoized = compare.run_trim_memoized(lc_messages, budget)
         assert kit.kept_entry_ids == compare.trimmed_ids(memoized)
-    overflow = compare.budgets_for(entries, ["overflow"])[0]
-    kit = compare.run_kit(path, overflow)
+    overflow = budgets_for(entries, ["overflow"])[0]
+    kit = run_kit(path, overflow)
     assert (kit.reason, len(kit.kept_entry_ids)) == ("single_group_overflow", 5)
     assert compare.trimmed_ids(compare.run_trim(lc_messages, overflow)) == []
 
 
 def test_the_results_file_has_the_keys_tooling_reads(tmp_path: Path) -> None:
+    """docs/performance.md's ``bench/run.py`` at its smallest size (the documented-commands test
+    runs the script with ``--help`` only, and leaves the run to this test)."""
     from bench import run
 
     out = tmp_path / "results.json"
