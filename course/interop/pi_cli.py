@@ -10,8 +10,8 @@ from pathlib import Path
 
 from course.locale import gettext as _
 from course.locale import ngettext
+from course.session import SessionEntryError, SessionPathError, SessionStoreError
 
-from .chapter import SessionEntryError, SessionPathError, SessionStoreError
 from .pi_format import PiFormatError
 from .pi_import import (
     ImportedSession,

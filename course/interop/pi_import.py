@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import tempfile
@@ -9,18 +10,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from course.groups import InteractionError, group_interactions
 from course.locale import gettext as _
-
-from .chapter import (
-    InteractionError,
+from course.session import (
     SessionEntry,
     SessionEntryError,
     encode_entry,
-    group_interactions,
     parse_session_entry,
     path_to,
     recover_jsonl,
 )
+
 from .pi_format import LineDamage, PiFormatError, PiSession, migrate, read_pi_session
 from .pi_mapping import Draft, map_session
 from .pi_repair import repair as repair_drafts
@@ -41,11 +41,8 @@ REFUSED_KINDS = ("damaged_line", "unknown_type", "missing_parent")
 
 @dataclass(frozen=True)
 class ImportedSession:
-    """A Pi session as the chapter's entries: the whole tree, its active path and the report.
-
-    ``entries`` are in log order (every parent before its children) and the last one is the
-    leaf: the entry standing for Pi's last line, or the last one a repair appended after it.
-    """
+    """A Pi session as the chapter's entries (parents first; the last is the leaf, Pi's last
+    line or what a repair appended after it), its active path and the report."""
 
     entries: list[SessionEntry]
     leaf_id: str
@@ -66,11 +63,8 @@ def import_pi_session(
 ) -> ImportedSession:
     """Read, migrate and map the Pi session file at ``path`` (``.jsonl`` or ``.jsonl.gz``).
 
-    Raises ``PiFormatError`` for input that is not a Pi session (naming the line and field)
-    and, with ``repair="strict"``, ``PiImportError`` where the file is damaged, holds what
-    this importer does not know, or breaks the chapter's rules. ``split_turn`` says where the
-    kept range of a compaction that splits a turn starts; ``keep_failed`` keeps the aborted
-    and failed assistant messages Pi never sends as messages instead of data.
+    ``PiFormatError`` for what is not a Pi session; under ``strict``, ``PiImportError`` for
+    damage, what this importer does not know, or what the chapter's rules reject.
     """
     return convert_pi_session(
         read_pi_session(path), repair=repair, split_turn=split_turn, keep_failed=keep_failed
@@ -90,13 +84,13 @@ def convert_pi_session(
     if split_turn not in SPLIT_TURNS:
         raise ValueError(f"split_turn: must be one of {', '.join(SPLIT_TURNS)}, got {split_turn!r}")
     migrated = migrate(session)
-    mapped = map_session(migrated, keep_failed=keep_failed)
+    mapped, lossy = map_session(migrated, keep_failed=keep_failed)
     damage = [_damage_item(damaged, migrated) for damaged in migrated.damage]
     missing = [_missing_parent_item(*orphan) for orphan in migrated.missing_parents]
-    found = [*damage, *missing, *mapped.items]
+    found = [*damage, *missing, *lossy]
     refused = [item for item in found if item.kind in REFUSED_KINDS]
     try:
-        drafts, repairs = repair_drafts(mapped.drafts, repair, split_turn)
+        drafts, repairs = repair_drafts(mapped, repair, split_turn)
     except PiImportError as error:
         raise PiImportError(list(sorted_items([*refused, *error.items]))) from None
     if repair == "strict" and refused:
@@ -177,12 +171,8 @@ def chapter_log_bytes(entries: Sequence[SessionEntry]) -> bytes:
 def write_chapter_log(
     entries: Sequence[SessionEntry], out: str | os.PathLike[str], *, force: bool = False
 ) -> Path:
-    """Write ``entries`` as a chapter JSONL log at ``out``, atomically.
-
-    The bytes are read back with the store's own reader before anything is written, the file
-    appears whole or not at all, and an existing file is replaced only with ``force``
-    (otherwise ``FileExistsError``).
-    """
+    """Write ``entries`` as a chapter JSONL log at ``out``, atomically, after the store's own
+    reader accepts the bytes; an existing file is replaced only with ``force``."""
     data = chapter_log_bytes(entries)
     recover_jsonl(data)
     return write_atomically(Path(out), data, force=force)
@@ -217,10 +207,8 @@ NO_HARD_LINKS = frozenset(
 def move_in_if_free(temporary: str, target: Path) -> None:
     """Give the flushed ``temporary`` the name ``target`` unless ``target`` exists meanwhile.
 
-    A hard link claims the name atomically. Where there are no hard links (Pyodide in the
-    browser has no ``os.link``; Emscripten's answers ``EMLINK``) the name is checked, then the
-    file renamed into place: still atomic against a crash, and the one kernel process there
-    has no rival writer.
+    A hard link claims the name atomically. Without hard links (Pyodide) the name is checked,
+    then the file renamed: still atomic against a crash, and there is no rival writer there.
     """
     link = getattr(os, "link", None)
     try:
@@ -255,7 +243,7 @@ def write_atomically(target: Path, data: bytes, *, force: bool) -> Path:
         else:
             move_in_if_free(temporary, target)
     except BaseException:
-        if os.path.exists(temporary):
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
     directory = os.open(target.parent, os.O_RDONLY)

@@ -6,13 +6,13 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from course.locale import gettext as _
 from course.locale import ngettext
+from course.session import SessionEntryError, parse_session_entry, summary_to_json
 
 from ..sandboxed.untrusted import clip
-from .chapter import SessionEntryError, parse_session_entry, summary_to_json
 from .pi_format import PiFormatError, PiLine, PiSession, json_kind
 from .pi_report import ReportItem
 from .pi_summary import summary_from_markdown
@@ -35,6 +35,10 @@ BRANCH_PREFIX = (
 )
 BRANCH_SUFFIX = "</summary>"
 """The wrappers Pi puts around summaries it sends as user messages."""
+WRAPPERS = {
+    "branchSummary": (BRANCH_PREFIX, BRANCH_SUFFIX),
+    "compactionSummary": (COMPACTION_PREFIX, COMPACTION_SUFFIX),
+}
 
 
 @dataclass(frozen=True)
@@ -50,29 +54,16 @@ class Draft:
 
     @property
     def id(self) -> str:
-        entry_id: str = self.entry["id"]
-        return entry_id
+        return cast(str, self.entry["id"])
 
     @property
     def parent_id(self) -> str | None:
-        parent: str | None = self.entry["parentId"]
-        return parent
+        return cast(str | None, self.entry["parentId"])
 
     @property
     def role(self) -> str:
         """The message role, or "" for metadata and compaction entries."""
-        if self.entry["type"] != "message":
-            return ""
-        role: str = self.entry["message"]["role"]
-        return role
-
-
-@dataclass(frozen=True)
-class Mapped:
-    """The drafts of a whole session in file order (the header's first) and the lossy items."""
-
-    drafts: list[Draft]
-    items: list[ReportItem]
+        return cast(str, self.entry["message"]["role"]) if self.entry["type"] == "message" else ""
 
 
 FAILED_STOPS = ("aborted", "error")
@@ -80,22 +71,19 @@ FAILED_STOPS = ("aborted", "error")
 NORMAL_STOPS = ("stop", "toolUse")
 
 
-def map_session(session: PiSession, *, keep_failed: bool = False) -> Mapped:
-    """Map a migrated (v3) session; the header becomes the root metadata entry.
-
-    Assistant messages that stopped with ``aborted`` or ``error`` are kept as data, since Pi
-    never sends them; ``keep_failed`` keeps them as messages, to study them.
-    """
+def map_session(
+    session: PiSession, *, keep_failed: bool = False
+) -> tuple[list[Draft], list[ReportItem]]:
+    """The drafts of a migrated (v3) session in file order (the header's metadata first) and the
+    lossy items; ``keep_failed`` keeps failed assistant messages as messages, not data."""
     if session.version != 3:
         raise ValueError(f"map_session needs a migrated session (v3), got v{session.version}")
     header = session.header
     header_id: str = header.data["id"]
     used = {header_id} | {record.data["id"] for record in session.entries}
     items: list[ReportItem] = []
-    value = {k: v for k, v in header.data.items() if k not in COMMON}
-    value["sourceVersion"] = session.source_version
-    root = _Mapper(header, header_id, None, items)
-    drafts = [root.metadata(HEADER_KEY, value)]
+    value = {**_uncommon(header.data), "sourceVersion": session.source_version}
+    drafts = [_Mapper(header, header_id, None, items).metadata(HEADER_KEY, value)]
     requests: dict[str, str] = {}
     for record in session.entries:
         parent = record.data.get("parentId") or header_id
@@ -104,7 +92,7 @@ def map_session(session: PiSession, *, keep_failed: bool = False) -> Mapped:
         mapped = mapper.map_entry(used)
         requests[mapper.id] = mapper.request or _user_text(mapped[-1])
         drafts.extend(mapped)
-    return Mapped(drafts, items)
+    return drafts, items
 
 
 def _user_text(draft: Draft) -> str:
@@ -117,9 +105,13 @@ def _user_text(draft: Draft) -> str:
     return "\n".join(block["text"] for block in content if block["type"] == "text")
 
 
+def _uncommon(source: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in source.items() if k not in COMMON}
+
+
 def data_only(source: dict[str, Any], reason: str) -> dict[str, Any]:
     """The value of a metadata entry keeping a Pi entry as data: its fields and why."""
-    return {**{k: v for k, v in source.items() if k not in COMMON}, "reason": reason}
+    return {**_uncommon(source), "reason": reason}
 
 
 def _join(path: str, key: str) -> str:
@@ -140,10 +132,8 @@ UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def iso_to_millis(value: object) -> int | float:
-    """An ISO 8601 timestamp as Unix milliseconds (an int unless it has sub-millisecond digits).
-
-    A timestamp without a zone is read as UTC; a number is taken to be milliseconds already.
-    """
+    """An ISO 8601 timestamp (UTC without a zone) as Unix milliseconds, an int unless it has
+    sub-millisecond digits; a number is taken to be milliseconds already."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if not math.isfinite(value) or value < 0:
             raise ValueError(f"must be a non-negative number of milliseconds, got {value!r}")
@@ -198,8 +188,6 @@ class _Mapper:
         self.dropped: list[str] = []
         self.request = ""
         """The first user message on the entry's path: the session's goal, in its own words."""
-
-    # ------------------------------------------------------------------ helpers
 
     def fail(self, field: str, problem: str) -> PiFormatError:
         return PiFormatError(problem, line=self.record.line, field=field)
@@ -263,7 +251,7 @@ class _Mapper:
 
     def map_entry(self, used: set[str]) -> list[Draft]:
         kind = self.record.type
-        rest = {k: v for k, v in self.data.items() if k not in COMMON}
+        rest = _uncommon(self.data)
         if kind == "message":
             return [self.message()]
         if kind == "compaction":
@@ -276,7 +264,7 @@ class _Mapper:
                 return [self.metadata(f"pi.{kind}", rest)]
             self.drop_fields(rest, "", ("summary",))
             self.note("converted", _("branch_summary became the user message Pi sends for it"))
-            return [self.user([{"type": "text", "text": BRANCH_PREFIX + summary + BRANCH_SUFFIX}])]
+            return [self.user(_wrapped("branchSummary", summary))]
         if kind == "custom_message":
             content = self.user_content(self.data, "")
             self.drop_fields(rest, "", ("content",))
@@ -329,8 +317,6 @@ class _Mapper:
         self.validate({**entry, "firstKeptEntryId": first_kept or "(missing)"})
         return [text, Draft(self.record.line, entry, self.data)]
 
-    # ------------------------------------------------------------------ messages
-
     def message(self) -> Draft:
         message = self.get(self.data, "message", "", lambda v: isinstance(v, dict))
         role = self.get(message, "role", "message", lambda v: isinstance(v, str))
@@ -344,7 +330,7 @@ class _Mapper:
             return self.tool_result(message)
         if role == "bashExecution":
             return self.bash_execution(message)
-        if role in ("custom", "branchSummary", "compactionSummary"):
+        if role == "custom" or role in WRAPPERS:
             return self.wrapped(role, message)
         self.note(
             "unknown_type",
@@ -493,13 +479,7 @@ class _Mapper:
             content = self.user_content(message, "message")
             self.drop_fields(message, "message", ("role", "content"))
         else:
-            summary = self.string(message, "summary", "message")
-            prefix, suffix = (
-                (BRANCH_PREFIX, BRANCH_SUFFIX)
-                if role == "branchSummary"
-                else (COMPACTION_PREFIX, COMPACTION_SUFFIX)
-            )
-            content = [{"type": "text", "text": prefix + summary + suffix}]
+            content = _wrapped(role, self.string(message, "summary", "message"))
             self.drop_fields(message, "message", ("role", "summary"))
         self.note(
             "converted",
@@ -553,6 +533,11 @@ class _Mapper:
     def text_block(self, block: dict[str, Any], path: str) -> dict[str, Any]:
         self.drop_fields(block, path, ("type", "text"))
         return {"type": "text", "text": self.string(block, "text", path)}
+
+
+def _wrapped(role: str, summary: str) -> list[dict[str, Any]]:
+    prefix, suffix = WRAPPERS[role]
+    return [{"type": "text", "text": prefix + summary + suffix}]
 
 
 def _shortened(text: str, limit: int = 160) -> str:

@@ -63,16 +63,8 @@ class _Plan:
 def repair(
     drafts: list[Draft], policy: Policy, split_turn: SplitTurn = "turn-start"
 ) -> tuple[list[Draft], list[ReportItem]]:
-    """Apply ``policy`` until every path meets the chapter's rules; ``strict`` only checks.
-
-    ``strict`` raises ``PiImportError`` listing every place the rules reject. The other two
-    repair each place and report it: ``synthesize`` adds the missing results (and a user
-    message where a path has none before an assistant message), ``drop`` removes unanswered
-    calls and keeps the messages no user message starts as data. Both keep orphan results
-    as data, rename a re-declared call id, and move a compaction's first kept id to a user
-    message on its path. Under every policy a compaction that splits a turn starts its kept
-    range where ``split_turn`` says (``split_turn`` items).
-    """
+    """Apply ``policy`` until every path meets the chapter's rules (``strict`` raises
+    ``PiImportError`` listing every place); a split turn's kept range starts at ``split_turn``."""
     used = {draft.id for draft in drafts}
     if policy == "strict":
         problems = _Rules(drafts, policy, used).run().items
@@ -139,28 +131,27 @@ class _Rules:
         return state
 
     def before_user(self, draft: Draft) -> _State | None:
+        """The path's state once a user message opens it; None if ``draft`` is data now."""
         text = _("assistant message before any user message on its path")
+        state: _State | None = _State(seen_user=True, start=draft.id)
         if self.policy == "drop":
             self.plan.as_data[draft.id] = "before any user message"
             text = _(
                 "assistant message before any user message on its path; kept as data (metadata "
                 "key {key})"
             ).format(key=MESSAGE_KEY)
-            self.note(draft, "before_user", text)
-            return None
-        if self.policy == "synthesize":
-            new = self.new_draft(
-                draft, f"{draft.id}~user", {"role": "user", "content": SYNTHETIC_USER}
-            )
+            state = None
+        elif self.policy == "synthesize":
+            message = {"role": "user", "content": SYNTHETIC_USER}
+            new = self.new_draft(draft, f"{draft.id}~user", message)
             self.plan.before.setdefault(draft.id, []).append(new)
             text = _(
                 "assistant message before any user message on its path; synthesised user message "
                 "{new} before it"
             ).format(new=new.id)
-            self.note(draft, "before_user", text)
-            return _State(seen_user=True, start=new.id)
+            state = _State(seen_user=True, start=new.id)
         self.note(draft, "before_user", text)
-        return _State(seen_user=True, start=draft.id)
+        return state
 
     def calls(self, draft: Draft, state: _State) -> _State:
         pending = list(state.pending)
@@ -310,18 +301,10 @@ class _Path:
             if positions and positions[-1] == len(self.entries):
                 positions.pop()
 
-    @staticmethod
-    def _at_or_after(positions: list[int], start: int) -> int | None:
+    def first(self, positions: list[int], start: int) -> Draft | None:
+        """The first entry of ``positions`` (``messages`` or ``users``) at or after ``start``."""
         found = bisect_left(positions, start)
-        return positions[found] if found < len(positions) else None
-
-    def first_message(self, start: int) -> Draft | None:
-        found = self._at_or_after(self.messages, start)
-        return None if found is None else self.entries[found]
-
-    def first_user(self, start: int) -> Draft | None:
-        found = self._at_or_after(self.users, start)
-        return None if found is None else self.entries[found]
+        return self.entries[positions[found]] if found < len(positions) else None
 
     def last_user(self, before: int) -> Draft | None:
         found = bisect_left(self.users, before)
@@ -363,7 +346,7 @@ def _compaction_plan(
         if position is not None and path.entries[position].role == "user":
             continue
         if position is not None:
-            first = path.first_message(position)
+            first = path.first(path.messages, position)
             if first is not None and first.role == "user":
                 plan.first_kept[draft.id] = first.id
                 text = _(
@@ -373,7 +356,7 @@ def _compaction_plan(
                 plan.items.append(ReportItem(draft.line, draft.id, "converted", text))
                 continue
             turn = path.last_user(position)
-            later = path.first_user(position)
+            later = path.first(path.users, position)
             if first is not None and (turn or later):
                 item = _split_turn(draft, target, path, turn, later, split_turn)
                 plan.first_kept[draft.id] = item[0]

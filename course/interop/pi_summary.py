@@ -7,18 +7,9 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from course.locale import gettext as _
+from course.summary import SUMMARY_LIST_FIELDS, CompactionSummary
 
-from .chapter import CompactionSummary
-
-FIELD_KEYS = {
-    "goal": "goal",
-    "constraints": "constraints",
-    "completed": "completed",
-    "decisions": "decisions",
-    "changed_files": "changedFiles",
-    "unresolved": "unresolved",
-    "next": "next",
-}
+FIELD_KEYS = {"goal": "goal", **dict(SUMMARY_LIST_FIELDS)}
 """Summary attribute → the chapter's JSON key, for messages."""
 
 FALLBACK_FIELD = "constraints"
@@ -38,15 +29,9 @@ _FIELD_WORDS: tuple[tuple[str, str], ...] = (
     ),
     ("constraints", r"constraints?|preferences?|requirements?|rules?|conventions?"),
 )
-"""The first row whose words occur in a heading (as whole words) names the heading's field.
-
-The rows cover Pi's summary template (Goal; Constraints & Preferences; Progress with Done, In
-Progress and Blocked; Key Decisions; Next Steps), the turn-prefix template of a split turn
-(Original Request, Early Progress) and the headings older Pi summaries use. Files the summary
-only names (``Key Files``, ``<read-files>``: ``-`` binds words) are not changed files; with
-``Critical Context`` and ``Context for Suffix`` they name no field and go to ``constraints``,
-prefixed; ``<modified-files>`` lines are changed files.
-"""
+"""The first row whose words occur in a heading (as whole words) names its field: Pi's summary
+and turn-prefix templates and older headings. ``Key Files``, ``<read-files>`` (``-`` binds
+words), ``Critical Context`` name none; ``<modified-files>`` lines are changed files."""
 
 TURN_CONTEXT = re.compile(r"^[ \t]*[*_]{0,2}turn context \(split turn\):?[*_]{0,2}:?[ \t]*$", re.I)
 """The line Pi puts between a split turn's history summary and its turn-prefix summary."""
@@ -93,8 +78,7 @@ class _Section:
 
     @property
     def prefix(self) -> str | None:
-        """Items of a section whose heading names no field carry the heading, and turn items
-        say they are from the split turn."""
+        """What its items start with: the split turn, the heading unless it names the field."""
         parts = [TURN_PREFIX] if self.turn else []
         if self.origin != "named" and self.heading:
             parts.append(self.heading)
@@ -173,12 +157,9 @@ class _Splitter:
         if self.turn and own == "goal":
             own = "next"  # a split turn's request is the work at hand, not the session's goal
         named = next((s for s in reversed(self.stack) if s.origin == "named"), None)
-        if own is not None:
-            section = _Section(level, heading, own, "named", line_items, self.turn)
-        elif named is not None:
-            section = _Section(level, heading, named.target, "inherited", line_items, self.turn)
-        else:
-            section = _Section(level, heading, FALLBACK_FIELD, "fallback", line_items, self.turn)
+        origin: Origin = "named" if own else "inherited" if named else "fallback"
+        target = own or (named.target if named else FALLBACK_FIELD)
+        section = _Section(level, heading, target, origin, line_items, self.turn)
         self.stack.append(section)
         self.sections.append(section)
 
@@ -239,17 +220,12 @@ class _Splitter:
 def summary_from_markdown(markdown: str, *, session_goal: str = "") -> SummaryMapping:
     """Split a Markdown summary into the seven fields; every body line lands in a field.
 
-    Headings choose the field (``_FIELD_WORDS``); a heading that names none inherits the
-    field of the nearest heading above it that does, or else goes to ``constraints``, and
-    then its items are prefixed with its text. Items are list entries, paragraphs, tables and
-    fenced code blocks, kept verbatim; the lines between ``<read-files>``/``<modified-files>``
-    tags (which Pi appends) are one item each. Headings and rules are structure, not items.
-    After Pi's ``Turn Context (split turn)`` line every item starts with ``split turn``, up to
-    the file lists Pi appends to the whole summary.
-
-    The goal is the session's, never a heading: the text of the goal sections, else the first
-    paragraph that states the work (at the top, under the title or under a progress heading),
-    else ``session_goal`` (the importer passes the session's first request), else ``NO_GOAL``.
+    A heading chooses the field (``_FIELD_WORDS``), else inherits the nearest named one above,
+    else goes to ``constraints`` prefixed with its text. Items (list entries, paragraphs, tables,
+    fences, each line inside Pi's file-list tags) are kept verbatim; after ``Turn Context (split
+    turn)`` each starts with ``split turn``. The goal: the goal sections' text, else the first
+    paragraph stating the work, else ``session_goal`` (the session's first request), else
+    ``NO_GOAL``.
     """
     splitter = _Splitter()
     for line in markdown.replace("\r\n", "\n").split("\n"):
