@@ -171,31 +171,23 @@ _NOT_BLANK = re.compile(rb"[^ \t\r\n\f\v]")
 def _lines(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
     """The non-blank lines with their 1-based numbers; blank runs are skipped at C speed."""
     number, buffer = 1, b""
-    for chunk in chain(chunks, [None]):
-        if chunk is not None:
-            buffer = buffer + chunk if buffer else chunk
+    for chunk in chain(chunks, [b"\n"]):  # the newline ends a last line that has none
+        buffer += chunk
         position = 0
-        while True:
-            found = _NOT_BLANK.search(buffer, position)
-            if found is None:
-                number += buffer.count(b"\n", position)
-                buffer = b""
-                break
+        while (found := _NOT_BLANK.search(buffer, position)) is not None:
             start = buffer.rfind(b"\n", position, found.start()) + 1 or position
             number += buffer.count(b"\n", position, start)
             end = buffer.find(b"\n", found.start())
-            if end == -1 and chunk is not None:
+            _check_length((len(buffer) if end == -1 else end) - start, number)
+            if end == -1:  # the line goes on in the next chunk
                 buffer = buffer[start:]
-                _check_length(len(buffer), number)
                 break
-            end = len(buffer) if end == -1 else end
-            _check_length(end - start, number)
             yield number, buffer[start:end]
             number += 1
             position = end + 1
-            if position >= len(buffer):
-                buffer = b""
-                break
+        else:
+            number += buffer.count(b"\n", position)
+            buffer = b""
 
 
 def _check_length(size: int, number: int) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
+from course.fields import plain_number
 from course.locale import gettext as _
 from course.locale import ngettext
 from course.session import SessionEntryError, parse_session_entry, summary_to_json
@@ -83,12 +84,11 @@ def map_session(
     used = {header_id} | {record.data["id"] for record in session.entries}
     items: list[ReportItem] = []
     value = {**_uncommon(header.data), "sourceVersion": session.source_version}
-    drafts = [_Mapper(header, header_id, None, items).metadata(HEADER_KEY, value)]
+    drafts = [_Mapper(header, None, items).metadata(HEADER_KEY, value)]
     requests: dict[str, str] = {}
     for record in session.entries:
         parent = record.data.get("parentId") or header_id
-        mapper = _Mapper(record, record.data["id"], parent, items, keep_failed=keep_failed)
-        mapper.request = requests.get(parent, "")
+        mapper = _Mapper(record, parent, items, keep_failed, requests.get(parent, ""))
         mapped = mapper.map_entry(used)
         requests[mapper.id] = mapper.request or _user_text(mapped[-1])
         drafts.extend(mapped)
@@ -173,20 +173,19 @@ class _Mapper:
     def __init__(
         self,
         record: PiLine,
-        entry_id: str,
         parent: str | None,
         items: list[ReportItem],
-        *,
         keep_failed: bool = False,
+        request: str = "",
     ) -> None:
         self.record = record
         self.data = record.data
-        self.id = entry_id
+        self.id: str = record.data["id"]
         self.parent = parent
         self.items = items
         self.keep_failed = keep_failed
         self.dropped: list[str] = []
-        self.request = ""
+        self.request = request
         """The first user message on the entry's path: the session's goal, in its own words."""
 
     def fail(self, field: str, problem: str) -> PiFormatError:
@@ -206,8 +205,7 @@ class _Mapper:
         return value[key]
 
     def string(self, value: dict[str, Any], key: str, path: str) -> str:
-        text: str = self.get(value, key, path, lambda v: isinstance(v, str))
-        return text
+        return cast(str, self.get(value, key, path, lambda v: isinstance(v, str)))
 
     def drop_fields(self, value: dict[str, Any], path: str, carried: Iterable[str]) -> None:
         keep = set(carried)
@@ -227,27 +225,26 @@ class _Mapper:
             raise PiFormatError(str(error), line=self.record.line) from None
 
     def common(self, kind: str, entry_id: str | None = None) -> dict[str, Any]:
-        if "timestamp" not in self.data:
-            raise self.fail("timestamp", _("missing field"))
+        value = self.get(self.data, "timestamp", "", lambda v: True)
         try:
-            timestamp = iso_to_millis(self.data.get("timestamp"))
+            timestamp = iso_to_millis(value)
         except ValueError as error:
             raise self.fail("timestamp", str(error)) from None
-        return {
-            "type": kind,
-            "id": entry_id or self.id,
-            "parentId": self.parent,
-            "timestamp": timestamp,
-        }
+        return dict(type=kind, id=entry_id or self.id, parentId=self.parent, timestamp=timestamp)
 
     def metadata(self, key: str, value: Any) -> Draft:
         return self.finish({**self.common("metadata"), "key": key, "value": value})
 
-    def user(self, content: str | list[dict[str, Any]]) -> Draft:
-        message = {"role": "user", "content": content}
-        return self.finish({**self.common("message"), "message": message})
+    def as_data(self, reason: str) -> Draft:
+        """The Pi message kept as data only (its fields all carried, so none is reported)."""
+        self.dropped.clear()
+        return self.metadata(MESSAGE_KEY, data_only(self.data, reason))
 
-    # ------------------------------------------------------------------ entries
+    def message_draft(self, message: dict[str, Any], stop_reason: str = "") -> Draft:
+        return self.finish({**self.common("message"), "message": message}, stop_reason)
+
+    def user(self, content: str | list[dict[str, Any]]) -> Draft:
+        return self.message_draft({"role": "user", "content": content})
 
     def map_entry(self, used: set[str]) -> list[Draft]:
         kind = self.record.type
@@ -340,8 +337,7 @@ class _Mapper:
                 "key {key}), as Pi sends nothing for it"
             ).format(role=role, key=MESSAGE_KEY),
         )
-        self.dropped.clear()
-        return self.metadata(MESSAGE_KEY, data_only(self.data, f"unknown message role {role!r}"))
+        return self.as_data(f"unknown message role {role!r}")
 
     def assistant(self, message: dict[str, Any]) -> Draft:
         stop = message.get("stopReason")
@@ -374,8 +370,7 @@ class _Mapper:
             shown = _shortened(error) if isinstance(error, str) else ""
             self.note("failed_message", text.format(stop=stop, error=shown, key=MESSAGE_KEY))
             if not self.keep_failed:
-                self.dropped.clear()
-                return self.metadata(MESSAGE_KEY, data_only(self.data, f"stopped with {stop!r}"))
+                return self.as_data(f"stopped with {stop!r}")
         elif stop and stop not in NORMAL_STOPS:
             self.note("stop_reason", _("assistant message stopped with {stop!r}").format(stop=stop))
         self.drop_fields(message, "message", ("role", "content"))
@@ -386,16 +381,9 @@ class _Mapper:
             if kind == "text":
                 content.append(self.text_block(block, path))
             elif kind == "toolCall":
-                content.append(
-                    {
-                        "type": "toolCall",
-                        "id": self.string(block, "id", path),
-                        "name": self.string(block, "name", path),
-                        "arguments": self.get(
-                            block, "arguments", path, lambda v: isinstance(v, dict)
-                        ),
-                    }
-                )
+                call_id, name = self.string(block, "id", path), self.string(block, "name", path)
+                arguments = self.get(block, "arguments", path, lambda v: isinstance(v, dict))
+                content.append(dict(type="toolCall", id=call_id, name=name, arguments=arguments))
                 self.drop_fields(block, path, ("type", "id", "name", "arguments"))
             elif kind == "thinking":
                 words = block.get("thinking")
@@ -433,11 +421,7 @@ class _Mapper:
                     len(thinking),
                 ).format(count=len(thinking)),
             )
-        entry = {
-            **self.common("message"),
-            "message": {"role": "assistant", "content": content},
-        }
-        return self.finish(entry, stop)
+        return self.message_draft({"role": "assistant", "content": content}, stop)
 
     def tool_result(self, message: dict[str, Any]) -> Draft:
         carried = ("role", "toolCallId", "toolName", "content", "isError")
@@ -453,7 +437,7 @@ class _Mapper:
             "content": content,
             "isError": is_error,
         }
-        return self.finish({**self.common("message"), "message": result})
+        return self.message_draft(result)
 
     def bash_execution(self, message: dict[str, Any]) -> Draft:
         self.string(message, "command", "message")
@@ -465,8 +449,7 @@ class _Mapper:
                     "(metadata key {key}), as Pi never sends it"
                 ).format(key=MESSAGE_KEY),
             )
-            self.dropped.clear()
-            return self.metadata(MESSAGE_KEY, data_only(self.data, "excluded from context"))
+            return self.as_data("excluded from context")
         carried = ["role", "command", "output", "exitCode", "cancelled", "truncated"]
         if message.get("truncated"):
             carried.append("fullOutputPath")
@@ -545,9 +528,5 @@ def _shortened(text: str, limit: int = 160) -> str:
 
 
 def _is_amount(value: object) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value >= 0
-    )
+    number = plain_number(value)
+    return number is not None and math.isfinite(number) and number >= 0

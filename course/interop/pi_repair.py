@@ -68,7 +68,7 @@ def repair(
     used = {draft.id for draft in drafts}
     if policy == "strict":
         problems = _Rules(drafts, policy, used).run().items
-        cuts = _compaction_plan(drafts, policy, used, split_turn)
+        cuts = _compaction_plan(drafts, policy, split_turn)
         problems += [item for item in cuts.items if item.kind in REPAIR_KINDS]
         if problems:
             raise PiImportError(list(sorted_items(problems)))
@@ -82,7 +82,7 @@ def repair(
         items += plan.items
     else:  # pragma: no cover - each round removes what the previous one left
         raise RuntimeError(f"repair {policy!r} did not settle in {MAX_ROUNDS} rounds")
-    plan = _compaction_plan(drafts, policy, used, split_turn)
+    plan = _compaction_plan(drafts, policy, split_turn)
     return _apply(drafts, plan), items + plan.items
 
 
@@ -175,9 +175,8 @@ class _Rules:
                         "{start} (first in {first}); renamed {new}, and so are the results that "
                         "follow for it"
                     )
-                text = text.format(call=call_id, start=state.start, first=first, new=new_id)
-                if self.policy != "strict":
                     self.plan.renamed_calls.setdefault(draft.id, {})[index] = new_id
+                text = text.format(call=call_id, start=state.start, first=first, new=new_id)
                 renames.append((call_id, new_id))  # strict too: its results answer the new id
                 self.note(draft, "duplicate_call", text)
                 call_id = new_id
@@ -277,8 +276,7 @@ class _Rules:
 
 
 class _Path:
-    """The path from the root to the entry a depth-first walk is at, with the positions of its
-    messages and user messages, so each compaction's questions cost a lookup, not a walk."""
+    """A depth-first walk's path from the root, indexed so a compaction's questions are lookups."""
 
     def __init__(self) -> None:
         self.entries: list[Draft] = []
@@ -335,9 +333,7 @@ def _compactions_on_paths(drafts: Sequence[Draft]) -> Iterator[tuple[Draft, _Pat
         stack.extend(reversed(children.get(visit.id, [])))
 
 
-def _compaction_plan(
-    drafts: Sequence[Draft], policy: Policy, used: set[str], split_turn: SplitTurn
-) -> _Plan:
+def _compaction_plan(drafts: Sequence[Draft], policy: Policy, split_turn: SplitTurn) -> _Plan:
     """Point every compaction's first kept id at a user message on its path before it."""
     plan = _Plan()
     for draft, path in _compactions_on_paths(drafts):
@@ -358,9 +354,8 @@ def _compaction_plan(
             turn = path.last_user(position)
             later = path.first(path.users, position)
             if first is not None and (turn or later):
-                item = _split_turn(draft, target, path, turn, later, split_turn)
-                plan.first_kept[draft.id] = item[0]
-                plan.items.append(item[1])
+                plan.first_kept[draft.id], item = _split_turn(draft, path, turn, later, split_turn)
+                plan.items.append(item)
                 continue
             chosen = turn or later
             text = _(
@@ -389,14 +384,10 @@ def _compaction_plan(
 
 
 def _split_turn(
-    compaction: Draft,
-    target: str,
-    path: _Path,
-    turn: Draft | None,
-    later: Draft | None,
-    choice: SplitTurn,
+    compaction: Draft, path: _Path, turn: Draft | None, later: Draft | None, choice: SplitTurn
 ) -> tuple[str, ReportItem]:
     """The first kept id for a compaction whose kept entry is in the middle of a turn."""
+    target = compaction.entry["firstKeptEntryId"]
     position = path.where[target]
     role = path.entries[position].role
     if (choice == "turn-start" and turn is not None) or later is None:
@@ -447,13 +438,8 @@ def _apply(drafts: list[Draft], plan: _Plan) -> list[Draft]:
     out: list[Draft] = []
     for draft in drafts:
         parent = draft.parent_id
-        for new in plan.before.get(draft.id, ()):
-            out.append(_with_parent(new, parent))
-            parent = new.id
-        draft = _changed(_with_parent(draft, parent), plan)
-        out.append(draft)
-        parent = draft.id
-        for new in plan.after.get(draft.id, ()):
+        before, after = plan.before.get(draft.id, ()), plan.after.get(draft.id, ())
+        for new in (*before, _changed(draft, plan), *after):
             out.append(_with_parent(new, parent))
             parent = new.id
     return out

@@ -52,10 +52,7 @@ _CLOSE_TAG = re.compile(r"^[ \t]*</([A-Za-z][\w-]*)>[ \t]*$")
 def heading_field(heading: str) -> str | None:
     """The summary field a heading names on its own, or None."""
     text = heading.lower()
-    for name, pattern in _FIELD_PATTERNS:
-        if pattern.search(text):
-            return name
-    return None
+    return next((name for name, pattern in _FIELD_PATTERNS if pattern.search(text)), None)
 
 
 Origin: TypeAlias = Literal["named", "inherited", "fallback"]
@@ -168,11 +165,6 @@ class _Splitter:
         self.stack.clear()
         self.sections.append(_Section(0, "", FALLBACK_FIELD, "fallback", turn=self.turn))
 
-    def start_turn(self) -> None:
-        """From here on the text is the split turn's turn-prefix summary."""
-        self.turn = True
-        self.close_tag()
-
     def feed(self, line: str) -> None:
         if self.block_kind == "fence":
             assert self.block is not None
@@ -191,8 +183,9 @@ class _Splitter:
             self.open_section(1, tag.group(1), line_items=True)
         elif _CLOSE_TAG.match(line) is not None:
             self.close_tag()
-        elif TURN_CONTEXT.match(line) is not None:
-            self.start_turn()
+        elif TURN_CONTEXT.match(line) is not None:  # the split turn's turn-prefix summary follows
+            self.turn = True
+            self.close_tag()
         elif not line.strip() or _RULE.match(line):
             self.end_block()
         elif self.current.line_items:
