@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any, BinaryIO, cast
 
-from course.fields import kind_of
+from course.fields import KIND_NAMES, kind_of
 from course.locale import N_, ngettext
 from course.locale import gettext as _
 
@@ -101,9 +101,7 @@ def parse_pi_session(data: bytes) -> PiSession:
 
 
 def _read(stream: io.BufferedReader) -> PiSession:
-    """Parse a Pi session file in chunks, never whole: at most ``MAX_SESSION_BYTES`` of text and
-    ``MAX_LINE_BYTES`` a line. Several JSON objects on a line are split, what is not JSON is
-    skipped; both are listed in ``damage``, which ``strict`` refuses."""
+    """Parse a Pi session file in chunks, within the caps; a damaged line is split or skipped."""
     records: list[PiLine] = []
     damage: list[LineDamage] = []
     for number, raw in _lines(_text_chunks(stream)):
@@ -344,7 +342,10 @@ def _is_name(value: object) -> bool:
 
 def json_kind(value: object) -> str:
     """The JSON name of a value's type, for error messages (translate it with ``_()``)."""
-    return N_("null") if value is None else kind_of(value)
+    if value is None:
+        return N_("null")
+    kind = kind_of(value)
+    return kind if kind in KIND_NAMES else N_("other")
 
 
 # --------------------------------------------------------------------------- migration
@@ -367,11 +368,8 @@ def migrate(session: PiSession) -> PiSession:
 
 
 def reattach_orphans(session: PiSession) -> PiSession:
-    """Entries whose parent the file does not hold hang below the header, where Pi's path starts.
-
-    Their parent was most likely on a skipped line (listed in ``damage``), or else a ``/fork``
-    left label entries out of the file (listed in ``missing_parents``).
-    """
+    """Entries whose parent the file lacks hang below the header, where Pi's path starts; each
+    is listed in ``damage`` if lines were skipped, else in ``missing_parents`` (a ``/fork``)."""
     held = {session.header.data["id"], None} | {r.data.get("id") for r in session.entries}
     skipped = any(damage.skipped for damage in session.damage)
     if not skipped and all(r.data.get("parentId") in held for r in session.entries):

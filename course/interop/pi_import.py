@@ -61,11 +61,8 @@ def import_pi_session(
     split_turn: SplitTurn = "turn-start",
     keep_failed: bool = False,
 ) -> ImportedSession:
-    """Read, migrate and map the Pi session file at ``path`` (``.jsonl`` or ``.jsonl.gz``).
-
-    ``PiFormatError`` for what is not a Pi session; under ``strict``, ``PiImportError`` for
-    damage, what this importer does not know, or what the chapter's rules reject.
-    """
+    """Read, migrate, map and repair the Pi session file at ``path`` (plain or gzipped); raises
+    ``PiFormatError`` or, under ``strict``, ``PiImportError`` (see docs/pi-import.md)."""
     return convert_pi_session(
         read_pi_session(path), repair=repair, split_turn=split_turn, keep_failed=keep_failed
     )

@@ -15,9 +15,7 @@ POLICIES: tuple[Policy, ...] = ("strict", "synthesize", "drop")
 
 SplitTurn: TypeAlias = Literal["turn-start", "next-user"]
 SPLIT_TURNS: tuple[SplitTurn, ...] = ("turn-start", "next-user")
-"""Where the kept range of a compaction that splits a turn starts: the turn's user message
-(nothing Pi sends is missing; the turn's prefix is sent although the summary holds it too), or
-the next user message (the prefix is left to the summary and the turn's kept suffix is not sent)."""
+"""Where a split turn's kept range starts: its user message, or the next one (docs/pi-import.md)."""
 
 REPAIR_KINDS: dict[str, str] = {
     "damaged_line": "a line holds several JSON objects back to back, or something unreadable",

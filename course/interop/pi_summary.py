@@ -205,10 +205,6 @@ class _Splitter:
         else:
             self.start_block("paragraph", line.strip())
 
-    def finish(self) -> list[_Section]:
-        self.end_block()
-        return self.sections
-
 
 def summary_from_markdown(markdown: str, *, session_goal: str = "") -> SummaryMapping:
     """Split a Markdown summary into the seven fields; every body line lands in a field.
@@ -223,7 +219,8 @@ def summary_from_markdown(markdown: str, *, session_goal: str = "") -> SummaryMa
     splitter = _Splitter()
     for line in markdown.replace("\r\n", "\n").split("\n"):
         splitter.feed(line)
-    sections = splitter.finish()
+    splitter.end_block()
+    sections = splitter.sections
     goal = _goal(sections, session_goal)
     fields: dict[str, list[str]] = {name: [] for name in FIELD_KEYS}
     for section in sections:
