@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
@@ -77,8 +77,6 @@ def map_session(
 ) -> tuple[list[Draft], list[ReportItem]]:
     """The drafts of a migrated (v3) session in file order (the header's metadata first) and the
     lossy items; ``keep_failed`` keeps failed assistant messages as messages, not data."""
-    if session.version != 3:
-        raise ValueError(f"map_session needs a migrated session (v3), got v{session.version}")
     header = session.header
     header_id: str = header.data["id"]
     used = {header_id} | {record.data["id"] for record in session.entries}
@@ -207,9 +205,8 @@ class _Mapper:
     def string(self, value: dict[str, Any], key: str, path: str) -> str:
         return cast(str, self.get(value, key, path, lambda v: isinstance(v, str)))
 
-    def drop_fields(self, value: dict[str, Any], path: str, carried: Iterable[str]) -> None:
-        keep = set(carried)
-        self.dropped.extend(_join(path, key) for key in value if key not in keep)
+    def drop_fields(self, value: dict[str, Any], path: str, carried: Collection[str]) -> None:
+        self.dropped.extend(_join(path, key) for key in value if key not in carried)
 
     def finish(self, entry: dict[str, Any], stop_reason: str = "") -> Draft:
         if self.dropped:
