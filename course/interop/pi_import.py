@@ -12,17 +12,10 @@ from pathlib import Path
 
 from course.groups import InteractionError, group_interactions
 from course.locale import gettext as _
-from course.session import (
-    SessionEntry,
-    SessionEntryError,
-    encode_entry,
-    parse_session_entry,
-    path_to,
-    recover_jsonl,
-)
+from course.session import SessionEntry, encode_entry, path_to, recover_jsonl
 
-from .pi_format import LineDamage, PiFormatError, PiSession, migrate, read_pi_session
-from .pi_mapping import Draft, map_session
+from .pi_format import LineDamage, PiSession, migrate, read_pi_session
+from .pi_mapping import Draft, chapter_entry, map_session
 from .pi_repair import repair as repair_drafts
 from .pi_report import (
     POLICIES,
@@ -92,7 +85,7 @@ def convert_pi_session(
         raise PiImportError(list(sorted_items([*refused, *error.items]))) from None
     if repair == "strict" and refused:
         raise PiImportError(refused)
-    entries = [_entry(draft) for draft in drafts]
+    entries = [chapter_entry(draft.entry, draft.line) for draft in drafts]
     leaf_id = entries[-1].id
     path = path_to(entries, leaf_id)
     _check_interactions(path, drafts)
@@ -141,13 +134,6 @@ def _missing_parent_item(line: int, entry_id: str, parent: str) -> ReportItem:
         "file); the entry now starts its path below the header, where Pi's context starts too"
     ).format(parent=parent)
     return ReportItem(line, entry_id, "missing_parent", text)
-
-
-def _entry(draft: Draft) -> SessionEntry:
-    try:
-        return parse_session_entry(draft.entry)
-    except SessionEntryError as error:
-        raise PiFormatError(str(error), line=draft.line) from None
 
 
 def _check_interactions(path: Sequence[SessionEntry], drafts: Sequence[Draft]) -> None:

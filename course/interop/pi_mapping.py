@@ -11,7 +11,7 @@ from typing import Any, cast
 from course.fields import plain_number
 from course.locale import gettext as _
 from course.locale import ngettext
-from course.session import SessionEntryError, parse_session_entry, summary_to_json
+from course.session import SessionEntry, SessionEntryError, parse_session_entry, summary_to_json
 
 from ..sandboxed.untrusted import clip
 from .pi_format import PiFormatError, PiLine, PiSession, json_kind
@@ -101,6 +101,14 @@ def _user_text(draft: Draft) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(block["text"] for block in content if block["type"] == "text")
+
+
+def chapter_entry(entry: dict[str, Any], line: int) -> SessionEntry:
+    """The entry as the chapter's parser reads it; its error names the Pi ``line``."""
+    try:
+        return parse_session_entry(entry)
+    except SessionEntryError as error:
+        raise PiFormatError(str(error), line=line) from None
 
 
 def _uncommon(source: dict[str, Any]) -> dict[str, Any]:
@@ -211,15 +219,8 @@ class _Mapper:
     def finish(self, entry: dict[str, Any], stop_reason: str = "") -> Draft:
         if self.dropped:
             self.note("fields", _("not carried: {fields}").format(fields=", ".join(self.dropped)))
-        self.validate(entry)
+        chapter_entry(entry, self.record.line)
         return Draft(self.record.line, entry, self.data, stop_reason)
-
-    def validate(self, entry: dict[str, Any]) -> None:
-        """The chapter's parser must accept the entry; its error then names this line."""
-        try:
-            parse_session_entry(entry)
-        except SessionEntryError as error:
-            raise PiFormatError(str(error), line=self.record.line) from None
 
     def common(self, kind: str, entry_id: str | None = None) -> dict[str, Any]:
         value = self.get(self.data, "timestamp", "", lambda v: True)
@@ -308,7 +309,7 @@ class _Mapper:
             ),
         )
         # a missing first kept id is for the repair policies; everything else is checked here
-        self.validate({**entry, "firstKeptEntryId": first_kept or "(missing)"})
+        chapter_entry({**entry, "firstKeptEntryId": first_kept or "(missing)"}, self.record.line)
         return [text, Draft(self.record.line, entry, self.data)]
 
     def message(self) -> Draft:
