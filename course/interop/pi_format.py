@@ -176,7 +176,13 @@ def _lines(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
             start = buffer.rfind(b"\n", position, found.start()) + 1 or position
             number += buffer.count(b"\n", position, start)
             end = buffer.find(b"\n", found.start())
-            _check_length((len(buffer) if end == -1 else end) - start, number)
+            if (len(buffer) if end == -1 else end) - start > MAX_LINE_BYTES:
+                raise PiFormatError(
+                    _("longer than {limit}; this importer reads lines up to that length").format(
+                        limit=_mebibytes(MAX_LINE_BYTES)
+                    ),
+                    line=number,
+                )
             if end == -1:  # the line goes on in the next chunk
                 buffer = buffer[start:]
                 break
@@ -186,16 +192,6 @@ def _lines(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
         else:
             number += buffer.count(b"\n", position)
             buffer = b""
-
-
-def _check_length(size: int, number: int) -> None:
-    if size > MAX_LINE_BYTES:
-        raise PiFormatError(
-            _("longer than {limit}; this importer reads lines up to that length").format(
-                limit=_mebibytes(MAX_LINE_BYTES)
-            ),
-            line=number,
-        )
 
 
 def _reject_constant(name: str) -> float:
@@ -311,7 +307,8 @@ def _check_header(header: PiLine) -> int:
             line=header.line,
             field="type",
         )
-    if not _is_name(header.data.get("id")):
+    header_id = header.data.get("id")
+    if not isinstance(header_id, str) or not header_id:
         raise PiFormatError(_("must be a non-empty string"), line=header.line, field="id")
     version = header.data.get("version", 1)
     if isinstance(version, bool) or not isinstance(version, int):
@@ -334,10 +331,6 @@ def _check_entry(record: PiLine) -> None:
     else:
         return
     raise PiFormatError(problem, line=record.line, field="type")
-
-
-def _is_name(value: object) -> bool:
-    return isinstance(value, str) and value != ""
 
 
 def json_kind(value: object) -> str:

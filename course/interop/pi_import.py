@@ -175,12 +175,6 @@ class OutputExistsError(FileExistsError):
         )
 
 
-def _umask() -> int:
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
-
-
 NO_HARD_LINKS = frozenset(
     {errno.EMLINK, errno.ENOSYS, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP}
 )
@@ -216,7 +210,9 @@ def write_atomically(target: Path, data: bytes, *, force: bool) -> Path:
         raise FileNotFoundError(2, "no such directory", str(target.parent))
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
+        umask = os.umask(0o022)  # read it: setting it back is the only way
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with open(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

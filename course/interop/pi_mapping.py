@@ -343,17 +343,15 @@ class _Mapper:
         if stop in FAILED_STOPS:
             error = message.get("errorMessage")
             said = isinstance(error, str) and error != ""
-            if not self.keep_failed:
-                text = (
-                    _(
-                        "assistant message stopped with {stop!r} ({error}); Pi drops it before "
-                        "every model call, so it is kept as data (key {key})"
-                    )
-                    if said
-                    else _(
-                        "assistant message stopped with {stop!r}; Pi drops it before every model "
-                        "call, so it is kept as data (key {key})"
-                    )
+            if said and not self.keep_failed:
+                text = _(
+                    "assistant message stopped with {stop!r} ({error}); Pi drops it before "
+                    "every model call, so it is kept as data (key {key})"
+                )
+            elif not self.keep_failed:
+                text = _(
+                    "assistant message stopped with {stop!r}; Pi drops it before every model "
+                    "call, so it is kept as data (key {key})"
                 )
             elif said:
                 text = _(
@@ -365,7 +363,7 @@ class _Mapper:
                     "assistant message stopped with {stop!r}; Pi drops it before every model "
                     "call; kept as a message, as asked"
                 )
-            shown = _shortened(error) if isinstance(error, str) else ""
+            shown = clip(" ".join(error.split()), 160) if isinstance(error, str) else ""
             self.note("failed_message", text.format(stop=stop, error=shown, key=MESSAGE_KEY))
             if not self.keep_failed:
                 return self.as_data(f"stopped with {stop!r}")
@@ -395,7 +393,7 @@ class _Mapper:
                     ).format(kind=kind),
                 )
         sent = [text for text in thinking if text.strip()]
-        if thinking and not content and sent:
+        if sent and not content:
             # a reply that is only thinking: Pi sends the thinking (as text to another model)
             content = [{"type": "text", "text": text} for text in sent]
             self.note(
@@ -519,10 +517,6 @@ class _Mapper:
 def _wrapped(role: str, summary: str) -> list[dict[str, Any]]:
     prefix, suffix = WRAPPERS[role]
     return [{"type": "text", "text": prefix + summary + suffix}]
-
-
-def _shortened(text: str, limit: int = 160) -> str:
-    return clip(" ".join(text.split()), limit)
 
 
 def _is_amount(value: object) -> bool:
