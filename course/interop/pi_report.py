@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from course.locale import gettext as _
@@ -54,12 +54,10 @@ class ReportItem:
     message: str
 
     def __str__(self) -> str:
-        return _("line {line}: {id}: {kind}: {message}").format(
-            line=self.line, id=self.id, kind=self.kind, message=self.message
-        )
+        return _("line {line}: {id}: {kind}: {message}").format(**self.to_json())
 
     def to_json(self) -> dict[str, Any]:
-        return {"line": self.line, "id": self.id, "kind": self.kind, "message": self.message}
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -122,8 +122,9 @@ class _Splitter:
     def __init__(self) -> None:
         self.sections: list[_Section] = [_Section(0, "", FALLBACK_FIELD, "fallback")]
         self.stack: list[_Section] = []
-        self.block: list[str] | None = None
+        self.block: list[str] = []
         self.block_kind = ""
+        """What the open block is (paragraph, bullet, table, fence, line), "" if none is."""
         self.fence = ""
         self.turn = False
 
@@ -132,14 +133,12 @@ class _Splitter:
         return self.sections[-1]
 
     def end_block(self) -> None:
-        if self.block is not None:
-            text = "\n".join(self.block).strip("\n")
-            if text.strip():
-                if self.block_kind == "paragraph":
-                    self.current.paragraphs.add(len(self.current.items))
-                self.current.items.append(text)
-        self.block = None
-        self.block_kind = ""
+        text = "\n".join(self.block).strip("\n")
+        if text.strip():
+            if self.block_kind == "paragraph":
+                self.current.paragraphs.add(len(self.current.items))
+            self.current.items.append(text)
+        self.block, self.block_kind = [], ""
 
     def start_block(self, kind: str, first: str) -> None:
         self.end_block()
@@ -167,7 +166,6 @@ class _Splitter:
 
     def feed(self, line: str) -> None:
         if self.block_kind == "fence":
-            assert self.block is not None
             self.block.append(line)
             if line.strip().startswith(self.fence) and not line.strip().strip(self.fence[0]):
                 self.end_block()
@@ -196,11 +194,8 @@ class _Splitter:
             if self.block_kind != "table":
                 self.start_block("table", line.strip())
             else:
-                assert self.block is not None
                 self.block.append(line.strip())
-        elif self.block is not None and (
-            self.block_kind == "paragraph" or (self.block_kind == "bullet" and line[:1].isspace())
-        ):
+        elif self.block_kind == "paragraph" or (self.block_kind == "bullet" and line[:1].isspace()):
             self.block.append(line.strip())
         else:
             self.start_block("paragraph", line.strip())
