@@ -12,7 +12,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from itertools import chain
-from typing import Any, BinaryIO, cast
+from typing import Any
 
 from course.fields import KIND_NAMES, kind_of
 from course.locale import N_, ngettext
@@ -135,9 +135,9 @@ def _mebibytes(size: int) -> str:
 
 def _text_chunks(stream: io.BufferedReader) -> Iterator[bytes]:
     """The file's text in chunks: decompressed if it is gzip, without a byte order mark."""
-    source: BinaryIO = cast(BinaryIO, stream)
+    source: io.BufferedIOBase = stream
     if stream.peek(len(GZIP_MAGIC)).startswith(GZIP_MAGIC):
-        source = cast(BinaryIO, gzip.GzipFile(fileobj=stream, mode="rb"))
+        source = gzip.GzipFile(fileobj=stream, mode="rb")
     total = 0
     while True:
         try:
