@@ -10,8 +10,8 @@ from pathlib import Path
 
 from course.locale import gettext as _
 from course.locale import ngettext
+from course.session import SessionEntryError, SessionPathError, SessionStoreError
 
-from .chapter import SessionEntryError, SessionPathError, SessionStoreError
 from .pi_format import PiFormatError
 from .pi_import import (
     ImportedSession,
@@ -136,14 +136,13 @@ def summary(imported: ImportedSession, source: Path, output: Path) -> str:
             leaf=imported.leaf_id,
         ),
     ]
-    repairs = report.repairs
+    repairs, split = report.repairs, report.of_kind("split_turn")
     lines.append(
         ngettext(
             "repair {policy}: {count} item", "repair {policy}: {count} items", len(repairs)
         ).format(policy=report.policy, count=len(repairs))
     )
     lines.extend(f"  {item}" for item in repairs)
-    split = report.of_kind("split_turn")
     if split:
         lines.append(
             ngettext(
@@ -152,11 +151,12 @@ def summary(imported: ImportedSession, source: Path, output: Path) -> str:
                 len(split),
             ).format(choice=report.split_turn, count=len(split))
         )
-        lines.extend(f"  {item}" for item in split)
+    lines.extend(f"  {item}" for item in split)
     counts = report.counts()
     mapping = [f"{kind} {counts[kind]:,}" for kind in MAPPING_KINDS if kind in counts]
-    if mapping:
-        lines.append(_("mapping: {counts}").format(counts=", ".join(mapping)))
-    else:
-        lines.append(_("mapping: nothing lost"))
+    lines.append(
+        _("mapping: {counts}").format(counts=", ".join(mapping))
+        if mapping
+        else _("mapping: nothing lost")
+    )
     return "\n".join(lines)

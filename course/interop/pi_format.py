@@ -11,8 +11,10 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any, BinaryIO, cast
+from itertools import chain
+from typing import Any
 
+from course.fields import KIND_NAMES, kind_of
 from course.locale import N_, ngettext
 from course.locale import gettext as _
 
@@ -51,12 +53,7 @@ class PiLine:
 
 @dataclass(frozen=True)
 class LineDamage:
-    """A line that is not one JSON object: several back to back, or something unreadable.
-
-    ``read`` is how many objects were recovered from it (each becomes an entry); ``problem``
-    says in words what the line holds, and ``skipped`` what of it could not be read ("" when
-    nothing was skipped).
-    """
+    """A line that is not one JSON object: how many objects were ``read``, what was ``skipped``."""
 
     line: int
     read: int
@@ -75,8 +72,8 @@ class PiSession:
     damage: tuple[LineDamage, ...] = ()
     """Every line that was not one JSON object, in line order: what was read of it and what not."""
     missing_parents: tuple[tuple[int, str, str], ...] = ()
-    """(line, id, parent) of each entry whose parent the file does not hold (Pi's ``/fork``
-    leaves label entries out); ``migrate`` makes each a root, as Pi's context starts there."""
+    """(line, id, parent) of each entry whose parent the file lacks (Pi's ``/fork`` leaves
+    label entries out); ``migrate`` makes each a root, as Pi's context starts there."""
 
     @property
     def version(self) -> int:
@@ -88,15 +85,10 @@ class PiSession:
 
 
 def read_pi_session(path: str | os.PathLike[str]) -> PiSession:
-    """Read a Pi session file (``.jsonl`` or gzipped) as written; ``migrate`` upgrades it.
-
-    The file is read in chunks, never whole: its text may be at most ``MAX_SESSION_BYTES``
-    (after decompression) and each line at most ``MAX_LINE_BYTES``; beyond either it is a
-    ``PiFormatError`` saying so.
-    """
+    """Read a Pi session file (``.jsonl`` or gzipped) as written; ``migrate`` upgrades it."""
     try:
         with open(path, "rb") as handle:
-            return read_pi_stream(handle)
+            return _read(handle)
     except OSError as error:
         raise PiFormatError(
             _("cannot read ({reason})").format(reason=error.strerror or error)
@@ -105,16 +97,11 @@ def read_pi_session(path: str | os.PathLike[str]) -> PiSession:
 
 def parse_pi_session(data: bytes) -> PiSession:
     """Parse the bytes of a Pi session file (gzip is recognised by its magic number)."""
-    return read_pi_stream(io.BytesIO(data))
+    return _read(io.BufferedReader(io.BytesIO(data)))
 
 
-def read_pi_stream(stream: BinaryIO) -> PiSession:
-    """Parse a Pi session file from a binary stream, within the caps of ``read_pi_session``.
-
-    A line holding several JSON objects back to back is split into them, and a line (or the
-    rest of one) that is not JSON is skipped; both are listed in ``damage``, which the import
-    refuses under ``strict`` and reports under the other policies.
-    """
+def _read(stream: io.BufferedReader) -> PiSession:
+    """Parse a Pi session file in chunks, within the caps; a damaged line is split or skipped."""
     records: list[PiLine] = []
     damage: list[LineDamage] = []
     for number, raw in _lines(_text_chunks(stream)):
@@ -129,10 +116,9 @@ def read_pi_stream(stream: BinaryIO) -> PiSession:
             else _("empty file: a Pi session starts with a header line")
         )
     header, *entries = records
-    _check_header(header)
+    version = _check_header(header)
     for record in entries:
         _check_entry(record)
-    version = _version(header)
     return PiSession(header, tuple(entries), version, tuple(damage))
 
 
@@ -147,28 +133,23 @@ def _mebibytes(size: int) -> str:
     return f"{size >> 20} MiB"
 
 
-def _text_chunks(stream: BinaryIO) -> Iterator[bytes]:
+def _text_chunks(stream: io.BufferedReader) -> Iterator[bytes]:
     """The file's text in chunks: decompressed if it is gzip, without a byte order mark."""
-    head = stream.read(len(GZIP_MAGIC))
-    source: BinaryIO = stream
-    if head == GZIP_MAGIC:
-        source = cast(BinaryIO, gzip.GzipFile(fileobj=_Prefixed(head, stream), mode="rb"))
-        head = b""
+    source: io.BufferedIOBase = stream
+    if stream.peek(len(GZIP_MAGIC)).startswith(GZIP_MAGIC):
+        source = gzip.GzipFile(fileobj=stream, mode="rb")
     total = 0
-    first = True
     while True:
         try:
-            chunk = head + source.read(CHUNK_BYTES)
+            chunk = source.read(CHUNK_BYTES)
         except (OSError, EOFError, zlib.error) as error:
             if source is stream:
                 raise
             raise PiFormatError(
                 _("not a readable gzip file ({reason})").format(reason=error)
             ) from None
-        head = b""
-        if first and chunk.startswith(BOM):
+        if not total and chunk.startswith(BOM):
             chunk = chunk[len(BOM) :]
-        first = False
         if not chunk:
             return
         total += len(chunk)
@@ -182,74 +163,35 @@ def _text_chunks(stream: BinaryIO) -> Iterator[bytes]:
         yield chunk
 
 
-class _Prefixed(io.RawIOBase):
-    """A stream whose first bytes were already read: ``head``, then the rest of ``stream``."""
-
-    def __init__(self, head: bytes, stream: BinaryIO) -> None:
-        self.head = head
-        self.stream = stream
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        view = memoryview(buffer).cast("B")
-        if self.head:
-            size = min(len(view), len(self.head))
-            view[:size] = self.head[:size]
-            self.head = self.head[size:]
-            return size
-        data = self.stream.read(len(view))
-        view[: len(data)] = data
-        return len(data)
-
-
 _NOT_BLANK = re.compile(rb"[^ \t\r\n\f\v]")
 
 
 def _lines(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
     """The non-blank lines with their 1-based numbers; blank runs are skipped at C speed."""
     number, buffer = 1, b""
-    for chunk in _with_end(chunks):
-        if chunk is not None:
-            buffer = buffer + chunk if buffer else chunk
+    for chunk in chain(chunks, [b"\n"]):  # the newline ends a last line that has none
+        buffer += chunk
         position = 0
-        while True:
-            found = _NOT_BLANK.search(buffer, position)
-            if found is None:
-                number += buffer.count(b"\n", position)
-                buffer = b""
-                break
+        while (found := _NOT_BLANK.search(buffer, position)) is not None:
             start = buffer.rfind(b"\n", position, found.start()) + 1 or position
             number += buffer.count(b"\n", position, start)
             end = buffer.find(b"\n", found.start())
-            if end == -1 and chunk is not None:
+            if (len(buffer) if end == -1 else end) - start > MAX_LINE_BYTES:
+                raise PiFormatError(
+                    _("longer than {limit}; this importer reads lines up to that length").format(
+                        limit=_mebibytes(MAX_LINE_BYTES)
+                    ),
+                    line=number,
+                )
+            if end == -1:  # the line goes on in the next chunk
                 buffer = buffer[start:]
-                _check_length(len(buffer), number)
                 break
-            end = len(buffer) if end == -1 else end
-            _check_length(end - start, number)
             yield number, buffer[start:end]
             number += 1
             position = end + 1
-            if position >= len(buffer):
-                buffer = b""
-                break
-
-
-def _with_end(chunks: Iterator[bytes]) -> Iterator[bytes | None]:
-    yield from chunks
-    yield None
-
-
-def _check_length(size: int, number: int) -> None:
-    if size > MAX_LINE_BYTES:
-        raise PiFormatError(
-            _("longer than {limit}; this importer reads lines up to that length").format(
-                limit=_mebibytes(MAX_LINE_BYTES)
-            ),
-            line=number,
-        )
+        else:
+            number += buffer.count(b"\n", position)
+            buffer = b""
 
 
 def _reject_constant(name: str) -> float:
@@ -337,6 +279,9 @@ def _skip_blanks(text: str, position: int) -> int:
     return position
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 def _checked(raw: bytes, number: int, value: dict[str, Any], part: int) -> PiLine:
     if _SURROGATE_ESCAPE.search(raw):  # the bytes were UTF-8: only an escape can hold one
         try:
@@ -352,10 +297,8 @@ def _checked(raw: bytes, number: int, value: dict[str, Any], part: int) -> PiLin
     return PiLine(number, value, part)
 
 
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-def _check_header(header: PiLine) -> None:
+def _check_header(header: PiLine) -> int:
+    """The header's checks; its format version (1 when it names none)."""
     if header.data.get("type") != "session":
         raise PiFormatError(
             _(
@@ -364,76 +307,45 @@ def _check_header(header: PiLine) -> None:
             line=header.line,
             field="type",
         )
-    if not _is_name(header.data.get("id")):
+    header_id = header.data.get("id")
+    if not isinstance(header_id, str) or not header_id:
         raise PiFormatError(_("must be a non-empty string"), line=header.line, field="id")
-    _version(header)
-
-
-def _version(header: PiLine) -> int:
-    if "version" not in header.data:
-        return 1
-    version = header.data["version"]
+    version = header.data.get("version", 1)
     if isinstance(version, bool) or not isinstance(version, int):
-        raise PiFormatError(
-            _("must be an integer, got {kind}").format(kind=_(json_kind(version))),
-            line=header.line,
-            field="version",
-        )
-    if not 1 <= version <= CURRENT_VERSION:
-        raise PiFormatError(
-            _("unsupported session version {version} (this importer reads 1 to {current})").format(
-                version=version, current=CURRENT_VERSION
-            ),
-            line=header.line,
-            field="version",
-        )
-    return version
+        problem = _("must be an integer, got {kind}").format(kind=_(json_kind(version)))
+    elif not 1 <= version <= CURRENT_VERSION:
+        problem = _(
+            "unsupported session version {version} (this importer reads 1 to {current})"
+        ).format(version=version, current=CURRENT_VERSION)
+    else:
+        return version
+    raise PiFormatError(problem, line=header.line, field="version")
 
 
 def _check_entry(record: PiLine) -> None:
     kind = record.data.get("type")
     if not isinstance(kind, str):
-        raise PiFormatError(
-            _("must be a string, got {kind}").format(kind=_(json_kind(kind))),
-            line=record.line,
-            field="type",
-        )
-    if kind == "session":
-        raise PiFormatError(
-            _("a second session header; a Pi session file has one, on its first line"),
-            line=record.line,
-            field="type",
-        )
-
-
-def _is_name(value: object) -> bool:
-    return isinstance(value, str) and value != ""
-
-
-_JSON_KINDS = {
-    dict: N_("object"),
-    list: N_("array"),
-    str: N_("string"),
-    bool: N_("boolean"),
-    int: N_("number"),
-}
+        problem = _("must be a string, got {kind}").format(kind=_(json_kind(kind)))
+    elif kind == "session":
+        problem = _("a second session header; a Pi session file has one, on its first line")
+    else:
+        return
+    raise PiFormatError(problem, line=record.line, field="type")
 
 
 def json_kind(value: object) -> str:
     """The JSON name of a value's type, for error messages (translate it with ``_()``)."""
     if value is None:
         return N_("null")
-    return _JSON_KINDS.get(type(value), N_("number") if isinstance(value, float) else N_("other"))
+    kind = kind_of(value)
+    return kind if kind in KIND_NAMES else N_("other")
 
 
 # --------------------------------------------------------------------------- migration
 
 
 def v1_entry_id(line: int, part: int = 1) -> str:
-    """The id a v1 entry gets on migration: ``L`` and its line number, so it is easy to find.
-
-    The second and later objects of a damaged line add their place on it: ``L440-2``.
-    """
+    """The id a v1 entry gets on migration: ``L12``, or ``L440-2`` for a line's second object."""
     return f"L{line}" if part == 1 else f"L{line}-{part}"
 
 
@@ -449,12 +361,8 @@ def migrate(session: PiSession) -> PiSession:
 
 
 def reattach_orphans(session: PiSession) -> PiSession:
-    """Entries whose parent the file does not hold hang below the header, where Pi's path starts.
-
-    Pi's walk from the leaf stops at a parent it does not know. When the file has skipped
-    lines the parent was most likely on one, and the entry is listed in ``damage``; otherwise
-    (a ``/fork`` leaves label entries out of the new file) in ``missing_parents``.
-    """
+    """Entries whose parent the file lacks hang below the header, where Pi's path starts; each
+    is listed in ``damage`` if lines were skipped, else in ``missing_parents`` (a ``/fork``)."""
     held = {session.header.data["id"], None} | {r.data.get("id") for r in session.entries}
     skipped = any(damage.skipped for damage in session.damage)
     if not skipped and all(r.data.get("parentId") in held for r in session.entries):
@@ -487,14 +395,10 @@ def reattach_orphans(session: PiSession) -> PiSession:
 
 
 def migrate_v1_to_v2(session: PiSession) -> PiSession:
-    """Give every entry an id and its predecessor as parent; compactions get a kept id.
-
-    Pi generates random ids here; the kit derives them from the line number instead
-    (``v1_entry_id``), so the same file always imports to the same entries. A compaction's
-    ``firstKeptEntryIndex`` counts the session's lines with the header as index 0; it becomes
-    ``firstKeptEntryId``, or is removed without a replacement when it points at the header or
-    past the end, exactly as Pi does.
-    """
+    """Give every entry an id (``v1_entry_id``, not Pi's random one, so imports repeat) and its
+    predecessor as parent; a compaction's ``firstKeptEntryIndex`` (the header is index 0)
+    becomes ``firstKeptEntryId``, or is removed when it points at the header or past the end,
+    exactly as Pi does."""
     if session.version >= 2:
         return session
     records = (session.header, *session.entries)
@@ -520,12 +424,8 @@ def migrate_v2_to_v3(session: PiSession) -> PiSession:
         return session
     entries: list[PiLine] = []
     for record in session.entries:
-        message = record.data.get("message")
-        if (
-            record.type == "message"
-            and isinstance(message, dict)
-            and message.get("role") == "hookMessage"
-        ):
+        message = record.data.get("message") if record.type == "message" else None
+        if isinstance(message, dict) and message.get("role") == "hookMessage":
             data = copy.deepcopy(record.data)
             data["message"]["role"] = "custom"
             record = replace(record, data=data)
@@ -542,24 +442,22 @@ def check_tree(session: PiSession) -> None:
     seen = {session.header.data["id"]}
     for record in session.entries:
         entry_id = record.data.get("id")
-        if not _is_name(entry_id):
-            raise PiFormatError(
-                _("must be a non-empty string, got {kind}").format(kind=_(json_kind(entry_id))),
-                line=record.line,
-                field="id",
-            )
-        assert isinstance(entry_id, str)
-        if entry_id in seen:
-            raise PiFormatError(
-                _("id {id!r} is already used by an earlier line or the header").format(id=entry_id),
-                line=record.line,
-                field="id",
-            )
         parent = record.data.get("parentId")
-        if parent is not None and (not isinstance(parent, str) or parent not in seen):
-            raise PiFormatError(
-                _("parent {parent!r} is not an entry on an earlier line").format(parent=parent),
-                line=record.line,
-                field="parentId",
+        if not isinstance(entry_id, str) or not entry_id:
+            field = "id"
+            kind = _(json_kind(entry_id))
+            problem = _("must be a non-empty string, got {kind}").format(kind=kind)
+        elif entry_id in seen:
+            field = "id"
+            problem = _("id {id!r} is already used by an earlier line or the header").format(
+                id=entry_id
             )
-        seen.add(entry_id)
+        elif parent is not None and (not isinstance(parent, str) or parent not in seen):
+            field = "parentId"
+            problem = _("parent {parent!r} is not an entry on an earlier line").format(
+                parent=parent
+            )
+        else:
+            seen.add(entry_id)
+            continue
+        raise PiFormatError(problem, line=record.line, field=field)

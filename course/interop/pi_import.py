@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import tempfile
@@ -9,20 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from course.groups import InteractionError, group_interactions
 from course.locale import gettext as _
+from course.session import SessionEntry, encode_entry, path_to, recover_jsonl
 
-from .chapter import (
-    InteractionError,
-    SessionEntry,
-    SessionEntryError,
-    encode_entry,
-    group_interactions,
-    parse_session_entry,
-    path_to,
-    recover_jsonl,
-)
-from .pi_format import LineDamage, PiFormatError, PiSession, migrate, read_pi_session
-from .pi_mapping import Draft, map_session
+from .pi_format import LineDamage, PiSession, migrate, read_pi_session
+from .pi_mapping import Draft, chapter_entry, map_session
 from .pi_repair import repair as repair_drafts
 from .pi_report import (
     POLICIES,
@@ -41,11 +34,8 @@ REFUSED_KINDS = ("damaged_line", "unknown_type", "missing_parent")
 
 @dataclass(frozen=True)
 class ImportedSession:
-    """A Pi session as the chapter's entries: the whole tree, its active path and the report.
-
-    ``entries`` are in log order (every parent before its children) and the last one is the
-    leaf: the entry standing for Pi's last line, or the last one a repair appended after it.
-    """
+    """A Pi session as the chapter's entries (parents first; the last is the leaf, Pi's last
+    line or what a repair appended after it), its active path and the report."""
 
     entries: list[SessionEntry]
     leaf_id: str
@@ -64,14 +54,8 @@ def import_pi_session(
     split_turn: SplitTurn = "turn-start",
     keep_failed: bool = False,
 ) -> ImportedSession:
-    """Read, migrate and map the Pi session file at ``path`` (``.jsonl`` or ``.jsonl.gz``).
-
-    Raises ``PiFormatError`` for input that is not a Pi session (naming the line and field)
-    and, with ``repair="strict"``, ``PiImportError`` where the file is damaged, holds what
-    this importer does not know, or breaks the chapter's rules. ``split_turn`` says where the
-    kept range of a compaction that splits a turn starts; ``keep_failed`` keeps the aborted
-    and failed assistant messages Pi never sends as messages instead of data.
-    """
+    """Read, migrate, map and repair the Pi session file at ``path`` (plain or gzipped); raises
+    ``PiFormatError`` or, under ``strict``, ``PiImportError`` (see docs/pi-import.md)."""
     return convert_pi_session(
         read_pi_session(path), repair=repair, split_turn=split_turn, keep_failed=keep_failed
     )
@@ -90,18 +74,18 @@ def convert_pi_session(
     if split_turn not in SPLIT_TURNS:
         raise ValueError(f"split_turn: must be one of {', '.join(SPLIT_TURNS)}, got {split_turn!r}")
     migrated = migrate(session)
-    mapped = map_session(migrated, keep_failed=keep_failed)
+    mapped, lossy = map_session(migrated, keep_failed=keep_failed)
     damage = [_damage_item(damaged, migrated) for damaged in migrated.damage]
     missing = [_missing_parent_item(*orphan) for orphan in migrated.missing_parents]
-    found = [*damage, *missing, *mapped.items]
+    found = [*damage, *missing, *lossy]
     refused = [item for item in found if item.kind in REFUSED_KINDS]
     try:
-        drafts, repairs = repair_drafts(mapped.drafts, repair, split_turn)
+        drafts, repairs = repair_drafts(mapped, repair, split_turn)
     except PiImportError as error:
         raise PiImportError(list(sorted_items([*refused, *error.items]))) from None
     if repair == "strict" and refused:
         raise PiImportError(refused)
-    entries = [_entry(draft) for draft in drafts]
+    entries = [chapter_entry(draft.entry, draft.line) for draft in drafts]
     leaf_id = entries[-1].id
     path = path_to(entries, leaf_id)
     _check_interactions(path, drafts)
@@ -152,13 +136,6 @@ def _missing_parent_item(line: int, entry_id: str, parent: str) -> ReportItem:
     return ReportItem(line, entry_id, "missing_parent", text)
 
 
-def _entry(draft: Draft) -> SessionEntry:
-    try:
-        return parse_session_entry(draft.entry)
-    except SessionEntryError as error:
-        raise PiFormatError(str(error), line=draft.line) from None
-
-
 def _check_interactions(path: Sequence[SessionEntry], drafts: Sequence[Draft]) -> None:
     """The chapter's own grouping must accept the active path; its error names the line."""
     try:
@@ -177,12 +154,8 @@ def chapter_log_bytes(entries: Sequence[SessionEntry]) -> bytes:
 def write_chapter_log(
     entries: Sequence[SessionEntry], out: str | os.PathLike[str], *, force: bool = False
 ) -> Path:
-    """Write ``entries`` as a chapter JSONL log at ``out``, atomically.
-
-    The bytes are read back with the store's own reader before anything is written, the file
-    appears whole or not at all, and an existing file is replaced only with ``force``
-    (otherwise ``FileExistsError``).
-    """
+    """Write ``entries`` as a chapter JSONL log at ``out``, atomically, after the store's own
+    reader accepts the bytes; an existing file is replaced only with ``force``."""
     data = chapter_log_bytes(entries)
     recover_jsonl(data)
     return write_atomically(Path(out), data, force=force)
@@ -202,12 +175,6 @@ class OutputExistsError(FileExistsError):
         )
 
 
-def _umask() -> int:
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
-
-
 NO_HARD_LINKS = frozenset(
     {errno.EMLINK, errno.ENOSYS, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP}
 )
@@ -217,10 +184,8 @@ NO_HARD_LINKS = frozenset(
 def move_in_if_free(temporary: str, target: Path) -> None:
     """Give the flushed ``temporary`` the name ``target`` unless ``target`` exists meanwhile.
 
-    A hard link claims the name atomically. Where there are no hard links (Pyodide in the
-    browser has no ``os.link``; Emscripten's answers ``EMLINK``) the name is checked, then the
-    file renamed into place: still atomic against a crash, and the one kernel process there
-    has no rival writer.
+    A hard link claims the name atomically. Without hard links (Pyodide) the name is checked,
+    then the file renamed: still atomic against a crash, and there is no rival writer there.
     """
     link = getattr(os, "link", None)
     try:
@@ -245,7 +210,9 @@ def write_atomically(target: Path, data: bytes, *, force: bool) -> Path:
         raise FileNotFoundError(2, "no such directory", str(target.parent))
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
+        umask = os.umask(0o022)  # read it: setting it back is the only way
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with open(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -255,7 +222,7 @@ def write_atomically(target: Path, data: bytes, *, force: bool) -> Path:
         else:
             move_in_if_free(temporary, target)
     except BaseException:
-        if os.path.exists(temporary):
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
     directory = os.open(target.parent, os.O_RDONLY)

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
+from course.fields import plain_number
 from course.locale import gettext as _
 from course.locale import ngettext
+from course.session import SessionEntry, SessionEntryError, parse_session_entry, summary_to_json
 
 from ..sandboxed.untrusted import clip
-from .chapter import SessionEntryError, parse_session_entry, summary_to_json
 from .pi_format import PiFormatError, PiLine, PiSession, json_kind
 from .pi_report import ReportItem
 from .pi_summary import summary_from_markdown
@@ -35,6 +36,10 @@ BRANCH_PREFIX = (
 )
 BRANCH_SUFFIX = "</summary>"
 """The wrappers Pi puts around summaries it sends as user messages."""
+WRAPPERS = {
+    "branchSummary": (BRANCH_PREFIX, BRANCH_SUFFIX),
+    "compactionSummary": (COMPACTION_PREFIX, COMPACTION_SUFFIX),
+}
 
 
 @dataclass(frozen=True)
@@ -50,29 +55,16 @@ class Draft:
 
     @property
     def id(self) -> str:
-        entry_id: str = self.entry["id"]
-        return entry_id
+        return cast(str, self.entry["id"])
 
     @property
     def parent_id(self) -> str | None:
-        parent: str | None = self.entry["parentId"]
-        return parent
+        return cast(str | None, self.entry["parentId"])
 
     @property
     def role(self) -> str:
         """The message role, or "" for metadata and compaction entries."""
-        if self.entry["type"] != "message":
-            return ""
-        role: str = self.entry["message"]["role"]
-        return role
-
-
-@dataclass(frozen=True)
-class Mapped:
-    """The drafts of a whole session in file order (the header's first) and the lossy items."""
-
-    drafts: list[Draft]
-    items: list[ReportItem]
+        return cast(str, self.entry["message"]["role"]) if self.entry["type"] == "message" else ""
 
 
 FAILED_STOPS = ("aborted", "error")
@@ -80,31 +72,25 @@ FAILED_STOPS = ("aborted", "error")
 NORMAL_STOPS = ("stop", "toolUse")
 
 
-def map_session(session: PiSession, *, keep_failed: bool = False) -> Mapped:
-    """Map a migrated (v3) session; the header becomes the root metadata entry.
-
-    Assistant messages that stopped with ``aborted`` or ``error`` are kept as data, since Pi
-    never sends them; ``keep_failed`` keeps them as messages, to study them.
-    """
-    if session.version != 3:
-        raise ValueError(f"map_session needs a migrated session (v3), got v{session.version}")
+def map_session(
+    session: PiSession, *, keep_failed: bool = False
+) -> tuple[list[Draft], list[ReportItem]]:
+    """The drafts of a migrated (v3) session in file order (the header's metadata first) and the
+    lossy items; ``keep_failed`` keeps failed assistant messages as messages, not data."""
     header = session.header
     header_id: str = header.data["id"]
     used = {header_id} | {record.data["id"] for record in session.entries}
     items: list[ReportItem] = []
-    value = {k: v for k, v in header.data.items() if k not in COMMON}
-    value["sourceVersion"] = session.source_version
-    root = _Mapper(header, header_id, None, items)
-    drafts = [root.metadata(HEADER_KEY, value)]
+    value = {**_uncommon(header.data), "sourceVersion": session.source_version}
+    drafts = [_Mapper(header, None, items).metadata(HEADER_KEY, value)]
     requests: dict[str, str] = {}
     for record in session.entries:
         parent = record.data.get("parentId") or header_id
-        mapper = _Mapper(record, record.data["id"], parent, items, keep_failed=keep_failed)
-        mapper.request = requests.get(parent, "")
+        mapper = _Mapper(record, parent, items, keep_failed, requests.get(parent, ""))
         mapped = mapper.map_entry(used)
         requests[mapper.id] = mapper.request or _user_text(mapped[-1])
         drafts.extend(mapped)
-    return Mapped(drafts, items)
+    return drafts, items
 
 
 def _user_text(draft: Draft) -> str:
@@ -117,9 +103,21 @@ def _user_text(draft: Draft) -> str:
     return "\n".join(block["text"] for block in content if block["type"] == "text")
 
 
+def chapter_entry(entry: dict[str, Any], line: int) -> SessionEntry:
+    """The entry as the chapter's parser reads it; its error names the Pi ``line``."""
+    try:
+        return parse_session_entry(entry)
+    except SessionEntryError as error:
+        raise PiFormatError(str(error), line=line) from None
+
+
+def _uncommon(source: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in source.items() if k not in COMMON}
+
+
 def data_only(source: dict[str, Any], reason: str) -> dict[str, Any]:
     """The value of a metadata entry keeping a Pi entry as data: its fields and why."""
-    return {**{k: v for k, v in source.items() if k not in COMMON}, "reason": reason}
+    return {**_uncommon(source), "reason": reason}
 
 
 def _join(path: str, key: str) -> str:
@@ -140,10 +138,8 @@ UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def iso_to_millis(value: object) -> int | float:
-    """An ISO 8601 timestamp as Unix milliseconds (an int unless it has sub-millisecond digits).
-
-    A timestamp without a zone is read as UTC; a number is taken to be milliseconds already.
-    """
+    """An ISO 8601 timestamp (UTC without a zone) as Unix milliseconds, an int unless it has
+    sub-millisecond digits; a number is taken to be milliseconds already."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if not math.isfinite(value) or value < 0:
             raise ValueError(f"must be a non-negative number of milliseconds, got {value!r}")
@@ -183,23 +179,20 @@ class _Mapper:
     def __init__(
         self,
         record: PiLine,
-        entry_id: str,
         parent: str | None,
         items: list[ReportItem],
-        *,
         keep_failed: bool = False,
+        request: str = "",
     ) -> None:
         self.record = record
         self.data = record.data
-        self.id = entry_id
+        self.id: str = record.data["id"]
         self.parent = parent
         self.items = items
         self.keep_failed = keep_failed
         self.dropped: list[str] = []
-        self.request = ""
+        self.request = request
         """The first user message on the entry's path: the session's goal, in its own words."""
-
-    # ------------------------------------------------------------------ helpers
 
     def fail(self, field: str, problem: str) -> PiFormatError:
         return PiFormatError(problem, line=self.record.line, field=field)
@@ -218,52 +211,42 @@ class _Mapper:
         return value[key]
 
     def string(self, value: dict[str, Any], key: str, path: str) -> str:
-        text: str = self.get(value, key, path, lambda v: isinstance(v, str))
-        return text
+        return cast(str, self.get(value, key, path, lambda v: isinstance(v, str)))
 
-    def drop_fields(self, value: dict[str, Any], path: str, carried: Iterable[str]) -> None:
-        keep = set(carried)
-        self.dropped.extend(_join(path, key) for key in value if key not in keep)
+    def drop_fields(self, value: dict[str, Any], path: str, carried: Collection[str]) -> None:
+        self.dropped.extend(_join(path, key) for key in value if key not in carried)
 
     def finish(self, entry: dict[str, Any], stop_reason: str = "") -> Draft:
         if self.dropped:
             self.note("fields", _("not carried: {fields}").format(fields=", ".join(self.dropped)))
-        self.validate(entry)
+        chapter_entry(entry, self.record.line)
         return Draft(self.record.line, entry, self.data, stop_reason)
 
-    def validate(self, entry: dict[str, Any]) -> None:
-        """The chapter's parser must accept the entry; its error then names this line."""
-        try:
-            parse_session_entry(entry)
-        except SessionEntryError as error:
-            raise PiFormatError(str(error), line=self.record.line) from None
-
     def common(self, kind: str, entry_id: str | None = None) -> dict[str, Any]:
-        if "timestamp" not in self.data:
-            raise self.fail("timestamp", _("missing field"))
+        value = self.get(self.data, "timestamp", "", lambda v: True)
         try:
-            timestamp = iso_to_millis(self.data.get("timestamp"))
+            timestamp = iso_to_millis(value)
         except ValueError as error:
             raise self.fail("timestamp", str(error)) from None
-        return {
-            "type": kind,
-            "id": entry_id or self.id,
-            "parentId": self.parent,
-            "timestamp": timestamp,
-        }
+        return dict(type=kind, id=entry_id or self.id, parentId=self.parent, timestamp=timestamp)
 
     def metadata(self, key: str, value: Any) -> Draft:
         return self.finish({**self.common("metadata"), "key": key, "value": value})
 
-    def user(self, content: str | list[dict[str, Any]]) -> Draft:
-        message = {"role": "user", "content": content}
-        return self.finish({**self.common("message"), "message": message})
+    def as_data(self, reason: str) -> Draft:
+        """The Pi message kept as data only (its fields all carried, so none is reported)."""
+        self.dropped.clear()
+        return self.metadata(MESSAGE_KEY, data_only(self.data, reason))
 
-    # ------------------------------------------------------------------ entries
+    def message_draft(self, message: dict[str, Any], stop_reason: str = "") -> Draft:
+        return self.finish({**self.common("message"), "message": message}, stop_reason)
+
+    def user(self, content: str | list[dict[str, Any]]) -> Draft:
+        return self.message_draft({"role": "user", "content": content})
 
     def map_entry(self, used: set[str]) -> list[Draft]:
         kind = self.record.type
-        rest = {k: v for k, v in self.data.items() if k not in COMMON}
+        rest = _uncommon(self.data)
         if kind == "message":
             return [self.message()]
         if kind == "compaction":
@@ -276,7 +259,7 @@ class _Mapper:
                 return [self.metadata(f"pi.{kind}", rest)]
             self.drop_fields(rest, "", ("summary",))
             self.note("converted", _("branch_summary became the user message Pi sends for it"))
-            return [self.user([{"type": "text", "text": BRANCH_PREFIX + summary + BRANCH_SUFFIX}])]
+            return [self.user(_wrapped("branchSummary", summary))]
         if kind == "custom_message":
             content = self.user_content(self.data, "")
             self.drop_fields(rest, "", ("content",))
@@ -326,10 +309,8 @@ class _Mapper:
             ),
         )
         # a missing first kept id is for the repair policies; everything else is checked here
-        self.validate({**entry, "firstKeptEntryId": first_kept or "(missing)"})
+        chapter_entry({**entry, "firstKeptEntryId": first_kept or "(missing)"}, self.record.line)
         return [text, Draft(self.record.line, entry, self.data)]
-
-    # ------------------------------------------------------------------ messages
 
     def message(self) -> Draft:
         message = self.get(self.data, "message", "", lambda v: isinstance(v, dict))
@@ -344,7 +325,7 @@ class _Mapper:
             return self.tool_result(message)
         if role == "bashExecution":
             return self.bash_execution(message)
-        if role in ("custom", "branchSummary", "compactionSummary"):
+        if role == "custom" or role in WRAPPERS:
             return self.wrapped(role, message)
         self.note(
             "unknown_type",
@@ -354,8 +335,7 @@ class _Mapper:
                 "key {key}), as Pi sends nothing for it"
             ).format(role=role, key=MESSAGE_KEY),
         )
-        self.dropped.clear()
-        return self.metadata(MESSAGE_KEY, data_only(self.data, f"unknown message role {role!r}"))
+        return self.as_data(f"unknown message role {role!r}")
 
     def assistant(self, message: dict[str, Any]) -> Draft:
         stop = message.get("stopReason")
@@ -363,17 +343,15 @@ class _Mapper:
         if stop in FAILED_STOPS:
             error = message.get("errorMessage")
             said = isinstance(error, str) and error != ""
-            if not self.keep_failed:
-                text = (
-                    _(
-                        "assistant message stopped with {stop!r} ({error}); Pi drops it before "
-                        "every model call, so it is kept as data (key {key})"
-                    )
-                    if said
-                    else _(
-                        "assistant message stopped with {stop!r}; Pi drops it before every model "
-                        "call, so it is kept as data (key {key})"
-                    )
+            if said and not self.keep_failed:
+                text = _(
+                    "assistant message stopped with {stop!r} ({error}); Pi drops it before "
+                    "every model call, so it is kept as data (key {key})"
+                )
+            elif not self.keep_failed:
+                text = _(
+                    "assistant message stopped with {stop!r}; Pi drops it before every model "
+                    "call, so it is kept as data (key {key})"
                 )
             elif said:
                 text = _(
@@ -385,11 +363,10 @@ class _Mapper:
                     "assistant message stopped with {stop!r}; Pi drops it before every model "
                     "call; kept as a message, as asked"
                 )
-            shown = _shortened(error) if isinstance(error, str) else ""
+            shown = clip(" ".join(error.split()), 160) if isinstance(error, str) else ""
             self.note("failed_message", text.format(stop=stop, error=shown, key=MESSAGE_KEY))
             if not self.keep_failed:
-                self.dropped.clear()
-                return self.metadata(MESSAGE_KEY, data_only(self.data, f"stopped with {stop!r}"))
+                return self.as_data(f"stopped with {stop!r}")
         elif stop and stop not in NORMAL_STOPS:
             self.note("stop_reason", _("assistant message stopped with {stop!r}").format(stop=stop))
         self.drop_fields(message, "message", ("role", "content"))
@@ -400,16 +377,9 @@ class _Mapper:
             if kind == "text":
                 content.append(self.text_block(block, path))
             elif kind == "toolCall":
-                content.append(
-                    {
-                        "type": "toolCall",
-                        "id": self.string(block, "id", path),
-                        "name": self.string(block, "name", path),
-                        "arguments": self.get(
-                            block, "arguments", path, lambda v: isinstance(v, dict)
-                        ),
-                    }
-                )
+                call_id, name = self.string(block, "id", path), self.string(block, "name", path)
+                arguments = self.get(block, "arguments", path, lambda v: isinstance(v, dict))
+                content.append(dict(type="toolCall", id=call_id, name=name, arguments=arguments))
                 self.drop_fields(block, path, ("type", "id", "name", "arguments"))
             elif kind == "thinking":
                 words = block.get("thinking")
@@ -423,7 +393,7 @@ class _Mapper:
                     ).format(kind=kind),
                 )
         sent = [text for text in thinking if text.strip()]
-        if thinking and not content and sent:
+        if sent and not content:
             # a reply that is only thinking: Pi sends the thinking (as text to another model)
             content = [{"type": "text", "text": text} for text in sent]
             self.note(
@@ -447,11 +417,7 @@ class _Mapper:
                     len(thinking),
                 ).format(count=len(thinking)),
             )
-        entry = {
-            **self.common("message"),
-            "message": {"role": "assistant", "content": content},
-        }
-        return self.finish(entry, stop)
+        return self.message_draft({"role": "assistant", "content": content}, stop)
 
     def tool_result(self, message: dict[str, Any]) -> Draft:
         carried = ("role", "toolCallId", "toolName", "content", "isError")
@@ -467,7 +433,7 @@ class _Mapper:
             "content": content,
             "isError": is_error,
         }
-        return self.finish({**self.common("message"), "message": result})
+        return self.message_draft(result)
 
     def bash_execution(self, message: dict[str, Any]) -> Draft:
         self.string(message, "command", "message")
@@ -479,8 +445,7 @@ class _Mapper:
                     "(metadata key {key}), as Pi never sends it"
                 ).format(key=MESSAGE_KEY),
             )
-            self.dropped.clear()
-            return self.metadata(MESSAGE_KEY, data_only(self.data, "excluded from context"))
+            return self.as_data("excluded from context")
         carried = ["role", "command", "output", "exitCode", "cancelled", "truncated"]
         if message.get("truncated"):
             carried.append("fullOutputPath")
@@ -493,13 +458,7 @@ class _Mapper:
             content = self.user_content(message, "message")
             self.drop_fields(message, "message", ("role", "content"))
         else:
-            summary = self.string(message, "summary", "message")
-            prefix, suffix = (
-                (BRANCH_PREFIX, BRANCH_SUFFIX)
-                if role == "branchSummary"
-                else (COMPACTION_PREFIX, COMPACTION_SUFFIX)
-            )
-            content = [{"type": "text", "text": prefix + summary + suffix}]
+            content = _wrapped(role, self.string(message, "summary", "message"))
             self.drop_fields(message, "message", ("role", "summary"))
         self.note(
             "converted",
@@ -555,14 +514,11 @@ class _Mapper:
         return {"type": "text", "text": self.string(block, "text", path)}
 
 
-def _shortened(text: str, limit: int = 160) -> str:
-    return clip(" ".join(text.split()), limit)
+def _wrapped(role: str, summary: str) -> list[dict[str, Any]]:
+    prefix, suffix = WRAPPERS[role]
+    return [{"type": "text", "text": prefix + summary + suffix}]
 
 
 def _is_amount(value: object) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value >= 0
-    )
+    number = plain_number(value)
+    return number is not None and math.isfinite(number) and number >= 0

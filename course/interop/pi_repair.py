@@ -63,20 +63,12 @@ class _Plan:
 def repair(
     drafts: list[Draft], policy: Policy, split_turn: SplitTurn = "turn-start"
 ) -> tuple[list[Draft], list[ReportItem]]:
-    """Apply ``policy`` until every path meets the chapter's rules; ``strict`` only checks.
-
-    ``strict`` raises ``PiImportError`` listing every place the rules reject. The other two
-    repair each place and report it: ``synthesize`` adds the missing results (and a user
-    message where a path has none before an assistant message), ``drop`` removes unanswered
-    calls and keeps the messages no user message starts as data. Both keep orphan results
-    as data, rename a re-declared call id, and move a compaction's first kept id to a user
-    message on its path. Under every policy a compaction that splits a turn starts its kept
-    range where ``split_turn`` says (``split_turn`` items).
-    """
+    """Apply ``policy`` until every path meets the chapter's rules (``strict`` raises
+    ``PiImportError`` listing every place); a split turn's kept range starts at ``split_turn``."""
     used = {draft.id for draft in drafts}
     if policy == "strict":
         problems = _Rules(drafts, policy, used).run().items
-        cuts = _compaction_plan(drafts, policy, used, split_turn)
+        cuts = _compaction_plan(drafts, policy, split_turn)
         problems += [item for item in cuts.items if item.kind in REPAIR_KINDS]
         if problems:
             raise PiImportError(list(sorted_items(problems)))
@@ -90,7 +82,7 @@ def repair(
         items += plan.items
     else:  # pragma: no cover - each round removes what the previous one left
         raise RuntimeError(f"repair {policy!r} did not settle in {MAX_ROUNDS} rounds")
-    plan = _compaction_plan(drafts, policy, used, split_turn)
+    plan = _compaction_plan(drafts, policy, split_turn)
     return _apply(drafts, plan), items + plan.items
 
 
@@ -139,28 +131,27 @@ class _Rules:
         return state
 
     def before_user(self, draft: Draft) -> _State | None:
+        """The path's state once a user message opens it; None if ``draft`` is data now."""
         text = _("assistant message before any user message on its path")
+        state: _State | None = _State(seen_user=True, start=draft.id)
         if self.policy == "drop":
             self.plan.as_data[draft.id] = "before any user message"
             text = _(
                 "assistant message before any user message on its path; kept as data (metadata "
                 "key {key})"
             ).format(key=MESSAGE_KEY)
-            self.note(draft, "before_user", text)
-            return None
-        if self.policy == "synthesize":
-            new = self.new_draft(
-                draft, f"{draft.id}~user", {"role": "user", "content": SYNTHETIC_USER}
-            )
+            state = None
+        elif self.policy == "synthesize":
+            message = {"role": "user", "content": SYNTHETIC_USER}
+            new = self.new_draft(draft, f"{draft.id}~user", message)
             self.plan.before.setdefault(draft.id, []).append(new)
             text = _(
                 "assistant message before any user message on its path; synthesised user message "
                 "{new} before it"
             ).format(new=new.id)
-            self.note(draft, "before_user", text)
-            return _State(seen_user=True, start=new.id)
+            state = _State(seen_user=True, start=new.id)
         self.note(draft, "before_user", text)
-        return _State(seen_user=True, start=draft.id)
+        return state
 
     def calls(self, draft: Draft, state: _State) -> _State:
         pending = list(state.pending)
@@ -184,9 +175,8 @@ class _Rules:
                         "{start} (first in {first}); renamed {new}, and so are the results that "
                         "follow for it"
                     )
-                text = text.format(call=call_id, start=state.start, first=first, new=new_id)
-                if self.policy != "strict":
                     self.plan.renamed_calls.setdefault(draft.id, {})[index] = new_id
+                text = text.format(call=call_id, start=state.start, first=first, new=new_id)
                 renames.append((call_id, new_id))  # strict too: its results answer the new id
                 self.note(draft, "duplicate_call", text)
                 call_id = new_id
@@ -286,8 +276,7 @@ class _Rules:
 
 
 class _Path:
-    """The path from the root to the entry a depth-first walk is at, with the positions of its
-    messages and user messages, so each compaction's questions cost a lookup, not a walk."""
+    """A depth-first walk's path from the root, indexed so a compaction's questions are lookups."""
 
     def __init__(self) -> None:
         self.entries: list[Draft] = []
@@ -310,18 +299,10 @@ class _Path:
             if positions and positions[-1] == len(self.entries):
                 positions.pop()
 
-    @staticmethod
-    def _at_or_after(positions: list[int], start: int) -> int | None:
+    def first(self, positions: list[int], start: int) -> Draft | None:
+        """The first entry of ``positions`` (``messages`` or ``users``) at or after ``start``."""
         found = bisect_left(positions, start)
-        return positions[found] if found < len(positions) else None
-
-    def first_message(self, start: int) -> Draft | None:
-        found = self._at_or_after(self.messages, start)
-        return None if found is None else self.entries[found]
-
-    def first_user(self, start: int) -> Draft | None:
-        found = self._at_or_after(self.users, start)
-        return None if found is None else self.entries[found]
+        return self.entries[positions[found]] if found < len(positions) else None
 
     def last_user(self, before: int) -> Draft | None:
         found = bisect_left(self.users, before)
@@ -352,9 +333,7 @@ def _compactions_on_paths(drafts: Sequence[Draft]) -> Iterator[tuple[Draft, _Pat
         stack.extend(reversed(children.get(visit.id, [])))
 
 
-def _compaction_plan(
-    drafts: Sequence[Draft], policy: Policy, used: set[str], split_turn: SplitTurn
-) -> _Plan:
+def _compaction_plan(drafts: Sequence[Draft], policy: Policy, split_turn: SplitTurn) -> _Plan:
     """Point every compaction's first kept id at a user message on its path before it."""
     plan = _Plan()
     for draft, path in _compactions_on_paths(drafts):
@@ -363,7 +342,7 @@ def _compaction_plan(
         if position is not None and path.entries[position].role == "user":
             continue
         if position is not None:
-            first = path.first_message(position)
+            first = path.first(path.messages, position)
             if first is not None and first.role == "user":
                 plan.first_kept[draft.id] = first.id
                 text = _(
@@ -373,11 +352,10 @@ def _compaction_plan(
                 plan.items.append(ReportItem(draft.line, draft.id, "converted", text))
                 continue
             turn = path.last_user(position)
-            later = path.first_user(position)
+            later = path.first(path.users, position)
             if first is not None and (turn or later):
-                item = _split_turn(draft, target, path, turn, later, split_turn)
-                plan.first_kept[draft.id] = item[0]
-                plan.items.append(item[1])
+                plan.first_kept[draft.id], item = _split_turn(draft, path, turn, later, split_turn)
+                plan.items.append(item)
                 continue
             chosen = turn or later
             text = _(
@@ -406,14 +384,10 @@ def _compaction_plan(
 
 
 def _split_turn(
-    compaction: Draft,
-    target: str,
-    path: _Path,
-    turn: Draft | None,
-    later: Draft | None,
-    choice: SplitTurn,
+    compaction: Draft, path: _Path, turn: Draft | None, later: Draft | None, choice: SplitTurn
 ) -> tuple[str, ReportItem]:
     """The first kept id for a compaction whose kept entry is in the middle of a turn."""
+    target = compaction.entry["firstKeptEntryId"]
     position = path.where[target]
     role = path.entries[position].role
     if (choice == "turn-start" and turn is not None) or later is None:
@@ -464,13 +438,8 @@ def _apply(drafts: list[Draft], plan: _Plan) -> list[Draft]:
     out: list[Draft] = []
     for draft in drafts:
         parent = draft.parent_id
-        for new in plan.before.get(draft.id, ()):
-            out.append(_with_parent(new, parent))
-            parent = new.id
-        draft = _changed(_with_parent(draft, parent), plan)
-        out.append(draft)
-        parent = draft.id
-        for new in plan.after.get(draft.id, ()):
+        before, after = plan.before.get(draft.id, ()), plan.after.get(draft.id, ())
+        for new in (*before, _changed(draft, plan), *after):
             out.append(_with_parent(new, parent))
             parent = new.id
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from course.locale import gettext as _
@@ -15,9 +15,7 @@ POLICIES: tuple[Policy, ...] = ("strict", "synthesize", "drop")
 
 SplitTurn: TypeAlias = Literal["turn-start", "next-user"]
 SPLIT_TURNS: tuple[SplitTurn, ...] = ("turn-start", "next-user")
-"""Where the kept range of a compaction that splits a turn starts: the turn's user message
-(nothing Pi sends is missing; the turn's prefix is sent although the summary holds it too), or
-the next user message (the prefix is left to the summary and the turn's kept suffix is not sent)."""
+"""Where a split turn's kept range starts: its user message, or the next one (docs/pi-import.md)."""
 
 REPAIR_KINDS: dict[str, str] = {
     "damaged_line": "a line holds several JSON objects back to back, or something unreadable",
@@ -56,12 +54,10 @@ class ReportItem:
     message: str
 
     def __str__(self) -> str:
-        return _("line {line}: {id}: {kind}: {message}").format(
-            line=self.line, id=self.id, kind=self.kind, message=self.message
-        )
+        return _("line {line}: {id}: {kind}: {message}").format(**self.to_json())
 
     def to_json(self) -> dict[str, Any]:
-        return {"line": self.line, "id": self.id, "kind": self.kind, "message": self.message}
+        return asdict(self)
 
 
 @dataclass(frozen=True)

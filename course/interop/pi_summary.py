@@ -7,18 +7,9 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from course.locale import gettext as _
+from course.summary import SUMMARY_LIST_FIELDS, CompactionSummary
 
-from .chapter import CompactionSummary
-
-FIELD_KEYS = {
-    "goal": "goal",
-    "constraints": "constraints",
-    "completed": "completed",
-    "decisions": "decisions",
-    "changed_files": "changedFiles",
-    "unresolved": "unresolved",
-    "next": "next",
-}
+FIELD_KEYS = {"goal": "goal", **dict(SUMMARY_LIST_FIELDS)}
 """Summary attribute → the chapter's JSON key, for messages."""
 
 FALLBACK_FIELD = "constraints"
@@ -38,15 +29,9 @@ _FIELD_WORDS: tuple[tuple[str, str], ...] = (
     ),
     ("constraints", r"constraints?|preferences?|requirements?|rules?|conventions?"),
 )
-"""The first row whose words occur in a heading (as whole words) names the heading's field.
-
-The rows cover Pi's summary template (Goal; Constraints & Preferences; Progress with Done, In
-Progress and Blocked; Key Decisions; Next Steps), the turn-prefix template of a split turn
-(Original Request, Early Progress) and the headings older Pi summaries use. Files the summary
-only names (``Key Files``, ``<read-files>``: ``-`` binds words) are not changed files; with
-``Critical Context`` and ``Context for Suffix`` they name no field and go to ``constraints``,
-prefixed; ``<modified-files>`` lines are changed files.
-"""
+"""The first row whose words occur in a heading (as whole words) names its field: Pi's summary
+and turn-prefix templates and older headings. ``Key Files``, ``<read-files>`` (``-`` binds
+words), ``Critical Context`` name none; ``<modified-files>`` lines are changed files."""
 
 TURN_CONTEXT = re.compile(r"^[ \t]*[*_]{0,2}turn context \(split turn\):?[*_]{0,2}:?[ \t]*$", re.I)
 """The line Pi puts between a split turn's history summary and its turn-prefix summary."""
@@ -67,10 +52,7 @@ _CLOSE_TAG = re.compile(r"^[ \t]*</([A-Za-z][\w-]*)>[ \t]*$")
 def heading_field(heading: str) -> str | None:
     """The summary field a heading names on its own, or None."""
     text = heading.lower()
-    for name, pattern in _FIELD_PATTERNS:
-        if pattern.search(text):
-            return name
-    return None
+    return next((name for name, pattern in _FIELD_PATTERNS if pattern.search(text)), None)
 
 
 Origin: TypeAlias = Literal["named", "inherited", "fallback"]
@@ -93,8 +75,7 @@ class _Section:
 
     @property
     def prefix(self) -> str | None:
-        """Items of a section whose heading names no field carry the heading, and turn items
-        say they are from the split turn."""
+        """What its items start with: the split turn, the heading unless it names the field."""
         parts = [TURN_PREFIX] if self.turn else []
         if self.origin != "named" and self.heading:
             parts.append(self.heading)
@@ -141,8 +122,9 @@ class _Splitter:
     def __init__(self) -> None:
         self.sections: list[_Section] = [_Section(0, "", FALLBACK_FIELD, "fallback")]
         self.stack: list[_Section] = []
-        self.block: list[str] | None = None
+        self.block: list[str] = []
         self.block_kind = ""
+        """What the open block is (paragraph, bullet, table, fence, line), "" if none is."""
         self.fence = ""
         self.turn = False
 
@@ -151,14 +133,12 @@ class _Splitter:
         return self.sections[-1]
 
     def end_block(self) -> None:
-        if self.block is not None:
-            text = "\n".join(self.block).strip("\n")
-            if text.strip():
-                if self.block_kind == "paragraph":
-                    self.current.paragraphs.add(len(self.current.items))
-                self.current.items.append(text)
-        self.block = None
-        self.block_kind = ""
+        text = "\n".join(self.block).strip("\n")
+        if text.strip():
+            if self.block_kind == "paragraph":
+                self.current.paragraphs.add(len(self.current.items))
+            self.current.items.append(text)
+        self.block, self.block_kind = [], ""
 
     def start_block(self, kind: str, first: str) -> None:
         self.end_block()
@@ -173,12 +153,9 @@ class _Splitter:
         if self.turn and own == "goal":
             own = "next"  # a split turn's request is the work at hand, not the session's goal
         named = next((s for s in reversed(self.stack) if s.origin == "named"), None)
-        if own is not None:
-            section = _Section(level, heading, own, "named", line_items, self.turn)
-        elif named is not None:
-            section = _Section(level, heading, named.target, "inherited", line_items, self.turn)
-        else:
-            section = _Section(level, heading, FALLBACK_FIELD, "fallback", line_items, self.turn)
+        origin: Origin = "named" if own else "inherited" if named else "fallback"
+        target = own or (named.target if named else FALLBACK_FIELD)
+        section = _Section(level, heading, target, origin, line_items, self.turn)
         self.stack.append(section)
         self.sections.append(section)
 
@@ -187,14 +164,8 @@ class _Splitter:
         self.stack.clear()
         self.sections.append(_Section(0, "", FALLBACK_FIELD, "fallback", turn=self.turn))
 
-    def start_turn(self) -> None:
-        """From here on the text is the split turn's turn-prefix summary."""
-        self.turn = True
-        self.close_tag()
-
     def feed(self, line: str) -> None:
         if self.block_kind == "fence":
-            assert self.block is not None
             self.block.append(line)
             if line.strip().startswith(self.fence) and not line.strip().strip(self.fence[0]):
                 self.end_block()
@@ -210,8 +181,9 @@ class _Splitter:
             self.open_section(1, tag.group(1), line_items=True)
         elif _CLOSE_TAG.match(line) is not None:
             self.close_tag()
-        elif TURN_CONTEXT.match(line) is not None:
-            self.start_turn()
+        elif TURN_CONTEXT.match(line) is not None:  # the split turn's turn-prefix summary follows
+            self.turn = True
+            self.close_tag()
         elif not line.strip() or _RULE.match(line):
             self.end_block()
         elif self.current.line_items:
@@ -222,39 +194,28 @@ class _Splitter:
             if self.block_kind != "table":
                 self.start_block("table", line.strip())
             else:
-                assert self.block is not None
                 self.block.append(line.strip())
-        elif self.block is not None and (
-            self.block_kind == "paragraph" or (self.block_kind == "bullet" and line[:1].isspace())
-        ):
+        elif self.block_kind == "paragraph" or (self.block_kind == "bullet" and line[:1].isspace()):
             self.block.append(line.strip())
         else:
             self.start_block("paragraph", line.strip())
-
-    def finish(self) -> list[_Section]:
-        self.end_block()
-        return self.sections
 
 
 def summary_from_markdown(markdown: str, *, session_goal: str = "") -> SummaryMapping:
     """Split a Markdown summary into the seven fields; every body line lands in a field.
 
-    Headings choose the field (``_FIELD_WORDS``); a heading that names none inherits the
-    field of the nearest heading above it that does, or else goes to ``constraints``, and
-    then its items are prefixed with its text. Items are list entries, paragraphs, tables and
-    fenced code blocks, kept verbatim; the lines between ``<read-files>``/``<modified-files>``
-    tags (which Pi appends) are one item each. Headings and rules are structure, not items.
-    After Pi's ``Turn Context (split turn)`` line every item starts with ``split turn``, up to
-    the file lists Pi appends to the whole summary.
-
-    The goal is the session's, never a heading: the text of the goal sections, else the first
-    paragraph that states the work (at the top, under the title or under a progress heading),
-    else ``session_goal`` (the importer passes the session's first request), else ``NO_GOAL``.
+    A heading chooses the field (``_FIELD_WORDS``), else inherits the nearest named one above,
+    else goes to ``constraints`` prefixed with its text. Items (list entries, paragraphs, tables,
+    fences, each line inside Pi's file-list tags) are kept verbatim; after ``Turn Context (split
+    turn)`` each starts with ``split turn``. The goal: the goal sections' text, else the first
+    paragraph stating the work, else ``session_goal`` (the session's first request), else
+    ``NO_GOAL``.
     """
     splitter = _Splitter()
     for line in markdown.replace("\r\n", "\n").split("\n"):
         splitter.feed(line)
-    sections = splitter.finish()
+    splitter.end_block()
+    sections = splitter.sections
     goal = _goal(sections, session_goal)
     fields: dict[str, list[str]] = {name: [] for name in FIELD_KEYS}
     for section in sections:

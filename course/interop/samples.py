@@ -9,6 +9,5 @@ PI_SESSION_NAMES = ("large-session", "before-compaction", "damaged-line-session"
 
 
 def pi_session_files() -> dict[str, Path]:
-    """The shipped Pi session files by name: ``large-session``, ``before-compaction`` and
-    ``damaged-line-session``."""
+    """The shipped Pi session files by name (``PI_SESSION_NAMES``)."""
     return {name: PI_SESSIONS_DIR / f"{name}.jsonl.gz" for name in PI_SESSION_NAMES}
