@@ -1,10 +1,8 @@
 """A time limit on Python code running in this very process, kept with ``sys.settrace``.
 
-Where no child process can start (the browser's Pyodide), a test or a probe case cannot be
-killed when it runs too long: instead, a trace function looks at the clock on every line and
-call of the traced code and, past the limit, raises ``Overran`` in the frame that runs. An
-endless ``while True`` loop stops there. What it cannot stop: code that swallows every
-exception (``except BaseException``; CPython removes a trace function once it has raised) and a
+Where no child process can start (the browser's Pyodide), a trace function checks the clock on
+every line and call and, past the limit, raises ``Overran`` in the running frame. It cannot stop
+code that swallows every exception (CPython removes a trace function once it has raised) nor a
 single call that never returns to Python (a C loop, a blocking read).
 """
 
@@ -12,15 +10,15 @@ from __future__ import annotations
 
 import sys
 import time
-from types import FrameType, TracebackType
+from types import FrameType
 from typing import Any
 
 from ..locale import gettext as _
 
 
 class Overran(BaseException):
-    """Raised in the traced code once its time limit has passed (not an ``Exception``, so an
-    ``except Exception`` of the code under test lets it through)."""
+    """Raised in the traced code past its limit (not an ``Exception``: ``except Exception``
+    in the code under test lets it through)."""
 
 
 def overran_message(seconds: float) -> str:
@@ -50,15 +48,9 @@ class Deadline:
         sys.settrace(self._check)
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         sys.settrace(self.saved)
 
 
 def deadline(seconds: float) -> Deadline:
-    """A ``Deadline`` ``seconds`` from now."""
     return Deadline(time.monotonic() + seconds, seconds)

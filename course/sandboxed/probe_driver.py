@@ -1,12 +1,7 @@
 """The sandbox side of the differential probes: answer each case with one package, as JSON.
 
-Run as ``python -m course.sandboxed.probe_driver`` inside the graded copy. It loads the chapter's
-probe module from a file, imports the package's lab modules, evaluates every case and appends
-one JSON line per answer to the results file. Nothing here decides a grade: the grader reads
-the answers as data and compares them with the reference's own, outside the sandbox. The
-canonical form of answers (``to_data``) and of exceptions (``raised``) lives in
-``probecases.py``, shared with the grader, which applies it to the reference's answers
-too, and with the workspace's plain-pytest probe cases.
+Run as ``python -m course.sandboxed.probe_driver`` inside the graded copy; nothing here decides
+a grade: the grader compares the answers with the reference's own, outside the sandbox.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """A probe case as a learner sees it: its answer's canonical form, where it parts, how to replay it.
 
-One definition for every door. The grader's comparison (``grading/probes.py``), the probe
-driver in the sandbox, the workspace's plain-pytest probe cases and ``checkpoint --replay`` all
-turn answers into data with ``to_data``/``raised``, decide with ``agreement`` and describe a
-disagreement with ``describe``, so a failing case reads the same words wherever it is seen:
-the case's name and id, its input in a few lines, the field that differs with expected and
-got (long text cut *around* the first difference), and the command that replays it.
-
-Standard library and ``course.sandboxed`` only: a practice workspace imports this module.
+One definition for every door (grader, probe driver, the workspace's probe cases, ``--replay``),
+so a failing case reads the same wherever it is seen; a practice workspace imports it too.
 """
 
 from __future__ import annotations
@@ -16,6 +10,7 @@ import contextlib
 import dataclasses
 import json
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -43,15 +38,10 @@ class TooLarge(Exception):
     """An answer is nested too deep or holds too many values to compare (never a refusal)."""
 
 
-# --------------------------------------------------------------------------- answers as data
-
-
 def to_data(value: object) -> Any:
-    """``value`` as plain JSON data: the form in which answers are compared.
-
-    Integral floats become ints (``7.0`` equals ``7``), NaN and infinities become strings,
-    tuples become lists, dataclass instances their fields, anything else its type's name.
-    """
+    """``value`` as plain JSON data, the form in which answers are compared: integral floats
+    become ints, NaN and infinities strings, tuples lists, a dataclass its fields, anything
+    else its type's name."""
     budget = [MAX_NODES]
 
     def convert(item: object, depth: int) -> Any:
@@ -89,9 +79,7 @@ def _number(value: float) -> int | float | str:
 
 
 def first_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    joined = lines[0] if lines else ""
-    return clip(joined, limit)
+    return clip(next((line.strip() for line in text.splitlines() if line.strip()), ""), limit)
 
 
 def raised(error: BaseException) -> Answer:
@@ -117,19 +105,15 @@ def answer(evaluate: Evaluate, package: str, case: Mapping[str, Any]) -> Answer:
         return raised(error)
 
 
-# --------------------------------------------------------------------------- comparing
-
-
 def agreement(expected: Answer, actual: Answer) -> Status:
     """``passed`` when the answers agree; otherwise how the learner's answer went wrong."""
     if "missing" in actual:
         return Status.TIMEOUT if actual["missing"] == Status.TIMEOUT else Status.ERROR
     if actual.get("raised") == Status.PENDING:
         return Status.PENDING
-    if "value" in expected and "value" in actual:
-        return Status.PASSED if expected["value"] == actual["value"] else Status.FAILED
-    if "raised" in expected and "raised" in actual:
-        return Status.PASSED if expected["raised"] == actual["raised"] else Status.FAILED
+    for key in ("value", "raised"):
+        if key in expected and key in actual:
+            return Status.PASSED if expected[key] == actual[key] else Status.FAILED
     return Status.FAILED
 
 
@@ -146,18 +130,10 @@ def _cut(text: str, at: int, limit: int = SHOWN_VALUE) -> str:
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
-def _parting(mine: str, theirs: str) -> int:
-    """The index of the first character where two texts differ."""
-    for index, (a, b) in enumerate(zip(mine, theirs, strict=False)):
-        if a != b:
-            return index
-    return min(len(mine), len(theirs))
-
-
 def shown_pair(expected: Any, actual: Any) -> tuple[str, str]:
     """Both values as JSON, each cut around the first character where they part."""
     mine, theirs = _json(expected), _json(actual)
-    at = _parting(mine, theirs)
+    at = len(os.path.commonprefix([mine, theirs]))  # noqa: RUF071 - by character, as meant
     return _cut(mine, at), _cut(theirs, at)
 
 
@@ -201,9 +177,6 @@ def difference(expected: Answer, actual: Answer) -> str:
     return _("expected {error}, got {got}").format(error=expected["raised"], got=got)
 
 
-# --------------------------------------------------------------------------- describing
-
-
 def case_label(case: Mapping[str, Any]) -> str:
     """``build_context: 3 interactions``: the function and the case, in the current edition."""
     label = str(case.get("label", case["id"]))
@@ -215,10 +188,8 @@ def case_label(case: Mapping[str, Any]) -> str:
 
 
 def case_size(case: Mapping[str, Any]) -> int:
-    """How large a case's input is: the length of its arguments as written in the case (JSON).
-
-    The failures a lab shows are its smallest disagreeing cases by this measure: a case that
-    names the chapter's data (``$fixture``) counts as the few characters that name it."""
+    """How large a case's input is (a lab shows its smallest failures): its arguments' JSON
+    length, so a case naming the chapter's data (``$fixture``) counts as that name's length."""
     return len(json.dumps(case.get("args", {}), ensure_ascii=False, sort_keys=True))
 
 
@@ -226,10 +197,8 @@ def replay_command(
     chapter: str, case_id: str, seed: int | None = None, commands: Commands = BY_NAME
 ) -> str:
     """``checkpoint 11 --replay 11.3#007`` (with ``--seed N`` for cases of another seed), in the
-    door's ``commands``: a terminal door passes its shell's (``shell_commands``: the full path
-    into ``.venv`` when ``checkpoint`` is not on ``PATH``), so the command works as printed."""
-    checkpoint = commands.checkpoint
-    command = f"{checkpoint} {chapter} {REPLAY_OPTION} {case_id}"
+    door's ``commands`` (a terminal's ``shell_commands``), so the command works as printed."""
+    command = f"{commands.checkpoint} {chapter} {REPLAY_OPTION} {case_id}"
     return command if seed is None else f"{command} --seed {seed}"
 
 
@@ -243,11 +212,8 @@ def describe(
     """One disagreement, for a person, in a few lines: the case's name and id, then its input,
     where the answers part, and the command that replays it."""
     said = _("{label} ({case}): {difference}")
-    lines = [
-        said.format(
-            label=case_label(case), case=case["id"], difference=difference(expected, actual)
-        )
-    ]
+    parted = difference(expected, actual)
+    lines = [said.format(label=case_label(case), case=case["id"], difference=parted)]
     lines += [f"  {line}" for line in inputs]
     if replay:
         lines.append("  " + _("replay: {command}").format(command=replay))

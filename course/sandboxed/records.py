@@ -1,9 +1,7 @@
 """The records the graded child writes, one JSON object a line: their schema and the writer.
 
-The test reporter (``plugin.py``) and the probe driver (``probe_driver.py``) write with
-``write_record``; the grader reads with ``harness/records.py``'s ``RecordReader``. Both sides
-name events through ``Event`` and agree on the fields each needs (``SHAPES``, ``TYPES``), so
-a writer and its reader cannot drift apart.
+The grader's reader (``harness/records.py``) checks them with this schema (``Event``,
+``SHAPES``, ``TYPES``), so a writer and its reader cannot drift apart.
 """
 
 from __future__ import annotations
@@ -24,9 +22,7 @@ class Event(StrEnum):
     CALL = "call"
     """A test's own code begins (its setup, which imports the code under test, is done)."""
     END = "end"
-    """A test ended: its status, message and duration (and frames, shown, fatal when set;
-    ``output`` and ``output_more``: what a test that did not pass printed, see
-    ``OUTPUT_LINES``)."""
+    """A test ended: status, message, duration (and frames, shown, fatal, output, output_more)."""
     EXIT = "exit"
     """The code under test called ``os._exit``: ``code`` and ``frames``."""
     INTERRUPTED = "interrupted"
@@ -68,11 +64,11 @@ TYPES: dict[str, type | tuple[type, ...]] = {
 
 def well_formed(record: dict[str, Any]) -> bool:
     """Whether ``record`` has the fields its event needs, each of its type (``SHAPES``)."""
-    if not _typed(record):
+    if not _typed(record):  # first: an event that is not a string cannot be looked up
         return False
-    for group in SHAPES.get(record.get("event", ""), ()):
-        if not any(name in record for name in group):
-            return False
+    groups = SHAPES.get(record.get("event", ""), ())
+    if not all(any(name in record for name in group) for group in groups):
+        return False
     tests = record.get("tests", [])
     return all(isinstance(t, dict) and _typed(t) and "nodeid" in t and "name" in t for t in tests)
 

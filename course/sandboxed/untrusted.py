@@ -1,14 +1,13 @@
-"""Text that came from learner code or a learner's files, made safe to show, store and print.
+"""Text from learner code or a learner's files, made safe to show, store and print.
 
-Learner code speaks to the grader through three channels: the records file
-(``records.RecordReader``), its output pipe (``supervisor.CappedOutput``) and the stack dump
-of a test that runs too long (``runner``). Each channel's reader passes every string it hands
-on through ``safe_text`` once, so nothing downstream (a terminal, the CSV, the JSON, a
-notebook) ever sees a control character, an escape sequence or a lone surrogate, and no text
-is longer than its documented cap (and a note of how much was cut).
+Each channel from learner code (the records file, the output pipe, a stack dump) passes every
+string through ``safe_text`` once: downstream nothing sees a control character, an escape
+sequence or a lone surrogate, and no text is longer than its cap (with a note of the cut).
 """
 
 from __future__ import annotations
+
+import sys
 
 from ..locale import gettext as _
 
@@ -20,7 +19,10 @@ KEPT = "\n"
 """The one control character kept: messages have lines (diffs, frames)."""
 
 
-def _escaped(char: str) -> str:
+def _shown(char: str, keep: str) -> str:
+    """``char``, or its escape when it is not printable (a lone surrogate is not either)."""
+    if char.isprintable() or char in keep:
+        return char
     code = ord(char)
     if code <= 0xFF:
         return f"\\x{code:02x}"
@@ -29,52 +31,33 @@ def _escaped(char: str) -> str:
     return f"\\U{code:08x}"
 
 
-def is_surrogate(char: str) -> bool:
-    return 0xD800 <= ord(char) <= 0xDFFF
-
-
-def _shown(char: str, keep: str) -> str:
-    if (char.isprintable() and not is_surrogate(char)) or char in keep:
-        return char
-    return _escaped(char)
-
-
 def escape(text: str, keep: str = KEPT) -> str:
-    """``text`` with every non-printable character (control characters, escape sequences'
-    ``ESC``, C1 controls, bidirectional overrides, lone surrogates) shown as ``\\xNN``,
-    ``\\uNNNN`` or ``\\UNNNNNNNN``; the characters in ``keep`` stay as they are."""
-    if text.isprintable() and not any(is_surrogate(c) for c in text):
-        return text
-    return "".join(_shown(c, keep) for c in text)
+    """``text`` with every non-printable character but those in ``keep`` escaped, never cut."""
+    return safe_text(text, sys.maxsize, keep)
 
 
 def clip(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters, an ellipsis marking the cut (for a line
-    shown whole in a table or a message; ``safe_text`` cuts what has not been made safe)."""
+    """``text`` cut to at most ``limit`` characters, an ellipsis marking the cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def cut_note(left: int) -> str:
-    return _("… [{count} more characters cut]").format(count=left)
 
 
 def safe_text(value: object, limit: int = MESSAGE_CHARS, keep: str = KEPT) -> str:
     """Any value from learner code as text safe to show: escaped, and at most ``limit``
-    characters followed by a note of how many of the original were cut (``cut_note``)."""
+    characters followed by a note of how many of the original were cut."""
     text = value if isinstance(value, str) else str(value)
-    if len(text) <= limit and text.isprintable() and not any(is_surrogate(c) for c in text):
+    if len(text) <= limit and text.isprintable():
         return text
     pieces: list[str] = []
-    length = used = 0
+    length = 0
     for char in text[:limit]:
         piece = _shown(char, keep)
         if length + len(piece) > limit:
             break
         pieces.append(piece)
         length += len(piece)
-        used += 1
-    left = len(text) - used
-    return "".join(pieces) + (cut_note(left) if left else "")
+    left = len(text) - len(pieces)
+    cut = _("… [{count} more characters cut]").format(count=left) if left else ""
+    return "".join(pieces) + cut
 
 
 def safe_name(value: object) -> str:
