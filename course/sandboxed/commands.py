@@ -1,8 +1,5 @@
-"""How to call the kit's commands from the user's shell: by name when PATH finds them, else by path.
-
-The kit usually lives in a ``.venv`` nobody activated, where a printed ``checkpoint 11`` would not
-be found: the commands printed are then that environment's ``bin`` ones, written out in full.
-"""
+"""How to call the kit's commands from the user's shell: by name when PATH finds them, else by path
+(the kit usually lives in a ``.venv`` nobody activated)."""
 
 from __future__ import annotations
 

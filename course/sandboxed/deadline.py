@@ -1,9 +1,7 @@
-"""A time limit on Python code running in this very process, kept with ``sys.settrace``.
+"""A time limit on Python code in this very process (Pyodide: no child), kept with ``settrace``.
 
-Where no child process can start (the browser's Pyodide), a trace function checks the clock on
-every line and call and, past the limit, raises ``Overran`` in the running frame. It cannot stop
-code that swallows every exception (CPython removes a trace function once it has raised) nor a
-single call that never returns to Python (a C loop, a blocking read).
+It cannot stop code that swallows every exception (CPython removes a trace function once it
+has raised) nor a single call that never returns to Python (a C loop, a blocking read).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Pytest plugin of a checkpoint run: writes each focused test's outcome to a results file.
 
-Loaded in the child with ``-p course.sandboxed.plugin``; it imports no lab code. Each record is
-flushed at once, so the parent reads what finished even if learner code kills, hangs or floods
-the process; ``os._exit`` records where it was called before the process goes.
+It imports no lab code, and flushes each record at once, so the parent reads what finished
+even if learner code later kills, hangs or floods the process.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """A probe case as a learner sees it: its answer's canonical form, where it parts, how to replay it.
 
-One definition for every door (grader, probe driver, the workspace's probe cases, ``--replay``),
-so a failing case reads the same wherever it is seen; a practice workspace imports it too.
-"""
+One definition for every door (grader, probe driver, a workspace's probe cases, ``--replay``)."""
 
 from __future__ import annotations
 
@@ -117,10 +115,6 @@ def agreement(expected: Answer, actual: Answer) -> Status:
     return Status.FAILED
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _cut(text: str, at: int, limit: int = SHOWN_VALUE) -> str:
     """``text`` at most ``limit`` characters long, keeping a window around index ``at``."""
     if len(text) <= limit:
@@ -132,7 +126,7 @@ def _cut(text: str, at: int, limit: int = SHOWN_VALUE) -> str:
 
 def shown_pair(expected: Any, actual: Any) -> tuple[str, str]:
     """Both values as JSON, each cut around the first character where they part."""
-    mine, theirs = _json(expected), _json(actual)
+    mine, theirs = json.dumps(expected, ensure_ascii=False), json.dumps(actual, ensure_ascii=False)
     at = len(os.path.commonprefix([mine, theirs]))  # noqa: RUF071 - by character, as meant
     return _cut(mine, at), _cut(theirs, at)
 

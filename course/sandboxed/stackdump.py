@@ -23,9 +23,7 @@ def format_stacks(skip: int) -> str:
     main = threading.main_thread().ident
     frames = sys._current_frames()
     lines = []
-    for ident in sorted(frames, key=lambda i: i != main):  # the main thread first
-        if ident == skip:
-            continue
+    for ident in sorted(frames.keys() - {skip}, key=lambda i: i != main):  # the main thread first
         lines.append(f"Thread 0x{ident:016x} (most recent call first):")
         for frame, line in traceback.walk_stack(frames[ident]):
             code = frame.f_code

@@ -13,15 +13,14 @@ Tone = Literal["ok", "pending", "error", "note"]
 """How a notebook colours something: a status's tone, or ``note`` for what is only said."""
 
 TONE_MARKS: dict[Tone, str] = {"ok": "✓", "pending": "…", "error": "✗", "note": "·"}
+# ANSI SGR colours: green, yellow, red, the terminal's own; then the same as a notebook's HTML
 ANSI_COLOURS: dict[Tone, str] = {"ok": "32", "pending": "33", "error": "31", "note": "0"}
-"""ANSI SGR colour codes of each tone: green, yellow, red, the terminal's own."""
 HTML_COLOURS: dict[Tone, str] = {
     "ok": "#2e7d32",
     "pending": "#8d6e00",
     "error": "#c62828",
     "note": "#455a64",
 }
-"""The same colours as a notebook's HTML shows them."""
 LABELS = (N_("passed"), N_("pending"), N_("failed"), N_("timeout"), N_("error"), N_("skipped"))
 """Every status's word, marked for the catalogs (``Status.label`` translates it)."""
 
@@ -30,13 +29,11 @@ class Status(StrEnum):
     """How something ended; the value is the stable word used in reports and gradebooks."""
 
     PASSED = "passed"
-    PENDING = "pending"
-    """It reached a lab stub (``LabNotImplemented``): not written yet."""
+    PENDING = "pending"  # it reached a lab stub (LabNotImplemented): not written yet
     FAILED = "failed"
     TIMEOUT = "timeout"
     ERROR = "error"
-    SKIPPED = "skipped"
-    """A gradebook row of a folder that is not a workspace: never graded, never a verdict."""
+    SKIPPED = "skipped"  # a gradebook row of a folder that is not a workspace: never a verdict
 
     @classmethod
     def read(cls, value: object) -> Status:
