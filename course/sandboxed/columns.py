@@ -26,8 +26,7 @@ def pad(text: str, width: int) -> str:
 
 
 def wrap(text: str, width: int, initial_indent: str = "", subsequent_indent: str = "") -> list[str]:
-    """``textwrap.wrap`` for text with no wide character; else wrapped by columns, a line
-    breaking between two Chinese characters or at a space, never inside a Latin word."""
+    """``textwrap.wrap``, by columns when there is a wide character (never inside a word)."""
     if not wide(text + initial_indent + subsequent_indent):
         plain = textwrap.TextWrapper(width, initial_indent, subsequent_indent)
         plain.break_on_hyphens = False

@@ -24,20 +24,17 @@ class Commands:
     python: str = "python3"
 
 
-BY_NAME = Commands()
-"""The commands by their plain names (an activated environment, or text for any shell)."""
+BY_NAME = Commands()  # by their plain names: an activated environment, or text for any shell
 
 
 def in_shell(command: str, commands: Commands) -> str:
-    """``command``, written with a kit command's plain name (``python3 -m pytest …``,
-    ``checkpoint 11``), in ``commands``' form: what this shell runs as printed."""
+    """``command`` (``checkpoint 11``, ``python3 -m pytest …``) in ``commands``' form."""
     word, space, rest = command.partition(" ")
     forms: dict[str, str] = dict(zip(astuple(BY_NAME), astuple(commands), strict=True))
     return forms.get(word, word) + space + rest
 
 
 WATCH_KEYS = {"h": N_("hint"), "n": N_("next lab"), "r": N_("re-run"), "q": N_("quit")}
-"""The keys ``checkpoint --watch`` takes, and what each does (translated where shown)."""
 
 
 def key_legend(translate: Callable[[str], str] = gettext) -> str:
@@ -48,8 +45,7 @@ def key_legend(translate: Callable[[str], str] = gettext) -> str:
 def resolve(
     tool: str, *, executable: str, search_path: str | None, in_venv: bool, name: str | None = None
 ) -> str:
-    """``tool`` when the shell finds this installation's one by that name, else its full path
-    (``name``: the file in the interpreter's folder, ``python`` for ``python3`` say)."""
+    """``tool`` if the shell finds this installation's by that name, else the path of ``name``."""
     folder = Path(executable).parent
     here = folder / (name or tool)
     found = shutil.which(tool, path=search_path)

@@ -15,8 +15,7 @@ from ..locale import gettext as _
 
 
 class Overran(BaseException):
-    """Raised in the traced code past its limit (not an ``Exception``: ``except Exception``
-    in the code under test lets it through)."""
+    """Raised past the limit; not an ``Exception``, so ``except Exception`` lets it through."""
 
 
 def overran_message(seconds: float) -> str:
@@ -26,8 +25,7 @@ def overran_message(seconds: float) -> str:
 
 
 class Deadline:
-    """``with Deadline(ends, seconds):`` raises ``Overran`` in the code run inside once
-    ``time.monotonic()`` passes ``ends``; ``overran`` says afterwards whether it did."""
+    """Raises ``Overran`` in the code run inside once ``time.monotonic()`` passes ``ends``."""
 
     def __init__(self, ends: float, seconds: float) -> None:
         self.ends = ends

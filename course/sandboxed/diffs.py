@@ -8,13 +8,10 @@ import pprint
 from ..locale import N_, gettext
 from .columns import columns, pad
 
-WIDTH = 84
-"""Width of the pretty-printed sides (the report indents them)."""
+WIDTH = 84  # of the pretty-printed sides (the report indents them)
 SHORT = 70
-INDENT = "  "
-"""How far the lines under a named comparison are indented (as pytest indents its own)."""
-HEAD = N_("the values differ")
-"""How the explanation starts (it follows ``assert`` in pytest's message)."""
+INDENT = "  "  # the lines under a named comparison, as pytest indents its own
+HEAD = N_("the values differ")  # follows ``assert`` in pytest's message
 
 
 def head() -> str:

@@ -14,10 +14,8 @@ from typing import Any
 from ..locale import gettext as _
 from ..locale import ngettext
 
-HARNESS = Path(__file__).resolve().parent
-"""The kit's own machinery: never the learner's code, even when it sits inside the package."""
-SHOWN_FRAMES = 3
-"""How many of the innermost learner frames a message shows."""
+HARNESS = Path(__file__).resolve().parent  # never the learner's, even inside the package
+SHOWN_FRAMES = 3  # innermost learner frames a message shows
 
 _DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<function>\S+)')
 _DUMP_THREAD = re.compile(r"^(Current thread|Thread) 0x[0-9a-f]+")
@@ -27,12 +25,10 @@ _DUMP_THREAD = re.compile(r"^(Current thread|Thread) 0x[0-9a-f]+")
 class Frame:
     """One frame of the code under test: ``pi_course/context.py:57 in select_groups``."""
 
-    path: str
-    """The file, relative to the folder holding the package (``<package>/<module>.py``)."""
+    path: str  # relative to the folder holding the package: ``<package>/<module>.py``
     line: int
     function: str
-    text: str = ""
-    """The source line, stripped (empty when the file cannot be read)."""
+    text: str = ""  # the source line, stripped (empty when the file cannot be read)
 
     @property
     def module(self) -> str:
@@ -72,8 +68,7 @@ def learner_path(filename: str, package_dir: Path) -> str | None:
 def learner_frames(
     raw: Iterable[tuple[str, int, str]], package_dir: Path, *, source: Path | None = None
 ) -> list[Frame]:
-    """The package's frames among ``(filename, line, function)`` triples, outermost first,
-    each source line read from ``source`` (the folder holding the package) when given."""
+    """The package's frames among ``(filename, line, function)`` triples, outermost first."""
     frames = []
     for filename, line, function in raw:
         path = learner_path(filename, package_dir)

@@ -46,19 +46,15 @@ class Workspace:
     package: str
     starter_fingerprint: str
     checksums: dict[str, str]
-    edition: str = SOURCE_EDITION
-    """The language edition the learner chose (``practice --lang``); every door speaks it."""
+    edition: str = SOURCE_EDITION  # the learner chose it (practice --lang); every door speaks it
 
 
-MARKER_BYTES = 64 * 1024
-"""Largest marker read (one is about 1 KiB): a larger one is refused before it is opened."""
-WORD_CHARS = 100
-"""Longest ``chapter``, ``edition`` or fingerprint a marker may hold."""
+MARKER_BYTES = 64 * 1024  # one is about 1 KiB: a larger one is refused before it is opened
+WORD_CHARS = 100  # longest chapter, edition or fingerprint
 
 
 def find_workspace(start: Path) -> Path | None:
-    """The workspace holding ``start`` (the nearest directory upwards with a marker), if any;
-    a marker must be a regular file (a link to one does not make a workspace)."""
+    """The nearest directory upwards from ``start`` with a marker (a file, not a link), if any."""
     start = start.resolve()
     for folder in [start, *start.parents]:
         with contextlib.suppress(OSError):
@@ -68,9 +64,8 @@ def find_workspace(start: Path) -> Path | None:
 
 
 def read_workspace(root: Path, manifest: Chapter | None = None) -> Workspace:
-    """The one reader of a workspace's marker, for every door: never through a link, at most
-    ``MARKER_BYTES``, every field checked, and with ``manifest`` ``admit_workspace``'s rules.
-    A ``WorkspaceError`` names the file and what is wrong."""
+    """The one reader of a marker, for every door: no link, capped, every field checked, and
+    with ``manifest`` ``admit_workspace``'s rules; a ``WorkspaceError`` says what is wrong."""
     shown = safe_text(root / MARKER, keep="")
     try:
         directory = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
@@ -96,8 +91,7 @@ def read_workspace(root: Path, manifest: Chapter | None = None) -> Workspace:
 
 
 def admit_workspace(workspace: Workspace, manifest: Chapter, package_kind: Kind) -> None:
-    """Refuse a workspace of another chapter, or one whose package is not the chapter's own
-    folder inside it (``package_kind``: what its entry is, without following a link)."""
+    """Refuse another chapter's workspace, or one whose package is not a folder inside it."""
     root, package, wanted = workspace.root, workspace.package, manifest.package
     if workspace.chapter != manifest.chapter:
         said = _("{root} is a chapter {chapter} workspace, not chapter {wanted}")
@@ -177,6 +171,5 @@ def speak(requested: str | None, start: Path | None = None) -> str:
 
 
 def speak_recorded(requested: str | None, recorded: str | None) -> str:
-    """``speak`` with the workspace's marker already read: ``requested``, else ``recorded``
-    (the edition the marker records), else ``COURSE_LANG``/``LANG``."""
+    """``speak`` with the edition the marker records already read."""
     return set_edition(requested or recorded)

@@ -14,12 +14,9 @@ class UnsafePath(ValueError):
 
 
 def read_regular(directory: int, name: str, shown: str, limit: int) -> bytes:
-    """The bytes of the regular file ``name`` in the open ``directory``, at most ``limit``.
-
-    A link, a device, a FIFO or a larger file is refused (``UnsafePath`` naming ``shown``) by
-    ``lstat`` before it is opened; the file opened must be the one looked at, and no more than
-    ``limit`` bytes are read, whatever a sparse or growing file claims.
-    """
+    """The bytes of the regular file ``name`` in the open ``directory``, at most ``limit``: a
+    link, device, FIFO or larger file is refused before it is opened (``UnsafePath``), the
+    file opened must be the one looked at, and no more than ``limit`` bytes are read."""
     too_large = UnsafePath(f"{shown}: larger than {limit // 1024} KiB")
     try:
         try:

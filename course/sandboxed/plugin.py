@@ -49,15 +49,13 @@ def pytest_configure(config: pytest.Config) -> None:
     results = config.getoption("course_results")
     if not results:
         return
-    shared = bool(config.getoption("course_in_process"))
-    if not shared:
-        _limit_memory(int(config.getoption("course_memory_mb")))
-        if sys.platform != "emscripten":  # a browser's worker has no threads; its parent ends it
-            _exit_when_orphaned()
     labs = list(config.getoption("course_lab"))
     reporter = Reporter(results, labs, float(config.getoption("course_dump_after")))
     config.pluginmanager.register(reporter, "course-reporter")
-    if not shared:
+    if not config.getoption("course_in_process"):  # a run of its own: limited, watched
+        _limit_memory(int(config.getoption("course_memory_mb")))
+        if sys.platform != "emscripten":  # a browser's worker has no threads; its parent ends it
+            _exit_when_orphaned()
         _record_exits(reporter)
 
 
@@ -123,8 +121,7 @@ def pytest_assertrepr_compare(
 
 
 class PrintedOutput(io.StringIO):
-    """What the code under test prints (stdout and stderr interleaved) during one test: the
-    first ``OUTPUT_CHARS`` characters kept, every line counted, so an endless print is cheap."""
+    """One test's stdout and stderr: the first ``OUTPUT_CHARS`` characters, every line counted."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -211,8 +208,7 @@ class Reporter:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, object]:
-        """Say the test's own code begins, and keep what it prints (the run has ``-s``) unless
-        the test captures its output itself."""
+        """Say the test's own code begins; keep what it prints (``-s``) unless it captures it."""
         self.write(Event.CALL, nodeid=item.nodeid)
         if CAPTURING_FIXTURES & set(getattr(item, "fixturenames", ())):
             return (yield)

@@ -11,12 +11,12 @@ import importlib
 import importlib.util
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import IO, Any
+from typing import IO
 
-from .probecases import Evaluate, answer, raised
+from .probecases import Case, Evaluate, answer, raised
 from .records import Event, write_record
 
 
@@ -32,11 +32,7 @@ def load_module(path: Path, name: str) -> ModuleType:
 
 
 def run(
-    evaluate: Evaluate,
-    package: str,
-    modules: Sequence[str],
-    cases: Sequence[Mapping[str, Any]],
-    stream: IO[str],
+    evaluate: Evaluate, package: str, modules: Sequence[str], cases: Sequence[Case], stream: IO[str]
 ) -> None:
     """Import the package's modules, then answer every case, one record at a time."""
     write_record(stream, Event.STARTED)

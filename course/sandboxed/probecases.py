@@ -21,12 +21,12 @@ from .verdicts import is_pending
 MAX_DEPTH = 40
 MAX_NODES = 200_000
 MESSAGE_LIMIT = 300
-SHOWN_VALUE = 80
-"""Longest value shown on either side of a difference (a long one is cut around it)."""
-LINE_LIMIT = 320
-"""Longest line of a described case (its label, an input line, the difference)."""
+SHOWN_VALUE = 80  # longest value shown on either side of a difference (cut around it)
+LINE_LIMIT = 320  # longest line of a described case
 REPLAY_OPTION = "--replay"
 
+Case = Mapping[str, Any]
+"""One drawn case: ``id``, ``lab``, ``function``, ``args``, ``label`` and ``label_args``."""
 Answer = dict[str, Any]
 """``{"value": data}`` or ``{"raised": category, "message": text}``; the grader adds
 ``{"missing": status, "message": text}`` for a case that got no answer."""
@@ -37,9 +37,7 @@ class TooLarge(Exception):
 
 
 def to_data(value: object) -> Any:
-    """``value`` as plain JSON data, the form in which answers are compared: integral floats
-    become ints, NaN and infinities strings, tuples lists, a dataclass its fields, anything
-    else its type's name."""
+    """``value`` as the plain JSON data answers are compared as (``7.0`` equals ``7``)."""
     budget = [MAX_NODES]
 
     def convert(item: object, depth: int) -> Any:
@@ -92,10 +90,10 @@ def raised(error: BaseException) -> Answer:
     return {"raised": category, "message": first_line(f"{type(error).__name__}: {error}")}
 
 
-Evaluate = Callable[[str, Mapping[str, Any]], Any]
+Evaluate = Callable[[str, Case], Any]
 
 
-def answer(evaluate: Evaluate, package: str, case: Mapping[str, Any]) -> Answer:
+def answer(evaluate: Evaluate, package: str, case: Case) -> Answer:
     """One case's answer; whatever the code under test raises becomes part of the answer."""
     try:
         return {"value": to_data(evaluate(package, case))}
@@ -171,7 +169,7 @@ def difference(expected: Answer, actual: Answer) -> str:
     return _("expected {error}, got {got}").format(error=expected["raised"], got=got)
 
 
-def case_label(case: Mapping[str, Any]) -> str:
+def case_label(case: Case) -> str:
     """``build_context: 3 interactions``: the function and the case, in the current edition."""
     label = str(case.get("label", case["id"]))
     values = case.get("label_args") or {}
@@ -181,30 +179,23 @@ def case_label(case: Mapping[str, Any]) -> str:
     return f"{function}: {label}" if function else label
 
 
-def case_size(case: Mapping[str, Any]) -> int:
-    """How large a case's input is (a lab shows its smallest failures): its arguments' JSON
-    length, so a case naming the chapter's data (``$fixture``) counts as that name's length."""
+def case_size(case: Case) -> int:
+    """How large a case's input is as written (a ``$fixture`` counts as its name's length)."""
     return len(json.dumps(case.get("args", {}), ensure_ascii=False, sort_keys=True))
 
 
 def replay_command(
     chapter: str, case_id: str, seed: int | None = None, commands: Commands = BY_NAME
 ) -> str:
-    """``checkpoint 11 --replay 11.3#007`` (with ``--seed N`` for cases of another seed), in the
-    door's ``commands`` (a terminal's ``shell_commands``), so the command works as printed."""
+    """``checkpoint 11 --replay 11.3#007`` (``--seed N`` for another seed), in ``commands``."""
     command = f"{commands.checkpoint} {chapter} {REPLAY_OPTION} {case_id}"
     return command if seed is None else f"{command} --seed {seed}"
 
 
 def describe(
-    case: Mapping[str, Any],
-    expected: Answer,
-    actual: Answer,
-    inputs: Sequence[str] = (),
-    replay: str = "",
+    case: Case, expected: Answer, actual: Answer, inputs: Sequence[str] = (), replay: str = ""
 ) -> str:
-    """One disagreement, for a person, in a few lines: the case's name and id, then its input,
-    where the answers part, and the command that replays it."""
+    """One disagreement in a few lines: the case, its input, where it parts, how to replay it."""
     said = _("{label} ({case}): {difference}")
     parted = difference(expected, actual)
     lines = [said.format(label=case_label(case), case=case["id"], difference=parted)]

@@ -26,10 +26,8 @@ class Event(StrEnum):
     DONE = "done"  # the probe driver answered every case
 
 
-OUTPUT_LINES = 6
-"""Lines of a failing test's printed output kept (the first ones); the rest are counted."""
-OUTPUT_CHARS = 4000
-"""Characters of a test's printed output the child keeps while it runs; the rest is counted."""
+OUTPUT_LINES = 6  # first lines of a failing test's printed output kept; the rest counted
+OUTPUT_CHARS = 4000  # characters of a test's printed output kept while it runs
 
 
 SHAPES: dict[str, tuple[tuple[str, ...], ...]] = {

@@ -14,8 +14,7 @@ import sys
 import threading
 import traceback
 
-FALLBACK_DELAY = 0.25
-"""Seconds after the Python dump was due at which ``faulthandler`` writes one instead."""
+FALLBACK_DELAY = 0.25  # seconds after the Python dump was due: faulthandler writes one
 
 
 def format_stacks(skip: int) -> str:

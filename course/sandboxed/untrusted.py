@@ -11,12 +11,9 @@ import sys
 
 from ..locale import gettext as _
 
-MESSAGE_CHARS = 4000
-"""Longest message (a test's failure, a probe answer's error) kept; the rest is cut, counted."""
-NAME_CHARS = 200
-"""Longest name (a test's name or node id, a frame's path, function or line) kept."""
-KEPT = "\n"
-"""The one control character kept: messages have lines (diffs, frames)."""
+MESSAGE_CHARS = 4000  # a test's failure, a probe answer's error
+NAME_CHARS = 200  # a test's name or node id, a frame's path, function or line
+KEPT = "\n"  # the one control character kept: messages have lines (diffs, frames)
 
 
 def _shown(char: str, keep: str) -> str:
@@ -42,8 +39,7 @@ def clip(text: str, limit: int) -> str:
 
 
 def safe_text(value: object, limit: int = MESSAGE_CHARS, keep: str = KEPT) -> str:
-    """Any value from learner code as text safe to show: escaped, and at most ``limit``
-    characters followed by a note of how many of the original were cut."""
+    """Any value as text safe to show: escaped, at most ``limit`` characters and a cut note."""
     text = value if isinstance(value, str) else str(value)
     if len(text) <= limit and text.isprintable():
         return text

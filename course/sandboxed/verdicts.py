@@ -11,14 +11,12 @@ from .diffs import head as diff_head
 from .frames import Frame, render_frames
 from .status import Status
 
-PENDING_ATTRIBUTE = "lab_id"
-"""A ``NotImplementedError`` carrying this attribute is a lab stub: the test is pending."""
+PENDING_ATTRIBUTE = "lab_id"  # a NotImplementedError carrying it is a lab stub: pending
+# a test that never reached its own code: the same marker in every edition (reports are read
+# back); ``readable`` shows it in the reader's words
 NOT_RUN = "not run: "
-"""How the message of a test that never reached its own code starts, in every edition (reports
-are read back); ``readable`` shows it in the reader's words."""
-MESSAGE_LINES = 120
+MESSAGE_LINES = 120  # a longer message (a flood, not a diff) is cut, and says so
 MESSAGE_CHARS = 20_000
-"""A message longer than this (a flood, not a diff) is cut, and says so."""
 
 
 def is_pending(error: BaseException) -> bool:
