@@ -7,6 +7,7 @@ sequence or a lone surrogate, and no text is longer than its cap (with a note of
 
 from __future__ import annotations
 
+import itertools
 import sys
 
 from ..locale import gettext as _
@@ -43,17 +44,12 @@ def safe_text(value: object, limit: int = MESSAGE_CHARS, keep: str = KEPT) -> st
     text = value if isinstance(value, str) else str(value)
     if len(text) <= limit and text.isprintable():
         return text
-    pieces: list[str] = []
-    length = 0
-    for char in text[:limit]:
-        piece = _shown(char, keep)
-        if length + len(piece) > limit:
-            break
-        pieces.append(piece)
-        length += len(piece)
-    left = len(text) - len(pieces)
+    pieces = [_shown(char, keep) for char in text[:limit]]
+    # the characters whose escapes fit in ``limit``: an escape takes up to ten
+    used = sum(1 for end in itertools.accumulate(map(len, pieces)) if end <= limit)
+    left = len(text) - used
     cut = _("… [{count} more characters cut]").format(count=left) if left else ""
-    return "".join(pieces) + cut
+    return "".join(pieces[:used]) + cut
 
 
 def safe_name(value: object) -> str:
