@@ -71,9 +71,8 @@ def with_frames(head: str, frames: Sequence[Frame]) -> str:
 
 def at_import(when: str, error: BaseException, frames: Sequence[Frame]) -> bool:
     """Whether the error came from running the package's module code (importing it)."""
-    if when != "setup":
-        return False
-    return isinstance(error, SyntaxError) or any(f.function == "<module>" for f in frames)
+    module_code = isinstance(error, SyntaxError) or any(f.function == "<module>" for f in frames)
+    return when == "setup" and module_code
 
 
 def verdict(when: str, error: BaseException, frames: Sequence[Frame]) -> Verdict:
