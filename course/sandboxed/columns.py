@@ -1,5 +1,4 @@
-"""Text measured in terminal columns: a Chinese character takes two, so labels pad and lines
-wrap by what a terminal shows, not by how many characters a string holds."""
+"""Text measured in terminal columns (a Chinese character takes two), to pad and wrap by them."""
 
 from __future__ import annotations
 
@@ -8,8 +7,7 @@ import textwrap
 import unicodedata
 
 _UNITS = re.compile(r"\s+|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+|\S")
-NO_LINE_START = set("\uff0c\u3002\uff1b\uff1a\u3001\uff09\u300b\u300d\u300f\uff01\uff1f")
-NO_LINE_START |= set(",.;:)]}\u2026")
+NO_LINE_START = set("\uff0c\u3002\uff1b\uff1a\u3001\uff09\u300b\u300d\u300f\uff01\uff1f,.;:)]}…")
 """Characters a line does not start with: they stay with what comes before them."""
 
 
@@ -28,21 +26,15 @@ def pad(text: str, width: int) -> str:
 
 
 def wrap(text: str, width: int, initial_indent: str = "", subsequent_indent: str = "") -> list[str]:
-    """``textwrap.wrap`` for text with no wide character; else wrapped by columns, a line
-    breaking between two Chinese characters or at a space, never inside a Latin word."""
+    """``textwrap.wrap``, by columns when there is a wide character (never inside a word)."""
     if not wide(text + initial_indent + subsequent_indent):
-        return textwrap.wrap(
-            text,
-            width=width,
-            initial_indent=initial_indent,
-            subsequent_indent=subsequent_indent,
-            break_on_hyphens=False,
-        )
-    units = _UNITS.findall(text.replace("\n", " ").replace("\t", " "))
+        plain = textwrap.TextWrapper(width, initial_indent, subsequent_indent)
+        plain.break_on_hyphens = False
+        return plain.wrap(text)
     lines: list[str] = []
     line, used = initial_indent, columns(initial_indent)
     fresh = True
-    for unit in units:
+    for unit in _UNITS.findall(text.replace("\n", " ").replace("\t", " ")):
         size = columns(unit)
         if unit.isspace():
             if not fresh:

@@ -1,18 +1,15 @@
-"""How to call the kit's commands from the user's shell: by name when PATH finds them, else by path.
-
-The kit usually lives in a virtual environment (``.venv``) that nobody activated, so a printed
-``checkpoint 11 --lab 11.2`` would not be found; the commands printed are then the ones in
-that environment's ``bin`` folder, written out in full.
-"""
+"""How to call the kit's commands from the user's shell: by name when PATH finds them, else by path
+(the kit usually lives in a ``.venv`` nobody activated)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import shutil
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
 
 from ..locale import N_, gettext
@@ -27,24 +24,17 @@ class Commands:
     python: str = "python3"
 
 
-BY_NAME = Commands()
-"""The commands by their plain names (an activated environment, or text for any shell)."""
+BY_NAME = Commands()  # by their plain names: an activated environment, or text for any shell
 
 
 def in_shell(command: str, commands: Commands) -> str:
-    """``command``, written with a kit command's plain name (``python3 -m pytest …``,
-    ``checkpoint 11``), in ``commands``' form: what this shell runs as printed."""
+    """``command`` (``checkpoint 11``, ``python3 -m pytest …``) in ``commands``' form."""
     word, space, rest = command.partition(" ")
-    forms = {
-        BY_NAME.checkpoint: commands.checkpoint,
-        BY_NAME.practice: commands.practice,
-        BY_NAME.python: commands.python,
-    }
+    forms: dict[str, str] = dict(zip(astuple(BY_NAME), astuple(commands), strict=True))
     return forms.get(word, word) + space + rest
 
 
 WATCH_KEYS = {"h": N_("hint"), "n": N_("next lab"), "r": N_("re-run"), "q": N_("quit")}
-"""The keys ``checkpoint --watch`` takes, and what each does (translated where shown)."""
 
 
 def key_legend(translate: Callable[[str], str] = gettext) -> str:
@@ -55,32 +45,22 @@ def key_legend(translate: Callable[[str], str] = gettext) -> str:
 def resolve(
     tool: str, *, executable: str, search_path: str | None, in_venv: bool, name: str | None = None
 ) -> str:
-    """``tool`` when the shell finds this installation's one by that name, else its full path.
-
-    ``name`` is the file in the interpreter's folder (``python`` for ``python3``, say).
-    """
+    """``tool`` if the shell finds this installation's by that name, else the path of ``name``."""
     folder = Path(executable).parent
     here = folder / (name or tool)
     found = shutil.which(tool, path=search_path)
     if found is not None and (not in_venv or Path(found).parent == folder):
         return tool
-    if here.exists():
-        return shlex.quote(str(here))
-    return tool
+    return shlex.quote(str(here)) if here.exists() else tool
 
 
 def shell_commands() -> Commands:
     """The commands as the current shell can run them (see the module's docstring)."""
-
-    def find(tool: str, name: str | None = None) -> str:
-        return resolve(
-            tool,
-            executable=sys.executable,
-            search_path=os.environ.get("PATH"),
-            in_venv=sys.prefix != sys.base_prefix,
-            name=name,
-        )
-
-    return Commands(
-        find("checkpoint"), find("practice"), find("python3", Path(sys.executable).name)
+    find = functools.partial(
+        resolve,
+        executable=sys.executable,
+        search_path=os.environ.get("PATH"),
+        in_venv=sys.prefix != sys.base_prefix,
     )
+    python = find("python3", name=Path(sys.executable).name)
+    return Commands(find("checkpoint"), find("practice"), python)

@@ -1,9 +1,4 @@
-"""A failed ``==`` shaped for a terminal: both sides whole, never cut, as a line-by-line diff.
-
-The focused tests write ``assert actual == expected``; short sides are shown on a line each,
-longer ones pretty-printed and compared line by line, so every value of both sides is shown
-once, marked where they differ.
-"""
+"""A failed ``==`` shaped for a terminal: both sides whole, never cut, as a line-by-line diff."""
 
 from __future__ import annotations
 
@@ -13,20 +8,13 @@ import pprint
 from ..locale import N_, gettext
 from .columns import columns, pad
 
-WIDTH = 84
-"""Width of the pretty-printed sides (the report indents them)."""
+WIDTH = 84  # of the pretty-printed sides (the report indents them)
 SHORT = 70
-INDENT = "  "
-"""How far the lines under a named comparison are indented (as pytest indents its own)."""
-HEAD = N_("the values differ")
-"""How the explanation starts (it follows ``assert`` in pytest's message)."""
-
-
-FULL_WIDTH_COLON = "\uff1a"
+INDENT = "  "  # the lines under a named comparison, as pytest indents its own
+HEAD = N_("the values differ")  # follows ``assert`` in pytest's message
 
 
 def head() -> str:
-    """``HEAD`` in the current edition."""
     return gettext(HEAD)
 
 
@@ -41,19 +29,16 @@ def explain_equality(left: object, right: object) -> list[str]:
         said, wanted = gettext("got:"), gettext("expected:")
         width = max(columns(said), columns(wanted))
         # a full-width colon (U+FF1A) carries its own space: no space follows it
-        aligned = columns(said) == columns(wanted)
-        full_width = said.endswith(FULL_WIDTH_COLON) and wanted.endswith(FULL_WIDTH_COLON)
-        gap = "" if aligned and full_width else " "
+        full_width = said.endswith("\uff1a") and wanted.endswith("\uff1a")
+        gap = "" if columns(said) == columns(wanted) and full_width else " "
         return [  # one order at every door and in every edition: expected, then got
             gettext("{head}:").format(head=head()),
             pad(wanted, width) + gap + expected,
             pad(said, width) + gap + got,
         ]
     lines = [gettext("{head} (- expected, + got; unmarked lines are in both):").format(head=head())]
-    for line in difflib.ndiff(_pretty(right), _pretty(left)):
-        if not line.startswith("? "):  # ndiff's hint lines point at characters: noise here
-            lines.append(line)
-    return lines
+    diff = difflib.ndiff(_pretty(right), _pretty(left))
+    return lines + [line for line in diff if not line.startswith("? ")]  # "? " hints: noise here
 
 
 def explain_case(case: str, got: object, expected: object) -> str:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import linecache
 import re
+import traceback
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -13,39 +14,33 @@ from typing import Any
 from ..locale import gettext as _
 from ..locale import ngettext
 
-HARNESS = Path(__file__).resolve().parent
-"""The kit's own machinery: never the learner's code, even when it sits inside the package."""
-
-SHOWN_FRAMES = 3
-"""How many of the innermost learner frames a message shows."""
+HARNESS = Path(__file__).resolve().parent  # never the learner's, even inside the package
+SHOWN_FRAMES = 3  # innermost learner frames a message shows
 
 _DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<function>\S+)')
 _DUMP_THREAD = re.compile(r"^(Current thread|Thread) 0x[0-9a-f]+")
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Frame:
     """One frame of the code under test: ``pi_course/context.py:57 in select_groups``."""
 
-    path: str
-    """The file, relative to the folder holding the package (``<package>/<module>.py``)."""
+    path: str  # relative to the folder holding the package: ``<package>/<module>.py``
     line: int
     function: str
-    text: str = ""
-    """The source line, stripped (empty when the file cannot be read)."""
+    text: str = ""  # the source line, stripped (empty when the file cannot be read)
 
     @property
     def module(self) -> str:
         """The module inside the package: ``context`` for ``pi_course/context.py``."""
-        inner = Path(*Path(self.path).parts[1:])
-        return ".".join(inner.with_suffix("").parts)
+        return ".".join(Path(*Path(self.path).parts[1:]).with_suffix("").parts)
 
     @property
     def place(self) -> str:
         return f"{self.path}:{self.line}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "function": self.function, "text": self.text}
+        return dataclasses.asdict(self)
 
 
 def frame_from_json(value: object) -> Frame | None:
@@ -73,30 +68,19 @@ def learner_path(filename: str, package_dir: Path) -> str | None:
 def learner_frames(
     raw: Iterable[tuple[str, int, str]], package_dir: Path, *, source: Path | None = None
 ) -> list[Frame]:
-    """The package's frames among ``(filename, line, function)`` triples, outermost first.
-
-    Each frame's source line is read from ``source`` (the folder holding the package) when
-    given, else from ``filename`` itself.
-    """
+    """The package's frames among ``(filename, line, function)`` triples, outermost first."""
     frames = []
     for filename, line, function in raw:
         path = learner_path(filename, package_dir)
-        if path is None:
-            continue
-        readable = str(source / path) if source is not None else filename
-        text = linecache.getline(readable, line).strip()
-        frames.append(Frame(path, line, function, text))
+        if path is not None:
+            readable = str(source / path) if source is not None else filename
+            frames.append(Frame(path, line, function, linecache.getline(readable, line).strip()))
     return frames
 
 
-def traceback_triples(traceback: TracebackType | None) -> list[tuple[str, int, str]]:
+def traceback_triples(tb: TracebackType | None) -> list[tuple[str, int, str]]:
     """``(filename, line, function)`` of each entry of a traceback, outermost first."""
-    triples = []
-    while traceback is not None:
-        code = traceback.tb_frame.f_code
-        triples.append((code.co_filename, traceback.tb_lineno, code.co_name))
-        traceback = traceback.tb_next
-    return triples
+    return [(f.f_code.co_filename, line, f.f_code.co_name) for f, line in traceback.walk_tb(tb)]
 
 
 def dump_file(results: Path) -> Path:
@@ -118,11 +102,8 @@ def parse_dump(text: str) -> list[list[tuple[str, int, str]]]:
 
 def dumped_frames(text: str, package_dir: Path, source: Path) -> list[Frame]:
     """The learner frames of the first thread of a dump that was running learner code."""
-    for thread in parse_dump(text):
-        frames = learner_frames(thread, package_dir, source=source)
-        if frames:
-            return frames
-    return []
+    found = (learner_frames(thread, package_dir, source=source) for thread in parse_dump(text))
+    return next(filter(None, found), [])
 
 
 def render_frames(frames: Sequence[Frame], limit: int = SHOWN_FRAMES) -> list[str]:

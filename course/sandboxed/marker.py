@@ -1,12 +1,11 @@
 """A workspace's marker: finding the workspace, reading what it records, speaking its edition.
 
-The doors read a workspace through it, and so does the chapter's ``conftest.py`` in the graded
-copy and in the learner's plain ``pytest``: it runs inside the sandbox, like the rest of
-``course.sandboxed``. Laying out a workspace and writing its marker is ``harness/workspace.py``.
+The chapter's ``conftest.py`` reads it in the sandbox too; writing one is ``harness/workspace.py``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import keyword
 import os
 import stat
@@ -46,42 +45,27 @@ class Workspace:
     chapter: str
     package: str
     starter_fingerprint: str
-    """The fingerprint of the starter scaffold the workspace was made from."""
     checksums: dict[str, str]
-    edition: str = SOURCE_EDITION
-    """The language edition the learner chose (``practice --lang``); every door speaks it."""
+    edition: str = SOURCE_EDITION  # the learner chose it (practice --lang); every door speaks it
 
 
-MARKER_BYTES = 64 * 1024
-"""Largest marker read (one is about 1 KiB): a larger one is refused before it is opened."""
-WORD_CHARS = 100
-"""Longest ``chapter``, ``edition`` or fingerprint a marker may hold."""
-
-
-def _is_marker(path: Path) -> bool:
-    """Whether ``path`` is a regular file (a link to a marker does not make a workspace)."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
+MARKER_BYTES = 64 * 1024  # one is about 1 KiB: a larger one is refused before it is opened
+WORD_CHARS = 100  # longest chapter, edition or fingerprint
 
 
 def find_workspace(start: Path) -> Path | None:
-    """The workspace holding ``start`` (the nearest directory upwards with a marker), if any."""
+    """The nearest directory upwards from ``start`` with a marker (a file, not a link), if any."""
     start = start.resolve()
     for folder in [start, *start.parents]:
-        if _is_marker(folder / MARKER):
-            return folder
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.lstat(folder / MARKER).st_mode):
+                return folder
     return None
 
 
 def read_workspace(root: Path, manifest: Chapter | None = None) -> Workspace:
-    """The one reader of a workspace's marker, for every door (the roster reads the same
-    bytes through ``grading.safefs``): never through a link, at most ``MARKER_BYTES``, every
-    field checked. With ``manifest``, also ``admit_workspace``'s rules for its chapter.
-
-    A ``WorkspaceError`` names the file and what is wrong.
-    """
+    """The one reader of a marker, for every door: no link, capped, every field checked, and
+    with ``manifest`` ``admit_workspace``'s rules; a ``WorkspaceError`` says what is wrong."""
     shown = safe_text(root / MARKER, keep="")
     try:
         directory = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
@@ -107,27 +91,21 @@ def read_workspace(root: Path, manifest: Chapter | None = None) -> Workspace:
 
 
 def admit_workspace(workspace: Workspace, manifest: Chapter, package_kind: Kind) -> None:
-    """Refuse a workspace of another chapter, or one whose package is not the chapter's own
-    folder inside it (``package_kind``: what its entry is, without following a link)."""
+    """Refuse another chapter's workspace, or one whose package is not a folder inside it."""
+    root, package, wanted = workspace.root, workspace.package, manifest.package
     if workspace.chapter != manifest.chapter:
+        said = _("{root} is a chapter {chapter} workspace, not chapter {wanted}")
         raise WorkspaceError(
-            _("{root} is a chapter {chapter} workspace, not chapter {wanted}").format(
-                root=workspace.root, chapter=workspace.chapter, wanted=manifest.chapter
-            )
+            said.format(root=root, chapter=workspace.chapter, wanted=manifest.chapter)
         )
-    if workspace.package != manifest.package:
+    if package != wanted:
         said = _("{root}: the marker names package {package}; chapter {chapter}'s is {wanted}")
         raise WorkspaceError(
-            said.format(
-                root=workspace.root,
-                package=workspace.package,
-                chapter=manifest.chapter,
-                wanted=manifest.package,
-            )
+            said.format(root=root, package=package, chapter=manifest.chapter, wanted=wanted)
         )
     if package_kind != "directory":
         said = _("{root}: {package} must be a folder inside the workspace, not a link or a file")
-        raise WorkspaceError(said.format(root=workspace.root, package=workspace.package))
+        raise WorkspaceError(said.format(root=root, package=package))
 
 
 def _word(f: TableReader, key: str, default: str | None = None) -> str:
@@ -153,16 +131,11 @@ def parse_marker(root: Path, text: bytes, marker: str) -> Workspace:
     """A workspace from its marker's bytes; a ``WorkspaceError`` names ``marker`` and the field."""
     try:
         data = tomllib.loads(text.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise WorkspaceError(
-            _("{marker}: not valid TOML ({error})").format(marker=marker, error=error)
-        ) from None
-    except RecursionError:  # tables or arrays nested thousands deep
-        raise WorkspaceError(
-            _("{marker}: not valid TOML ({error})").format(
-                marker=marker, error=_("nested too deeply")
-            )
-        ) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as error:
+        # RecursionError: tables or arrays nested thousands deep
+        why = _("nested too deeply") if isinstance(error, RecursionError) else error
+        said = _("{marker}: not valid TOML ({error})").format(marker=marker, error=why)
+        raise WorkspaceError(said) from None
     f = TableReader(data, "", marker, WorkspaceError)
     checksums = f.raw("checksums", {})
     if not isinstance(checksums, dict) or not all(isinstance(v, str) for v in checksums.values()):
@@ -185,24 +158,18 @@ def parse_marker(root: Path, text: bytes, marker: str) -> Workspace:
     return workspace
 
 
-def workspace_edition(start: Path) -> str | None:
-    """The edition recorded by the workspace holding ``start``, if there is a readable one."""
-    root = find_workspace(start)
-    if root is None:
-        return None
-    try:
-        return read_workspace(root).edition
-    except WorkspaceError:
-        return None  # the door reports the broken marker itself, in the fallback edition
-
-
 def speak(requested: str | None, start: Path | None = None) -> str:
     """Set this process's edition: ``requested``, else the workspace's at ``start``, else
     ``COURSE_LANG``/``LANG``. Raises ``EditionError`` for an edition the kit lacks."""
-    return speak_recorded(requested, workspace_edition(start) if start is not None else None)
+    recorded = None
+    root = find_workspace(start) if start is not None else None
+    if root is not None:
+        # a broken marker: the door reports it itself, in the fallback edition
+        with contextlib.suppress(WorkspaceError):
+            recorded = read_workspace(root).edition
+    return speak_recorded(requested, recorded)
 
 
 def speak_recorded(requested: str | None, recorded: str | None) -> str:
-    """``speak`` with the workspace's marker already read: ``requested``, else ``recorded``
-    (the edition the marker records), else ``COURSE_LANG``/``LANG``."""
+    """``speak`` with the edition the marker records already read."""
     return set_edition(requested or recorded)

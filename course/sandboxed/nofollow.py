@@ -14,40 +14,32 @@ class UnsafePath(ValueError):
 
 
 def read_regular(directory: int, name: str, shown: str, limit: int) -> bytes:
-    """The bytes of the regular file ``name`` in the open ``directory``, at most ``limit``.
-
-    The entry is looked at with ``lstat`` before it is opened: a link, a device, a FIFO or a
-    file larger than ``limit`` is refused (``UnsafePath`` naming ``shown``) without opening
-    it, and the file opened must be the one looked at. No more than ``limit`` bytes are read,
-    whatever a sparse or growing file claims.
-    """
-    try:
-        seen = os.stat(name, dir_fd=directory, follow_symlinks=False)
-    except FileNotFoundError:
-        raise UnsafePath(f"{shown}: missing") from None
-    except OSError as error:
-        raise UnsafePath(f"{shown}: cannot be read ({error.strerror or error})") from None
-    if stat.S_ISLNK(seen.st_mode):
-        raise UnsafePath(f"{shown}: a symbolic link (workspaces are read without links)")
-    if not stat.S_ISREG(seen.st_mode):
-        raise UnsafePath(f"{shown}: not a regular file")
+    """The bytes of the regular file ``name`` in the open ``directory``, at most ``limit``: a
+    link, device, FIFO or larger file is refused before it is opened (``UnsafePath``), the
+    file opened must be the one looked at, and no more than ``limit`` bytes are read."""
     too_large = UnsafePath(f"{shown}: larger than {limit // 1024} KiB")
-    if seen.st_size > limit:
-        raise too_large
     try:
+        try:
+            seen = os.stat(name, dir_fd=directory, follow_symlinks=False)
+        except FileNotFoundError:
+            raise UnsafePath(f"{shown}: missing") from None
+        if stat.S_ISLNK(seen.st_mode):
+            raise UnsafePath(f"{shown}: a symbolic link (workspaces are read without links)")
+        if not stat.S_ISREG(seen.st_mode):
+            raise UnsafePath(f"{shown}: not a regular file")
+        if seen.st_size > limit:
+            raise too_large
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory)
+        try:
+            opened = os.fstat(fd)
+            if (opened.st_dev, opened.st_ino) != (seen.st_dev, seen.st_ino):
+                raise UnsafePath(f"{shown}: replaced while it was read")
+            with os.fdopen(os.dup(fd), "rb") as handle:
+                data = handle.read(limit + 1)
+        finally:
+            os.close(fd)
     except OSError as error:
         raise UnsafePath(f"{shown}: cannot be read ({error.strerror or error})") from None
-    try:
-        opened = os.fstat(fd)
-        if (opened.st_dev, opened.st_ino) != (seen.st_dev, seen.st_ino):
-            raise UnsafePath(f"{shown}: replaced while it was read")
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as error:
-        raise UnsafePath(f"{shown}: cannot be read ({error.strerror or error})") from None
-    finally:
-        os.close(fd)
     if len(data) > limit:
         raise too_large
     return data

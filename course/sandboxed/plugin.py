@@ -1,11 +1,7 @@
 """Pytest plugin of a checkpoint run: writes each focused test's outcome to a results file.
 
-Loaded in the child pytest process with ``-p course.sandboxed.plugin``. Every record is one JSON
-line, flushed at once, so the parent can read what finished even if learner code later kills,
-hangs or floods the process. Failures name the learner's lines (see ``verdicts.py``); a test
-that runs too long leaves a dump of the stacks (``stackdump.py``) just before the parent's
-limit, and ``os._exit`` records where it was called before the process goes. The plugin
-imports no lab code.
+It imports no lab code, and flushes each record at once, so the parent reads what finished
+even if learner code later kills, hangs or floods the process.
 """
 
 from __future__ import annotations
@@ -39,53 +35,37 @@ _REAL_EXIT = os._exit
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("course", "checkpoint harness")
-    group.addoption("--course-results", default=None, help="write outcomes (JSON lines) here")
-    group.addoption(
-        "--course-lab", action="append", default=[], help="run only the tests of this lab"
-    )
-    group.addoption(
-        "--course-memory-mb", type=int, default=0, help="address-space limit for this process"
-    )
-    group.addoption(
-        "--course-dump-after",
-        type=float,
-        default=0.0,
-        help="dump the stacks of a test still running after this many seconds (0: never)",
-    )
-    group.addoption(
-        "--course-in-process",
-        action="store_true",
-        help="the run shares its caller's process: no memory limit or orphan watch, os._exit as is",
-    )
+    add = parser.getgroup("course", "checkpoint harness").addoption
+    add("--course-results", default=None, help="write outcomes (JSON lines) here")
+    add("--course-lab", action="append", default=[], help="run only the tests of this lab")
+    add("--course-memory-mb", type=int, default=0, help="address-space limit for this process")
+    dump = "dump the stacks of a test still running after this many seconds (0: never)"
+    add("--course-dump-after", type=float, default=0.0, help=dump)
+    shared = "the run shares its caller's process: no memory limit or orphan watch, os._exit as is"
+    add("--course-in-process", action="store_true", help=shared)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     results = config.getoption("course_results")
     if not results:
         return
-    shared = bool(config.getoption("course_in_process"))
-    if not shared:
-        _limit_memory(int(config.getoption("course_memory_mb")))
-    if not shared and sys.platform != "emscripten":  # a browser's worker has no threads, and
-        _exit_when_orphaned()  # its parent ends it
     labs = list(config.getoption("course_lab"))
     reporter = Reporter(results, labs, float(config.getoption("course_dump_after")))
     config.pluginmanager.register(reporter, "course-reporter")
-    if not shared:
+    if not config.getoption("course_in_process"):  # a run of its own: limited, watched
+        _limit_memory(int(config.getoption("course_memory_mb")))
+        if sys.platform != "emscripten":  # a browser's worker has no threads; its parent ends it
+            _exit_when_orphaned()
         _record_exits(reporter)
 
 
 def _limit_memory(megabytes: int) -> None:
-    if megabytes <= 0:
-        return
-    try:
+    with contextlib.suppress(ImportError, ValueError, OSError):  # a platform without limits
         import resource
 
-        limit = megabytes * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (ImportError, ValueError, OSError):  # pragma: no cover - platform without limits
-        pass
+        if megabytes > 0:
+            limit = megabytes * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def _exit_when_orphaned() -> None:
@@ -119,8 +99,7 @@ def package_dir() -> Path | None:
     name = os.environ.get(PACKAGE_VARIABLE, "")
     if not name:
         return None
-    module = sys.modules.get(name)
-    locations = getattr(module, "__path__", None)
+    locations = getattr(sys.modules.get(name), "__path__", None)
     if locations is None:
         try:
             spec = importlib.util.find_spec(name)
@@ -142,14 +121,11 @@ def pytest_assertrepr_compare(
 
 
 class PrintedOutput(io.StringIO):
-    """What the code under test prints (stdout and stderr, as a terminal interleaves them)
-    during one test: the first ``OUTPUT_CHARS`` characters kept, every line counted, so a
-    test that prints without end costs no memory and its record stays small."""
+    """One test's stdout and stderr: the first ``OUTPUT_CHARS`` characters, every line counted."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.kept = 0
-        self.lines = 0
+        self.kept = self.lines = 0
         self.last = ""
 
     def write(self, text: str) -> int:
@@ -171,9 +147,7 @@ class PrintedOutput(io.StringIO):
 
 def lab_of(item: pytest.Item) -> str | None:
     marker = item.get_closest_marker("lab")
-    if marker is None or not marker.args:
-        return None
-    return str(marker.args[0])
+    return str(marker.args[0]) if marker is not None and marker.args else None
 
 
 class Reporter:
@@ -211,11 +185,10 @@ class Reporter:
     ) -> None:
         if not self.labs:
             return
-        keep = [item for item in items if lab_of(item) in self.labs]
         dropped = [item for item in items if lab_of(item) not in self.labs]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
-        items[:] = keep
+            items[:] = [item for item in items if lab_of(item) in self.labs]
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -224,10 +197,7 @@ class Reporter:
             self.write(Event.COLLECT_ERROR, nodeid=report.nodeid, message=message)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        tests = [
-            {"nodeid": item.nodeid, "name": item.name, "lab": lab_of(item)}
-            for item in session.items
-        ]
+        tests = [{"nodeid": i.nodeid, "name": i.name, "lab": lab_of(i)} for i in session.items]
         self.write(Event.COLLECTED, tests=tests)
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
@@ -238,18 +208,13 @@ class Reporter:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, object]:
-        """Say the test's own code begins, and keep what it prints (the run has ``-s``), unless
-        the test captures its output itself (an instructor test with ``capsys``, say)."""
+        """Say the test's own code begins; keep what it prints (``-s``) unless it captures it."""
         self.write(Event.CALL, nodeid=item.nodeid)
         if CAPTURING_FIXTURES & set(getattr(item, "fixturenames", ())):
             return (yield)
         printed = self.printed[item.nodeid] = PrintedOutput()
-        saved = sys.stdout, sys.stderr
-        sys.stdout = sys.stderr = printed
-        try:
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             return (yield)
-        finally:
-            sys.stdout, sys.stderr = saved
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:

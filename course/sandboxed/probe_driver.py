@@ -1,12 +1,7 @@
 """The sandbox side of the differential probes: answer each case with one package, as JSON.
 
-Run as ``python -m course.sandboxed.probe_driver`` inside the graded copy. It loads the chapter's
-probe module from a file, imports the package's lab modules, evaluates every case and appends
-one JSON line per answer to the results file. Nothing here decides a grade: the grader reads
-the answers as data and compares them with the reference's own, outside the sandbox. The
-canonical form of answers (``to_data``) and of exceptions (``raised``) lives in
-``probecases.py``, shared with the grader, which applies it to the reference's answers
-too, and with the workspace's plain-pytest probe cases.
+Run as ``python -m course.sandboxed.probe_driver`` inside the graded copy; nothing here decides
+a grade: the grader compares the answers with the reference's own, outside the sandbox.
 """
 
 from __future__ import annotations
@@ -16,12 +11,12 @@ import importlib
 import importlib.util
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import IO, Any
+from typing import IO
 
-from .probecases import Evaluate, answer, raised
+from .probecases import Case, Evaluate, answer, raised
 from .records import Event, write_record
 
 
@@ -37,11 +32,7 @@ def load_module(path: Path, name: str) -> ModuleType:
 
 
 def run(
-    evaluate: Evaluate,
-    package: str,
-    modules: Sequence[str],
-    cases: Sequence[Mapping[str, Any]],
-    stream: IO[str],
+    evaluate: Evaluate, package: str, modules: Sequence[str], cases: Sequence[Case], stream: IO[str]
 ) -> None:
     """Import the package's modules, then answer every case, one record at a time."""
     write_record(stream, Event.STARTED)

@@ -1,14 +1,6 @@
 """A probe case as a learner sees it: its answer's canonical form, where it parts, how to replay it.
 
-One definition for every door. The grader's comparison (``grading/probes.py``), the probe
-driver in the sandbox, the workspace's plain-pytest probe cases and ``checkpoint --replay`` all
-turn answers into data with ``to_data``/``raised``, decide with ``agreement`` and describe a
-disagreement with ``describe``, so a failing case reads the same words wherever it is seen:
-the case's name and id, its input in a few lines, the field that differs with expected and
-got (long text cut *around* the first difference), and the command that replays it.
-
-Standard library and ``course.sandboxed`` only: a practice workspace imports this module.
-"""
+One definition for every door (grader, probe driver, a workspace's probe cases, ``--replay``)."""
 
 from __future__ import annotations
 
@@ -16,6 +8,7 @@ import contextlib
 import dataclasses
 import json
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -28,12 +21,12 @@ from .verdicts import is_pending
 MAX_DEPTH = 40
 MAX_NODES = 200_000
 MESSAGE_LIMIT = 300
-SHOWN_VALUE = 80
-"""Longest value shown on either side of a difference (a long one is cut around it)."""
-LINE_LIMIT = 320
-"""Longest line of a described case (its label, an input line, the difference)."""
+SHOWN_VALUE = 80  # longest value shown on either side of a difference (cut around it)
+LINE_LIMIT = 320  # longest line of a described case
 REPLAY_OPTION = "--replay"
 
+Case = Mapping[str, Any]
+"""One drawn case: ``id``, ``lab``, ``function``, ``args``, ``label`` and ``label_args``."""
 Answer = dict[str, Any]
 """``{"value": data}`` or ``{"raised": category, "message": text}``; the grader adds
 ``{"missing": status, "message": text}`` for a case that got no answer."""
@@ -43,15 +36,8 @@ class TooLarge(Exception):
     """An answer is nested too deep or holds too many values to compare (never a refusal)."""
 
 
-# --------------------------------------------------------------------------- answers as data
-
-
 def to_data(value: object) -> Any:
-    """``value`` as plain JSON data: the form in which answers are compared.
-
-    Integral floats become ints (``7.0`` equals ``7``), NaN and infinities become strings,
-    tuples become lists, dataclass instances their fields, anything else its type's name.
-    """
+    """``value`` as the plain JSON data answers are compared as (``7.0`` equals ``7``)."""
     budget = [MAX_NODES]
 
     def convert(item: object, depth: int) -> Any:
@@ -89,9 +75,7 @@ def _number(value: float) -> int | float | str:
 
 
 def first_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    joined = lines[0] if lines else ""
-    return clip(joined, limit)
+    return clip(next((line.strip() for line in text.splitlines() if line.strip()), ""), limit)
 
 
 def raised(error: BaseException) -> Answer:
@@ -106,18 +90,15 @@ def raised(error: BaseException) -> Answer:
     return {"raised": category, "message": first_line(f"{type(error).__name__}: {error}")}
 
 
-Evaluate = Callable[[str, Mapping[str, Any]], Any]
+Evaluate = Callable[[str, Case], Any]
 
 
-def answer(evaluate: Evaluate, package: str, case: Mapping[str, Any]) -> Answer:
+def answer(evaluate: Evaluate, package: str, case: Case) -> Answer:
     """One case's answer; whatever the code under test raises becomes part of the answer."""
     try:
         return {"value": to_data(evaluate(package, case))}
     except BaseException as error:  # learner code may raise anything
         return raised(error)
-
-
-# --------------------------------------------------------------------------- comparing
 
 
 def agreement(expected: Answer, actual: Answer) -> Status:
@@ -126,15 +107,10 @@ def agreement(expected: Answer, actual: Answer) -> Status:
         return Status.TIMEOUT if actual["missing"] == Status.TIMEOUT else Status.ERROR
     if actual.get("raised") == Status.PENDING:
         return Status.PENDING
-    if "value" in expected and "value" in actual:
-        return Status.PASSED if expected["value"] == actual["value"] else Status.FAILED
-    if "raised" in expected and "raised" in actual:
-        return Status.PASSED if expected["raised"] == actual["raised"] else Status.FAILED
+    for key in ("value", "raised"):
+        if key in expected and key in actual:
+            return Status.PASSED if expected[key] == actual[key] else Status.FAILED
     return Status.FAILED
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _cut(text: str, at: int, limit: int = SHOWN_VALUE) -> str:
@@ -146,18 +122,10 @@ def _cut(text: str, at: int, limit: int = SHOWN_VALUE) -> str:
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
-def _parting(mine: str, theirs: str) -> int:
-    """The index of the first character where two texts differ."""
-    for index, (a, b) in enumerate(zip(mine, theirs, strict=False)):
-        if a != b:
-            return index
-    return min(len(mine), len(theirs))
-
-
 def shown_pair(expected: Any, actual: Any) -> tuple[str, str]:
     """Both values as JSON, each cut around the first character where they part."""
-    mine, theirs = _json(expected), _json(actual)
-    at = _parting(mine, theirs)
+    mine, theirs = json.dumps(expected, ensure_ascii=False), json.dumps(actual, ensure_ascii=False)
+    at = len(os.path.commonprefix([mine, theirs]))  # noqa: RUF071 - by character, as meant
     return _cut(mine, at), _cut(theirs, at)
 
 
@@ -201,10 +169,7 @@ def difference(expected: Answer, actual: Answer) -> str:
     return _("expected {error}, got {got}").format(error=expected["raised"], got=got)
 
 
-# --------------------------------------------------------------------------- describing
-
-
-def case_label(case: Mapping[str, Any]) -> str:
+def case_label(case: Case) -> str:
     """``build_context: 3 interactions``: the function and the case, in the current edition."""
     label = str(case.get("label", case["id"]))
     values = case.get("label_args") or {}
@@ -214,40 +179,26 @@ def case_label(case: Mapping[str, Any]) -> str:
     return f"{function}: {label}" if function else label
 
 
-def case_size(case: Mapping[str, Any]) -> int:
-    """How large a case's input is: the length of its arguments as written in the case (JSON).
-
-    The failures a lab shows are its smallest disagreeing cases by this measure: a case that
-    names the chapter's data (``$fixture``) counts as the few characters that name it."""
+def case_size(case: Case) -> int:
+    """How large a case's input is as written (a ``$fixture`` counts as its name's length)."""
     return len(json.dumps(case.get("args", {}), ensure_ascii=False, sort_keys=True))
 
 
 def replay_command(
     chapter: str, case_id: str, seed: int | None = None, commands: Commands = BY_NAME
 ) -> str:
-    """``checkpoint 11 --replay 11.3#007`` (with ``--seed N`` for cases of another seed), in the
-    door's ``commands``: a terminal door passes its shell's (``shell_commands``: the full path
-    into ``.venv`` when ``checkpoint`` is not on ``PATH``), so the command works as printed."""
-    checkpoint = commands.checkpoint
-    command = f"{checkpoint} {chapter} {REPLAY_OPTION} {case_id}"
+    """``checkpoint 11 --replay 11.3#007`` (``--seed N`` for another seed), in ``commands``."""
+    command = f"{commands.checkpoint} {chapter} {REPLAY_OPTION} {case_id}"
     return command if seed is None else f"{command} --seed {seed}"
 
 
 def describe(
-    case: Mapping[str, Any],
-    expected: Answer,
-    actual: Answer,
-    inputs: Sequence[str] = (),
-    replay: str = "",
+    case: Case, expected: Answer, actual: Answer, inputs: Sequence[str] = (), replay: str = ""
 ) -> str:
-    """One disagreement, for a person, in a few lines: the case's name and id, then its input,
-    where the answers part, and the command that replays it."""
+    """One disagreement in a few lines: the case, its input, where it parts, how to replay it."""
     said = _("{label} ({case}): {difference}")
-    lines = [
-        said.format(
-            label=case_label(case), case=case["id"], difference=difference(expected, actual)
-        )
-    ]
+    parted = difference(expected, actual)
+    lines = [said.format(label=case_label(case), case=case["id"], difference=parted)]
     lines += [f"  {line}" for line in inputs]
     if replay:
         lines.append("  " + _("replay: {command}").format(command=replay))

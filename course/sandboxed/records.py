@@ -1,10 +1,5 @@
-"""The records the graded child writes, one JSON object a line: their schema and the writer.
-
-The test reporter (``plugin.py``) and the probe driver (``probe_driver.py``) write with
-``write_record``; the grader reads with ``harness/records.py``'s ``RecordReader``. Both sides
-name events through ``Event`` and agree on the fields each needs (``SHAPES``, ``TYPES``), so
-a writer and its reader cannot drift apart.
-"""
+"""The records the graded child writes, one JSON object a line: their writer and the schema
+the grader's reader (``harness/records.py``) checks, so the two cannot drift apart."""
 
 from __future__ import annotations
 
@@ -14,38 +9,25 @@ from typing import IO, Any
 
 
 class Event(StrEnum):
-    """What a record says happened."""
+    """What a record says happened (and the fields it carries)."""
 
-    COLLECTED = "collected"
-    """The tests pytest collected: ``tests`` = [{nodeid, name, lab}]."""
+    COLLECTED = "collected"  # tests: [{nodeid, name, lab}]
     COLLECT_ERROR = "collect_error"
-    START = "start"
-    """A test (``nodeid``) or a probe case (``id``) begins."""
-    CALL = "call"
-    """A test's own code begins (its setup, which imports the code under test, is done)."""
-    END = "end"
-    """A test ended: its status, message and duration (and frames, shown, fatal when set;
-    ``output`` and ``output_more``: what a test that did not pass printed, see
-    ``OUTPUT_LINES``)."""
-    EXIT = "exit"
-    """The code under test called ``os._exit``: ``code`` and ``frames``."""
+    START = "start"  # a test (nodeid) or a probe case (id) begins
+    CALL = "call"  # a test's own code begins: its setup (importing the code under test) is done
+    END = "end"  # status, message, duration (and frames, shown, fatal, output, output_more)
+    EXIT = "exit"  # the code under test called os._exit: code, frames
     INTERRUPTED = "interrupted"
     FINISH = "finish"
-    STARTED = "started"
-    """The probe driver is running."""
+    STARTED = "started"  # the probe driver runs
     IMPORT_ERROR = "import_error"
-    IMPORTED = "imported"
-    """The probe driver imported the package's lab modules."""
-    ANSWER = "answer"
-    """One probe case's answer: ``id`` and ``value``, or ``raised`` and ``message``."""
-    DONE = "done"
-    """The probe driver answered every case."""
+    IMPORTED = "imported"  # the probe driver imported the package's lab modules
+    ANSWER = "answer"  # a probe case's answer: id and value, or raised and message
+    DONE = "done"  # the probe driver answered every case
 
 
-OUTPUT_LINES = 6
-"""Lines of a failing test's printed output kept (the first ones); the rest are counted."""
-OUTPUT_CHARS = 4000
-"""Characters of a test's printed output the child keeps while it runs; the rest is counted."""
+OUTPUT_LINES = 6  # first lines of a failing test's printed output kept; the rest counted
+OUTPUT_CHARS = 4000  # characters of a test's printed output kept while it runs
 
 
 SHAPES: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -68,7 +50,7 @@ TYPES: dict[str, type | tuple[type, ...]] = {
 
 def well_formed(record: dict[str, Any]) -> bool:
     """Whether ``record`` has the fields its event needs, each of its type (``SHAPES``)."""
-    if not _typed(record):
+    if not _typed(record):  # first: an event that is not a string cannot be looked up
         return False
     for group in SHAPES.get(record.get("event", ""), ()):
         if not any(name in record for name in group):

@@ -1,11 +1,9 @@
 """The stacks of a test that runs too long, written to a file before the parent kills it.
 
-``faulthandler``'s watchdog thread reads the other threads' frames without the interpreter
-lock, so it can crash the process while Python code keeps creating and freeing frames (a
-generator expression in an endless loop does: the child then dies of SIGSEGV instead of being
-timed out). The dump is therefore written by a Python thread holding the lock, in
-``faulthandler``'s own format; ``faulthandler`` is armed a little later only as the fallback
-for code that holds the lock in a long C call, when no frame changes while it reads them.
+``faulthandler``'s watchdog reads frames without the interpreter lock, so code that keeps
+making and freeing frames (an endless generator expression) can crash it (SIGSEGV, not a
+timeout). A Python thread holding the lock writes the dump in its format; ``faulthandler``
+is the later fallback for a long C call that holds the lock (then no frame changes).
 """
 
 from __future__ import annotations
@@ -16,8 +14,7 @@ import sys
 import threading
 import traceback
 
-FALLBACK_DELAY = 0.25
-"""Seconds after the Python dump was due at which ``faulthandler`` writes one instead."""
+FALLBACK_DELAY = 0.25  # seconds after the Python dump was due: faulthandler writes one
 
 
 def format_stacks(skip: int) -> str:
@@ -25,9 +22,7 @@ def format_stacks(skip: int) -> str:
     main = threading.main_thread().ident
     frames = sys._current_frames()
     lines = []
-    for ident in sorted(frames, key=lambda i: i != main):  # the main thread first
-        if ident == skip:
-            continue
+    for ident in sorted(frames.keys() - {skip}, key=lambda i: i != main):  # the main thread first
         lines.append(f"Thread 0x{ident:016x} (most recent call first):")
         for frame, line in traceback.walk_stack(frames[ident]):
             code = frame.f_code
@@ -44,8 +39,7 @@ class StackDumper:
         self.after = after
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
-        self._armed = 0
-        """A number per arming, so a late timer never writes into a later test's dump."""
+        self._armed = 0  # a number per arming: a late timer never writes a later test's dump
 
     def arm(self) -> None:
         with self._lock:

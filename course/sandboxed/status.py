@@ -1,10 +1,9 @@
 """The ways a test, a probe case, a lab or a gradebook row can end, which is the worst, and how
-each looks: its label, mark, colour and tone, defined once for every door."""
+each looks (label, mark, colour, tone), defined once for every door."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
@@ -14,28 +13,27 @@ Tone = Literal["ok", "pending", "error", "note"]
 """How a notebook colours something: a status's tone, or ``note`` for what is only said."""
 
 TONE_MARKS: dict[Tone, str] = {"ok": "✓", "pending": "…", "error": "✗", "note": "·"}
+# ANSI SGR colours: green, yellow, red, the terminal's own; then the same as a notebook's HTML
 ANSI_COLOURS: dict[Tone, str] = {"ok": "32", "pending": "33", "error": "31", "note": "0"}
-"""ANSI SGR colour codes of each tone: green, yellow, red, the terminal's own."""
 HTML_COLOURS: dict[Tone, str] = {
     "ok": "#2e7d32",
     "pending": "#8d6e00",
     "error": "#c62828",
     "note": "#455a64",
 }
-"""The same colours as a notebook's HTML shows them."""
+LABELS = (N_("passed"), N_("pending"), N_("failed"), N_("timeout"), N_("error"), N_("skipped"))
+"""Every status's word, marked for the catalogs (``Status.label`` translates it)."""
 
 
 class Status(StrEnum):
     """How something ended; the value is the stable word used in reports and gradebooks."""
 
     PASSED = "passed"
-    PENDING = "pending"
-    """It reached a lab stub (``LabNotImplemented``): not written yet."""
+    PENDING = "pending"  # it reached a lab stub (LabNotImplemented): not written yet
     FAILED = "failed"
     TIMEOUT = "timeout"
     ERROR = "error"
-    SKIPPED = "skipped"
-    """A gradebook row of a folder that is not a workspace: never graded, never a verdict."""
+    SKIPPED = "skipped"  # a gradebook row of a folder that is not a workspace: never a verdict
 
     @classmethod
     def read(cls, value: object) -> Status:
@@ -49,44 +47,32 @@ class Status(StrEnum):
 
     @property
     def tone(self) -> Tone:
-        return LOOKS[self].tone
+        return TONES[self]
 
     @property
     def mark(self) -> str:
-        """✓, …, ✗ or ·"""
         return TONE_MARKS[self.tone]
 
     @property
     def colour(self) -> str:
-        """The ANSI SGR colour code a terminal shows it in."""
         return ANSI_COLOURS[self.tone]
 
     @property
     def label(self) -> str:
-        """The word a reader sees in the current edition (``passed`` → ``通过``); the status
-        itself stays the English id (JSON, CSV)."""
-        return gettext(LOOKS[self].label)
+        """The word in the current edition (``passed`` → ``通过``); the value stays English."""
+        return gettext(self.value)
 
 
-@dataclass(frozen=True)
-class Look:
-    label: str
-    """The English word, looked up in the reader's edition (``Status.label``)."""
-    tone: Tone
-
-
-LOOKS: dict[Status, Look] = {
-    Status.PASSED: Look(N_("passed"), "ok"),
-    Status.PENDING: Look(N_("pending"), "pending"),
-    Status.FAILED: Look(N_("failed"), "error"),
-    Status.TIMEOUT: Look(N_("timeout"), "error"),
-    Status.ERROR: Look(N_("error"), "error"),
-    Status.SKIPPED: Look(N_("skipped"), "note"),
+TONES: dict[Status, Tone] = {
+    Status.PASSED: "ok",
+    Status.PENDING: "pending",
+    Status.FAILED: "error",
+    Status.TIMEOUT: "error",
+    Status.ERROR: "error",
+    Status.SKIPPED: "note",
 }
-
 WORST_FIRST: tuple[Status, ...] = (Status.ERROR, Status.TIMEOUT, Status.FAILED, Status.PENDING)
 """The verdicts that are not a pass, the most serious first."""
-
 GRADED: frozenset[str] = frozenset((Status.PASSED, *WORST_FIRST))
 """The five verdicts a test, a probe case or a lab can have (``skipped`` is not one)."""
 

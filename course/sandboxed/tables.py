@@ -1,9 +1,4 @@
-"""Strict readers over one table of TOML or JSON: every error names the source, table and key.
-
-The manifest, the workspace marker and the JSON report are all read through ``TableReader``,
-in the manner of ``course.fields.FieldReader``: each value is checked as it is read, and
-``finish`` refuses keys nobody read, so a typo never drops a field silently.
-"""
+"""Strict readers over one table of TOML or JSON: every error names the source, table and key."""
 
 from __future__ import annotations
 
@@ -23,9 +18,7 @@ class TableReader:
     def __init__(
         self, table: object, where: str, source: str, error_type: type[ValueError] = ValueError
     ) -> None:
-        self.source = source
-        self.where = where
-        self.error_type = error_type
+        self.source, self.where, self.error_type = source, where, error_type
         if not isinstance(table, Mapping):
             raise self.error("", f"must be a table, got {type(table).__name__}")
         self.table: Mapping[str, Any] = table

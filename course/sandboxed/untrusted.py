@@ -1,26 +1,26 @@
-"""Text that came from learner code or a learner's files, made safe to show, store and print.
+"""Text from learner code or a learner's files, made safe to show, store and print.
 
-Learner code speaks to the grader through three channels: the records file
-(``records.RecordReader``), its output pipe (``supervisor.CappedOutput``) and the stack dump
-of a test that runs too long (``runner``). Each channel's reader passes every string it hands
-on through ``safe_text`` once, so nothing downstream (a terminal, the CSV, the JSON, a
-notebook) ever sees a control character, an escape sequence or a lone surrogate, and no text
-is longer than its documented cap (and a note of how much was cut).
+Each channel from learner code (the records file, the output pipe, a stack dump) passes every
+string through ``safe_text`` once: downstream nothing sees a control character, an escape
+sequence or a lone surrogate, and no text is longer than its cap (with a note of the cut).
 """
 
 from __future__ import annotations
 
+import itertools
+import sys
+
 from ..locale import gettext as _
 
-MESSAGE_CHARS = 4000
-"""Longest message (a test's failure, a probe answer's error) kept; the rest is cut, counted."""
-NAME_CHARS = 200
-"""Longest name (a test's name or node id, a frame's path, function or line) kept."""
-KEPT = "\n"
-"""The one control character kept: messages have lines (diffs, frames)."""
+MESSAGE_CHARS = 4000  # a test's failure, a probe answer's error
+NAME_CHARS = 200  # a test's name or node id, a frame's path, function or line
+KEPT = "\n"  # the one control character kept: messages have lines (diffs, frames)
 
 
-def _escaped(char: str) -> str:
+def _shown(char: str, keep: str) -> str:
+    """``char``, or its escape when it is not printable (a lone surrogate is not either)."""
+    if char.isprintable() or char in keep:
+        return char
     code = ord(char)
     if code <= 0xFF:
         return f"\\x{code:02x}"
@@ -29,52 +29,27 @@ def _escaped(char: str) -> str:
     return f"\\U{code:08x}"
 
 
-def is_surrogate(char: str) -> bool:
-    return 0xD800 <= ord(char) <= 0xDFFF
-
-
-def _shown(char: str, keep: str) -> str:
-    if (char.isprintable() and not is_surrogate(char)) or char in keep:
-        return char
-    return _escaped(char)
-
-
 def escape(text: str, keep: str = KEPT) -> str:
-    """``text`` with every non-printable character (control characters, escape sequences'
-    ``ESC``, C1 controls, bidirectional overrides, lone surrogates) shown as ``\\xNN``,
-    ``\\uNNNN`` or ``\\UNNNNNNNN``; the characters in ``keep`` stay as they are."""
-    if text.isprintable() and not any(is_surrogate(c) for c in text):
-        return text
-    return "".join(_shown(c, keep) for c in text)
+    """``text`` with every non-printable character but those in ``keep`` escaped, never cut."""
+    return safe_text(text, sys.maxsize, keep)
 
 
 def clip(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters, an ellipsis marking the cut (for a line
-    shown whole in a table or a message; ``safe_text`` cuts what has not been made safe)."""
+    """``text`` cut to at most ``limit`` characters, an ellipsis marking the cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def cut_note(left: int) -> str:
-    return _("… [{count} more characters cut]").format(count=left)
-
-
 def safe_text(value: object, limit: int = MESSAGE_CHARS, keep: str = KEPT) -> str:
-    """Any value from learner code as text safe to show: escaped, and at most ``limit``
-    characters followed by a note of how many of the original were cut (``cut_note``)."""
+    """Any value as text safe to show: escaped, at most ``limit`` characters and a cut note."""
     text = value if isinstance(value, str) else str(value)
-    if len(text) <= limit and text.isprintable() and not any(is_surrogate(c) for c in text):
+    if len(text) <= limit and text.isprintable():
         return text
-    pieces: list[str] = []
-    length = used = 0
-    for char in text[:limit]:
-        piece = _shown(char, keep)
-        if length + len(piece) > limit:
-            break
-        pieces.append(piece)
-        length += len(piece)
-        used += 1
+    pieces = [_shown(char, keep) for char in text[:limit]]
+    # the characters whose escapes fit in ``limit``: an escape takes up to ten
+    used = sum(1 for end in itertools.accumulate(map(len, pieces)) if end <= limit)
     left = len(text) - used
-    return "".join(pieces) + (cut_note(left) if left else "")
+    cut = _("… [{count} more characters cut]").format(count=left) if left else ""
+    return "".join(pieces[:used]) + cut
 
 
 def safe_name(value: object) -> str:

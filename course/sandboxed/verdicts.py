@@ -1,8 +1,4 @@
-"""What a test's end says: its status and a message naming the error and the learner's lines.
-
-Pure functions of an exception and the learner frames it passed through; the child process's
-plugin feeds them, the parent only reads the result.
-"""
+"""What a test's end says: its status, and a message naming the error and the learner's lines."""
 
 from __future__ import annotations
 
@@ -15,8 +11,12 @@ from .diffs import head as diff_head
 from .frames import Frame, render_frames
 from .status import Status
 
-PENDING_ATTRIBUTE = "lab_id"
-"""A ``NotImplementedError`` carrying this attribute is a lab stub: the test is pending."""
+PENDING_ATTRIBUTE = "lab_id"  # a NotImplementedError carrying it is a lab stub: pending
+# a test that never reached its own code: the same marker in every edition (reports are read
+# back); ``readable`` shows it in the reader's words
+NOT_RUN = "not run: "
+MESSAGE_LINES = 120  # a longer message (a flood, not a diff) is cut, and says so
+MESSAGE_CHARS = 20_000
 
 
 def is_pending(error: BaseException) -> bool:
@@ -24,15 +24,6 @@ def is_pending(error: BaseException) -> bool:
     return isinstance(error, NotImplementedError) and isinstance(
         getattr(error, PENDING_ATTRIBUTE, None), str
     )
-
-
-NOT_RUN = "not run: "
-"""How the message of a test that never reached its own code starts: a marker that stays the
-same in every edition (reports are read back); ``readable`` shows it in the reader's words."""
-
-MESSAGE_LINES = 120
-MESSAGE_CHARS = 20_000
-"""A message longer than this (a flood, not a diff) is cut, and says so."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +49,7 @@ def bounded(text: str) -> str:
             break
         kept.append(line)
         size += len(line) + 1
-    left = len(lines) - len(kept)
-    more = _("[{count} more lines of this message not shown]").format(count=left)
+    more = _("[{count} more lines of this message not shown]").format(count=len(lines) - len(kept))
     return "\n".join([*kept, more])
 
 
@@ -81,9 +71,8 @@ def with_frames(head: str, frames: Sequence[Frame]) -> str:
 
 def at_import(when: str, error: BaseException, frames: Sequence[Frame]) -> bool:
     """Whether the error came from running the package's module code (importing it)."""
-    if when != "setup":
-        return False
-    return isinstance(error, SyntaxError) or any(f.function == "<module>" for f in frames)
+    module_code = isinstance(error, SyntaxError) or any(f.function == "<module>" for f in frames)
+    return when == "setup" and module_code
 
 
 def verdict(when: str, error: BaseException, frames: Sequence[Frame]) -> Verdict:
@@ -93,6 +82,7 @@ def verdict(when: str, error: BaseException, frames: Sequence[Frame]) -> Verdict
     frames = tuple(frames)
     if isinstance(error, Overran):  # a test run in this process, past its limit
         return Verdict(Status.TIMEOUT, bounded(with_frames(str(error), frames)), frames)
+    exited = isinstance(error, SystemExit)
     if isinstance(error, SystemExit):
         head = f"sys.exit({error.code!r})"
     elif isinstance(error, SyntaxError):
@@ -103,19 +93,16 @@ def verdict(when: str, error: BaseException, frames: Sequence[Frame]) -> Verdict
     else:
         head = f"{type(error).__name__}: {error}".strip()
     if at_import(when, error, frames):
-        if isinstance(error, SystemExit):
+        if exited:
             why = _("the package exited at import: {error}").format(error=head)
         else:
             why = _("the package failed at import: {error}").format(error=head)
-        message = with_frames(NOT_RUN + why, frames)
-        return Verdict(Status.ERROR, bounded(message), frames, fatal=True)
-    if isinstance(error, SystemExit):
+        message = bounded(with_frames(NOT_RUN + why, frames))
+        return Verdict(Status.ERROR, message, frames, fatal=True)
+    if exited:
         head = _("the code under test called {call}").format(call=head)
     message = bounded(with_frames(head, frames))
-    if isinstance(error, SystemExit) and when == "call":
-        return Verdict(Status.ERROR, message, frames)
-    if when == "setup":
-        return Verdict(Status.ERROR, _("setup: {message}").format(message=message), frames)
-    if when != "call":
-        return Verdict(Status.ERROR, _("teardown: {message}").format(message=message), frames)
-    return Verdict(Status.FAILED, message, frames)
+    if when == "call":
+        return Verdict(Status.ERROR if exited else Status.FAILED, message, frames)
+    phase = _("setup: {message}") if when == "setup" else _("teardown: {message}")
+    return Verdict(Status.ERROR, phase.format(message=message), frames)
