@@ -36,15 +36,10 @@ placeholder may stand for a translated phrase (``{why}``, ``{problem}``) and is 
 FENCE = re.compile(r"^```.*?^```[^\n]*$", re.MULTILINE | re.DOTALL)
 BLOCK_START = re.compile(r"\s*(?:[-*+] |\d+[.)] |#|\||>|<!--|```)")
 
+CHINESE = f"[{HAN}{FULL_WIDTH}]"
 RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "ASCII punctuation after Chinese text",
-        re.compile(rf"[{HAN}{FULL_WIDTH}][:,;()](?!:\s*$)", re.M),
-    ),
-    (
-        "a space between two Chinese characters",
-        re.compile(rf"[{HAN}{FULL_WIDTH}] +[{HAN}{FULL_WIDTH}]"),
-    ),
+    ("ASCII punctuation after Chinese text", re.compile(rf"{CHINESE}[:,;()](?!:\s*$)", re.M)),
+    ("a space between two Chinese characters", re.compile(rf"{CHINESE} +{CHINESE}")),
     ("a space after full-width punctuation", re.compile(rf"[{OPENING}{CLOSING}] +[^\s|]")),
     ("a space before full-width punctuation", re.compile(rf"[^\s|] +[{CLOSING}]")),
     (
@@ -69,7 +64,7 @@ class Problem:
 
 def has_han(text: str) -> bool:
     """Whether ``text`` holds Chinese: a Han character or full-width punctuation."""
-    return re.search(f"[{HAN}{FULL_WIDTH}]", text) is not None
+    return re.search(CHINESE, text) is not None
 
 
 def prose(text: str) -> str:
