@@ -83,8 +83,7 @@ def length_estimate(message: Mapping[str, Any]) -> int:
 
 
 def scribbling_estimate(message: dict[str, Any]) -> int:
-    """``length_estimate``, after which it writes into the message it was handed: an
-    implementation that hands over the message it later returns returns the scribble."""
+    """``length_estimate``, then a scribble on the message handed over (returned if reused)."""
     cost = length_estimate(message)
     message["scribbled"] = True
     return cost
@@ -99,8 +98,7 @@ def estimator(impl: Implementation, name: str) -> Estimate:
 
 
 def asked_form(message: object) -> str:
-    """A message the estimator was handed as canonical JSON (a scribble left out), to
-    recognise the entry it is a copy of."""
+    """A message the estimator was handed as canonical JSON, a scribble left out."""
     if isinstance(message, Mapping):
         message = {key: item for key, item in message.items() if key != "scribbled"}
     return json.dumps(message, ensure_ascii=False, sort_keys=True, default=repr)
@@ -112,8 +110,8 @@ class Asking:
     def __init__(self, estimate: Estimate, entries: Sequence[Any]) -> None:
         self.estimate = estimate
         self.asked: set[str] = set()
+        # each message entry's id and form, taken before the call
         self.known = [(e.id, asked_form(e.message)) for e in entries if hasattr(e, "message")]
-        """Each message entry's id and form, taken before the call."""
 
     def __call__(self, message: dict[str, Any]) -> float:
         self.asked.add(asked_form(message))

@@ -55,19 +55,19 @@ class LiteConfig:
     python: str = "3.14"
     requirements: tuple[str, ...] = (
         # what the Pyodide kernel installs on start (see its initKernel), now preloaded
-        *("ipython", "jedi", "comm", "micropip"),
-        *("ipywidgets", "pytest>=8.4", "hypothesis>=6.100"),  # what the kit and notebooks import
+        "ipython", "jedi", "comm", "micropip",
+        "ipywidgets", "pytest>=8.4", "hypothesis>=6.100",  # what the kit and notebooks import
     )
     left_out: tuple[str, ...] = (
-        *("widgetsnbextension", "jupyterlab-widgets"),  # the front end is the site's lab extension
-        *("pexpect", "ptyprocess"),  # a browser has no terminals to drive
+        "widgetsnbextension", "jupyterlab-widgets",  # the front end is the site's lab extension
+        "pexpect", "ptyprocess",  # a browser has no terminals to drive
         "watchfiles",  # checkpoint --watch: no wasm wheel, and no processes to watch with
         "babel",  # only `course-kit catalogs` compiles catalogs; the wheel ships the .mo files
     )
     kernel_wheels: tuple[str, ...] = ("piplite", "pyodide-kernel", "ipykernel")
     """The kernel's own shims, from its lab extension's ``static/pypi``."""
     pyodide_files: tuple[str, ...] = (
-        *("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"),
+        "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"
     )
     apps: tuple[str, ...] = ("lab",)
     trimmed: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -156,9 +156,6 @@ EMSCRIPTEN = {
 
 class LiteError(RuntimeError):
     """The site could not be built; the message says which step and why."""
-
-
-# --------------------------------------------------------------------------- the lock (pure)
 
 
 @dataclass(frozen=True)
@@ -256,9 +253,6 @@ def site_config(package_names: Iterable[str]) -> dict[str, Any]:
     }
 
 
-# --------------------------------------------------------------------------- fetching (I/O)
-
-
 def run(command: Sequence[str], step: str, cwd: Path | None = None) -> None:
     """Run a build step's command; a failure is a ``LiteError`` ending with its output."""
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
@@ -273,10 +267,8 @@ def fetch_pyodide(cache: Path, config: LiteConfig = CONFIG) -> Path:
     if (folder / "pyodide-lock.json").is_file():
         return folder
     with tempfile.TemporaryDirectory(dir=cache) as scratch:
-        run(
-            ["npm", "pack", f"pyodide@{config.pyodide}", "--pack-destination", scratch],
-            _("npm pack pyodide"),
-        )
+        npm = ["npm", "pack", f"pyodide@{config.pyodide}", "--pack-destination", scratch]
+        run(npm, _("npm pack pyodide"))
         tarball = next(Path(scratch).glob("pyodide-*.tgz"))
         unpacked = Path(scratch) / "unpacked"
         with tarfile.open(tarball) as archive:
@@ -453,9 +445,6 @@ def kernel_shims(into: Path, config: LiteConfig = CONFIG) -> Path:
         if wheel_project(path) in wanted:
             shutil.copy2(path, into / path.name)
     return into
-
-
-# --------------------------------------------------------------------------- the site
 
 
 def lay_workspaces(contents: Path, editions: Sequence[str]) -> None:
