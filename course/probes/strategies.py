@@ -54,13 +54,8 @@ def interactions(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
         ]
         messages.append({"role": "assistant", "content": content})
         turn_results = [
-            {
-                "role": "toolResult",
-                "toolCallId": c,
-                "toolName": "tool",
-                "content": [{"type": "text", "text": draw(TEXT)}],
-                "isError": draw(st.booleans()),
-            }
+            {"role": "toolResult", "toolCallId": c, "toolName": "tool"}
+            | {"content": [{"type": "text", "text": draw(TEXT)}], "isError": draw(st.booleans())}
             for c in calls
         ]
         messages += draw(st.permutations(turn_results))

@@ -35,11 +35,11 @@ from ..locale.typography import problems
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 TRANSLATED = tuple(edition for edition in EDITIONS if edition != SOURCE_EDITION)
 """The editions with a catalog (English is the source text)."""
+Extracted = Iterator[tuple[int, str | None, Any, list[str]]]
+"""What a Babel extractor yields: (line, function, message, comments)."""
 
 
-def extract_curriculum(
-    fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any
-) -> Iterator[tuple[int, str | None, str, list[str]]]:
+def extract_curriculum(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -> Extracted:
     """Babel extractor for a curriculum TOML: every text a learner reads (see ``translated``)."""
     text = fileobj.read().decode("utf-8")
     manifest = parse_manifest(text, getattr(fileobj, "name", "<curriculum>"))
@@ -49,28 +49,23 @@ def extract_curriculum(
         yield line, None, message, []
 
 
-def extract_docstrings(
-    fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any
-) -> Iterator[tuple[int, str | None, str, list[str]]]:
+def extract_docstrings(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -> Extracted:
     """Babel extractor for a learner's starter: every docstring (module, class, function and
     the string after a constant), as ``docstrings.localized`` looks each up."""
     for line, text in docstrings(fileobj.read().decode("utf-8")):
         yield line, None, text, []
 
 
-def extract_lesson(
-    fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any
-) -> Iterator[tuple[int, str | None, str | tuple[str, ...], list[str]]]:
+def extract_lesson(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -> Extracted:
     """Babel extractor for a lesson module: its marked messages, and, for a module a workspace
     is given (a curriculum file of role ``given``), its docstrings as ``extract_docstrings``."""
     from babel.messages.extract import extract_python
 
     data = fileobj.read()
-    found: Iterator[Any] = extract_python(io.BytesIO(data), keywords, comment_tags, options)
+    found: Iterator[Any] = extract_python(io.BytesIO(data), keywords, tags, options)
     yield from found  # (line, function, message, comments), as Babel's own extractor gives it
-    name = Path(getattr(fileobj, "name", "")).resolve()
-    if name in given_modules():
-        yield from extract_docstrings(io.BytesIO(data), keywords, comment_tags, options)
+    if Path(getattr(fileobj, "name", "")).resolve() in given_modules():
+        yield from extract_docstrings(io.BytesIO(data), keywords, tags, options)
 
 
 @functools.cache

@@ -65,11 +65,9 @@ def problems(notebook: Any) -> list[str]:
     found: list[str] = []
     if "widgets" in notebook.metadata:
         found.append("notebook metadata holds widget state")
-    expected = 0
-    for index, cell in enumerate(notebook.cells, start=1):
-        if cell.cell_type != "code":
-            continue
-        expected += 1
+    numbered = enumerate(notebook.cells, start=1)
+    code = [(index, cell) for index, cell in numbered if cell.cell_type == "code"]
+    for expected, (index, cell) in enumerate(code, start=1):
         where = f"cell {index}"
         if cell.execution_count != expected:
             found.append(f"{where}: execution count {cell.execution_count}, expected {expected}")
