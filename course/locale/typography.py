@@ -102,7 +102,13 @@ def problems(text: str, *, markdown: bool = False) -> list[Problem]:
     if not has_han(text):
         return []
     plain = prose(text)
-    found = _found(plain)
+    chinese = [line for line in plain.split("\n") if has_han(line)]  # no English or code line
+    found = [
+        Problem(rule, line[max(0, match.start() - 8) : match.end() + 8])
+        for line in chinese
+        for rule, pattern in RULES
+        for match in pattern.finditer(line)
+    ]
     if markdown:
         for before, after in soft_breaks(plain):
             seam = f"{before[-1]} {after[0]}"
@@ -113,14 +119,3 @@ def problems(text: str, *, markdown: bool = False) -> list[Problem]:
 
 LINE_BREAK = "a line break inside a Chinese sentence"
 
-
-def _found(text: str) -> list[Problem]:
-    found = []
-    for line in text.split("\n"):
-        if not has_han(line):
-            continue  # an English or code line of a Chinese text
-        for rule, pattern in RULES:
-            for match in pattern.finditer(line):
-                around = line[max(0, match.start() - 8) : match.end() + 8]
-                found.append(Problem(rule, around))
-    return found

@@ -119,14 +119,12 @@ class LiteConfig:
         # one schema per plugin: the lab reads them all from build/schemas/all*.json
         "build/schemas/@*",
     )
-    """Files and folders of the built site no current browser asks for: old fonts (each is
-    there as woff2), per-plugin schemas."""
+    """What of the built site no current browser asks for: old fonts (each is there as woff2)."""
     unused_loaders: tuple[str, ...] = (
         # the terminal's (xterm.js and its addons, 480 KB): the site has no terminals
         r"Promise\.all\(\[([^\]]*)\]\);\w+=\w+\.Terminal,",
     )
-    """The lab's loaders of what the site cannot use: the chunks only they ask for are left
-    out (``unused_chunks``)."""
+    """The lab's loaders of what the site cannot use: the chunks only they ask for are left out."""
     icon: str = "lab/favicon.ico"
     icon_largest: int = 64
     """The tab's icon keeps its images up to this size (a tab shows 16 or 32 pixels, 64 on a
