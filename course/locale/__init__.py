@@ -1,12 +1,9 @@
 """The kit's editions: which language a learner reads, and gettext for it.
 
-Every learner-facing string of the kit is written in English inside ``_()`` (or ``N_()`` where
-it is a constant translated later). Babel extracts them (``course-kit catalogs``); the Chinese
-edition's translations live in ``zh/LC_MESSAGES/course.po`` and are compiled to ``course.mo``
-by ``scripts/setup``. English is the source text, so it needs no catalog.
-
-Which edition speaks: the door sets it (``--lang``, else the workspace's recorded edition);
-otherwise ``COURSE_LANG``, then ``LANGUAGE``, ``LC_ALL``, ``LC_MESSAGES`` and ``LANG`` choose.
+Learner-facing strings are English inside ``_()`` (``N_()`` for constants translated later);
+English is the source text, the other editions' catalogs are ``<edition>/LC_MESSAGES/course.po``.
+The door sets the edition (``--lang``, else the workspace's); otherwise ``COURSE_LANG``, then
+``LANGUAGE``, ``LC_ALL``, ``LC_MESSAGES`` and ``LANG`` choose.
 """
 
 from __future__ import annotations
@@ -45,11 +42,8 @@ def checked(language: str) -> str:
     """``language`` as an edition, or an ``EditionError`` that lists the editions."""
     edition = normalize(language)
     if edition is None:
-        raise EditionError(
-            _("no edition {language!r} (editions: {editions})").format(
-                language=language, editions=_(", ").join(EDITIONS)
-            )
-        )
+        unknown = _("no edition {language!r} (editions: {editions})")
+        raise EditionError(unknown.format(language=language, editions=_(", ").join(EDITIONS)))
     return edition
 
 

@@ -36,15 +36,10 @@ placeholder may stand for a translated phrase (``{why}``, ``{problem}``) and is 
 FENCE = re.compile(r"^```.*?^```[^\n]*$", re.MULTILINE | re.DOTALL)
 BLOCK_START = re.compile(r"\s*(?:[-*+] |\d+[.)] |#|\||>|<!--|```)")
 
+CHINESE = f"[{HAN}{FULL_WIDTH}]"
 RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "ASCII punctuation after Chinese text",
-        re.compile(rf"[{HAN}{FULL_WIDTH}][:,;()](?!:\s*$)", re.M),
-    ),
-    (
-        "a space between two Chinese characters",
-        re.compile(rf"[{HAN}{FULL_WIDTH}] +[{HAN}{FULL_WIDTH}]"),
-    ),
+    ("ASCII punctuation after Chinese text", re.compile(rf"{CHINESE}[:,;()](?!:\s*$)", re.M)),
+    ("a space between two Chinese characters", re.compile(rf"{CHINESE} +{CHINESE}")),
     ("a space after full-width punctuation", re.compile(rf"[{OPENING}{CLOSING}] +[^\s|]")),
     ("a space before full-width punctuation", re.compile(rf"[^\s|] +[{CLOSING}]")),
     (
@@ -69,7 +64,7 @@ class Problem:
 
 def has_han(text: str) -> bool:
     """Whether ``text`` holds Chinese: a Han character or full-width punctuation."""
-    return re.search(f"[{HAN}{FULL_WIDTH}]", text) is not None
+    return re.search(CHINESE, text) is not None
 
 
 def prose(text: str) -> str:
@@ -107,7 +102,13 @@ def problems(text: str, *, markdown: bool = False) -> list[Problem]:
     if not has_han(text):
         return []
     plain = prose(text)
-    found = _found(plain)
+    chinese = [line for line in plain.split("\n") if has_han(line)]  # no English or code line
+    found = [
+        Problem(rule, line[max(0, match.start() - 8) : match.end() + 8])
+        for line in chinese
+        for rule, pattern in RULES
+        for match in pattern.finditer(line)
+    ]
     if markdown:
         for before, after in soft_breaks(plain):
             seam = f"{before[-1]} {after[0]}"
@@ -118,14 +119,3 @@ def problems(text: str, *, markdown: bool = False) -> list[Problem]:
 
 LINE_BREAK = "a line break inside a Chinese sentence"
 
-
-def _found(text: str) -> list[Problem]:
-    found = []
-    for line in text.split("\n"):
-        if not has_han(line):
-            continue  # an English or code line of a Chinese text
-        for rule, pattern in RULES:
-            for match in pattern.finditer(line):
-                around = line[max(0, match.start() - 8) : match.end() + 8]
-                found.append(Problem(rule, around))
-    return found

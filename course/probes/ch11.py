@@ -1,12 +1,9 @@
 """Chapter 11's differential probes: seeded inputs for every lab and how to call its functions.
 
-The grader draws the cases once (``cases``, on its own side, from the hypothesis strategies in
-``course.probes.strategies``, drawn there by seed, and a seeded generator) and evaluates each
-case twice with ``evaluate``: with the reference package outside any sandbox, and with the
-learner's package inside one. The two JSON answers must be equal. ``evaluate`` imports only the
-standard library and reaches the implementation through its package name, so the same code
-serves both sides; answers are read through the public types' attributes, never compared as
-objects."""
+The grader draws the cases (``cases``: ``course.probes.strategies`` by seed, and a seeded
+generator) and ``evaluate``s each with the reference outside any sandbox and with the learner's
+package inside one; the JSON answers must be equal. ``evaluate`` imports only the standard
+library and reads answers through the public types' attributes, so it serves both sides."""
 
 from __future__ import annotations
 
@@ -43,9 +40,6 @@ BUILD, REPORT = "context.build_context", "context.budget_report"
 CREATE, MESSAGE = "compaction.create_compaction_entry", "compaction.summary_message"
 LATEST, RESUME = "compaction.latest_compaction", "compaction.resume_suffix"
 """The chapter functions a case can call, as ``module.function``."""
-
-
-# --------------------------------------------------------------------------- evaluating
 
 
 class Implementation:
@@ -89,8 +83,7 @@ def length_estimate(message: Mapping[str, Any]) -> int:
 
 
 def scribbling_estimate(message: dict[str, Any]) -> int:
-    """``length_estimate``, after which it writes into the message it was handed: an
-    implementation that hands over the message it later returns returns the scribble."""
+    """``length_estimate``, then a scribble on the message handed over (returned if reused)."""
     cost = length_estimate(message)
     message["scribbled"] = True
     return cost
@@ -105,8 +98,7 @@ def estimator(impl: Implementation, name: str) -> Estimate:
 
 
 def asked_form(message: object) -> str:
-    """A message the estimator was handed as canonical JSON (a scribble left out), to
-    recognise the entry it is a copy of."""
+    """A message the estimator was handed as canonical JSON, a scribble left out."""
     if isinstance(message, Mapping):
         message = {key: item for key, item in message.items() if key != "scribbled"}
     return json.dumps(message, ensure_ascii=False, sort_keys=True, default=repr)
@@ -118,8 +110,8 @@ class Asking:
     def __init__(self, estimate: Estimate, entries: Sequence[Any]) -> None:
         self.estimate = estimate
         self.asked: set[str] = set()
+        # each message entry's id and form, taken before the call
         self.known = [(e.id, asked_form(e.message)) for e in entries if hasattr(e, "message")]
-        """Each message entry's id and form, taken before the call."""
 
     def __call__(self, message: dict[str, Any]) -> float:
         self.asked.add(asked_form(message))
@@ -306,22 +298,13 @@ def _budget_report(impl: Implementation, args: dict[str, Any]) -> Json:
 
 
 CALLS: dict[str, Callable[[Implementation, dict[str, Any]], Json]] = {
-    PARSE_SUMMARY: _parse_summary,
-    PARSE_ENTRY: _parse_compaction_entry,
-    SPLIT: _split_interactions,
-    PAIRS: _check_tool_pairs,
-    GROUP: _group_interactions,
-    SELECT: _select_groups,
-    BUILD: _build_context,
-    CREATE: _create_compaction_entry,
-    MESSAGE: _summary_message,
-    LATEST: _latest_compaction,
-    RESUME: _resume_suffix,
-    REPORT: _budget_report,
+    PARSE_SUMMARY: _parse_summary, PARSE_ENTRY: _parse_compaction_entry,
+    SPLIT: _split_interactions, PAIRS: _check_tool_pairs, GROUP: _group_interactions,
+    SELECT: _select_groups, BUILD: _build_context, REPORT: _budget_report,
+    CREATE: _create_compaction_entry, MESSAGE: _summary_message,
+    LATEST: _latest_compaction, RESUME: _resume_suffix,
 }
 
-
-# --------------------------------------------------------------------------- describing
 
 PATH_KEYS = ("path", "entries")
 ROW_WIDTH = 64
@@ -417,15 +400,6 @@ def summarize(package: str, case: Mapping[str, Any]) -> list[str]:
     if plain:
         lines.append(" · ".join(plain))
     return lines
-
-
-# --------------------------------------------------------------------------- generating
-
-
-def _strategies() -> ModuleType:
-    """The kit's hypothesis strategies and seeded draws (``course.probes.strategies``), imported
-    on first use: answering a case needs no hypothesis."""
-    return importlib.import_module("course.probes.strategies")
 
 
 def role_of(entry: Mapping[str, Any]) -> Any:
@@ -594,13 +568,8 @@ def budget_json(rng: random.Random, groups: Sequence[Sequence[Mapping[str, Any]]
 
 
 BAD_BUDGETS: tuple[tuple[str, Json], ...] = (
-    ("max_tokens", -1),
-    ("max_tokens", float("nan")),
-    ("max_tokens", True),
-    ("max_tokens", "31"),
-    ("reserved_output", -2),
-    ("safety_margin", float("inf")),
-    ("system_prompt", 7),
+    *(("max_tokens", bad) for bad in (-1, float("nan"), True, "31")),
+    ("reserved_output", -2), ("safety_margin", float("inf")), ("system_prompt", 7),
 )
 
 CHAPTER_PATH = {FIXTURE: "chapter_path_json"}
@@ -619,35 +588,28 @@ class Cases:
     """Collects one lab's cases, numbering them; draws its examples with the lab's seed."""
 
     def __init__(self, lab: str, seed: int) -> None:
+        from course.probes import strategies  # on first use: answering a case needs no hypothesis
+
         self.lab, self.seed = lab, seed
         self.items: list[Case] = []
-        self.s = _strategies()
+        self.s = strategies
 
     def add(
         self, function: str, label: str, label_args: dict[str, Json] | None = None, /, **args: Json
     ) -> None:
         """A case; ``label`` is an English template (marked with ``N_``) filled by
         ``label_args`` where it is shown, in the edition that shows it."""
-        self.items.append(
-            {
-                "id": f"{self.lab}#{len(self.items) + 1:03d}",
-                "lab": self.lab,
-                "function": function,
-                "label": label,
-                "label_args": label_args or {},
-                "args": args,
-            }
-        )
+        case_id = f"{self.lab}#{len(self.items) + 1:03d}"
+        case = {"id": case_id, "lab": self.lab, "function": function, "label": label}
+        self.items.append(case | {"label_args": label_args or {}, "args": args})
 
     def histories(self, least: int, most: int, count: int, shift: int = 0) -> list[Entries]:
         """``count`` valid histories of ``least`` to ``most`` interactions."""
         strategy = self.s.histories(min_groups=least, max_groups=most)
-        drawn: list[Entries] = self.s.examples(strategy, count, self.seed + shift)
-        return drawn
+        return self.s.examples(strategy, count, self.seed + shift)
 
     def summaries(self, count: int) -> list[Json]:
-        drawn: list[Json] = self.s.examples(self.s.SUMMARIES, count, self.seed)
-        return drawn
+        return self.s.examples(self.s.SUMMARIES, count, self.seed)
 
     def budgets(self, function: str, rng: random.Random, groups: list[Entries], name: str) -> None:
         """Two cases of ``function(groups, available, estimator)`` at the budget's edges."""
@@ -849,11 +811,7 @@ def lab_optional(cases: Cases, rng: random.Random) -> None:
 
 
 LABS: dict[str, Callable[[Cases, random.Random], None]] = {
-    "11.1": lab_1,
-    "11.2": lab_2,
-    "11.3": lab_3,
-    "11.4": lab_4,
-    "11.5": lab_5,
+    "11.1": lab_1, "11.2": lab_2, "11.3": lab_3, "11.4": lab_4, "11.5": lab_5,
     "11.opt": lab_optional,
 }
 

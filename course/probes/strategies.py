@@ -14,6 +14,8 @@ from hypothesis import seed as fix_seed
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
+from .ch11 import SUMMARY_KEYS
+
 TEXT = st.text(
     alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x2FFF, categories=["L", "N", "Zs"]),
     max_size=12,
@@ -52,13 +54,8 @@ def interactions(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
         ]
         messages.append({"role": "assistant", "content": content})
         turn_results = [
-            {
-                "role": "toolResult",
-                "toolCallId": c,
-                "toolName": "tool",
-                "content": [{"type": "text", "text": draw(TEXT)}],
-                "isError": draw(st.booleans()),
-            }
+            {"role": "toolResult", "toolCallId": c, "toolName": "tool"}
+            | {"content": [{"type": "text", "text": draw(TEXT)}], "isError": draw(st.booleans())}
             for c in calls
         ]
         messages += draw(st.permutations(turn_results))
@@ -71,37 +68,21 @@ def interactions(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
 def histories(draw: st.DrawFn, min_groups: int = 0, max_groups: int = 6) -> list[dict[str, Any]]:
     """A valid active path as JSON entries, with metadata entries sprinkled in."""
     entries: list[dict[str, Any]] = []
-    parent: str | None = None
+
+    def add(kind: str, prefix: str, **fields: Any) -> None:
+        """Append an entry whose parent is the one before it."""
+        parent = entries[-1]["id"] if entries else None
+        entry = {"type": kind, "id": f"{prefix}{len(entries)}", "parentId": parent}
+        entries.append(entry | {"timestamp": len(entries)} | fields)
+
     for index in range(draw(st.integers(min_groups, max_groups))):
         for message in draw(interactions(index)):
-            entry_id = f"e{len(entries)}"
-            entries.append(
-                {
-                    "type": "message",
-                    "id": entry_id,
-                    "parentId": parent,
-                    "timestamp": len(entries),
-                    "message": message,
-                }
-            )
-            parent = entry_id
+            add("message", "e", message=message)
             if draw(st.integers(0, 9)) == 0:
-                meta_id = f"m{len(entries)}"
-                entries.append(
-                    {
-                        "type": "metadata",
-                        "id": meta_id,
-                        "parentId": parent,
-                        "timestamp": len(entries),
-                        "key": "note",
-                        "value": draw(JSON),
-                    }
-                )
-                parent = meta_id
+                add("metadata", "m", key="note", value=draw(JSON))
     return entries
 
 
-SUMMARY_KEYS = ("constraints", "completed", "decisions", "changedFiles", "unresolved", "next")
 SUMMARIES = st.fixed_dictionaries(
     {
         "goal": TEXT.filter(str.strip),  # a goal that is not blank, as the parser asks

@@ -33,11 +33,13 @@ from ..locale.glossary import avoided_words
 from ..locale.typography import problems
 
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+TRANSLATED = tuple(edition for edition in EDITIONS if edition != SOURCE_EDITION)
+"""The editions with a catalog (English is the source text)."""
+Extracted = Iterator[tuple[int, str | None, Any, list[str]]]
+"""What a Babel extractor yields: (line, function, message, comments)."""
 
 
-def extract_curriculum(
-    fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any
-) -> Iterator[tuple[int, str | None, str, list[str]]]:
+def extract_curriculum(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -> Extracted:
     """Babel extractor for a curriculum TOML: every text a learner reads (see ``translated``)."""
     text = fileobj.read().decode("utf-8")
     manifest = parse_manifest(text, getattr(fileobj, "name", "<curriculum>"))
@@ -47,28 +49,23 @@ def extract_curriculum(
         yield line, None, message, []
 
 
-def extract_docstrings(
-    fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any
-) -> Iterator[tuple[int, str | None, str, list[str]]]:
+def extract_docstrings(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -> Extracted:
     """Babel extractor for a learner's starter: every docstring (module, class, function and
     the string after a constant), as ``docstrings.localized`` looks each up."""
     for line, text in docstrings(fileobj.read().decode("utf-8")):
         yield line, None, text, []
 
 
-def extract_lesson(
-    fileobj: IO[bytes], keywords: Any, comment_tags: Any, options: Any
-) -> Iterator[tuple[int, str | None, str | tuple[str, ...], list[str]]]:
+def extract_lesson(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -> Extracted:
     """Babel extractor for a lesson module: its marked messages, and, for a module a workspace
     is given (a curriculum file of role ``given``), its docstrings as ``extract_docstrings``."""
     from babel.messages.extract import extract_python
 
     data = fileobj.read()
-    found: Iterator[Any] = extract_python(io.BytesIO(data), keywords, comment_tags, options)
+    found: Iterator[Any] = extract_python(io.BytesIO(data), keywords, tags, options)
     yield from found  # (line, function, message, comments), as Babel's own extractor gives it
-    name = Path(getattr(fileobj, "name", "")).resolve()
-    if name in given_modules():
-        yield from extract_docstrings(io.BytesIO(data), keywords, comment_tags, options)
+    if Path(getattr(fileobj, "name", "")).resolve() in given_modules():
+        yield from extract_docstrings(io.BytesIO(data), keywords, tags, options)
 
 
 @functools.cache
@@ -108,17 +105,6 @@ def read_catalog(edition: str) -> Any:
         return read_po(file, locale=edition, domain=DOMAIN)
 
 
-def write_catalog(edition: str, catalog: Any) -> Path:
-    from babel.messages.pofile import write_po
-
-    path = catalog_path(edition)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    out = io.BytesIO()
-    write_po(out, catalog, width=100, omit_header=False, sort_output=False)
-    path.write_bytes(out.getvalue())
-    return path
-
-
 @dataclass(frozen=True)
 class Gap:
     """One message an edition's catalog does not translate as it should."""
@@ -132,17 +118,36 @@ class Gap:
         return f"{self.edition}: {self.problem}: {head!r}"
 
 
+def _forms(text: str | tuple[str, ...]) -> list[str]:
+    """A message's id or translation as a list (a plural's every form)."""
+    return list(text) if isinstance(text, tuple) else [text]
+
+
 def _key(message: Any) -> str:
     """A message's id (a plural's singular)."""
-    return str(message.id[0] if isinstance(message.id, tuple) else message.id)
+    return str(_forms(message.id)[0])
 
 
-def _ids(message: Any) -> list[str]:
-    return list(message.id) if isinstance(message.id, tuple) else [message.id]
-
-
-def _strings(message: Any) -> list[str]:
-    return list(message.string) if isinstance(message.string, tuple) else [message.string]
+def _problem(message: Any, translated: Any, edition: str) -> str | None:
+    """What is wrong with the translation of ``message`` (None if nothing)."""
+    if translated is None:
+        return "not in the catalog"
+    if translated.fuzzy:
+        return "fuzzy"
+    if not all(_forms(translated.string)):
+        return "untranslated"
+    wanted = set(PLACEHOLDER.findall(" ".join(_forms(message.id))))
+    # the curriculum's text (the card, hints, the review) is rendered as Markdown, in
+    # LEARNING.md and the notebooks, where a line break reads as a space
+    markdown = any(str(where).endswith(".toml") for where, _ in message.locations)
+    for string in _forms(translated.string):
+        if set(PLACEHOLDER.findall(string)) != wanted:
+            return "placeholders differ"
+        if english := english_words(PLACEHOLDER.sub(" ", string), edition):
+            return f"English left ({' '.join(english[:5])})"
+        if style := house_style(string, edition, markdown=markdown):
+            return "; ".join(style)
+    return None
 
 
 def gaps(edition: str, source: Any | None = None) -> list[Gap]:
@@ -152,44 +157,11 @@ def gaps(edition: str, source: Any | None = None) -> list[Gap]:
     if not path.is_file():
         return [Gap(edition, str(path), "no catalog")]
     catalog = read_catalog(edition)
-    found: list[Gap] = []
-    for message in source:
-        if not message.id:
-            continue
-        key = _key(message)
-        translated = catalog.get(key, message.context)
-        if translated is None:
-            found.append(Gap(edition, key, "not in the catalog"))
-        elif translated.fuzzy:
-            found.append(Gap(edition, key, "fuzzy"))
-        elif not all(_strings(translated)):
-            found.append(Gap(edition, key, "untranslated"))
-        else:
-            wanted = set(PLACEHOLDER.findall(" ".join(_ids(message))))
-            for string in _strings(translated):
-                if set(PLACEHOLDER.findall(string)) != wanted:
-                    found.append(Gap(edition, key, "placeholders differ"))
-                    break
-                english = english_words(PLACEHOLDER.sub(" ", string), edition)
-                if english:
-                    found.append(Gap(edition, key, f"English left ({' '.join(english[:5])})"))
-                    break
-                style = house_style(string, edition, markdown=_is_markdown(message))
-                if style:
-                    found.append(Gap(edition, key, "; ".join(style)))
-                    break
+    found = ((m, _problem(m, catalog.get(_key(m), m.context), edition)) for m in source if m.id)
+    wrong = [Gap(edition, _key(message), problem) for message, problem in found if problem]
     known = {_key(m) for m in source if m.id}
-    for message in catalog:
-        key = _key(message)
-        if message.id and key not in known:
-            found.append(Gap(edition, key, "obsolete: no source marks it any more"))
-    return found
-
-
-def _is_markdown(message: Any) -> bool:
-    """Whether a message is rendered as Markdown: the curriculum's text (the card, hints, the
-    review) appears in LEARNING.md and the notebooks, where a line break reads as a space."""
-    return any(str(where).endswith(".toml") for where, _ in message.locations)
+    obsolete = [_key(m) for m in catalog if m.id and _key(m) not in known]
+    return wrong + [Gap(edition, key, "obsolete: no source marks it any more") for key in obsolete]
 
 
 def house_style(text: str, edition: str, *, markdown: bool = False) -> list[str]:
@@ -203,21 +175,26 @@ def house_style(text: str, edition: str, *, markdown: bool = False) -> list[str]
 
 def update() -> list[Path]:
     """Merge the sources' messages into every edition's ``.po`` (new ones untranslated)."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
     source = template()
     written = []
-    for edition in EDITIONS:
-        if edition == SOURCE_EDITION:
-            continue
-        catalog = read_catalog(edition) if catalog_path(edition).is_file() else None
-        if catalog is None:
-            from babel.messages.catalog import Catalog
-
+    for edition in TRANSLATED:
+        path = catalog_path(edition)
+        if path.is_file():
+            catalog = read_catalog(edition)
+        else:
             catalog = Catalog(locale=edition, domain=DOMAIN, project="course-kit")
         source.creation_date = catalog.creation_date  # a merge alone changes no header line
         catalog.update(source, no_fuzzy_matching=True)
         catalog.obsolete.clear()
         _describe(catalog, edition)
-        written.append(write_catalog(edition, catalog))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        out = io.BytesIO()
+        write_po(out, catalog, width=100, omit_header=False, sort_output=False)
+        path.write_bytes(out.getvalue())
+        written.append(path)
     return written
 
 
@@ -241,16 +218,11 @@ def build() -> list[Path]:
     """Compile every edition's ``.po`` into the ``.mo`` the kit reads: a changed ``.mo`` is
     replaced whole (a running kit never reads half of one), an unchanged one is left alone."""
     written = []
-    for edition in EDITIONS:
-        po = catalog_path(edition)
-        if edition == SOURCE_EDITION or not po.is_file():
-            continue
-        mo = catalog_path(edition, ".mo")
-        compiled = compile_catalog(po.read_bytes())
-        if mo.is_file() and mo.read_bytes() == compiled:
-            continue
-        atomic_write(mo, compiled)
-        written.append(mo)
+    for po, mo in ((catalog_path(e), catalog_path(e, ".mo")) for e in TRANSLATED):
+        compiled = compile_catalog(po.read_bytes()) if po.is_file() else None
+        if compiled is not None and not (mo.is_file() and mo.read_bytes() == compiled):
+            atomic_write(mo, compiled)
+            written.append(mo)
     return written
 
 
@@ -261,7 +233,7 @@ def main(check: bool, do_update: bool) -> int:
             print(f"wrote {path.relative_to(kit)}")
     if check:
         source = template()
-        found = [gap for e in EDITIONS if e != SOURCE_EDITION for gap in gaps(e, source)]
+        found = [gap for edition in TRANSLATED for gap in gaps(edition, source)]
         for gap in found:
             print(f"course-kit: {gap}", file=sys.stderr)
         if found:

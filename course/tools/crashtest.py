@@ -57,12 +57,6 @@ class TrialTally:
         self.lost += sorted(self.on_this_log - present - set(self.lost))
         return recovered.has_uncommitted_tail
 
-    def summary(self) -> str:
-        return (
-            f"crash trials: {self.trials}, acknowledged entries: {self.acknowledged}, "
-            f"lost: {len(self.lost)}"
-        )
-
 
 def split_the_next_write() -> None:
     """Make this process's next log write stop halfway: half the line reaches the file, the
@@ -100,15 +94,8 @@ def child(
             role = "user" if number % 2 == 0 else "assistant"
             text = "x" * rng.choice((10, 1_000, 100_000, 1_000_000))
             content = text if role == "user" else [{"type": "text", "text": text}]
-            store.append(
-                {
-                    "type": "message",
-                    "id": entry_id,
-                    "parentId": parent,
-                    "timestamp": number,
-                    "message": {"role": role, "content": content},
-                }
-            )
+            entry = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": number}
+            store.append(entry | {"message": {"role": role, "content": content}})
             print(ACK + entry_id, flush=True)
             parent = entry_id
             number += 1
@@ -133,9 +120,8 @@ def run_trial(
 ) -> bool:
     """One child, one SIGKILL (at a random moment, or inside the write it splits), one check of
     the log; True if it is torn."""
-    fsync = rng.random() < 0.3
-    options = ["--fsync"] if fsync else []
-    command = child_command(log, seed, *options, *(["--split"] if split else []))
+    fsync = ["--fsync"] if rng.random() < 0.3 else []
+    command = child_command(log, seed, *fsync, *(["--split"] if split else []))
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     acknowledged: list[str] = []
     started = threading.Event()
@@ -224,7 +210,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m course.tools.
     if tally.lost:
         print(f"lost entries: {', '.join(tally.lost[:20])}", file=sys.stderr)
     print(f"torn tails seen: {tally.torn_tails}, repaired on reopen: {tally.repaired}")
-    print(tally.summary())
+    acknowledged = f"acknowledged entries: {tally.acknowledged}"
+    print(f"crash trials: {tally.trials}, {acknowledged}, lost: {len(tally.lost)}")
     return 1 if tally.lost else 0
 
 

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from packaging.markers import Marker
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -56,30 +55,19 @@ class LiteConfig:
     python: str = "3.14"
     requirements: tuple[str, ...] = (
         # what the Pyodide kernel installs on start (see its initKernel), now preloaded
-        "ipython",
-        "jedi",
-        "comm",
-        "micropip",
-        # what the kit and its notebooks import
-        "ipywidgets",
-        "pytest>=8.4",
-        "hypothesis>=6.100",
+        "ipython", "jedi", "comm", "micropip",
+        "ipywidgets", "pytest>=8.4", "hypothesis>=6.100",  # what the kit and notebooks import
     )
     left_out: tuple[str, ...] = (
-        "widgetsnbextension",  # the widgets' front end is the site's lab extension
-        "jupyterlab-widgets",
-        "pexpect",  # a browser has no terminals to drive
-        "ptyprocess",
+        "widgetsnbextension", "jupyterlab-widgets",  # the front end is the site's lab extension
+        "pexpect", "ptyprocess",  # a browser has no terminals to drive
         "watchfiles",  # checkpoint --watch: no wasm wheel, and no processes to watch with
         "babel",  # only `course-kit catalogs` compiles catalogs; the wheel ships the .mo files
     )
     kernel_wheels: tuple[str, ...] = ("piplite", "pyodide-kernel", "ipykernel")
     """The kernel's own shims, from its lab extension's ``static/pypi``."""
     pyodide_files: tuple[str, ...] = (
-        "pyodide.mjs",
-        "pyodide.asm.mjs",
-        "pyodide.asm.wasm",
-        "python_stdlib.zip",
+        "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"
     )
     apps: tuple[str, ...] = ("lab",)
     trimmed: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -127,21 +115,16 @@ class LiteConfig:
     )
     """Files kept although ``trimmed`` names their folder."""
     dropped: tuple[str, ...] = (
-        "build/fa-*.eot",
-        "build/fa-*.svg",
-        "build/fa-*.ttf",
-        "build/fa-*.woff",
+        *(f"build/fa-*.{suffix}" for suffix in ("eot", "svg", "ttf", "woff")),
         # one schema per plugin: the lab reads them all from build/schemas/all*.json
         "build/schemas/@*",
     )
-    """Files and folders of the built site no current browser asks for: old fonts (each is
-    there as woff2), per-plugin schemas."""
+    """What of the built site no current browser asks for: old fonts (each is there as woff2)."""
     unused_loaders: tuple[str, ...] = (
         # the terminal's (xterm.js and its addons, 480 KB): the site has no terminals
         r"Promise\.all\(\[([^\]]*)\]\);\w+=\w+\.Terminal,",
     )
-    """The lab's loaders of what the site cannot use: the chunks only they ask for are left
-    out (``unused_chunks``)."""
+    """The lab's loaders of what the site cannot use: the chunks only they ask for are left out."""
     icon: str = "lab/favicon.ico"
     icon_largest: int = 64
     """The tab's icon keeps its images up to this size (a tab shows 16 or 32 pixels, 64 on a
@@ -171,9 +154,6 @@ EMSCRIPTEN = {
 
 class LiteError(RuntimeError):
     """The site could not be built; the message says which step and why."""
-
-
-# --------------------------------------------------------------------------- the lock (pure)
 
 
 @dataclass(frozen=True)
@@ -221,16 +201,9 @@ def top_level_imports(names: Iterable[str]) -> tuple[str, ...]:
 
 def depends(wheel: Wheel, present: set[str]) -> list[str]:
     """The wheel's requirements that apply in the browser and that the lock holds."""
-    names = set()
-    for text in wheel.requires:
-        requirement = Requirement(text)
-        marker = requirement.marker
-        if marker is not None and not Marker(str(marker)).evaluate(EMSCRIPTEN):
-            continue
-        name = canonicalize_name(requirement.name)
-        if name in present:
-            names.add(name)
-    return sorted(names)
+    requirements = [Requirement(text) for text in wheel.requires]
+    applying = [r for r in requirements if r.marker is None or r.marker.evaluate(EMSCRIPTEN)]
+    return sorted({canonicalize_name(r.name) for r in applying} & present)
 
 
 def lock(info: Mapping[str, Any], wheels: Sequence[Wheel]) -> dict[str, Any]:
@@ -278,9 +251,6 @@ def site_config(package_names: Iterable[str]) -> dict[str, Any]:
     }
 
 
-# --------------------------------------------------------------------------- fetching (I/O)
-
-
 def run(command: Sequence[str], step: str, cwd: Path | None = None) -> None:
     """Run a build step's command; a failure is a ``LiteError`` ending with its output."""
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
@@ -295,10 +265,8 @@ def fetch_pyodide(cache: Path, config: LiteConfig = CONFIG) -> Path:
     if (folder / "pyodide-lock.json").is_file():
         return folder
     with tempfile.TemporaryDirectory(dir=cache) as scratch:
-        run(
-            ["npm", "pack", f"pyodide@{config.pyodide}", "--pack-destination", scratch],
-            _("npm pack pyodide"),
-        )
+        npm = ["npm", "pack", f"pyodide@{config.pyodide}", "--pack-destination", scratch]
+        run(npm, _("npm pack pyodide"))
         tarball = next(Path(scratch).glob("pyodide-*.tgz"))
         unpacked = Path(scratch) / "unpacked"
         with tarfile.open(tarball) as archive:
@@ -367,11 +335,9 @@ def add_to_wheel(wheel: Path, files: Mapping[str, bytes]) -> None:
 
 
 def ship_compiled_catalogs(locale: Path) -> None:
-    """Leave each edition's compiled ``.mo`` in the copy and take its ``.po`` out.
-
-    In the browser the kit must not compile a catalog (that needs Babel), and a wheel's
-    unpacked files keep no order of modification times to say the ``.mo`` is current.
-    """
+    """Leave each edition's compiled ``.mo`` in the copy and take its ``.po`` out: in the
+    browser the kit must not compile a catalog (that needs Babel), and a wheel's unpacked files
+    keep no order of modification times to say the ``.mo`` is current."""
     for po in sorted(locale.glob("*/LC_MESSAGES/*.po")):
         data = compiled(po, po.with_suffix(".mo"))
         if data is not None:
@@ -383,11 +349,8 @@ def kernel_extension() -> Path:
     """The Pyodide kernel's lab extension, as installed beside this Python."""
     found = Path(sys.prefix, "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension")
     if not found.is_dir():
-        raise LiteError(
-            _("{path} is missing: install the lite tools with `pip install -e .[lite]`").format(
-                path=found
-            )
-        )
+        missing = _("{path} is missing: install the lite tools with `pip install -e .[lite]`")
+        raise LiteError(missing.format(path=found))
     return found
 
 
@@ -482,18 +445,12 @@ def kernel_shims(into: Path, config: LiteConfig = CONFIG) -> Path:
     return into
 
 
-# --------------------------------------------------------------------------- the site
-
-
 def lay_workspaces(contents: Path, editions: Sequence[str]) -> None:
-    """A fresh practice workspace per edition, as the learner's files: ``en/``, ``zh/``,
-    without the files the manifest calls ``optional``.
-
-    Chapter 11's is ``probe_cases.json`` (700 KB, in each edition), the kit's
-    ``starters/11-probes.json``, which the kit's wheel carries: ``test_11_probe_cases.py`` reads
-    that copy when the workspace has none, and ``check()`` takes its cases from the kit. In the
-    browser the file was of no use anyway: the lab serves a ``.json`` file parsed, so the kernel
-    cannot read it. A saved zip lacks it, and ``checkpoint --roster`` takes no note of that."""
+    """A fresh practice workspace per edition (``en/``, ``zh/``), without the files the manifest
+    calls ``optional``: chapter 11's ``probe_cases.json`` (700 KB each) is the kit's
+    ``starters/11-probes.json``, which the wheel carries and ``test_11_probe_cases.py`` reads when
+    the workspace has none (the lab serves a ``.json`` file parsed, so the kernel could not read
+    it anyway); ``checkpoint --roster`` takes no note of a saved zip lacking it."""
     kit = kit_root()
     manifest = load_manifest("11")
     for edition in editions:
@@ -609,10 +566,6 @@ def default_cache() -> Path:
 def main(out: Path, edition: str, cache: Path | None) -> int:
     editions = EDITIONS if edition == "both" else (edition,)
     build(out, editions, cache or default_cache())
-    size = site_size(out)
-    print(
-        _("built the site in {path} ({size:.1f} MB); serve it with any static web server").format(
-            path=out, size=size / 1e6
-        )
-    )
+    built = _("built the site in {path} ({size:.1f} MB); serve it with any static web server")
+    print(built.format(path=out, size=site_size(out) / 1e6))
     return 0

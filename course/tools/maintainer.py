@@ -17,6 +17,9 @@ from .crashtest import add_options as add_crashtest_options
 from .notebooks import NotebookSourceError, stale_notebooks, write_notebooks
 from .starters import StarterError, stale_starters, write_starters
 
+FAILURES = (KitError, ManifestError, StarterError, NotebookSourceError, HiddenTestError, OSError)
+"""What a command reports in one line, exiting 2."""
+
 
 def _report(stale: list[str], remedy: str) -> int:
     for problem in stale:
@@ -31,10 +34,8 @@ def starters(check: bool) -> int:
     for chapter in available_chapters():
         manifest = load_manifest(chapter)
         if check:
-            stale = [
-                f"{path} differs from what `course-kit starters` generates from the reference"
-                for path in stale_starters(manifest, kit)
-            ]
+            differs = "differs from what `course-kit starters` generates from the reference"
+            stale = [f"{path} {differs}" for path in stale_starters(manifest, kit)]
             status |= _report(stale, "regenerate it instead of editing it by hand")
         else:
             for path in write_starters(manifest, kit):
@@ -98,18 +99,11 @@ def parser() -> argparse.ArgumentParser:
     z.add_argument("-o", "--out", metavar="FILE", help="default: autograder-CHAPTER.zip here")
     z.add_argument("--hidden", metavar="DIR", help="instructor tests DIR/test_*.py to bundle")
     z.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per test")
-    z.add_argument(
-        "--visibility",
-        choices=VISIBILITIES,
-        default="after_due_date",
-        help="when learners see the instructor tests' results (default: %(default)s)",
-    )
+    z.add_argument("--visibility", choices=VISIBILITIES, default="after_due_date",
+                   help="when learners see the instructor tests' results (default: %(default)s)")
     z.add_argument("--lang", metavar="EDITION", help="the edition learners read (default: en)")
-    z.add_argument(
-        "--unsandboxed",
-        action="store_true",
-        help="grade without bubblewrap where the platform's container cannot start it",
-    )
+    z.add_argument("--unsandboxed", action="store_true",
+                   help="grade without bubblewrap where the platform's container cannot start it")
     c = sub.add_parser("crashtest", help="kill JSONL writers at random and count lost entries")
     add_crashtest_options(c)
     lite = sub.add_parser("lite", help="build the zero-install site (JupyterLite + Pyodide)")
@@ -149,14 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .crashtest import main as crashtest
 
         return crashtest(arguments[arguments.index("crashtest") + 1 :], prog="course-kit crashtest")
-    except (
-        KitError,
-        ManifestError,
-        StarterError,
-        NotebookSourceError,
-        HiddenTestError,
-        OSError,
-    ) as error:
+    except FAILURES as error:
         print(f"course-kit: {error}", file=sys.stderr)
         return 2
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ..harness.kit import kit_root
+from .notebooks import KERNELSPEC
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 LANGUAGE_INFO = {
     "name": "python",
     "pygments_lexer": "ipython3",
@@ -50,16 +50,12 @@ def clean(notebook: Any, stem: str) -> Any:
                 data.pop(WIDGET_VIEW, None)
                 if not data:
                     continue
-            last = kept[-1] if kept else None
-            if (
-                last is not None
-                and output.output_type == "stream"
-                and last.output_type == "stream"
-                and last.name == output.name
-            ):  # the kernel splits a stream where it likes; one output per run of it
-                last.text += output.text
-                continue
-            kept.append(output)
+            last: Any = kept[-1] if kept else None
+            same_stream = last is not None and last.output_type == output.output_type == "stream"
+            if same_stream and last.name == output.name:
+                last.text += output.text  # the kernel splits a stream where it likes; one per run
+            else:
+                kept.append(output)
         cell.outputs = kept
     return notebook
 
@@ -69,11 +65,9 @@ def problems(notebook: Any) -> list[str]:
     found: list[str] = []
     if "widgets" in notebook.metadata:
         found.append("notebook metadata holds widget state")
-    expected = 0
-    for index, cell in enumerate(notebook.cells, start=1):
-        if cell.cell_type != "code":
-            continue
-        expected += 1
+    numbered = enumerate(notebook.cells, start=1)
+    code = [(index, cell) for index, cell in numbered if cell.cell_type == "code"]
+    for expected, (index, cell) in enumerate(code, start=1):
         where = f"cell {index}"
         if cell.execution_count != expected:
             found.append(f"{where}: execution count {cell.execution_count}, expected {expected}")
@@ -103,15 +97,11 @@ def refresh(path: Path, *, timeout: float = 600) -> list[str]:
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
-    client = NotebookClient(
-        notebook,
-        timeout=timeout,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent)}},
-        record_timing=False,
-        store_widget_state=False,
-    )
-    client.execute()
+    resources = {"metadata": {"path": str(path.parent)}}
+    NotebookClient(
+        notebook, timeout=timeout, kernel_name="python3", resources=resources,
+        record_timing=False, store_widget_state=False,
+    ).execute()
     clean(notebook, path.stem)
     nbformat.write(notebook, path)  # type: ignore[no-untyped-call]
     return problems(notebook)
@@ -129,13 +119,12 @@ def every_notebook() -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    names = list(sys.argv[1:] if argv is None else argv)
-    paths = [Path(name) for name in names] or every_notebook()
+    names = sys.argv[1:] if argv is None else argv
     status = 0
-    for path in paths:
+    for path in [Path(name) for name in names] or every_notebook():
         found = refresh(path)
-        print(f"{path.name}: {'ok' if not found else '; '.join(found)}")
-        status = status or (1 if found else 0)
+        print(f"{path.name}: {'; '.join(found) or 'ok'}")
+        status |= bool(found)
     return status
 
 

@@ -37,8 +37,7 @@ def parse_source(text: str, editions: Sequence[str], where: str) -> list[Cell]:
     """The cells of one source file; every markdown cell has every edition's text."""
     blocks: list[tuple[str, int, list[str]]] = []
     for number, line in enumerate(text.splitlines(), start=1):
-        found = MARKER.match(line)
-        if found:
+        if found := MARKER.match(line):
             blocks.append((found.group(1), number, []))
         elif blocks:
             blocks[-1][2].append(line)
@@ -47,61 +46,45 @@ def parse_source(text: str, editions: Sequence[str], where: str) -> list[Cell]:
     cells: list[Cell] = []
     pending: dict[str, str] = {}
     start = 0
+
+    def close() -> None:
+        """End the markdown cell in ``pending``, which must have every edition's text."""
+        missing = [e for e in editions if e not in pending]
+        if pending and missing:
+            raise NotebookSourceError(
+                f"{where}:{start}: the markdown cell here lacks its {', '.join(missing)} text"
+            )
+        pending.clear()
+
     for kind, number, lines in blocks:
         body = "\n".join(lines).strip("\n")
         if kind == "code":
-            _close(pending, editions, where, start)
+            close()
             cells.append(Cell("code", {"code": body}))
-            pending = {}
             continue
         if kind not in editions:
             raise NotebookSourceError(f"{where}:{number}: unknown edition {kind!r}")
         if kind in pending:
-            _close(pending, editions, where, start)
-            pending = {}
+            close()
         if not pending:
             start = number
         pending[kind] = body
         if len(pending) == len(editions):
             cells.append(Cell("markdown", dict(pending)))
-            pending = {}
-    _close(pending, editions, where, start)
+            pending.clear()
+    close()
     return cells
-
-
-def _close(pending: dict[str, str], editions: Sequence[str], where: str, line: int) -> None:
-    missing = [e for e in editions if e not in pending]
-    if pending and missing:
-        raise NotebookSourceError(
-            f"{where}:{line}: the markdown cell here lacks its {', '.join(missing)} text"
-        )
 
 
 def edition_notebook(cells: Sequence[Cell], edition: str, stem: str) -> dict[str, Any]:
     """One edition's notebook (no outputs yet) as JSON data."""
     out: list[dict[str, Any]] = []
     for index, cell in enumerate(cells, start=1):
-        cell_id = f"{stem}-{index:02d}"
+        fields: dict[str, Any] = {"id": f"{stem}-{index:02d}", "metadata": {}}
         if cell.kind == "code":
-            out.append(
-                {
-                    "cell_type": "code",
-                    "execution_count": None,
-                    "id": cell_id,
-                    "metadata": {},
-                    "outputs": [],
-                    "source": cell.texts["code"],
-                }
-            )
-        else:
-            out.append(
-                {
-                    "cell_type": "markdown",
-                    "id": cell_id,
-                    "metadata": {},
-                    "source": cell.texts[edition],
-                }
-            )
+            fields = {"execution_count": None, **fields, "outputs": []}
+        source = cell.texts["code" if cell.kind == "code" else edition]
+        out.append({"cell_type": cell.kind, **fields, "source": source})
     return {
         "cells": out,
         "metadata": {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}},
@@ -110,32 +93,31 @@ def edition_notebook(cells: Sequence[Cell], edition: str, stem: str) -> dict[str
     }
 
 
-def sources(kit: Path) -> list[Path]:
-    return sorted((kit / SOURCE_FOLDER).glob("*.md"))
-
-
 def cell_sources(notebook: dict[str, Any]) -> list[tuple[str, str]]:
     """(type, source) per cell: what the check compares."""
     out: list[tuple[str, str]] = []
     for cell in notebook.get("cells", []):
-        source = cell.get("source", "")
-        out.append(
-            (cell.get("cell_type", ""), "".join(source) if isinstance(source, list) else source)
-        )
+        kind, source = cell.get("cell_type", ""), cell.get("source", "")
+        out.append((kind, "".join(source) if isinstance(source, list) else source))
     return out
 
 
 def planned(kit: Path, folders: dict[str, str]) -> dict[Path, dict[str, Any]]:
     """Every edition's notebook that the sources give, by its path."""
     out = {}
-    for source in sources(kit):
+    for source in sorted((kit / SOURCE_FOLDER).glob("*.md")):
         where = source.relative_to(kit).as_posix()
         cells = parse_source(source.read_text(encoding="utf-8"), list(folders), where)
         for edition, folder in folders.items():
-            out[kit / folder / f"{source.stem}.ipynb"] = edition_notebook(
-                cells, edition, source.stem
-            )
+            path = kit / folder / f"{source.stem}.ipynb"
+            out[path] = edition_notebook(cells, edition, source.stem)
     return out
+
+
+def _matches(path: Path, notebook: dict[str, Any]) -> bool:
+    """Whether the stored notebook at ``path`` has the cells of ``notebook``."""
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    return cell_sources(stored) == cell_sources(notebook)
 
 
 def stale_notebooks(kit: Path, folders: dict[str, str]) -> list[str]:
@@ -145,14 +127,14 @@ def stale_notebooks(kit: Path, folders: dict[str, str]) -> list[str]:
     for path, notebook in plan.items():
         if not path.is_file():
             stale.append(f"{path.relative_to(kit)} is missing")
-            continue
-        stored = json.loads(path.read_text(encoding="utf-8"))
-        if cell_sources(stored) != cell_sources(notebook):
+        elif not _matches(path, notebook):
             stale.append(f"{path.relative_to(kit)} differs from its source")
     for folder in folders.values():
-        for path in sorted((kit / folder).glob("*.ipynb")):
-            if path not in plan:
-                stale.append(f"{path.relative_to(kit)} has no source in {SOURCE_FOLDER}")
+        stale += [
+            f"{path.relative_to(kit)} has no source in {SOURCE_FOLDER}"
+            for path in sorted((kit / folder).glob("*.ipynb"))
+            if path not in plan
+        ]
     return stale
 
 
@@ -160,10 +142,8 @@ def write_notebooks(kit: Path, folders: dict[str, str]) -> list[Path]:
     """Write every notebook whose cells changed; returns the paths written (outputs cleared)."""
     written = []
     for path, notebook in planned(kit, folders).items():
-        if path.is_file():
-            stored = json.loads(path.read_text(encoding="utf-8"))
-            if cell_sources(stored) == cell_sources(notebook):
-                continue
+        if path.is_file() and _matches(path, notebook):
+            continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         written.append(path)

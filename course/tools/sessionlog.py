@@ -38,21 +38,16 @@ def repair(path: Path) -> int:
     result = repair_jsonl(path)
     if result.backup is None:
         say(f"{path}: nothing to repair")
-    else:
-        say(
-            f"{path}: moved {result.removed_bytes} uncommitted bytes (line {result.line}) "
-            f"to {result.backup}; the log accepts appends again"
-        )
+        return 0
+    moved = f"moved {result.removed_bytes} uncommitted bytes (line {result.line})"
+    say(f"{path}: {moved} to {result.backup}; the log accepts appends again")
     return 0
 
 
 def beyond_caps(path: Path) -> str:
-    """Why the log is too large to read (its size, or a line's length), or "" if it is not.
-
-    A chapter log is at most ``MAX_SESSION_BYTES`` with lines of at most ``MAX_LINE_BYTES``,
-    the caps of the Pi import that writes such logs; the file is scanned in chunks, so a log
-    beyond them is refused before anything holds it whole.
-    """
+    """Why the log is too large to read (its size, or a line's length), or "" if it is not: the
+    caps of the Pi import that writes such logs, scanned in chunks, so a log beyond them is
+    refused before anything holds it whole."""
     size = path.stat().st_size
     if size > MAX_SESSION_BYTES:
         return _("{size:,} bytes, more than the {limit} MiB a session log may hold").format(
@@ -99,12 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:  # the store's own reading below says why, in its words
             too_large = ""
         if too_large:
-            say(
-                _("session-log: {path}: {problem}; not read").format(
-                    path=args.log, problem=too_large
-                ),
-                error=True,
-            )
+            refused = _("session-log: {path}: {problem}; not read")
+            say(refused.format(path=args.log, problem=too_large), error=True)
             return 2
         return check(args.log) if args.command == "check" else repair(args.log)
     except SessionStoreError as error:

@@ -4,6 +4,7 @@ docstring) and the probe cases of the manifest's seed with the reference's answe
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,16 +32,13 @@ class Stub:
 def stubs_for(manifest: Manifest, file: WorkspaceFile) -> dict[str, Stub]:
     """The lab functions of one learner file, by function name."""
     module = Path(file.path).stem
-    return {
-        f.function: Stub(lab, f)
-        for lab in manifest.labs
-        for f in lab.functions
-        if f.module == module
-    }
+    functions = [(lab, f) for lab in manifest.labs for f in lab.functions if f.module == module]
+    return {f.function: Stub(lab, f) for lab, f in functions}
 
 
-def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
-    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+def _start(node: ast.FunctionDef) -> int:
+    """The index of a function's first line, its decorators' included."""
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
 
 
 def _stub_lines(
@@ -55,7 +53,6 @@ def _stub_lines(
     ):
         raise StarterError(f"{where}: {node.name} needs a docstring that says what to build")
     assert body.end_lineno is not None
-    first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
     indent = " " * body.col_offset
     args = [json.dumps(a, ensure_ascii=False) for a in (stub.lab.id, stub.lab.title, node.name)]
     args.append(json.dumps(stub.function.todo, ensure_ascii=False))
@@ -63,13 +60,13 @@ def _stub_lines(
     if len(raise_line) > 100:
         raise_line = f"{indent}raise {STUB_EXCEPTION}(\n"
         raise_line += "".join(f"{indent}    {arg},\n" for arg in args) + f"{indent})\n"
-    return source_lines[first : body.end_lineno] + [raise_line]
+    return source_lines[_start(node) : body.end_lineno] + [raise_line]
 
 
 def generate_starter(reference: str, stubs: dict[str, Stub], where: str) -> str:
     """``reference`` with every function in ``stubs`` replaced by its stub."""
     tree = parse(reference)
-    functions = _functions(tree)
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
     missing = sorted(set(stubs) - set(functions))
     if missing:
         raise StarterError(f"{where}: no top-level function {', '.join(missing)}")
@@ -77,9 +74,8 @@ def generate_starter(reference: str, stubs: dict[str, Stub], where: str) -> str:
     out: list[str] = []
     cursor = 0
     for node in sorted((functions[name] for name in stubs), key=lambda n: n.lineno):
-        start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
         assert node.end_lineno is not None
-        out += lines[cursor:start]
+        out += lines[cursor : _start(node)]
         out += _stub_lines(lines, node, stubs[node.name], where)
         cursor = node.end_lineno
     out += lines[cursor:]
@@ -107,21 +103,19 @@ def probe_data(manifest: Manifest, kit: Path) -> str | None:
     probes = draw(manifest, kit, manifest.probe_seed)
     if probes is None:
         return None
-    data = probes.to_json()
-    lines = ["{"]
-    for key, value in data.items():
-        if isinstance(value, list | dict) and value:
-            items = value if isinstance(value, list) else [{k: v} for k, v in value.items()]
-            rows = [json.dumps(item, ensure_ascii=False, sort_keys=True) for item in items]
-            if isinstance(value, dict):
-                rows = [row[1:-1] for row in rows]  # "id": answer, inside the one object
-            opening, closing = ("[", "]") if isinstance(value, list) else ("{", "}")
-            lines.append(f" {json.dumps(key)}: {opening}")
-            lines += [f"  {row}," for row in rows[:-1]] + [f"  {rows[-1]}", f" {closing},"]
+    dump = functools.partial(json.dumps, ensure_ascii=False, sort_keys=True)
+    fields = []
+    for key, value in probes.to_json().items():
+        if isinstance(value, list) and value:
+            rows, brackets = [dump(item) for item in value], "[]"
+        elif isinstance(value, dict) and value:
+            rows, brackets = [f"{dump(k)}: {dump(v)}" for k, v in value.items()], "{}"
         else:
-            lines.append(f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)},")
-    lines[-1] = lines[-1].rstrip(",")
-    return "\n".join([*lines, "}"]) + "\n"
+            fields.append(f" {dump(key)}: {dump(value)}")
+            continue
+        body = ",\n".join(f"  {row}" for row in rows)
+        fields.append(f" {dump(key)}: {brackets[0]}\n{body}\n {brackets[1]}")
+    return "{\n" + ",\n".join(fields) + "\n}\n"
 
 
 def generated_starters(manifest: Manifest, kit: Path) -> dict[str, str]:
@@ -136,23 +130,24 @@ def generated_starters(manifest: Manifest, kit: Path) -> dict[str, str]:
     return out
 
 
+def _changed(manifest: Manifest, kit: Path) -> dict[str, str]:
+    """The generated files that differ from the committed ones (or are missing), by kit path."""
+    return {
+        path: text
+        for path, text in generated_starters(manifest, kit).items()
+        if not (kit / path).is_file() or (kit / path).read_text(encoding="utf-8") != text
+    }
+
+
 def stale_starters(manifest: Manifest, kit: Path) -> list[str]:
     """Committed starters that differ from what generation gives (or are missing)."""
-    stale = []
-    for path, text in generated_starters(manifest, kit).items():
-        committed = kit / path
-        if not committed.is_file() or committed.read_text(encoding="utf-8") != text:
-            stale.append(path)
-    return stale
+    return list(_changed(manifest, kit))
 
 
 def write_starters(manifest: Manifest, kit: Path) -> list[str]:
     """Write every starter that changed; returns their paths."""
-    written = []
-    for path, text in generated_starters(manifest, kit).items():
-        target = kit / path
-        if not target.is_file() or target.read_text(encoding="utf-8") != text:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-            written.append(path)
-    return written
+    changed = _changed(manifest, kit)
+    for path, text in changed.items():
+        (kit / path).parent.mkdir(parents=True, exist_ok=True)
+        (kit / path).write_text(text, encoding="utf-8")
+    return list(changed)
