@@ -16,6 +16,7 @@ reference's (see ``results.LabResult``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import tempfile
 import threading
@@ -42,7 +43,7 @@ from ..sandboxed.probecases import Answer
 from . import probes as probing
 from .hidden import HiddenTests
 from .safefs import Tree
-from .sandbox import SandboxLimits, open_confinement, sandbox_status, user_site
+from .sandbox import Confinement, SandboxLimits, open_confinement, sandbox_status, user_site
 from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
 
 SandboxMode = Literal["required", "auto", "off"]
@@ -67,16 +68,11 @@ class GradingOptions:
     sandbox: SandboxMode = "auto"
     hidden: HiddenTests | None = None
     limits: SandboxLimits = field(default_factory=SandboxLimits)
-    probes: probing.ProbeSet | None = None
-    """Cases and reference answers drawn once for many workspaces (else drawn per run)."""
-    seed: int | None = None
-    """The probes' seed when they are drawn per run (the manifest's ``probe_seed`` when None)."""
-    deadline_seconds: float | None = None
-    """Wall-clock limit of the whole run; its processes are killed when it passes."""
-    commands: Commands = BY_NAME
-    """How the door's reader runs the kit's commands (a replay line is printed in that form)."""
-    audit: probing.ProbeSet | None = None
-    """More cases, of a seed no workspace holds (a roster's): they can fail a lab, never count."""
+    probes: probing.ProbeSet | None = None  # drawn once for many workspaces (else per run)
+    seed: int | None = None  # of probes drawn per run (None: the manifest's ``probe_seed``)
+    deadline_seconds: float | None = None  # the whole run's: its processes are killed after
+    commands: Commands = BY_NAME  # how the door's reader runs the kit's (replay lines)
+    audit: probing.ProbeSet | None = None  # a roster's seed: they can fail a lab, never count
     in_process: bool = field(default_factory=without_workers)
     """Run the tests and the probe cases in this process, each under a ``sys.settrace`` time
     limit, never sandboxed (``inprocess.py``): where neither a child process nor a Web Worker
@@ -89,10 +85,8 @@ class Graded:
 
     result: CheckpointResult
     snapshot: Snapshot
-    enforced: tuple[str, ...]
-    """What the run's confinement enforced, plainly (see ``sandbox.enforced``)."""
-    extra: tuple[TestOutcome, ...] = ()
-    """The outcomes of the ``uncounted`` test files."""
+    enforced: tuple[str, ...]  # what the run's confinement enforced (``sandbox.enforced``)
+    extra: tuple[TestOutcome, ...] = ()  # the outcomes of the ``uncounted`` test files
 
 
 # --------------------------------------------------------------------------- the graded copy
@@ -122,10 +116,8 @@ def graded_files(
 
 
 def grader_library() -> dict[str, bytes]:
-    """The kit's code the graded run needs: ``course.sandboxed`` whole (the test reporter, the
-    probe driver, the chapter conftest's marker reader and what they use) and the editions'
-    catalogs, so the messages made in the run speak the learner's edition. Nothing else of the
-    kit, none of the reference's modules (``tests/harness/test_sandboxed.py`` keeps it so)."""
+    """The kit's code the graded run needs: ``course.sandboxed`` whole and the editions'
+    catalogs (the run speaks the learner's edition); nothing else (``test_sandboxed.py``)."""
     package = Path(__file__).resolve().parents[1]
     shipped = [package / "__init__.py", package / "locale" / "__init__.py"]
     shipped += sorted((package / "sandboxed").glob("*.py"))
@@ -172,8 +164,8 @@ def _confinement_choice(manifest: Manifest, kit: Path, mode: SandboxMode) -> tup
 
 
 def library_first(library: Path) -> Wrap:
-    """A worker's only confinement: the grader's library first on its import path, as the
-    sandbox puts it (the worker's Pyodide has none of the kit installed)."""
+    """A worker's only confinement: the grader's library first on its import path (the
+    worker's Pyodide has none of the kit installed)."""
 
     def wrap(
         command: list[str], env: dict[str, str], writable: tuple[Path, ...]
@@ -184,35 +176,21 @@ def library_first(library: Path) -> Wrap:
     return wrap
 
 
-@dataclass
+@dataclass(frozen=True)
 class GradedRun:
-    """A graded copy on disk and the confinement its processes start in."""
+    """A graded copy on disk and the confinement its processes start in (None: none)."""
 
     copy: Path
     library: Path
     wrap: Wrap | None
-    unsandboxed: str
-    """Why the run is not sandboxed ('' when it is)."""
-    expired: Callable[[], str]
-    out_of_memory: Callable[[], bool]
-    enforced: Callable[[], tuple[str, ...]]
+    unsandboxed: str  # why the run is not sandboxed ('' when it is)
+    confinement: Confinement | None = None
 
-    def target(
-        self,
-        manifest: Manifest,
-        files: Sequence[str],
-        catalog: Catalog | None,
-        uncounted: Sequence[str] = (),
-    ) -> RunTarget:
-        return RunTarget(
-            self.copy,
-            tuple(files) + tuple(uncounted),
-            manifest.package,
-            (self.copy,),
-            self.wrap,
-            catalog,
-            tuple(uncounted),
-        )
+    def ended(self) -> tuple[bool, str, tuple[str, ...]]:
+        """Whether the run reached its memory cap, why it expired, and what was enforced."""
+        if (confinement := self.confinement) is None:  # a worker or the kernel: none
+            return False, "", ()
+        return confinement.out_of_memory(), confinement.expired, confinement.enforced()
 
 
 @contextlib.contextmanager
@@ -226,9 +204,9 @@ def graded_run(
 ) -> Iterator[GradedRun]:
     """The graded copy of ``snapshot`` and its confinement, for as long as the block runs."""
     if options.in_process:
-        bwrap, unsandboxed = None, IN_PROCESS_NOTE
+        bwrap, unsandboxed = None, _(IN_PROCESS_NOTE)
     elif in_a_browser():
-        bwrap, unsandboxed = None, IN_WORKER_NOTE
+        bwrap, unsandboxed = None, _(IN_WORKER_NOTE)
     else:
         bwrap, unsandboxed = _confinement_choice(manifest, kit, options.sandbox)
     with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
@@ -240,11 +218,11 @@ def graded_run(
         if probes is not None:
             probing.write_cases(probes, copy)
         if options.in_process:  # the grader's own modules are this process's
-            yield GradedRun(copy, library, None, _(unsandboxed), str, bool, tuple)
+            yield GradedRun(copy, library, None, unsandboxed)
             return
         write_files(library, grader_library())
-        if in_a_browser():  # a worker is its own confinement; the tab has no cgroups or timers
-            yield GradedRun(copy, library, library_first(library), _(unsandboxed), str, bool, tuple)
+        if in_a_browser():  # a worker is its own confinement
+            yield GradedRun(copy, library, library_first(library), unsandboxed)
             return
         confinement = open_confinement(
             sandboxed=bwrap is not None,
@@ -264,15 +242,7 @@ def graded_run(
             timer.daemon = True
             timer.start()
         try:
-            yield GradedRun(
-                copy,
-                library,
-                confinement.wrap,
-                unsandboxed,
-                lambda: confinement.expired,
-                confinement.out_of_memory,
-                confinement.enforced,
-            )
+            yield GradedRun(copy, library, confinement.wrap, unsandboxed, confinement)
         finally:
             if timer is not None:
                 timer.cancel()
@@ -313,27 +283,29 @@ def grade(
             run.copy, manifest.package, tuple(modules), (run.copy, run.library), run.wrap
         )
         files = manifest.test_files + tuple(hidden.paths(manifest) if hidden else ())
-        target = run.target(manifest, files, catalog, uncounted)
+        tests = (*files, *uncounted)
+        target = RunTarget(
+            run.copy, tests, manifest.package, (run.copy,), run.wrap, catalog, tuple(uncounted)
+        )
         chosen = [lab.id for lab in labs] if selected else []
+        attempt, answer = None, probing.run_probes
         if options.in_process:
             from . import inprocess  # pytest is imported only where the tests run here
 
-            outcomes, log = run_focused_tests(
-                target, labs=chosen, limits=limits, attempt=inprocess.run_here
-            )
-            got = inprocess.answer_here(asked, where, limits) if asked is not None else None
-        elif in_a_browser():  # one worker at a time: the tab's kernel has no threads
-            outcomes, log = run_focused_tests(target, labs=chosen, limits=limits)
-            got = probing.run_probes(asked, where, limits) if asked is not None else None
+            attempt, answer = inprocess.run_here, inprocess.answer_here
+        if options.in_process or in_a_browser():  # one at a time: a tab's kernel has no threads
+            outcomes, log = run_focused_tests(target, labs=chosen, limits=limits, attempt=attempt)
+            got = answer(asked, where, limits) if asked is not None else None
         else:
             answers: Future[dict[str, Answer]] | None = None
             with ThreadPoolExecutor(max_workers=1) as pool:
                 if asked is not None:  # the probes' process runs beside the tests' process
-                    answers = pool.submit(probing.run_probes, asked, where, limits)
+                    answers = pool.submit(answer, asked, where, limits)
                 outcomes, log = run_focused_tests(target, labs=chosen, limits=limits)
             got = answers.result() if answers is not None else None
         # The graded copy is a temporary folder: messages name its files as the learner does.
-        outcomes = [relative_to(run.copy, o) for o in outcomes]
+        unprefixed = functools.partial(_unprefixed, f"{run.copy}/")
+        outcomes = [_each_text(o, unprefixed) for o in outcomes]
         extra = [o for o in outcomes if o.nodeid.partition("::")[0] in uncounted]
         outcomes = [attribute(manifest, o) for o in outcomes if o not in extra]
         summaries = {}
@@ -346,13 +318,10 @@ def grade(
                     summaries, probing.compare(audit, found, options.commands), audit.seed
                 )
             summaries = {
-                lab: replace(
-                    summary,
-                    failures=tuple(f.replace(f"{run.copy}/", "") for f in summary.failures),
-                )
+                lab: replace(summary, failures=tuple(map(unprefixed, summary.failures)))
                 for lab, summary in summaries.items()
             }
-        out_of_memory, expired, enforced = run.out_of_memory(), run.expired(), run.enforced()
+        out_of_memory, expired, enforced = run.ended()
     problems = list(log.collect_errors if not outcomes else [])
     if expired:
         problems.append(expired)
@@ -383,14 +352,17 @@ def grade(
     return Graded(result, snapshot, enforced, tuple(extra))
 
 
-def relative_to(copy: Path, outcome: TestOutcome) -> TestOutcome:
-    """``outcome`` with the graded copy's folder left out of its message and what it shows."""
-    prefix = f"{copy}/"
+def _unprefixed(prefix: str, text: str) -> str:
+    return text.replace(prefix, "")
+
+
+def _each_text(outcome: TestOutcome, change: Callable[[str], str]) -> TestOutcome:
+    """``outcome`` with ``change`` made to its message and to each line it shows."""
     return replace(
         outcome,
-        message=outcome.message.replace(prefix, ""),
-        shown=tuple(line.replace(prefix, "") for line in outcome.shown),
-        output=tuple(line.replace(prefix, "") for line in outcome.output),
+        message=change(outcome.message),
+        shown=tuple(map(change, outcome.shown)),
+        output=tuple(map(change, outcome.output)),
     )
 
 
@@ -433,12 +405,7 @@ def for_learners(
             return replace(
                 test, message=_(INSTRUCTOR_MESSAGE), frames=(), shown=(), output=(), output_more=0
             )
-        return replace(
-            test,
-            message=hidden.redact(test.message),
-            shown=tuple(map(hidden.redact, test.shown)),
-            output=tuple(map(hidden.redact, test.output)),
-        )
+        return _each_text(test, hidden.redact)
 
     labs = tuple(
         replace(

@@ -11,7 +11,8 @@ literal list of cases counts each case.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 from ..harness.catalog import Catalog, CatalogError, CatalogTest, test_functions
@@ -20,16 +21,6 @@ from ..harness.manifest import Manifest
 QUOTED_CHARS = 24
 """A line of an instructor test at least this long (stripped) counts as quoting it."""
 REDACTED = "[text of an instructor test, not shown]"
-
-
-def distinctive_lines(files: Mapping[str, bytes]) -> frozenset[str]:
-    """The stripped lines of ``files`` long enough to tell that a message quotes them."""
-    return frozenset(
-        stripped
-        for data in files.values()
-        for line in data.decode("utf-8", "replace").splitlines()
-        if len(stripped := line.strip()) >= QUOTED_CHARS
-    )
 
 
 class HiddenTestError(ValueError):
@@ -44,20 +35,17 @@ class HiddenTests:
     catalog: Catalog
     """Their tests, at their place in the graded copy."""
 
-    @property
-    def counts(self) -> dict[str, int]:
-        """How many tests each lab gains."""
-        return {
-            lab: self.catalog.count(lab) for lab in dict.fromkeys(t.lab for t in self.catalog.tests)
-        }
-
     def paths(self, manifest: Manifest) -> dict[str, bytes]:
         """The files at their place in a graded copy: beside the focused tests."""
         folder = PurePosixPath(manifest.focused_tests).parent
         return {(folder / name).as_posix(): data for name, data in self.files.items()}
 
-    lines: frozenset[str] = field(default=frozenset(), compare=False)
-    """The files' distinctive lines (see ``redact``)."""
+    @cached_property
+    def lines(self) -> frozenset[str]:
+        """The files' stripped lines long enough to tell that a message quotes them."""
+        texts = [data.decode("utf-8", "replace") for data in self.files.values()]
+        found = (line.strip() for text in texts for line in text.splitlines())
+        return frozenset(line for line in found if len(line) >= QUOTED_CHARS)
 
     def redact(self, text: str) -> str:
         """``text`` with every line that quotes an instructor test replaced by a placeholder.
@@ -102,4 +90,4 @@ def read_hidden(directory: Path, manifest: Manifest) -> HiddenTests:
         files[path.name] = data
     if not files:
         raise HiddenTestError(f"{directory}: no test_*.py files")
-    return HiddenTests(files, Catalog(tuple(tests)), distinctive_lines(files))
+    return HiddenTests(files, Catalog(tuple(tests)))

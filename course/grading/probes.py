@@ -60,15 +60,12 @@ class ProbeSet:
     """One run's cases, the reference's answers to them, and each case's input described."""
 
     seed: int
-    module: str
-    """The probe module, relative to the kit (and to the graded copy)."""
+    module: str  # the probe module, relative to the kit (and to the graded copy)
     cases: tuple[Case, ...]
     expected: Mapping[str, Answer]
-    inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Each case's input in a few lines (the chapter module's ``summarize``, on the reference)."""
+    inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # ``summarize``'s lines
     chapter: str = ""
-    home_seed: int | None = None
-    """The manifest's seed: a case of another seed is replayed with ``--seed``."""
+    home_seed: int | None = None  # the manifest's: a case of another is replayed with --seed
 
     def labs(self) -> list[str]:
         """The labs with cases, in case order."""
@@ -121,9 +118,19 @@ def draw(manifest: Manifest, kit: Path, seed: int) -> ProbeSet | None:
     expected = {
         str(case["id"]): answer(module.evaluate, manifest.reference, case) for case in cases
     }
-    return ProbeSet(
-        seed, manifest.probes, tuple(cases), expected, inputs, manifest.chapter, manifest.probe_seed
-    )
+    return _probe_set(manifest, seed, cases, expected, inputs)
+
+
+def _probe_set(
+    manifest: Manifest,
+    seed: int,
+    cases: Sequence[Case],
+    expected: Mapping[str, Answer],
+    inputs: Mapping[str, tuple[str, ...]],
+) -> ProbeSet:
+    assert manifest.probes is not None
+    chapter, home_seed = manifest.chapter, manifest.probe_seed
+    return ProbeSet(seed, manifest.probes, tuple(cases), expected, inputs, chapter, home_seed)
 
 
 def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
@@ -157,47 +164,25 @@ def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> Pr
     probes = _read_cached(path, seed, manifest)
     if probes is None:
         probes = draw(manifest, kit, seed)
-        if probes is not None:
-            data = probes.to_json()
-            with contextlib.suppress(OSError):
-                path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))
-    return probes.only([lab.id for lab in labs]) if probes is not None else None
+        assert probes is not None  # the manifest names a probe module
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, json.dumps(probes.to_json(), ensure_ascii=False).encode("utf-8"))
+    return probes.only([lab.id for lab in labs])
 
 
 def _read_cached(path: Path, seed: int, manifest: Manifest) -> ProbeSet | None:
+    """The set ``ProbeSet.to_json`` wrote at ``path`` (None: none, not one, or of another seed)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return probe_set_from_json(data, seed, manifest)
-
-
-def probe_set_from_json(data: object, seed: int, manifest: Manifest) -> ProbeSet | None:
-    """A set written by ``ProbeSet.to_json`` (None if it is not one, or of another seed)."""
-    assert manifest.probes is not None
-    if not isinstance(data, dict):
-        return None
-    try:
         cases, expected, inputs = data["cases"], data["expected"], data["inputs"]
-        if not isinstance(cases, list) or not isinstance(expected, dict):
-            return None
-        if not isinstance(inputs, dict) or data["seed"] != seed:
-            return None
-        if {str(case["id"]) for case in cases} != set(expected):
+        typed = isinstance(cases, list) and isinstance(expected, dict) and isinstance(inputs, dict)
+        if not typed or data["seed"] != seed or {str(c["id"]) for c in cases} != set(expected):
             return None
         lines = {str(i): tuple(str(line) for line in value) for i, value in inputs.items()}
-        return ProbeSet(
-            seed,
-            manifest.probes,
-            tuple(cases),
-            expected,
-            lines,
-            manifest.chapter,
-            manifest.probe_seed,
-        )
-    except (KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError):
         return None
+    return _probe_set(manifest, seed, cases, expected, lines)
 
 
 def write_cases(probes: ProbeSet, root: Path) -> Path:
@@ -222,32 +207,19 @@ class ProbeTarget:
 def driver_command(
     target: ProbeTarget, results: Path, probes: ProbeSet, labs: Sequence[str]
 ) -> list[str]:
-    command = [
-        sys.executable,
-        "-m",
-        "course.sandboxed.probe_driver",
-        "--chapter-probes",
-        probes.module,
-        "--package",
-        target.package,
-        "--cases",
-        CASES_FILE,
-        "--results",
-        str(results),
-    ]
-    for module in target.modules:
-        command += ["--import", module]
-    for lab in labs:
-        command += ["--lab", lab]
-    return command
+    command = [sys.executable, "-m", "course.sandboxed.probe_driver"]
+    command += ["--chapter-probes", probes.module, "--package", target.package]
+    command += ["--cases", CASES_FILE, "--results", str(results)]
+    command += [option for module in target.modules for option in ("--import", module)]
+    return command + [option for lab in labs for option in ("--lab", lab)]
 
 
 def driver_environment(target: ProbeTarget) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in target.python_path)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env[ENVIRONMENT] = current_edition()
-    return env
+    return dict(os.environ) | {
+        "PYTHONPATH": os.pathsep.join(str(p) for p in target.python_path),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        ENVIRONMENT: current_edition(),
+    }
 
 
 class Answers:
@@ -266,6 +238,16 @@ class Answers:
         for lab in labs:
             for case_id in self.unanswered(lab):
                 self.answers[case_id] = {"missing": status, "message": message, NOT_RUN: True}
+
+    def import_hung(self, labs: Sequence[str], seconds: float) -> None:
+        said = _("importing the package did not finish within {seconds:g}s")
+        self.give_up(labs, Status.TIMEOUT, said.format(seconds=seconds))
+
+    def case_hung(self, case_id: str, lab: str, seconds: float) -> None:
+        """``case_id`` ran past ``seconds``: the later cases of its ``lab`` are not run."""
+        hung: Answer = {"missing": Status.TIMEOUT, "message": still_running(seconds)}
+        self.answers.setdefault(case_id, hung)
+        self.give_up([lab], Status.TIMEOUT, _("not run: an earlier case of this lab hung"))
 
 
 def still_running(seconds: float) -> str:
@@ -328,32 +310,15 @@ def _run_driver(
                 break
             now = time.monotonic()
             if started is None and now - since > limits.startup_seconds:
-                gathered.give_up(
-                    labs,
-                    Status.ERROR,
-                    _("the probes did not start within {seconds:g}s").format(
-                        seconds=limits.startup_seconds
-                    ),
-                )
+                said = _("the probes did not start within {seconds:g}s")
+                gathered.give_up(labs, Status.ERROR, said.format(seconds=limits.startup_seconds))
                 return None
             if started is not None and not imported and now - started > limits.test_seconds:
-                gathered.give_up(
-                    labs,
-                    Status.TIMEOUT,
-                    _("importing the package did not finish within {seconds:g}s").format(
-                        seconds=limits.test_seconds
-                    ),
-                )
+                gathered.import_hung(labs, limits.test_seconds)
                 return None
             if current is not None and now - since > limits.test_seconds:
                 lab = gathered.lab_of.get(current, labs[0])
-                gathered.answers.setdefault(
-                    current,
-                    {"missing": Status.TIMEOUT, "message": still_running(limits.test_seconds)},
-                )
-                gathered.give_up(
-                    [lab], Status.TIMEOUT, _("not run: an earlier case of this lab hung")
-                )
+                gathered.case_hung(current, lab, limits.test_seconds)
                 return lab
             pause(process)
     finally:
@@ -361,25 +326,21 @@ def _run_driver(
         tail = [line for line in output.text().splitlines() if line.strip()][-1:]
     if records.dropped or records.cut:
         # an answer past the caps is no answer: its case says what the caps left out
-        gathered.give_up(
-            labs,
-            Status.ERROR,
-            _(
-                "the probe process's records went past their caps: {dropped} record(s) "
-                "dropped, {cut} item(s) of lists and objects cut"
-            ).format(dropped=records.dropped, cut=records.cut),
+        said = _(
+            "the probe process's records went past their caps: {dropped} record(s) "
+            "dropped, {cut} item(s) of lists and objects cut"
         )
+        gathered.give_up(labs, Status.ERROR, said.format(dropped=records.dropped, cut=records.cut))
     if done:
         return None
     stopped = next((each for each in labs if gathered.unanswered(each)), None)
     if stopped is None:
         return None
     if tail:
-        message = _("the probe process exited with code {code}: {output}").format(
-            code=process.returncode, output=tail[0].strip()[:200]
-        )
+        said = _("the probe process exited with code {code}: {output}")
     else:
-        message = _("the probe process exited with code {code}").format(code=process.returncode)
+        said = _("the probe process exited with code {code}")
+    message = said.format(code=process.returncode, output=tail[0].strip()[:200] if tail else "")
     gathered.give_up([stopped], Status.ERROR, message)
     return stopped
 

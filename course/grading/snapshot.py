@@ -42,9 +42,7 @@ class Snapshot:
     learner: Mapping[str, bytes]
     notes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
-    starter: str | None = None
-    """The kit's starter fingerprint, which the graded copy's marker records (None: not
-    computed yet)."""
+    starter: str | None = None  # the kit's starter fingerprint, for the graded copy's marker
 
 
 def reference_snapshot(manifest: Manifest, kit: Path, starter: str | None = None) -> Snapshot:
@@ -66,17 +64,16 @@ def _layout_notes(
         try:
             shipped = read_source(kit, file.starter)
             kit_copies = {digest(shipped), digest(shipped_in_edition(file.path, shipped, edition))}
-            same = digest(tree.read(file.path)) in kit_copies
-            edited = _("{path} was edited in the workspace").format(path=file.path)
-            problem = "" if same else edited
+            if digest(tree.read(file.path)) in kit_copies:
+                continue
+            problem = _("{path} was edited in the workspace").format(path=file.path)
         except UnsafePath as error:
             problem = _("{path} could not be read from the workspace ({error})").format(
                 path=file.path, error=error
             )
-        if problem:
-            kind = "test" if file.role == "test" else "given"
-            notes.append(_("{problem}; graded with the kit's copy").format(problem=problem))
-            flags.append(f"edited {kind} files")
+        kind = "test" if file.role == "test" else "given"
+        notes.append(_("{problem}; graded with the kit's copy").format(problem=problem))
+        flags.append(f"edited {kind} files")
     return notes, list(dict.fromkeys(flags))
 
 
