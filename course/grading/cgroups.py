@@ -1,17 +1,11 @@
 """Per-run cgroups (memory and pids controllers, v1 or v2): create, limit, empty, remove.
 
 A cgroup caps what all of a run's processes use together, which per-process resource limits
-cannot: four forked children of 1 GiB each are four times one child's limit, but one cgroup's.
-Cgroup v1 hierarchies this process may write to are used first. On a cgroup-v2-only host a
-run's cgroup is made in a delegated subtree: the folder named by ``COURSE_GRADING_CGROUP``
-(for instance a ``systemd-run --user --scope -p Delegate=yes`` scope's own folder, or one
-an administrator made and handed over), else this process's own cgroup; it must have the
-``memory`` and ``pids`` controllers in its ``cgroup.subtree_control``. Elsewhere ``create``
-returns None, and a systemd scope (``systemd-run --scope -p MemoryMax= -p TasksMax=``, the
-user's own manager for an ordinary user) holds the whole run: a holder process starts in a new
-delegated scope with the caps and every process of the run joins its cgroup. Where a process of
-the grader's may not join it, each process the run starts gets a scope of its own instead,
-capping it with its children; the sandbox says which caps it could set.
+cannot (four forked children of 1 GiB each are four times one child's limit). Writable cgroup
+v1 hierarchies come first; else a cgroup v2 in a delegated subtree with the ``memory`` and
+``pids`` controllers (``COURSE_GRADING_CGROUP``, else this process's own cgroup); else a
+systemd scope with the caps, held by a sleeping process, that every process of the run joins;
+else, where the grader may not join it, a scope for each process the run starts.
 """
 
 from __future__ import annotations
@@ -142,10 +136,7 @@ def _remove_stale(parent: Path) -> None:
 
 @dataclass
 class Cgroups:
-    """The cgroups of one graded run; ``directories`` are joined by every process it starts.
-
-    With cgroup v2 ``memory`` and ``pids`` are one folder.
-    """
+    """The cgroups of one graded run, joined by every process it starts (v2: one folder)."""
 
     memory: Path | None
     pids: Path | None

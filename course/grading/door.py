@@ -29,16 +29,6 @@ class Found:
     workspace: Workspace | None = None
     error: WorkspaceError | None = None
 
-    def admitted(self, manifest: Manifest) -> Workspace | None:
-        """The workspace admitted for ``manifest`` as ``read_workspace(root, manifest)`` gives
-        it (None: none), without reading the marker again; else a ``WorkspaceError``."""
-        if self.error is not None:
-            raise self.error
-        if self.workspace is not None:
-            package = Tree(self.workspace.root).kind(self.workspace.package)
-            admit_workspace(self.workspace, manifest, package)
-        return self.workspace
-
 
 def look(root: Path | None) -> Found:
     """The workspace at ``root`` (None: none), its marker read once for the whole door."""
@@ -78,8 +68,14 @@ class Door:
 
     @cached_property
     def workspace(self) -> Workspace | None:
-        """The workspace checked (None: the reference), else a ``WorkspaceError``."""
-        return self.found.admitted(self.source)
+        """The workspace checked (None: the reference), admitted for the chapter as
+        ``read_workspace(root, manifest)`` does without reading the marker again."""
+        workspace = self.found.workspace
+        if self.found.error is not None:
+            raise self.found.error
+        if workspace is not None:
+            admit_workspace(workspace, self.source, Tree(workspace.root).kind(workspace.package))
+        return workspace
 
     @property
     def root(self) -> Path | None:

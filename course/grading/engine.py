@@ -1,16 +1,10 @@
 """The one verdict engine: a pristine graded copy, run confined, decided from probes.
 
-Every door (``checkpoint``, ``--lab``, ``--watch``, ``--review``, ``--practice``, ``--roster``,
-the notebook's ``check()``) asks ``evaluate`` for a lab's verdict, so the same files get the
-same status and counts everywhere; the doors differ only in isolation and in presentation.
-
-The graded copy holds the kit's own test files, test configuration, given modules and
-fixture data, plus only the learner's editable modules (the manifest's ``learner`` files),
-read without following links. Nothing else of the workspace exists there: a ``conftest.py``,
-a ``sitecustomize.py``, a ``pytest/`` package or an edited test changes nothing and is
-reported as a note. The focused tests and the probe driver run inside the confinement; a
-lab's grade is decided here, on the grader's side, from the probes' answers compared with the
-reference's (see ``results.LabResult``).
+Every door asks ``evaluate`` (or ``grade``) for a lab's verdict, so the same files get the same
+status and counts everywhere. The graded copy holds the kit's own files plus only the learner's
+editable modules, read without following links: a workspace's ``conftest.py``,
+``sitecustomize.py``, ``pytest/`` package or edited test changes nothing (it is a note). The
+tests and the probe driver run confined; the grade is decided here, on the grader's side.
 """
 
 from __future__ import annotations
@@ -263,9 +257,8 @@ def grade(
 ) -> Graded:
     """Run ``labs`` on ``snapshot``'s graded copy and decide each lab from its probes.
 
-    ``selected``: only ``labs`` were asked for (else the whole chapter runs). ``hide``: more
-    directories learner code must not see (the roster, the gradebook). ``uncounted``: more test
-    files to run in the same process, counted in no lab (their outcomes are ``Graded.extra``).
+    ``selected``: only ``labs`` run (else the whole chapter). ``hide``: more directories learner
+    code must not see. ``uncounted``: more test files, counted in no lab (``Graded.extra``).
     """
     probes = options.probes
     if probes is None:

@@ -1,11 +1,9 @@
 """Instructor tests: test files learners never see, run beside the focused tests and counted.
 
-``checkpoint CHAPTER --hidden DIR`` copies every ``test_*.py`` of ``DIR`` next to the focused
-tests in the graded copy (so they share its ``conftest.py`` and helpers) and adds their tests
-to their labs. How many tests each lab gains is read from the files here, on the grader's
-side, so a test process that leaves instructor tests out of its report cannot shrink a lab.
-Each test is a module-level function with ``@pytest.mark.lab("ID")``; ``parametrize`` with a
-literal list of cases counts each case.
+``checkpoint CHAPTER --hidden DIR`` puts every ``test_*.py`` of ``DIR`` beside the focused tests
+in the graded copy. How many tests each lab gains (``@pytest.mark.lab("ID")`` functions; a
+literal ``parametrize`` list counts each case) is read here, on the grader's side, so a test
+process that leaves instructor tests out of its report cannot shrink a lab.
 """
 
 from __future__ import annotations
@@ -48,12 +46,9 @@ class HiddenTests:
         return frozenset(line for line in found if len(line) >= QUOTED_CHARS)
 
     def redact(self, text: str) -> str:
-        """``text`` with every line that quotes an instructor test replaced by a placeholder.
-
-        Learner code can read the instructor tests while it runs and put their text into any
-        message; text for learners (the terminal, the CSV) goes through here.
-        """
-        if not self.lines or not any(line in text for line in self.lines):
+        """``text`` with every line that quotes an instructor test replaced by a placeholder
+        (learner code can read them while it runs and put their text into any message)."""
+        if not any(line in text for line in self.lines):
             return text
         return "\n".join(
             REDACTED if any(line in shown for line in self.lines) else shown

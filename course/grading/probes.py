@@ -1,10 +1,8 @@
 """Differential probes on the grader's side: draw cases, ask the reference, run, compare.
 
-A chapter's probe module (named by its manifest) draws the cases from a seed and knows how to
-call each lab's functions. The grader answers every case with the reference in its own
-process, runs ``probe_driver`` on the learner's package (in the sandbox, through the same
-``wrap`` as the tests) and compares the two sets of answers as plain data. A lab's probes
-agree only if every one of its cases got the reference's answer.
+The chapter's probe module draws cases from a seed; the reference answers them here, and
+``probe_driver`` on the learner's package in the sandbox. A lab's probes agree only if every
+case got the reference's answer, compared as plain data.
 """
 
 from __future__ import annotations
@@ -24,14 +22,7 @@ from ..harness.kit import fingerprint, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.records import RecordReader
 from ..harness.results import ProbeSummary
-from ..harness.supervisor import (
-    Limits,
-    Wrap,
-    after_a_hang,
-    kill_group,
-    pause,
-    start_child,
-)
+from ..harness.supervisor import Limits, Wrap, after_a_hang, kill_group, pause, start_child
 from ..locale import ENVIRONMENT, current_edition
 from ..locale import gettext as _
 from ..sandboxed import probecases
@@ -152,12 +143,8 @@ def cache_folder() -> Path:
 
 
 def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> ProbeSet | None:
-    """The cases of ``labs`` and the reference's answers, drawn once per kit and seed.
-
-    Drawing takes a second or two (the cases come from hypothesis strategies), so a drawn set
-    is kept in ``cache_folder()`` under a key of everything it follows from; a cache that
-    cannot be read or written is simply not used.
-    """
+    """The cases of ``labs`` and the reference's answers, drawn once per kit and seed (drawing
+    takes seconds: the set is cached under a key of all it follows from, when it can be)."""
     if manifest.probes is None:
         return None
     path = cache_folder() / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.json"
@@ -422,12 +409,8 @@ def audited(
 def compare(
     probes: ProbeSet, actual: Mapping[str, Answer], commands: Commands = BY_NAME
 ) -> dict[str, ProbeSummary]:
-    """Each lab's probe summary: how many cases agreed, and its smallest disagreements.
-
-    "Smallest" is ``probecases.case_size``: of the cases that disagree, the ones whose input
-    is shortest as written are named (the first drawn among equals; a case never run because
-    an earlier one hung or its process failed comes after the ones that ran), the rest
-    counted. It is the smallest the seed drew, not a shrunk input."""
+    """Each lab's probe summary: how many cases agreed, and its smallest disagreements by
+    ``probecases.case_size`` (the first drawn among equals, cases never run last; not shrunk)."""
     summaries: dict[str, ProbeSummary] = {}
     for lab in probes.labs():
         mine = [case for case in probes.cases if case["lab"] == lab]

@@ -24,8 +24,8 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..locale import ENVIRONMENT
@@ -59,18 +59,15 @@ def drop_command(setpriv: str, uid: int = HOST_UID) -> list[str]:
 
 
 def _trial_run(
-    bwrap: str,
-    host: tuple[str, int] | None,
-    hidden: Sequence[Path],
-    command: Callable[[Layout], list[str]],
+    bwrap: str, host: tuple[str, int] | None, hidden: Sequence[Path], command: list[str]
 ) -> subprocess.CompletedProcess[str]:
-    """``command`` (made for the layout) run once in a sandbox over an empty run folder, graded
-    and visible only when something is ``hidden``."""
+    """``command`` run once in a sandbox over an empty run folder (graded and visible only
+    when something is ``hidden``)."""
     with tempfile.TemporaryDirectory(prefix="course-sandbox-check-") as scratch:
         run = Path(scratch)
         layout = default_layout([run] if hidden else [], hidden, 8)
         confinement = Confinement(True, layout, (), SandboxLimits(), run, bwrap, host=host)
-        wrapped, env = confinement.wrap(command(layout), {}, ())
+        wrapped, env = confinement.wrap(command, {}, ())
         try:
             return tried(wrapped, env)
         finally:
@@ -92,7 +89,7 @@ def host_user_check() -> tuple[tuple[str, int] | None, str]:
     host = (setpriv, HOST_UID)
     check = [sys.executable, "-I", "-S", "-c", "import os; print(os.getuid())"]
     try:
-        done = _trial_run(bwrap, host, (), lambda layout: check)
+        done = _trial_run(bwrap, host, (), check)
     except (OSError, subprocess.TimeoutExpired) as error:
         return None, f"setpriv or bubblewrap did not start: {error}"
     if done.returncode != 0 or done.stdout.split() != [str(SANDBOX_UID)]:
@@ -190,16 +187,14 @@ class Layout:
 def default_layout(
     graded: Sequence[Path], hidden: Sequence[Path], scratch_mb: int, shared_memory_mb: int = 16
 ) -> Layout:
-    system = [Path(p) for p in SYSTEM_DIRECTORIES + SYSTEM_FILES if os.path.lexists(p)]
-    hidden = tuple(Path(p).resolve() for p in hidden)
-    return Layout(
-        tuple(system),
-        tuple(python_directories()),
-        tuple(graded),
-        hidden,
-        scratch_mb,
-        shared_memory_mb,
-    )
+    system = tuple(Path(p) for p in SYSTEM_DIRECTORIES + SYSTEM_FILES if os.path.lexists(p))
+    python, covered = tuple(python_directories()), tuple(Path(p).resolve() for p in hidden)
+    return Layout(system, python, tuple(graded), covered, scratch_mb, shared_memory_mb)
+
+
+def _binds(option: str, paths: Iterable[Path], sources: Mapping[Path, Path]) -> list[str]:
+    """``option SOURCE PATH`` for each of ``paths``, bound from itself unless ``sources`` says."""
+    return [arg for path in paths for arg in (option, str(sources.get(path, path)), str(path))]
 
 
 def mount_arguments(layout: Layout, writable: Sequence[Path]) -> list[str]:
@@ -222,16 +217,10 @@ def mount_arguments(layout: Layout, writable: Sequence[Path]) -> list[str]:
     # directories' covers when it is inside one (a venv in the kit, say)
     python = [p for p in layout.python if not any(p.is_relative_to(d) for d in layout.system)]
     again = [p for p in layout.python if any(p.is_relative_to(h) for h in covered)]
-    for path in python:
-        args += ["--ro-bind", str(sources.get(path, path)), str(path)]
-    for path in outermost(covered):
-        args += ["--tmpfs", str(path)]
-    for path in again:
-        args += ["--ro-bind", str(sources.get(path, path)), str(path)]
-    for path in layout.graded:
-        args += ["--ro-bind", str(path), str(path)]
-    for path in writable:
-        args += ["--bind", str(path), str(path)]
+    args += _binds("--ro-bind", python, sources)
+    args += [arg for path in outermost(covered) for arg in ("--tmpfs", str(path))]
+    args += _binds("--ro-bind", again, sources)
+    args += _binds("--ro-bind", layout.graded, {}) + _binds("--bind", writable, {})
     return args + ["--remount-ro", "/"]
 
 
@@ -247,8 +236,7 @@ def bwrap_command(
     args += ["--disable-userns", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     args += ["--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--new-session"]
     args += ["--clearenv"]
-    for key, value in sorted(env.items()):
-        args += ["--setenv", key, value]
+    args += [arg for key, value in sorted(env.items()) for arg in ("--setenv", key, value)]
     return args + mount_arguments(layout, writable) + ["--"]
 
 
@@ -406,17 +394,14 @@ class Confinement:
     layout: Layout
     python_path: tuple[Path, ...]
     limits: SandboxLimits
-    run_directory: Path
-    """Host-only directory of the run (the pid file); never visible to learner code."""
+    run_directory: Path  # host-only (the pid file): never visible to learner code
     bwrap: str | None = None
     cgroup: Cgroups | None = None
-    host: tuple[str, int] | None = None
-    """(setpriv, uid) to start the sandbox as, when the grader is root (``host_user_check``)."""
+    host: tuple[str, int] | None = None  # (setpriv, uid) a root grader starts the sandbox as
     scope: tuple[str, str, bool] | None = None
     """(systemd-run, env, user manager?) when each process gets a systemd scope instead of
     the run's cgroups (see ``cgroups.systemd_scope``)."""
     expired: str = ""
-    started: list[int] = field(default_factory=list)
 
     @property
     def pid_file(self) -> Path:
@@ -548,11 +533,9 @@ def sandbox_status(hidden: Path, forbidden_modules: tuple[str, ...]) -> SandboxS
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return SandboxStatus(False, "bubblewrap (bwrap) is not installed or not on PATH")
-
-    def check(layout: Layout) -> list[str]:
-        inside = [p.relative_to(hidden).parts[0] for p in layout.python if p.is_relative_to(hidden)]
-        return [sys.executable, "-c", SELF_CHECK, str(hidden), "/".join(inside), *forbidden_modules]
-
+    inside = [p for p in python_directories() if p.is_relative_to(hidden)]
+    shown = "/".join(p.relative_to(hidden).parts[0] for p in inside)
+    check = [sys.executable, "-c", SELF_CHECK, str(hidden), shown, *forbidden_modules]
     try:
         done = _trial_run(bwrap, host_user_check()[0], [hidden], check)
     except (OSError, subprocess.TimeoutExpired) as error:

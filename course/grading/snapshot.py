@@ -98,9 +98,9 @@ def stray_entries(manifest: Manifest, tree: Tree) -> list[str]:
         for name in names:
             if name in expected or name in IGNORED or name.startswith("."):
                 continue
-            kind = tree.kind(f"{folder}/{name}" if folder else name)
-            shown = safe_name(f"{folder}/{name}" if folder else name)  # learners name files
-            found.append(shown + ("/" if kind == "directory" else ""))
+            path = f"{folder}/{name}" if folder else name
+            slash = "/" if tree.kind(path) == "directory" else ""
+            found.append(safe_name(path) + slash)  # learners name files
     return found
 
 
@@ -112,11 +112,9 @@ def workspace_snapshot(
     starter: str | None = None,
 ) -> Snapshot:
     """Read a workspace's marker (unless the door ``read`` it already) and learner files
-    without trusting it; ``starter``: the kit's starter fingerprint, if the door has it.
-
-    A ``WorkspaceError`` when the workspace cannot be graded: its marker or a learner file is
-    missing, unreadable, a link or not a regular file, or it is another chapter's.
-    """
+    without trusting it; ``starter``: the kit's starter fingerprint, if the door has it. A
+    ``WorkspaceError`` when a file is missing, unreadable, a link or not regular, or the
+    workspace is another chapter's."""
     try:
         workspace = read or parse_marker(
             Path(tree.where()), tree.read(MARKER, MARKER_BYTES), tree.where(MARKER)
@@ -137,11 +135,9 @@ def workspace_snapshot(
             )
         notes.append(_("not graded (only the curriculum's files are): {named}").format(named=named))
         flags.append("files outside the curriculum")
-    began = short(workspace.starter_fingerprint)
     starter = starter or chapter_fingerprints(manifest, kit).starter
-    now = short(starter)
-    root = tree.base.joinpath(*tree.below)
-    shown = safe_text(root, keep="")
+    began, now = short(workspace.starter_fingerprint), short(starter)
+    shown = safe_text(tree.base.joinpath(*tree.below), keep="")
     if began == now:
         label = _("workspace {root} ({package}, began from starter {began})")
     else:
