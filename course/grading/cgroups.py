@@ -44,8 +44,7 @@ def last_said(output: str, code: int) -> str:
 
 
 def _mounts(mountinfo: str) -> dict[str, Path]:
-    """Controller name → mount point of each cgroup hierarchy in ``/proc/self/mountinfo``
-    (``""``: the cgroup v2 hierarchy)."""
+    """Controller name → mount point of each cgroup hierarchy (``""``: v2) in ``mountinfo``."""
     found: dict[str, Path] = {}
     for line in mountinfo.splitlines():
         fields, _, tail = line.partition(" - ")

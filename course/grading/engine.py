@@ -260,13 +260,13 @@ def grade(
     ``selected``: only ``labs`` run (else the whole chapter). ``hide``: more directories learner
     code must not see. ``uncounted``: more test files, counted in no lab (``Graded.extra``).
     """
-    probes = options.probes
-    if probes is None:
+    ids = [lab.id for lab in labs]
+    if options.probes is None:
         seed = options.seed if options.seed is not None else manifest.probe_seed
         probes = probing.prepare(manifest, kit, labs, seed)
     else:
-        probes = probes.only([lab.id for lab in labs])
-    audit = options.audit.only([lab.id for lab in labs]) if options.audit else None
+        probes = options.probes.only(ids)
+    audit = options.audit.only(ids) if options.audit else None
     asked = probing.with_audit_cases(probes, audit) if probes and audit else probes
     hidden = options.hidden
     catalog = kit_catalog(manifest, kit) + (hidden.catalog if hidden else Catalog())
@@ -280,7 +280,7 @@ def grade(
         target = RunTarget(
             run.copy, tests, manifest.package, (run.copy,), run.wrap, catalog, tuple(uncounted)
         )
-        chosen = [lab.id for lab in labs] if selected else []
+        chosen = ids if selected else []
         attempt, answer = None, probing.run_probes
         if options.in_process:
             from . import inprocess  # pytest is imported only where the tests run here
@@ -315,20 +315,10 @@ def grade(
                 for lab, summary in summaries.items()
             }
         out_of_memory, expired, enforced = run.ended()
-    problems = list(log.collect_errors if not outcomes else [])
-    if expired:
-        problems.append(expired)
-    notes = list(snapshot.notes)
-    if out_of_memory:
-        notes.append(
-            _("the run reached its {size} MB memory limit; the kernel killed a process").format(
-                size=options.limits.memory_mb
-            )
-        )
-    if run.unsandboxed:
-        notes.append(run.unsandboxed)
-    if log.bounds:
-        notes.append(log.bounds)
+    problems = (log.collect_errors if not outcomes else []) + ([expired] if expired else [])
+    killed = _("the run reached its {size} MB memory limit; the kernel killed a process")
+    memory = [killed.format(size=options.limits.memory_mb)] if out_of_memory else []
+    notes = [*snapshot.notes, *memory, *filter(None, [run.unsandboxed, log.bounds])]
     result = summarize(
         manifest,
         labs,

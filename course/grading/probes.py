@@ -136,18 +136,13 @@ def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
     return f"{fingerprint(files)}-{seed}"
 
 
-def cache_folder() -> Path:
-    """Where drawn probe sets are kept between runs (``$XDG_CACHE_HOME/course-kit``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "course-kit"
-
-
 def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> ProbeSet | None:
     """The cases of ``labs`` and the reference's answers, drawn once per kit and seed (drawing
     takes seconds: the set is cached under a key of all it follows from, when it can be)."""
     if manifest.probes is None:
         return None
-    path = cache_folder() / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.json"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "course-kit"
+    path = cache / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.json"
     probes = _read_cached(path, seed, manifest)
     if probes is None:
         probes = draw(manifest, kit, seed)
@@ -348,13 +343,8 @@ def describe_case(
     """One disagreement as every door shows it: the case, its input, where the answers part
     and the command that replays it, in the door's ``commands`` (``probecases.describe``)."""
     case_id = str(case["id"])
-    return probecases.describe(
-        case,
-        probes.expected[case_id],
-        actual,
-        probes.inputs.get(case_id, ()),
-        probes.replay(case_id, commands),
-    )
+    expected, inputs = probes.expected[case_id], probes.inputs.get(case_id, ())
+    return probecases.describe(case, expected, actual, inputs, probes.replay(case_id, commands))
 
 
 AUDIT_MARK = "@"
@@ -397,9 +387,8 @@ def audited(
                 "Lab {lab}: every shipped probe case agrees, but {count} of {cases} cases "
                 "drawn for this roster (seed {seed}) do not"
             )
-            flags.append(
-                said.format(lab=lab, count=other.cases - other.agreed, cases=other.cases, seed=seed)
-            )
+            count = other.cases - other.agreed
+            flags.append(said.format(lab=lab, count=count, cases=other.cases, seed=seed))
         failures = (summary.failures + other.failures)[:FAILURES_SHOWN]
         status = worst({summary.status, other.status} - {Status.PASSED} or {Status.PASSED})
         found[lab] = replace(summary, status=status, failures=failures)
@@ -424,9 +413,8 @@ def compare(
             if status != Status.PASSED:
                 size = probecases.case_size(case)
                 failing.append((bool(given.get(NOT_RUN)), size, order, case, given))
-        failing.sort(key=lambda item: item[:3])
-        failures = tuple(describe_case(probes, item[3], item[4], commands) for item in failing)
-        failures = failures[:FAILURES_SHOWN]
+        named = sorted(failing, key=lambda item: item[:3])[:FAILURES_SHOWN]
+        failures = tuple(describe_case(probes, case, given, commands) for *_, case, given in named)
         agreed = statuses.count(Status.PASSED)
         summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), failures)
     return summaries

@@ -52,8 +52,7 @@ MB = 1024 * 1024
 
 
 def drop_command(setpriv: str, uid: int = HOST_UID) -> list[str]:
-    """The ``setpriv`` prefix that runs what follows as ``uid``, without groups or
-    capabilities, and unable to gain privileges again."""
+    """The ``setpriv`` prefix running what follows as ``uid``: no groups, capabilities or gains."""
     drop = ["--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
     return [setpriv, f"--reuid={uid}", f"--regid={uid}", *drop]
 
@@ -61,8 +60,7 @@ def drop_command(setpriv: str, uid: int = HOST_UID) -> list[str]:
 def _trial_run(
     bwrap: str, host: tuple[str, int] | None, hidden: Sequence[Path], command: list[str]
 ) -> subprocess.CompletedProcess[str]:
-    """``command`` run once in a sandbox over an empty run folder (graded and visible only
-    when something is ``hidden``)."""
+    """``command`` run once in a sandbox over an empty run folder (graded when ``hidden``)."""
     with tempfile.TemporaryDirectory(prefix="course-sandbox-check-") as scratch:
         run = Path(scratch)
         layout = default_layout([run] if hidden else [], hidden, 8)
@@ -117,8 +115,7 @@ def let_through(paths: Iterable[Path], writable: Iterable[Path], uid: int) -> No
 
 
 def others_can_enter(path: Path) -> bool:
-    """Whether a user who is neither owner nor group may enter ``path``: search permission
-    for others on it and on every folder above it."""
+    """Whether others (not owner, not group) may search ``path`` and every folder above it."""
     try:
         return all(folder.stat().st_mode & stat.S_IXOTH for folder in [path, *path.parents])
     except OSError:
@@ -147,8 +144,7 @@ class SandboxLimits:
 
 
 def python_directories() -> list[Path]:
-    """The directories this Python needs: its prefixes and library paths (and the user's
-    site-packages when it imports from them: ``pip install --user``), outermost only."""
+    """The directories this Python needs (prefixes, library paths, user site), outermost only."""
     paths = sysconfig.get_paths()
     names = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
     names.append(os.path.dirname(os.path.realpath(sys.executable)))
@@ -227,10 +223,8 @@ def mount_arguments(layout: Layout, writable: Sequence[Path]) -> list[str]:
 def bwrap_command(
     bwrap: str, layout: Layout, env: Mapping[str, str], writable: Sequence[Path]
 ) -> list[str]:
-    """The bubblewrap command line that runs what follows it (after ``--``) confined.
-
-    The working directory stays the caller's: the graded copy is mounted at its own path.
-    """
+    """The bubblewrap command line that runs what follows it (after ``--``) confined; the
+    working directory stays the caller's (the graded copy is mounted at its own path)."""
     args = [bwrap, "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
     # --disable-userns: no nested user namespaces
     args += ["--disable-userns", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
@@ -398,9 +392,7 @@ class Confinement:
     bwrap: str | None = None
     cgroup: Cgroups | None = None
     host: tuple[str, int] | None = None  # (setpriv, uid) a root grader starts the sandbox as
-    scope: tuple[str, str, bool] | None = None
-    """(systemd-run, env, user manager?) when each process gets a systemd scope instead of
-    the run's cgroups (see ``cgroups.systemd_scope``)."""
+    scope: tuple[str, str, bool] | None = None  # ``cgroups.systemd_scope``: one per process
     expired: str = ""
 
     @property
@@ -409,8 +401,7 @@ class Confinement:
 
     @functools.cached_property
     def staged(self) -> tuple[tuple[Path, Path], ...]:
-        """This Python's directories the host user cannot enter, with their mount points
-        (made once, in the run's own folder; see ``staging``)."""
+        """``staging`` of this Python's directories, mount points made in the run's folder."""
         found = staging(self.layout.python, self.run_directory / "staged")
         for _, point in found:
             point.mkdir(parents=True, exist_ok=True)
@@ -526,10 +517,8 @@ print("visible: " + ", ".join(problems) if problems else "confined")
 
 @functools.cache
 def sandbox_status(hidden: Path, forbidden_modules: tuple[str, ...]) -> SandboxStatus:
-    """Start a sandbox once and check it: ``hidden`` and ``forbidden_modules`` must be gone.
-
-    (A Python inside ``hidden``, the kit's own ``.venv`` say, is the one thing shown of it.)
-    """
+    """Start a sandbox once and check that ``hidden`` and ``forbidden_modules`` are gone (but
+    for a Python inside ``hidden``: the kit's own ``.venv``, say)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return SandboxStatus(False, "bubblewrap (bwrap) is not installed or not on PATH")
