@@ -140,8 +140,7 @@ class Cgroups:
     memory: Path | None
     pids: Path | None
     version: str = "v1"
-    holder: subprocess.Popen[bytes] | None = None
-    """The process that keeps a run's systemd scope alive (see ``create_scope``)."""
+    holder: subprocess.Popen[bytes] | None = None  # keeps a run's systemd scope alive
 
     @property
     def directories(self) -> list[Path]:

@@ -14,7 +14,7 @@ import functools
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,7 +24,7 @@ from ..harness import webworker
 from ..harness.catalog import Catalog, kit_catalog
 from ..harness.kit import chapter_fingerprints, read_source
 from ..harness.manifest import Lab, Manifest
-from ..harness.results import CheckpointResult, TestOutcome, attribute, summarize
+from ..harness.results import CheckpointResult, LabResult, TestOutcome, attribute, summarize
 from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
 from ..harness.webworker import in_a_browser
@@ -67,10 +67,7 @@ class GradingOptions:
     deadline_seconds: float | None = None  # the whole run's: its processes are killed after
     commands: Commands = BY_NAME  # how the door's reader runs the kit's (replay lines)
     audit: probing.ProbeSet | None = None  # a roster's seed: they can fail a lab, never count
-    in_process: bool = field(default_factory=without_workers)
-    """Run the tests and the probe cases in this process, each under a ``sys.settrace`` time
-    limit, never sandboxed (``inprocess.py``): where neither a child process nor a Web Worker
-    can start."""
+    in_process: bool = field(default_factory=without_workers)  # ``inprocess.py``, unsandboxed
 
 
 @dataclass(frozen=True)
@@ -390,20 +387,17 @@ def for_learners(
             )
         return _each_text(test, hidden.redact)
 
-    labs = tuple(
-        replace(
-            lab,
-            tests=tuple(map(shown, lab.tests)),
-            probes=None
-            if lab.probes is None
-            else replace(lab.probes, failures=tuple(map(hidden.redact, lab.probes.failures))),
+    def redacted(texts: Iterable[str]) -> tuple[str, ...]:
+        return tuple(map(hidden.redact, texts))
+
+    def lab_shown(lab: LabResult) -> LabResult:
+        tests = tuple(map(shown, lab.tests))
+        if lab.probes is None:
+            return replace(lab, tests=tests)
+        return replace(
+            lab, tests=tests, probes=replace(lab.probes, failures=redacted(lab.probes.failures))
         )
-        for lab in result.labs
-    )
-    return replace(
-        result,
-        labs=labs,
-        problems=tuple(map(hidden.redact, result.problems)),
-        notes=tuple(map(hidden.redact, result.notes)),
-        flags=tuple(map(hidden.redact, result.flags)),
-    )
+
+    labs = tuple(map(lab_shown, result.labs))
+    problems, notes, flags = map(redacted, (result.problems, result.notes, result.flags))
+    return replace(result, labs=labs, problems=problems, notes=notes, flags=flags)

@@ -30,8 +30,7 @@ class HiddenTests:
     """Instructor test files by name, and how many tests each lab gains from them."""
 
     files: Mapping[str, bytes]
-    catalog: Catalog
-    """Their tests, at their place in the graded copy."""
+    catalog: Catalog  # their tests, at their place in the graded copy
 
     def paths(self, manifest: Manifest) -> dict[str, bytes]:
         """The files at their place in a graded copy: beside the focused tests."""

@@ -177,11 +177,9 @@ def write_cases(probes: ProbeSet, root: Path) -> Path:
 class ProbeTarget:
     """Where and how to run the probe driver on a learner's package."""
 
-    root: Path
-    """The graded copy (holding the probe module and the cases file)."""
+    root: Path  # the graded copy (holding the probe module and the cases file)
     package: str
-    modules: tuple[str, ...]
-    """The package's modules to import before any case (the lab modules)."""
+    modules: tuple[str, ...]  # the lab modules, imported before any case
     python_path: tuple[Path, ...]
     wrap: Wrap | None = None
 
@@ -208,7 +206,6 @@ class Answers:
     """Answers gathered across driver processes, and what is still to ask."""
 
     def __init__(self, probes: ProbeSet) -> None:
-        self.probes = probes
         self.answers: dict[str, Answer] = {}
         self.lab_of = {str(case["id"]): str(case["lab"]) for case in probes.cases}
 
@@ -227,14 +224,9 @@ class Answers:
 
     def case_hung(self, case_id: str, lab: str, seconds: float) -> None:
         """``case_id`` ran past ``seconds``: the later cases of its ``lab`` are not run."""
-        hung: Answer = {"missing": Status.TIMEOUT, "message": still_running(seconds)}
-        self.answers.setdefault(case_id, hung)
+        still = _("still running after {seconds:g}s").format(seconds=seconds)
+        self.answers.setdefault(case_id, {"missing": Status.TIMEOUT, "message": still})
         self.give_up([lab], Status.TIMEOUT, _("not run: an earlier case of this lab hung"))
-
-
-def still_running(seconds: float) -> str:
-    """What a case that ran past its limit answered."""
-    return _("still running after {seconds:g}s").format(seconds=seconds)
 
 
 def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[str, Answer]:

@@ -297,15 +297,10 @@ def enforced(
             found.append("learner code is the grader's own host user outside its namespace")
     else:
         found.append("no sandbox: learner code runs with the grader's own permissions")
-
-    def how(controller: str) -> str:
-        assert cgroup is not None
-        if cgroup.holder is not None:
-            return "systemd scope of the run, cgroup v2"
-        return f"{controller} cgroup {cgroup.version}"
-
+    held = cgroup is not None and cgroup.holder is not None
     if cgroup is not None and cgroup.memory is not None:
-        found.append(f"memory {limits.memory_mb} MB for all processes together ({how('memory')})")
+        how = "systemd scope of the run, cgroup v2" if held else f"memory cgroup {cgroup.version}"
+        found.append(f"memory {limits.memory_mb} MB for all processes together ({how})")
     elif scoped:
         found.append(
             f"memory {limits.memory_mb} MB for each process the run starts, with its children "
@@ -317,7 +312,8 @@ def enforced(
             "(no writable memory cgroup, so no cap on all processes together)"
         )
     if cgroup is not None and cgroup.pids is not None:
-        found.append(f"{limits.processes} processes and threads together ({how('pids')})")
+        how = "systemd scope of the run, cgroup v2" if held else f"pids cgroup {cgroup.version}"
+        found.append(f"{limits.processes} processes and threads together ({how})")
     elif scoped:
         found.append(
             f"{limits.processes} processes and threads for each process the run starts, with "
@@ -439,9 +435,8 @@ class Confinement:
         if self.scope is not None:
             systemd_run, env_program, user = self.scope
             memory, processes = self.limits.memory_mb, self.limits.processes
-            sandbox = (
-                cgroups.scope_command(systemd_run, env_program, memory, processes, user) + sandbox
-            )
+            scope = cgroups.scope_command(systemd_run, env_program, memory, processes, user)
+            sandbox = scope + sandbox
             spec["env"] = cgroups.scope_environment(dict(os.environ))  # ``env -i`` clears it
         return _launcher(spec) + sandbox + command, {}
 
