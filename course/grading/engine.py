@@ -179,7 +179,7 @@ class GradedRun:
 
     def ended(self) -> tuple[bool, str, tuple[str, ...]]:
         """Whether the run reached its memory cap, why it expired, and what was enforced."""
-        if (confinement := self.confinement) is None:  # a worker or the kernel: none
+        if (confinement := self.confinement) is None:  # a tab has no cgroups or timers
             return False, "", ()
         return confinement.out_of_memory(), confinement.expired, confinement.enforced()
 
