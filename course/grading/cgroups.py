@@ -1,17 +1,11 @@
 """Per-run cgroups (memory and pids controllers, v1 or v2): create, limit, empty, remove.
 
 A cgroup caps what all of a run's processes use together, which per-process resource limits
-cannot: four forked children of 1 GiB each are four times one child's limit, but one cgroup's.
-Cgroup v1 hierarchies this process may write to are used first. On a cgroup-v2-only host a
-run's cgroup is made in a delegated subtree: the folder named by ``COURSE_GRADING_CGROUP``
-(for instance a ``systemd-run --user --scope -p Delegate=yes`` scope's own folder, or one
-an administrator made and handed over), else this process's own cgroup; it must have the
-``memory`` and ``pids`` controllers in its ``cgroup.subtree_control``. Elsewhere ``create``
-returns None, and a systemd scope (``systemd-run --scope -p MemoryMax= -p TasksMax=``, the
-user's own manager for an ordinary user) holds the whole run: a holder process starts in a new
-delegated scope with the caps and every process of the run joins its cgroup. Where a process of
-the grader's may not join it, each process the run starts gets a scope of its own instead,
-capping it with its children; the sandbox says which caps it could set.
+cannot (four forked children of 1 GiB each are four times one child's limit). Writable cgroup
+v1 hierarchies come first; else a cgroup v2 in a delegated subtree with the ``memory`` and
+``pids`` controllers (``COURSE_GRADING_CGROUP``, else this process's own cgroup); else a
+systemd scope with the caps, held by a sleeping process, that every process of the run joins;
+else, where the grader may not join it, a scope for each process the run starts.
 """
 
 from __future__ import annotations
@@ -30,24 +24,41 @@ from pathlib import Path
 PREFIX = "course-grading"
 DELEGATED = "COURSE_GRADING_CGROUP"
 """Environment variable naming a delegated cgroup v2 folder to make runs' cgroups in."""
+SCOPE_VARIABLES = ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS")
+"""What ``systemd-run --user`` needs to reach the user's manager (and nothing after it gets)."""
 _numbers = itertools.count(1)
 
 
-def _v1_mounts(mountinfo: str) -> dict[str, Path]:
-    """Controller name → mount point of each cgroup v1 hierarchy in ``/proc/self/mountinfo``."""
+def tried(
+    command: list[str], env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``command`` run to its end, its output captured."""
+    return subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def last_said(output: str, code: int) -> str:
+    """The last line a command printed, else its exit code."""
+    return (output.strip().splitlines() or [f"exit code {code}"])[-1]
+
+
+def _mounts(mountinfo: str) -> dict[str, Path]:
+    """Controller name → mount point of each cgroup hierarchy (``""``: v2) in ``mountinfo``."""
     found: dict[str, Path] = {}
     for line in mountinfo.splitlines():
         fields, _, tail = line.partition(" - ")
         parts, options = fields.split(), tail.split()
-        if len(parts) < 5 or len(options) < 3 or options[0] != "cgroup":
-            continue
-        for option in options[2].split(","):
-            found.setdefault(option, Path(parts[4]))
+        if len(parts) >= 5 and options[:1] == ["cgroup2"]:
+            found.setdefault("", Path(parts[4]))
+        elif len(parts) >= 5 and len(options) >= 3 and options[0] == "cgroup":
+            for option in options[2].split(","):
+                found.setdefault(option, Path(parts[4]))
     return found
 
 
 def _own_paths(cgroup: str) -> dict[str, str]:
-    """Controller name → this process's cgroup path, from ``/proc/self/cgroup``."""
+    """Controller name → this process's cgroup path, from ``/proc/self/cgroup`` (``""``: v2)."""
     found: dict[str, str] = {}
     for line in cgroup.splitlines():
         parts = line.split(":", 2)
@@ -57,32 +68,26 @@ def _own_paths(cgroup: str) -> dict[str, str]:
     return found
 
 
+def _proc_self() -> tuple[str, str] | None:
+    """This process's ``/proc/self/mountinfo`` and ``/proc/self/cgroup``."""
+    try:
+        mountinfo = Path("/proc/self/mountinfo").read_text(encoding="utf-8")
+        return mountinfo, Path("/proc/self/cgroup").read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
 def v2_mount(mountinfo: str) -> Path | None:
     """The mount point of the cgroup v2 hierarchy in ``/proc/self/mountinfo``, if any."""
-    for line in mountinfo.splitlines():
-        fields, _, tail = line.partition(" - ")
-        parts, options = fields.split(), tail.split()
-        if len(parts) >= 5 and options[:1] == ["cgroup2"]:
-            return Path(parts[4])
-    return None
-
-
-def v2_own_path(cgroup: str) -> str | None:
-    """This process's cgroup v2 path (the ``0::`` line of ``/proc/self/cgroup``)."""
-    for line in cgroup.splitlines():
-        if line.startswith("0::"):
-            return line[3:]
-    return None
+    return _mounts(mountinfo).get("")
 
 
 def v2_parent(mountinfo: str, cgroup: str, delegated: str | None) -> Path | None:
     """Where a run's v2 cgroup goes: the delegated folder, else this process's own cgroup."""
     if delegated:
         return Path(delegated)
-    mount, own = v2_mount(mountinfo), v2_own_path(cgroup)
-    if mount is None or own is None:
-        return None
-    return mount / own.lstrip("/")
+    mount, own = v2_mount(mountinfo), _own_paths(cgroup).get("")
+    return None if mount is None or own is None else mount / own.lstrip("/")
 
 
 def v2_usable(parent: Path) -> bool:
@@ -96,17 +101,15 @@ def v2_usable(parent: Path) -> bool:
 
 def parent_directories() -> dict[str, Path]:
     """Where new memory and pids cgroups go: under this process's own cgroup when visible."""
-    try:
-        mounts = _v1_mounts(Path("/proc/self/mountinfo").read_text(encoding="utf-8"))
-        own = _own_paths(Path("/proc/self/cgroup").read_text(encoding="utf-8"))
-    except OSError:
+    texts = _proc_self()
+    if texts is None:
         return {}
+    mounts, own = _mounts(texts[0]), _own_paths(texts[1])
     parents: dict[str, Path] = {}
     for controller in ("memory", "pids"):
-        if controller not in mounts:
-            continue
-        inside = mounts[controller] / own.get(controller, "/").lstrip("/")
-        parents[controller] = inside if inside.is_dir() else mounts[controller]
+        if controller in mounts:
+            inside = mounts[controller] / own.get(controller, "/").lstrip("/")
+            parents[controller] = inside if inside.is_dir() else mounts[controller]
     return parents
 
 
@@ -116,7 +119,7 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass  # another user's process
     return True
 
 
@@ -132,16 +135,12 @@ def _remove_stale(parent: Path) -> None:
 
 @dataclass
 class Cgroups:
-    """The cgroups of one graded run; ``directories`` are joined by every process it starts.
-
-    With cgroup v2 ``memory`` and ``pids`` are one folder.
-    """
+    """The cgroups of one graded run, joined by every process it starts (v2: one folder)."""
 
     memory: Path | None
     pids: Path | None
     version: str = "v1"
-    holder: subprocess.Popen[bytes] | None = None
-    """The process that keeps a run's systemd scope alive (see ``create_scope``)."""
+    holder: subprocess.Popen[bytes] | None = None  # keeps a run's systemd scope alive
 
     @property
     def directories(self) -> list[Path]:
@@ -207,12 +206,8 @@ def _make(parent: Path, name: str, settings: dict[str, int]) -> Path | None:
 
 def create_v2(memory_mb: int, processes: int) -> Cgroups | None:
     """A cgroup v2 capping memory at ``memory_mb`` (no swap) and tasks at ``processes``."""
-    try:
-        mountinfo = Path("/proc/self/mountinfo").read_text(encoding="utf-8")
-        own = Path("/proc/self/cgroup").read_text(encoding="utf-8")
-    except OSError:
-        return None
-    parent = v2_parent(mountinfo, own, os.environ.get(DELEGATED))
+    texts = _proc_self()
+    parent = None if texts is None else v2_parent(*texts, os.environ.get(DELEGATED))
     if parent is None or not v2_usable(parent):
         return None
     _remove_stale(parent)
@@ -259,9 +254,6 @@ def _create_v1(memory_mb: int, processes: int) -> Cgroups | None:
 
 # --------------------------------------------------------------------------- systemd scopes
 
-SCOPE_VARIABLES = ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS")
-"""What ``systemd-run --user`` needs to reach the user's manager (and nothing after it gets)."""
-
 
 def scope_command(
     systemd_run: str, env: str, memory_mb: int, processes: int, user: bool
@@ -271,16 +263,11 @@ def scope_command(
     return [
         systemd_run,
         *(["--user"] if user else []),
-        "--scope",
-        "--quiet",
-        "--collect",
-        "--property=Delegate=yes",
+        *["--scope", "--quiet", "--collect", "--property=Delegate=yes"],
         f"--property=MemoryMax={memory_mb}M",
         "--property=MemorySwapMax=0",
         f"--property=TasksMax={processes}",
-        "--",
-        env,
-        "-i",
+        *("--", env, "-i"),
     ]
 
 
@@ -299,18 +286,11 @@ def systemd_scope() -> tuple[tuple[str, str, bool] | None, str]:
     user = os.geteuid() != 0
     command = scope_command(systemd_run, env, 64, 8, user) + ["true"]
     try:
-        done = subprocess.run(
-            command,
-            env=scope_environment(dict(os.environ)),
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        done = tried(command, scope_environment(dict(os.environ)), timeout=30)
     except (OSError, subprocess.TimeoutExpired) as error:
         return None, f"systemd-run did not start: {error}"
     if done.returncode != 0:
-        said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        said = last_said(done.stderr, done.returncode)
         return None, f"systemd-run cannot make a scope here ({said})"
     return (systemd_run, env, user), ""
 
@@ -325,7 +305,7 @@ def holder_command(
 
 def scope_folder(mount: Path, own: str | None, holder: str) -> Path | None:
     """The holder's scope folder, once it is in one (``holder``: its ``/proc/PID/cgroup``)."""
-    path = v2_own_path(holder)
+    path = _own_paths(holder).get("")
     if path is None or path == own or not path.endswith(".scope"):
         return None
     return mount / path.lstrip("/")
@@ -337,12 +317,9 @@ def create_scope(
     """A systemd scope capping all of a run's processes together, held by a sleeping process;
     None where it has no cgroup v2 caps (whether the run may join it is the caller's check)."""
     sleep = shutil.which("sleep", path="/usr/bin:/bin")
-    try:
-        mount = v2_mount(Path("/proc/self/mountinfo").read_text(encoding="utf-8"))
-        own = v2_own_path(Path("/proc/self/cgroup").read_text(encoding="utf-8"))
-    except OSError:
-        return None
-    if sleep is None or mount is None:
+    texts = _proc_self()
+    mount = None if texts is None else v2_mount(texts[0])
+    if sleep is None or texts is None or mount is None:
         return None
     try:
         holder = subprocess.Popen(
@@ -356,8 +333,7 @@ def create_scope(
     except OSError:
         return None
     found = Cgroups(None, None, "v2", holder)
-    deadline = time.monotonic() + wait
-    folder = None
+    deadline, own, folder = time.monotonic() + wait, _own_paths(texts[1]).get(""), None
     while folder is None and holder.poll() is None and time.monotonic() < deadline:
         with contextlib.suppress(OSError):
             text = Path(f"/proc/{holder.pid}/cgroup").read_text(encoding="utf-8")

@@ -23,28 +23,11 @@ from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
 
 @dataclass(frozen=True)
 class Found:
-    """The workspace a door stands in, its marker read once (``look``): where it is (None:
-    no workspace), what the marker says, or why it cannot be read."""
+    """The workspace a door stands in (None: none), its marker read once, or why it cannot be."""
 
     root: Path | None
     workspace: Workspace | None = None
     error: WorkspaceError | None = None
-
-    @property
-    def edition(self) -> str | None:
-        """The edition the marker records, if it could be read."""
-        return self.workspace.edition if self.workspace is not None else None
-
-    def admitted(self, manifest: Manifest) -> Workspace | None:
-        """The workspace under ``admit_workspace``'s rules for ``manifest`` (None: none
-        here), as ``read_workspace(root, manifest)`` gives it, without reading the marker
-        again; a ``WorkspaceError`` says why it cannot be used."""
-        if self.error is not None:
-            raise self.error
-        if self.workspace is not None:
-            package = Tree(self.workspace.root).kind(self.workspace.package)
-            admit_workspace(self.workspace, manifest, package)
-        return self.workspace
 
 
 def look(root: Path | None) -> Found:
@@ -65,22 +48,17 @@ def look_around(start: Path) -> Found:
 def speak_for(requested: str | None, found: Found) -> str:
     """``editions.speak`` with the marker already read: speak ``requested``, else the edition
     ``found`` records, else ``COURSE_LANG``/``LANG``. Raises ``EditionError``."""
-    return speak_recorded(requested, found.edition)
+    return speak_recorded(requested, found.workspace.edition if found.workspace else None)
 
 
 @dataclass(frozen=True)
 class Door:
-    """A door's setup, made once per run (``checkpoint``, ``check()``, ``check_variant()``): the
-    chapter, the kit, the edition it speaks and the workspace it stands in, its marker read
-    once (``found``). The rest is made when first asked for, then kept: the workspace admitted
-    for the chapter, the kit's fingerprints and the snapshot graded. Nothing is read twice.
-    ``tests/harness/test_setup_once.py`` counts it, door by door."""
+    """A door's setup, made once per run (``checkpoint``, ``check()``, ``check_variant()``); the
+    rest is made when first asked for, then kept: nothing is read twice (``test_setup_once``)."""
 
-    source: Manifest
-    """The chapter in the curriculum's own words (the gradebook keeps them)."""
+    source: Manifest  # the chapter in the curriculum's own words (the gradebook keeps them)
     kit: Path
-    edition: str
-    """The edition this door chose (the process speaks it)."""
+    edition: str  # the edition this door chose (the process speaks it)
     found: Found
 
     @cached_property
@@ -90,9 +68,14 @@ class Door:
 
     @cached_property
     def workspace(self) -> Workspace | None:
-        """The workspace checked (None: the kit's reference); a ``WorkspaceError`` when it
-        cannot be used for this chapter."""
-        return self.found.admitted(self.source)
+        """The workspace checked (None: the reference), admitted for the chapter as
+        ``read_workspace(root, manifest)`` does without reading the marker again."""
+        workspace = self.found.workspace
+        if self.found.error is not None:
+            raise self.found.error
+        if workspace is not None:
+            admit_workspace(workspace, self.source, Tree(workspace.root).kind(workspace.package))
+        return workspace
 
     @property
     def root(self) -> Path | None:

@@ -1,25 +1,20 @@
 """The one verdict engine: a pristine graded copy, run confined, decided from probes.
 
-Every door (``checkpoint``, ``--lab``, ``--watch``, ``--review``, ``--practice``, ``--roster``,
-the notebook's ``check()``) asks ``evaluate`` for a lab's verdict, so the same files get the
-same status and counts everywhere; the doors differ only in isolation and in presentation.
-
-The graded copy holds the kit's own test files, test configuration, given modules and
-fixture data, plus only the learner's editable modules (the manifest's ``learner`` files),
-read without following links. Nothing else of the workspace exists there: a ``conftest.py``,
-a ``sitecustomize.py``, a ``pytest/`` package or an edited test changes nothing and is
-reported as a note. The focused tests and the probe driver run inside the confinement; a
-lab's grade is decided here, on the grader's side, from the probes' answers compared with the
-reference's (see ``results.LabResult``).
+Every door asks ``evaluate`` (or ``grade``) for a lab's verdict, so the same files get the same
+status and counts everywhere. The graded copy holds the kit's own files plus only the learner's
+editable modules, read without following links: a workspace's ``conftest.py``,
+``sitecustomize.py``, ``pytest/`` package or edited test changes nothing (it is a note). The
+tests and the probe driver run confined; the grade is decided here, on the grader's side.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,7 +24,7 @@ from ..harness import webworker
 from ..harness.catalog import Catalog, kit_catalog
 from ..harness.kit import chapter_fingerprints, read_source
 from ..harness.manifest import Lab, Manifest
-from ..harness.results import CheckpointResult, TestOutcome, attribute, summarize
+from ..harness.results import CheckpointResult, LabResult, TestOutcome, attribute, summarize
 from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
 from ..harness.webworker import in_a_browser
@@ -42,7 +37,7 @@ from ..sandboxed.probecases import Answer
 from . import probes as probing
 from .hidden import HiddenTests
 from .safefs import Tree
-from .sandbox import SandboxLimits, open_confinement, sandbox_status, user_site
+from .sandbox import Confinement, SandboxLimits, open_confinement, sandbox_status, user_site
 from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
 
 SandboxMode = Literal["required", "auto", "off"]
@@ -67,20 +62,12 @@ class GradingOptions:
     sandbox: SandboxMode = "auto"
     hidden: HiddenTests | None = None
     limits: SandboxLimits = field(default_factory=SandboxLimits)
-    probes: probing.ProbeSet | None = None
-    """Cases and reference answers drawn once for many workspaces (else drawn per run)."""
-    seed: int | None = None
-    """The probes' seed when they are drawn per run (the manifest's ``probe_seed`` when None)."""
-    deadline_seconds: float | None = None
-    """Wall-clock limit of the whole run; its processes are killed when it passes."""
-    commands: Commands = BY_NAME
-    """How the door's reader runs the kit's commands (a replay line is printed in that form)."""
-    audit: probing.ProbeSet | None = None
-    """More cases, of a seed no workspace holds (a roster's): they can fail a lab, never count."""
-    in_process: bool = field(default_factory=without_workers)
-    """Run the tests and the probe cases in this process, each under a ``sys.settrace`` time
-    limit, never sandboxed (``inprocess.py``): where neither a child process nor a Web Worker
-    can start."""
+    probes: probing.ProbeSet | None = None  # drawn once for many workspaces (else per run)
+    seed: int | None = None  # of probes drawn per run (None: the manifest's ``probe_seed``)
+    deadline_seconds: float | None = None  # the whole run's: its processes are killed after
+    commands: Commands = BY_NAME  # how the door's reader runs the kit's (replay lines)
+    audit: probing.ProbeSet | None = None  # a roster's seed: they can fail a lab, never count
+    in_process: bool = field(default_factory=without_workers)  # ``inprocess.py``, unsandboxed
 
 
 @dataclass(frozen=True)
@@ -89,10 +76,8 @@ class Graded:
 
     result: CheckpointResult
     snapshot: Snapshot
-    enforced: tuple[str, ...]
-    """What the run's confinement enforced, plainly (see ``sandbox.enforced``)."""
-    extra: tuple[TestOutcome, ...] = ()
-    """The outcomes of the ``uncounted`` test files."""
+    enforced: tuple[str, ...]  # what the run's confinement enforced (``sandbox.enforced``)
+    extra: tuple[TestOutcome, ...] = ()  # the outcomes of the ``uncounted`` test files
 
 
 # --------------------------------------------------------------------------- the graded copy
@@ -122,10 +107,8 @@ def graded_files(
 
 
 def grader_library() -> dict[str, bytes]:
-    """The kit's code the graded run needs: ``course.sandboxed`` whole (the test reporter, the
-    probe driver, the chapter conftest's marker reader and what they use) and the editions'
-    catalogs, so the messages made in the run speak the learner's edition. Nothing else of the
-    kit, none of the reference's modules (``tests/harness/test_sandboxed.py`` keeps it so)."""
+    """The kit's code the graded run needs: ``course.sandboxed`` whole and the editions'
+    catalogs (the run speaks the learner's edition); nothing else (``test_sandboxed.py``)."""
     package = Path(__file__).resolve().parents[1]
     shipped = [package / "__init__.py", package / "locale" / "__init__.py"]
     shipped += sorted((package / "sandboxed").glob("*.py"))
@@ -172,8 +155,8 @@ def _confinement_choice(manifest: Manifest, kit: Path, mode: SandboxMode) -> tup
 
 
 def library_first(library: Path) -> Wrap:
-    """A worker's only confinement: the grader's library first on its import path, as the
-    sandbox puts it (the worker's Pyodide has none of the kit installed)."""
+    """A worker's only confinement: the grader's library first on its import path (the
+    worker's Pyodide has none of the kit installed)."""
 
     def wrap(
         command: list[str], env: dict[str, str], writable: tuple[Path, ...]
@@ -184,35 +167,21 @@ def library_first(library: Path) -> Wrap:
     return wrap
 
 
-@dataclass
+@dataclass(frozen=True)
 class GradedRun:
-    """A graded copy on disk and the confinement its processes start in."""
+    """A graded copy on disk and the confinement its processes start in (None: none)."""
 
     copy: Path
     library: Path
     wrap: Wrap | None
-    unsandboxed: str
-    """Why the run is not sandboxed ('' when it is)."""
-    expired: Callable[[], str]
-    out_of_memory: Callable[[], bool]
-    enforced: Callable[[], tuple[str, ...]]
+    unsandboxed: str  # why the run is not sandboxed ('' when it is)
+    confinement: Confinement | None = None
 
-    def target(
-        self,
-        manifest: Manifest,
-        files: Sequence[str],
-        catalog: Catalog | None,
-        uncounted: Sequence[str] = (),
-    ) -> RunTarget:
-        return RunTarget(
-            self.copy,
-            tuple(files) + tuple(uncounted),
-            manifest.package,
-            (self.copy,),
-            self.wrap,
-            catalog,
-            tuple(uncounted),
-        )
+    def ended(self) -> tuple[bool, str, tuple[str, ...]]:
+        """Whether the run reached its memory cap, why it expired, and what was enforced."""
+        if (confinement := self.confinement) is None:  # a tab has no cgroups or timers
+            return False, "", ()
+        return confinement.out_of_memory(), confinement.expired, confinement.enforced()
 
 
 @contextlib.contextmanager
@@ -226,9 +195,9 @@ def graded_run(
 ) -> Iterator[GradedRun]:
     """The graded copy of ``snapshot`` and its confinement, for as long as the block runs."""
     if options.in_process:
-        bwrap, unsandboxed = None, IN_PROCESS_NOTE
+        bwrap, unsandboxed = None, _(IN_PROCESS_NOTE)
     elif in_a_browser():
-        bwrap, unsandboxed = None, IN_WORKER_NOTE
+        bwrap, unsandboxed = None, _(IN_WORKER_NOTE)
     else:
         bwrap, unsandboxed = _confinement_choice(manifest, kit, options.sandbox)
     with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
@@ -240,11 +209,11 @@ def graded_run(
         if probes is not None:
             probing.write_cases(probes, copy)
         if options.in_process:  # the grader's own modules are this process's
-            yield GradedRun(copy, library, None, _(unsandboxed), str, bool, tuple)
+            yield GradedRun(copy, library, None, unsandboxed)
             return
         write_files(library, grader_library())
-        if in_a_browser():  # a worker is its own confinement; the tab has no cgroups or timers
-            yield GradedRun(copy, library, library_first(library), _(unsandboxed), str, bool, tuple)
+        if in_a_browser():  # a worker is its own confinement
+            yield GradedRun(copy, library, library_first(library), unsandboxed)
             return
         confinement = open_confinement(
             sandboxed=bwrap is not None,
@@ -264,15 +233,7 @@ def graded_run(
             timer.daemon = True
             timer.start()
         try:
-            yield GradedRun(
-                copy,
-                library,
-                confinement.wrap,
-                unsandboxed,
-                lambda: confinement.expired,
-                confinement.out_of_memory,
-                confinement.enforced,
-            )
+            yield GradedRun(copy, library, confinement.wrap, unsandboxed, confinement)
         finally:
             if timer is not None:
                 timer.cancel()
@@ -293,17 +254,16 @@ def grade(
 ) -> Graded:
     """Run ``labs`` on ``snapshot``'s graded copy and decide each lab from its probes.
 
-    ``selected``: only ``labs`` were asked for (else the whole chapter runs). ``hide``: more
-    directories learner code must not see (the roster, the gradebook). ``uncounted``: more test
-    files to run in the same process, counted in no lab (their outcomes are ``Graded.extra``).
+    ``selected``: only ``labs`` run (else the whole chapter). ``hide``: more directories learner
+    code must not see. ``uncounted``: more test files, counted in no lab (``Graded.extra``).
     """
-    probes = options.probes
-    if probes is None:
+    ids = [lab.id for lab in labs]
+    if options.probes is None:
         seed = options.seed if options.seed is not None else manifest.probe_seed
         probes = probing.prepare(manifest, kit, labs, seed)
     else:
-        probes = probes.only([lab.id for lab in labs])
-    audit = options.audit.only([lab.id for lab in labs]) if options.audit else None
+        probes = options.probes.only(ids)
+    audit = options.audit.only(ids) if options.audit else None
     asked = probing.with_audit_cases(probes, audit) if probes and audit else probes
     hidden = options.hidden
     catalog = kit_catalog(manifest, kit) + (hidden.catalog if hidden else Catalog())
@@ -313,27 +273,29 @@ def grade(
             run.copy, manifest.package, tuple(modules), (run.copy, run.library), run.wrap
         )
         files = manifest.test_files + tuple(hidden.paths(manifest) if hidden else ())
-        target = run.target(manifest, files, catalog, uncounted)
-        chosen = [lab.id for lab in labs] if selected else []
+        tests = (*files, *uncounted)
+        target = RunTarget(
+            run.copy, tests, manifest.package, (run.copy,), run.wrap, catalog, tuple(uncounted)
+        )
+        chosen = ids if selected else []
+        attempt, answer = None, probing.run_probes
         if options.in_process:
             from . import inprocess  # pytest is imported only where the tests run here
 
-            outcomes, log = run_focused_tests(
-                target, labs=chosen, limits=limits, attempt=inprocess.run_here
-            )
-            got = inprocess.answer_here(asked, where, limits) if asked is not None else None
-        elif in_a_browser():  # one worker at a time: the tab's kernel has no threads
-            outcomes, log = run_focused_tests(target, labs=chosen, limits=limits)
-            got = probing.run_probes(asked, where, limits) if asked is not None else None
+            attempt, answer = inprocess.run_here, inprocess.answer_here
+        if options.in_process or in_a_browser():  # one at a time: a tab's kernel has no threads
+            outcomes, log = run_focused_tests(target, labs=chosen, limits=limits, attempt=attempt)
+            got = answer(asked, where, limits) if asked is not None else None
         else:
             answers: Future[dict[str, Answer]] | None = None
             with ThreadPoolExecutor(max_workers=1) as pool:
                 if asked is not None:  # the probes' process runs beside the tests' process
-                    answers = pool.submit(probing.run_probes, asked, where, limits)
+                    answers = pool.submit(answer, asked, where, limits)
                 outcomes, log = run_focused_tests(target, labs=chosen, limits=limits)
             got = answers.result() if answers is not None else None
         # The graded copy is a temporary folder: messages name its files as the learner does.
-        outcomes = [relative_to(run.copy, o) for o in outcomes]
+        unprefixed = functools.partial(_unprefixed, f"{run.copy}/")
+        outcomes = [_each_text(o, unprefixed) for o in outcomes]
         extra = [o for o in outcomes if o.nodeid.partition("::")[0] in uncounted]
         outcomes = [attribute(manifest, o) for o in outcomes if o not in extra]
         summaries = {}
@@ -346,27 +308,14 @@ def grade(
                     summaries, probing.compare(audit, found, options.commands), audit.seed
                 )
             summaries = {
-                lab: replace(
-                    summary,
-                    failures=tuple(f.replace(f"{run.copy}/", "") for f in summary.failures),
-                )
+                lab: replace(summary, failures=tuple(map(unprefixed, summary.failures)))
                 for lab, summary in summaries.items()
             }
-        out_of_memory, expired, enforced = run.out_of_memory(), run.expired(), run.enforced()
-    problems = list(log.collect_errors if not outcomes else [])
-    if expired:
-        problems.append(expired)
-    notes = list(snapshot.notes)
-    if out_of_memory:
-        notes.append(
-            _("the run reached its {size} MB memory limit; the kernel killed a process").format(
-                size=options.limits.memory_mb
-            )
-        )
-    if run.unsandboxed:
-        notes.append(run.unsandboxed)
-    if log.bounds:
-        notes.append(log.bounds)
+        out_of_memory, expired, enforced = run.ended()
+    problems = (log.collect_errors if not outcomes else []) + ([expired] if expired else [])
+    killed = _("the run reached its {size} MB memory limit; the kernel killed a process")
+    memory = [killed.format(size=options.limits.memory_mb)] if out_of_memory else []
+    notes = [*snapshot.notes, *memory, *filter(None, [run.unsandboxed, log.bounds])]
     result = summarize(
         manifest,
         labs,
@@ -383,14 +332,17 @@ def grade(
     return Graded(result, snapshot, enforced, tuple(extra))
 
 
-def relative_to(copy: Path, outcome: TestOutcome) -> TestOutcome:
-    """``outcome`` with the graded copy's folder left out of its message and what it shows."""
-    prefix = f"{copy}/"
+def _unprefixed(prefix: str, text: str) -> str:
+    return text.replace(prefix, "")
+
+
+def _each_text(outcome: TestOutcome, change: Callable[[str], str]) -> TestOutcome:
+    """``outcome`` with ``change`` made to its message and to each line it shows."""
     return replace(
         outcome,
-        message=outcome.message.replace(prefix, ""),
-        shown=tuple(line.replace(prefix, "") for line in outcome.shown),
-        output=tuple(line.replace(prefix, "") for line in outcome.output),
+        message=change(outcome.message),
+        shown=tuple(map(change, outcome.shown)),
+        output=tuple(map(change, outcome.output)),
     )
 
 
@@ -433,27 +385,19 @@ def for_learners(
             return replace(
                 test, message=_(INSTRUCTOR_MESSAGE), frames=(), shown=(), output=(), output_more=0
             )
+        return _each_text(test, hidden.redact)
+
+    def redacted(texts: Iterable[str]) -> tuple[str, ...]:
+        return tuple(map(hidden.redact, texts))
+
+    def lab_shown(lab: LabResult) -> LabResult:
+        tests = tuple(map(shown, lab.tests))
+        if lab.probes is None:
+            return replace(lab, tests=tests)
         return replace(
-            test,
-            message=hidden.redact(test.message),
-            shown=tuple(map(hidden.redact, test.shown)),
-            output=tuple(map(hidden.redact, test.output)),
+            lab, tests=tests, probes=replace(lab.probes, failures=redacted(lab.probes.failures))
         )
 
-    labs = tuple(
-        replace(
-            lab,
-            tests=tuple(map(shown, lab.tests)),
-            probes=None
-            if lab.probes is None
-            else replace(lab.probes, failures=tuple(map(hidden.redact, lab.probes.failures))),
-        )
-        for lab in result.labs
-    )
-    return replace(
-        result,
-        labs=labs,
-        problems=tuple(map(hidden.redact, result.problems)),
-        notes=tuple(map(hidden.redact, result.notes)),
-        flags=tuple(map(hidden.redact, result.flags)),
-    )
+    labs = tuple(map(lab_shown, result.labs))
+    problems, notes, flags = map(redacted, (result.problems, result.notes, result.flags))
+    return replace(result, labs=labs, problems=problems, notes=notes, flags=flags)

@@ -1,17 +1,16 @@
 """Instructor tests: test files learners never see, run beside the focused tests and counted.
 
-``checkpoint CHAPTER --hidden DIR`` copies every ``test_*.py`` of ``DIR`` next to the focused
-tests in the graded copy (so they share its ``conftest.py`` and helpers) and adds their tests
-to their labs. How many tests each lab gains is read from the files here, on the grader's
-side, so a test process that leaves instructor tests out of its report cannot shrink a lab.
-Each test is a module-level function with ``@pytest.mark.lab("ID")``; ``parametrize`` with a
-literal list of cases counts each case.
+``checkpoint CHAPTER --hidden DIR`` puts every ``test_*.py`` of ``DIR`` beside the focused tests
+in the graded copy. How many tests each lab gains (``@pytest.mark.lab("ID")`` functions; a
+literal ``parametrize`` list counts each case) is read here, on the grader's side, so a test
+process that leaves instructor tests out of its report cannot shrink a lab.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 from ..harness.catalog import Catalog, CatalogError, CatalogTest, test_functions
@@ -20,16 +19,6 @@ from ..harness.manifest import Manifest
 QUOTED_CHARS = 24
 """A line of an instructor test at least this long (stripped) counts as quoting it."""
 REDACTED = "[text of an instructor test, not shown]"
-
-
-def distinctive_lines(files: Mapping[str, bytes]) -> frozenset[str]:
-    """The stripped lines of ``files`` long enough to tell that a message quotes them."""
-    return frozenset(
-        stripped
-        for data in files.values()
-        for line in data.decode("utf-8", "replace").splitlines()
-        if len(stripped := line.strip()) >= QUOTED_CHARS
-    )
 
 
 class HiddenTestError(ValueError):
@@ -41,31 +30,24 @@ class HiddenTests:
     """Instructor test files by name, and how many tests each lab gains from them."""
 
     files: Mapping[str, bytes]
-    catalog: Catalog
-    """Their tests, at their place in the graded copy."""
-
-    @property
-    def counts(self) -> dict[str, int]:
-        """How many tests each lab gains."""
-        return {
-            lab: self.catalog.count(lab) for lab in dict.fromkeys(t.lab for t in self.catalog.tests)
-        }
+    catalog: Catalog  # their tests, at their place in the graded copy
 
     def paths(self, manifest: Manifest) -> dict[str, bytes]:
         """The files at their place in a graded copy: beside the focused tests."""
         folder = PurePosixPath(manifest.focused_tests).parent
         return {(folder / name).as_posix(): data for name, data in self.files.items()}
 
-    lines: frozenset[str] = field(default=frozenset(), compare=False)
-    """The files' distinctive lines (see ``redact``)."""
+    @cached_property
+    def lines(self) -> frozenset[str]:
+        """The files' stripped lines long enough to tell that a message quotes them."""
+        texts = [data.decode("utf-8", "replace") for data in self.files.values()]
+        found = (line.strip() for text in texts for line in text.splitlines())
+        return frozenset(line for line in found if len(line) >= QUOTED_CHARS)
 
     def redact(self, text: str) -> str:
-        """``text`` with every line that quotes an instructor test replaced by a placeholder.
-
-        Learner code can read the instructor tests while it runs and put their text into any
-        message; text for learners (the terminal, the CSV) goes through here.
-        """
-        if not self.lines or not any(line in text for line in self.lines):
+        """``text`` with every line that quotes an instructor test replaced by a placeholder
+        (learner code can read them while it runs and put their text into any message)."""
+        if not any(line in text for line in self.lines):
             return text
         return "\n".join(
             REDACTED if any(line in shown for line in self.lines) else shown
@@ -102,4 +84,4 @@ def read_hidden(directory: Path, manifest: Manifest) -> HiddenTests:
         files[path.name] = data
     if not files:
         raise HiddenTestError(f"{directory}: no test_*.py files")
-    return HiddenTests(files, Catalog(tuple(tests)), distinctive_lines(files))
+    return HiddenTests(files, Catalog(tuple(tests)))

@@ -1,16 +1,12 @@
 """Grading in this very process, where neither a child process nor a Web Worker can start.
 
-A browser whose kernel cannot wait for a worker (no JavaScript Promise Integration) grades here.
-
-The same graded copy, the same reporter plugin and the same verdict model as a child run:
-pytest runs here (``pytest.main``) with ``course.sandboxed.plugin`` writing the same records,
-and the probe cases are answered here as ``probe_driver`` answers them. Each test and each
-case gets its time limit from a ``sys.settrace`` deadline (``harness/deadline.py``): past it,
-the code under test is stopped with ``Overran`` and that test or case is a ``timeout``, and the
-rest of its lab is not run, as after a killed child. Nothing here is sandboxed. The package is
-imported afresh from the graded copy for each run, and the kernel's own modules of that name
-are set aside meanwhile and put back after it: as with a child process, the kernel's state
-plays no part in the verdict, and the verdict's run leaves none in the kernel.
+A browser whose kernel cannot wait for a worker (no JavaScript Promise Integration) grades here,
+with the same graded copy, reporter plugin records and verdict model as a child run. Each test
+and case gets a ``sys.settrace`` deadline (``sandboxed/deadline.py``): past it, it is a
+``timeout`` and the rest of its lab is not run, as after a killed child. Nothing here is
+sandboxed. The package is imported afresh from the graded copy, the kernel's own modules of
+that name set aside meanwhile: the kernel's state plays no part in the verdict, and the run
+leaves none in the kernel.
 """
 
 from __future__ import annotations
@@ -41,25 +37,22 @@ from ..harness.runner import (
 )
 from ..harness.supervisor import after_a_hang
 from ..locale import ENVIRONMENT, current_edition, set_edition
-from ..locale import gettext as _
 from ..sandboxed.deadline import Deadline, deadline
 from ..sandboxed.plugin import PACKAGE_VARIABLE, lab_of
 from ..sandboxed.probe_driver import load_module
 from ..sandboxed.probecases import Answer, answer
-from ..sandboxed.status import Status
-from .probes import Answers, ProbeSet, ProbeTarget, still_running
+from .probes import Answers, ProbeSet, ProbeTarget
 
 
 def _test_modules(root: Path) -> frozenset[str]:
-    """The names pytest imports the copy's test files and conftests by (their basenames): a
-    module of the kernel's under one of them would stand in for the copy's file."""
+    """The basenames pytest imports the copy's tests and conftests by: a kernel's module of
+    one of these names would stand in for the copy's file."""
     found = (path.stem for path in root.rglob("*.py"))
     return frozenset(n for n in found if n.startswith("test_") or n == "conftest")
 
 
-def _forget(package: str, roots: Sequence[Path], names: frozenset[str] = frozenset()) -> None:
-    """Drop ``package``'s modules, the modules called ``names``, and any module loaded from
-    ``roots``, from ``sys.modules``."""
+def _forget(package: str, roots: Sequence[Path], names: frozenset[str]) -> None:
+    """Drop ``package``'s modules, those called ``names`` and those loaded from ``roots``."""
     places = tuple(str(root) for root in roots)
     for name, module in list(sys.modules.items()):
         where = str(getattr(module, "__file__", "") or "")
@@ -70,11 +63,9 @@ def _forget(package: str, roots: Sequence[Path], names: frozenset[str] = frozens
 
 @contextlib.contextmanager
 def importing_from(root: Path, python_path: Sequence[Path], package: str) -> Iterator[None]:
-    """For the block, ``import package`` reads the graded copy at ``root`` afresh (the
-    kernel's own ``package`` modules are set aside); after it, nothing imported from the copy
-    stays and the kernel's modules are back, so objects its cells made keep their classes. What
-    the copy's ``conftest.py`` changes for its run (the import path, an import hook refusing
-    the reference, the edition) is put back too."""
+    """For the block, ``import package`` reads the copy at ``root`` afresh; after it the
+    kernel's modules are back (its cells' objects keep their classes), and so is what the
+    copy's ``conftest.py`` changed (the import path, an import hook, the edition)."""
     roots = [root, *python_path]
     saved_path, saved_finders, edition = list(sys.path), list(sys.meta_path), current_edition()
     names = _test_modules(root)
@@ -96,9 +87,8 @@ def importing_from(root: Path, python_path: Sequence[Path], package: str) -> Ite
 class TimeLimits:
     """The pytest plugin giving each test (setup, call and teardown) its time limit.
 
-    After a test overran, its lab's later tests do not run (the runner reports them as after a
-    killed child) and later tests get the shorter limit of ``after_a_hang``; after a setup
-    overran (the package's import hangs), no later test runs."""
+    After a test overran, its lab's later tests do not run and later tests get the shorter
+    limit of ``after_a_hang``; after a setup overran (an import hangs), no later test runs."""
 
     def __init__(self, limits: Limits) -> None:
         self.seconds = limits.test_seconds
@@ -175,9 +165,7 @@ def run_here(
 
 
 def answer_here(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[str, Answer]:
-    """Every case's answer by the package, asked in this process as ``probe_driver`` asks it,
-    each case under its time limit; a case that overran is a ``timeout`` and its lab's later
-    cases are not run."""
+    """Every case's answer, asked here as ``probe_driver`` asks it, each under its time limit."""
     gathered = Answers(probes)
     seconds = limits.test_seconds
     with importing_from(target.root, target.python_path, target.package):
@@ -187,8 +175,7 @@ def answer_here(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[s
                 with contextlib.suppress(Exception):  # reported through the answers
                     __import__(f"{target.package}.{module}")
         if limit.overran:
-            said = _("importing the package did not finish within {seconds:g}s")
-            gathered.give_up(probes.labs(), Status.TIMEOUT, said.format(seconds=seconds))
+            gathered.import_hung(probes.labs(), seconds)
             return gathered.answers
         for case in probes.cases:
             case_id, lab = str(case["id"]), str(case["lab"])
@@ -197,13 +184,7 @@ def answer_here(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[s
             with deadline(seconds) as limit:
                 got = answer(chapter.evaluate, target.package, case)
             if limit.overran:
-                gathered.answers[case_id] = {
-                    "missing": Status.TIMEOUT,
-                    "message": still_running(seconds),
-                }
-                gathered.give_up(
-                    [lab], Status.TIMEOUT, _("not run: an earlier case of this lab hung")
-                )
+                gathered.case_hung(case_id, lab, seconds)
                 seconds = after_a_hang(limits).test_seconds
             else:  # as the driver's record carries it: JSON
                 gathered.answers[case_id] = json.loads(json.dumps(got, ensure_ascii=False))

@@ -1,14 +1,12 @@
 """Start one confined command: record its pid, join its cgroups, set its limits, then exec it.
 
-The grader runs ``python -I -S launch.py SPEC -- COMMAND…`` in a new session; SPEC is JSON with
-``pids`` (a file to append this pid to), ``cgroups`` (directories whose ``cgroup.procs`` this
-process joins), ``stage`` (pairs of directories: each source is bound on its mount point in a
-mount namespace of this process's own, so a user the command then switches to can reach a
-directory inside one it cannot enter, such as a Python under ``/root``), ``limits`` (resource
-limits by name) and ``env`` (the command's whole environment: nothing of this process's own,
-such as the ``LC_CTYPE`` Python may add, is passed). Everything happens before the exec, so
-every limit is in place before the first instruction of the command (bubblewrap, which then
-starts the learner's code). Standard library only: this file runs outside any package.
+``python -I -S launch.py SPEC -- COMMAND…``; SPEC is JSON: ``pids`` (a file to append this pid
+to), ``cgroups`` (directories to join), ``stage`` (directories to bind on mount points in a
+mount namespace of its own, so a user the command switches to can reach a directory inside one
+it cannot enter, such as a Python under ``/root``), ``limits`` (resource limits by name) and
+``env`` (the command's whole environment: not even the ``LC_CTYPE`` Python may add). All before
+the exec, so every limit holds from the command's first instruction. Standard library only:
+this file runs outside any package.
 """
 
 from __future__ import annotations

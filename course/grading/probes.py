@@ -1,10 +1,8 @@
 """Differential probes on the grader's side: draw cases, ask the reference, run, compare.
 
-A chapter's probe module (named by its manifest) draws the cases from a seed and knows how to
-call each lab's functions. The grader answers every case with the reference in its own
-process, runs ``probe_driver`` on the learner's package (in the sandbox, through the same
-``wrap`` as the tests) and compares the two sets of answers as plain data. A lab's probes
-agree only if every one of its cases got the reference's answer.
+The chapter's probe module draws cases from a seed; the reference answers them here, and
+``probe_driver`` on the learner's package in the sandbox. A lab's probes agree only if every
+case got the reference's answer, compared as plain data.
 """
 
 from __future__ import annotations
@@ -24,14 +22,7 @@ from ..harness.kit import fingerprint, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.records import RecordReader
 from ..harness.results import ProbeSummary
-from ..harness.supervisor import (
-    Limits,
-    Wrap,
-    after_a_hang,
-    kill_group,
-    pause,
-    start_child,
-)
+from ..harness.supervisor import Limits, Wrap, after_a_hang, kill_group, pause, start_child
 from ..locale import ENVIRONMENT, current_edition
 from ..locale import gettext as _
 from ..sandboxed import probecases
@@ -60,15 +51,12 @@ class ProbeSet:
     """One run's cases, the reference's answers to them, and each case's input described."""
 
     seed: int
-    module: str
-    """The probe module, relative to the kit (and to the graded copy)."""
+    module: str  # the probe module, relative to the kit (and to the graded copy)
     cases: tuple[Case, ...]
     expected: Mapping[str, Answer]
-    inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Each case's input in a few lines (the chapter module's ``summarize``, on the reference)."""
+    inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # ``summarize``'s lines
     chapter: str = ""
-    home_seed: int | None = None
-    """The manifest's seed: a case of another seed is replayed with ``--seed``."""
+    home_seed: int | None = None  # the manifest's: a case of another is replayed with --seed
 
     def labs(self) -> list[str]:
         """The labs with cases, in case order."""
@@ -121,9 +109,19 @@ def draw(manifest: Manifest, kit: Path, seed: int) -> ProbeSet | None:
     expected = {
         str(case["id"]): answer(module.evaluate, manifest.reference, case) for case in cases
     }
-    return ProbeSet(
-        seed, manifest.probes, tuple(cases), expected, inputs, manifest.chapter, manifest.probe_seed
-    )
+    return _probe_set(manifest, seed, cases, expected, inputs)
+
+
+def _probe_set(
+    manifest: Manifest,
+    seed: int,
+    cases: Sequence[Case],
+    expected: Mapping[str, Answer],
+    inputs: Mapping[str, tuple[str, ...]],
+) -> ProbeSet:
+    assert manifest.probes is not None
+    chapter, home_seed = manifest.chapter, manifest.probe_seed
+    return ProbeSet(seed, manifest.probes, tuple(cases), expected, inputs, chapter, home_seed)
 
 
 def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
@@ -138,66 +136,35 @@ def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
     return f"{fingerprint(files)}-{seed}"
 
 
-def cache_folder() -> Path:
-    """Where drawn probe sets are kept between runs (``$XDG_CACHE_HOME/course-kit``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "course-kit"
-
-
 def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> ProbeSet | None:
-    """The cases of ``labs`` and the reference's answers, drawn once per kit and seed.
-
-    Drawing takes a second or two (the cases come from hypothesis strategies), so a drawn set
-    is kept in ``cache_folder()`` under a key of everything it follows from; a cache that
-    cannot be read or written is simply not used.
-    """
+    """The cases of ``labs`` and the reference's answers, drawn once per kit and seed (drawing
+    takes seconds: the set is cached under a key of all it follows from, when it can be)."""
     if manifest.probes is None:
         return None
-    path = cache_folder() / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.json"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "course-kit"
+    path = cache / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.json"
     probes = _read_cached(path, seed, manifest)
     if probes is None:
         probes = draw(manifest, kit, seed)
-        if probes is not None:
-            data = probes.to_json()
-            with contextlib.suppress(OSError):
-                path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))
-    return probes.only([lab.id for lab in labs]) if probes is not None else None
+        assert probes is not None  # the manifest names a probe module
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, json.dumps(probes.to_json(), ensure_ascii=False).encode("utf-8"))
+    return probes.only([lab.id for lab in labs])
 
 
 def _read_cached(path: Path, seed: int, manifest: Manifest) -> ProbeSet | None:
+    """The set ``ProbeSet.to_json`` wrote at ``path`` (None: none, not one, or of another seed)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return probe_set_from_json(data, seed, manifest)
-
-
-def probe_set_from_json(data: object, seed: int, manifest: Manifest) -> ProbeSet | None:
-    """A set written by ``ProbeSet.to_json`` (None if it is not one, or of another seed)."""
-    assert manifest.probes is not None
-    if not isinstance(data, dict):
-        return None
-    try:
         cases, expected, inputs = data["cases"], data["expected"], data["inputs"]
-        if not isinstance(cases, list) or not isinstance(expected, dict):
-            return None
-        if not isinstance(inputs, dict) or data["seed"] != seed:
-            return None
-        if {str(case["id"]) for case in cases} != set(expected):
+        typed = isinstance(cases, list) and isinstance(expected, dict) and isinstance(inputs, dict)
+        if not typed or data["seed"] != seed or {str(c["id"]) for c in cases} != set(expected):
             return None
         lines = {str(i): tuple(str(line) for line in value) for i, value in inputs.items()}
-        return ProbeSet(
-            seed,
-            manifest.probes,
-            tuple(cases),
-            expected,
-            lines,
-            manifest.chapter,
-            manifest.probe_seed,
-        )
-    except (KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError):
         return None
+    return _probe_set(manifest, seed, cases, expected, lines)
 
 
 def write_cases(probes: ProbeSet, root: Path) -> Path:
@@ -210,11 +177,9 @@ def write_cases(probes: ProbeSet, root: Path) -> Path:
 class ProbeTarget:
     """Where and how to run the probe driver on a learner's package."""
 
-    root: Path
-    """The graded copy (holding the probe module and the cases file)."""
+    root: Path  # the graded copy (holding the probe module and the cases file)
     package: str
-    modules: tuple[str, ...]
-    """The package's modules to import before any case (the lab modules)."""
+    modules: tuple[str, ...]  # the lab modules, imported before any case
     python_path: tuple[Path, ...]
     wrap: Wrap | None = None
 
@@ -222,39 +187,25 @@ class ProbeTarget:
 def driver_command(
     target: ProbeTarget, results: Path, probes: ProbeSet, labs: Sequence[str]
 ) -> list[str]:
-    command = [
-        sys.executable,
-        "-m",
-        "course.sandboxed.probe_driver",
-        "--chapter-probes",
-        probes.module,
-        "--package",
-        target.package,
-        "--cases",
-        CASES_FILE,
-        "--results",
-        str(results),
-    ]
-    for module in target.modules:
-        command += ["--import", module]
-    for lab in labs:
-        command += ["--lab", lab]
-    return command
+    command = [sys.executable, "-m", "course.sandboxed.probe_driver"]
+    command += ["--chapter-probes", probes.module, "--package", target.package]
+    command += ["--cases", CASES_FILE, "--results", str(results)]
+    command += [option for module in target.modules for option in ("--import", module)]
+    return command + [option for lab in labs for option in ("--lab", lab)]
 
 
 def driver_environment(target: ProbeTarget) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in target.python_path)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env[ENVIRONMENT] = current_edition()
-    return env
+    return dict(os.environ) | {
+        "PYTHONPATH": os.pathsep.join(str(p) for p in target.python_path),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        ENVIRONMENT: current_edition(),
+    }
 
 
 class Answers:
     """Answers gathered across driver processes, and what is still to ask."""
 
     def __init__(self, probes: ProbeSet) -> None:
-        self.probes = probes
         self.answers: dict[str, Answer] = {}
         self.lab_of = {str(case["id"]): str(case["lab"]) for case in probes.cases}
 
@@ -267,10 +218,15 @@ class Answers:
             for case_id in self.unanswered(lab):
                 self.answers[case_id] = {"missing": status, "message": message, NOT_RUN: True}
 
+    def import_hung(self, labs: Sequence[str], seconds: float) -> None:
+        said = _("importing the package did not finish within {seconds:g}s")
+        self.give_up(labs, Status.TIMEOUT, said.format(seconds=seconds))
 
-def still_running(seconds: float) -> str:
-    """What a case that ran past its limit answered."""
-    return _("still running after {seconds:g}s").format(seconds=seconds)
+    def case_hung(self, case_id: str, lab: str, seconds: float) -> None:
+        """``case_id`` ran past ``seconds``: the later cases of its ``lab`` are not run."""
+        still = _("still running after {seconds:g}s").format(seconds=seconds)
+        self.answers.setdefault(case_id, {"missing": Status.TIMEOUT, "message": still})
+        self.give_up([lab], Status.TIMEOUT, _("not run: an earlier case of this lab hung"))
 
 
 def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[str, Answer]:
@@ -328,32 +284,15 @@ def _run_driver(
                 break
             now = time.monotonic()
             if started is None and now - since > limits.startup_seconds:
-                gathered.give_up(
-                    labs,
-                    Status.ERROR,
-                    _("the probes did not start within {seconds:g}s").format(
-                        seconds=limits.startup_seconds
-                    ),
-                )
+                said = _("the probes did not start within {seconds:g}s")
+                gathered.give_up(labs, Status.ERROR, said.format(seconds=limits.startup_seconds))
                 return None
             if started is not None and not imported and now - started > limits.test_seconds:
-                gathered.give_up(
-                    labs,
-                    Status.TIMEOUT,
-                    _("importing the package did not finish within {seconds:g}s").format(
-                        seconds=limits.test_seconds
-                    ),
-                )
+                gathered.import_hung(labs, limits.test_seconds)
                 return None
             if current is not None and now - since > limits.test_seconds:
                 lab = gathered.lab_of.get(current, labs[0])
-                gathered.answers.setdefault(
-                    current,
-                    {"missing": Status.TIMEOUT, "message": still_running(limits.test_seconds)},
-                )
-                gathered.give_up(
-                    [lab], Status.TIMEOUT, _("not run: an earlier case of this lab hung")
-                )
+                gathered.case_hung(current, lab, limits.test_seconds)
                 return lab
             pause(process)
     finally:
@@ -361,25 +300,21 @@ def _run_driver(
         tail = [line for line in output.text().splitlines() if line.strip()][-1:]
     if records.dropped or records.cut:
         # an answer past the caps is no answer: its case says what the caps left out
-        gathered.give_up(
-            labs,
-            Status.ERROR,
-            _(
-                "the probe process's records went past their caps: {dropped} record(s) "
-                "dropped, {cut} item(s) of lists and objects cut"
-            ).format(dropped=records.dropped, cut=records.cut),
+        said = _(
+            "the probe process's records went past their caps: {dropped} record(s) "
+            "dropped, {cut} item(s) of lists and objects cut"
         )
+        gathered.give_up(labs, Status.ERROR, said.format(dropped=records.dropped, cut=records.cut))
     if done:
         return None
     stopped = next((each for each in labs if gathered.unanswered(each)), None)
     if stopped is None:
         return None
     if tail:
-        message = _("the probe process exited with code {code}: {output}").format(
-            code=process.returncode, output=tail[0].strip()[:200]
-        )
+        said = _("the probe process exited with code {code}: {output}")
     else:
-        message = _("the probe process exited with code {code}").format(code=process.returncode)
+        said = _("the probe process exited with code {code}")
+    message = said.format(code=process.returncode, output=tail[0].strip()[:200] if tail else "")
     gathered.give_up([stopped], Status.ERROR, message)
     return stopped
 
@@ -400,13 +335,8 @@ def describe_case(
     """One disagreement as every door shows it: the case, its input, where the answers part
     and the command that replays it, in the door's ``commands`` (``probecases.describe``)."""
     case_id = str(case["id"])
-    return probecases.describe(
-        case,
-        probes.expected[case_id],
-        actual,
-        probes.inputs.get(case_id, ()),
-        probes.replay(case_id, commands),
-    )
+    expected, inputs = probes.expected[case_id], probes.inputs.get(case_id, ())
+    return probecases.describe(case, expected, actual, inputs, probes.replay(case_id, commands))
 
 
 AUDIT_MARK = "@"
@@ -449,9 +379,8 @@ def audited(
                 "Lab {lab}: every shipped probe case agrees, but {count} of {cases} cases "
                 "drawn for this roster (seed {seed}) do not"
             )
-            flags.append(
-                said.format(lab=lab, count=other.cases - other.agreed, cases=other.cases, seed=seed)
-            )
+            count = other.cases - other.agreed
+            flags.append(said.format(lab=lab, count=count, cases=other.cases, seed=seed))
         failures = (summary.failures + other.failures)[:FAILURES_SHOWN]
         status = worst({summary.status, other.status} - {Status.PASSED} or {Status.PASSED})
         found[lab] = replace(summary, status=status, failures=failures)
@@ -461,12 +390,8 @@ def audited(
 def compare(
     probes: ProbeSet, actual: Mapping[str, Answer], commands: Commands = BY_NAME
 ) -> dict[str, ProbeSummary]:
-    """Each lab's probe summary: how many cases agreed, and its smallest disagreements.
-
-    "Smallest" is ``probecases.case_size``: of the cases that disagree, the ones whose input
-    is shortest as written are named (the first drawn among equals; a case never run because
-    an earlier one hung or its process failed comes after the ones that ran), the rest
-    counted. It is the smallest the seed drew, not a shrunk input."""
+    """Each lab's probe summary: how many cases agreed, and its smallest disagreements by
+    ``probecases.case_size`` (the first drawn among equals, cases never run last; not shrunk)."""
     summaries: dict[str, ProbeSummary] = {}
     for lab in probes.labs():
         mine = [case for case in probes.cases if case["lab"] == lab]
@@ -480,9 +405,8 @@ def compare(
             if status != Status.PASSED:
                 size = probecases.case_size(case)
                 failing.append((bool(given.get(NOT_RUN)), size, order, case, given))
-        failing.sort(key=lambda item: item[:3])
-        failures = tuple(describe_case(probes, item[3], item[4], commands) for item in failing)
-        failures = failures[:FAILURES_SHOWN]
+        named = sorted(failing, key=lambda item: item[:3])[:FAILURES_SHOWN]
+        failures = tuple(describe_case(probes, case, given, commands) for *_, case, given in named)
         agreed = statuses.count(Status.PASSED)
         summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), failures)
     return summaries

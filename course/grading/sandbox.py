@@ -25,12 +25,12 @@ import sys
 import sysconfig
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..locale import ENVIRONMENT
 from . import cgroups
-from .cgroups import Cgroups
+from .cgroups import Cgroups, last_said, tried
 
 LAUNCHER = Path(__file__).with_name("launch.py")
 SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -48,21 +48,28 @@ SANDBOX_UID = 65534
 HOST_UID = 65534
 """Whom learner code runs as on the host when the grader is root (``nobody``): bubblewrap
 maps the sandbox's user to the user that starts it, so a root grader starts it as this one."""
+MB = 1024 * 1024
 
 
 def drop_command(setpriv: str, uid: int = HOST_UID) -> list[str]:
-    """The ``setpriv`` prefix that runs what follows as ``uid``, without groups or
-    capabilities, and unable to gain privileges again."""
-    return [
-        setpriv,
-        f"--reuid={uid}",
-        f"--regid={uid}",
-        "--clear-groups",
-        "--inh-caps=-all",
-        "--bounding-set=-all",
-        "--no-new-privs",
-        "--",
-    ]
+    """The ``setpriv`` prefix running what follows as ``uid``: no groups, capabilities or gains."""
+    drop = ["--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+    return [setpriv, f"--reuid={uid}", f"--regid={uid}", *drop]
+
+
+def _trial_run(
+    bwrap: str, host: tuple[str, int] | None, hidden: Sequence[Path], command: list[str]
+) -> subprocess.CompletedProcess[str]:
+    """``command`` run once in a sandbox over an empty run folder (graded when ``hidden``)."""
+    with tempfile.TemporaryDirectory(prefix="course-sandbox-check-") as scratch:
+        run = Path(scratch)
+        layout = default_layout([run] if hidden else [], hidden, 8)
+        confinement = Confinement(True, layout, (), SandboxLimits(), run, bwrap, host=host)
+        wrapped, env = confinement.wrap(command, {}, ())
+        try:
+            return tried(wrapped, env)
+        finally:
+            confinement.close()
 
 
 @functools.cache
@@ -78,30 +85,15 @@ def host_user_check() -> tuple[tuple[str, int] | None, str]:
     if bwrap is None:
         return None, "bubblewrap (bwrap) is not installed or not on PATH"
     host = (setpriv, HOST_UID)
-    with tempfile.TemporaryDirectory(prefix="course-sandbox-user-") as scratch:
-        run = Path(scratch)
-        confinement = Confinement(
-            True, default_layout([], [], 8), (), SandboxLimits(), run, bwrap, host=host
-        )
-        check = [sys.executable, "-I", "-S", "-c", "import os; print(os.getuid())"]
-        command, env = confinement.wrap(check, {}, ())
-        try:
-            done = subprocess.run(
-                command, env=env, capture_output=True, text=True, timeout=60, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            return None, f"setpriv or bubblewrap did not start: {error}"
-        finally:
-            confinement.close()
+    check = [sys.executable, "-I", "-S", "-c", "import os; print(os.getuid())"]
+    try:
+        done = _trial_run(bwrap, host, (), check)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"setpriv or bubblewrap did not start: {error}"
     if done.returncode != 0 or done.stdout.split() != [str(SANDBOX_UID)]:
-        said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        said = last_said(done.stderr, done.returncode)
         return None, f"user {HOST_UID} cannot start the sandbox here ({said})"
     return host, ""
-
-
-def host_user() -> tuple[str, int] | None:
-    """(setpriv, uid) when the grader is root and can start the sandbox as ``HOST_UID``."""
-    return host_user_check()[0]
 
 
 def let_through(paths: Iterable[Path], writable: Iterable[Path], uid: int) -> None:
@@ -123,15 +115,11 @@ def let_through(paths: Iterable[Path], writable: Iterable[Path], uid: int) -> No
 
 
 def others_can_enter(path: Path) -> bool:
-    """Whether a user who is neither owner nor group may enter ``path``: search permission
-    for others on it and on every folder above it."""
-    for folder in [path, *path.parents]:
-        try:
-            if not folder.stat().st_mode & stat.S_IXOTH:
-                return False
-        except OSError:
-            return False
-    return True
+    """Whether others (not owner, not group) may search ``path`` and every folder above it."""
+    try:
+        return all(folder.stat().st_mode & stat.S_IXOTH for folder in [path, *path.parents])
+    except OSError:
+        return False
 
 
 def staging(paths: Iterable[Path], under: Path) -> tuple[tuple[Path, Path], ...]:
@@ -146,24 +134,23 @@ def staging(paths: Iterable[Path], under: Path) -> tuple[tuple[Path, Path], ...]
 class SandboxLimits:
     """What one graded run may use."""
 
-    memory_mb: int = 1024
-    """Memory (and swap) of all the run's processes together (memory cgroup)."""
-    processes: int = 64
-    """Processes and threads of the run together (pids cgroup; RLIMIT_NPROC without one)."""
-    address_space_mb: int = 2048
-    """Address space of each process (RLIMIT_AS)."""
-    file_mb: int = 64
-    """Largest file a process may write (RLIMIT_FSIZE)."""
-    cpu_seconds: int = 300
-    """CPU time of each process (RLIMIT_CPU)."""
-    scratch_mb: int = 64
-    """Size of the private ``/tmp``."""
-    shared_memory_mb: int = 16
-    """Size of the private ``/dev/shm`` (the rest of ``/dev`` is read-only)."""
+    memory_mb: int = 1024  # all the run's processes together, swap too (memory cgroup)
+    processes: int = 64  # the run's processes and threads (pids cgroup; else RLIMIT_NPROC)
+    address_space_mb: int = 2048  # each process's (RLIMIT_AS)
+    file_mb: int = 64  # the largest file a process may write (RLIMIT_FSIZE)
+    cpu_seconds: int = 300  # each process's CPU time (RLIMIT_CPU)
+    scratch_mb: int = 64  # the private /tmp
+    shared_memory_mb: int = 16  # the private /dev/shm (the rest of /dev is read-only)
 
 
-def _existing(paths: Iterable[str]) -> list[Path]:
-    return [Path(p) for p in paths if os.path.lexists(p)]
+def python_directories() -> list[Path]:
+    """The directories this Python needs (prefixes, library paths, user site), outermost only."""
+    paths = sysconfig.get_paths()
+    names = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    names.append(os.path.dirname(os.path.realpath(sys.executable)))
+    names += [paths.get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    found = {Path(name).resolve() for name in names + [str(p) for p in user_site()] if name}
+    return outermost(p for p in found if p.exists() and p != Path("/"))
 
 
 def user_site() -> list[Path]:
@@ -172,22 +159,6 @@ def user_site() -> list[Path]:
         return []
     path = Path(site.getusersitepackages())
     return [path] if str(path) in sys.path and path.is_dir() else []
-
-
-def python_directories() -> list[Path]:
-    """The directories this Python needs: its prefixes and library paths, outermost only."""
-    paths = sysconfig.get_paths()
-    names: list[str] = [
-        sys.prefix,
-        sys.base_prefix,
-        sys.exec_prefix,
-        sys.base_exec_prefix,
-        os.path.dirname(os.path.realpath(sys.executable)),
-        *(paths.get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib")),
-        *(str(path) for path in user_site()),
-    ]
-    found = {Path(name).resolve() for name in names if name}
-    return outermost(p for p in found if p.exists() and p != Path("/"))
 
 
 def outermost(paths: Iterable[Path]) -> list[Path]:
@@ -200,31 +171,26 @@ def outermost(paths: Iterable[Path]) -> list[Path]:
 class Layout:
     """The sandbox's filesystem: what it sees read-only, what is hidden, what it may write."""
 
-    system: tuple[Path, ...]
-    """Read-only directories and files of the system (symbolic links are recreated)."""
-    python: tuple[Path, ...]
-    """Read-only directories of this Python."""
-    graded: tuple[Path, ...]
-    """Read-only: the graded copy and the grader's own modules."""
-    hidden: tuple[Path, ...] = ()
-    """Directories that must not be visible even if they lie inside a visible one."""
+    system: tuple[Path, ...]  # the system's (symbolic links are recreated)
+    python: tuple[Path, ...]  # this Python's directories
+    graded: tuple[Path, ...]  # the graded copy and the grader's own modules
+    hidden: tuple[Path, ...] = ()  # never visible, even inside a visible directory
     scratch_mb: int = 64
     shared_memory_mb: int = 16
-    sources: tuple[tuple[Path, Path], ...] = ()
-    """(directory, where it is bound from) for directories not bound from themselves."""
+    sources: tuple[tuple[Path, Path], ...] = ()  # (directory, where it is bound from)
 
 
 def default_layout(
     graded: Sequence[Path], hidden: Sequence[Path], scratch_mb: int, shared_memory_mb: int = 16
 ) -> Layout:
-    return Layout(
-        system=tuple(_existing(SYSTEM_DIRECTORIES) + _existing(SYSTEM_FILES)),
-        python=tuple(python_directories()),
-        graded=tuple(graded),
-        hidden=tuple(Path(p).resolve() for p in hidden),
-        scratch_mb=scratch_mb,
-        shared_memory_mb=shared_memory_mb,
-    )
+    system = tuple(Path(p) for p in SYSTEM_DIRECTORIES + SYSTEM_FILES if os.path.lexists(p))
+    python, covered = tuple(python_directories()), tuple(Path(p).resolve() for p in hidden)
+    return Layout(system, python, tuple(graded), covered, scratch_mb, shared_memory_mb)
+
+
+def _binds(option: str, paths: Iterable[Path], sources: Mapping[Path, Path]) -> list[str]:
+    """``option SOURCE PATH`` for each of ``paths``, bound from itself unless ``sources`` says."""
+    return [arg for path in paths for arg in (option, str(sources.get(path, path)), str(path))]
 
 
 def mount_arguments(layout: Layout, writable: Sequence[Path]) -> list[str]:
@@ -236,57 +202,35 @@ def mount_arguments(layout: Layout, writable: Sequence[Path]) -> list[str]:
             args += ["--symlink", os.readlink(path), str(path)]
         else:
             args += ["--ro-bind", str(path), str(path)]
-    mb = 1024 * 1024
     # bubblewrap's own /dev is a tmpfs as large as the host's memory: its shm gets a sized
     # tmpfs of its own (--size applies to the --tmpfs after it), and /dev is then read-only
-    args += ["--dev", "/dev", "--size", str(layout.shared_memory_mb * mb), "--tmpfs", "/dev/shm"]
+    args += ["--dev", "/dev", "--size", str(layout.shared_memory_mb * MB), "--tmpfs", "/dev/shm"]
     args += ["--remount-ro", "/dev", "--proc", "/proc"]
-    args += ["--size", str(layout.scratch_mb * mb), "--tmpfs", "/tmp"]
-    for path in layout.python:  # after /tmp: a virtual environment may live there
-        if not any(path.is_relative_to(d) for d in layout.system):
-            args += ["--ro-bind", str(sources.get(path, path)), str(path)]
+    args += ["--size", str(layout.scratch_mb * MB), "--tmpfs", "/tmp"]
     visible = [*layout.system, *layout.python]
     covered = [h for h in layout.hidden if any(h.is_relative_to(v) for v in visible)]
-    for path in outermost(covered):
-        args += ["--tmpfs", str(path)]
-    for path in layout.python:  # a Python inside a hidden directory (a venv in the kit, say)
-        if any(path.is_relative_to(h) for h in covered):
-            args += ["--ro-bind", str(sources.get(path, path)), str(path)]
-    for path in layout.graded:
-        args += ["--ro-bind", str(path), str(path)]
-    for path in writable:
-        args += ["--bind", str(path), str(path)]
+    # a Python after /tmp (a virtual environment may live there), and again after the hidden
+    # directories' covers when it is inside one (a venv in the kit, say)
+    python = [p for p in layout.python if not any(p.is_relative_to(d) for d in layout.system)]
+    again = [p for p in layout.python if any(p.is_relative_to(h) for h in covered)]
+    args += _binds("--ro-bind", python, sources)
+    args += [arg for path in outermost(covered) for arg in ("--tmpfs", str(path))]
+    args += _binds("--ro-bind", again, sources)
+    args += _binds("--ro-bind", layout.graded, {}) + _binds("--bind", writable, {})
     return args + ["--remount-ro", "/"]
 
 
 def bwrap_command(
     bwrap: str, layout: Layout, env: Mapping[str, str], writable: Sequence[Path]
 ) -> list[str]:
-    """The bubblewrap command line that runs what follows it (after ``--``) confined.
-
-    The working directory stays the caller's: the graded copy is mounted at its own path.
-    """
-    args = [
-        bwrap,
-        "--unshare-user",
-        "--uid",
-        str(SANDBOX_UID),
-        "--gid",
-        str(SANDBOX_UID),
-        "--disable-userns",
-        "--unshare-pid",
-        "--unshare-net",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
-        "--hostname",
-        "sandbox",
-        "--die-with-parent",
-        "--new-session",
-        "--clearenv",
-    ]
-    for key, value in sorted(env.items()):
-        args += ["--setenv", key, value]
+    """The bubblewrap command line that runs what follows it (after ``--``) confined; the
+    working directory stays the caller's (the graded copy is mounted at its own path)."""
+    args = [bwrap, "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    # --disable-userns: no nested user namespaces
+    args += ["--disable-userns", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    args += ["--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--new-session"]
+    args += ["--clearenv"]
+    args += [arg for key, value in sorted(env.items()) for arg in ("--setenv", key, value)]
     return args + mount_arguments(layout, writable) + ["--"]
 
 
@@ -306,30 +250,25 @@ def confined_environment(
     }
 
 
-def rlimits(
-    limits: SandboxLimits, cgroup: Cgroups | None, uid: int | None = None
-) -> dict[str, int]:
-    mb = 1024 * 1024
+def rlimits(limits: SandboxLimits, cgroup: Cgroups | None, uid: int | None) -> dict[str, int]:
+    """The launcher's resource limits; RLIMIT_NPROC counts all of a user's processes, so
+    without a pids cgroup it is what ``uid`` runs now plus the run's share."""
     found = {
-        "address_space": limits.address_space_mb * mb,
-        "file_size": limits.file_mb * mb,
+        "address_space": limits.address_space_mb * MB,
+        "file_size": limits.file_mb * MB,
         "cpu": limits.cpu_seconds,
         "core": 0,
     }
     if cgroup is None or cgroup.pids is None:
-        found["processes"] = _process_count(os.getuid() if uid is None else uid) + limits.processes
+        uid = os.getuid() if uid is None else uid
+        count = 0
+        with contextlib.suppress(OSError):
+            for entry in os.scandir("/proc"):
+                if entry.name.isdigit():
+                    with contextlib.suppress(OSError):
+                        count += entry.stat().st_uid == uid
+        found["processes"] = count + limits.processes
     return found
-
-
-def _process_count(uid: int) -> int:
-    """How many processes ``uid`` runs now (RLIMIT_NPROC counts them all)."""
-    count = 0
-    with contextlib.suppress(OSError):
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError):
-                    count += entry.stat().st_uid == uid
-    return count
 
 
 def enforced(
@@ -339,7 +278,7 @@ def enforced(
     host: tuple[str, int] | None = None,
     scoped: bool = False,
 ) -> tuple[str, ...]:
-    """What is enforced, plainly (``host``: the user the sandbox starts as, see ``host_user``)."""
+    """What is enforced, plainly (``host``: the user the sandbox starts as)."""
     found = []
     if sandboxed:
         found.append(
@@ -421,19 +360,16 @@ def joinable(cgroup: Cgroups) -> bool:
         return False
     spec = {"pids": os.devnull, "cgroups": [str(d) for d in cgroup.directories], "limits": {}}
     try:
-        done = subprocess.run(
-            _launcher(spec) + [true], capture_output=True, timeout=30, check=False
-        )
+        return tried(_launcher(spec) + [true], timeout=30).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return done.returncode == 0
 
 
 def planned_limits(limits: SandboxLimits, *, sandboxed: bool) -> tuple[str, ...]:
     """What a run would enforce here (cgroups are tried, then removed)."""
     trial, scope = run_cgroups(limits, sandboxed=sandboxed)
     try:
-        host = host_user() if sandboxed else None
+        host = host_user_check()[0] if sandboxed else None
         return enforced(limits, trial, sandboxed, host, scope is not None)
     finally:
         if trial is not None:
@@ -448,17 +384,12 @@ class Confinement:
     layout: Layout
     python_path: tuple[Path, ...]
     limits: SandboxLimits
-    run_directory: Path
-    """Host-only directory of the run (the pid file); never visible to learner code."""
+    run_directory: Path  # host-only (the pid file): never visible to learner code
     bwrap: str | None = None
     cgroup: Cgroups | None = None
-    host: tuple[str, int] | None = None
-    """(setpriv, uid) to start the sandbox as, when the grader is root (see ``host_user``)."""
-    scope: tuple[str, str, bool] | None = None
-    """(systemd-run, env, user manager?) when each process gets a systemd scope instead of
-    the run's cgroups (see ``cgroups.systemd_scope``)."""
+    host: tuple[str, int] | None = None  # (setpriv, uid) a root grader starts the sandbox as
+    scope: tuple[str, str, bool] | None = None  # ``cgroups.systemd_scope``: one per process
     expired: str = ""
-    started: list[int] = field(default_factory=list)
 
     @property
     def pid_file(self) -> Path:
@@ -466,8 +397,7 @@ class Confinement:
 
     @functools.cached_property
     def staged(self) -> tuple[tuple[Path, Path], ...]:
-        """This Python's directories the host user cannot enter, with their mount points
-        (made once, in the run's own folder; see ``staging``)."""
+        """``staging`` of this Python's directories, mount points made in the run's folder."""
         found = staging(self.layout.python, self.run_directory / "staged")
         for _, point in found:
             point.mkdir(parents=True, exist_ok=True)
@@ -488,9 +418,10 @@ class Confinement:
             "pids": str(self.pid_file),
             "cgroups": [str(d) for d in (self.cgroup.directories if self.cgroup else [])],
             "limits": rlimits(self.limits, self.cgroup, host[1] if host else None),
+            # sandboxed, an empty environment: bwrap's first process in the sandbox keeps bwrap's
+            "env": {} if self.sandboxed else clean,
         }
         if not self.sandboxed:
-            spec["env"] = clean
             return _launcher(spec) + command, clean
         assert self.bwrap is not None
         layout, drop = self.layout, []
@@ -501,8 +432,6 @@ class Confinement:
             spec["stage"] = [[str(path), str(point)] for path, point in staged]
             drop = drop_command(*host)
         sandbox = drop + bwrap_command(self.bwrap, layout, clean, writable)
-        # an empty environment: bubblewrap's first process in the sandbox keeps bubblewrap's
-        spec["env"] = {}
         if self.scope is not None:
             systemd_run, env_program, user = self.scope
             memory, processes = self.limits.memory_mb, self.limits.processes
@@ -583,32 +512,21 @@ print("visible: " + ", ".join(problems) if problems else "confined")
 
 @functools.cache
 def sandbox_status(hidden: Path, forbidden_modules: tuple[str, ...]) -> SandboxStatus:
-    """Start a sandbox once and check it: ``hidden`` and ``forbidden_modules`` must be gone.
-
-    (A Python inside ``hidden``, the kit's own ``.venv`` say, is the one thing shown of it.)
-    """
+    """Start a sandbox once and check that ``hidden`` and ``forbidden_modules`` are gone (but
+    for a Python inside ``hidden``: the kit's own ``.venv``, say)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return SandboxStatus(False, "bubblewrap (bwrap) is not installed or not on PATH")
-    with tempfile.TemporaryDirectory(prefix="course-sandbox-check-") as scratch:
-        run = Path(scratch)
-        layout = default_layout([run], [hidden], 8)
-        confinement = Confinement(True, layout, (), SandboxLimits(), run, bwrap, host=host_user())
-        inside = [p.relative_to(hidden).parts[0] for p in layout.python if p.is_relative_to(hidden)]
-        check = [sys.executable, "-c", SELF_CHECK, str(hidden), "/".join(inside)]
-        command, env = confinement.wrap([*check, *forbidden_modules], {}, ())
-        try:
-            done = subprocess.run(
-                command, env=env, capture_output=True, text=True, timeout=60, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            return SandboxStatus(False, f"bubblewrap did not start: {error}")
-        finally:
-            confinement.close()
-    said = (done.stdout + done.stderr).strip().splitlines()
-    if done.returncode != 0 or said[-1:] != ["confined"]:
-        why = said[-1] if said else f"exit code {done.returncode}"
-        return SandboxStatus(False, f"bubblewrap cannot confine the grading here: {why}")
+    inside = [p for p in python_directories() if p.is_relative_to(hidden)]
+    shown = "/".join(p.relative_to(hidden).parts[0] for p in inside)
+    check = [sys.executable, "-c", SELF_CHECK, str(hidden), shown, *forbidden_modules]
+    try:
+        done = _trial_run(bwrap, host_user_check()[0], [hidden], check)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return SandboxStatus(False, f"bubblewrap did not start: {error}")
+    said = last_said(done.stdout + done.stderr, done.returncode)
+    if done.returncode != 0 or said != "confined":
+        return SandboxStatus(False, f"bubblewrap cannot confine the grading here: {said}")
     return SandboxStatus(True, "", bwrap)
 
 
@@ -625,7 +543,7 @@ def open_confinement(
     """A confinement for one graded run, with cgroups when they can be made."""
     layout = default_layout(graded, hidden, limits.scratch_mb, limits.shared_memory_mb)
     cgroup, scope = run_cgroups(limits, sandboxed=sandboxed)
-    host = host_user() if sandboxed else None
+    host = host_user_check()[0] if sandboxed else None
     return Confinement(
         sandboxed, layout, tuple(python_path), limits, run_directory, bwrap, cgroup, host, scope
     )

@@ -42,9 +42,7 @@ class Snapshot:
     learner: Mapping[str, bytes]
     notes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
-    starter: str | None = None
-    """The kit's starter fingerprint, which the graded copy's marker records (None: not
-    computed yet)."""
+    starter: str | None = None  # the kit's starter fingerprint, for the graded copy's marker
 
 
 def reference_snapshot(manifest: Manifest, kit: Path, starter: str | None = None) -> Snapshot:
@@ -66,17 +64,16 @@ def _layout_notes(
         try:
             shipped = read_source(kit, file.starter)
             kit_copies = {digest(shipped), digest(shipped_in_edition(file.path, shipped, edition))}
-            same = digest(tree.read(file.path)) in kit_copies
-            edited = _("{path} was edited in the workspace").format(path=file.path)
-            problem = "" if same else edited
+            if digest(tree.read(file.path)) in kit_copies:
+                continue
+            problem = _("{path} was edited in the workspace").format(path=file.path)
         except UnsafePath as error:
             problem = _("{path} could not be read from the workspace ({error})").format(
                 path=file.path, error=error
             )
-        if problem:
-            kind = "test" if file.role == "test" else "given"
-            notes.append(_("{problem}; graded with the kit's copy").format(problem=problem))
-            flags.append(f"edited {kind} files")
+        kind = "test" if file.role == "test" else "given"
+        notes.append(_("{problem}; graded with the kit's copy").format(problem=problem))
+        flags.append(f"edited {kind} files")
     return notes, list(dict.fromkeys(flags))
 
 
@@ -101,9 +98,9 @@ def stray_entries(manifest: Manifest, tree: Tree) -> list[str]:
         for name in names:
             if name in expected or name in IGNORED or name.startswith("."):
                 continue
-            kind = tree.kind(f"{folder}/{name}" if folder else name)
-            shown = safe_name(f"{folder}/{name}" if folder else name)  # learners name files
-            found.append(shown + ("/" if kind == "directory" else ""))
+            path = f"{folder}/{name}" if folder else name
+            slash = "/" if tree.kind(path) == "directory" else ""
+            found.append(safe_name(path) + slash)  # learners name files
     return found
 
 
@@ -115,11 +112,9 @@ def workspace_snapshot(
     starter: str | None = None,
 ) -> Snapshot:
     """Read a workspace's marker (unless the door ``read`` it already) and learner files
-    without trusting it; ``starter``: the kit's starter fingerprint, if the door has it.
-
-    A ``WorkspaceError`` when the workspace cannot be graded: its marker or a learner file is
-    missing, unreadable, a link or not a regular file, or it is another chapter's.
-    """
+    without trusting it; ``starter``: the kit's starter fingerprint, if the door has it. A
+    ``WorkspaceError`` when a file is missing, unreadable, a link or not regular, or the
+    workspace is another chapter's."""
     try:
         workspace = read or parse_marker(
             Path(tree.where()), tree.read(MARKER, MARKER_BYTES), tree.where(MARKER)
@@ -140,11 +135,9 @@ def workspace_snapshot(
             )
         notes.append(_("not graded (only the curriculum's files are): {named}").format(named=named))
         flags.append("files outside the curriculum")
-    began = short(workspace.starter_fingerprint)
     starter = starter or chapter_fingerprints(manifest, kit).starter
-    now = short(starter)
-    root = tree.base.joinpath(*tree.below)
-    shown = safe_text(root, keep="")
+    began, now = short(workspace.starter_fingerprint), short(starter)
+    shown = safe_text(tree.base.joinpath(*tree.below), keep="")
     if began == now:
         label = _("workspace {root} ({package}, began from starter {began})")
     else:
