@@ -12,10 +12,7 @@ from .manifest import Manifest, translated
 
 
 def checkpoint_command(
-    manifest: Manifest,
-    *options: str,
-    practice: str | None = None,
-    commands: Commands = BY_NAME,
+    manifest: Manifest, *options: str, practice: str | None = None, commands: Commands = BY_NAME
 ) -> str:
     """A checkpoint command line (in a workspace, or on ``practice``) with ``options``."""
     where = f" --practice {shlex.quote(practice)}" if practice else ""
