@@ -12,6 +12,7 @@ from ..locale import gettext as _
 from .manifest import Manifest
 
 Side = Literal["starter", "reference"]
+SIDES: tuple[Side, ...] = ("starter", "reference")
 
 
 class KitError(RuntimeError):
@@ -19,11 +20,8 @@ class KitError(RuntimeError):
 
 
 def kit_root() -> Path:
-    """The repository the ``course`` package was installed from (editable install).
-
-    Starters and focused tests are not package data: they live beside the package in the
-    repository, which is where an editable install (``bash scripts/setup``) points.
-    """
+    """The repository the ``course`` package was installed from (editable install): starters
+    and focused tests are not package data, they live beside the package."""
     root = Path(__file__).resolve().parents[2]
     if not (root / "starters").is_dir() or not (root / "tests").is_dir():
         raise KitError(
@@ -57,7 +55,6 @@ def scaffold_files(manifest: Manifest, root: Path, side: Side) -> dict[str, byte
 
 
 def digest(data: bytes) -> str:
-    """The SHA-256 of one file's bytes."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -83,10 +80,7 @@ class Fingerprints:
 
 
 def chapter_fingerprints(manifest: Manifest, root: Path) -> Fingerprints:
-    return Fingerprints(
-        starter=fingerprint(scaffold_files(manifest, root, "starter")),
-        reference=fingerprint(scaffold_files(manifest, root, "reference")),
-    )
+    return Fingerprints(*(fingerprint(scaffold_files(manifest, root, side)) for side in SIDES))
 
 
 def notebook_sources(manifest: Manifest, root: Path, edition: str | None = None) -> list[str]:

@@ -18,8 +18,8 @@ from .style import PLAIN, Style, status_label
 
 WIDTH = 100
 LABEL_WIDTH = 17
-DETAIL_INDENT = 13
-"""Where the text of a test's detail starts (after four spaces and the status column)."""
+DETAIL_INDENT = 13  # where a test's detail starts (after four spaces and the status column)
+HANGING = " " * (DETAIL_INDENT - 4)  # a detail's later lines, under its first line's text
 
 
 def _label(label: str) -> str:
@@ -191,7 +191,7 @@ def probe_details(result: LabResult) -> list[str]:
             "and {count} more probe cases like these",
             left,
         )
-        lines.append(" " * (DETAIL_INDENT - 4) + more.format(count=left))
+        lines.append(HANGING + more.format(count=left))
     return lines
 
 
@@ -218,9 +218,9 @@ def _detail(head: str, text: str) -> list[str]:
     lines = wrap(
         f"{head} {' '.join(first.split())}",
         width=WIDTH - 4,
-        subsequent_indent=" " * (DETAIL_INDENT - 4),
+        subsequent_indent=HANGING,
     )
-    return lines + [" " * (DETAIL_INDENT - 4) + line for line in rest]
+    return lines + [HANGING + line for line in rest]
 
 
 def render_printed(test: TestOutcome) -> list[str]:
@@ -268,11 +268,9 @@ def _test_details(result: LabResult) -> list[str]:
         where = first.culprit_frame
         if first.culprit is not None and first.culprit != result.lab.id and where is not None:
             blame = _("that is Lab {lab}'s code ({function} in {path}): see Next below")
-            lines.append(
-                " " * (DETAIL_INDENT - 4)
-                + blame.format(lab=first.culprit, function=where.function, path=where.path)
-            )
-        lines += [" " * (DETAIL_INDENT - 4) + line for line in render_printed(first)]
+            said = blame.format(lab=first.culprit, function=where.function, path=where.path)
+            lines.append(HANGING + said)
+        lines += [HANGING + line for line in render_printed(first)]
     return lines
 
 
