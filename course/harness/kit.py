@@ -39,11 +39,8 @@ def read_source(root: Path, relative: str) -> bytes:
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise KitError(
-            _("{path}: listed in the curriculum but missing from {root}").format(
-                path=relative, root=root
-            )
-        ) from None
+        said = _("{path}: listed in the curriculum but missing from {root}")
+        raise KitError(said.format(path=relative, root=root)) from None
 
 
 def scaffold_files(manifest: Manifest, root: Path, side: Side) -> dict[str, bytes]:
@@ -89,9 +86,6 @@ def notebook_sources(manifest: Manifest, root: Path, edition: str | None = None)
     folder = manifest.notebooks.get(edition)
     if folder is None:
         known = ", ".join(manifest.notebooks)
-        raise KitError(
-            _("no notebook edition {edition} (editions: {known})").format(
-                edition=repr(edition), known=known
-            )
-        )
+        said = _("no notebook edition {edition} (editions: {known})")
+        raise KitError(said.format(edition=repr(edition), known=known))
     return sorted(path.relative_to(root).as_posix() for path in (root / folder).glob("*.ipynb"))

@@ -163,11 +163,8 @@ class Manifest:
         if found is not None:
             return found
         known = _(", ").join(lab.id for lab in self.labs)
-        raise ManifestError(
-            _("chapter {chapter} has no lab {lab_id!r} (labs: {known})").format(
-                chapter=self.chapter, lab_id=lab_id, known=known
-            )
-        )
+        said = _("chapter {chapter} has no lab {lab_id!r} (labs: {known})")
+        raise ManifestError(said.format(chapter=self.chapter, lab_id=lab_id, known=known))
 
     @property
     def required_labs(self) -> tuple[Lab, ...]:
@@ -421,8 +418,5 @@ def load_manifest(chapter: str) -> Manifest:
         if manifest.chapter == chapter:
             return manifest
     known = _(", ").join(available_chapters()) or _("none")
-    raise ManifestError(
-        _("no curriculum for chapter {chapter!r} (chapters: {known})").format(
-            chapter=chapter, known=known
-        )
-    )
+    said = _("no curriculum for chapter {chapter!r} (chapters: {known})")
+    raise ManifestError(said.format(chapter=chapter, known=known))

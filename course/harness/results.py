@@ -249,8 +249,7 @@ class CheckpointResult:
         return next((lab for lab in self.required if lab.status != Status.PASSED), None)
 
     def verdicts(self) -> dict[str, tuple[str, int, int, int, int]]:
-        """Each lab's (status, tests passed, tests, cases agreed, cases): what every door must
-        show alike."""
+        """Each lab's (status, passed, tests, agreed, cases): what every door must show alike."""
         return {
             lab.lab.id: (str(lab.status), lab.passed, lab.total, lab.agreed, lab.cases)
             for lab in self.labs
@@ -317,11 +316,8 @@ class CheckpointResult:
 
 
 def admit(catalog: Catalog, outcomes: Sequence[TestOutcome]) -> tuple[list[TestOutcome], list[str]]:
-    """The outcomes of tests the catalog has, each once and in its catalogued lab; and flags.
-
-    A report naming a test the kit does not have, a second report of one test, and more cases
-    of a test than its file holds are left out, each with a flag that says so.
-    """
+    """The outcomes of tests the catalog has, each once, in its catalogued lab; and a flag for
+    each report left out (of a test the kit lacks, a second one, a case too many)."""
     admitted: list[TestOutcome] = []
     flags: list[str] = []
     seen: set[str] = set()
@@ -386,12 +382,8 @@ def summarize(
 
 
 def attribute(manifest: Manifest, outcome: TestOutcome) -> TestOutcome:
-    """``outcome`` with its culprit: the lab of the innermost lab function among its frames.
-
-    Only a lab's own functions count: a given function (``entries.check_unique_ids``, say)
-    that raised is passed over for the lab function that called it, and that frame is kept
-    (``culprit_frame``) so the report names the learner's code, never the given code.
-    """
+    """``outcome`` with its culprit: the lab of the innermost lab function among its frames
+    (a given function that raised is passed over), and its frame: the learner's code."""
     for frame in reversed(outcome.frames):
         lab = manifest.lab_of_function(frame.module, frame.function)
         if lab is not None:

@@ -94,8 +94,8 @@ def child_command(
 
 
 def dump_after(limits: Limits) -> float:
-    """When the child dumps a running test's stacks: shortly before the parent kills it (0:
-    never, in a browser's worker, which has no thread to dump them with)."""
+    """When the child dumps a running test's stacks: shortly before the parent kills it (never,
+    0, in a browser's worker, which has no thread to dump them with)."""
     if in_a_browser():
         return 0.0
     return max(limits.test_seconds - DUMP_MARGIN, limits.test_seconds * 0.75)
@@ -132,10 +132,9 @@ def run_focused_tests(
     limits: Limits | None = None,
     attempt: Attempt | None = None,
 ) -> tuple[list[TestOutcome], RunLog]:
-    """Run the focused tests (optionally only ``labs``): one outcome per collected test, in
-    order, then any report the child made of a test it did not collect or made twice (for
-    ``results.admit`` to leave out and flag). ``attempt``: how the tests run (a child process
-    each time unless told)."""
+    """Run the focused tests (of ``labs``, else all): one outcome per collected test, in order,
+    then the child's reports of tests not collected or made twice (``results.admit`` flags them).
+    ``attempt``: how the tests run (a child process each time unless told)."""
     attempt = attempt or _run_child
     limits = limits or Limits()
     log = RunLog()
@@ -199,10 +198,8 @@ def _wanted(target: RunTarget, nodeid: str) -> bool:
 def _stop_hung_labs(
     order: Collected, outcomes: dict[str, TestOutcome], record: Record, catalog: Catalog | None
 ) -> None:
-    """A lab whose test ran past its limit runs no further test: one hang costs one timeout.
-
-    Its tests still to go are recorded as not run, naming the test that hung.
-    """
+    """A lab whose test ran past its limit runs no further test (its tests still to go are not
+    run, naming the test that hung): one hang costs one timeout."""
 
     def lab_of(nodeid: str, said: str | None) -> str | None:
         test = catalog.find(nodeid) if catalog is not None else None
@@ -307,8 +304,7 @@ class Watch:
 
 
 def _printed(lines: object, more: object) -> tuple[tuple[str, ...], int]:
-    """A test's printed lines as its record gives them: at most ``OUTPUT_LINES``, and how
-    many more there were."""
+    """A test's printed lines (at most ``OUTPUT_LINES``), and how many more there were."""
     items = [str(line) for line in lines] if isinstance(lines, list) else []
     left = more if isinstance(more, int) and not isinstance(more, bool) and more > 0 else 0
     left += max(0, len(items) - OUTPUT_LINES)
@@ -394,8 +390,7 @@ def _run_child(
 
 
 def note_nothing_collected(log: RunLog, fallback: str = "") -> None:
-    """Why a run collected nothing, unless already said: the last line pytest printed (else
-    ``fallback``)."""
+    """Why a run collected nothing, unless said: pytest's last line (else ``fallback``)."""
     if not log.collect_errors:
         said = _("pytest stopped before collecting the focused tests: {output}")
         log.collect_errors.append(said.format(output=_last_line(log.output_tail)[:300] or fallback))

@@ -95,12 +95,8 @@ def start_child(
     results: Path,
     limits: Limits,
 ) -> tuple[Child, KeptOutput]:
-    """Start a child in its own session (through ``wrap``; it may write ``results``).
-
-    A confined child may write only its results file and the stack dump beside it, so the
-    dump file is made before the child starts. In a browser the child is a Web Worker, whose
-    writes to those two files arrive here.
-    """
+    """Start a child in its own session (through ``wrap``), or a Web Worker in a browser. A
+    confined child may write only ``results`` and the stack dump, made here before it starts."""
     if wrap is not None:
         stacks = dump_file(results)
         stacks.touch()

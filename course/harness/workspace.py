@@ -75,8 +75,7 @@ def check_fresh(target: Path) -> None:
 
 
 def shipped_in_edition(path: str, text: bytes, edition: str) -> bytes:
-    """A shipped Python module as a workspace of ``edition`` holds it: its docstrings in that
-    edition (``harness/docstrings.py``), its code byte for byte."""
+    """A shipped module with its docstrings in ``edition`` (``docstrings.py``), its code as is."""
     if edition == SOURCE_EDITION or not path.endswith(".py"):
         return text
     return localized(text.decode("utf-8"), translations(edition).gettext).encode("utf-8")
@@ -117,11 +116,8 @@ def create_workspace(
     edition: str | None = None,
     commands: Commands = BY_NAME,
 ) -> list[str]:
-    """Lay out a fresh workspace at ``target``; returns the files written.
-
-    The files are written into a sibling scratch directory first and moved into place at
-    once, so a failure never leaves a half-made workspace behind.
-    """
+    """Lay out a fresh workspace at ``target``; returns the files written (into a scratch
+    directory moved into place at once, so a failure leaves no half-made workspace)."""
     target = target.resolve()
     check_fresh(target)
     files = workspace_layout(manifest, kit, edition, commands)
