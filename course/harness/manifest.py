@@ -196,8 +196,20 @@ def _relative_path(f: TableReader, key: str, default: str | None = None) -> str:
     return value
 
 
-def _card(table: object, source: str) -> Card:
-    f = TableReader(table, "card", source, ManifestError)
+def _each(f: TableReader, key: str) -> Iterator[TableReader]:
+    """A reader of each table of the array ``key``, finished once the caller has read it."""
+    for index, table in enumerate(f.tables(key)):
+        where = f"{f.where}.{key}[{index}]".lstrip(".")
+        item = TableReader(table, where, f.source, ManifestError)
+        yield item
+        item.finish()
+
+
+def _table(f: TableReader, key: str) -> TableReader:
+    return TableReader(f.raw(key), key, f.source, ManifestError)
+
+
+def _card(f: TableReader) -> Card:
     names = [field.name for field in fields(Card)]
     values: dict[str, Any] = {n: f.texts(n) if n == "teaching_files" else f.text(n) for n in names}
     card = Card(**values)
@@ -205,12 +217,8 @@ def _card(table: object, source: str) -> Card:
     return card
 
 
-def _lab(table: object, index: int, source: str, focused_tests: str) -> Lab:
-    f = TableReader(table, f"labs[{index}]", source, ManifestError)
-    functions = tuple(
-        _lab_function(t, f"labs[{index}].functions[{i}]", source)
-        for i, t in enumerate(f.tables("functions"))
-    )
+def _lab(f: TableReader, focused_tests: str) -> Lab:
+    functions = tuple(_lab_function(g) for g in _each(f, "functions"))
     optional = f.flag("optional")
     lab = Lab(
         id=f.text("id"),
@@ -225,35 +233,25 @@ def _lab(table: object, index: int, source: str, focused_tests: str) -> Lab:
         test_file=_relative_path(f, "test_file", focused_tests),
         optional=optional,
     )
-    lab = replace(lab, points=f.count("points") if "points" in f.table else lab.tests)
-    f.finish()
-    return lab
+    return replace(lab, points=f.count("points") if "points" in f.table else lab.tests)
 
 
-def _lab_function(table: object, where: str, source: str) -> LabFunction:
-    f = TableReader(table, where, source, ManifestError)
+def _lab_function(f: TableReader) -> LabFunction:
     function = LabFunction(name=f.text("name"), todo=f.text("todo"))
     module, _, name = function.name.partition(".")
     if not module or not name or "." in name:
         raise f.error("name", f"{function.name!r} must look like 'module.function'")
-    f.finish()
     return function
 
 
-def _review(table: object, source: str) -> Review:
-    f = TableReader(table, "review", source, ManifestError)
-    questions = []
-    for index, item in enumerate(f.tables("questions")):
-        q = TableReader(item, f"review.questions[{index}]", source, ManifestError)
-        questions.append(ReviewQuestion(text=q.text("text"), show=_test_name(q, "show")))
-        q.finish()
-    checks = []
-    for index, item in enumerate(f.tables("checks")):
-        c = TableReader(item, f"review.checks[{index}]", source, ManifestError)
-        checks.append(
-            ReviewCheck(title=c.text("title"), test=_test_name(c, "test"), hint=c.text("hint"))
-        )
-        c.finish()
+def _review(f: TableReader) -> Review:
+    questions = [
+        ReviewQuestion(q.text("text"), _test_name(q, "show")) for q in _each(f, "questions")
+    ]
+    checks = [
+        ReviewCheck(c.text("title"), _test_name(c, "test"), c.text("hint"))
+        for c in _each(f, "checks")
+    ]
     review = Review(
         title=f.text("title"),
         intro=f.text("intro"),
@@ -283,17 +281,14 @@ def _editions(value: object, f: TableReader) -> dict[str, str]:
     return dict(value)
 
 
-def _workspace_file(table: object, index: int, source: str) -> WorkspaceFile:
-    f = TableReader(table, f"workspace[{index}]", source, ManifestError)
+def _workspace_file(f: TableReader) -> WorkspaceFile:
     path = _relative_path(f, "path")
     starter = _relative_path(f, "starter")
     reference = _relative_path(f, "reference", starter)
     role = next((r for r in FILE_ROLES if r == f.text("role")), None)
     if role is None:
         raise f.error("role", f"must be one of {', '.join(FILE_ROLES)}, got {f.table['role']!r}")
-    optional = f.flag("optional")
-    f.finish()
-    return WorkspaceFile(path, starter, reference, role, optional)
+    return WorkspaceFile(path, starter, reference, role, f.flag("optional"))
 
 
 def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
@@ -304,8 +299,8 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
         raise ManifestError(f"{source}: not valid TOML ({error})") from None
     f = TableReader(data, "", source, ManifestError)
     focused_tests = _relative_path(f, "focused_tests")
-    labs = tuple(_lab(t, i, source, focused_tests) for i, t in enumerate(f.tables("labs")))
-    files = tuple(_workspace_file(t, i, source) for i, t in enumerate(f.tables("workspace")))
+    labs = tuple(_lab(g, focused_tests) for g in _each(f, "labs"))
+    files = tuple(_workspace_file(g) for g in _each(f, "workspace"))
     manifest = Manifest(
         chapter=f.text("chapter"),
         title=f.text("title"),
@@ -313,12 +308,12 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
         reference=f.text("reference"),
         focused_tests=focused_tests,
         default_workspace=f.text("default_workspace"),
-        card=_card(f.raw("card"), source),
+        card=_card(_table(f, "card")),
         labs=labs,
         files=files,
         notebooks=_editions(f.raw("notebooks"), f),
         source=source,
-        review=_review(f.raw("review"), source) if "review" in f.table else None,
+        review=_review(_table(f, "review")) if "review" in f.table else None,
         probes=_relative_path(f, "probes") if "probes" in f.table else None,
         probe_seed=f.count("probe_seed") if "probe_seed" in f.table else 0,
     )
