@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -56,12 +57,9 @@ def render_marker(
 
 def default_directory(manifest: Manifest, here: Path) -> Path:
     """A fresh directory in ``here``: ``practice-11``, else ``practice-11-2``, and so on."""
-    candidate = here / manifest.default_workspace
-    number = 1
-    while candidate.exists():
-        number += 1
-        candidate = here / f"{manifest.default_workspace}-{number}"
-    return candidate
+    name = manifest.default_workspace
+    names = itertools.chain([name], (f"{name}-{number}" for number in itertools.count(2)))
+    return next(here / folder for folder in names if not (here / folder).exists())
 
 
 def check_fresh(target: Path) -> None:
