@@ -38,10 +38,7 @@ def render_learning(
     commands: Commands = BY_NAME,
     edition: str | None = None,
 ) -> str:
-    """The workspace's LEARNING.md, in ``edition`` (the current one by default).
-
-    The manifest's text is read in that edition too (text already translated stays as it is).
-    """
+    """The workspace's LEARNING.md, manifest's text included, in ``edition`` (else the current)."""
     catalog = translations(edition or current_edition())
     _, ngettext = catalog.gettext, catalog.ngettext
     manifest = translated(manifest, _)
@@ -86,25 +83,18 @@ def render_learning(
                 "### Lab {lab} · {title} ({count} tests)",
                 lab.tests,
             )
+        files = _(", ").join(f"`{path}`" for path in lab.files)
+        notebook = _("- notebook: `{notebook}` ({heading})")
+        check = lab_command(manifest, lab.id, commands=commands)
         plain = f"{commands.python} -m pytest {_tests_dir(manifest)} -k {lab.select}"
-        blocks += [
-            head.format(lab=lab.id, title=lab.title, count=lab.tests),
-            "\n".join(
-                [
-                    _("- edit: {files}").format(
-                        files=_(", ").join(f"`{path}`" for path in lab.files)
-                    ),
-                    _("- notebook: `{notebook}` ({heading})").format(
-                        notebook=f"notebooks/{lab.notebook}", heading=lab.heading
-                    ),
-                    _("- hint: {hint}").format(hint=lab.hint),
-                    _("- check it: `{command}`").format(
-                        command=lab_command(manifest, lab.id, commands=commands)
-                    ),
-                    _("- or with plain pytest: `{command}`").format(command=plain),
-                ]
-            ),
+        bullets = [
+            _("- edit: {files}").format(files=files),
+            notebook.format(notebook=f"notebooks/{lab.notebook}", heading=lab.heading),
+            _("- hint: {hint}").format(hint=lab.hint),
+            _("- check it: `{command}`").format(command=check),
+            _("- or with plain pytest: `{command}`").format(command=plain),
         ]
+        blocks += [head.format(lab=lab.id, title=lab.title, count=lab.tests), "\n".join(bullets)]
     blocks += [
         _("## Checking everything"),
         _(

@@ -40,8 +40,7 @@ class Card:
     evidence: str
 
 
-UNTRANSLATED = ("teaching_files", "locate", "practice", "focused_run")
-"""The card's paths and commands; ``translated`` passes every other field on."""
+UNTRANSLATED = ("teaching_files", "locate", "practice", "focused_run")  # paths and commands
 
 
 @dataclass(frozen=True)
@@ -142,15 +141,11 @@ class Manifest:
     card: Card
     labs: tuple[Lab, ...]
     files: tuple[WorkspaceFile, ...]
-    notebooks: dict[str, str]
-    """Notebook folders by edition (``en``, ``zh``…); the first is the default edition."""
+    notebooks: dict[str, str]  # folders by edition (``en``, ``zh``…); the first is the default
     source: str  # where it was read from (for messages)
     review: Review | None = None
-    probes: str | None = None
-    """The chapter's probe module (kit-relative): generated cases and how to call each lab."""
-    probe_seed: int = 0
-    """What every door draws the probe cases with, so the same files get the same verdict
-    everywhere (an instructor may draw others with ``--seed``)."""
+    probes: str | None = None  # the probe module (kit-relative): cases, how to call each lab
+    probe_seed: int = 0  # every door draws with it, so the same files get the same verdict
 
     def lab_of_function(self, module: str, function: str) -> Lab | None:
         """The lab whose solution is ``module.function`` (``compaction.latest_compaction``)."""

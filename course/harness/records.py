@@ -19,8 +19,8 @@ from ..sandboxed.untrusted import MESSAGE_CHARS, NAME_CHARS, safe_name, safe_tex
 MAX_LINE_BYTES = 256 * 1024  # a longer record is dropped: no honest record comes near it
 MAX_FILE_BYTES = 8 * 1024 * 1024  # read of one results file at most
 MAX_ITEMS = 200  # items of a list, or keys of an object, kept; the rest is counted
+# fields holding a one-line name (cut at ``NAME_CHARS``); other strings are messages
 NAME_FIELDS = frozenset({"event", "nodeid", "name", "lab", "id", "raised", "path", "function"})
-"""Fields holding a one-line name (cut at ``NAME_CHARS``); other strings are messages."""
 DATA_FIELDS = frozenset({"value"})  # data compared as sent (a probe answer's result)
 LINE_FIELDS = frozenset({"output"})  # lines the code under test printed, each cut as a name
 

@@ -19,8 +19,7 @@ from typing import IO
 from ..sandboxed.frames import dump_file
 from .webworker import KeptOutput, WorkerChild, in_a_browser
 
-POLL_SECONDS = 0.02
-"""How often a supervisor looks at its child's records and clock."""
+POLL_SECONDS = 0.02  # how often a supervisor looks at its child's records and clock
 
 
 @dataclass(frozen=True)
@@ -48,8 +47,7 @@ def after_a_hang(limits: Limits) -> Limits:
     return replace(limits, test_seconds=min(limits.test_seconds, shorter))
 
 
-Child = subprocess.Popen[bytes] | WorkerChild
-"""A running child: a process, or in a browser a Web Worker."""
+Child = subprocess.Popen[bytes] | WorkerChild  # a process, or in a browser a Web Worker
 
 
 Wrap = Callable[[list[str], dict[str, str], tuple[Path, ...]], tuple[list[str], dict[str, str]]]

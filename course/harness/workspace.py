@@ -79,8 +79,7 @@ def shipped_in_edition(path: str, text: bytes, edition: str) -> bytes:
     return localized(text.decode("utf-8"), translations(edition).gettext).encode("utf-8")
 
 
-WORKSPACE_NOTEBOOKS = "notebooks"
-"""Where a workspace keeps its notebooks, whichever edition it was given."""
+WORKSPACE_NOTEBOOKS = "notebooks"  # whichever edition the workspace was given
 
 
 def workspace_layout(
