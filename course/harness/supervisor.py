@@ -95,12 +95,12 @@ def start_child(
 ) -> tuple[Child, KeptOutput]:
     """Start a child in its own session (through ``wrap``), or a Web Worker in a browser. A
     confined child may write only ``results`` and the stack dump, made here before it starts."""
+    written = (results, dump_file(results))
     if wrap is not None:
-        stacks = dump_file(results)
-        stacks.touch()
-        command, env = wrap(command, env, (results, stacks))
+        written[1].touch()
+        command, env = wrap(command, env, written)
     if in_a_browser():
-        worker = WorkerChild(command, env, cwd, (results, dump_file(results)), limits.output_bytes)
+        worker = WorkerChild(command, env, cwd, written, limits.output_bytes)
         return worker, worker
     process = subprocess.Popen(
         command,
