@@ -16,7 +16,7 @@ from ..sandboxed.frames import Frame
 from ..sandboxed.status import Status, worst
 from ..sandboxed.tables import TableReader
 from ..sandboxed.verdicts import NOT_RUN
-from .catalog import Catalog
+from .catalog import Catalog, CatalogTest
 from .manifest import Lab, Manifest
 
 
@@ -321,7 +321,7 @@ def admit(catalog: Catalog, outcomes: Sequence[TestOutcome]) -> tuple[list[TestO
     admitted: list[TestOutcome] = []
     flags: list[str] = []
     seen: set[str] = set()
-    cases: Counter[tuple[str, str]] = Counter()
+    cases: Counter[CatalogTest] = Counter()
     for outcome in outcomes:
         test = catalog.find(outcome.nodeid)
         if test is None:
@@ -332,13 +332,12 @@ def admit(catalog: Catalog, outcomes: Sequence[TestOutcome]) -> tuple[list[TestO
             said = _("a second report of {nodeid} (the first one counts)")
             flags.append(said.format(nodeid=repr(outcome.nodeid)))
             continue
-        key = (test.file, test.function)
-        if cases[key] >= test.cases:
+        if cases[test] >= test.cases:
             said = _("more reports of {test} than its {count} case(s)")
             flags.append(said.format(test=test.function, count=test.cases))
             continue
         seen.add(outcome.nodeid)
-        cases[key] += 1
+        cases[test] += 1
         admitted.append(replace(outcome, lab=test.lab))
     return admitted, flags
 

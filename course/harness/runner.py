@@ -50,10 +50,8 @@ class RunTarget:
     package: str  # ``COURSE_LAB_PACKAGE``: the package under test
     python_path: tuple[Path, ...] = ()  # put in front of ``sys.path`` (where ``package`` lives)
     wrap: Wrap | None = None  # how each child is started, when not directly
-    catalog: Catalog | None = None
-    """The tests the kit has: what the child collects beyond them is never run or counted."""
-    uncounted: tuple[str, ...] = ()
-    """Test files run after the catalogued ones but counted in no lab (the closing review)."""
+    catalog: Catalog | None = None  # the kit's tests: what else is collected is never run
+    uncounted: tuple[str, ...] = ()  # test files run after, counted in no lab (the review)
 
 
 @dataclass
@@ -94,8 +92,8 @@ def child_command(
 
 
 def dump_after(limits: Limits) -> float:
-    """When the child dumps a running test's stacks: shortly before the parent kills it (never,
-    0, in a browser's worker, which has no thread to dump them with)."""
+    """When the child dumps a running test's stacks: shortly before the parent kills it; 0
+    (never) in a browser's worker, which has no thread to dump them with."""
     if in_a_browser():
         return 0.0
     return max(limits.test_seconds - DUMP_MARGIN, limits.test_seconds * 0.75)
