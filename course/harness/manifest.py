@@ -345,12 +345,8 @@ def _check_consistency(manifest: Manifest, f: TableReader) -> None:
 
 
 def translated(manifest: Manifest, translate: Callable[[str], str]) -> Manifest:
-    """The manifest with every learner-facing text passed through ``translate``.
-
-    This is the one list of what a learner reads in a curriculum: titles, the card's prose,
-    hints, the labs' to-dos and the review. Ids, paths and commands stay as they are. The
-    catalogs' extractor walks the same list (``curriculum_texts``).
-    """
+    """The manifest with every learner-facing text passed through ``translate``: the one list of
+    what a learner reads (ids, paths and commands stay), which ``curriculum_texts`` walks too."""
     t, card = translate, manifest.card
     texts = [field.name for field in fields(Card) if field.name not in UNTRANSLATED]
     translations: dict[str, Any] = {name: t(getattr(card, name)) for name in texts}

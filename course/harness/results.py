@@ -115,11 +115,8 @@ class ProbeSummary:
 
 @dataclass(frozen=True)
 class LabResult:
-    """One lab's verdict: its tests, counted against the kit's catalog, and its probes.
-
-    ``passed`` counts the tests that passed, whatever the probes say; the lab passes (and
-    ``earned`` counts its tests) only when its probe cases agree too.
-    """
+    """One lab's verdict: its tests, counted against the kit's catalog, and its probes (it
+    passes, and ``earned`` counts its tests, only when they agree too; ``passed`` regardless)."""
 
     lab: Lab
     tests: tuple[TestOutcome, ...]

@@ -37,12 +37,9 @@ SHORTEST_LIMIT = 1.0
 
 
 def after_a_hang(limits: Limits) -> Limits:
-    """The limits for what still runs once something ran past its limit.
-
-    An endless loop in one lab's function usually hangs every later lab that calls it: each
-    later hang costs a tenth of the limit (at least a second), so one loop costs about one
-    limit, not one per lab. An honest run (milliseconds a test) never sees the shorter limit.
-    """
+    """The limits once something ran past its limit: an endless loop in one lab's function
+    usually hangs every later lab that calls it, so each later hang costs a tenth of the limit
+    (at least a second). An honest run (milliseconds a test) never sees the shorter limit."""
     shorter = max(SHORTEST_LIMIT, limits.test_seconds * AFTER_A_HANG)
     return replace(limits, test_seconds=min(limits.test_seconds, shorter))
 

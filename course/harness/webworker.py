@@ -214,11 +214,9 @@ class KeptOutput:
 
 
 class WorkerChild(KeptOutput):
-    """``python -m ...`` in a Web Worker, behaving as the ``Popen`` the supervisor expects.
-
-    ``streamed``: the files the parent reads, to which the child's writes are appended. The
-    constructor returns once the worker's Pyodide is up (the boot does not count against the
-    child's start-up limit, as a process's ``exec`` does not), or with ``returncode`` set."""
+    """``python -m ...`` in a Web Worker, as the ``Popen`` the supervisor expects; its writes to
+    ``streamed`` are appended to them. Made once its Pyodide is up (the boot, like a process's
+    ``exec``, is not the child's start-up), or with ``returncode`` set."""
 
     pid = 0
 
