@@ -1,9 +1,8 @@
 """Which tests a chapter has and the lab each belongs to, read from test files on the kit's side.
 
-A test is a module-level function with ``@pytest.mark.lab("ID")``; ``parametrize`` with a literal
-list of cases counts each case. The catalog is read from the pristine files, never from what a
-test process says about itself, so learner code that forges its report cannot add a test, move
-one to another lab or count one twice.
+A test is a module-level function with ``@pytest.mark.lab("ID")`` (``parametrize`` with a literal
+list counts each case), read from the pristine files, never from what a test process says, so a
+forged report cannot add a test, move one to another lab or count one twice.
 """
 
 from __future__ import annotations
@@ -26,8 +25,7 @@ class CatalogError(ValueError):
 class CatalogTest:
     """One test function of a test file, and how many test cases it stands for."""
 
-    file: str
-    """Its file, relative to the run's root (as pytest's node ids write it)."""
+    file: str  # relative to the run's root (as pytest's node ids write it)
     function: str
     lab: str
     cases: int = 1
@@ -56,18 +54,10 @@ class Catalog:
         return next((t for t in self.tests if t.file == file and t.function == function), None)
 
 
-def _mark(decorator: ast.expr, name: str) -> ast.Call | None:
-    """``decorator`` if it is a call of ``….mark.<name>(…)``."""
-    if isinstance(decorator, ast.Call) and ast.unparse(decorator.func).endswith(f"mark.{name}"):
-        return decorator
-    return None
-
-
-def _cases(call: ast.Call, where: str) -> int:
-    values = call.args[1] if len(call.args) > 1 else None
-    if not isinstance(values, ast.List | ast.Tuple):
-        raise CatalogError(f"{where}: parametrize needs a literal list of cases to be counted")
-    return len(values.elts)
+def _marks(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> list[ast.Call]:
+    """The decorators of ``node`` that call ``….mark.<name>(…)``."""
+    calls = [d for d in node.decorator_list if isinstance(d, ast.Call)]
+    return [call for call in calls if ast.unparse(call.func).endswith(f"mark.{name}")]
 
 
 def test_functions(source: str, file: str, labs: Iterable[str]) -> tuple[CatalogTest, ...]:
@@ -81,12 +71,10 @@ def test_functions(source: str, file: str, labs: Iterable[str]) -> tuple[Catalog
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
             raise CatalogError(f"{file}: {node.name}: write the tests as functions")
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        if not node.name.startswith("test"):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name[:4] != "test":
             continue
         where = f"{file}::{node.name}"
-        marks = [m for d in node.decorator_list if (m := _mark(d, "lab")) is not None]
+        marks = _marks(node, "lab")
         if len(marks) != 1 or len(marks[0].args) != 1:
             raise CatalogError(f'{where}: needs exactly one @pytest.mark.lab("ID")')
         lab = marks[0].args[0]
@@ -94,10 +82,12 @@ def test_functions(source: str, file: str, labs: Iterable[str]) -> tuple[Catalog
             names = ", ".join(sorted(known))
             raise CatalogError(f"{where}: lab {ast.unparse(lab)} is not a lab ({names})")
         cases = 1
-        for decorator in node.decorator_list:
-            call = _mark(decorator, "parametrize")
-            if call is not None:
-                cases *= _cases(call, where)
+        for call in _marks(node, "parametrize"):
+            values = call.args[1] if len(call.args) > 1 else None
+            if not isinstance(values, ast.List | ast.Tuple):
+                said = "parametrize needs a literal list of cases to be counted"
+                raise CatalogError(f"{where}: {said}")
+            cases *= len(values.elts)
         tests.append(CatalogTest(file, node.name, str(lab.value), cases))
     return tuple(tests)
 

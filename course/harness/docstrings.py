@@ -35,10 +35,8 @@ def _docstring_literal(text: str, indent: int) -> str:
 
 
 def localized(source: str, translate: Callable[[str], str]) -> str:
-    """``source`` with each docstring passed through ``translate``; code, and the words of
-    each lab stub, untouched (a stub's words are looked up when it raises, in the edition
-    that is speaking then). A text the catalog lacks, or one a literal could not hold,
-    stays as it is."""
+    """``source`` with each docstring passed through ``translate`` (a text a literal could not
+    hold stays); code and the lab stubs' words (looked up when one raises) untouched."""
     tree = parse(source)
     edits: list[tuple[ast.Constant, str]] = []
     for node, value in _string_statements(tree):

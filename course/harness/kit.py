@@ -12,6 +12,7 @@ from ..locale import gettext as _
 from .manifest import Manifest
 
 Side = Literal["starter", "reference"]
+SIDES: tuple[Side, ...] = ("starter", "reference")
 
 
 class KitError(RuntimeError):
@@ -19,11 +20,8 @@ class KitError(RuntimeError):
 
 
 def kit_root() -> Path:
-    """The repository the ``course`` package was installed from (editable install).
-
-    Starters and focused tests are not package data: they live beside the package in the
-    repository, which is where an editable install (``bash scripts/setup``) points.
-    """
+    """The repository the ``course`` package was installed from (editable install): starters
+    and focused tests are not package data, they live beside the package."""
     root = Path(__file__).resolve().parents[2]
     if not (root / "starters").is_dir() or not (root / "tests").is_dir():
         raise KitError(
@@ -41,11 +39,8 @@ def read_source(root: Path, relative: str) -> bytes:
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise KitError(
-            _("{path}: listed in the curriculum but missing from {root}").format(
-                path=relative, root=root
-            )
-        ) from None
+        said = _("{path}: listed in the curriculum but missing from {root}")
+        raise KitError(said.format(path=relative, root=root)) from None
 
 
 def scaffold_files(manifest: Manifest, root: Path, side: Side) -> dict[str, bytes]:
@@ -57,7 +52,6 @@ def scaffold_files(manifest: Manifest, root: Path, side: Side) -> dict[str, byte
 
 
 def digest(data: bytes) -> str:
-    """The SHA-256 of one file's bytes."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -83,10 +77,7 @@ class Fingerprints:
 
 
 def chapter_fingerprints(manifest: Manifest, root: Path) -> Fingerprints:
-    return Fingerprints(
-        starter=fingerprint(scaffold_files(manifest, root, "starter")),
-        reference=fingerprint(scaffold_files(manifest, root, "reference")),
-    )
+    return Fingerprints(*(fingerprint(scaffold_files(manifest, root, side)) for side in SIDES))
 
 
 def notebook_sources(manifest: Manifest, root: Path, edition: str | None = None) -> list[str]:
@@ -95,9 +86,6 @@ def notebook_sources(manifest: Manifest, root: Path, edition: str | None = None)
     folder = manifest.notebooks.get(edition)
     if folder is None:
         known = ", ".join(manifest.notebooks)
-        raise KitError(
-            _("no notebook edition {edition} (editions: {known})").format(
-                edition=repr(edition), known=known
-            )
-        )
+        said = _("no notebook edition {edition} (editions: {known})")
+        raise KitError(said.format(edition=repr(edition), known=known))
     return sorted(path.relative_to(root).as_posix() for path in (root / folder).glob("*.ipynb"))

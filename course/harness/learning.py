@@ -12,10 +12,7 @@ from .manifest import Manifest, translated
 
 
 def checkpoint_command(
-    manifest: Manifest,
-    *options: str,
-    practice: str | None = None,
-    commands: Commands = BY_NAME,
+    manifest: Manifest, *options: str, practice: str | None = None, commands: Commands = BY_NAME
 ) -> str:
     """A checkpoint command line (in a workspace, or on ``practice``) with ``options``."""
     where = f" --practice {shlex.quote(practice)}" if practice else ""
@@ -41,19 +38,15 @@ def render_learning(
     commands: Commands = BY_NAME,
     edition: str | None = None,
 ) -> str:
-    """The workspace's LEARNING.md, in ``edition`` (the current one by default).
-
-    The manifest's text is read in that edition too (text already translated stays as it is).
-    """
+    """The workspace's LEARNING.md, manifest's text included, in ``edition`` (else the current)."""
     catalog = translations(edition or current_edition())
     _, ngettext = catalog.gettext, catalog.ngettext
     manifest = translated(manifest, _)
     card = manifest.card
     learner_files = _(", ").join(f"`{f.path}`" for f in manifest.files_with_role("learner"))
     checkpoint = checkpoint_command(manifest, commands=commands)
-    lines = [
+    blocks = [
         f"# {card.title}",
-        "",
         _(
             "This is a practice workspace for chapter {chapter}, {title}. Your code is the "
             "`{package}` package: you edit {files}; the other modules are given. The focused "
@@ -65,27 +58,17 @@ def render_learning(
             files=learner_files,
             tests=manifest.focused_tests,
         ),
-        "",
         _("Scaffold: parent `{fingerprint}` ({parent}).").format(
             fingerprint=short(parent), parent=card.parent
         ),
-        "",
         _("## What to know first"),
-        "",
         card.know_before,
-        "",
         _("## First step"),
-        "",
         card.first_step,
-        "",
         _("## First red light"),
-        "",
         card.first_red_light,
-        "",
         _("## Labs"),
-        "",
         _("Work through the labs in order; each one turns exactly its own tests green."),
-        "",
     ]
     for lab in manifest.labs:
         if lab.optional:
@@ -100,47 +83,40 @@ def render_learning(
                 "### Lab {lab} · {title} ({count} tests)",
                 lab.tests,
             )
+        files = _(", ").join(f"`{path}`" for path in lab.files)
+        notebook = _("- notebook: `{notebook}` ({heading})")
+        check = lab_command(manifest, lab.id, commands=commands)
         plain = f"{commands.python} -m pytest {_tests_dir(manifest)} -k {lab.select}"
-        lines += [
-            head.format(lab=lab.id, title=lab.title, count=lab.tests),
-            "",
-            _("- edit: {files}").format(files=_(", ").join(f"`{path}`" for path in lab.files)),
-            _("- notebook: `{notebook}` ({heading})").format(
-                notebook=f"notebooks/{lab.notebook}", heading=lab.heading
-            ),
+        bullets = [
+            _("- edit: {files}").format(files=files),
+            notebook.format(notebook=f"notebooks/{lab.notebook}", heading=lab.heading),
             _("- hint: {hint}").format(hint=lab.hint),
-            _("- check it: `{command}`").format(
-                command=lab_command(manifest, lab.id, commands=commands)
-            ),
+            _("- check it: `{command}`").format(command=check),
             _("- or with plain pytest: `{command}`").format(command=plain),
-            "",
         ]
-    lines += [
+        blocks += [head.format(lab=lab.id, title=lab.title, count=lab.tests), "\n".join(bullets)]
+    blocks += [
         _("## Checking everything"),
-        "",
         _(
             "`{checkpoint}` run anywhere inside this directory shows each lab's `passed/total` "
             "and the evidence line; it exits 0 only when all {total} pass. Expected at the "
             "end: {evidence}"
         ).format(checkpoint=checkpoint, total=manifest.total_tests, evidence=card.evidence),
-        "",
         _(
             "`{checkpoint} --watch` stays open and re-runs the lab you are on each time you "
             "save a file of your package, then moves on when that lab turns green (keys: "
             "{keys})."
         ).format(checkpoint=checkpoint, keys=key_legend(_)),
-        "",
         _(
             "The workspace's `pytest.ini` turns off pytest's plugin autoloading (the installed "
             "plugins cost seconds at every start and the focused tests need none), so plain "
             "pytest starts in well under a second."
         ),
-        "",
     ]
     if manifest.probes is not None:
         example = manifest.required_labs[0]
         case = f"{example.id}#001"
-        lines += [
+        blocks.append(
             _(
                 "Plain pytest also runs each lab's probe cases (`{test}`): the chapter's "
                 "generated inputs with the reference's answers, the ones `{checkpoint}` checks, "
@@ -148,40 +124,32 @@ def render_learning(
                 "failing case shows its input, where your answer parts from the reference's, and "
                 "a command that replays it on your saved code, with your code's frames when it "
                 "raises: `{checkpoint} --replay {case}`."
-            ).format(checkpoint=checkpoint, test=f"test_{example.select}_probe[{case}]", case=case),
-            "",
-        ]
+            ).format(checkpoint=checkpoint, test=f"test_{example.select}_probe[{case}]", case=case)
+        )
     if manifest.review is not None:
-        lines += [
+        blocks += [
             _("## After the last lab: the closing review"),
-            "",
             _(
                 "`{command}` asks the chapter's closing questions with your code's own answers "
                 "beside them, and checks the demonstrations the chapter asks for on your "
                 "package."
             ).format(command=checkpoint_command(manifest, "--review", commands=commands)),
-            "",
         ]
-    lines += [
+    blocks.append(
         _(
             "Starting over? `{command}` makes a new directory; do not reuse a modified scaffold."
-        ).format(command=practice_command(manifest, edition or current_edition(), commands)),
-        "",
-    ]
+        ).format(command=practice_command(manifest, edition or current_edition(), commands))
+    )
     if notebooks:
-        lines += [_("## Notebooks"), ""]
-        lines += [f"- `{path}`" for path in notebooks]
-        lines += [""]
-    lines += [
+        blocks += [_("## Notebooks"), "\n".join(f"- `{path}`" for path in notebooks)]
+    blocks += [
         _("## Fingerprint"),
-        "",
         _(
             "This workspace began from parent `{fingerprint}`; `.course-workspace.toml` keeps "
             "it so an instructor can tell which scaffold you started from."
         ).format(fingerprint=parent),
-        "",
     ]
-    return "\n".join(lines)
+    return "\n\n".join(blocks) + "\n"
 
 
 def _tests_dir(manifest: Manifest) -> str:

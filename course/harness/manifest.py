@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -35,11 +35,12 @@ class Card:
     first_red_light: str
     locate: str
     practice: str
-    focused_run: str
-    """A command: printed in the shell's form (``commands.in_shell``), never translated."""
+    focused_run: str  # a command, printed in the shell's form (``commands.in_shell``)
     focused_run_note: str
-    """What the focused run runs, printed under it."""
     evidence: str
+
+
+UNTRANSLATED = ("teaching_files", "locate", "practice", "focused_run")  # paths and commands
 
 
 @dataclass(frozen=True)
@@ -68,19 +69,13 @@ class Lab:
     files: tuple[str, ...]
     hint: str
     heading: str
-    notebook: str
-    """The lab's notebook file, relative to an edition's folder."""
-    select: str
-    """A ``pytest -k`` expression that selects just this lab's tests."""
-    functions: tuple[LabFunction, ...]
-    """The reference functions that solve the lab; their stubs raise ``LabNotImplemented``."""
-    test_file: str
-    """The file holding this lab's tests (the chapter's focused tests unless it says so)."""
-    optional: bool = False
-    """An optional lab is reported on its own and never counts toward the evidence."""
+    notebook: str  # relative to an edition's folder
+    select: str  # a ``pytest -k`` expression that selects just this lab's tests
+    functions: tuple[LabFunction, ...]  # their stubs raise ``LabNotImplemented``
+    test_file: str  # the chapter's focused tests unless it says so
+    optional: bool = False  # reported on its own, never counted toward the evidence
     points: int = 0
-    """What the lab is worth where a platform grades it (the manifest's ``points``, else its
-    number of tests); it earns them only when it passes whole."""
+    """What a platform grades it (``points``, else its tests), earned only when it passes whole."""
 
     @property
     def solution(self) -> tuple[str, ...]:
@@ -97,8 +92,8 @@ class WorkspaceFile:
     reference: str
     role: FileRole
     optional: bool = False
-    """A workspace may lack it (a generated copy of kit data the kit also carries): its absence
-    is no edit. The zero-install site's workspaces leave such files out."""
+    """A workspace may lack it (a generated copy of kit data; the zero-install site's leave it
+    out): its absence is no edit."""
 
 
 @dataclass(frozen=True)
@@ -106,8 +101,7 @@ class ReviewQuestion:
     """One question of the closing review, and the test that shows the learner's own data."""
 
     text: str
-    show: str
-    """A test in the review file that records what the learner's code returns for it."""
+    show: str  # a test of the review file that records what the learner's code returns
 
 
 @dataclass(frozen=True)
@@ -125,8 +119,7 @@ class Review:
 
     title: str
     intro: str
-    test_file: str
-    """The chapter's review module (tests run by ``checkpoint CHAPTER --review``)."""
+    test_file: str  # run by ``checkpoint CHAPTER --review``
     questions: tuple[ReviewQuestion, ...]
     checks: tuple[ReviewCheck, ...]
 
@@ -148,35 +141,25 @@ class Manifest:
     card: Card
     labs: tuple[Lab, ...]
     files: tuple[WorkspaceFile, ...]
-    notebooks: dict[str, str]
-    """Notebook folders by edition (``en``, ``zh``…); the first is the default edition."""
-    source: str
-    """Where the manifest was read from (for messages)."""
+    notebooks: dict[str, str]  # folders by edition (``en``, ``zh``…); the first is the default
+    source: str  # where it was read from (for messages)
     review: Review | None = None
-    """The closing review, for chapters that have one."""
+    probes: str | None = None  # the probe module (kit-relative): cases, how to call each lab
+    probe_seed: int = 0  # every door draws with it, so the same files get the same verdict
 
     def lab_of_function(self, module: str, function: str) -> Lab | None:
         """The lab whose solution is ``module.function`` (``compaction.latest_compaction``)."""
         name = f"{module}.{function}"
         return next((lab for lab in self.labs if name in lab.solution), None)
 
-    probes: str | None = None
-    """The chapter's probe module (kit-relative): generated cases and how to call each lab."""
-    probe_seed: int = 0
-    """The seed every door draws the probe cases with, so the same files get the same verdict
-    everywhere (an instructor may draw other cases with ``--seed``)."""
-
     def lab(self, lab_id: str) -> Lab:
         """The lab with ``lab_id``; a ``ManifestError`` lists the known ids otherwise."""
-        for lab in self.labs:
-            if lab.id == lab_id:
-                return lab
+        found = next((lab for lab in self.labs if lab.id == lab_id), None)
+        if found is not None:
+            return found
         known = _(", ").join(lab.id for lab in self.labs)
-        raise ManifestError(
-            _("chapter {chapter} has no lab {lab_id!r} (labs: {known})").format(
-                chapter=self.chapter, lab_id=lab_id, known=known
-            )
-        )
+        said = _("chapter {chapter} has no lab {lab_id!r} (labs: {known})")
+        raise ManifestError(said.format(chapter=self.chapter, lab_id=lab_id, known=known))
 
     @property
     def required_labs(self) -> tuple[Lab, ...]:
@@ -200,45 +183,37 @@ class Manifest:
         return tuple(f for f in self.files if f.role == role)
 
 
-# --------------------------------------------------------------------------- reading
-
-
-def _relative_path(fields: TableReader, key: str, default: str | None = None) -> str:
-    value = fields.text(key, default)
+def _relative_path(f: TableReader, key: str, default: str | None = None) -> str:
+    value = f.text(key, default)
     path = Path(value)
     if path.is_absolute() or ".." in path.parts:
-        raise fields.error(key, f"must be a relative path inside the kit, got {value!r}")
+        raise f.error(key, f"must be a relative path inside the kit, got {value!r}")
     return value
 
 
-def _card(table: object, source: str) -> Card:
-    f = TableReader(table, "card", source, ManifestError)
-    card = Card(
-        title=f.text("title"),
-        mode=f.text("mode"),
-        parent=f.text("parent"),
-        target=f.text("target"),
-        teaching_files=f.texts("teaching_files"),
-        scaffold=f.text("scaffold"),
-        know_before=f.text("know_before"),
-        first_step=f.text("first_step"),
-        first_red_light=f.text("first_red_light"),
-        locate=f.text("locate"),
-        practice=f.text("practice"),
-        focused_run=f.text("focused_run"),
-        focused_run_note=f.text("focused_run_note"),
-        evidence=f.text("evidence"),
-    )
+def _each(f: TableReader, key: str) -> Iterator[TableReader]:
+    """A reader of each table of the array ``key``, finished once the caller has read it."""
+    for index, table in enumerate(f.tables(key)):
+        where = f"{f.where}.{key}[{index}]".lstrip(".")
+        item = TableReader(table, where, f.source, ManifestError)
+        yield item
+        item.finish()
+
+
+def _table(f: TableReader, key: str) -> TableReader:
+    return TableReader(f.raw(key), key, f.source, ManifestError)
+
+
+def _card(f: TableReader) -> Card:
+    names = [field.name for field in fields(Card)]
+    values: dict[str, Any] = {n: f.texts(n) if n == "teaching_files" else f.text(n) for n in names}
+    card = Card(**values)
     f.finish()
     return card
 
 
-def _lab(table: object, index: int, source: str, focused_tests: str) -> Lab:
-    f = TableReader(table, f"labs[{index}]", source, ManifestError)
-    functions = tuple(
-        _lab_function(t, f"labs[{index}].functions[{i}]", source)
-        for i, t in enumerate(f.tables("functions"))
-    )
+def _lab(f: TableReader, focused_tests: str) -> Lab:
+    functions = tuple(_lab_function(g) for g in _each(f, "functions"))
     optional = f.flag("optional")
     lab = Lab(
         id=f.text("id"),
@@ -253,35 +228,25 @@ def _lab(table: object, index: int, source: str, focused_tests: str) -> Lab:
         test_file=_relative_path(f, "test_file", focused_tests),
         optional=optional,
     )
-    lab = replace(lab, points=f.count("points") if "points" in f.table else lab.tests)
-    f.finish()
-    return lab
+    return replace(lab, points=f.count("points") if "points" in f.table else lab.tests)
 
 
-def _lab_function(table: object, where: str, source: str) -> LabFunction:
-    f = TableReader(table, where, source, ManifestError)
+def _lab_function(f: TableReader) -> LabFunction:
     function = LabFunction(name=f.text("name"), todo=f.text("todo"))
     module, _, name = function.name.partition(".")
     if not module or not name or "." in name:
         raise f.error("name", f"{function.name!r} must look like 'module.function'")
-    f.finish()
     return function
 
 
-def _review(table: object, source: str) -> Review:
-    f = TableReader(table, "review", source, ManifestError)
-    questions = []
-    for index, item in enumerate(f.tables("questions")):
-        q = TableReader(item, f"review.questions[{index}]", source, ManifestError)
-        questions.append(ReviewQuestion(text=q.text("text"), show=_test_name(q, "show")))
-        q.finish()
-    checks = []
-    for index, item in enumerate(f.tables("checks")):
-        c = TableReader(item, f"review.checks[{index}]", source, ManifestError)
-        checks.append(
-            ReviewCheck(title=c.text("title"), test=_test_name(c, "test"), hint=c.text("hint"))
-        )
-        c.finish()
+def _review(f: TableReader) -> Review:
+    questions = [
+        ReviewQuestion(q.text("text"), _test_name(q, "show")) for q in _each(f, "questions")
+    ]
+    checks = [
+        ReviewCheck(c.text("title"), _test_name(c, "test"), c.text("hint"))
+        for c in _each(f, "checks")
+    ]
     review = Review(
         title=f.text("title"),
         intro=f.text("intro"),
@@ -290,16 +255,15 @@ def _review(table: object, source: str) -> Review:
         checks=tuple(checks),
     )
     f.finish()
-    for index, name in enumerate(review.tests):
-        if name in review.tests[:index]:
-            raise f.error("", f"test {name!r} is named twice")
+    if repeated := _repeated(review.tests):
+        raise f.error("", f"test {repeated[1]!r} is named twice")
     return review
 
 
-def _test_name(fields: TableReader, key: str) -> str:
-    name = fields.text(key)
+def _test_name(f: TableReader, key: str) -> str:
+    name = f.text(key)
     if not name.isidentifier() or not name.startswith("test_"):
-        raise fields.error(key, f"must name a test function (test_…), got {name!r}")
+        raise f.error(key, f"must name a test function (test_…), got {name!r}")
     return name
 
 
@@ -312,17 +276,14 @@ def _editions(value: object, f: TableReader) -> dict[str, str]:
     return dict(value)
 
 
-def _workspace_file(table: object, index: int, source: str) -> WorkspaceFile:
-    f = TableReader(table, f"workspace[{index}]", source, ManifestError)
+def _workspace_file(f: TableReader) -> WorkspaceFile:
     path = _relative_path(f, "path")
     starter = _relative_path(f, "starter")
     reference = _relative_path(f, "reference", starter)
     role = next((r for r in FILE_ROLES if r == f.text("role")), None)
     if role is None:
         raise f.error("role", f"must be one of {', '.join(FILE_ROLES)}, got {f.table['role']!r}")
-    optional = f.flag("optional")
-    f.finish()
-    return WorkspaceFile(path, starter, reference, role, optional)
+    return WorkspaceFile(path, starter, reference, role, f.flag("optional"))
 
 
 def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
@@ -333,8 +294,8 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
         raise ManifestError(f"{source}: not valid TOML ({error})") from None
     f = TableReader(data, "", source, ManifestError)
     focused_tests = _relative_path(f, "focused_tests")
-    labs = tuple(_lab(t, i, source, focused_tests) for i, t in enumerate(f.tables("labs")))
-    files = tuple(_workspace_file(t, i, source) for i, t in enumerate(f.tables("workspace")))
+    labs = tuple(_lab(g, focused_tests) for g in _each(f, "labs"))
+    files = tuple(_workspace_file(g) for g in _each(f, "workspace"))
     manifest = Manifest(
         chapter=f.text("chapter"),
         title=f.text("title"),
@@ -342,12 +303,12 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
         reference=f.text("reference"),
         focused_tests=focused_tests,
         default_workspace=f.text("default_workspace"),
-        card=_card(f.raw("card"), source),
+        card=_card(_table(f, "card")),
         labs=labs,
         files=files,
         notebooks=_editions(f.raw("notebooks"), f),
         source=source,
-        review=_review(f.raw("review"), source) if "review" in f.table else None,
+        review=_review(_table(f, "review")) if "review" in f.table else None,
         probes=_relative_path(f, "probes") if "probes" in f.table else None,
         probe_seed=f.count("probe_seed") if "probe_seed" in f.table else 0,
     )
@@ -356,22 +317,24 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
     return manifest
 
 
+def _repeated(values: Sequence[str]) -> tuple[int, str] | None:
+    """The first value met a second time, and where."""
+    return next(((i, value) for i, value in enumerate(values) if value in values[:i]), None)
+
+
 def _check_consistency(manifest: Manifest, f: TableReader) -> None:
-    ids = [lab.id for lab in manifest.labs]
-    for index, lab_id in enumerate(ids):
-        if lab_id in ids[:index]:
-            raise f.error(f"labs[{index}].id", f"duplicate lab id {lab_id!r}")
+    if repeated := _repeated([lab.id for lab in manifest.labs]):
+        raise f.error(f"labs[{repeated[0]}].id", f"duplicate lab id {repeated[1]!r}")
     paths = [file.path for file in manifest.files]
-    for index, path in enumerate(paths):
-        if path in paths[:index]:
-            raise f.error(f"workspace[{index}].path", f"duplicate workspace path {path!r}")
-    if manifest.focused_tests not in paths:
-        raise f.error("focused_tests", "must also be listed as a [[workspace]] file")
-    for index, lab in enumerate(manifest.labs):
-        if lab.test_file not in paths:
-            raise f.error(f"labs[{index}].test_file", "must also be listed as a [[workspace]] file")
-    if manifest.review is not None and manifest.review.test_file not in paths:
-        raise f.error("review.test_file", "must also be listed as a [[workspace]] file")
+    if repeated := _repeated(paths):
+        raise f.error(f"workspace[{repeated[0]}].path", f"duplicate workspace path {repeated[1]!r}")
+    tests = {"focused_tests": manifest.focused_tests}
+    tests |= {f"labs[{i}].test_file": lab.test_file for i, lab in enumerate(manifest.labs)}
+    if manifest.review is not None:
+        tests["review.test_file"] = manifest.review.test_file
+    for key, path in tests.items():
+        if path not in paths:
+            raise f.error(key, "must also be listed as a [[workspace]] file")
     learner_paths = {file.path for file in manifest.files_with_role("learner")}
     for index, lab in enumerate(manifest.labs):
         for path in lab.files:
@@ -381,30 +344,13 @@ def _check_consistency(manifest: Manifest, f: TableReader) -> None:
                 )
 
 
-# --------------------------------------------------------------------------- editions
-
-
 def translated(manifest: Manifest, translate: Callable[[str], str]) -> Manifest:
-    """The manifest with every learner-facing text passed through ``translate``.
-
-    This is the one list of what a learner reads in a curriculum: titles, the card's prose,
-    hints, the labs' to-dos and the review. Ids, paths and commands stay as they are. The
-    catalogs' extractor walks the same list (``curriculum_texts``).
-    """
-    t = translate
-    card = replace(
-        manifest.card,
-        title=t(manifest.card.title),
-        mode=t(manifest.card.mode),
-        parent=t(manifest.card.parent),
-        target=t(manifest.card.target),
-        scaffold=t(manifest.card.scaffold),
-        know_before=t(manifest.card.know_before),
-        first_step=t(manifest.card.first_step),
-        first_red_light=t(manifest.card.first_red_light),
-        focused_run_note=t(manifest.card.focused_run_note),
-        evidence=t(manifest.card.evidence),
-    )
+    """The manifest with every learner-facing text passed through ``translate``: the one list of
+    what a learner reads (ids, paths and commands stay), which ``curriculum_texts`` walks too."""
+    t, card = translate, manifest.card
+    texts = [field.name for field in fields(Card) if field.name not in UNTRANSLATED]
+    translations: dict[str, Any] = {name: t(getattr(card, name)) for name in texts}
+    card = replace(card, **translations)
     labs = tuple(
         replace(
             lab,
@@ -439,33 +385,24 @@ def curriculum_texts(manifest: Manifest) -> list[str]:
     return seen
 
 
-# --------------------------------------------------------------------------- finding
-
-
-def _curricula() -> Any:
-    return resources.files("course").joinpath("curricula")
+def _installed(prefix: str = "") -> Iterator[Manifest]:
+    """The installed curricula, each read with ``prefix`` before its file name as its source."""
+    for item in resources.files("course").joinpath("curricula").iterdir():
+        if item.name.endswith(".toml"):
+            yield parse_manifest(item.read_text("utf-8"), prefix + item.name)
 
 
 def available_chapters() -> list[str]:
     """The chapter ids that have a manifest, in order."""
-    found = []
-    for item in _curricula().iterdir():
-        if item.name.endswith(".toml"):
-            found.append(parse_manifest(item.read_text("utf-8"), item.name).chapter)
+    found = [manifest.chapter for manifest in _installed()]
     return sorted(found, key=lambda c: [int(p) if p.isdigit() else p for p in c.split(".")])
 
 
 def load_manifest(chapter: str) -> Manifest:
     """The manifest of ``chapter`` (e.g. ``"11"``), from the installed curricula."""
-    for item in _curricula().iterdir():
-        if not item.name.endswith(".toml"):
-            continue
-        manifest = parse_manifest(item.read_text("utf-8"), f"course/curricula/{item.name}")
+    for manifest in _installed("course/curricula/"):
         if manifest.chapter == chapter:
             return manifest
     known = _(", ").join(available_chapters()) or _("none")
-    raise ManifestError(
-        _("no curriculum for chapter {chapter!r} (chapters: {known})").format(
-            chapter=chapter, known=known
-        )
-    )
+    said = _("no curriculum for chapter {chapter!r} (chapters: {known})")
+    raise ManifestError(said.format(chapter=chapter, known=known))

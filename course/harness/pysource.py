@@ -1,11 +1,8 @@
 """Parsing Python source from any thread: the one lock around ``ast.parse`` in the process.
 
-CPython 3.11 keeps the AST converter's recursion depth per interpreter, not per thread, so two
-threads parsing at once can fail with ``SystemError: AST constructor recursion depth
-mismatch``. Doors grade workspaces in threads (the roster, ``check()`` called from a thread),
-and what runs there parses source in more places than the kit's own: hypothesis, drawing the
-probe cases, parses to describe its strategies. So on 3.11 this module puts the lock around
-``ast.parse`` itself, for every caller in the process (CPython 3.12 converts per thread).
+CPython 3.11 keeps the AST converter's recursion depth per interpreter, so two threads parsing
+at once can fail (``SystemError: AST constructor recursion depth mismatch``). Doors grade in
+threads, where hypothesis parses too, so on 3.11 the lock goes around ``ast.parse`` itself.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The grader's reader of the child's records: bounded, strict, and safe to show.
 
-Learner code runs in the writing process (see ``sandboxed/records.py``) and can append
-anything to the file, so the reader trusts nothing: a line or a file past its cap is dropped
-and counted, never held in memory whole, and every string of a record is made safe here
-(``untrusted.safe_text``: escaped, cut to its cap), once, for every door and every output. A
-probe answer's ``value`` is the one field left as sent: it is data, compared with the
-reference's, and escaped when a difference is shown. A record is also read strictly: a line
-the kit's JSON reader refuses (``jsonl.parse_json_line``: NaN or Infinity, invalid UTF-8, a
-byte order mark), one without the fields its event needs, or one with a field of the wrong
-type (``SHAPES``), is dropped and counted like any other, so its reader never meets a
-``KeyError``.
+Learner code can append anything to the file, so a line or a file past its cap is dropped and
+counted, never held whole; every string is made safe here (``untrusted.safe_text``), once, for
+every door, but a probe answer's ``value`` (data, compared as sent); and a line the strict JSON
+reader refuses, or without the fields its event needs, each of its type (``SHAPES``), is
+dropped and counted too, so no reader meets a ``KeyError``.
 """
 
 from __future__ import annotations
@@ -21,20 +16,13 @@ from ..jsonl import parse_json_line
 from ..sandboxed.records import well_formed
 from ..sandboxed.untrusted import MESSAGE_CHARS, NAME_CHARS, safe_name, safe_text
 
-MAX_LINE_BYTES = 256 * 1024
-"""A longer record is dropped: no honest record comes near it."""
-MAX_FILE_BYTES = 8 * 1024 * 1024
-"""What is read of one results file at most; the rest is counted and dropped."""
-MAX_ITEMS = 200
-"""Items of a list, or keys of an object, kept (a collection, a stack of frames); the rest
-is dropped and counted."""
+MAX_LINE_BYTES = 256 * 1024  # a longer record is dropped: no honest record comes near it
+MAX_FILE_BYTES = 8 * 1024 * 1024  # read of one results file at most
+MAX_ITEMS = 200  # items of a list, or keys of an object, kept; the rest is counted
+# fields holding a one-line name (cut at ``NAME_CHARS``); other strings are messages
 NAME_FIELDS = frozenset({"event", "nodeid", "name", "lab", "id", "raised", "path", "function"})
-"""Fields holding a one-line name (cut at ``NAME_CHARS``); other strings are messages."""
-DATA_FIELDS = frozenset({"value"})
-"""Fields holding data compared as sent (a probe answer's result)."""
-LINE_FIELDS = frozenset({"output"})
-"""Fields holding lines of text the code under test printed: each one line, cut at
-``NAME_CHARS``."""
+DATA_FIELDS = frozenset({"value"})  # data compared as sent (a probe answer's result)
+LINE_FIELDS = frozenset({"output"})  # lines the code under test printed, each cut as a name
 
 
 class RecordReader:
@@ -44,10 +32,8 @@ class RecordReader:
         self.path = path
         self.offset = 0
         self.partial = b""
-        self.dropped = 0
-        """Records (or partial ones) left out: too long, not JSON, or past the file's cap."""
-        self.cut = 0
-        """Items of lists and keys of objects left out (past ``MAX_ITEMS``)."""
+        self.dropped = 0  # records (or partial ones) left out
+        self.cut = 0  # items of lists and keys of objects left out (past ``MAX_ITEMS``)
 
     def new(self) -> list[dict[str, Any]]:
         room = MAX_FILE_BYTES - self.offset
@@ -66,31 +52,16 @@ class RecordReader:
         if len(self.partial) > MAX_LINE_BYTES:
             self.partial = b""
             self.dropped += 1
-        records = []
-        for line in lines:
-            record = self._parse(line)
-            if record is not None:
-                records.append(record)
-        return records
+        return [record for line in lines if (record := self._parse(line)) is not None]
 
     def _parse(self, line: bytes) -> dict[str, Any] | None:
-        if len(line) > MAX_LINE_BYTES:
-            self.dropped += 1
-            return None
+        """The record on ``line``, made safe; None (dropped and counted) if it is refused."""
         try:
-            record = parse_json_line(line)
+            record = parse_json_line(line) if len(line) <= MAX_LINE_BYTES else None
+            record = self._table(record) if isinstance(record, dict) else None
         except (ValueError, RecursionError):
-            self.dropped += 1
-            return None
-        if not isinstance(record, dict):
-            self.dropped += 1
-            return None
-        try:
-            record = self._table(record)
-        except RecursionError:
-            self.dropped += 1
-            return None
-        if not well_formed(record):
+            record = None
+        if record is None or not well_formed(record):
             self.dropped += 1
             return None
         return record

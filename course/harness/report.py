@@ -18,8 +18,8 @@ from .style import PLAIN, Style, status_label
 
 WIDTH = 100
 LABEL_WIDTH = 17
-DETAIL_INDENT = 13
-"""Where the text of a test's detail starts (after four spaces and the status column)."""
+DETAIL_INDENT = 13  # where a test's detail starts (after four spaces and the status column)
+HANGING = " " * (DETAIL_INDENT - 4)  # a detail's later lines, under its first line's text
 
 
 def _label(label: str) -> str:
@@ -56,8 +56,7 @@ def render_card(
     in_workspace: bool = False,
     commands: Commands = BY_NAME,
 ) -> str:
-    """The chapter's full checkpoint card (in a workspace it names the workspace's files);
-    its commands in ``commands``' form, so each runs as printed."""
+    """The chapter's full card (in a workspace, with its files), its commands as ``commands``."""
     card = manifest.card
     teaching = card.teaching_files
     if in_workspace:
@@ -101,17 +100,15 @@ def render_short_card(manifest: Manifest, commands: Commands = BY_NAME) -> str:
 
 
 def counts(passed: int, total: int, agreed: int = 0, cases: int | None = None) -> str:
-    """``3/3 tests · 51/53 cases``: tests and probe cases apart (``cases`` None: no probes,
-    ``3/3 tests``)."""
-    tests = ngettext("{passed}/{total} test", "{passed}/{total} tests", total).format(
-        passed=passed, total=total
-    )
+    """``3/3 tests · 51/53 cases`` (``cases`` None, no probes: ``3/3 tests``)."""
+    tests = ngettext("{passed}/{total} test", "{passed}/{total} tests", total)
+    tests = tests.format(passed=passed, total=total)
     if cases is None:
         return tests
-    drawn = ngettext("{agreed}/{cases} case", "{agreed}/{cases} cases", cases).format(
-        agreed=agreed, cases=cases
+    drawn = ngettext("{agreed}/{cases} case", "{agreed}/{cases} cases", cases)
+    return _("{tests} · {cases}").format(
+        tests=tests, cases=drawn.format(agreed=agreed, cases=cases)
     )
-    return _("{tests} · {cases}").format(tests=tests, cases=drawn)
 
 
 def lab_counts(result: LabResult) -> str:
@@ -127,10 +124,8 @@ def lab_line(
     counts_width: int = 0,
     style: Style = PLAIN,
 ) -> str:
-    """``Lab 11.3  budget projection  3/3 tests · 51/53 cases  failed``: one lab, every door.
-
-    ``title``: the lab's title in the reader's edition (the result's own by default).
-    """
+    """``Lab 11.3  budget projection  3/3 tests · 51/53 cases  failed`` (``title``: the
+    reader's edition's, the result's own by default): one lab, every door."""
     lab = result.lab
     status = status_label(result.status)
     if lab.optional:
@@ -152,8 +147,7 @@ def render_lab(
     counts_width: int = 0,
     title: str | None = None,
 ) -> str:
-    """The lab's line (``lab_line``) and a line per test and probe case that did not pass:
-    what a terminal and a notebook show of a lab."""
+    """The lab's line and what did not pass: what a terminal and a notebook show of a lab."""
     lines = [lab_line(result, title, title_width, counts_width, style)]
     lines += [f"    {line}" for line in lab_details(result)]
     return "\n".join(lines)
@@ -191,15 +185,12 @@ def probe_details(result: LabResult) -> list[str]:
             "and {count} more probe cases like these",
             left,
         )
-        lines.append(" " * (DETAIL_INDENT - 4) + more.format(count=left))
+        lines.append(HANGING + more.format(count=left))
     return lines
 
 
 def render_first_failure(result: LabResult) -> list[str]:
-    """The lab's first failing test or probe case, on its first line (wrapped): why it fails.
-
-    Empty when nothing of the lab is broken (it passes, or it is only not written yet).
-    """
+    """The first line of the lab's first failing test or probe case (none if nothing broke)."""
     for test in result.tests:
         if test.status.broken and not test.not_run:
             said = (readable(test.message).splitlines() or [""])[0]
@@ -218,9 +209,9 @@ def _detail(head: str, text: str) -> list[str]:
     lines = wrap(
         f"{head} {' '.join(first.split())}",
         width=WIDTH - 4,
-        subsequent_indent=" " * (DETAIL_INDENT - 4),
+        subsequent_indent=HANGING,
     )
-    return lines + [" " * (DETAIL_INDENT - 4) + line for line in rest]
+    return lines + [HANGING + line for line in rest]
 
 
 def render_printed(test: TestOutcome) -> list[str]:
@@ -244,10 +235,7 @@ def _grouped(tests: Sequence[TestOutcome]) -> list[list[TestOutcome]]:
 
 
 def _test_details(result: LabResult) -> list[str]:
-    """Tests ending the same way are folded into one line; passed and not-run tests are left out.
-
-    Tests that never ran are reported once for the whole run (``render_not_run``).
-    """
+    """Tests ending the same way, folded into one line (those not run: ``render_not_run``)."""
     lines: list[str] = []
     shown = [t for t in result.tests if t.status != Status.PASSED and not t.not_run]
     for group in _grouped(shown):
@@ -268,20 +256,17 @@ def _test_details(result: LabResult) -> list[str]:
         where = first.culprit_frame
         if first.culprit is not None and first.culprit != result.lab.id and where is not None:
             blame = _("that is Lab {lab}'s code ({function} in {path}): see Next below")
-            lines.append(
-                " " * (DETAIL_INDENT - 4)
-                + blame.format(lab=first.culprit, function=where.function, path=where.path)
-            )
-        lines += [" " * (DETAIL_INDENT - 4) + line for line in render_printed(first)]
+            said = blame.format(lab=first.culprit, function=where.function, path=where.path)
+            lines.append(HANGING + said)
+        lines += [HANGING + line for line in render_printed(first)]
     return lines
 
 
 def _tests(counted: int, optional: int) -> str:
     """``3 tests``, ``1 optional test`` or ``3 tests and 1 optional test``."""
     tests = ngettext("{count} test", "{count} tests", counted).format(count=counted)
-    extra = ngettext("{count} optional test", "{count} optional tests", optional).format(
-        count=optional
-    )
+    extra = ngettext("{count} optional test", "{count} optional tests", optional)
+    extra = extra.format(count=optional)
     if counted and optional:
         return _("{tests} and {optional}").format(tests=tests, optional=extra)
     return tests if counted else extra
@@ -342,21 +327,16 @@ def _next_step(
     if len(result.required) == len(manifest.required_labs):
         return render_after_green(manifest, practice, commands)
     ran = [lab.lab for lab in result.labs]
-    later = [
-        lab for lab in manifest.required_labs if manifest.labs.index(lab) > _last(manifest, ran)
-    ]
-    if later:
-        return [
-            _("Lab {lab} is done.").format(lab=ran[-1].id),
-            *render_lab_pointer(manifest, later[0], practice, commands),
-        ]
+    last = max(manifest.labs.index(lab) for lab in ran)
+    later = [lab for lab in manifest.required_labs if manifest.labs.index(lab) > last]
+    if later:  # where a learner goes after a green lab: the next lab, its notebook, its command
+        lines = [_("Lab {lab} is done.").format(lab=ran[-1].id)]
+        lines.append(_("Next: Lab {lab} {title}").format(lab=later[0].id, title=later[0].title))
+        lines += _notebook(later[0])
+        return lines + _command(_("run it"), lab_command(manifest, later[0].id, practice, commands))
     everything = checkpoint_command(manifest, practice=practice, commands=commands)
     done = _("Lab {lab} is done. Next: every lab at once: {command}")
     return [done.format(lab=ran[-1].id, command=everything)]
-
-
-def _last(manifest: Manifest, labs: Sequence[Lab]) -> int:
-    return max(manifest.labs.index(lab) for lab in labs)
 
 
 def render_open_lab(
@@ -371,28 +351,17 @@ def render_open_lab(
     if counts is None:
         head = _("Next: Lab {lab} {title}").format(lab=lab.id, title=lab.title)
     else:
-        head = _("Next: Lab {lab} {title} ({counts}, {status})").format(
-            lab=lab.id,
-            title=lab.title,
-            counts=lab_counts(counts),
-            status=status_label(counts.status),
+        said, status = _("Next: Lab {lab} {title} ({counts}, {status})"), counts.status
+        head = said.format(
+            lab=lab.id, title=lab.title, counts=lab_counts(counts), status=status_label(status)
         )
-    lines = [head]
-    lines += _field(_("hint"), lab.hint)
-    lines += _field(_("your file"), _(", ").join(lab.files))
-    lines += _field(_("notebook"), f"notebooks/{lab.notebook} · {lab.heading}")
-    lines += _command(_("re-run just it"), lab_command(manifest, lab.id, practice, commands))
-    return lines
+    lines = [head, *_field(_("hint"), lab.hint), *_field(_("your file"), _(", ").join(lab.files))]
+    lines += _notebook(lab)
+    return lines + _command(_("re-run just it"), lab_command(manifest, lab.id, practice, commands))
 
 
-def render_lab_pointer(
-    manifest: Manifest, lab: Lab, practice: str | None = None, commands: Commands = BY_NAME
-) -> list[str]:
-    """Where a learner goes after a green lab: the next lab, its notebook and its command."""
-    lines = [_("Next: Lab {lab} {title}").format(lab=lab.id, title=lab.title)]
-    lines += _field(_("notebook"), f"notebooks/{lab.notebook} · {lab.heading}")
-    lines += _command(_("run it"), lab_command(manifest, lab.id, practice, commands))
-    return lines
+def _notebook(lab: Lab) -> list[str]:
+    return _field(_("notebook"), f"notebooks/{lab.notebook} · {lab.heading}")
 
 
 def render_after_green(

@@ -1,19 +1,14 @@
 """The verdict of a checkpoint run, per test, per lab and in total, and its JSON form.
 
-A lab's verdict is its focused tests plus its probe cases. Which tests a lab has comes from the
-kit's own test files (``catalog.py``), never from the test process: a report of a test the kit
-does not have, a second report of one test, or a test moved to another lab is ignored and
-flagged, so a lab's passed count can never exceed its number of cases.
-
-A lab shows its tests and its probe cases apart (``3/3 tests · 51/53 cases``) and passes only
-if both do; a test report alone, which learner code could forge, earns nothing (``earned``).
+Which tests a lab has comes from the kit's own files (``catalog.py``), never from the test
+process, and a lab passes only if its tests and its probe cases do: a forged report earns nothing.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..locale import gettext as _
@@ -21,7 +16,7 @@ from ..sandboxed.frames import Frame
 from ..sandboxed.status import Status, worst
 from ..sandboxed.tables import TableReader
 from ..sandboxed.verdicts import NOT_RUN
-from .catalog import Catalog
+from .catalog import Catalog, CatalogTest
 from .manifest import Lab, Manifest
 
 
@@ -41,19 +36,13 @@ class TestOutcome:
     status: Status
     message: str = ""
     duration: float = 0.0
-    frames: tuple[Frame, ...] = ()
-    """The learner's frames where the test failed, hung or exited (outermost first)."""
-    shown: tuple[str, ...] = ()
-    """What the test recorded for the reader (``record_property`` values)."""
-    culprit: str | None = None
-    """The lab whose function was running where it failed or hung (see ``attribute``)."""
-    culprit_frame: Frame | None = None
-    """The frame of that lab's function: the learner's code that ran, never given code."""
+    frames: tuple[Frame, ...] = ()  # the learner's where it failed, hung or exited, outermost first
+    shown: tuple[str, ...] = ()  # what the test recorded for the reader (``record_property``)
+    culprit: str | None = None  # the lab whose function was running there (``attribute``)
+    culprit_frame: Frame | None = None  # that function's frame: learner code, never given code
     output: tuple[str, ...] = ()
-    """The first lines the code printed (stdout and stderr) in a test that did not pass,
-    each made safe where it entered the grader (``records.RecordReader``)."""
-    output_more: int = 0
-    """Further lines it printed that are not kept."""
+    """The first lines a test that did not pass printed, made safe by ``records.RecordReader``."""
+    output_more: int = 0  # further lines it printed, not kept
 
     @property
     def not_run(self) -> bool:
@@ -91,10 +80,8 @@ class ProbeSummary:
 
     cases: int
     agreed: int
-    status: Status
-    """passed when every case agreed; else the worst way a case disagreed."""
-    failures: tuple[str, ...] = ()
-    """The first disagreeing cases, each named: its input, the field, expected and got."""
+    status: Status  # passed when every case agreed; else the worst way a case disagreed
+    failures: tuple[str, ...] = ()  # the first disagreeing cases, each named
 
     @property
     def agree(self) -> bool:
@@ -128,18 +115,12 @@ class ProbeSummary:
 
 @dataclass(frozen=True)
 class LabResult:
-    """One lab's verdict: its tests, counted against the kit's catalog, and its probes.
-
-    ``passed`` counts the tests that passed, whatever the probes say, so a learner sees what
-    passed; the lab passes (and ``earned`` counts its tests) only when its tests pass and its
-    probe cases agree with the reference: a test report alone, which learner code could forge,
-    earns nothing.
-    """
+    """One lab's verdict: its tests, counted against the kit's catalog, and its probes (it
+    passes, and ``earned`` counts its tests, only when they agree too; ``passed`` regardless)."""
 
     lab: Lab
     tests: tuple[TestOutcome, ...]
-    total: int
-    """How many test cases the lab has (the kit's test files; instructor tests add)."""
+    total: int  # its test cases (the kit's test files; instructor tests add)
     probes: ProbeSummary | None = None
 
     @property
@@ -173,9 +154,8 @@ class LabResult:
     @property
     def status(self) -> Status:
         """The tests' status, made worse by probes that disagree with the reference."""
-        if self.probes is None:
-            return self.tests_status
-        return worst({self.tests_status, self.probes.status})
+        probes = Status.PASSED if self.probes is None else self.probes.status
+        return worst({self.tests_status, probes})
 
     @property
     def written(self) -> bool:
@@ -208,14 +188,10 @@ class CheckpointResult:
     chapter: str
     target: str
     labs: tuple[LabResult, ...]
-    problems: tuple[str, ...] = field(default=())
-    """Findings that fail the run besides test outcomes (tests that could not run, say)."""
-    notes: tuple[str, ...] = field(default=())
-    """Findings reported without changing the grade (edited tests, an unsandboxed run)."""
-    flags: tuple[str, ...] = field(default=())
-    """What an instructor should look at (a forged test report, say); never graded."""
-    seed: int | None = None
-    """The probes' seed (None: no probes ran)."""
+    problems: tuple[str, ...] = ()  # what fails the run besides test outcomes
+    notes: tuple[str, ...] = ()  # reported without changing the grade (edited tests, say)
+    flags: tuple[str, ...] = ()  # for an instructor (a forged test report, say); never graded
+    seed: int | None = None  # the probes' (None: no probes ran)
 
     @property
     def required(self) -> tuple[LabResult, ...]:
@@ -270,8 +246,7 @@ class CheckpointResult:
         return next((lab for lab in self.required if lab.status != Status.PASSED), None)
 
     def verdicts(self) -> dict[str, tuple[str, int, int, int, int]]:
-        """Each lab's (status, tests passed, tests, cases agreed, cases): what every door must
-        show alike."""
+        """Each lab's (status, passed, tests, agreed, cases): what every door must show alike."""
         return {
             lab.lab.id: (str(lab.status), lab.passed, lab.total, lab.agreed, lab.cases)
             for lab in self.labs
@@ -310,21 +285,12 @@ class CheckpointResult:
             lab_id = g.text("id")
             lab = next((lab for lab in manifest.labs if lab.id == lab_id), None)
             if lab is None:
-                raise g.error(
-                    "id",
-                    _("chapter {chapter} has no lab {lab_id!r}").format(
-                        chapter=manifest.chapter, lab_id=lab_id
-                    ),
-                )
-            probes = g.raw("probes", None)
-            labs.append(
-                LabResult(
-                    lab,
-                    tuple(t for t in tests if t.lab == lab_id),
-                    g.count("total"),
-                    None if probes is None else ProbeSummary.from_json(probes, f"{where}.probes"),
-                )
-            )
+                said = _("chapter {chapter} has no lab {lab_id!r}")
+                raise g.error("id", said.format(chapter=manifest.chapter, lab_id=lab_id))
+            probes, total = g.raw("probes", None), g.count("total")
+            if probes is not None:
+                probes = ProbeSummary.from_json(probes, f"{where}.probes")
+            labs.append(LabResult(lab, tuple(t for t in tests if t.lab == lab_id), total, probes))
             for key in ("title", "passed", "agreed", "cases", "earned", "status", "optional"):
                 g.raw(key)  # derived from the rest: read, and checked again below
             g.finish()
@@ -347,15 +313,12 @@ class CheckpointResult:
 
 
 def admit(catalog: Catalog, outcomes: Sequence[TestOutcome]) -> tuple[list[TestOutcome], list[str]]:
-    """The outcomes of tests the catalog has, each once and in its catalogued lab; and flags.
-
-    A report naming a test the kit does not have, a second report of one test, and more cases
-    of a test than its file holds are left out, each with a flag that says so.
-    """
+    """The outcomes of tests the catalog has, each once, in its catalogued lab; and a flag for
+    each report left out (of a test the kit lacks, a second one, a case too many)."""
     admitted: list[TestOutcome] = []
     flags: list[str] = []
     seen: set[str] = set()
-    cases: Counter[tuple[str, str]] = Counter()
+    cases: Counter[CatalogTest] = Counter()
     for outcome in outcomes:
         test = catalog.find(outcome.nodeid)
         if test is None:
@@ -366,13 +329,12 @@ def admit(catalog: Catalog, outcomes: Sequence[TestOutcome]) -> tuple[list[TestO
             said = _("a second report of {nodeid} (the first one counts)")
             flags.append(said.format(nodeid=repr(outcome.nodeid)))
             continue
-        key = (test.file, test.function)
-        if cases[key] >= test.cases:
+        if cases[test] >= test.cases:
             said = _("more reports of {test} than its {count} case(s)")
             flags.append(said.format(test=test.function, count=test.cases))
             continue
         seen.add(outcome.nodeid)
-        cases[key] += 1
+        cases[test] += 1
         admitted.append(replace(outcome, lab=test.lab))
     return admitted, flags
 
@@ -399,16 +361,10 @@ def summarize(
         mine = [test for test in admitted if test.lab == lab.id]
         reported = Counter(catalog.find(test.nodeid) for test in mine)
         for test in catalog.of_lab(lab.id):
-            for _case in range(test.cases - reported[test]):
-                mine.append(
-                    TestOutcome(
-                        nodeid=f"{test.file}::{test.function}",
-                        name=test.function,
-                        lab=lab.id,
-                        status=Status.ERROR,
-                        message=_("the test process never reported this test"),
-                    )
-                )
+            never = _("the test process never reported this test")
+            nodeid = f"{test.file}::{test.function}"
+            missing = TestOutcome(nodeid, test.function, lab.id, Status.ERROR, never)
+            mine += [missing] * (test.cases - reported[test])
         results.append(LabResult(lab, tuple(mine), catalog.count(lab.id), probes.get(lab.id)))
     return CheckpointResult(
         chapter=manifest.chapter,
@@ -422,12 +378,8 @@ def summarize(
 
 
 def attribute(manifest: Manifest, outcome: TestOutcome) -> TestOutcome:
-    """``outcome`` with its culprit: the lab of the innermost lab function among its frames.
-
-    Only a lab's own functions count: a given function (``entries.check_unique_ids``, say)
-    that raised is passed over for the lab function that called it, and that frame is kept
-    (``culprit_frame``) so the report names the learner's code, never the given code.
-    """
+    """``outcome`` with its culprit: the lab of the innermost lab function among its frames
+    (a given function that raised is passed over), and its frame: the learner's code."""
     for frame in reversed(outcome.frames):
         lab = manifest.lab_of_function(frame.module, frame.function)
         if lab is not None:

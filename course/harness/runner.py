@@ -1,14 +1,9 @@
 """Run focused tests in a child pytest process under hard time and output limits.
 
-The child reports through a results file (see ``plugin.py``), never through its stdout. The
-parent watches each test's wall-clock time and kills the child's whole process group when one
-test overruns; that test becomes ``timeout`` and a fresh child runs the tests still to go. A
-child that dies in the middle of a test (``os._exit``, a signal, ``KeyboardInterrupt``) costs
-that test an ``error`` the same way. A timeout shows the learner's frames from the stacks the
-child dumped just before the limit. When the package cannot even be imported (it exits or
-fails at import, or its import hangs), every test still to go is "not run" with that one
-cause, and no further child is started. Output is drained and capped so a flood cannot block
-the child or fill memory.
+The child reports through a results file (``plugin.py``), never its stdout. A test that
+overruns, or a child that dies in one, costs that test a ``timeout`` (with the frames the child
+dumped just before) or an ``error``, and a fresh child runs the tests still to go; when the
+package cannot even be imported, every test still to go is "not run" with that one cause.
 """
 
 from __future__ import annotations
@@ -18,7 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,17 +32,12 @@ from .webworker import in_a_browser
 
 __all__ = ["Limits", "RunLog", "RunTarget", "run_focused_tests"]
 
-DUMP_MARGIN = 0.5
-"""Seconds before a test's limit at which the child dumps its stacks (a quarter of short limits)."""
-DUMP_WAIT = 1.0
-"""How long a timed-out child's dump may still take to appear."""
+DUMP_MARGIN = 0.5  # seconds before a test's limit the child dumps its stacks (or a quarter)
+DUMP_WAIT = 1.0  # how long a timed-out child's dump may still take to appear
 COLOUR_VARIABLES = ("FORCE_COLOR", "PY_COLORS", "CLICOLOR_FORCE")
-DUMP_BYTES = 256 * 1024
-"""What is read of a stack dump at most: the child writes it, learner code can add to it."""
-DUMP_FRAMES = 400
-"""Frames of a dump looked at at most (a real one has a few dozen per thread)."""
-MAX_STRAYS = 50
-"""Reports of tests not collected, or repeated, kept for the flags; the rest are dropped."""
+DUMP_BYTES = 256 * 1024  # read of a stack dump at most: learner code can add to it
+DUMP_FRAMES = 400  # frames of a dump looked at (a real one has a few dozen per thread)
+MAX_STRAYS = 50  # reports of tests not collected, or repeated, kept for the flags
 MAX_COLLECT_ERRORS = 20
 
 
@@ -55,20 +45,13 @@ MAX_COLLECT_ERRORS = 20
 class RunTarget:
     """Which focused tests to run, from where, against which package."""
 
-    root: Path
-    """Directory pytest starts in (its rootdir)."""
-    test_files: tuple[str, ...]
-    """The test files, relative to ``root``."""
-    package: str
-    """Value of ``COURSE_LAB_PACKAGE``: the package under test."""
-    python_path: tuple[Path, ...] = ()
-    """Directories put in front of ``sys.path`` (where ``package`` lives)."""
-    wrap: Wrap | None = None
-    """How each child is started, when not directly (see ``Wrap``)."""
-    catalog: Catalog | None = None
-    """The tests the kit has: what the child collects beyond them is never run or counted."""
-    uncounted: tuple[str, ...] = ()
-    """Test files run after the catalogued ones but counted in no lab (the closing review)."""
+    root: Path  # pytest's rootdir
+    test_files: tuple[str, ...]  # relative to ``root``
+    package: str  # ``COURSE_LAB_PACKAGE``: the package under test
+    python_path: tuple[Path, ...] = ()  # put in front of ``sys.path`` (where ``package`` lives)
+    wrap: Wrap | None = None  # how each child is started, when not directly
+    catalog: Catalog | None = None  # the kit's tests: what else is collected is never run
+    uncounted: tuple[str, ...] = ()  # test files run after, counted in no lab (the review)
 
 
 @dataclass
@@ -78,14 +61,10 @@ class RunLog:
     attempts: int = 0
     output_tail: str = ""
     collect_errors: list[str] = field(default_factory=list)
-    setup_hung: str = ""
-    """Set when a test's setup (where the code under test is imported) overran its limit."""
-    fatal: str = ""
-    """Set when the package exited or failed at import: why no later test can run."""
-    dropped: int = 0
-    """Records left out (past the caps of ``records.RecordReader``, or not JSON objects)."""
-    cut: int = 0
-    """Items of records' lists and objects left out (past ``records.MAX_ITEMS``)."""
+    setup_hung: str = ""  # why: a test's setup (which imports the code under test) overran
+    fatal: str = ""  # why: the package exited or failed at import
+    dropped: int = 0  # records left out (``records.RecordReader``)
+    cut: int = 0  # items of records' lists and objects left out (``records.MAX_ITEMS``)
 
     @property
     def bounds(self) -> str:
@@ -102,36 +81,19 @@ def child_command(
     target: RunTarget, labs: Sequence[str], results: Path, nodeids: Sequence[str], limits: Limits
 ) -> list[str]:
     """The pytest command line of one child."""
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "course.sandboxed.plugin",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        "-s",
-        "-o",
-        "addopts=",
-        "--course-results",
-        str(results),
-        "--course-memory-mb",
-        str(limits.memory_mb),
-        "--course-dump-after",
-        f"{dump_after(limits):g}",
-        "--color=no",
-        "-o",
-        "verbosity_assertions=2",  # assertion diffs whole, never "use -vv"
-    ]
+    command = [sys.executable, "-m", "pytest", "-p", "course.sandboxed.plugin"]
+    command += ["-p", "no:cacheprovider", "-q", "-s", "-o", "addopts="]
+    command += ["--course-results", str(results), "--course-memory-mb", str(limits.memory_mb)]
+    command += ["--course-dump-after", f"{dump_after(limits):g}", "--color=no"]
+    command += ["-o", "verbosity_assertions=2"]  # assertion diffs whole, never "use -vv"
     for lab in labs:
         command += ["--course-lab", lab]
     return command + list(nodeids or target.test_files)
 
 
 def dump_after(limits: Limits) -> float:
-    """When the child dumps a running test's stacks: shortly before the parent kills it (0:
-    never, in a browser's worker, which has no thread to dump them with)."""
+    """When the child dumps a running test's stacks: shortly before the parent kills it; 0
+    (never) in a browser's worker, which has no thread to dump them with."""
     if in_a_browser():
         return 0.0
     return max(limits.test_seconds - DUMP_MARGIN, limits.test_seconds * 0.75)
@@ -153,9 +115,9 @@ def child_environment(target: RunTarget) -> dict[str, str]:
 
 
 Record = Callable[[TestOutcome], None]
+Collected = list[tuple[str, str, str | None]]  # (nodeid, name, lab), in collection order
 Attempt = Callable[
-    [RunTarget, Sequence[str], Path, Sequence[str], Limits, RunLog, Record],
-    list[tuple[str, str, str | None]] | None,
+    [RunTarget, Sequence[str], Path, Sequence[str], Limits, RunLog, Record], Collected | None
 ]
 """One run of the tests still to go, reporting to ``record``; returns what it collected (None:
 nothing). ``_run_child`` starts a child pytest; ``inprocess.run_here`` runs pytest in this one."""
@@ -168,14 +130,13 @@ def run_focused_tests(
     limits: Limits | None = None,
     attempt: Attempt | None = None,
 ) -> tuple[list[TestOutcome], RunLog]:
-    """Run the focused tests (optionally only ``labs``): one outcome per collected test, in
-    order, then any report the child made of a test it did not collect or made twice (for
-    ``results.admit`` to leave out and flag). ``attempt``: how the tests run (a child process
-    each time unless told)."""
+    """Run the focused tests (of ``labs``, else all): one outcome per collected test, in order,
+    then the child's reports of tests not collected or made twice (``results.admit`` flags them).
+    ``attempt``: how the tests run (a child process each time unless told)."""
     attempt = attempt or _run_child
     limits = limits or Limits()
     log = RunLog()
-    order: list[tuple[str, str, str | None]] = []  # (nodeid, name, lab), in collection order
+    order: Collected = []
     outcomes: dict[str, TestOutcome] = {}
     repeated: list[TestOutcome] = []
     strays = 0
@@ -233,15 +194,10 @@ def _wanted(target: RunTarget, nodeid: str) -> bool:
 
 
 def _stop_hung_labs(
-    order: Sequence[tuple[str, str, str | None]],
-    outcomes: dict[str, TestOutcome],
-    record: Record,
-    catalog: Catalog | None,
+    order: Collected, outcomes: dict[str, TestOutcome], record: Record, catalog: Catalog | None
 ) -> None:
-    """A lab whose test ran past its limit runs no further test: one hang costs one timeout.
-
-    Its tests still to go are recorded as not run, naming the test that hung.
-    """
+    """A lab whose test ran past its limit runs no further test (its tests still to go are not
+    run, naming the test that hung): one hang costs one timeout."""
 
     def lab_of(nodeid: str, said: str | None) -> str | None:
         test = catalog.find(nodeid) if catalog is not None else None
@@ -249,29 +205,29 @@ def _stop_hung_labs(
 
     hung: dict[str, str] = {}
     for nodeid, name, lab in order:
-        outcome = outcomes.get(nodeid)
-        owner = lab_of(nodeid, lab)
-        if owner is None or owner in hung:
-            continue
-        if outcome is not None and outcome.status == Status.TIMEOUT and not outcome.not_run:
-            hung[owner] = name
+        outcome, owner = outcomes.get(nodeid), lab_of(nodeid, lab)
+        timed_out = outcome is not None and outcome.status == Status.TIMEOUT and not outcome.not_run
+        if owner is not None and timed_out:
+            hung.setdefault(owner, name)
     for nodeid, name, lab in order:
         owner = lab_of(nodeid, lab)
         if nodeid not in outcomes and owner in hung:
-            why = NOT_RUN + _("{test}, an earlier test of Lab {lab}, ran past its limit").format(
-                test=hung[owner], lab=owner
-            )
+            said = _("{test}, an earlier test of Lab {lab}, ran past its limit")
+            why = NOT_RUN + said.format(test=hung[owner], lab=owner)
             record(TestOutcome(nodeid, name, lab, Status.TIMEOUT, why))
+
+
+def _last_line(text: str) -> str:
+    """The last line of ``text`` that is not blank, stripped ('' if none)."""
+    return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
 
 
 def _leftover_reason(log: RunLog) -> str:
     if log.collect_errors:
         return log.collect_errors[0]
-    tail = [line for line in log.output_tail.splitlines() if line.strip()][-1:]
-    if tail:
-        return _("the test process stopped before this test ran: {output}").format(
-            output=tail[0].strip()[:200]
-        )
+    if tail := _last_line(log.output_tail):
+        said = _("the test process stopped before this test ran: {output}")
+        return said.format(output=tail[:200])
     return _("the test process stopped before this test ran")
 
 
@@ -281,18 +237,14 @@ class Watch:
     def __init__(self, log: RunLog, record: Record) -> None:
         self.log = log
         self.record = record
-        self.collected: list[tuple[str, str, str | None]] | None = None
+        self.collected: Collected | None = None
         self.names: dict[str, tuple[str, str | None]] = {}
         self.current: str | None = None
-        self.calling = False
-        """Whether the current test got past setup into its own code."""
+        self.calling = False  # whether the current test got past setup into its own code
         self.interrupted = ""
-        self.exit_frames: tuple[Frame, ...] = ()
-        """Where the code under test called ``os._exit``, if it did."""
-        self.since = time.monotonic()
-        """When the last record arrived (or the child started)."""
-        self.test_since = self.since
-        """When the current test started."""
+        self.exit_frames: tuple[Frame, ...] = ()  # where the code called ``os._exit``, if it did
+        self.since = time.monotonic()  # when the last record arrived (or the child started)
+        self.test_since = self.since  # when the current test started
 
     def identify(self, nodeid: str) -> tuple[str, str | None]:
         return self.names.get(nodeid, (nodeid.rpartition("::")[2], None))
@@ -310,12 +262,10 @@ class Watch:
         elif event == Event.COLLECT_ERROR and len(self.log.collect_errors) < MAX_COLLECT_ERRORS:
             nodeid, message = item.get("nodeid"), item.get("message", "")
             if nodeid:
-                said = _("could not collect {nodeid}: {message}").format(
-                    nodeid=nodeid, message=message
-                )
+                said = _("could not collect {nodeid}: {message}")
             else:
-                said = _("could not collect the tests: {message}").format(message=message)
-            self.log.collect_errors.append(said)
+                said = _("could not collect the tests: {message}")
+            self.log.collect_errors.append(said.format(nodeid=nodeid, message=message))
         elif event == Event.START:
             self.current, self.calling = str(item["nodeid"]), False
             self.test_since = self.since
@@ -332,22 +282,12 @@ class Watch:
         nodeid = str(item["nodeid"])
         name, lab = self.identify(nodeid)
         message = str(item.get("message", ""))
-        shown = item.get("shown")
+        status, duration = Status.read(item.get("status")), float(item.get("duration", 0.0))
+        frames, shown = _frames(item.get("frames")), item.get("shown")
+        shown = tuple(str(s) for s in shown) if isinstance(shown, list) else ()
         output, more = _printed(item.get("output"), item.get("output_more"))
-        self.record(
-            TestOutcome(
-                nodeid,
-                name,
-                lab,
-                Status.read(item.get("status")),
-                message,
-                float(item.get("duration", 0.0)),
-                frames=_frames(item.get("frames")),
-                shown=tuple(str(s) for s in shown) if isinstance(shown, list) else (),
-                output=output,
-                output_more=more,
-            )
-        )
+        outcome = TestOutcome(nodeid, name, lab, status, message, duration, frames, shown)
+        self.record(replace(outcome, output=output, output_more=more))
         self.current = None
         if item.get("fatal"):
             self.log.fatal = message
@@ -357,15 +297,12 @@ class Watch:
     ) -> None:
         if self.current is not None:
             name, lab = self.identify(self.current)
-            self.record(
-                TestOutcome(self.current, name, lab, status, message, duration, frames=frames)
-            )
+            self.record(TestOutcome(self.current, name, lab, status, message, duration, frames))
             self.current = None
 
 
 def _printed(lines: object, more: object) -> tuple[tuple[str, ...], int]:
-    """A test's printed lines as its record gives them: at most ``OUTPUT_LINES``, and how
-    many more there were."""
+    """A test's printed lines (at most ``OUTPUT_LINES``), and how many more there were."""
     items = [str(line) for line in lines] if isinstance(lines, list) else []
     left = more if isinstance(more, int) and not isinstance(more, bool) and more > 0 else 0
     left += max(0, len(items) - OUTPUT_LINES)
@@ -413,7 +350,7 @@ def _run_child(
     limits: Limits,
     log: RunLog,
     record: Record,
-) -> list[tuple[str, str, str | None]] | None:
+) -> Collected | None:
     """One child process; returns the collection it reported (None if it never collected)."""
     command, env = child_command(target, labs, results, nodeids, limits), child_environment(target)
     process, output = start_child(command, env, target.root, target.wrap, results, limits)
@@ -432,11 +369,8 @@ def _run_child(
                 _time_out(watch, target, results, limits, log, running)
                 break
             if watch.collected is None and quiet > limits.startup_seconds:
-                log.collect_errors.append(
-                    _("pytest did not collect the focused tests within {seconds}s").format(
-                        seconds=f"{limits.startup_seconds:g}"
-                    )
-                )
+                said = _("pytest did not collect the focused tests within {seconds}s")
+                log.collect_errors.append(said.format(seconds=f"{limits.startup_seconds:g}"))
                 break
             between_tests = watch.current is None and watch.collected is not None
             if between_tests and quiet > limits.test_seconds:
@@ -454,24 +388,14 @@ def _run_child(
 
 
 def note_nothing_collected(log: RunLog, fallback: str = "") -> None:
-    """Why a run collected nothing, unless already said: the last line pytest printed (else
-    ``fallback``)."""
-    if log.collect_errors:
-        return
-    lines = [line.strip() for line in log.output_tail.splitlines() if line.strip()]
-    last = lines[-1][:300] if lines else fallback
-    log.collect_errors.append(
-        _("pytest stopped before collecting the focused tests: {output}").format(output=last)
-    )
+    """Why a run collected nothing, unless said: pytest's last line (else ``fallback``)."""
+    if not log.collect_errors:
+        said = _("pytest stopped before collecting the focused tests: {output}")
+        log.collect_errors.append(said.format(output=_last_line(log.output_tail)[:300] or fallback))
 
 
 def _time_out(
-    watch: Watch,
-    target: RunTarget,
-    results: Path,
-    limits: Limits,
-    log: RunLog,
-    running: float,
+    watch: Watch, target: RunTarget, results: Path, limits: Limits, log: RunLog, running: float
 ) -> None:
     """Close the test that overran, with the learner's frames from the child's dump."""
     assert watch.current is not None
@@ -482,12 +406,8 @@ def _time_out(
         "still running after {seconds}s; the test process was killed "
         "(an endless loop or a blocking call?)"
     ).format(seconds=f"{limits.test_seconds:g}")
-    watch.close_current(
-        Status.TIMEOUT,
-        _with_frames(message, _("running at the time:"), frames),
-        round(running, 4),
-        frames,
-    )
+    said = _with_frames(message, _("running at the time:"), frames)
+    watch.close_current(Status.TIMEOUT, said, round(running, 4), frames)
 
 
 def setup_hung(test: str, limits: Limits) -> str:

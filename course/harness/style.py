@@ -1,5 +1,4 @@
-"""How status words look: coloured with a ✓/✗ mark on a terminal, plain words anywhere else
-(the label, mark and colour are the ``Status``'s own)."""
+"""How status words look: coloured with a ✓/✗ mark on a terminal, plain words anywhere else."""
 
 from __future__ import annotations
 
@@ -36,11 +35,8 @@ PLAIN = Style()
 
 
 def style_for(stream: TextIO, environ: Mapping[str, str]) -> Style:
-    """Colour only on a terminal, and never with ``NO_COLOR`` or ``TERM=dumb``.
-
-    ``FORCE_COLOR`` is ignored on purpose: a notebook kernel sets it, and its captured output
-    (a pipe) must stay free of escape codes.
-    """
+    """Colour only on a terminal, and never with ``NO_COLOR`` or ``TERM=dumb`` (nor because of
+    ``FORCE_COLOR``: a notebook kernel sets it, and its captured output must stay plain)."""
     try:
         terminal = stream.isatty()
     except (AttributeError, ValueError):

@@ -1,16 +1,12 @@
 """A child process in the browser: a second Pyodide in a Web Worker, ended when it overruns.
 
-A browser tab starts no process, but its kernel (itself a Web Worker) can start a worker and
-terminate it. ``WorkerChild`` stands where ``subprocess.Popen`` stands for the supervisor: it
-boots a fresh Pyodide in a worker, lays the graded copy and the grader's library into that
-worker's own file system, and runs ``python -m MODULE ARGS`` there with the child's environment
-and folder. The files the parent watches (the records, the stack dump) are devices in the
-worker whose every write is posted back and appended to the parent's copy, so the runner reads
-them as it reads a child's. The parent waits with ``pyodide.ffi.run_sync`` (JavaScript Promise
-Integration): while it waits, the worker's messages arrive. ``kill`` terminates the worker, so
-an endless loop ends however it is written (a bare ``except:`` or a C loop included) and the
-page keeps working. The worker shares nothing with the kernel but the messages: it sees the
-graded copy, never the learner's files or the kernel's modules.
+``WorkerChild`` stands where ``subprocess.Popen`` stands for the supervisor: a fresh Pyodide in a
+worker gets the graded copy and the grader's library, and runs ``python -m MODULE ARGS``. The
+files the parent watches are devices there whose writes are posted back and appended to the
+parent's copy; the parent waits with ``pyodide.ffi.run_sync`` (JavaScript Promise Integration),
+while the worker's messages arrive. ``kill`` terminates the worker, so an endless loop ends
+however it is written (a bare ``except:`` or a C loop) and the page keeps working. The worker
+sees only the graded copy, never the learner's files or the kernel's modules.
 """
 
 from __future__ import annotations
@@ -28,10 +24,8 @@ from ..locale import gettext as _
 from ..sandboxed.untrusted import safe_text
 
 WORKER_PACKAGES = ("pytest", "hypothesis")
-"""What the worker's Pyodide loads from the site's lock before the child runs: what the
-focused tests and the probe driver import besides the graded copy and the library."""
-STARTUP_SECONDS = 60.0
-"""How long a worker may take to boot its Pyodide before the child counts as failed to start."""
+"""What the focused tests and the probe driver import besides the graded copy and the library."""
+STARTUP_SECONDS = 60.0  # a worker's Pyodide boot, after which the child failed to start
 
 BOOT = """
 import os, runpy, sys, traceback
@@ -52,8 +46,8 @@ def run(argv, env, cwd):
         return 1
     return 0
 """
-"""What the worker's Python runs: ``python -m`` as a child process would, from a fresh
-namespace (nothing of the kit is imported before the child's own path is in place)."""
+"""``python -m`` as a child would run it, from a fresh namespace (nothing of the kit imported
+before the child's own path is in place)."""
 
 WORKER = """
 const post = (message) => self.postMessage(message);
@@ -118,9 +112,7 @@ CHANNEL = """
   };
 }
 """
-"""The kernel's end of one worker: ``start`` it, ``next`` waits for a message (or ``ms``),
-``take`` the messages that arrived, ``stop`` terminates it. (Not ``send``: a ``JsProxy``
-reserves that name for generators.)"""
+"""The kernel's end of one worker (not ``send``: a ``JsProxy`` reserves it for generators)."""
 
 
 class Channel(Protocol):
@@ -162,9 +154,11 @@ class BrowserChannel:
 
     def start(self, message: Mapping[str, Any]) -> None:
         import js
+        import pyodide_js
         from pyodide.ffi import to_js
 
-        asked = dict(message) | {"indexURL": index_url()}
+        # the worker loads the Pyodide this kernel was loaded from
+        asked = dict(message) | {"indexURL": str(pyodide_js._api.config.indexURL)}
         self._end.start(to_js(asked, dict_converter=js.Object.fromEntries))
 
     def next(self, seconds: float) -> None:
@@ -177,13 +171,6 @@ class BrowserChannel:
 
     def stop(self) -> None:
         self._end.stop()
-
-
-def index_url() -> str:
-    """Where this kernel's Pyodide was loaded from: the worker loads the same one."""
-    import pyodide_js
-
-    return str(pyodide_js._api.config.indexURL)
 
 
 def bundle(roots: Iterable[Path], skip: Sequence[Path] = ()) -> dict[str, bytes]:
@@ -210,13 +197,26 @@ def graded_roots(env: Mapping[str, str], cwd: Path) -> list[Path]:
     return kept
 
 
-class WorkerChild:
-    """``python -m ...`` in a Web Worker, behaving as the ``Popen`` the supervisor expects.
+class KeptOutput:
+    """A child's output: its last ``limit`` bytes, safe to show (learner code writes it)."""
 
-    ``streamed``: the files the parent reads while the child runs; the child's writes to them
-    arrive here and are appended to them. The constructor returns once the worker's Pyodide is
-    up (the boot does not count against the child's start-up limit, as a process's ``exec`` does
-    not), or with ``returncode`` set if it could not boot."""
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.kept = bytearray()
+
+    def keep(self, chunk: bytes) -> None:
+        self.kept += chunk
+        if len(self.kept) > 2 * self.limit:
+            del self.kept[: len(self.kept) - self.limit]
+
+    def text(self) -> str:
+        return safe_text(bytes(self.kept[-self.limit :]).decode("utf-8", "replace"), self.limit)
+
+
+class WorkerChild(KeptOutput):
+    """``python -m ...`` in a Web Worker, as the ``Popen`` the supervisor expects; its writes to
+    ``streamed`` are appended to them. Made once its Pyodide is up (the boot, like a process's
+    ``exec``, is not the child's start-up), or with ``returncode`` set."""
 
     pid = 0
 
@@ -232,12 +232,11 @@ class WorkerChild:
     ) -> None:
         if list(command[1:2]) != ["-m"]:
             raise ValueError(f"a worker runs `python -m MODULE ...`, not {list(command)!r}")
+        super().__init__(output_bytes)
         self.args = list(command)
         self.returncode: int | None = None
         self.ready = False
         self.streamed = {str(path): path for path in streamed}
-        self._kept = bytearray()
-        self._limit = output_bytes
         self._channel = channel if channel is not None else BrowserChannel()
         files = bundle(graded_roots(env, cwd), skip=streamed)
         self._channel.start(
@@ -263,9 +262,7 @@ class WorkerChild:
             self._receive()
 
     def _say(self, text: str) -> None:
-        self._kept += text.encode("utf-8", "replace")
-        if len(self._kept) > 2 * self._limit:
-            del self._kept[: len(self._kept) - self._limit]
+        self.keep(text.encode("utf-8", "replace"))
 
     def _receive(self) -> None:
         for message in self._channel.take():
@@ -303,7 +300,3 @@ class WorkerChild:
         self._channel.stop()
         if self.returncode is None:
             self.returncode = -9
-
-    def text(self) -> str:
-        """What the child printed (its last ``output_bytes``), safe to show."""
-        return safe_text(bytes(self._kept[-self._limit :]).decode("utf-8", "replace"), self._limit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -56,12 +57,9 @@ def render_marker(
 
 def default_directory(manifest: Manifest, here: Path) -> Path:
     """A fresh directory in ``here``: ``practice-11``, else ``practice-11-2``, and so on."""
-    candidate = here / manifest.default_workspace
-    number = 1
-    while candidate.exists():
-        number += 1
-        candidate = here / f"{manifest.default_workspace}-{number}"
-    return candidate
+    name = manifest.default_workspace
+    names = itertools.chain([name], (f"{name}-{number}" for number in itertools.count(2)))
+    return next(here / folder for folder in names if not (here / folder).exists())
 
 
 def check_fresh(target: Path) -> None:
@@ -75,15 +73,13 @@ def check_fresh(target: Path) -> None:
 
 
 def shipped_in_edition(path: str, text: bytes, edition: str) -> bytes:
-    """A shipped Python module as a workspace of ``edition`` holds it: its docstrings in that
-    edition (``harness/docstrings.py``), its code byte for byte."""
+    """A shipped module with its docstrings in ``edition`` (``docstrings.py``), its code as is."""
     if edition == SOURCE_EDITION or not path.endswith(".py"):
         return text
     return localized(text.decode("utf-8"), translations(edition).gettext).encode("utf-8")
 
 
-WORKSPACE_NOTEBOOKS = "notebooks"
-"""Where a workspace keeps its notebooks, whichever edition it was given."""
+WORKSPACE_NOTEBOOKS = "notebooks"  # whichever edition the workspace was given
 
 
 def workspace_layout(
@@ -117,11 +113,8 @@ def create_workspace(
     edition: str | None = None,
     commands: Commands = BY_NAME,
 ) -> list[str]:
-    """Lay out a fresh workspace at ``target``; returns the files written.
-
-    The files are written into a sibling scratch directory first and moved into place at
-    once, so a failure never leaves a half-made workspace behind.
-    """
+    """Lay out a fresh workspace at ``target``; returns the files written (into a scratch
+    directory moved into place at once, so a failure leaves no half-made workspace)."""
     target = target.resolve()
     check_fresh(target)
     files = workspace_layout(manifest, kit, edition, commands)
