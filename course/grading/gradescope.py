@@ -1,13 +1,10 @@
 """Gradescope: the autograder zip of a chapter, and the run inside it that writes results.json.
 
-The zip holds ``setup.sh`` (bubblewrap and the kit, bundled under ``kit/``, installed by the
-kit's own ``scripts/setup``), ``run_autograder`` (``checkpoint CHAPTER --gradescope ROOT``) and
-the instructor tests, if any. The run reads ``ROOT/submission`` through the roster's intake (a
-workspace folder, a folder holding one, or an archive of one), grades it through the roster's
-grading, and writes ``ROOT/results/results.json``: a test per lab, worth the manifest's
-``points`` when the lab passes whole, its output what a learner's terminal shows of the lab, and
-a test per instructor test, hidden until the instructor's ``visibility``. What the sandbox
-enforced and what the instructor should look at go to stdout, which learners do not see.
+The zip holds ``setup.sh`` (installs bubblewrap and the bundled kit), ``run_autograder``
+(``checkpoint CHAPTER --gradescope ROOT``) and any instructor tests. The run grades
+``ROOT/submission`` through the roster's intake and grading into ``ROOT/results/results.json``: a
+test per lab (its ``points`` when it passes whole) and per instructor test (shown per
+``visibility``). What the instructor should look at goes to stdout, which learners do not see.
 """
 
 from __future__ import annotations
@@ -30,13 +27,11 @@ from .intake import GRADABLE, Submission, folder_entries, mark_older
 from .roster import RosterOptions, grade_submissions, row_line
 from .safefs import atomic_write
 
-ROOT = Path("/autograder")
-"""Where Gradescope lays out an autograder; ``AUTOGRADER_ROOT`` points the scripts elsewhere."""
+ROOT = Path("/autograder")  # where Gradescope lays out an autograder (or AUTOGRADER_ROOT)
 SUBMISSION = "submission"
 Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]
 VISIBILITIES: tuple[Visibility, ...] = ("hidden", "after_due_date", "after_published", "visible")
-KIT_FILES = ("pyproject.toml", "README.md", "scripts/setup")
-"""The kit's files outside its package that ``scripts/setup`` needs to install it."""
+KIT_FILES = ("pyproject.toml", "README.md", "scripts/setup")  # what scripts/setup needs
 SKIPPED = ("__pycache__", ".pyc")
 
 
@@ -71,18 +66,16 @@ def results(manifest: Manifest, row: Grade, visibility: Visibility) -> dict[str,
         result = row.shown.lab(lab.id) if row.shown is not None else None
         shown = render_lab(result) if result is not None else graded.reason
         tests.append(lab_test(lab, graded, shown))
-    for test in row.tests:
-        if test["instructor"]:
-            tests.append(
-                {
-                    "name": _("Instructor test {name} (Lab {lab})").format(
-                        name=test["name"], lab=test["lab"]
-                    ),
-                    "status": Status.PASSED if test["status"] == Status.PASSED else Status.FAILED,
-                    "output": test["message"],
-                    "visibility": visibility,
-                }
-            )
+    tests += [
+        {
+            "name": _("Instructor test {name} (Lab {lab})").format(name=t["name"], lab=t["lab"]),
+            "status": Status.PASSED if t["status"] == Status.PASSED else Status.FAILED,
+            "output": t["message"],
+            "visibility": visibility,
+        }
+        for t in row.tests
+        if t["instructor"]
+    ]
     said = [*row.problems, *row.notes]
     if row.shown is not None:
         said.insert(0, _("Evidence: {evidence}").format(evidence=row.shown.evidence))
@@ -142,8 +135,9 @@ def run_autograder(
             said += [_("  limits: {limit}").format(limit=line) for line in graded.enforced]
             probes = graded.run["probes"]
             audit = probes["audit"] or {"seed": None, "cases": 0}
+            drawn = _("  probes: seed {seed}, {cases} cases; audit seed {audit}, {more} cases")
             said.append(
-                _("  probes: seed {seed}, {cases} cases; audit seed {audit}, {more} cases").format(
+                drawn.format(
                     seed=probes["seed"],
                     cases=probes["cases"],
                     audit=audit["seed"],
@@ -154,14 +148,10 @@ def run_autograder(
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(results(manifest, row, visibility), indent=2, ensure_ascii=False)
     atomic_write(path, (text + "\n").encode("utf-8"))
+    done = _("Graded the submission of chapter {chapter} for Gradescope: {path}")
     print(
-        _("Graded the submission of chapter {chapter} for Gradescope: {path}").format(
-            chapter=manifest.chapter, path=path
-        ),
-        file=out,
+        done.format(chapter=manifest.chapter, path=path), *said, row_line(row), sep="\n", file=out
     )
-    for line in [*said, row_line(row)]:
-        print(line, file=out)
     for flag in row.flags:
         print(_("  flag: {flag}").format(flag=flag), file=out)
     return path
@@ -246,11 +236,7 @@ def write_zip(path: Path, files: Mapping[str, bytes]) -> None:
 
 def visibility(text: str) -> Visibility:
     """A Gradescope visibility named on the command line (``ValueError`` otherwise)."""
-    found = next((v for v in VISIBILITIES if v == text), None)
-    if found is None:
-        raise ValueError(
-            _("not a Gradescope visibility: {text!r} (one of {known})").format(
-                text=text, known=", ".join(VISIBILITIES)
-            )
-        )
-    return found
+    if text not in VISIBILITIES:
+        said = _("not a Gradescope visibility: {text!r} (one of {known})")
+        raise ValueError(said.format(text=text, known=", ".join(VISIBILITIES)))
+    return text
