@@ -18,7 +18,7 @@ from itertools import combinations
 from typing import Any
 
 from .copies import WINDOW, Baseline, Cut, K, LabPrint, Prints
-from .gradebook import Grade
+from .gradebook import Grade, json_fields
 
 # A score is flagged from the ceiling on, and from the floor on when more than SPREAD scaled
 # median absolute deviations above the class's median: the containment of the reference's
@@ -80,14 +80,7 @@ class CopyFlag:
         return f"like {other}? (Lab {self.lab} {self.score:.2f})"
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "id": self.id,
-            "kind": self.kind,
-            "lab": self.lab,
-            "learners": list(self.learners),
-            "score": self.score,
-            "threshold": self.threshold,
-        }
+        data = json_fields(self, "id kind lab learners score threshold")
         if self.identical:
             data["identical"] = list(self.identical)
         return data

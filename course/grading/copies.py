@@ -79,23 +79,15 @@ class Baseline:
 
 
 def _is_no_op(node: ast.stmt) -> bool:
-    if isinstance(node, ast.Pass):
-        return True
-    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-        return True  # a docstring, a string used as a comment, a bare number or ``...``
-    if isinstance(node, ast.AnnAssign) and node.value is None:
-        return True  # a bare declaration
-    if isinstance(node, ast.Assign) and len(node.targets) == 1:
-        target, value = node.targets[0], node.value
-        return (
-            isinstance(target, ast.Name) and isinstance(value, ast.Name) and target.id == value.id
-        )
-    return (
-        isinstance(node, ast.If)
-        and isinstance(node.test, ast.Constant)
-        and not node.test.value
-        and not node.orelse
-    )
+    match node:
+        # pass, a docstring (or any bare constant, ``...``), a bare declaration
+        case ast.Pass() | ast.Expr(value=ast.Constant()) | ast.AnnAssign(value=None):
+            return True
+        case ast.Assign(targets=[ast.Name(id=target)], value=ast.Name(id=value)):
+            return target == value
+        case ast.If(test=ast.Constant(value=test), orelse=[]):
+            return not test
+    return False
 
 
 def _local_names(function: ast.FunctionDef, limit: int) -> set[str]:
@@ -271,11 +263,7 @@ def _functions(
     return found, cuts
 
 
-_STATEMENTS = frozenset(
-    name
-    for name in dir(ast)
-    if isinstance(getattr(ast, name), type) and issubclass(getattr(ast, name), ast.stmt)
-)
+_STATEMENTS = frozenset(kind.__name__ for kind in ast.stmt.__subclasses__())
 
 
 def _is_short(function: _Function) -> bool:

@@ -41,6 +41,12 @@ def clean(text: str) -> str:
     return escape(text, keep="")
 
 
+def json_fields(item: object, names: str) -> dict[str, Any]:
+    """``item``'s attributes ``names`` (space-separated), in that order, tuples as lists."""
+    values = {name: getattr(item, name) for name in names.split()}
+    return {name: list(v) if isinstance(v, tuple) else v for name, v in values.items()}
+
+
 @dataclass(frozen=True)
 class LabGrade:
     """One lab of one learner."""
@@ -60,16 +66,7 @@ class LabGrade:
         return self.passed if self.status == Status.PASSED else 0
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "id": self.id,
-            "passed": self.passed,
-            "total": self.total,
-            "agreed": self.agreed,
-            "cases": self.cases,
-            "earned": self.earned,
-            "status": self.status,
-            "reason": self.reason,
-        }
+        data = json_fields(self, "id passed total agreed cases earned status reason")
         if self.probes is not None:
             data["probes"] = dict(self.probes)
         return data
@@ -119,25 +116,9 @@ class Grade:
         return reasons[0] if reasons else ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "learner": self.learner,
-            "workspace": self.workspace,
-            "status": self.status,
-            "score": self.score,
-            "passed": self.passed,
-            "total": self.total,
-            "agreed": self.agreed,
-            "cases": self.cases,
-            "labs": [lab.to_json() for lab in self.labs],
-            "note": self.note,
-            "problems": list(self.problems),
-            "notes": list(self.notes),
-            "flags": list(self.flags),
-            "tests": [dict(test) for test in self.tests],
-            "limits": list(self.limits),
-            "source": self.source,
-            "commit": self.commit,
-        }
+        head = json_fields(self, "learner workspace status score passed total agreed cases")
+        tail = json_fields(self, "note problems notes flags tests limits source commit")
+        return head | {"labs": [lab.to_json() for lab in self.labs]} | tail
 
 
 def lab_reason(lab: LabResult) -> str:

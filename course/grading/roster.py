@@ -40,7 +40,7 @@ from .gradebook import (
     ungraded_row,
     write_gradebook,
 )
-from .intake import Submission, opened, survey, where, with_checkout, with_intake
+from .intake import GRADABLE, Submission, opened, survey, where, with_checkout, with_intake
 from .sandbox import planned_limits, sandbox_status
 from .snapshot import workspace_snapshot
 
@@ -146,11 +146,8 @@ class Progress:
     """A progress bar on a terminal; one line per graded folder otherwise."""
 
     def __init__(self, total: int, stream: TextIO) -> None:
-        self.total = total
-        self.stream = stream
-        self.done = 0
-        self.lock = threading.Lock()
-        self.bar = stream.isatty()
+        self.total, self.stream, self.done = total, stream, 0
+        self.lock, self.bar = threading.Lock(), stream.isatty()
 
     def step(self, grade: Grade) -> None:
         with self.lock:
@@ -158,12 +155,12 @@ class Progress:
             filled = round(20 * self.done / max(self.total, 1))
             bar = "#" * filled + "-" * (20 - filled)
             line = f"[{bar}] {self.done}/{self.total} {grade.learner}: {grade.score}/{grade.total}"
-            status = grade.status.label
+            line += f" {grade.status.label}"
             if self.bar:
                 end = "\n" if self.done == self.total else ""
-                self.stream.write(f"\r\033[K{line} {status}{end}")
+                self.stream.write(f"\r\033[K{line}{end}")
             else:
-                self.stream.write(f"{line} {status}\n")
+                self.stream.write(f"{line}\n")
             self.stream.flush()
 
 
@@ -180,10 +177,8 @@ class GradedClass:
 
     labs: tuple[Lab, ...]
     grades: list[Grade]
-    run: dict[str, Any]
-    """``gradebook.json``'s description of the run."""
-    enforced: tuple[str, ...]
-    """What the sandbox enforced, plainly (the ``limits:`` lines)."""
+    run: dict[str, Any]  # gradebook.json's description of the run
+    enforced: tuple[str, ...]  # what the sandbox enforced, plainly (the limits: lines)
 
 
 def grade_submissions(
@@ -261,16 +256,11 @@ def grade_roster(
     roster, gradebook = roster.resolve(), gradebook.resolve()
     found = survey(roster, options.names)
     entries = found.submissions
-    if not any(entry.kind in ("workspace", "archive") for entry in entries):
+    if not any(entry.kind in GRADABLE for entry in entries):
         listed = [(e.learner, e.why) for e in entries] + [(s.name, s.why) for s in found.skipped]
-        shown = "; ".join(f"{clean(name)}: {clean(why)}" for name, why in listed) or _(
-            "it is empty"
-        )
-        raise EmptyRoster(
-            _("{roster}: no practice workspace to grade ({entries})").format(
-                roster=roster, entries=shown
-            )
-        )
+        shown = "; ".join(f"{clean(name)}: {clean(why)}" for name, why in listed)
+        said = _("{roster}: no practice workspace to grade ({entries})")
+        raise EmptyRoster(said.format(roster=roster, entries=shown or _("it is empty")))
     graded = grade_submissions(
         manifest, kit, roster, entries, options, progress_stream, hide=(roster, gradebook)
     )
@@ -284,14 +274,9 @@ def grade_roster(
     )
     done = sum(g.status != Status.SKIPPED for g in grades)
     said = _("Graded {graded} workspace(s) of chapter {chapter} ({skipped} skipped): {csv}, {json}")
+    counts = {"graded": done, "skipped": len(grades) - done, "chapter": manifest.chapter}
     lines = [
-        said.format(
-            graded=done,
-            chapter=manifest.chapter,
-            skipped=len(grades) - done,
-            csv=csv_path,
-            json=json_path,
-        ),
+        said.format(**counts, csv=csv_path, json=json_path),
         *(_("  limits: {limit}").format(limit=line) for line in graded.enforced),
         *(row_line(row) for row in grades),
         *found.closing(len(grades)),
