@@ -22,7 +22,7 @@ from ..harness.report import render_lab
 from ..locale import gettext as _
 from ..sandboxed.status import Status
 from .engine import SandboxUnavailable
-from .gradebook import Grade, LabGrade, ungraded_row
+from .gradebook import Grade, LabGrade, json_fields, ungraded_row
 from .intake import GRADABLE, Submission, folder_entries, mark_older
 from .roster import RosterOptions, grade_submissions, row_line
 from .safefs import atomic_write
@@ -50,10 +50,7 @@ def lab_test(lab: Lab, row: LabGrade, shown: str) -> dict[str, Any]:
         "extra_data": {
             "lab": lab.id,
             "status": str(row.status),
-            "passed": row.passed,
-            "total": row.total,
-            "agreed": row.agreed,
-            "cases": row.cases,
+            **json_fields(row, "passed total agreed cases"),
         },
     }
 
@@ -136,24 +133,16 @@ def run_autograder(
             probes = graded.run["probes"]
             audit = probes["audit"] or {"seed": None, "cases": 0}
             drawn = _("  probes: seed {seed}, {cases} cases; audit seed {audit}, {more} cases")
-            said.append(
-                drawn.format(
-                    seed=probes["seed"],
-                    cases=probes["cases"],
-                    audit=audit["seed"],
-                    more=audit["cases"],
-                )
-            )
+            shipped = {"seed": probes["seed"], "cases": probes["cases"]}
+            said.append(drawn.format(**shipped, audit=audit["seed"], more=audit["cases"]))
     path = root / "results" / "results.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(results(manifest, row, visibility), indent=2, ensure_ascii=False)
     atomic_write(path, (text + "\n").encode("utf-8"))
     done = _("Graded the submission of chapter {chapter} for Gradescope: {path}")
-    print(
-        done.format(chapter=manifest.chapter, path=path), *said, row_line(row), sep="\n", file=out
-    )
-    for flag in row.flags:
-        print(_("  flag: {flag}").format(flag=flag), file=out)
+    flags = [_("  flag: {flag}").format(flag=flag) for flag in row.flags]
+    lines = [done.format(chapter=manifest.chapter, path=path), *said, row_line(row), *flags]
+    print(*lines, sep="\n", file=out)
     return path
 
 
