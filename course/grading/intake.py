@@ -185,9 +185,7 @@ def find_workspaces(tree: Tree, depth: int = SEARCH_DEPTH) -> list[tuple[str, ..
         return []
     found: list[tuple[str, ...]] = []
     for name, kind in tree.kinds().items():
-        if name.startswith(".") or name in IGNORED_IN_ARCHIVES:
-            continue
-        if kind == "directory":
+        if kind == "directory" and not name.startswith(".") and name not in IGNORED_IN_ARCHIVES:
             found += find_workspaces(Tree(tree.base, (*tree.below, name)), depth - 1)
     return found
 
