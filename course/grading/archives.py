@@ -161,13 +161,13 @@ def _tar_kind(info: tarfile.TarInfo) -> MemberKind:
     return "file" if info.isreg() else _TAR_KINDS.get(info.type, "other")
 
 
+@dataclass
 class Writer:
     """Creates an archive's folders and files below ``target``, counting the bytes written."""
 
-    def __init__(self, target: Path, budget: Budget) -> None:
-        self.target = target
-        self.budget = budget
-        self.written = 0
+    target: Path
+    budget: Budget
+    written: int = 0
 
     def folder(self, parts: tuple[str, ...]) -> Path:
         path, shown = self.target.joinpath(*parts), quoted("/".join(parts))
@@ -279,10 +279,8 @@ UNREADABLE = (  # what a damaged, truncated or unsupported archive makes the std
 
 
 def unpack(archive: Path, target: Path, caps: Caps = DEFAULT_CAPS) -> None:
-    """Unpack ``archive`` into the existing empty folder ``target``, or raise ``Refused``.
-
-    ``target`` may hold part of the archive after a refusal; the caller removes it.
-    """
+    """Unpack ``archive`` into the existing empty folder ``target``, or raise ``Refused``
+    (``target`` may then hold part of it; the caller removes it)."""
     suffix = archive_suffix(archive.name)
     if suffix not in (*ZIP_SUFFIXES, *TAR_SUFFIXES):
         raise Refused(f"{suffix or 'this'} archives are not read (.zip, .tar.gz and .tgz are)")

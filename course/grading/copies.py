@@ -108,10 +108,8 @@ _RENAMED = {("Name", "id"), ("arg", "arg"), ("FunctionDef", "name"), ("ExceptHan
 
 
 def _stream(node: ast.AST, rename: Callable[[str], str]) -> Iterator[str]:
-    """The tree in pre-order, normalised: each node's type and the values that shape it.
-
-    Iterative (a learner's deep nesting never recurses) and lazy (the caller cuts it).
-    """
+    """The tree in pre-order, normalised: each node's type and the values that shape it;
+    iterative (a learner's deep nesting never recurses) and lazy (the caller cuts it)."""
     stack: list[ast.AST | str] = [node]
     while stack:
         item = stack.pop()
@@ -222,10 +220,8 @@ def _readable(source: bytes, path: str) -> tuple[ast.Module | None, list[Cut]]:
 def _functions(
     tree: ast.Module, path: str, given: frozenset[str], wanted: set[str]
 ) -> tuple[dict[str, _Function], list[Cut]]:
-    """The ``wanted`` top-level functions and the learner's helpers they call, normalised.
-
-    Helpers nothing wanted calls are never read; the file's token budget is spent in that order.
-    """
+    """The ``wanted`` top-level functions and the learner's helpers they call, normalised
+    (the file's token budget is spent in that order; other helpers are never read)."""
     module = _module_names(tree, given, wanted)
     nodes: dict[str, ast.FunctionDef] = {}
     for node in tree.body:

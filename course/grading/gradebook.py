@@ -147,11 +147,8 @@ def graded_row(
     limits: Sequence[str] = (),
     public: CheckpointResult | None = None,
 ) -> Grade:
-    """A learner's row from a graded result; ``instructor`` lists instructor tests' nodeids.
-
-    ``public``: the result as learners may see it, which the reasons and notes come from
-    (default: ``result``); the per-test messages come from ``result``.
-    """
+    """A learner's row: per-test messages from ``result``, reasons and notes from ``public``
+    (as learners may see it; default ``result``); ``instructor``: instructor tests' nodeids."""
     shown = public if public is not None else result
     labs = tuple(
         LabGrade(

@@ -17,12 +17,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from ..harness.manifest import Lab, Manifest
+from ..harness.manifest import Manifest
 from ..harness.report import render_lab
 from ..locale import gettext as _
 from ..sandboxed.status import Status
 from .engine import SandboxUnavailable
-from .gradebook import Grade, LabGrade, json_fields, ungraded_row
+from .gradebook import Grade, json_fields, ungraded_row
 from .intake import GRADABLE, Submission, folder_entries, mark_older
 from .roster import RosterOptions, grade_submissions, row_line
 from .safefs import atomic_write
@@ -38,31 +38,28 @@ SKIPPED = ("__pycache__", ".pyc")
 # --------------------------------------------------------------------------- results.json
 
 
-def lab_test(lab: Lab, row: LabGrade, shown: str) -> dict[str, Any]:
-    """A lab as one Gradescope test: its points when it passes whole, what learners see."""
-    return {
-        "name": _("Lab {lab} · {title}").format(lab=lab.id, title=lab.title),
-        "score": lab.points * row.earned / row.total if row.total else 0,
-        "max_score": lab.points,
-        "status": Status.PASSED if row.status == Status.PASSED else Status.FAILED,
-        "output": shown,
-        "visibility": "visible",
-        "extra_data": {
-            "lab": lab.id,
-            "status": str(row.status),
-            **json_fields(row, "passed total agreed cases"),
-        },
-    }
-
-
 def results(manifest: Manifest, row: Grade, visibility: Visibility) -> dict[str, Any]:
-    """Gradescope's ``results.json`` for one graded row (see the module's docstring)."""
+    """Gradescope's ``results.json`` for one graded row: a test per lab, worth its points when
+    it passes whole, showing what learners see; a test per instructor test."""
     tests = []
     for graded in row.labs:
         lab = manifest.lab(graded.id)
         result = row.shown.lab(lab.id) if row.shown is not None else None
-        shown = render_lab(result) if result is not None else graded.reason
-        tests.append(lab_test(lab, graded, shown))
+        tests.append(
+            {
+                "name": _("Lab {lab} · {title}").format(lab=lab.id, title=lab.title),
+                "score": lab.points * graded.earned / graded.total if graded.total else 0,
+                "max_score": lab.points,
+                "status": Status.PASSED if graded.status == Status.PASSED else Status.FAILED,
+                "output": render_lab(result) if result is not None else graded.reason,
+                "visibility": "visible",
+                "extra_data": {
+                    "lab": lab.id,
+                    "status": str(graded.status),
+                    **json_fields(graded, "passed total agreed cases"),
+                },
+            }
+        )
     tests += [
         {
             "name": _("Instructor test {name} (Lab {lab})").format(name=t["name"], lab=t["lab"]),

@@ -92,11 +92,8 @@ def grade_entry(
     caps: Caps = DEFAULT_CAPS,
     copies: Baseline | None = None,
 ) -> Grade:
-    """One row; never raises for anything a learner folder holds or its code does.
-
-    ``copies``: fingerprint the row's lab code against it (``Grade.prints``). Reading the
-    submission, its git metadata and its fingerprints count within its deadline.
-    """
+    """One row, fingerprinted against ``copies``; never raises for anything a learner folder
+    holds or its code does. Reading the submission counts within its deadline."""
     started = time.monotonic()
     workspace = where(roster, entry)
 
@@ -190,9 +187,8 @@ def grade_submissions(
     progress_stream: TextIO,
     hide: Sequence[Path],
 ) -> GradedClass:
-    """Grade ``entries`` (what ``intake`` found under ``roster``), each on its own, and compare
-    the class. ``SandboxUnavailable`` when the sandbox is required and cannot start; ``hide``:
-    the folders learner code must not see."""
+    """Grade ``entries`` (found under ``roster``) each on its own, hiding ``hide`` from learner
+    code, and compare the class; ``SandboxUnavailable`` when a required sandbox cannot start."""
     grading = options.grading
     if grading.sandbox == "required":
         status = sandbox_status(kit, (manifest.reference,))
@@ -248,11 +244,8 @@ def grade_roster(
     progress_stream: TextIO,
     out: TextIO,
 ) -> list[Grade]:
-    """Grade every workspace under ``roster`` and write the gradebook into ``gradebook``.
-
-    ``SandboxUnavailable`` when the sandbox is required and cannot start; ``EmptyRoster``
-    when no folder holds a workspace.
-    """
+    """Grade every workspace under ``roster`` and write the gradebook into ``gradebook``
+    (``SandboxUnavailable``, as above; ``EmptyRoster`` when no folder holds a workspace)."""
     roster, gradebook = roster.resolve(), gradebook.resolve()
     found = survey(roster, options.names)
     entries = found.submissions
