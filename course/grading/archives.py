@@ -231,12 +231,12 @@ _HEADER_TYPES = (
 )
 
 
+# A compressed tar's first bytes and the reader that decompresses it a chunk at a time.
 COMPRESSIONS: tuple[tuple[bytes, Callable[[IO[bytes]], object]], ...] = (
     (b"\x1f\x8b", lambda handle: gzip.GzipFile(fileobj=handle, mode="rb")),
     (b"BZh", bz2.BZ2File),
     (b"\xfd7zXZ\x00", lzma.LZMAFile),
 )
-"""A compressed tar's first bytes and the reader that decompresses it a chunk at a time."""
 
 
 def _decompressed(handle: IO[bytes]) -> IO[bytes]:

@@ -113,7 +113,7 @@ def run_autograder(
     """Grade ``root/submission``, write ``root/results/results.json`` and say on ``out`` what
     the run enforced; returns the results file. Never raises for what the submission holds."""
     root = root.resolve()
-    labs = [manifest.lab(i) for i in options.lab_ids] or list(manifest.required_labs)
+    labs = options.labs(manifest)
     entry = submission_entry(root)
     said: list[str] = []
     if isinstance(entry, str):

@@ -79,6 +79,10 @@ class RosterOptions:
     caps: Caps = DEFAULT_CAPS
     audit_seed: int | None = None  # --audit-seed of the cases no workspace holds; None: new
 
+    def labs(self, manifest: Manifest) -> list[Lab]:
+        """The labs named, else the chapter's required labs."""
+        return [manifest.lab(i) for i in self.lab_ids] or list(manifest.required_labs)
+
 
 def grade_entry(
     manifest: Manifest,
@@ -194,7 +198,7 @@ def grade_submissions(
         status = sandbox_status(kit, (manifest.reference,))
         if not status.available:
             raise SandboxUnavailable(status.reason)
-    labs = [manifest.lab(i) for i in options.lab_ids] or list(manifest.required_labs)
+    labs = options.labs(manifest)
     seed = grading.seed if grading.seed is not None else manifest.probe_seed
     probes = probing.prepare(manifest, kit, labs, seed)
     audit_seed = options.audit_seed
