@@ -96,9 +96,8 @@ def submission_entry(root: Path) -> Submission | str:
         return gradable[0]
     if gradable:
         listed = ", ".join("/".join(e.parts) for e in gradable)
-        return _("the submission holds {count} workspaces ({listed}); hand in one").format(
-            count=len(gradable), listed=listed
-        )
+        said = _("the submission holds {count} workspaces ({listed}); hand in one")
+        return said.format(count=len(gradable), listed=listed)
     return "; ".join(e.why for e in entries) or _("the submission is empty")
 
 
