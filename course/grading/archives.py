@@ -1,13 +1,9 @@
 """Submitted archives (.zip, .tar.gz, .tgz…) unpacked without trusting them, or refused with why.
 
-Every member is checked before a byte of it is written: its path must stay inside the target
-(no absolute path, no ``..``, no backslash), it must be a plain file or folder (no symbolic or
-hard link, device, FIFO), no deeper than ``Caps.depth`` folders, and the archive must stay under
-caps on the number of files, the total unpacked size and, for anything sizeable, the compression
-ratio (zip bombs). A member's name is quoted in a refusal cut to ``NAME_CHARS``. Sizes a
-header declares are checked first and the bytes actually written are counted too, since a
-header can lie. Files are created fresh (``O_EXCL``, no link followed) in a folder only this
-process uses.
+Every member is checked before a byte of it is written (path inside the target, a plain file or
+folder, ``Caps`` on depth, files, size and compression ratio). Declared sizes are checked first
+and written bytes counted too, since a header can lie. Files are created fresh (``O_EXCL``, no
+link followed) in a folder only this process uses.
 """
 
 from __future__ import annotations
@@ -20,7 +16,7 @@ import stat
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal, cast
@@ -29,11 +25,9 @@ from ..sandboxed.untrusted import safe_name
 
 ZIP_SUFFIXES = (".zip",)
 TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
-UNREAD_SUFFIXES = (".rar", ".7z", ".gz", ".bz2", ".xz", ".zst")
-"""Archives a learner may hand in that are not read; their row says so."""
+UNREAD_SUFFIXES = (".rar", ".7z", ".gz", ".bz2", ".xz", ".zst")  # listed, never read
 CHUNK = 64 * 1024
-HEADER_BYTES = 64 * 1024
-"""A tar's long-name or pax header larger than this is refused before it is read."""
+HEADER_BYTES = 64 * 1024  # a tar's long-name or pax header past this is refused unread
 
 MemberKind = Literal["file", "directory", "symbolic link", "hard link", "device", "FIFO", "other"]
 
@@ -48,11 +42,9 @@ class Caps:
 
     total_bytes: int = 64 * 1024 * 1024
     files: int = 5000
-    ratio: float = 100.0
-    """Unpacked bytes per archive byte, checked once the total passes ``ratio_floor``."""
+    ratio: float = 100.0  # unpacked bytes per archive byte, once past ratio_floor
     ratio_floor: int = 1024 * 1024
-    depth: int = 32
-    """Folders a member's path may go down (the kit's workspace goes down 4)."""
+    depth: int = 32  # folders a member's path may go down (the kit's workspace goes down 4)
 
 
 @dataclass(frozen=True)
@@ -140,68 +132,62 @@ class Budget:
             )
 
 
+_MODE_KINDS: dict[int, MemberKind] = {
+    stat.S_IFREG: "file",
+    stat.S_IFDIR: "directory",
+    stat.S_IFLNK: "symbolic link",
+    stat.S_IFCHR: "device",
+    stat.S_IFBLK: "device",
+    stat.S_IFIFO: "FIFO",
+}
+_TAR_KINDS: dict[bytes, MemberKind] = {
+    tarfile.DIRTYPE: "directory",
+    tarfile.SYMTYPE: "symbolic link",
+    tarfile.LNKTYPE: "hard link",
+    tarfile.CHRTYPE: "device",
+    tarfile.BLKTYPE: "device",
+    tarfile.FIFOTYPE: "FIFO",
+}
+
+
 def _zip_kind(info: zipfile.ZipInfo) -> MemberKind:
     mode = info.external_attr >> 16
     if stat.S_IFMT(mode) == 0:  # no file type recorded (DOS attributes, or permissions only)
         return "directory" if info.is_dir() else "file"
-    return _mode_kind(mode)
-
-
-def _mode_kind(mode: int) -> MemberKind:
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISLNK(mode):
-        return "symbolic link"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "device"
-    return "FIFO" if stat.S_ISFIFO(mode) else "other"
+    return _MODE_KINDS.get(stat.S_IFMT(mode), "other")
 
 
 def _tar_kind(info: tarfile.TarInfo) -> MemberKind:
-    if info.isreg():
-        return "file"
-    if info.isdir():
-        return "directory"
-    if info.issym():
-        return "symbolic link"
-    if info.islnk():
-        return "hard link"
-    if info.ischr() or info.isblk():
-        return "device"
-    return "FIFO" if info.isfifo() else "other"
+    return "file" if info.isreg() else _TAR_KINDS.get(info.type, "other")
 
 
+@dataclass
 class Writer:
     """Creates an archive's folders and files below ``target``, counting the bytes written."""
 
-    def __init__(self, target: Path, budget: Budget) -> None:
-        self.target = target
-        self.budget = budget
-        self.written = 0
+    target: Path
+    budget: Budget
+    written: int = 0
 
     def folder(self, parts: tuple[str, ...]) -> Path:
-        path = self.target.joinpath(*parts)
+        path, shown = self.target.joinpath(*parts), quoted("/".join(parts))
         try:
             path.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as error:
-            why = f"cannot be made a folder ({error.strerror})"
-            raise Refused(f"{quoted('/'.join(parts))}: {why}") from None
+            raise Refused(f"{shown}: cannot be made a folder ({error.strerror})") from None
         if path.is_symlink() or not path.is_dir():  # never: only this writer creates entries
-            raise Refused(f"{quoted('/'.join(parts))}: not a folder")
+            raise Refused(f"{shown}: not a folder")
         return path
 
     def file(self, parts: tuple[str, ...], source: IO[bytes]) -> None:
-        folder = self.folder(parts[:-1])
+        folder, shown = self.folder(parts[:-1]), quoted("/".join(parts))
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
         try:
             fd = os.open(folder / parts[-1], flags, 0o600)
         except FileExistsError:
-            raise Refused(f"{quoted('/'.join(parts))}: appears twice in the archive") from None
+            raise Refused(f"{shown}: appears twice in the archive") from None
         except OSError as error:
-            why = f"cannot be written ({error.strerror})"
-            raise Refused(f"{quoted('/'.join(parts))}: {why}") from None
+            raise Refused(f"{shown}: cannot be written ({error.strerror})") from None
         with os.fdopen(fd, "wb") as out:
             while chunk := source.read(CHUNK):
                 self.written += len(chunk)
@@ -211,8 +197,10 @@ class Writer:
 
 def _unpack_zip(handle: IO[bytes], writer: Writer) -> None:
     with zipfile.ZipFile(handle) as archive:
-        infos = archive.infolist()
-        admitted = [(info, writer.budget.admit(_zip_member(info))) for info in infos]
+        admitted = [
+            (info, writer.budget.admit(Member(info.filename, _zip_kind(info), info.file_size)))
+            for info in archive.infolist()
+        ]
         for info, parts in admitted:
             if info.flag_bits & 0x1:
                 raise Refused(f"{quoted(info.filename)}: encrypted")
@@ -221,10 +209,6 @@ def _unpack_zip(handle: IO[bytes], writer: Writer) -> None:
                 continue
             with archive.open(info) as source:
                 writer.file(parts, source)
-
-
-def _zip_member(info: zipfile.ZipInfo) -> Member:
-    return Member(info.filename, _zip_kind(info), info.file_size)
 
 
 class _CappedTarInfo(tarfile.TarInfo):
@@ -247,12 +231,12 @@ _HEADER_TYPES = (
 )
 
 
+# A compressed tar's first bytes and the reader that decompresses it a chunk at a time.
 COMPRESSIONS: tuple[tuple[bytes, Callable[[IO[bytes]], object]], ...] = (
     (b"\x1f\x8b", lambda handle: gzip.GzipFile(fileobj=handle, mode="rb")),
     (b"BZh", bz2.BZ2File),
     (b"\xfd7zXZ\x00", lzma.LZMAFile),
 )
-"""A compressed tar's first bytes and the reader that decompresses it a chunk at a time."""
 
 
 def _decompressed(handle: IO[bytes]) -> IO[bytes]:
@@ -269,7 +253,7 @@ def _decompressed(handle: IO[bytes]) -> IO[bytes]:
 def _unpack_tar(handle: IO[bytes], writer: Writer) -> None:
     stream = _decompressed(handle)
     with tarfile.open(fileobj=stream, mode="r|", tarinfo=_CappedTarInfo) as archive:
-        for info in _tar_members(archive):
+        for info in iter(archive.next, None):
             parts = writer.budget.admit(Member(info.name, _tar_kind(info), info.size))
             if info.isdir():
                 writer.folder(parts)
@@ -280,12 +264,7 @@ def _unpack_tar(handle: IO[bytes], writer: Writer) -> None:
             writer.file(parts, source)
 
 
-def _tar_members(archive: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
-    while (info := archive.next()) is not None:
-        yield info
-
-
-UNREADABLE = (
+UNREADABLE = (  # what a damaged, truncated or unsupported archive makes the stdlib raise
     zipfile.BadZipFile,
     tarfile.TarError,
     EOFError,
@@ -297,14 +276,11 @@ UNREADABLE = (
     lzma.LZMAError,
     RecursionError,
 )
-"""What a damaged, truncated or unsupported archive makes the standard library raise."""
 
 
 def unpack(archive: Path, target: Path, caps: Caps = DEFAULT_CAPS) -> None:
-    """Unpack ``archive`` into the existing empty folder ``target``, or raise ``Refused``.
-
-    ``target`` may hold part of the archive after a refusal; the caller removes it.
-    """
+    """Unpack ``archive`` into the existing empty folder ``target``, or raise ``Refused``
+    (``target`` may then hold part of it; the caller removes it)."""
     suffix = archive_suffix(archive.name)
     if suffix not in (*ZIP_SUFFIXES, *TAR_SUFFIXES):
         raise Refused(f"{suffix or 'this'} archives are not read (.zip, .tar.gz and .tgz are)")
@@ -317,17 +293,11 @@ def unpack(archive: Path, target: Path, caps: Caps = DEFAULT_CAPS) -> None:
         raise Refused(f"cannot be opened ({error.strerror})") from None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (
-            seen.st_dev,
-            seen.st_ino,
-        ):
+        if not os.path.samestat(info, seen) or not stat.S_ISREG(info.st_mode):
             raise Refused("replaced while it was read")
         writer = Writer(target, Budget(caps, info.st_size))
         try:
-            if suffix in ZIP_SUFFIXES:
-                _unpack_zip(handle, writer)
-            else:
-                _unpack_tar(handle, writer)
+            (_unpack_zip if suffix in ZIP_SUFFIXES else _unpack_tar)(handle, writer)
         except Refused:
             raise
         except UNREADABLE as error:

@@ -1,21 +1,11 @@
 """Comparing a class's fingerprints: pairs of learners and learners with the reference, flagged.
 
-Under docstrings that pin a function's shape, every correct answer resembles the reference, so a
-raw similarity cannot tell copying from following the docstring. Two things are flagged, each
-against the class's own spread, lab by lab:
-
-- **A copy of the reference.** A non-short lab function whose whole normalised token stream is
-  the reference's (what renaming, reordering and comments leave of a copy), or a lab containing
-  the reference's fingerprint almost whole: at least ``REFERENCE_CEILING``, or above
-  ``max(REFERENCE_FLOOR, median + SPREAD · MAD)`` of the class's containments.
-- **Two learners alike.** Their fingerprints after leaving out what the reference shares (the
-  docstring's shape) and what many learners share (MOSS's common code): the part of the smaller
-  one that the other holds, at least ``PAIR_CEILING`` or above ``max(PAIR_FLOOR, median +
-  SPREAD · MAD)`` of the class's pairs.
-
-The kit's own independent solutions calibrate the floors (``tests/harness/test_copies.py``). Pairs
-come from an inverted index of hashes, so a class of a hundred costs little; a flag is for the
-instructor to look at, never part of a grade.
+Under docstrings that pin a function's shape every correct answer resembles the reference, so
+each lab is flagged against the class's own spread: a learner whose function streams are the
+reference's or whose lab contains its fingerprint almost whole, and two learners alike once what
+the reference and many learners share is left out. The kit's own solutions calibrate the floors
+(``tests/harness/test_copies.py``); pairs come from an inverted index of hashes, so a class of a
+hundred costs little. A flag is for the instructor to look at, never a grade.
 """
 
 from __future__ import annotations
@@ -28,22 +18,20 @@ from itertools import combinations
 from typing import Any
 
 from .copies import WINDOW, Baseline, Cut, K, LabPrint, Prints
-from .gradebook import Grade
+from .gradebook import Grade, json_fields
 
+# A score is flagged from the ceiling on, and from the floor on when more than SPREAD scaled
+# median absolute deviations above the class's median: the containment of the reference's
+# fingerprint, and two learners' shared part without the reference's and the common hashes.
 REFERENCE_FLOOR = 0.85
 REFERENCE_CEILING = 0.95
-"""Containment of the reference's fingerprint: flagged from the ceiling on, and from the floor
-on when far above the class."""
 PAIR_FLOOR = 0.6
 PAIR_CEILING = 0.8
-"""The same for two learners' fingerprints without the reference's and the common hashes."""
 SPREAD = 3.0
-"""How many (scaled) median absolute deviations above the class's median is far above."""
+# A hash held by at least max(COMMON_AT_LEAST, COMMON_SHARE of the class) learners is common.
 COMMON_SHARE = 0.25
 COMMON_AT_LEAST = 3
-"""A hash held by at least max(COMMON_AT_LEAST, COMMON_SHARE of the class) learners is common."""
-PAIR_SMALLEST = 8
-"""Two learners are compared only when each holds this many hashes of its own."""
+PAIR_SMALLEST = 8  # two learners are compared only when each holds this many hashes of its own
 
 
 @dataclass(frozen=True)
@@ -72,14 +60,12 @@ def threshold(scores: Sequence[float], floor: float, ceiling: float) -> Threshol
 class CopyFlag:
     """One flagged lab: a learner and the reference, or two learners."""
 
-    kind: str
-    """``reference`` or ``pair``."""
+    kind: str  # reference or pair
     lab: str
     learners: tuple[str, ...]
     score: float
     threshold: float
-    identical: tuple[str, ...] = ()
-    """Functions whose whole normalised stream is the reference's."""
+    identical: tuple[str, ...] = ()  # functions whose whole normalised stream is the reference's
 
     @property
     def id(self) -> str:
@@ -94,14 +80,7 @@ class CopyFlag:
         return f"like {other}? (Lab {self.lab} {self.score:.2f})"
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "id": self.id,
-            "kind": self.kind,
-            "lab": self.lab,
-            "learners": list(self.learners),
-            "score": self.score,
-            "threshold": self.threshold,
-        }
+        data = json_fields(self, "id kind lab learners score threshold")
         if self.identical:
             data["identical"] = list(self.identical)
         return data
@@ -112,8 +91,7 @@ class CopyReport:
     """What the class comparison found: flags, each lab's spread, and what was cut."""
 
     flags: tuple[CopyFlag, ...]
-    spread: Mapping[str, Mapping[str, Threshold]]
-    """Lab → ``reference``/``pairs`` → its threshold."""
+    spread: Mapping[str, Mapping[str, Threshold]]  # lab → reference/pairs → its threshold
     cuts: Mapping[str, tuple[Cut, ...]]
 
     def row_flags(self, learner: str) -> list[str]:
@@ -204,10 +182,8 @@ def compare_class(base: Baseline, submissions: Mapping[str, Prints]) -> CopyRepo
 
 
 def with_copy_flags(copies: Baseline, grades: list[Grade]) -> tuple[list[Grade], dict[str, Any]]:
-    """The rows with the class comparison's flags, and its report for ``gradebook.json``.
-
-    A learner named twice is told apart by its number (``ada#2``) in the report.
-    """
+    """The rows with the class comparison's flags, and its report for ``gradebook.json`` (a
+    learner named twice is told apart by its number, ``ada#2``)."""
     named = Counter(g.learner for g in grades)
     seen: Counter[str] = Counter()
     keys = []

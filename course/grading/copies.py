@@ -1,18 +1,11 @@
 """Copy detection for the roster: each lab's code fingerprinted, then compared across the class.
 
-It works the way MOSS does. Each lab function is reduced to a stream of syntax tokens after
-normalising away what does not change behaviour: docstrings, comments, annotations, no-op
-statements (``pass``, bare constants, ``x = x``, ``if False:`` blocks), the names of parameters
-and local variables (numbered by first use) and the names of the learner's own top-level helpers
-and constants (one placeholder). The stream's k-grams are hashed and winnowed: of every window of
-consecutive hashes the smallest is kept, so a lab's fingerprint is a small set whatever the order
-of its functions. A lab's fingerprint is that of its non-short functions (short ones are written
-one way by everyone) and of the helpers they call.
-
-Everything is bounded: a file is read up to ``SOURCE_BYTES`` (cut before a top-level statement),
-a function up to ``FUNCTION_TOKENS`` tokens, a file up to ``FILE_TOKENS``; what is cut is said.
-Fingerprints are made only for roster rows, never at a learner's door. The comparison is pure and
-lives in ``classroom.py``.
+As MOSS does: each lab function becomes a stream of syntax tokens without what does not change
+behaviour (docstrings, comments, annotations, no-op statements, local names numbered by first
+use, the learner's own top-level names as one placeholder); its k-grams are hashed and winnowed.
+A lab's fingerprint is that of its non-short functions (short ones everyone writes one way) and
+the helpers they call. Every read is bounded and what is cut is said. Made only for roster rows,
+never at a learner's door; the comparison lives in ``classroom.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +14,7 @@ import ast
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import islice
 from pathlib import Path
 
@@ -29,20 +22,15 @@ from ..harness.kit import read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.pysource import parse
 
-SOURCE_BYTES = 64 * 1024
-"""A learner file is fingerprinted up to this many bytes (the reference's are at most 11 KiB)."""
-FUNCTION_TOKENS = 4_000
-"""A function's token stream is cut here (the reference's longest is well under 1,000)."""
-FILE_TOKENS = 20_000
-"""All the functions of one file together are cut here."""
+SOURCE_BYTES = 64 * 1024  # of a learner file read (the reference's are at most 11 KiB)
+FUNCTION_TOKENS = 4_000  # of one function (the reference's longest is well under 1,000)
+FILE_TOKENS = 20_000  # of all the functions of one file together
+# A reference function with fewer statements (nested ones counted) or tokens than these is
+# short: there is about one way to write it, so it is never compared.
 SHORT_STATEMENTS = 4
 SHORT_TOKENS = 60
-"""A reference function with fewer statements (nested ones counted) or fewer syntax tokens than
-these is short: there is about one way to write it, so it is never compared."""
-K = 12
-"""Tokens per k-gram: about one short statement of syntax."""
-WINDOW = 6
-"""Hashes per winnowing window: any match of ``K + WINDOW - 1`` tokens is always seen."""
+K = 12  # tokens per k-gram: about one short statement of syntax
+WINDOW = 6  # hashes per winnowing window: any match of K + WINDOW - 1 tokens is always seen
 
 _SKIPPED_FIELDS = frozenset(
     {"ctx", "type_comment", "kind", "annotation", "returns", "decorator_list", "simple"}
@@ -55,21 +43,12 @@ class Cut:
 
     path: str
     function: str
-    limit: str
-    """``bytes``, ``function tokens``, ``file tokens`` or ``unparsable``."""
-    kept: int
-    """Bytes or tokens fingerprinted."""
-    size: int
-    """The file's bytes; for tokens, at least this many (the rest is never read)."""
+    limit: str  # bytes, function tokens, file tokens or unparsable
+    kept: int  # bytes or tokens fingerprinted
+    size: int  # the file's bytes; for tokens, at least this many (the rest is never read)
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "function": self.function,
-            "limit": self.limit,
-            "kept": self.kept,
-            "size": self.size,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -77,8 +56,7 @@ class LabPrint:
     """One lab of one submission: its winnowed hashes and its functions' whole-stream digests."""
 
     hashes: frozenset[int]
-    digests: Mapping[str, int] = field(default_factory=dict)
-    """``module.function`` → a digest of its whole normalised stream (when it was not cut)."""
+    digests: Mapping[str, int] = field(default_factory=dict)  # module.function → uncut stream's
 
 
 @dataclass(frozen=True)
@@ -95,31 +73,21 @@ class Baseline:
 
     package: str
     labs: tuple[Lab, ...]
-    given: Mapping[str, frozenset[str]]
-    """Workspace path → the top-level names the starter defines (kept as they are)."""
-    short: frozenset[str]
-    """``module.function`` of the reference's short lab functions (never compared)."""
+    given: Mapping[str, frozenset[str]]  # workspace path → the starter's top-level names
+    short: frozenset[str]  # module.function of the reference's short lab functions
     reference: Prints
 
 
 def _is_no_op(node: ast.stmt) -> bool:
-    if isinstance(node, ast.Pass):
-        return True
-    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-        return True  # a docstring, a string used as a comment, a bare number or ``...``
-    if isinstance(node, ast.AnnAssign) and node.value is None:
-        return True  # a bare declaration
-    if isinstance(node, ast.Assign) and len(node.targets) == 1:
-        target, value = node.targets[0], node.value
-        return (
-            isinstance(target, ast.Name) and isinstance(value, ast.Name) and target.id == value.id
-        )
-    return (
-        isinstance(node, ast.If)
-        and isinstance(node.test, ast.Constant)
-        and not node.test.value
-        and not node.orelse
-    )
+    match node:
+        # pass, a docstring (or any bare constant, ``...``), a bare declaration
+        case ast.Pass() | ast.Expr(value=ast.Constant()) | ast.AnnAssign(value=None):
+            return True
+        case ast.Assign(targets=[ast.Name(id=target)], value=ast.Name(id=value)):
+            return target == value
+        case ast.If(test=ast.Constant(value=test), orelse=[]):
+            return not test
+    return False
 
 
 def _local_names(function: ast.FunctionDef, limit: int) -> set[str]:
@@ -140,10 +108,8 @@ _RENAMED = {("Name", "id"), ("arg", "arg"), ("FunctionDef", "name"), ("ExceptHan
 
 
 def _stream(node: ast.AST, rename: Callable[[str], str]) -> Iterator[str]:
-    """The tree in pre-order, normalised: each node's type and the values that shape it.
-
-    Iterative (a learner's deep nesting never recurses) and lazy (the caller cuts it).
-    """
+    """The tree in pre-order, normalised: each node's type and the values that shape it;
+    iterative (a learner's deep nesting never recurses) and lazy (the caller cuts it)."""
     stack: list[ast.AST | str] = [node]
     while stack:
         item = stack.pop()
@@ -178,19 +144,28 @@ class _Module:
     aliases: Mapping[str, str]
 
 
-def _module_names(tree: ast.Module, given: frozenset[str], labs: set[str]) -> _Module:
-    top: set[str] = set()
-    aliases: dict[str, str] = {}
+def _top_level_names(tree: ast.Module) -> frozenset[str]:
+    names: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            top.add(node.name)
+            names.add(node.name)
         elif isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            top |= {t.id for t in targets if isinstance(t, ast.Name)}
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            aliases |= {a.asname: a.name for a in node.names if a.asname}
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return frozenset(names)
+
+
+def _module_names(tree: ast.Module, given: frozenset[str], labs: set[str]) -> _Module:
+    aliases = {
+        a.asname: a.name
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for a in node.names
+        if a.asname
+    }
     own = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in given}
-    return _Module(frozenset((top | given) - labs), frozenset(own - labs), aliases)
+    top = _top_level_names(tree) | given
+    return _Module(frozenset(top - labs), frozenset(own - labs), aliases)
 
 
 def _renamer(local: set[str], module: _Module, keep: str) -> Callable[[str], str]:
@@ -245,10 +220,8 @@ def _readable(source: bytes, path: str) -> tuple[ast.Module | None, list[Cut]]:
 def _functions(
     tree: ast.Module, path: str, given: frozenset[str], wanted: set[str]
 ) -> tuple[dict[str, _Function], list[Cut]]:
-    """The ``wanted`` top-level functions and the learner's helpers they call, normalised.
-
-    Helpers nothing wanted calls are never read; the file's token budget is spent in that order.
-    """
+    """The ``wanted`` top-level functions and the learner's helpers they call, normalised
+    (the file's token budget is spent in that order; other helpers are never read)."""
     module = _module_names(tree, given, wanted)
     nodes: dict[str, ast.FunctionDef] = {}
     for node in tree.body:
@@ -286,11 +259,7 @@ def _functions(
     return found, cuts
 
 
-_STATEMENTS = frozenset(
-    name
-    for name in dir(ast)
-    if isinstance(getattr(ast, name), type) and issubclass(getattr(ast, name), ast.stmt)
-)
+_STATEMENTS = frozenset(kind.__name__ for kind in ast.stmt.__subclasses__())
 
 
 def _is_short(function: _Function) -> bool:
@@ -350,22 +319,11 @@ def fingerprint(
     return Prints(prints, tuple(cuts))
 
 
-def _top_level_names(source: bytes) -> frozenset[str]:
-    names: set[str] = set()
-    for node in parse(source).body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {t.id for t in targets if isinstance(t, ast.Name)}
-    return frozenset(names)
-
-
 def baseline(manifest: Manifest, kit: Path, labs: tuple[Lab, ...] | None = None) -> Baseline:
     """The reference's fingerprints and what the starter gives, read from the kit once."""
     chosen = labs if labs is not None else tuple(manifest.labs)
     files = manifest.files_with_role("learner")
-    given = {f.path: _top_level_names(read_source(kit, f.starter)) for f in files}
+    given = {f.path: _top_level_names(parse(read_source(kit, f.starter))) for f in files}
     reference = {f.path: read_source(kit, f.reference) for f in files}
     short: set[str] = set()
     for lab in chosen:

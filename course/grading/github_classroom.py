@@ -1,12 +1,10 @@
 """GitHub Classroom: the workflow a template workspace runs on each push, reporting lab points.
 
-``practice CHAPTER DIR --classroom`` writes it to ``.github/workflows/classroom.yml``. On each
-push the runner installs the kit from the repository named by the organization's variables
-(``COURSE_KIT_REPOSITORY``, ``COURSE_KIT_REF``), runs ``checkpoint CHAPTER --json`` once, and
-one step per required lab (Classroom's ``autograding-command-grader``) reads that one report
-with ``checkpoint CHAPTER --report FILE --lab ID``, which passes only if the lab passed whole:
-the step earns the lab's ``points``. ``autograding-grading-reporter`` sends the points to
-Classroom. Every scalar is written as a JSON string, which YAML reads as it is.
+``practice CHAPTER DIR --classroom`` writes it. On each push the runner installs the kit named
+by the organization's variables (``COURSE_KIT_REPOSITORY``, ``COURSE_KIT_REF``), runs
+``checkpoint CHAPTER --json`` once, and a step per required lab earns its ``points`` when
+``checkpoint CHAPTER --report FILE --lab ID`` says it passed whole. Scalars are written as JSON
+strings, which YAML reads as they are.
 """
 
 from __future__ import annotations
@@ -18,8 +16,7 @@ from ..harness.manifest import Manifest
 WORKFLOW = ".github/workflows/classroom.yml"
 COMMAND_GRADER = "classroom-resources/autograding-command-grader@v1"
 REPORTER = "classroom-resources/autograding-grading-reporter@v1"
-REPORT = ".checkpoint.json"
-"""The one run's report; a dot file, which grading never reads or names."""
+REPORT = ".checkpoint.json"  # the one run's report: a dot file, which grading never reads
 INSTALL = (
     ": \"${KIT_REPOSITORY:?set the organization variable COURSE_KIT_REPOSITORY to the kit's "
     'git URL}"\n'
@@ -32,20 +29,6 @@ INSTALL = (
 def step_id(lab_id: str) -> str:
     """``lab-11-3``: a lab's step id (the reporter reads ``LAB-11-3_RESULTS``)."""
     return "lab-" + lab_id.replace(".", "-")
-
-
-def checkpoint_step(manifest: Manifest) -> str:
-    """The one grading run: exit 1 (a lab not passing) is a verdict, anything else fails."""
-    return f"checkpoint {manifest.chapter} --no-card --json {REPORT} || [ $? -eq 1 ]"
-
-
-def result_of(lab_id: str) -> str:
-    """The expression the reporter reads a lab's step's result from."""
-    return "${{ steps." + step_id(lab_id) + ".outputs.result }}"
-
-
-def lab_command(manifest: Manifest, lab_id: str) -> str:
-    return f"checkpoint {manifest.chapter} --report {REPORT} --lab {lab_id}"
 
 
 def _key(key: str) -> str:
@@ -79,7 +62,10 @@ def _yaml(value: object, indent: int) -> list[str]:
 
 def workflow(manifest: Manifest) -> str:
     """The workflow's text (see the module's docstring)."""
-    labs = manifest.required_labs
+    labs, chapter = manifest.required_labs, manifest.chapter
+    ids = [step_id(lab.id) for lab in labs]
+    # exit 1 (a lab not passing) is a verdict; anything else fails the run
+    grading_run = f"checkpoint {chapter} --no-card --json {REPORT} || [ $? -eq 1 ]"
     steps: list[dict[str, object]] = [
         {"name": "Checkout code", "uses": "actions/checkout@v4"},
         {
@@ -90,7 +76,7 @@ def workflow(manifest: Manifest) -> str:
             },
             "run": INSTALL,
         },
-        {"name": f"checkpoint {manifest.chapter}", "run": checkpoint_step(manifest)},
+        {"name": f"checkpoint {chapter}", "run": grading_run},
     ]
     for lab in labs:
         name = f"Lab {lab.id} · {lab.title}"
@@ -101,7 +87,7 @@ def workflow(manifest: Manifest) -> str:
                 "uses": COMMAND_GRADER,
                 "with": {
                     "test-name": name,
-                    "command": lab_command(manifest, lab.id),
+                    "command": f"checkpoint {chapter} --report {REPORT} --lab {lab.id}",
                     "timeout": 1,
                     "max-score": lab.points,
                 },
@@ -111,8 +97,8 @@ def workflow(manifest: Manifest) -> str:
         {
             "name": "Autograding Reporter",
             "uses": REPORTER,
-            "env": {f"{step_id(lab.id).upper()}_RESULTS": result_of(lab.id) for lab in labs},
-            "with": {"runners": ",".join(step_id(lab.id) for lab in labs)},
+            "env": {f"{i.upper()}_RESULTS": "${{ steps." + i + ".outputs.result }}" for i in ids},
+            "with": {"runners": ",".join(ids)},
         }
     )
     document = {
@@ -128,8 +114,8 @@ def workflow(manifest: Manifest) -> str:
         },
     }
     head = [
-        f"# GitHub Classroom's autograding of chapter {manifest.chapter}, written by "
-        f"`practice {manifest.chapter} DIR --classroom`:",
-        f"# one `checkpoint {manifest.chapter} --json` run, and each lab's points from it.",
+        f"# GitHub Classroom's autograding of chapter {chapter}, written by "
+        f"`practice {chapter} DIR --classroom`:",
+        f"# one `checkpoint {chapter} --json` run, and each lab's points from it.",
     ]
     return "\n".join([*head, *_yaml(document, 0)]) + "\n"

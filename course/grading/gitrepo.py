@@ -1,13 +1,10 @@
 """The commit a submitted git repository has checked out, read from its files without running git.
 
-A repository's ``.git`` is learner-controlled: its config can name programs that git would run
-(``core.fsmonitor``, filters, hooks). So git is never run on it and nothing is ever fetched:
-``HEAD`` and the branch it names are read as plain files (loose ref, then ``packed-refs``)
-through ``safefs.Tree``, which follows no link. The index (``.git/index``) says which blob git
-holds for each tracked file, so files edited since the checkout are noticed by their blob ids.
-It is read in one pass, linear in its size: a path longer than ``MAX_INDEX_PATH`` or more than
-``MAX_INDEX_ENTRIES`` entries stop the reading (the row says why), and only the paths asked for
-are kept, so a version-4 index whose paths each extend the last one costs no more than its bytes.
+A learner's ``.git`` config can name programs git would run (``core.fsmonitor``, filters,
+hooks), so git is never run: ``HEAD``, its branch (loose, then ``packed-refs``) and the index are
+read as plain files through ``safefs.Tree``. The index's blob ids tell files edited since the
+checkout; it is read in one capped pass keeping only the paths asked for, so a version-4 index
+whose paths each extend the last costs no more than its bytes.
 """
 
 from __future__ import annotations
@@ -26,10 +23,8 @@ COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 MAX_REF_BYTES = 4096
 MAX_PACKED_REFS_BYTES = 1024 * 1024
 MAX_INDEX_BYTES = 16 * 1024 * 1024
-MAX_INDEX_PATH = 4096
-"""Bytes of one index path (Linux's ``PATH_MAX``): a longer one stops the reading."""
-MAX_INDEX_ENTRIES = 100_000
-"""Entries of an index read at most (a course repository holds dozens)."""
+MAX_INDEX_PATH = 4096  # bytes of one index path (Linux's PATH_MAX)
+MAX_INDEX_ENTRIES = 100_000  # a course repository holds dozens
 
 
 @dataclass(frozen=True)
@@ -39,10 +34,8 @@ class Checkout:
     commit: str = ""
     branch: str = ""
     problem: str = ""
-    tracked: Mapping[str, str] | None = None
-    """Blob id of each file git holds, by its path below the graded workspace; None if unread."""
-    unread: str = ""
-    """Why the index (``tracked``) was not read, when it exists and was not."""
+    tracked: Mapping[str, str] | None = None  # path below the workspace → blob id, if read
+    unread: str = ""  # why an index that exists was not read
 
     def changed(self, files: Mapping[str, bytes]) -> list[str]:
         """Which of ``files`` differ from the blob git holds for them (or are not tracked)."""
@@ -104,11 +97,8 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
 def index_blobs(
     data: bytes, size: int = 20, wanted: Collection[str] | None = None
 ) -> dict[str, str]:
-    """Path → blob id of each merged entry of a git index (versions 2 to 4); only the paths in
-    ``wanted`` when it is given.
-
-    ``ValueError`` for anything that is not a well-formed index, or past the caps.
-    """
+    """Path → blob id of each merged entry of a git index (versions 2 to 4), only those in
+    ``wanted`` when given; ``ValueError`` for a malformed index, or one past the caps."""
     if len(data) < 12 or data[:4] != b"DIRC":
         raise ValueError("the index is not a git index")
     version, count = struct.unpack(">II", data[4:12])
@@ -157,8 +147,8 @@ def _path_end(data: bytes, at: int, room: int) -> int:
 def _tracked(
     repository: Tree, below: tuple[str, ...], size: int, wanted: Collection[str] | None
 ) -> tuple[Mapping[str, str] | None, str]:
-    """What the index holds for the files under ``below`` (those of ``wanted`` only, when
-    given), keyed by their path from there; or None and why it was not read."""
+    """The index's blob ids of the files under ``below`` (of ``wanted`` only, when given), by
+    their path from there; or None and why it was not read."""
     if repository.kind(".git/index") == "missing":
         return None, ""
     prefix = "".join(f"{part}/" for part in below)

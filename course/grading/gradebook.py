@@ -1,19 +1,10 @@
 """The gradebook: a row per learner folder, its CSV and JSON forms, written atomically.
 
-Every row says why: per lab a status and the reason behind any lab that did not pass, per
-test its message (JSON), the first reason in the CSV's ``note`` column, and flags for what an
-instructor should look at (a test report the probes contradict, edited tests, a lab like the
-reference's or a classmate's (``classroom.py``), a symlinked folder). Text that came from learner
-code or learner folder names is stripped of control characters before it reaches a file or a
-terminal. A CSV cell
-that a spreadsheet would read as a formula (it starts with ``=``, ``+``, ``-``, ``@``, a tab or
-a carriage return) is written with a ``'`` in front, in every column. The text of instructor
-tests stays out of the CSV and the terminal: the row's reasons come from the result as learners
-may see it (``engine.for_learners``); ``gradebook.json``'s per-test messages keep it whole.
-
-Each lab shows its tests and its probe cases apart (``passed``/``total``, ``agreed``/``cases``);
-what a row earns (``score``) counts only the labs that passed whole, tests and cases: a forged
-test report, which the probes contradict, earns nothing.
+Every row says why (a reason per lab, a message per test, flags for the instructor). Learner text
+is stripped of control characters before it reaches a file or a terminal, and a CSV cell a
+spreadsheet would read as a formula gets a ``'`` in front. Instructor tests' text stays out of the
+CSV and the terminal (reasons come from ``engine.for_learners``). A row's ``score`` counts only
+labs that passed whole, tests and probe cases: a forged test report earns nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +14,7 @@ import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, count
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +25,7 @@ from ..sandboxed.untrusted import escape
 from .copies import Prints
 from .safefs import atomic_write
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-"""What makes a spreadsheet read a cell as a formula (OWASP's CSV injection guidance)."""
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP's CSV injection guidance
 
 
 def spreadsheet_safe(cell: object) -> object:
@@ -45,10 +36,15 @@ def spreadsheet_safe(cell: object) -> object:
 
 
 def clean(text: str) -> str:
-    """``text`` on one line: control characters (terminal escapes, newlines) and other
-    non-printable characters shown escaped (``untrusted.escape``). It never cuts: learner text
-    is cut once, where it enters, by ``untrusted.safe_name`` or ``safe_text``."""
+    """``text`` on one line, non-printable characters escaped (``untrusted.escape``); never cut:
+    learner text is cut once, where it enters (``untrusted.safe_name`` or ``safe_text``)."""
     return escape(text, keep="")
+
+
+def json_fields(item: object, names: str) -> dict[str, Any]:
+    """``item``'s attributes ``names`` (space-separated), in that order, tuples as lists."""
+    values = {name: getattr(item, name) for name in names.split()}
+    return {name: list(v) if isinstance(v, tuple) else v for name, v in values.items()}
 
 
 @dataclass(frozen=True)
@@ -70,16 +66,7 @@ class LabGrade:
         return self.passed if self.status == Status.PASSED else 0
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "id": self.id,
-            "passed": self.passed,
-            "total": self.total,
-            "agreed": self.agreed,
-            "cases": self.cases,
-            "earned": self.earned,
-            "status": self.status,
-            "reason": self.reason,
-        }
+        data = json_fields(self, "id passed total agreed cases earned status reason")
         if self.probes is not None:
             data["probes"] = dict(self.probes)
         return data
@@ -92,25 +79,20 @@ class Grade:
     learner: str
     workspace: str
     status: Status
-    passed: int
-    """The focused tests that passed (what the report says; see ``score``)."""
+    passed: int  # the focused tests that passed (what the report says; see score)
     total: int
     labs: tuple[LabGrade, ...]
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
     tests: tuple[Mapping[str, Any], ...] = ()
-    limits: tuple[str, ...] = ()
-    """What the sandbox enforced while this workspace was graded."""
-    source: str = ""
-    """How the submission arrived: ``folder``, ``zip``, ``tar.gz``…"""
-    commit: str = ""
-    """The git commit graded, when the submission is a repository."""
+    limits: tuple[str, ...] = ()  # what the sandbox enforced
+    source: str = ""  # how the submission arrived: folder, zip, tar.gz…
+    commit: str = ""  # the git commit graded
+    # The lab code's fingerprints (classroom.py), and the result as learners may see it
+    # (engine.for_learners) for gradescope.py; None when nothing was graded.
     prints: Prints | None = field(default=None, compare=False, repr=False)
-    """The lab code's fingerprints, for the class's copy comparison (``classroom.py``)."""
     shown: CheckpointResult | None = field(default=None, compare=False, repr=False)
-    """The graded result as learners may see it (``engine.for_learners``), for a platform that
-    hands each learner their own row (``gradescope.py``); None when nothing was graded."""
 
     @property
     def score(self) -> int:
@@ -134,25 +116,9 @@ class Grade:
         return reasons[0] if reasons else ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "learner": self.learner,
-            "workspace": self.workspace,
-            "status": self.status,
-            "score": self.score,
-            "passed": self.passed,
-            "total": self.total,
-            "agreed": self.agreed,
-            "cases": self.cases,
-            "labs": [lab.to_json() for lab in self.labs],
-            "note": self.note,
-            "problems": list(self.problems),
-            "notes": list(self.notes),
-            "flags": list(self.flags),
-            "tests": [dict(test) for test in self.tests],
-            "limits": list(self.limits),
-            "source": self.source,
-            "commit": self.commit,
-        }
+        head = json_fields(self, "learner workspace status score passed total agreed cases")
+        tail = json_fields(self, "note problems notes flags tests limits source commit")
+        return head | {"labs": [lab.to_json() for lab in self.labs]} | tail
 
 
 def lab_reason(lab: LabResult) -> str:
@@ -164,12 +130,8 @@ def lab_reason(lab: LabResult) -> str:
         if test is not None:
             return clean(f"{test.name}: {test.message}")
     if lab.probes is not None and not lab.probes.agree:
-        claimed = (
-            f"{len(lab.tests)}/{lab.total} tests passed"
-            if lab.tests_status == Status.PASSED
-            else ""
-        )
-        but = f"the test report says {claimed}, but " if claimed else ""
+        claimed = f"{len(lab.tests)}/{lab.total} tests passed"
+        but = f"the test report says {claimed}, but " if lab.tests_status == Status.PASSED else ""
         # the case, its input and its replay command, on one line
         case = " | ".join(line.strip() for line in lab.probes.difference.splitlines())
         return clean(f"{but}probes {lab.probes.status}: {case}")
@@ -185,11 +147,8 @@ def graded_row(
     limits: Sequence[str] = (),
     public: CheckpointResult | None = None,
 ) -> Grade:
-    """A learner's row from a graded result; ``instructor`` lists instructor tests' nodeids.
-
-    ``public``: the result as learners may see it, which the reasons and notes come from
-    (default: ``result``); the per-test messages come from ``result``.
-    """
+    """A learner's row: per-test messages from ``result``, reasons and notes from ``public``
+    (as learners may see it; default ``result``); ``instructor``: instructor tests' nodeids."""
     shown = public if public is not None else result
     labs = tuple(
         LabGrade(
@@ -260,36 +219,30 @@ def ungraded_row(
     )
 
 
+def _lab_cells(lab: LabGrade | None) -> tuple[object, object, object]:
+    """A lab's ``lab``, ``cases`` and ``status`` cells (``3/3``, ``51/53`` or '' without cases)."""
+    if lab is None:
+        return "", "", ""
+    return f"{lab.passed}/{lab.total}", f"{lab.agreed}/{lab.cases}" if lab.cases else "", lab.status
+
+
 def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-
-    def writer_row(cells: Sequence[object]) -> None:
-        writer.writerow([spreadsheet_safe(cell) for cell in cells])
-
-    writer_row(
-        ["learner", "status", "score", "passed", "total", "agreed", "cases"]
-        + [f"lab {i}" for i in lab_ids]
-        + [f"cases {i}" for i in lab_ids]
-        + [f"status {i}" for i in lab_ids]
-        + ["flags", "note", "workspace", "source", "commit"]
-    )
+    per_lab = [f"{column} {i}" for column in ("lab", "cases", "status") for i in lab_ids]
+    head = ["learner", "status", "score", "passed", "total", "agreed", "cases", *per_lab]
+    rows: list[list[object]] = [[*head, "flags", "note", "workspace", "source", "commit"]]
     for grade in grades:
         by_id = {lab.id: lab for lab in grade.labs}
-        writer_row(
+        columns = zip(*(_lab_cells(by_id.get(i)) for i in lab_ids), strict=True)
+        rows.append(
             [grade.learner, grade.status, grade.score, grade.passed, grade.total]
-            + [grade.agreed, grade.cases]
-            + [f"{by_id[i].passed}/{by_id[i].total}" if i in by_id else "" for i in lab_ids]
-            + [_cases(by_id[i]) if i in by_id else "" for i in lab_ids]
-            + [by_id[i].status if i in by_id else "" for i in lab_ids]
+            + [grade.agreed, grade.cases, *chain.from_iterable(columns)]
             + ["; ".join(grade.flags), grade.note, grade.workspace, grade.source, grade.commit]
         )
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(
+        [spreadsheet_safe(cell) for cell in row] for row in rows
+    )
     return buffer.getvalue()
-
-
-def _cases(lab: LabGrade) -> str:
-    """``51/53``: a lab's probe cases that agreed ('' when none were drawn)."""
-    return f"{lab.agreed}/{lab.cases}" if lab.cases else ""
 
 
 def gradebook_json(chapter: str, grades: Sequence[Grade], run: Mapping[str, Any]) -> str:
@@ -312,13 +265,11 @@ def is_gradebook_name(name: str) -> bool:
 def write_gradebook(directory: Path, csv_text: str, json_text: str) -> tuple[Path, Path]:
     """Write both files atomically; if a directory holds a name, use ``gradebook-N.*``."""
     directory.mkdir(parents=True, exist_ok=True)
-    number = 1
-    while True:
+    for number in count(1):
         stem = "gradebook" if number == 1 else f"gradebook-{number}"
         paths = (directory / f"{stem}.csv", directory / f"{stem}.json")
         if not any(p.is_dir() and not p.is_symlink() for p in paths):
             break
-        number += 1
     # both encoded before either is written: one is never left older than the other
     csv_data, json_data = csv_text.encode("utf-8"), json_text.encode("utf-8")
     atomic_write(paths[0], csv_data)

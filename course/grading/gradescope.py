@@ -1,13 +1,10 @@
 """Gradescope: the autograder zip of a chapter, and the run inside it that writes results.json.
 
-The zip holds ``setup.sh`` (bubblewrap and the kit, bundled under ``kit/``, installed by the
-kit's own ``scripts/setup``), ``run_autograder`` (``checkpoint CHAPTER --gradescope ROOT``) and
-the instructor tests, if any. The run reads ``ROOT/submission`` through the roster's intake (a
-workspace folder, a folder holding one, or an archive of one), grades it through the roster's
-grading, and writes ``ROOT/results/results.json``: a test per lab, worth the manifest's
-``points`` when the lab passes whole, its output what a learner's terminal shows of the lab, and
-a test per instructor test, hidden until the instructor's ``visibility``. What the sandbox
-enforced and what the instructor should look at go to stdout, which learners do not see.
+The zip holds ``setup.sh`` (installs bubblewrap and the bundled kit), ``run_autograder``
+(``checkpoint CHAPTER --gradescope ROOT``) and any instructor tests. The run grades
+``ROOT/submission`` through the roster's intake and grading into ``ROOT/results/results.json``: a
+test per lab (its ``points`` when it passes whole) and per instructor test (shown per
+``visibility``). What the instructor should look at goes to stdout, which learners do not see.
 """
 
 from __future__ import annotations
@@ -20,69 +17,59 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from ..harness.manifest import Lab, Manifest
+from ..harness.manifest import Manifest
 from ..harness.report import render_lab
 from ..locale import gettext as _
 from ..sandboxed.status import Status
 from .engine import SandboxUnavailable
-from .gradebook import Grade, LabGrade, ungraded_row
+from .gradebook import Grade, json_fields, ungraded_row
 from .intake import GRADABLE, Submission, folder_entries, mark_older
 from .roster import RosterOptions, grade_submissions, row_line
 from .safefs import atomic_write
 
-ROOT = Path("/autograder")
-"""Where Gradescope lays out an autograder; ``AUTOGRADER_ROOT`` points the scripts elsewhere."""
+ROOT = Path("/autograder")  # where Gradescope lays out an autograder (or AUTOGRADER_ROOT)
 SUBMISSION = "submission"
 Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]
 VISIBILITIES: tuple[Visibility, ...] = ("hidden", "after_due_date", "after_published", "visible")
-KIT_FILES = ("pyproject.toml", "README.md", "scripts/setup")
-"""The kit's files outside its package that ``scripts/setup`` needs to install it."""
+KIT_FILES = ("pyproject.toml", "README.md", "scripts/setup")  # what scripts/setup needs
 SKIPPED = ("__pycache__", ".pyc")
 
 
 # --------------------------------------------------------------------------- results.json
 
 
-def lab_test(lab: Lab, row: LabGrade, shown: str) -> dict[str, Any]:
-    """A lab as one Gradescope test: its points when it passes whole, what learners see."""
-    return {
-        "name": _("Lab {lab} · {title}").format(lab=lab.id, title=lab.title),
-        "score": lab.points * row.earned / row.total if row.total else 0,
-        "max_score": lab.points,
-        "status": Status.PASSED if row.status == Status.PASSED else Status.FAILED,
-        "output": shown,
-        "visibility": "visible",
-        "extra_data": {
-            "lab": lab.id,
-            "status": str(row.status),
-            "passed": row.passed,
-            "total": row.total,
-            "agreed": row.agreed,
-            "cases": row.cases,
-        },
-    }
-
-
 def results(manifest: Manifest, row: Grade, visibility: Visibility) -> dict[str, Any]:
-    """Gradescope's ``results.json`` for one graded row (see the module's docstring)."""
+    """Gradescope's ``results.json`` for one graded row: a test per lab, worth its points when
+    it passes whole, showing what learners see; a test per instructor test."""
     tests = []
     for graded in row.labs:
         lab = manifest.lab(graded.id)
         result = row.shown.lab(lab.id) if row.shown is not None else None
-        shown = render_lab(result) if result is not None else graded.reason
-        tests.append(lab_test(lab, graded, shown))
-    for test in row.tests:
-        if test["instructor"]:
-            tests.append(
-                {
-                    "name": _("Instructor test {name} (Lab {lab})").format(
-                        name=test["name"], lab=test["lab"]
-                    ),
-                    "status": Status.PASSED if test["status"] == Status.PASSED else Status.FAILED,
-                    "output": test["message"],
-                    "visibility": visibility,
-                }
-            )
+        tests.append(
+            {
+                "name": _("Lab {lab} · {title}").format(lab=lab.id, title=lab.title),
+                "score": lab.points * graded.earned / graded.total if graded.total else 0,
+                "max_score": lab.points,
+                "status": Status.PASSED if graded.status == Status.PASSED else Status.FAILED,
+                "output": render_lab(result) if result is not None else graded.reason,
+                "visibility": "visible",
+                "extra_data": {
+                    "lab": lab.id,
+                    "status": str(graded.status),
+                    **json_fields(graded, "passed total agreed cases"),
+                },
+            }
+        )
+    tests += [
+        {
+            "name": _("Instructor test {name} (Lab {lab})").format(name=t["name"], lab=t["lab"]),
+            "status": Status.PASSED if t["status"] == Status.PASSED else Status.FAILED,
+            "output": t["message"],
+            "visibility": visibility,
+        }
+        for t in row.tests
+        if t["instructor"]
+    ]
     said = [*row.problems, *row.notes]
     if row.shown is not None:
         said.insert(0, _("Evidence: {evidence}").format(evidence=row.shown.evidence))
@@ -109,9 +96,8 @@ def submission_entry(root: Path) -> Submission | str:
         return gradable[0]
     if gradable:
         listed = ", ".join("/".join(e.parts) for e in gradable)
-        return _("the submission holds {count} workspaces ({listed}); hand in one").format(
-            count=len(gradable), listed=listed
-        )
+        said = _("the submission holds {count} workspaces ({listed}); hand in one")
+        return said.format(count=len(gradable), listed=listed)
     return "; ".join(e.why for e in entries) or _("the submission is empty")
 
 
@@ -126,7 +112,7 @@ def run_autograder(
     """Grade ``root/submission``, write ``root/results/results.json`` and say on ``out`` what
     the run enforced; returns the results file. Never raises for what the submission holds."""
     root = root.resolve()
-    labs = [manifest.lab(i) for i in options.lab_ids] or list(manifest.required_labs)
+    labs = options.labs(manifest)
     entry = submission_entry(root)
     said: list[str] = []
     if isinstance(entry, str):
@@ -142,28 +128,17 @@ def run_autograder(
             said += [_("  limits: {limit}").format(limit=line) for line in graded.enforced]
             probes = graded.run["probes"]
             audit = probes["audit"] or {"seed": None, "cases": 0}
-            said.append(
-                _("  probes: seed {seed}, {cases} cases; audit seed {audit}, {more} cases").format(
-                    seed=probes["seed"],
-                    cases=probes["cases"],
-                    audit=audit["seed"],
-                    more=audit["cases"],
-                )
-            )
+            drawn = _("  probes: seed {seed}, {cases} cases; audit seed {audit}, {more} cases")
+            shipped = {"seed": probes["seed"], "cases": probes["cases"]}
+            said.append(drawn.format(**shipped, audit=audit["seed"], more=audit["cases"]))
     path = root / "results" / "results.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(results(manifest, row, visibility), indent=2, ensure_ascii=False)
     atomic_write(path, (text + "\n").encode("utf-8"))
-    print(
-        _("Graded the submission of chapter {chapter} for Gradescope: {path}").format(
-            chapter=manifest.chapter, path=path
-        ),
-        file=out,
-    )
-    for line in [*said, row_line(row)]:
-        print(line, file=out)
-    for flag in row.flags:
-        print(_("  flag: {flag}").format(flag=flag), file=out)
+    done = _("Graded the submission of chapter {chapter} for Gradescope: {path}")
+    flags = [_("  flag: {flag}").format(flag=flag) for flag in row.flags]
+    lines = [done.format(chapter=manifest.chapter, path=path), *said, row_line(row), *flags]
+    print(*lines, sep="\n", file=out)
     return path
 
 
@@ -246,11 +221,7 @@ def write_zip(path: Path, files: Mapping[str, bytes]) -> None:
 
 def visibility(text: str) -> Visibility:
     """A Gradescope visibility named on the command line (``ValueError`` otherwise)."""
-    found = next((v for v in VISIBILITIES if v == text), None)
-    if found is None:
-        raise ValueError(
-            _("not a Gradescope visibility: {text!r} (one of {known})").format(
-                text=text, known=", ".join(VISIBILITIES)
-            )
-        )
-    return found
+    if text not in VISIBILITIES:
+        said = _("not a Gradescope visibility: {text!r} (one of {known})")
+        raise ValueError(said.format(text=text, known=", ".join(VISIBILITIES)))
+    return text

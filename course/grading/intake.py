@@ -1,13 +1,9 @@
 """What a roster folder holds: each entry a submission to grade, a row saying why not, or a skip.
 
-Learners hand in folders (a git repository is a folder too) and archives (``.zip``, ``.tar.gz``,
-``.tgz``…). Every entry of the roster ends up in exactly one place: a ``Submission`` (a row of
-the gradebook, graded or saying why it is not) or a ``Skip`` (printed, with why: the
-gradebook's own files, hidden entries, loose files). A learner's name is the entry's name
-without its archive suffix, or the ``learner`` group of a ``--names`` pattern; when one learner
-handed in several submissions, the newest is graded and the others are listed with a note. At
-most ``SUBMISSIONS_LISTED`` submissions of one learner (or one learner's folder) are rows; the
-others are counted in one line saying why. Every pass over the roster is linear in its entries.
+Every entry (a folder, a git repository, an archive) ends up in exactly one place: a
+``Submission`` (a gradebook row) or a ``Skip`` (printed with why). A learner's name is the entry's
+less its archive suffix, or a ``--names`` pattern's ``learner`` group; of several submissions the
+newest is graded, at most ``SUBMISSIONS_LISTED`` are rows. Every pass is linear in the entries.
 """
 
 from __future__ import annotations
@@ -18,6 +14,7 @@ import re
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from pathlib import Path
 from typing import Literal
 
@@ -27,10 +24,8 @@ from .gitrepo import Checkout
 from .gradebook import Grade, clean, is_gradebook_name
 from .safefs import Tree, UnsafePath, lstat_kind
 
-SEARCH_DEPTH = 3
-SUBMISSIONS_LISTED = 10
-"""A learner's submissions that are rows (the newest first); the rest are counted, not read."""
-"""How deep under a learner's folder (or an unpacked archive) a workspace is looked for."""
+SEARCH_DEPTH = 3  # how deep under a learner's folder (or unpacked archive) a workspace may be
+SUBMISSIONS_LISTED = 10  # a learner's submissions that are rows (the newest); the rest counted
 IGNORED_IN_ARCHIVES = ("__MACOSX",)
 
 Kind = Literal["workspace", "archive", "skipped", "symlink", "unreadable", "refused"]
@@ -45,21 +40,15 @@ class NamesError(WorkspaceError):
 class Submission:
     """One row of the gradebook: a workspace to grade, or why an entry is not graded."""
 
-    learner: str
-    """The learner's name (a nested folder's path below the roster, e.g. ``gus/practice-11``)."""
+    learner: str  # a nested folder's is its path below the roster, e.g. gus/practice-11
     kind: Kind
     why: str = ""
-    entry: str = ""
-    """The roster entry it came from, e.g. ``ada.zip``."""
-    below: tuple[str, ...] = ()
-    """A workspace folder's path below the roster."""
+    entry: str = ""  # the roster entry it came from, e.g. ada.zip
+    below: tuple[str, ...] = ()  # a workspace folder's path below the roster
     mtime: float = 0.0
-    named: bool = True
-    """False when a ``--names`` pattern did not match the entry's name."""
-    newer: str = ""
-    """Set when another submission of this learner is newer and graded instead: its entry."""
-    older: tuple[str, ...] = ()
-    """The graded submission's learner also handed in these entries, older."""
+    named: bool = True  # False when a --names pattern did not match the entry's name
+    newer: str = ""  # the newer submission of this learner graded instead
+    older: tuple[str, ...] = ()  # the graded one's learner also handed in these, older
 
     @property
     def parts(self) -> tuple[str, ...]:
@@ -96,8 +85,7 @@ class Survey:
         return list(dict.fromkeys(s.entry for s in self.submissions if not s.named))
 
     def closing(self, rows: int) -> list[str]:
-        """The lines after the gradebook's rows: the entries ``--names`` did not match, what is
-        not in the gradebook and why, and a last line counting both."""
+        """The lines after the rows: what ``--names`` did not match, what is skipped, counts."""
         lines = []
         if self.unnamed:
             shown = ", ".join(clean(entry) for entry in self.unnamed)
@@ -130,10 +118,8 @@ def names_pattern(text: str) -> re.Pattern[str]:
 
 
 def learner_name(name: str, pattern: re.Pattern[str] | None) -> tuple[str, bool]:
-    """The learner an entry ``name`` belongs to, and whether ``pattern`` (if any) gave it.
-
-    Without a match the name is the entry's whole name, less its archive suffix.
-    """
+    """The learner an entry ``name`` belongs to (its ``pattern`` match, else the name less its
+    archive suffix) and whether ``pattern`` (if any) gave it."""
     suffix = archive_suffix(name)
     stem = name[: len(name) - len(suffix)] if suffix else name
     found = pattern.match(name) if pattern is not None else None
@@ -144,10 +130,8 @@ def learner_name(name: str, pattern: re.Pattern[str] | None) -> tuple[str, bool]
 
 
 def mark_older(submissions: Sequence[Submission]) -> list[Submission]:
-    """Each learner's newest gradable submission stays; the others point to it (same order).
-
-    Newest is the latest modification time, then the last entry name in sorted order.
-    """
+    """Each learner's newest gradable submission (latest mtime, then last entry name) stays;
+    the others point to it (same order)."""
     newest: dict[str, Submission] = {}
     gradable: dict[str, list[Submission]] = {}
     for item in submissions:
@@ -170,16 +154,11 @@ def mark_older(submissions: Sequence[Submission]) -> list[Submission]:
     return marked
 
 
-def _newest_first(item: Submission) -> tuple[float, str, tuple[str, ...]]:
-    return item.mtime, item.entry, item.below
-
-
 def cap_submissions(
     submissions: Sequence[Submission], listed: int = SUBMISSIONS_LISTED
 ) -> tuple[list[Submission], list[Skip]]:
-    """At most ``listed`` submissions of each learner (a folder's nested workspaces counted as
-    its learner's), the newest; one ``Skip`` per learner for the rest, saying how many and why.
-    """
+    """At most ``listed`` submissions of each learner (nested workspaces counted as their
+    folder's learner's), the newest; one ``Skip`` per learner saying how many more and why."""
     groups: dict[str, list[Submission]] = {}
     for item in submissions:
         groups.setdefault(item.learner.split("/")[0], []).append(item)
@@ -187,7 +166,7 @@ def cap_submissions(
     skipped = []
     for learner, items in groups.items():
         if len(items) > listed:
-            left = sorted(items, key=_newest_first, reverse=True)[listed:]
+            left = sorted(items, key=attrgetter("mtime", "entry", "below"), reverse=True)[listed:]
             dropped |= {id(item) for item in left}
             why = (
                 f"{len(left)} more submissions, older than the {listed} listed: not graded "
@@ -198,19 +177,15 @@ def cap_submissions(
 
 
 def find_workspaces(tree: Tree, depth: int = SEARCH_DEPTH) -> list[tuple[str, ...]]:
-    """Folders at or below ``tree`` holding a workspace marker, walking no symbolic link.
-
-    ``UnsafePath`` if a folder on the way cannot be listed.
-    """
+    """Folders at or below ``tree`` holding a workspace marker, walking no symbolic link
+    (``UnsafePath`` if one on the way cannot be listed)."""
     if tree.kind(MARKER) != "missing":
         return [tree.below]
     if depth == 0:
         return []
     found: list[tuple[str, ...]] = []
     for name, kind in tree.kinds().items():
-        if name.startswith(".") or name in IGNORED_IN_ARCHIVES:
-            continue
-        if kind == "directory":
+        if kind == "directory" and not name.startswith(".") and name not in IGNORED_IN_ARCHIVES:
             found += find_workspaces(Tree(tree.base, (*tree.below, name)), depth - 1)
     return found
 
@@ -316,10 +291,8 @@ def archive_workspace(root: Path) -> Tree:
 
 @contextlib.contextmanager
 def opened(roster: Path, submission: Submission, caps: Caps = DEFAULT_CAPS) -> Iterator[Tree]:
-    """The submission's workspace as a ``Tree``; an archive is unpacked and removed afterwards.
-
-    ``Refused`` (with the archive's name) when an archive is not unpacked.
-    """
+    """The submission's workspace as a ``Tree``; an archive is unpacked and removed afterwards
+    (``Refused``, with its name, when it is not)."""
     if submission.kind != "archive":
         yield Tree(roster, submission.below)
         return
@@ -354,8 +327,7 @@ def with_intake(row: Grade, submission: Submission) -> Grade:
 def with_checkout(
     row: Grade, checkout: Checkout | None, submission: Submission, files: Mapping[str, bytes]
 ) -> Grade:
-    """``row`` with the git commit it was graded at (or why none is known), and which of the
-    learner's ``files`` differ from what git holds for them."""
+    """``row`` with the git commit graded (or why none is known) and which ``files`` differ."""
     if checkout is None:
         return row
     source = "git" if submission.kind == "workspace" else submission.source

@@ -1,11 +1,9 @@
 """Learner directories read without trusting them, and the grader's files written atomically.
 
-Every path below a trusted base directory is walked one component at a time with
-``O_NOFOLLOW``: a symbolic link anywhere on the way (``pi_course -> ../bob/pi_course``) is
-refused, not followed, so one learner's folder can never hand the grader another's files or
-the machine's. Only regular files are read, and only up to a size. Output files are written to
-a fresh temporary file and renamed over the target, which replaces a symbolic link rather than
-writing through it.
+Paths are walked one component at a time with ``O_NOFOLLOW``: a symbolic link on the way
+(``pi_course -> ../bob/pi_course``) is refused, so a learner's folder never hands the grader
+another's files or the machine's. Only regular files are read, up to a size. Output goes to a
+fresh temporary file renamed over the target, replacing a link rather than writing through it.
 """
 
 from __future__ import annotations
@@ -80,33 +78,29 @@ class Tree:
         except UnsafePath:
             return "missing"
 
-    def names(self, relative: str = "") -> list[str]:
-        """The entries of a directory, sorted."""
-        parts = _parts(relative) if relative else ()
-        with self._directory(parts) as fd:
-            try:
-                return sorted(os.listdir(fd))
-            except OSError as error:
-                raise UnsafePath(f"{self.where(relative)}: cannot be listed ({error})") from None
-
-    def kinds(self, relative: str = "") -> dict[str, Kind]:
-        """Each entry of a directory (sorted) and what it is, through one opened folder: a
-        folder of thousands of entries costs one ``lstat`` each."""
-        parts = _parts(relative) if relative else ()
-        with self._directory(parts) as fd:
+    @contextlib.contextmanager
+    def _listed(self, relative: str) -> Iterator[tuple[int, list[str]]]:
+        """A directory's opened descriptor and its entries, sorted."""
+        with self._directory(_parts(relative) if relative else ()) as fd:
             try:
                 names = sorted(os.listdir(fd))
             except OSError as error:
                 raise UnsafePath(f"{self.where(relative)}: cannot be listed ({error})") from None
+            yield fd, names
+
+    def names(self, relative: str = "") -> list[str]:
+        """The entries of a directory, sorted."""
+        with self._listed(relative) as (_, names):
+            return names
+
+    def kinds(self, relative: str = "") -> dict[str, Kind]:
+        """Each entry of a directory (sorted) and what it is, one ``lstat`` each."""
+        with self._listed(relative) as (fd, names):
             return {name: entry_kind(fd, name) for name in names}
 
     def read(self, relative: str, limit: int = MAX_FILE_BYTES) -> bytes:
-        """A regular file's bytes; ``UnsafePath`` for a link, a device, a FIFO, a huge file.
-
-        Nothing is opened before ``lstat`` says it is a regular file within ``limit`` (a
-        device's or a FIFO's open can have effects, or block), and what is opened, without
-        following a link, must be that same file.
-        """
+        """A regular file's bytes; ``UnsafePath`` for a link, a device, a FIFO, a huge file
+        (``nofollow.read_regular``: nothing is opened before ``lstat`` says it may be)."""
         parts = _parts(relative)
         with self._directory(parts[:-1]) as directory:
             return read_regular(directory, parts[-1], self.where(relative), limit)
@@ -121,10 +115,8 @@ def lstat_kind(path: Path) -> Kind:
 
 
 def atomic_write(target: Path, data: bytes) -> None:
-    """Write ``target`` whole or not at all, replacing (never following) a link at its name.
-
-    ``IsADirectoryError`` if a directory holds the name: that is never replaced.
-    """
+    """Write ``target`` whole or not at all, replacing (never following) a link at its name;
+    ``IsADirectoryError`` if a directory holds the name (never replaced)."""
     if lstat_kind(target) == "directory":
         raise IsADirectoryError(errno.EISDIR, "a directory has this name", str(target))
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
