@@ -86,6 +86,9 @@ def child_command(
     command += ["--course-results", str(results), "--course-memory-mb", str(limits.memory_mb)]
     command += ["--course-dump-after", f"{dump_after(limits):g}", "--color=no"]
     command += ["-o", "verbosity_assertions=2"]  # assertion diffs whole, never "use -vv"
+    # The reporter builds each verdict from the exception itself; pytest's own long tracebacks
+    # parse every source file of every frame again, most of a fresh workspace's grading time.
+    command += ["--tb=line"]
     for lab in labs:
         command += ["--course-lab", lab]
     return command + list(nodeids or target.test_files)
