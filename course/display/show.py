@@ -1,7 +1,6 @@
 """Renderers for what the chapter's functions return: entries, groups, projections, records.
 
-Every function here only shows the value it is given. None of them groups, selects, resumes or
-parses: a learner's bug in those shows up in the picture as it is.
+Each only shows the value it is given (never groups, selects or resumes), so a learner's bug shows.
 """
 
 from __future__ import annotations
@@ -96,8 +95,7 @@ DEDUCTIONS = (
     (N_("reserved_output"), "reserved_output"),
     (N_("safety_margin"), "safety_margin"),
 )
-"""The deduction table's rows: the label (the option's name; a translation may add the
-chapter's word for it) and the ``tokens`` field it shows."""
+"""The deduction table's rows: the label (the option's name) and the ``tokens`` field shown."""
 
 
 def deductions(tokens: Any) -> View:
