@@ -36,11 +36,8 @@ def find_case(
         if str(case["id"]) == case_id:
             return probes, case
     first, last = probes.cases[0]["id"], probes.cases[-1]["id"]
-    raise ManifestError(
-        _("no probe case {case} (Lab {lab} has {first} to {last})").format(
-            case=case_id, lab=lab.id, first=first, last=last
-        )
-    )
+    missing = _("no probe case {case} (Lab {lab} has {first} to {last})")
+    raise ManifestError(missing.format(case=case_id, lab=lab.id, first=first, last=last))
 
 
 def replay(

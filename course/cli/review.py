@@ -135,12 +135,8 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
             "",
         )
     lines += _wrap(review.intro, "")
-    lines += [
-        "",
-        _("Labs: {labs}   {passed}/{total}").format(
-            labs=verdict.evidence, passed=verdict.passed, total=verdict.total
-        ),
-    ]
+    labs = _("Labs: {labs}   {passed}/{total}")
+    lines += ["", labs.format(labs=verdict.evidence, passed=verdict.passed, total=verdict.total)]
     if result.unwritten:
         labs = _(", ").join(_("Lab {id}").format(id=lab) for lab in result.unwritten)
         lines += _wrap(

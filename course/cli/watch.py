@@ -213,14 +213,9 @@ class WatchLoop:
             self.say(_("Saving a file re-runs every lab; q quits."))
             return
         lab = self.current
-        self.say(
-            _("Now: Lab {id} {title} · edit {files} · notebook {notebook}").format(
-                id=lab.id,
-                title=lab.title,
-                files=_(", ").join(lab.files),
-                notebook=f"notebooks/{lab.notebook}",
-            )
-        )
+        now = _("Now: Lab {id} {title} · edit {files} · notebook {notebook}")
+        files, notebook = _(", ").join(lab.files), f"notebooks/{lab.notebook}"
+        self.say(now.format(id=lab.id, title=lab.title, files=files, notebook=notebook))
 
     def rerun(self) -> None:
         """Evaluate again; when the lab at hand turns green, move on to the next open lab."""
@@ -385,11 +380,8 @@ def watch(
             args = ((folder, probes), events, stop, force_polling)
             threading.Thread(target=file_events, args=args, daemon=True, name="watch").start()
 
-        loop.say(
-            _("Watching {folder} for saved changes · keys: {keys}").format(
-                folder=folder, keys=key_legend()
-            )
-        )
+        watching = _("Watching {folder} for saved changes · keys: {keys}")
+        loop.say(watching.format(folder=folder, keys=key_legend()))
         start_watcher(False)
         try:
             with single_key_input(stdin) as single:

@@ -128,12 +128,9 @@ def pending_note(error: BaseException) -> View | None:
     if not all(isinstance(value, str) for value in fields):
         return message(_("pending · {message}").format(message=error), "pending")
     title, function, hint = (str(value) for value in fields)
-    return message(
-        _("pending · Lab {lab} {title} not implemented yet ({function}): {todo}").format(
-            lab=error.lab_id, title=_(title), function=function, todo=_(hint)
-        ),
-        "pending",
-    )
+    said = _("pending · Lab {lab} {title} not implemented yet ({function}): {todo}")
+    todo = said.format(lab=error.lab_id, title=_(title), function=function, todo=_(hint))
+    return message(todo, "pending")
 
 
 def assigned_names(source: str) -> set[str]:

@@ -165,9 +165,8 @@ def bars(found: Sequence[Any], kept_ids: Iterable[str], limit: int = 40) -> View
     strip = "".join("█" if share == 1 else ("░" if share == 0 else "▒") for share in shares)
     kept_count = states.count("kept")
     left_out = len(found) - kept_count
-    note = _("{groups} groups, {size} per cell: {kept} kept, {left_out} left out").format(
-        groups=len(found), size=size, kept=kept_count, left_out=left_out
-    )
+    said = _("{groups} groups, {size} per cell: {kept} kept, {left_out} left out")
+    note = said.format(groups=len(found), size=size, kept=kept_count, left_out=left_out)
     spans = [
         _("groups {first}\u2013{last}").format(
             first=i * size + 1, last=min((i + 1) * size, len(found))

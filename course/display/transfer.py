@@ -62,11 +62,8 @@ def workspace_root(start: str | os.PathLike[str] | None) -> Path:
     here = Path(start) if start is not None else Path.cwd()
     root = find_workspace(here)
     if root is None:
-        raise WorkspaceError(
-            _("{path}: no practice workspace here or above (no {marker})").format(
-                path=here, marker=MARKER
-            )
-        )
+        nowhere = _("{path}: no practice workspace here or above (no {marker})")
+        raise WorkspaceError(nowhere.format(path=here, marker=MARKER))
     return root
 
 
