@@ -87,10 +87,9 @@ def run_review(
     admitted, flags = admit(catalog, graded.extra)
     by_name = {test.function: o for o in admitted if (test := catalog.find(o.nodeid)) is not None}
     problems = list(graded.result.problems)
+    missing = _("{file} has no test {name}; restore the file or start a new workspace")
     problems += [
-        _("{file} has no test {name}; restore the file or start a new workspace").format(
-            file=review.test_file, name=name
-        )
+        missing.format(file=review.test_file, name=name)
         for name in review.tests
         if name not in by_name and not problems
     ]

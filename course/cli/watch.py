@@ -332,12 +332,10 @@ def serve(
 
 def _watching(loop: WatchLoop) -> str:
     if loop.current is None:
-        return _(
-            "File changes are picked up: save a file to re-run every lab. Keys: {keys}"
-        ).format(keys=key_legend())
-    return _("File changes are picked up: save a file to re-run Lab {id}. Keys: {keys}").format(
-        id=loop.current.id, keys=key_legend()
-    )
+        every = _("File changes are picked up: save a file to re-run every lab. Keys: {keys}")
+        return every.format(keys=key_legend())
+    one = _("File changes are picked up: save a file to re-run Lab {id}. Keys: {keys}")
+    return one.format(id=loop.current.id, keys=key_legend())
 
 
 def _drain_changes(events: queue.Queue[Event], probe: Probe) -> list[str]:
