@@ -58,9 +58,8 @@ def locate(door: Door) -> Where:
     if began == now:
         label = _("workspace {root}").format(root=root)
     else:
-        label = _("workspace {root} (begun from scaffold {began}; the kit's is now {now})").format(
-            root=root, began=began, now=now
-        )
+        moved = _("workspace {root} (begun from scaffold {began}; the kit's is now {now})")
+        label = moved.format(root=root, began=began, now=now)
     return Where(label, root / workspace.package, workspace)
 
 

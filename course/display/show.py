@@ -51,9 +51,8 @@ def id_list(ids: Sequence[str], limit: int = 16) -> str:
     if len(ids) <= limit:
         return ", ".join(ids)
     half = limit // 2 - 2
-    return _("{first} … {last} ({count} entries)").format(
-        first=", ".join(ids[:half]), last=", ".join(ids[-half:]), count=len(ids)
-    )
+    first, last = ", ".join(ids[:half]), ", ".join(ids[-half:])
+    return _("{first} … {last} ({count} entries)").format(first=first, last=last, count=len(ids))
 
 
 def entries(path: Sequence[Any], estimate_tokens: Estimate | None = None) -> View:
@@ -80,9 +79,8 @@ def groups(found: Sequence[Any], estimate_tokens: Estimate | None = None) -> Vie
         ids = ", ".join(group.entry_ids)
         if estimate_tokens:
             cost = sum(estimate_tokens(entry.message) for entry in group.entries)
-            line = _("group {number} = [{ids}]  ({tokens} tokens)").format(
-                number=number_, ids=ids, tokens=number(cost)
-            )
+            costed = _("group {number} = [{ids}]  ({tokens} tokens)")
+            line = costed.format(number=number_, ids=ids, tokens=number(cost))
         else:
             line = _("group {number} = [{ids}]").format(number=number_, ids=ids)
         lines.append(line)

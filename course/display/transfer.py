@@ -48,9 +48,8 @@ class Transfer:
             )
         text = text.format(count=self.files, archive=self.archive.name, root=self.root.name)
         if self.unread:
-            text += "; " + _("left out, as they could not be read: {paths}").format(
-                paths=", ".join(self.unread)
-            )
+            unread = _("left out, as they could not be read: {paths}")
+            text += "; " + unread.format(paths=", ".join(self.unread))
         return text
 
     def _repr_pretty_(self, printer: object, cycle: bool) -> None:

@@ -98,9 +98,8 @@ class VerdictView(Shown):
         shown = counts(result.passed, result.total, result.agreed, result.cases if probed else None)
         statuses = {lab.status for lab in counted}
         words = _(", ").join(s.label for s in Status if s != Status.PASSED and s in statuses)
-        return _("{scope}: {counts}  {statuses}").format(
-            scope=scope, counts=shown, statuses=words or Status.PASSED.label
-        )
+        said = _("{scope}: {counts}  {statuses}")
+        return said.format(scope=scope, counts=shown, statuses=words or Status.PASSED.label)
 
     @property
     def tests(self) -> tuple[TestOutcome, ...]:
