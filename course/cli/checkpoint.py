@@ -16,13 +16,7 @@ from types import FrameType
 from typing import TextIO
 
 from ..grading.door import Door, Found, speak_for
-from ..grading.engine import (
-    GradingOptions,
-    SandboxMode,
-    SandboxUnavailable,
-    evaluate,
-    for_learners,
-)
+from ..grading.engine import GradingOptions, SandboxMode, SandboxUnavailable, evaluate, for_learners
 from ..grading.gradescope import ROOT as GRADESCOPE_ROOT
 from ..grading.gradescope import VISIBILITIES, Visibility, run_autograder, visibility
 from ..grading.hidden import HiddenTestError, read_hidden
@@ -152,11 +146,7 @@ def parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument(
-        "--lab",
-        action="append",
-        default=[],
-        metavar="ID",
-        help=_("run only this lab (repeatable)"),
+        "--lab", action="append", default=[], metavar="ID", help=_("run only this lab (repeatable)")
     )
     p.add_argument("--json", metavar="FILE", help=_("also write machine-readable results to FILE"))
     p.add_argument(
@@ -183,9 +173,7 @@ def parser() -> argparse.ArgumentParser:
     )
     card.add_argument("--no-card", action="store_true", help=_("do not print the card"))
     p.add_argument(
-        "--gradebook",
-        metavar="DIR",
-        help=_("with --roster: where gradebook.csv/.json go (DIR)"),
+        "--gradebook", metavar="DIR", help=_("with --roster: where gradebook.csv/.json go (DIR)")
     )
     p.add_argument(
         "--jobs",
@@ -310,13 +298,9 @@ def show_report(manifest: Manifest, path: Path, lab_ids: Sequence[str], out: Tex
     return 0 if shown and all(lab.status == Status.PASSED for lab in shown) else 1
 
 
-def _stop_on_sigterm() -> None:
-    """Turn SIGTERM into SystemExit so the runner's cleanup kills the test process group."""
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, stop)
+def _stop(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM becomes SystemExit, so the runner's cleanup kills the test process group."""
+    raise SystemExit(128 + signum)
 
 
 def _print_card(door: Door, args: argparse.Namespace, commands: Commands) -> None:
@@ -332,12 +316,7 @@ def _print_card(door: Door, args: argparse.Namespace, commands: Commands) -> Non
 
 
 def _watch(
-    door: Door,
-    where: Where,
-    args: argparse.Namespace,
-    style: Style,
-    commands: Commands,
-    grading: GradingOptions,
+    door: Door, where: Where, args: argparse.Namespace, style: Style, grading: GradingOptions
 ) -> int:
     manifest, limits = door.manifest, Limits(test_seconds=args.timeout)
     taken = [door.snapshot]  # the first run grades what print_edits looked at; a save, anew
@@ -347,14 +326,7 @@ def _watch(
         result = evaluate(manifest, door.kit, door.root, [], limits, grading, snapshot)
         return for_learners(result, manifest, grading.hidden)
 
-    loop = WatchLoop(
-        manifest,
-        run_all,
-        sys.stdout,
-        args.practice,
-        commands,
-        style,
-    )
+    loop = WatchLoop(manifest, run_all, sys.stdout, args.practice, grading.commands, style)
     if args.lab:
         loop.current = manifest.lab(args.lab[0])
     return watch(loop, where.package_dir, beside=where.root)
@@ -369,8 +341,7 @@ def _review(
             _("chapter {chapter} has no closing review").format(chapter=manifest.chapter)
         )
     print(_("Reviewing {where}").format(where=where.label), flush=True)
-    limits = Limits(args.timeout)
-    result = run_review(manifest, door.kit, door.root, limits, grading, door.snapshot)
+    result = run_review(manifest, door.kit, door.root, Limits(args.timeout), grading, door.snapshot)
     print(render_review(result, style))
     return 0 if result.ok else 1
 
@@ -386,10 +357,9 @@ def _run(argv: Sequence[str] | None) -> int:
     p = parser()
     args = p.parse_args(words)
     _check_combinations(p, args)
-    _stop_on_sigterm()
-    out = sys.stdout
+    signal.signal(signal.SIGTERM, _stop)
+    out, commands = sys.stdout, shell_commands()
     style = style_for(out, os.environ)
-    commands = shell_commands()
     if (args.practice, args.lang) != (practice, requested):  # an option was abbreviated
         found = around(args.practice)
         try:
@@ -399,7 +369,7 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         checked_here = to_check(args.practice, found)
         door = Door(load_manifest(args.chapter), kit_root(), edition, checked_here)
-        source_manifest, manifest, kit = door.source, door.manifest, door.kit
+        manifest, kit = door.manifest, door.kit
         for lab_id in args.lab:
             manifest.lab(lab_id)
         hidden = read_hidden(Path(args.hidden), manifest) if args.hidden else None
@@ -428,7 +398,7 @@ def _run(argv: Sequence[str] | None) -> int:
             gradebook = Path(args.gradebook or args.roster)
             # the gradebook keeps the curriculum's own words; only the terminal is translated
             roster = Path(args.roster)
-            grade_roster(source_manifest, kit, roster, gradebook, options, sys.stderr, out)
+            grade_roster(door.source, kit, roster, gradebook, options, sys.stderr, out)
             return 0
         if args.report:
             return show_report(manifest, Path(args.report), args.lab, out)
@@ -439,16 +409,13 @@ def _run(argv: Sequence[str] | None) -> int:
         if args.review:
             return _review(door, where, args, style, grading)
         if args.watch:
-            return _watch(door, where, args, style, commands, grading)
+            return _watch(door, where, args, style, grading)
         _print_card(door, args, commands)
         print(_("Checking {where}").format(where=where.label), file=out, flush=True)
         limits = Limits(test_seconds=args.timeout)
         result = evaluate(manifest, kit, door.root, args.lab, limits, grading, door.snapshot)
         shown = for_learners(result, manifest, hidden)
         print_verdict(shown, out, style, said)
-    except EmptyRoster as error:
-        print(_("{tool}: {error}").format(tool="checkpoint", error=error), file=sys.stderr)
-        return 1
     except SandboxUnavailable as error:
         print(
             _(
@@ -461,7 +428,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return USAGE_ERROR
     except (ManifestError, KitError, WorkspaceError, HiddenTestError, ReportError) as error:
         print(_("{tool}: {error}").format(tool="checkpoint", error=error), file=sys.stderr)
-        return USAGE_ERROR
+        return 1 if isinstance(error, EmptyRoster) else USAGE_ERROR
     print(file=out)
     print(render_summary(manifest, shown, args.practice, commands), file=out)
     if args.json:
@@ -471,20 +438,14 @@ def _run(argv: Sequence[str] | None) -> int:
     return 0 if result.ok else 1
 
 
-def _quiet_stdout() -> None:
-    """After the reader of our output went away: send what is left nowhere, silently."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = _run(argv)
         sys.stdout.flush()
         return code
     except BrokenPipeError:  # e.g. `checkpoint 11 | head`: the reader has all it wanted
-        _quiet_stdout()
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # what is left: nowhere
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return CLOSED_PIPE
     except KeyboardInterrupt:
         print(_("checkpoint: stopped"), file=sys.stderr)

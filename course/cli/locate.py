@@ -28,19 +28,16 @@ class Where:
 
     @property
     def root(self) -> Path | None:
-        """The workspace's folder, or None for the reference."""
         return self.workspace.root if self.workspace is not None else None
 
 
 def around(practice: str | None) -> Found:
-    """The workspace holding ``practice`` (else the current folder), its marker read: the
-    edition's choice, made before the command line is parsed."""
+    """The workspace holding ``practice`` (else the current folder), read before parsing."""
     return look_around(Path(practice) if practice else Path.cwd())
 
 
 def to_check(practice: str | None, found: Found) -> Found:
-    """What a checkpoint checks: ``practice`` itself, else the workspace around the current
-    folder (``found``, from ``around``, unless ``practice`` is not that workspace's folder)."""
+    """What a checkpoint checks: ``practice`` itself, else ``found`` (``around`` the cwd)."""
     if not practice:
         return found
     root = Path(practice).resolve()
@@ -48,10 +45,7 @@ def to_check(practice: str | None, found: Found) -> Found:
 
 
 def locate(door: Door) -> Where:
-    """What ``door`` checks: its workspace, else the kit's reference.
-
-    A ``WorkspaceError`` says why a directory is not a usable workspace of this chapter.
-    """
+    """What ``door`` checks: its workspace, else the kit's reference."""
     manifest, kit, workspace = door.manifest, door.kit, door.workspace
     if workspace is None:
         label = _(
@@ -60,43 +54,38 @@ def locate(door: Door) -> Where:
         ).format(reference=manifest.reference, kit=kit)
         return Where(label, kit / manifest.reference.replace(".", "/"))
     root = workspace.root
-    began = short(workspace.starter_fingerprint)
-    now = short(door.fingerprints.starter)
+    began, now = short(workspace.starter_fingerprint), short(door.fingerprints.starter)
     if began == now:
         label = _("workspace {root}").format(root=root)
     else:
-        label = _("workspace {root} (begun from scaffold {began}; the kit's is now {now})").format(
-            root=root, began=began, now=now
-        )
-    package_dir = root / workspace.package
-    return Where(label, package_dir, workspace)
+        moved = _("workspace {root} (begun from scaffold {began}; the kit's is now {now})")
+        label = moved.format(root=root, began=began, now=now)
+    return Where(label, root / workspace.package, workspace)
 
 
 def print_verdict(
     result: CheckpointResult, out: TextIO, style: Style = PLAIN, said: Sequence[str] = ()
 ) -> None:
-    """Each lab's line with what did not pass (tests and probe cases), then notes and flags
-    (but the notes in ``said``, printed before the run)."""
+    """Each lab's line with what did not pass, the probes, then notes (but those ``said``
+    before the run) and flags."""
     width = counts_width(result.labs)
-    for lab in result.labs:
-        print(render_lab(lab, style=style, counts_width=width), file=out)
-    for line in render_probes(result):
-        print(line, file=out)
-    for note in result.notes:
-        if note not in said:
-            print(_("note: {note}").format(note=note), file=out)
-    for flag in result.flags:
-        print(_("flag: {flag}").format(flag=flag), file=out)
-    out.flush()
+    lines = [render_lab(lab, style=style, counts_width=width) for lab in result.labs]
+    lines += render_probes(result)
+    lines += [_("note: {note}").format(note=note) for note in result.notes if note not in said]
+    lines += [_("flag: {flag}").format(flag=flag) for flag in result.flags]
+    _print_lines(lines, out)
 
 
 def print_edits(door: Door, out: TextIO) -> tuple[str, ...]:
-    """What of the workspace will not run (edited tests, a ``conftest.py``…), said before
-    anything runs: the graded copy holds the kit's files instead. Returns the notes said."""
+    """Say before anything runs what of the workspace will not (edited tests, a ``conftest.py``…:
+    the graded copy holds the kit's files instead); returns the notes said."""
     if door.workspace is None:
         return ()
     notes = door.snapshot.notes
-    for note in notes:
-        print(_("note: {note}").format(note=note), file=out)
-    out.flush()
+    _print_lines([_("note: {note}").format(note=note) for note in notes], out)
     return notes
+
+
+def _print_lines(lines: Sequence[str], out: TextIO) -> None:
+    out.writelines(f"{line}\n" for line in lines)
+    out.flush()

@@ -89,16 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_("{tool}: {error}").format(tool="practice", error=error), file=sys.stderr)
         return USAGE_ERROR
     root = target.resolve()
-    print(
-        _("Created a chapter {chapter} practice workspace in {root}").format(
-            chapter=manifest.chapter, root=root
-        )
-    )
-    print(
-        _("  parent {fingerprint}: {parent}").format(
-            fingerprint=parent, parent=manifest.card.parent
-        )
-    )
+    created = _("Created a chapter {chapter} practice workspace in {root}")
+    print(created.format(chapter=manifest.chapter, root=root))
+    parent_line = _("  parent {fingerprint}: {parent}")
+    print(parent_line.format(fingerprint=parent, parent=manifest.card.parent))
     for file in manifest.files_with_role("learner"):
         labs = _(", ").join(lab.id for lab in manifest.labs if file.path in lab.files)
         print(_("  yours to edit: {path} (Lab {labs})").format(path=file.path, labs=labs))

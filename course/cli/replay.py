@@ -1,10 +1,7 @@
 """``checkpoint 11 --replay 11.3#007``: one probe case, again, on the saved code, frames and all.
 
-Every door names a disagreeing probe case with the command that replays it. Replaying draws
-the case the way the grader does (the manifest's seed unless ``--seed`` says otherwise),
-answers it with the reference in this process, then runs it on the package of the workspace
-(its files as saved, imported here, unsandboxed: it is the learner's own code) and prints the
-case as the doors describe it, with the frames of the learner's code on an exception.
+The case is drawn as the grader draws it, answered by the reference, then run here on the
+workspace's saved package: unsandboxed, as it is the learner's own code.
 """
 
 from __future__ import annotations
@@ -39,11 +36,8 @@ def find_case(
         if str(case["id"]) == case_id:
             return probes, case
     first, last = probes.cases[0]["id"], probes.cases[-1]["id"]
-    raise ManifestError(
-        _("no probe case {case} (Lab {lab} has {first} to {last})").format(
-            case=case_id, lab=lab.id, first=first, last=last
-        )
-    )
+    missing = _("no probe case {case} (Lab {lab} has {first} to {last})")
+    raise ManifestError(missing.format(case=case_id, lab=lab.id, first=first, last=last))
 
 
 def replay(

@@ -1,11 +1,8 @@
 """``checkpoint CHAPTER --review``: the closing questions beside the learner's own answers, and
-the chapter's closing demonstrations checked on the learner's code.
+the closing demonstrations (the manifest's ``[review]``) checked on the learner's code.
 
-The questions, demonstrations and hints are the manifest's ``[review]``; the code that computes
-the answers and makes the demonstrations is the chapter's review module, run on the same
-graded copy and in the same confinement as the focused tests. The review first shows the labs'
-verdict (``grading.evaluate``), so a demonstration whose labs are not written yet says so
-instead of "does not hold".
+The chapter's review module runs on the graded copy, confined as the focused tests are, after
+the labs' verdict, so a demonstration whose labs are not written says so, not "does not hold".
 """
 
 from __future__ import annotations
@@ -41,13 +38,14 @@ class ReviewResult:
     flags: tuple[str, ...] = ()
     """Reports left out as the grade leaves them out (a second report of a test, an unknown one)."""
 
-    def outcome(self, test: str) -> TestOutcome | None:
-        return self.outcomes.get(test)
+    def passed(self, test: str) -> bool:
+        outcome = self.outcomes.get(test)
+        return outcome is not None and outcome.status == Status.PASSED
 
     @property
     def held(self) -> int:
         """How many demonstrations hold."""
-        return sum(self._passed(check.test) for check in self.review.checks)
+        return sum(self.passed(check.test) for check in self.review.checks)
 
     @property
     def ok(self) -> bool:
@@ -64,10 +62,6 @@ class ReviewResult:
         """The required labs that are not written yet (every case stops at a lab stub)."""
         return [lab.lab.id for lab in self.verdict.required if not lab.written]
 
-    def _passed(self, test: str) -> bool:
-        outcome = self.outcome(test)
-        return outcome is not None and outcome.status == Status.PASSED
-
 
 def run_review(
     manifest: Manifest,
@@ -77,33 +71,25 @@ def run_review(
     options: GradingOptions,
     snapshot: Snapshot | None = None,
 ) -> ReviewResult:
-    """The labs' verdict, then the review module's tests, on one graded copy of ``root`` (the
-    ``snapshot`` the door took of it, if it took one)."""
+    """The labs' verdict, then the review module's tests, on one graded copy of ``root``."""
     review = manifest.review
     if review is None:
         raise ValueError(
             _("chapter {chapter} has no closing review").format(chapter=manifest.chapter)
         )
     snapshot = snapshot or take_snapshot(manifest, kit, root)
+    uncounted = (review.test_file,)
     graded = grade(
-        manifest,
-        kit,
-        snapshot,
-        manifest.labs,
-        limits,
-        options,
-        selected=False,
-        uncounted=(review.test_file,),
+        manifest, kit, snapshot, manifest.labs, limits, options, selected=False, uncounted=uncounted
     )
     # the grade's own selection: the first report of each of the review's tests counts
     catalog = Catalog(tuple(CatalogTest(review.test_file, name, "review") for name in review.tests))
     admitted, flags = admit(catalog, graded.extra)
     by_name = {test.function: o for o in admitted if (test := catalog.find(o.nodeid)) is not None}
     problems = list(graded.result.problems)
+    missing = _("{file} has no test {name}; restore the file or start a new workspace")
     problems += [
-        _("{file} has no test {name}; restore the file or start a new workspace").format(
-            file=review.test_file, name=name
-        )
+        missing.format(file=review.test_file, name=name)
         for name in review.tests
         if name not in by_name and not problems
     ]
@@ -133,30 +119,23 @@ def _open_labs(result: ReviewResult) -> str:
     )
 
 
-def _not_ready(result: ReviewResult) -> list[str]:
-    """Below every lab passing, the review says so first: which labs are still open."""
-    if not result.open_labs:
-        return []
-    verdict = result.verdict
-    said = _(
-        "Not ready: {passed}/{total}; still open: {labs}. The review is for after every lab "
-        "passes; below is what your code can show so far."
-    ).format(passed=verdict.passed, total=verdict.total, labs=_open_labs(result))
-    return _wrap(said, "")
-
-
 def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
     """The review as printed: the questions with the learner's answers, then the checks."""
-    review = result.review
+    review, verdict = result.review, result.verdict
     seen: set[str] = set()
-    verdict = result.verdict
-    lines = [style.bold(review.title), *_not_ready(result), *_wrap(review.intro, "")]
-    lines += [
-        "",
-        _("Labs: {labs}   {passed}/{total}").format(
-            labs=verdict.evidence, passed=verdict.passed, total=verdict.total
-        ),
-    ]
+    lines = [style.bold(review.title)]
+    if result.open_labs:  # below every lab passing, the review says so first
+        not_ready = _(
+            "Not ready: {passed}/{total}; still open: {labs}. The review is for after every lab "
+            "passes; below is what your code can show so far."
+        )
+        lines += _wrap(
+            not_ready.format(passed=verdict.passed, total=verdict.total, labs=_open_labs(result)),
+            "",
+        )
+    lines += _wrap(review.intro, "")
+    labs = _("Labs: {labs}   {passed}/{total}")
+    lines += ["", labs.format(labs=verdict.evidence, passed=verdict.passed, total=verdict.total)]
     if result.unwritten:
         labs = _(", ").join(_("Lab {id}").format(id=lab) for lab in result.unwritten)
         lines += _wrap(
@@ -169,7 +148,7 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
     lines += ["", _("Explain:")]
     for number, question in enumerate(review.questions, start=1):
         lines += _wrap(question.text, "     ", f"  {number}. ")
-        outcome = result.outcome(question.show)
+        outcome = result.outcomes.get(question.show)
         if outcome is not None and outcome.status == Status.PASSED:
             lines += [f"     {line}" for line in outcome.shown]
         else:
@@ -179,15 +158,14 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
     lines += ["", _("Check:")]
     words = {Status.PASSED: _("holds"), Status.PENDING: _("not written yet")}
     for check in review.checks:
-        outcome = result.outcome(check.test)
+        outcome = result.outcomes.get(check.test)
         status = outcome.status if outcome is not None else Status.ERROR
         mark = style.status(status, words.get(Status.read(status), _("does not hold")))
         lines += _wrap(_("{mark}: {title}").format(mark=mark, title=check.title), "     ", "  ")
         lines += [f"     {line}" for line in (outcome.shown if outcome is not None else ())]
-        if status == Status.PENDING:
+        if status != Status.PASSED:
             lines += [f"     {line}" for line in _said(outcome, seen)]
-        elif status != Status.PASSED:
-            lines += [f"     {line}" for line in _said(outcome, seen)]
+        if status not in (Status.PASSED, Status.PENDING):
             lines += _wrap(_("hint: {hint}").format(hint=check.hint), "       ", "     ")
     lines += ["", *[_("problem: {problem}").format(problem=problem) for problem in result.problems]]
     lines += [_("flag: {flag}").format(flag=flag) for flag in dict.fromkeys(result.flags)]

@@ -1,12 +1,9 @@
 """``checkpoint CHAPTER --watch``: re-run the lab at hand each time a file of the package is saved.
 
-File events come from ``watchfiles``; keys come from standard input (single keys on a
-terminal, lines otherwise). Both feed one queue that the main thread serves, so a run never
-overlaps another. At start a probe file is written in a folder the watch makes for itself beside
-the workspace (on the same file system when it can, never inside the workspace, where a
-learner's link could stand at its name): when its event never arrives (a file system without
-change notifications), the watch says so, falls back to ``watchfiles``' polling and reminds
-that ``r`` re-runs by hand.
+File events (``watchfiles``) and keys (stdin) feed one queue the main thread serves, so runs
+never overlap. A probe file, written in a folder of the watch's own beside the workspace (never
+inside it, where a learner's link could stand at its name), tells whether events arrive; when
+they do not, the watch falls back to polling and says so.
 """
 
 from __future__ import annotations
@@ -123,10 +120,10 @@ def single_key_input(stream: TextIO) -> Iterator[bool]:
 
 @dataclass
 class Probe:
-    """A file written in the watch's own folder to learn whether its change is reported."""
+    """A file written in the watch's own folder (``own_folder``, never one of the workspace's) to
+    learn whether its change is reported."""
 
     folder: Path
-    """A fresh folder the watch made (``own_folder``), never one of the workspace's."""
     sent: float | None = None
     seen: bool = False
 
@@ -138,7 +135,9 @@ class Probe:
         self.path.write_text(f"{time.time()}\n", encoding="utf-8")
         self.sent = time.monotonic()
 
-    def remove(self) -> None:
+    def settle(self) -> None:
+        """Stop waiting for the probe's event (it came, or it is overdue)."""
+        self.seen = True
         self.path.unlink(missing_ok=True)
 
     def is_probe(self, path: str) -> bool:
@@ -165,11 +164,8 @@ def own_folder(beside: Path | None) -> Iterator[Path]:
 
 @dataclass
 class WatchLoop:
-    """What the watch knows: the latest verdict of every lab and the lab being worked on.
-
-    Every run evaluates the whole chapter (``evaluate``, as every door does), so the progress
-    line is never stale: a save in one lab's file that changes another lab shows at once.
-    """
+    """The latest verdict of every lab (each run evaluates the whole chapter, so the progress
+    line is never stale) and the lab being worked on."""
 
     manifest: Manifest
     run: RunAll
@@ -188,12 +184,6 @@ class WatchLoop:
         """The latest verdict (an empty one before the first run)."""
         return self.latest or CheckpointResult(self.manifest.chapter, "", ())
 
-    def progress(self) -> str:
-        result = self.result()
-        return _("progress  {labs}   {passed}/{total}").format(
-            labs=result.evidence, passed=result.passed, total=result.total
-        )
-
     def check(self, shown: Sequence[Lab] = ()) -> CheckpointResult:
         """Evaluate every lab; print the ``shown`` labs' lines (all for none) and the progress."""
         result = self.run()
@@ -204,8 +194,10 @@ class WatchLoop:
             if not wanted or lab.lab.id in wanted:
                 self.say(render_lab(lab, style=self.style, counts_width=width))
         problems = [_("problem: {problem}").format(problem=p) for p in result.problems]
-        self.say(*render_not_run(result), *problems)
-        self.say(self.progress())
+        progress = _("progress  {labs}   {passed}/{total}").format(
+            labs=result.evidence, passed=result.passed, total=result.total
+        )
+        self.say(*render_not_run(result), *problems, progress)
         return result
 
     def start(self) -> None:
@@ -221,36 +213,24 @@ class WatchLoop:
             self.say(_("Saving a file re-runs every lab; q quits."))
             return
         lab = self.current
-        self.say(
-            _("Now: Lab {id} {title} · edit {files} · notebook {notebook}").format(
-                id=lab.id,
-                title=lab.title,
-                files=_(", ").join(lab.files),
-                notebook=f"notebooks/{lab.notebook}",
-            )
-        )
+        now = _("Now: Lab {id} {title} · edit {files} · notebook {notebook}")
+        files, notebook = _(", ").join(lab.files), f"notebooks/{lab.notebook}"
+        self.say(now.format(id=lab.id, title=lab.title, files=files, notebook=notebook))
 
     def rerun(self) -> None:
         """Evaluate again; when the lab at hand turns green, move on to the next open lab."""
         lab = self.current
         result = self.check([lab] if lab is not None else [])
-        if lab is not None and self._status(lab) != Status.PASSED:
+        known = result.lab(lab.id) if lab is not None else None
+        if lab is not None and (known is None or known.status != Status.PASSED):
             return
         self.current = lab_to_work_on(self.manifest, result)
         if lab is not None and self.current != lab:
             self.say(self.style.status(Status.PASSED, _("Lab {id} passes.").format(id=lab.id)))
         self.announce()
-        self.say_why_it_fails()
-
-    def say_why_it_fails(self) -> None:
-        """The first failing line of the lab at hand, when it fails (not just unwritten)."""
-        known = self.result().lab(self.current.id) if self.current is not None else None
-        if known is not None:
+        # the first failing line of the lab now at hand, when it fails (not just unwritten)
+        if self.current is not None and (known := result.lab(self.current.id)) is not None:
             self.say(*render_first_failure(known))
-
-    def _status(self, lab: Lab) -> str:
-        known = self.result().lab(lab.id)
-        return known.status if known is not None else "unknown"
 
     def key(self, key: str) -> bool:
         """Act on a key; False when it asks to quit."""
@@ -311,8 +291,7 @@ def serve(
     loop.start()
     while True:
         if probe.overdue(probe_seconds):
-            probe.seen = True  # decided: stop waiting for it
-            probe.remove()
+            probe.settle()
             poll_instead(
                 _(
                     "No file change events arrive from {folder} (a file system without change "
@@ -336,8 +315,7 @@ def serve(
                 )
         elif kind == "change" and probe.is_probe(value):
             if not probe.seen:
-                probe.seen = True
-                probe.remove()
+                probe.settle()
                 loop.say(_watching(loop))
         elif kind == "change":
             saved = [value, *_drain_changes(events, probe)]
@@ -354,12 +332,10 @@ def serve(
 
 def _watching(loop: WatchLoop) -> str:
     if loop.current is None:
-        return _(
-            "File changes are picked up: save a file to re-run every lab. Keys: {keys}"
-        ).format(keys=key_legend())
-    return _("File changes are picked up: save a file to re-run Lab {id}. Keys: {keys}").format(
-        id=loop.current.id, keys=key_legend()
-    )
+        every = _("File changes are picked up: save a file to re-run every lab. Keys: {keys}")
+        return every.format(keys=key_legend())
+    one = _("File changes are picked up: save a file to re-run Lab {id}. Keys: {keys}")
+    return one.format(id=loop.current.id, keys=key_legend())
 
 
 def _drain_changes(events: queue.Queue[Event], probe: Probe) -> list[str]:
@@ -402,11 +378,8 @@ def watch(
             args = ((folder, probes), events, stop, force_polling)
             threading.Thread(target=file_events, args=args, daemon=True, name="watch").start()
 
-        loop.say(
-            _("Watching {folder} for saved changes · keys: {keys}").format(
-                folder=folder, keys=key_legend()
-            )
-        )
+        watching = _("Watching {folder} for saved changes · keys: {keys}")
+        loop.say(watching.format(folder=folder, keys=key_legend()))
         start_watcher(False)
         try:
             with single_key_input(stdin) as single:

@@ -1,10 +1,4 @@
-"""Experiments on the learner's own code: swap one function, see the result, run the lab's tests.
-
-``replaced(module, name=function)`` swaps a function for the length of a ``with`` block, in
-this kernel. ``check_variant(lab, module, function)`` grades a copy of the package with the
-function replaced (its source appended to the module), the way every door grades, so an
-experiment never touches the learner's files.
-"""
+"""Experiments on the learner's own code: swap one function, see the result, run the lab's tests."""
 
 from __future__ import annotations
 
@@ -37,12 +31,9 @@ def replaced(module: ModuleType, **functions: Callable[..., Any]) -> Iterator[No
 
 
 def check_variant(lab: str, module: str, **functions: Callable[..., Any]) -> VerdictView:
-    """``lab``'s verdict on a copy of the package where ``module`` uses ``functions``.
-
-    Each keyword names the function replaced; each value must be defined in source (a notebook
-    cell is fine), because its source is what the copy receives. The copy is graded by the same
-    engine as every other door; the learner's files are never touched.
-    """
+    """``lab``'s verdict on a graded copy of the package where ``module`` uses ``functions``
+    (each defined in source, a notebook cell say: its source is appended to the copy's module);
+    the learner's files are never touched."""
     door = kernel_door(load_manifest(lab.split(".")[0]))
     manifest, kit, root, snapshot = door.source, door.kit, door.root, door.snapshot
     patch = "".join(
@@ -53,11 +44,8 @@ def check_variant(lab: str, module: str, **functions: Callable[..., Any]) -> Ver
     path = f"{manifest.package}/{module}.py"
     if path not in snapshot.learner:
         known = ", ".join(sorted(snapshot.learner))
-        raise ValueError(
-            _("{module}: not one of the learner's modules ({known})").format(
-                module=module, known=known
-            )
-        )
+        said = _("{module}: not one of the learner's modules ({known})")
+        raise ValueError(said.format(module=module, known=known))
     learner = dict(snapshot.learner) | {path: snapshot.learner[path] + patch.encode("utf-8")}
     label = f"{module} with {', '.join(functions)} replaced"
     variant = Snapshot(label, learner, starter=snapshot.starter)

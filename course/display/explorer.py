@@ -13,7 +13,7 @@ from ..locale import N_
 from ..locale import gettext as _
 from . import show
 from .notebook import pending_note
-from .views import esc
+from .views import View, esc
 
 SLIDERS = ("max_tokens", "reserved_output", "safety_margin")
 """The budget's numeric fields the explorer turns into sliders."""
@@ -29,12 +29,8 @@ LABELS = {
 
 
 class BudgetExplorer:
-    """Sliders for the budget over one path; each change calls ``build_context`` again.
-
-    The explorer computes nothing of its own: it passes the path and the sliders' budget to
-    the function it was given and shows the returned tokens, kept ids and reason. ``result``
-    holds the last return value (``None`` after an error, which ``error`` then holds).
-    """
+    """Sliders for the budget over one path; each change calls ``build_context`` again and shows
+    what it returned (``result``; ``None`` after an error, which ``error`` then holds)."""
 
     def __init__(
         self,
@@ -74,7 +70,7 @@ class BudgetExplorer:
         self.reason = widgets.Label()
         self.note = widgets.HTML()
         for control in (*self.sliders, self.system_prompt):
-            control.observe(self._on_change, names="value")
+            control.observe(self.refresh, names="value")
         heading = widgets.HTML(f"<b>{esc(title)}</b>" if title else "")
         self.widget = widgets.VBox(
             [
@@ -102,11 +98,8 @@ class BudgetExplorer:
         values = {name: getattr(self, name).value for name in SLIDERS}
         return dataclasses.replace(self.budget, system_prompt=self.system_prompt.value, **values)
 
-    def _on_change(self, change: dict[str, Any]) -> None:
-        self.refresh()
-
-    def refresh(self) -> None:
-        """Call ``build_context`` with the current budget and show what came back."""
+    def refresh(self, change: object = None) -> None:
+        """Call ``build_context`` with the current budget and show what came back (on a change)."""
         options = self.current_budget().options()
         try:
             self.result = self.build_context(
@@ -124,14 +117,16 @@ class BudgetExplorer:
         else:
             self.table.value = self.bars.value = ""
             self.kept.value = self.reason.value = "—"
-            assert self.error is not None
-            self.note.value = (pending_note(self.error) or show.refused(self.error)).html
+            self.note.value = self._failure().html
+
+    def _failure(self) -> View:
+        assert self.error is not None
+        return pending_note(self.error) or show.refused(self.error)
 
     def summary(self) -> str:
         """What the explorer shows now, as plain text."""
         if self.result is None:
-            assert self.error is not None
-            return (pending_note(self.error) or show.refused(self.error)).text
+            return self._failure().text
         return show.projection(self.result, self.groups or None).text
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

@@ -1,14 +1,9 @@
 """What a notebook runs: the learner's package (or the reference standing in for it), and checks.
 
-``open_chapter("11")`` makes ``import pi_course`` mean the learner's package inside a practice
-workspace and the kit's reference everywhere else, so the same cells serve both. It also
-installs one exception handler: a lab that is not written yet shows as a one-line pending note.
-``check("11.3")`` shows a lab's verdict: the checkpoint's engine run on the saved files.
-
-The kernel speaks the edition of where it runs (``kernel_edition``): a practice workspace's
-recorded edition, else the kit's notebook folder holding the working directory (Jupyter and
-nbval start a kernel in its notebook's folder), else ``COURSE_LANG``/``LANG``. The code cells of
-every edition are the same, so the choice never comes from the cells.
+``open_chapter("11")`` makes ``import pi_course`` mean the workspace's package, else the kit's
+reference, and shows a lab stub's exception as a one-line pending note; ``check("11.3")`` runs
+the checkpoint's engine on the saved files. The kernel speaks the edition of where it runs
+(``kernel_edition``), never one chosen by the cells, which every edition shares.
 """
 
 from __future__ import annotations
@@ -45,11 +40,9 @@ class OpenedChapter:
     """Which package ``import <package>`` gives this kernel, and from where."""
 
     manifest: Manifest
-    """The chapter as the kernel's edition reads it (titles and hints translated)."""
     package: ModuleType
     workspace: Workspace | None
     edition: str = SOURCE_EDITION
-    """The edition this kernel speaks."""
 
     @property
     def label(self) -> str:
@@ -68,8 +61,7 @@ class OpenedChapter:
 
 
 def _alias_reference(manifest: Manifest) -> ModuleType:
-    """Register the reference under the learner's package name (kit notebooks only): the
-    package and each module the workspace layout lists in it."""
+    """Register the reference and its listed modules under the learner's package name."""
     reference = importlib.import_module(manifest.reference)
     sys.modules[manifest.package] = reference
     prefix = f"{manifest.package}/"
@@ -106,22 +98,21 @@ def folder_edition(manifest: Manifest, where: Path) -> str | None:
 
 
 def kernel_edition(manifest: Manifest, workspace: Workspace | None, where: Path) -> str | None:
-    """The edition a kernel at ``where`` asks for: its workspace's, else its kit folder's."""
+    """The edition a kernel at ``where`` asks for: its workspace's, else its kit folder's
+    (Jupyter and nbval start a kernel in its notebook's folder)."""
     return workspace.edition if workspace is not None else folder_edition(manifest, where)
 
 
 def open_chapter(chapter: str, start: str | os.PathLike[str] | None = None) -> OpenedChapter:
-    """Make ``import <package>`` work in this kernel, choose the edition it speaks, and show
-    pending labs as one-line notes."""
+    """Make ``import <package>`` work here, speak the kernel's edition, note pending labs."""
     manifest = load_manifest(chapter)
     where = Path(start) if start is not None else Path.cwd()
     root = find_workspace(where)
     workspace = read_workspace(root, manifest) if root is not None else None
     edition = speak(kernel_edition(manifest, workspace, where))
-    if workspace is None:
-        package = _alias_reference(manifest)
-    else:
-        package = _import_workspace(manifest, workspace)
+    package = (
+        _alias_reference(manifest) if workspace is None else _import_workspace(manifest, workspace)
+    )
     _install_pending_handler()
     return OpenedChapter(in_edition(manifest), package, workspace, edition)
 
@@ -137,12 +128,9 @@ def pending_note(error: BaseException) -> View | None:
     if not all(isinstance(value, str) for value in fields):
         return message(_("pending · {message}").format(message=error), "pending")
     title, function, hint = (str(value) for value in fields)
-    return message(
-        _("pending · Lab {lab} {title} not implemented yet ({function}): {todo}").format(
-            lab=error.lab_id, title=_(title), function=function, todo=_(hint)
-        ),
-        "pending",
-    )
+    said = _("pending · Lab {lab} {title} not implemented yet ({function}): {todo}")
+    todo = said.format(lab=error.lab_id, title=_(title), function=function, todo=_(hint))
+    return message(todo, "pending")
 
 
 def assigned_names(source: str) -> set[str]:
@@ -165,15 +153,11 @@ def assigned_names(source: str) -> set[str]:
 
 @dataclass
 class PendingCells:
-    """Cells that stopped at a lab stub, and the names they would have bound.
-
-    A pending lab is not an error of the notebook: its cell shows the one-line note and Run All
-    goes on. A later cell that needs a name the pending cell would have bound shows, instead of
-    a ``NameError``, which lab to write first.
-    """
+    """Cells that stopped at a lab stub (a note, and Run All goes on), and the names they would
+    have bound: a later cell needing one says which lab to write first, not ``NameError``."""
 
     waiting: dict[str, str] = field(default_factory=dict)
-    """Name → the lab it waits for, as the note names it (its id, title and function)."""
+    """Name → the lab it waits for, as the note names it."""
 
     def note_for(self, error: BaseException) -> View | None:
         note = pending_note(error)
@@ -247,19 +231,11 @@ def _install_pending_handler() -> None:
 
 
 def check(
-    lab: str,
-    *,
-    start: str | os.PathLike[str] | None = None,
-    timeout: float = Limits.test_seconds,
+    lab: str, *, start: str | os.PathLike[str] | None = None, timeout: float = Limits.test_seconds
 ) -> VerdictView:
-    """A lab's verdict (``"11.3"``; ``"11"`` for every lab), as ``checkpoint`` gives it.
-
-    The same engine as every other door runs the focused tests and the probes in fresh
-    processes against the saved files: the kernel's own state plays no part (unsaved edits and
-    stale imports are not seen). In a browser tab, which starts no process, each runs in a Web
-    Worker of its own, ended when it runs past its limit (``harness/webworker.py``, docs/lite.md).
-    ``timeout`` is the limit of each test, in seconds.
-    """
+    """A lab's verdict (``"11.3"``; ``"11"`` for every lab), as ``checkpoint`` gives it: the
+    engine runs on the saved files in fresh processes (a browser tab: Web Workers, docs/lite.md),
+    never the kernel's state. ``timeout`` is each test's limit in seconds."""
     chapter, _, _ = lab.partition(".")
     shown_lab = lab if lab != chapter else None
     try:
@@ -278,8 +254,7 @@ def check(
 
 
 def kernel_door(manifest: Manifest, start: str | os.PathLike[str] | None = None) -> Door:
-    """What a check sets up once: the chapter, the kit, the kernel's edition and the workspace
-    holding ``start`` (else the working folder), its marker read."""
+    """The chapter's door in the kernel's edition, at the workspace holding ``start`` (or cwd)."""
     found = look_around(Path(start) if start is not None else Path.cwd())
     return Door(manifest, kit_root(), current_edition(), found)
 
@@ -293,16 +268,14 @@ def grading_options(root: Path | None) -> GradingOptions:
 def verdict_view(
     result: CheckpointResult, lab: str | None, root: Path | None, manifest: Manifest
 ) -> VerdictView:
-    """``result`` as the notebook shows it: the workspace's folder as ``<workspace>``, the
-    labs' titles as the kernel's edition reads them."""
+    """``result`` with the workspace's folder as ``<workspace>``, titles in the kernel's edition."""
     placeholder = (str(root), "<workspace>") if root is not None else ("", "")
     titles = {lab.id: lab.title for lab in in_edition(manifest).labs}
     return VerdictView(result, lab, replace=placeholder, titles=titles)
 
 
 def in_the_browser(chapter: str, lab: str | None) -> str:
-    """Why ``check()`` gives no verdict in a site built without the kit's focused tests, and
-    where to get one."""
+    """Why ``check()`` cannot grade in a site without the kit's tests; where to get a verdict."""
     command = f"checkpoint {chapter}" + (f" --lab {lab}" if lab else "")
     return _(
         "this site does not carry the kit's focused tests, so check() cannot grade here: save "

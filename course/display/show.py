@@ -1,7 +1,6 @@
 """Renderers for what the chapter's functions return: entries, groups, projections, records.
 
-Every function here only shows the value it is given. None of them groups, selects, resumes or
-parses: a learner's bug in those shows up in the picture as it is.
+Each only shows the value it is given (never groups, selects or resumes), so a learner's bug shows.
 """
 
 from __future__ import annotations
@@ -52,9 +51,8 @@ def id_list(ids: Sequence[str], limit: int = 16) -> str:
     if len(ids) <= limit:
         return ", ".join(ids)
     half = limit // 2 - 2
-    return _("{first} … {last} ({count} entries)").format(
-        first=", ".join(ids[:half]), last=", ".join(ids[-half:]), count=len(ids)
-    )
+    first, last = ", ".join(ids[:half]), ", ".join(ids[-half:])
+    return _("{first} … {last} ({count} entries)").format(first=first, last=last, count=len(ids))
 
 
 def entries(path: Sequence[Any], estimate_tokens: Estimate | None = None) -> View:
@@ -81,9 +79,8 @@ def groups(found: Sequence[Any], estimate_tokens: Estimate | None = None) -> Vie
         ids = ", ".join(group.entry_ids)
         if estimate_tokens:
             cost = sum(estimate_tokens(entry.message) for entry in group.entries)
-            line = _("group {number} = [{ids}]  ({tokens} tokens)").format(
-                number=number_, ids=ids, tokens=number(cost)
-            )
+            costed = _("group {number} = [{ids}]  ({tokens} tokens)")
+            line = costed.format(number=number_, ids=ids, tokens=number(cost))
         else:
             line = _("group {number} = [{ids}]").format(number=number_, ids=ids)
         lines.append(line)
@@ -96,8 +93,7 @@ DEDUCTIONS = (
     (N_("reserved_output"), "reserved_output"),
     (N_("safety_margin"), "safety_margin"),
 )
-"""The deduction table's rows: the label (the option's name; a translation may add the
-chapter's word for it) and the ``tokens`` field it shows."""
+"""The deduction table's rows: the label (the option's name) and the ``tokens`` field shown."""
 
 
 def deductions(tokens: Any) -> View:
@@ -167,9 +163,8 @@ def bars(found: Sequence[Any], kept_ids: Iterable[str], limit: int = 40) -> View
     strip = "".join("█" if share == 1 else ("░" if share == 0 else "▒") for share in shares)
     kept_count = states.count("kept")
     left_out = len(found) - kept_count
-    note = _("{groups} groups, {size} per cell: {kept} kept, {left_out} left out").format(
-        groups=len(found), size=size, kept=kept_count, left_out=left_out
-    )
+    said = _("{groups} groups, {size} per cell: {kept} kept, {left_out} left out")
+    note = said.format(groups=len(found), size=size, kept=kept_count, left_out=left_out)
     spans = [
         _("groups {first}\u2013{last}").format(
             first=i * size + 1, last=min((i + 1) * size, len(found))

@@ -29,8 +29,7 @@ class Transfer:
     files: int
     loaded: bool
     unread: tuple[str, ...] = ()
-    """Files that could not be read, left out (the browser's drive cannot read some files it
-    lists, such as the kit's JSON files it serves itself)."""
+    """Files left out as unreadable (the browser's drive lists some, such as the kit's JSON)."""
 
     def __str__(self) -> str:
         if self.loaded:
@@ -49,9 +48,8 @@ class Transfer:
             )
         text = text.format(count=self.files, archive=self.archive.name, root=self.root.name)
         if self.unread:
-            text += "; " + _("left out, as they could not be read: {paths}").format(
-                paths=", ".join(self.unread)
-            )
+            unread = _("left out, as they could not be read: {paths}")
+            text += "; " + unread.format(paths=", ".join(self.unread))
         return text
 
     def _repr_pretty_(self, printer: object, cycle: bool) -> None:
@@ -63,11 +61,8 @@ def workspace_root(start: str | os.PathLike[str] | None) -> Path:
     here = Path(start) if start is not None else Path.cwd()
     root = find_workspace(here)
     if root is None:
-        raise WorkspaceError(
-            _("{path}: no practice workspace here or above (no {marker})").format(
-                path=here, marker=MARKER
-            )
-        )
+        nowhere = _("{path}: no practice workspace here or above (no {marker})")
+        raise WorkspaceError(nowhere.format(path=here, marker=MARKER))
     return root
 
 
@@ -103,11 +98,8 @@ def save_workspace(start: str | os.PathLike[str] | None = None) -> Transfer:
 def load_workspace(
     archive: str | os.PathLike[str], start: str | os.PathLike[str] | None = None
 ) -> Transfer:
-    """Put the files of a saved zip back into the workspace (the newer copy of each wins).
-
-    The zip is unpacked as a roster unpacks a submission (no links, no path outside it, size
-    caps) and must hold a workspace; files of the workspace that the zip lacks are kept.
-    """
+    """Put the files of a saved zip back into the workspace (the newer copy of each wins; files
+    it lacks are kept), unpacked as a roster unpacks a submission (no links, no escape, caps)."""
     root = workspace_root(start)
     with tempfile.TemporaryDirectory(prefix="course-load-") as scratch:
         try:

@@ -1,8 +1,7 @@
 """A lab's verdict as a notebook shows it: the checkpoint's own result, rendered, no timings.
 
-``check()`` hands the engine's ``CheckpointResult`` to ``VerdictView``; nothing here counts or
-decides anything: every number shown is the result's own, and a lab's text is the terminal's
-(``harness/report.py``), so the notebook, the checkpoint and the gradebook always agree.
+Nothing here counts or decides: every number is the result's own and a lab's text is the
+terminal's (``harness/report.py``), so the notebook, the checkpoint and the gradebook agree.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from ..sandboxed.probecases import first_line
 from ..sandboxed.status import HTML_COLOURS, TONE_MARKS, Status, Tone, worst
 from ..sandboxed.untrusted import clip
 from ..sandboxed.verdicts import readable
-from .views import Shown, esc
+from .views import Shown, esc, row
 
 MESSAGE_LIMIT = 240
 """Characters of each line of a test's message that are shown."""
@@ -51,9 +50,8 @@ class VerdictView(Shown):
 
     @property
     def labs(self) -> tuple[LabResult, ...]:
-        if self.result is None:
-            return ()
-        return tuple(lab for lab in self.result.labs if self.lab in (None, lab.lab.id))
+        labs = self.result.labs if self.result is not None else ()
+        return tuple(lab for lab in labs if self.lab in (None, lab.lab.id))
 
     @property
     def counted(self) -> tuple[LabResult, ...]:
@@ -100,9 +98,8 @@ class VerdictView(Shown):
         shown = counts(result.passed, result.total, result.agreed, result.cases if probed else None)
         statuses = {lab.status for lab in counted}
         words = _(", ").join(s.label for s in Status if s != Status.PASSED and s in statuses)
-        return _("{scope}: {counts}  {statuses}").format(
-            scope=scope, counts=shown, statuses=words or Status.PASSED.label
-        )
+        said = _("{scope}: {counts}  {statuses}")
+        return said.format(scope=scope, counts=shown, statuses=words or Status.PASSED.label)
 
     @property
     def tests(self) -> tuple[TestOutcome, ...]:
@@ -160,12 +157,12 @@ class VerdictView(Shown):
         for lab in self.labs if self.lab is None else ():
             shown = _coloured(f"{lab_counts(lab)}  {lab.status.label}", lab.status.tone)
             rows.append(
-                _row(esc(_("Lab {lab}").format(lab=lab.lab.id)), esc(self.title(lab)), shown)
+                row(esc(_("Lab {lab}").format(lab=lab.lab.id)), esc(self.title(lab)), shown)
             )
         tests = self.tests
         for test, note in zip(tests, self.notes(tests), strict=True):
             status = _coloured(test.status.label, test.status.tone)
-            rows.append(_row(status, f"<code>{esc(test.name)}</code>", _pre(note)))
+            rows.append(row(status, f"<code>{esc(test.name)}</code>", _pre(note)))
         for lab in self.labs:
             probes = lab.probes
             if probes is None or probes.agree or probes.status == Status.PENDING:
@@ -175,13 +172,8 @@ class VerdictView(Shown):
                 shown = "\n".join(
                     self.clean(clip(part, MESSAGE_LIMIT)) for part in said.splitlines()
                 )
-                rows.append(_row(_coloured(_("probe"), "error"), "", _pre(shown)))
+                rows.append(row(_coloured(_("probe"), "error"), "", _pre(shown)))
         return head + (f"<table>{''.join(rows)}</table>" if rows else "")
-
-
-def _row(*cells: str) -> str:
-    """A table row whose cells are left-aligned (notebook front ends centre or right-align)."""
-    return "<tr>" + "".join(f"<td style='text-align:left'>{cell}</td>" for cell in cells) + "</tr>"
 
 
 def _coloured(text: str, tone: Tone) -> str:

@@ -47,8 +47,7 @@ def stack(views: Iterable[View]) -> View:
     for before, view in pairwise(items):
         text += ("\n\n" if "\n" in before.text + view.text else "\n") + view.text
     return View(
-        text,
-        "".join(f"<div style='margin-bottom:0.6em'>{view.html}</div>" for view in items),
+        text, "".join(f"<div style='margin-bottom:0.6em'>{view.html}</div>" for view in items)
     )
 
 
@@ -74,11 +73,16 @@ def preformatted(text: str) -> View:
     return View(text, f"<pre style='margin:0'>{esc(text)}</pre>")
 
 
+def row(*cells: str) -> str:
+    """An HTML row of left-aligned cells (notebook front ends centre or right-align them)."""
+    return "<tr>" + "".join(f"<td style='text-align:left'>{cell}</td>" for cell in cells) + "</tr>"
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, title: str = "") -> View:
     """A table as aligned plain text and as an HTML table."""
-    cells = [[str(cell) for cell in row] for row in rows]
+    texts = [[str(cell) for cell in values] for values in rows]
     widths = [
-        max([columns(header)] + [columns(row[i]) for row in cells])
+        max([columns(header)] + [columns(values[i]) for values in texts])
         for i, header in enumerate(headers)
     ]
 
@@ -86,12 +90,9 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, title: st
         return "  ".join(pad(value, widths[i]) for i, value in enumerate(values)).rstrip()
 
     lines = ([title] if title else []) + [line(headers), line(["-" * w for w in widths])]
-    lines += [line(row) for row in cells]
+    lines += [line(values) for values in texts]
     head = "".join(f"<th style='text-align:left'>{esc(h)}</th>" for h in headers)
-    body = "".join(
-        "<tr>" + "".join(f"<td style='text-align:left'>{esc(c)}</td>" for c in row) + "</tr>"
-        for row in cells
-    )
+    body = "".join(row(*map(esc, values)) for values in texts)
     caption = f"<caption style='text-align:left'><b>{esc(title)}</b></caption>" if title else ""
     return View(
         "\n".join(lines),
