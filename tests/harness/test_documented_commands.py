@@ -303,13 +303,14 @@ def learner_workspace(places: Places) -> Path:
 
 def scripts(documented: Documented, places: Places) -> list[str]:
     """What runs: a block's commands in one script, a single command once per optional part;
-    placeholders filled in and fast variants swapped in."""
+    placeholders filled in and fast variants swapped in, each distinct script once (a fast
+    variant may stand for both forms of an optional part)."""
 
     def line(command: str) -> str:
         return concrete(FAST[command][0] if command in FAST else command, places)
 
     if len(documented.commands) == 1:
-        return [line(variant) for variant in variants(documented.commands[0])]
+        return list(dict.fromkeys(line(variant) for variant in variants(documented.commands[0])))
     return ["\n".join(line(command) for command in documented.commands)]
 
 
