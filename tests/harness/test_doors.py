@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -103,34 +104,62 @@ def from_json(manifest: Manifest, path: Path) -> Verdicts:
     return CheckpointResult.from_json(json.loads(path.read_text("utf-8")), manifest).verdicts()
 
 
-def through_every_door(
-    manifest: Manifest, kit: Path, workspace: Path, lab: str, reports: Path
-) -> dict[str, Verdicts]:
-    """Each door's per-lab verdicts on ``workspace`` (``--lab`` asks for ``lab`` alone)."""
-    timeout = ["--timeout", f"{SECONDS:g}"]
-    doors: dict[str, Verdicts] = {}
-    inside = reports / f"{workspace.name}-inside.json"
-    run = cli("checkpoint", CHAPTER, "--no-card", "--json", str(inside), *timeout, cwd=workspace)
-    assert inside.is_file(), run.stdout + run.stderr
-    doors["checkpoint"] = from_json(manifest, inside)
-    printed = lab_lines(run.stdout)
-    doors["checkpoint (printed)"] = printed
-    if workspace.name in MIDDLE_OF_THE_PROGRESSION:
-        return doors
-    outside = reports / f"{workspace.name}-practice.json"
-    cli("checkpoint", CHAPTER, "--practice", str(workspace), "--json", str(outside), *timeout)
-    doors["--practice"] = from_json(manifest, outside)
-    one = reports / f"{workspace.name}-lab.json"
-    cli("checkpoint", CHAPTER, "--lab", lab, "--json", str(one), *timeout, cwd=workspace)
-    doors["--lab"] = from_json(manifest, one)
-    watch = watch_once(workspace, *timeout)
-    doors["--watch"] = lab_lines(watch.stdout)
-    view = check(CHAPTER, start=workspace / "notebooks", timeout=SECONDS)
+@dataclass(frozen=True)
+class Place:
+    """A workspace and what its doors need: ``lab`` is the one ``--lab`` asks for."""
+
+    manifest: Manifest
+    kit: Path
+    workspace: Path
+    lab: str
+    reports: Path
+
+
+Door = Callable[[Place], dict[str, Verdicts]]
+"""A door's per-lab verdicts on a workspace."""
+TIMEOUT = ["--timeout", f"{SECONDS:g}"]
+
+
+def inside(at: Place) -> dict[str, Verdicts]:
+    saved = at.reports / f"{at.workspace.name}-inside.json"
+    run = cli("checkpoint", CHAPTER, "--no-card", "--json", str(saved), *TIMEOUT, cwd=at.workspace)
+    assert saved.is_file(), run.stdout + run.stderr
+    return {
+        "checkpoint": from_json(at.manifest, saved),
+        "checkpoint (printed)": lab_lines(run.stdout),
+    }
+
+
+def practice(at: Place) -> dict[str, Verdicts]:
+    saved = at.reports / f"{at.workspace.name}-practice.json"
+    cli("checkpoint", CHAPTER, "--practice", str(at.workspace), "--json", str(saved), *TIMEOUT)
+    return {"--practice": from_json(at.manifest, saved)}
+
+
+def one_lab(at: Place) -> dict[str, Verdicts]:
+    saved = at.reports / f"{at.workspace.name}-lab.json"
+    cli("checkpoint", CHAPTER, "--lab", at.lab, "--json", str(saved), *TIMEOUT, cwd=at.workspace)
+    return {"--lab": from_json(at.manifest, saved)}
+
+
+def watching(at: Place) -> dict[str, Verdicts]:
+    return {"--watch": lab_lines(watch_once(at.workspace, *TIMEOUT).stdout)}
+
+
+def notebook(at: Place) -> dict[str, Verdicts]:
+    view = check(CHAPTER, start=at.workspace / "notebooks", timeout=SECONDS)
     assert view.result is not None, view.text
-    doors["check()"] = view.result.verdicts()
-    review = run_review(manifest, kit, workspace, LIMITS, GradingOptions())
-    doors["--review"] = review.verdict.verdicts()
-    return doors
+    return {"check()": view.result.verdicts()}
+
+
+def review(at: Place) -> dict[str, Verdicts]:
+    review = run_review(at.manifest, at.kit, at.workspace, LIMITS, GradingOptions())
+    return {"--review": review.verdict.verdicts()}
+
+
+EVERY_DOOR: tuple[Door, ...] = (inside, practice, one_lab, watching, notebook, review)
+"""The doors but the roster, which grades a class of workspaces at once (``roster_verdicts``).
+A door only reads its workspace, so the doors of one workspace may run side by side."""
 
 
 def roster_verdicts(manifest: Manifest, roster: Path) -> dict[str, Verdicts]:
@@ -165,7 +194,7 @@ def every_door(
     roster = folder / "class"
     reports = folder / "reports"
     reports.mkdir()
-    workspaces = {}
+    places = {}
     for name in states:
         labs, change = STATES[name]
         workspace = roster / name
@@ -174,17 +203,16 @@ def every_door(
         if change is not None:
             change(workspace)
         lab = REQUIRED[list(STATES).index(name) % len(REQUIRED)]
-        workspaces[name] = (workspace, lab, reports)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        seen = dict(
-            zip(
-                workspaces,
-                pool.map(
-                    lambda item: through_every_door(manifest, kit, *item), workspaces.values()
-                ),
-                strict=True,
-            )
-        )
+        places[name] = Place(manifest, kit, workspace, lab, reports)
+    jobs = [
+        (name, door)
+        for name in states
+        for door in (EVERY_DOOR[:1] if name in MIDDLE_OF_THE_PROGRESSION else EVERY_DOOR)
+    ]
+    seen: dict[str, dict[str, Verdicts]] = {name: {} for name in states}
+    with ThreadPoolExecutor(max_workers=2) as pool:  # a slow state's doors go side by side
+        for name, verdicts in pool.map(lambda job: (job[0], job[1](places[job[0]])), jobs):
+            seen[name].update(verdicts)
     for name, rows in roster_verdicts(manifest, roster).items():
         seen[name]["--roster"] = rows
     return seen
