@@ -33,7 +33,7 @@ from ..harness.report import (
     render_open_lab,
 )
 from ..harness.results import CheckpointResult, lab_to_work_on
-from ..harness.style import PLAIN, Style
+from ..harness.style import PLAIN, Style, is_terminal
 from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, Commands, key_legend
 from ..sandboxed.status import Status
@@ -99,11 +99,7 @@ def key_events(stream: TextIO, events: queue.Queue[Event], single_keys: bool) ->
 @contextlib.contextmanager
 def single_key_input(stream: TextIO) -> Iterator[bool]:
     """Read a terminal key by key (no Enter needed) while inside; yields whether it does."""
-    try:
-        terminal = stream.isatty()
-    except (AttributeError, ValueError):
-        terminal = False
-    if not terminal:
+    if not is_terminal(stream):
         yield False
         return
     import termios

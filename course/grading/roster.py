@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from ..harness.manifest import Lab, Manifest
 from ..harness.runner import Limits
+from ..harness.style import is_terminal
 from ..locale import gettext as _
 from ..sandboxed.columns import pad
 from ..sandboxed.marker import WorkspaceError
@@ -148,7 +149,7 @@ class Progress:
 
     def __init__(self, total: int, stream: TextIO) -> None:
         self.total, self.stream, self.done = total, stream, 0
-        self.lock, self.bar = threading.Lock(), stream.isatty()
+        self.lock, self.bar = threading.Lock(), is_terminal(stream)
 
     def step(self, grade: Grade) -> None:
         with self.lock:

@@ -34,12 +34,16 @@ class Style:
 PLAIN = Style()
 
 
+def is_terminal(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal (a closed or replaced stream is not)."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def style_for(stream: TextIO, environ: Mapping[str, str]) -> Style:
     """Colour only on a terminal, and never with ``NO_COLOR`` or ``TERM=dumb`` (nor because of
     ``FORCE_COLOR``: a notebook kernel sets it, and its captured output must stay plain)."""
-    try:
-        terminal = stream.isatty()
-    except (AttributeError, ValueError):
-        terminal = False
     wanted = "NO_COLOR" not in environ and environ.get("TERM") != "dumb"
-    return Style(colour=terminal and wanted)
+    return Style(colour=is_terminal(stream) and wanted)
