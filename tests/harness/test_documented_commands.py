@@ -71,7 +71,7 @@ FAST = {
     ),
     ".venv/bin/python bench/instructions.py": (
         ".venv/bin/python bench/instructions.py --sizes 100,200 --collector on",
-        "about ten minutes under valgrind at 100 000 messages",
+        "about five minutes under valgrind at 100 000 messages",
     ),
     ".venv/bin/python bench/memory.py": (
         ".venv/bin/python bench/memory.py --entries 20000",
