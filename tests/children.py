@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -66,3 +67,35 @@ def unprivileged() -> Callable[[], None] | None:
                 raise OSError(ctypes.get_errno(), "cannot drop a capability")
 
     return drop
+
+
+def checkpoint(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``checkpoint 11 ARGS`` in a child, its output captured."""
+    command = [sys.executable, "-m", "course.cli.checkpoint", "11", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+
+LAB_COUNTS = ("status", "passed", "total", "agreed", "cases")
+
+
+def lab_counts(labs: list[dict[str, Any]]) -> dict[str, tuple[object, ...]]:
+    """Each lab's id → its status and counts, from a result's or a gradebook row's labs."""
+    return {lab["id"]: tuple(lab[key] for key in LAB_COUNTS) for lab in labs}
+
+
+def practice_and_roster(
+    workspace: Path, archive: Path, folder: Path
+) -> tuple[dict[str, tuple[object, ...]], dict[str, Any]]:
+    """``workspace`` graded by ``--practice``, and ``archive`` (its saved zip, as ``ada.zip``)
+    by ``--roster``, both unsandboxed: (the counted labs' counts ``--practice`` gave, the
+    gradebook's row)."""
+    roster = folder / "roster"
+    roster.mkdir()
+    shutil.move(archive, roster / "ada.zip")
+    own = folder / "own.json"
+    checkpoint("--practice", workspace, "--unsandboxed", "--json", own)
+    graded = checkpoint("--roster", roster, "--unsandboxed", "--gradebook", folder / "gb")
+    assert graded.returncode == 0, graded.stderr
+    [row] = json.loads((folder / "gb" / "gradebook.json").read_text())["learners"]
+    counted = [lab for lab in json.loads(own.read_text())["labs"] if not lab["optional"]]
+    return lab_counts(counted), row

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import struct
@@ -15,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+from children import lab_counts, practice_and_roster
 
 from course.display.transfer import save_workspace
 from course.harness.kit import kit_root
@@ -358,11 +358,6 @@ def test_the_site_workspace_runs_the_kit_s_probe_cases_without_its_own_copy(
     assert "test_lab_11_1_probe[" in ours, ours
 
 
-def checkpoint(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "course.cli.checkpoint", "11", *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-
-
 def test_a_roster_grades_a_site_workspace_s_zip_to_its_own_counts(
     site_workspace: Path, tmp_path: Path
 ) -> None:
@@ -371,18 +366,7 @@ def test_a_roster_grades_a_site_workspace_s_zip_to_its_own_counts(
     shutil.copyfile(kit_root() / "course" / "summary.py", workspace / "pi_course" / "summary.py")
     saved = save_workspace(workspace)
     assert saved.unread == ()
-    roster = tmp_path / "roster"
-    roster.mkdir()
-    shutil.move(saved.archive, roster / "ada.zip")
-    own = tmp_path / "own.json"
-    checkpoint("--practice", workspace, "--unsandboxed", "--json", own)
-    graded = checkpoint("--roster", roster, "--unsandboxed", "--gradebook", tmp_path / "gb")
-    assert graded.returncode == 0, graded.stderr
-    [row] = json.loads((tmp_path / "gb" / "gradebook.json").read_text())["learners"]
-    keys = ("status", "passed", "total", "agreed", "cases")
-    labs = [lab for lab in json.loads(own.read_text())["labs"] if not lab["optional"]]
-    expected = {lab["id"]: tuple(lab[key] for key in keys) for lab in labs}
-    assert {lab["id"]: tuple(lab[key] for key in keys) for lab in row["labs"]} == expected
+    expected, row = practice_and_roster(workspace, saved.archive, tmp_path)
+    assert lab_counts(row["labs"]) == expected
     assert expected["11.1"][0] == "passed"
     assert not [f for f in row["flags"] if "edited" in f], "an optional file left out is no edit"
-

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from children import lab_counts, practice_and_roster
 
 from course.display.transfer import load_workspace, save_workspace
 from course.harness.kit import kit_root
@@ -101,31 +100,12 @@ def test_saving_outside_a_workspace_says_so(tmp_path: Path) -> None:
         save_workspace(tmp_path)
 
 
-def checkpoint(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "course.cli.checkpoint", "11", *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
-
-
 def test_a_roster_grades_the_saved_zip_to_the_workspace_s_own_counts(
     workspace: Path, tmp_path: Path
 ) -> None:
     shutil.copyfile(kit_root() / "course" / "summary.py", workspace / "pi_course" / "summary.py")
-    roster = tmp_path / "roster"
-    roster.mkdir()
-    shutil.move(save_workspace(workspace).archive, roster / "ada.zip")
-    own = tmp_path / "own.json"
-    checkpoint("--practice", workspace, "--unsandboxed", "--json", own)
-    graded = checkpoint("--roster", roster, "--unsandboxed", "--gradebook", tmp_path / "gb")
-    assert graded.returncode == 0, graded.stderr
-    [row] = json.loads((tmp_path / "gb" / "gradebook.json").read_text())["learners"]
-
-    def counts(labs: list[dict[str, object]]) -> dict[object, tuple[object, ...]]:
-        keys = ("status", "passed", "total", "agreed", "cases")
-        return {lab["id"]: tuple(lab[key] for key in keys) for lab in labs}
-
-    own_labs = json.loads(own.read_text())["labs"]
-    expected = counts([lab for lab in own_labs if not lab["optional"]])  # the gradebook's labs
-    assert counts(row["labs"]) == expected
+    expected, row = practice_and_roster(workspace, save_workspace(workspace).archive, tmp_path)
+    assert lab_counts(row["labs"]) == expected
     assert expected["11.1"][0] == "passed" and row["learner"] == "ada"
 
 
