@@ -96,6 +96,12 @@ def solved_workspace(manifest: Manifest, kit: Path, make: MakeWorkspace, name: s
     return workspace
 
 
+HANGS = "while True: __import__('time').sleep(0.05)"
+"""A first line for ``sabotage`` that never returns: it waits rather than spins, so a test that
+only needs a timeout verdict costs the machine nothing while the limit runs out (the tests of
+the limits themselves, ``test_runner_limits.py`` and the in-kernel and worker checks, spin)."""
+
+
 def sabotage(workspace: Path, module: str, function: str, first_line: str) -> None:
     """Make ``function`` of the learner's ``module`` start with ``first_line``."""
     replace_in(

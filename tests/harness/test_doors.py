@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from harness_support import CHAPTER, cli, replace_in, sabotage, watch_once
+from harness_support import CHAPTER, HANGS, cli, replace_in, sabotage, watch_once
 from solutions import solve_lab
 
 from course.cli.review import run_review
@@ -74,7 +74,7 @@ STATES: dict[str, tuple[list[str], Callable[[Path], None] | None]] = {
     "wrong-lab-2": (REQUIRED, groups_close_at_every_answer),
     "endless-loop": (
         REQUIRED,
-        lambda w: sabotage(w, "groups", "split_interactions", "while True: pass"),
+        lambda w: sabotage(w, "groups", "split_interactions", HANGS),
     ),
     "fails-at-import": (REQUIRED, fails_at_import),
 }

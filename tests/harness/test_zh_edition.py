@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 import pytest
-from harness_support import CHAPTER, cli, replace_in, sabotage
+from harness_support import CHAPTER, HANGS, cli, replace_in, sabotage
 from solutions import solve_lab
 
 from course.context import GroupStatus, Reason
@@ -130,7 +130,7 @@ def test_a_failure_and_a_timeout(zh_workspace: tuple[Path, str], manifest: Manif
     for lab in ("11.1", "11.2"):
         solve_lab(manifest, kit_root(), workspace, lab)
     replace_in(workspace / "pi_course" / "summary.py", "non_blank=True", "non_empty=True")
-    sabotage(workspace, "groups", "split_interactions", "while True: pass")
+    sabotage(workspace, "groups", "split_interactions", HANGS)
     out = checkpoint(workspace, "--timeout", "2")
     assert_chinese(out, "a failure and a timeout")
 
