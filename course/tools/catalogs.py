@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import io
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -215,15 +216,25 @@ def _describe(catalog: Any, edition: str) -> None:
 
 
 def build() -> list[Path]:
-    """Compile every edition's ``.po`` into the ``.mo`` the kit reads: a changed ``.mo`` is
-    replaced whole (a running kit never reads half of one), an unchanged one is left alone."""
-    written = []
-    for po, mo in ((catalog_path(e), catalog_path(e, ".mo")) for e in TRANSLATED):
-        compiled = compile_catalog(po.read_bytes()) if po.is_file() else None
-        if compiled is not None and not (mo.is_file() and mo.read_bytes() == compiled):
-            atomic_write(mo, compiled)
-            written.append(mo)
-    return written
+    """Compile every edition's ``.po`` into the ``.mo`` the kit reads; the ones written."""
+    pairs = ((catalog_path(e), catalog_path(e, ".mo")) for e in TRANSLATED)
+    return [mo for po, mo in pairs if build_one(po, mo)]
+
+
+def build_one(po: Path, mo: Path) -> bool:
+    """Compile ``po`` into ``mo``; whether ``mo`` was written. A changed ``.mo`` is replaced whole
+    (a running kit never reads half of one). An unchanged one older than its ``.po`` is only
+    touched: the kit reads a ``.mo`` older than its ``.po`` as stale, and would compile the
+    ``.po`` again in every process (``locale.compiled``)."""
+    if not po.is_file():
+        return False
+    compiled = compile_catalog(po.read_bytes())
+    if mo.is_file() and mo.read_bytes() == compiled:
+        if mo.stat().st_mtime < po.stat().st_mtime:
+            os.utime(mo)
+        return False
+    atomic_write(mo, compiled)
+    return True
 
 
 def main(check: bool, do_update: bool) -> int:

@@ -111,3 +111,16 @@ def test_a_stale_mo_is_not_read(tmp_path: Path) -> None:
     assert read_translations(po, mo).gettext("budget") == "新预算"
     mo.unlink()
     assert read_translations(po, mo).gettext("budget") == "新预算"
+
+
+def test_the_build_makes_an_unchanged_but_older_mo_current(tmp_path: Path) -> None:
+    """A .po saved again without a change (``catalogs --update`` does) leaves the .mo's bytes
+    as they are, yet the build marks it current: else every process compiles the .po anew."""
+    po, mo = tmp_path / "course.po", tmp_path / "course.mo"
+    po.write_bytes(_po("预算"))
+    assert catalogs.build_one(po, mo), "a missing .mo is written"
+    os.utime(mo, (1, 1))
+    assert not catalogs.build_one(po, mo), "the same bytes are not written again"
+    assert mo.stat().st_mtime >= po.stat().st_mtime, "but the .mo is no longer older"
+    po.write_bytes(_po("新预算"))
+    assert catalogs.build_one(po, mo) and read_translations(po, mo).gettext("budget") == "新预算"
