@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..harness.kit import fingerprint, read_source
+from ..harness.kit import fingerprint, kit_cache, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.records import RecordReader
 from ..harness.results import ProbeSummary
@@ -95,8 +95,11 @@ def draw(manifest: Manifest, kit: Path, seed: int) -> ProbeSet | None:
         return None
     labs = [lab.id for lab in manifest.labs]
     try:
+        from ..probes.strategies import caches_kept_in
+
         module = load_module(kit / manifest.probes, "course_probes_reference")
-        cases = module.cases(seed, labs)
+        with caches_kept_in(kit_cache() / "hypothesis"):
+            cases = module.cases(seed, labs)
         json.dumps(cases)
         summarize = getattr(module, "summarize", None)
         inputs = {
@@ -141,8 +144,7 @@ def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> Pr
     takes seconds: the set is cached under a key of all it follows from, when it can be)."""
     if manifest.probes is None:
         return None
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "course-kit"
-    path = cache / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.json"
+    path = kit_cache() / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.json"
     probes = _read_cached(path, seed, manifest)
     if probes is None:
         probes = draw(manifest, kit, seed)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,12 @@ def kit_root() -> Path:
             ).format(root=root)
         )
     return root
+
+
+def kit_cache() -> Path:
+    """Where the kit keeps what it can make again between runs (drawn probe cases, hypothesis's
+    Unicode tables, the site's downloads): ``$XDG_CACHE_HOME/course-kit``."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "course-kit"
 
 
 def read_source(root: Path, relative: str) -> bytes:

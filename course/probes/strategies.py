@@ -7,6 +7,7 @@ import contextlib
 import copy
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -108,13 +109,43 @@ def examples(strategy: Any, count: int, seed: int) -> list[Any]:
     def collect(value: Any) -> None:
         found.append(copy.deepcopy(value))
 
-    with tempfile.TemporaryDirectory(prefix="course-probes-") as home, _no_local_constants():
+    with _hypothesis_home() as home, _no_local_constants():
         set_hypothesis_home_dir(home)  # its caches, not a .hypothesis/ where the grader runs
         try:
             collect()
         finally:
             set_hypothesis_home_dir(None)
     return found[:count]
+
+
+_kept_in: list[Path] = []
+
+
+@contextlib.contextmanager
+def caches_kept_in(folder: Path) -> Iterator[None]:
+    """Draw with hypothesis's caches in ``folder``, kept between processes: its Unicode tables
+    take about 0.4 s to build, and every roster draws its audit cases. The caches hold no
+    examples (``database=None``), so the same seed draws the same cases with or without them."""
+    _kept_in.append(folder)
+    try:
+        yield
+    finally:
+        _kept_in.pop()
+
+
+@contextlib.contextmanager
+def _hypothesis_home() -> Iterator[str]:
+    """The folder ``caches_kept_in`` names (when it can be made), else a fresh temporary one."""
+    if _kept_in:
+        try:
+            _kept_in[-1].mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass
+        else:
+            yield str(_kept_in[-1])
+            return
+    with tempfile.TemporaryDirectory(prefix="course-probes-") as home:
+        yield home
 
 
 @contextlib.contextmanager

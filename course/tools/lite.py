@@ -12,7 +12,6 @@ import base64
 import email.parser
 import hashlib
 import json
-import os
 import re
 import shutil
 import struct
@@ -30,7 +29,7 @@ from typing import Any
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from ..harness.kit import kit_root
+from ..harness.kit import kit_cache, kit_root
 from ..harness.manifest import load_manifest
 from ..harness.pysource import parse
 from ..harness.workspace import create_workspace
@@ -558,14 +557,9 @@ def site_size(out: Path) -> int:
     return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
 
 
-def default_cache() -> Path:
-    """Where fetched files are kept between builds: ``$XDG_CACHE_HOME/course-kit``."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "course-kit"
-
-
 def main(out: Path, edition: str, cache: Path | None) -> int:
     editions = EDITIONS if edition == "both" else (edition,)
-    build(out, editions, cache or default_cache())
+    build(out, editions, cache or kit_cache())
     built = _("built the site in {path} ({size:.1f} MB); serve it with any static web server")
     print(built.format(path=out, size=site_size(out) / 1e6))
     return 0

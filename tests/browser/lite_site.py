@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course.harness.kit import kit_root
-from course.tools.lite import CONFIG, default_cache
+from course.harness.kit import kit_cache, kit_root
+from course.tools.lite import CONFIG
 
 KIT_SOURCES = ("course", "starters", "notebooks", "tests/chapter11", "pyproject.toml")
 """What the site is built from, besides the fetched versions: a change rebuilds it."""
@@ -66,7 +66,7 @@ def kit_digest() -> str:
 
 def built_site() -> Path:
     """The site for the kit as it is now: built on first use, then reused."""
-    site = default_cache() / "sites" / kit_digest()
+    site = kit_cache() / "sites" / kit_digest()
     if not (site / "index.html").is_file():
         partial = site.with_name(site.name + ".partial")
         subprocess.run(["rm", "-rf", str(partial)], check=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +60,36 @@ def test_the_same_seed_draws_the_same_cases(manifest: Manifest, kit: Path) -> No
     module = load_module(kit / str(manifest.probes), "probes_again")
     assert module.cases(7, ["11.3"]) == module.cases(7, ["11.3"])
     assert module.cases(7, ["11.3"]) != module.cases(8, ["11.3"])
+
+
+KEPT_DRAW = """
+import json, sys
+from pathlib import Path
+from course.probes import ch11
+from course.probes.strategies import caches_kept_in
+with caches_kept_in(Path(sys.argv[1])):
+    print(json.dumps(ch11.cases(7, ["11.1"])))
+"""
+
+
+def test_hypothesis_s_kept_caches_change_no_draw(tmp_path: Path) -> None:
+    """The grader keeps hypothesis's caches in the kit's cache folder (``caches_kept_in``): a
+    seed draws the same cases without them, in the process that builds them, in a later one
+    that reads them, and where the folder cannot be made (a fresh temporary one serves)."""
+    from course.probes import ch11
+
+    fresh = json.loads(json.dumps(ch11.cases(7, ["11.1"])))
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    kept = tmp_path / "kept"
+    for folder in (kept, kept, tmp_path / "a-file" / "below"):
+        drawn = subprocess.run(
+            [sys.executable, "-c", KEPT_DRAW, str(folder)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert json.loads(drawn.stdout) == fresh, f"drawn with caches in {folder}"
+        assert list(kept.rglob("charmap*")), "hypothesis's Unicode tables are kept"
 
 
 @dataclass(frozen=True)
