@@ -14,15 +14,17 @@ exactly the cases the engine names.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from harness_support import failure_ids, plain_pytest, with_mutant, words
+from harness_support import failure_ids, plain_pytest, replace_in, solved_workspace, words
 from mutants import MUTANTS, Mutant
 
+from course.grading import probes
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult, ProbeSummary
 
@@ -47,28 +49,31 @@ class Graded:
 
 @pytest.fixture(scope="module")
 def graded(
-    manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
+    manifest: Manifest,
+    kit: Path,
+    probe_set: probes.ProbeSet | None,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Graded]:
     """Every curated mutant graded by the engine and run by plain pytest (two mutants at a
-    time: each is a few processes)."""
-    from course.grading import probes
+    time: each is a few processes). Each mutant's workspace is a copy of one workspace with
+    every lab solved (solving parses every learner module), its mistake then made in it."""
     from course.grading.engine import GradingOptions, evaluate
     from course.harness.runner import Limits
     from course.harness.workspace import create_workspace
     from course.sandboxed.commands import shell_commands
 
-    options = GradingOptions(
-        probes=probes.prepare(manifest, kit, manifest.labs, manifest.probe_seed),
-        commands=shell_commands(),
-    )
+    options = GradingOptions(probes=probe_set, commands=shell_commands())
     folder = tmp_path_factory.mktemp("mutants")
 
     def make(name: str) -> Path:
         create_workspace(manifest, kit, folder / name)
         return folder / name
 
+    solved = solved_workspace(manifest, kit, make, "solved")
+
     def run(mutant: Mutant) -> Graded:
-        workspace = with_mutant(manifest, kit, make, mutant)
+        workspace = shutil.copytree(solved, folder / f"mutant-{mutant.name}", symlinks=True)
+        replace_in(workspace / "pi_course" / mutant.module, mutant.old, mutant.new)
         ran = plain_pytest(workspace, manifest.lab(mutant.lab).select)
         return Graded(mutant, evaluate(manifest, kit, workspace, (), Limits(), options), ran)
 

@@ -144,18 +144,38 @@ def test_the_committed_starters_are_what_generation_gives() -> None:
     assert stale_starters(MANIFEST, kit_root()) == []
 
 
-@pytest.mark.parametrize("file", STARTERS, ids=module_of)
-def test_an_edited_starter_fails_the_check_naming_the_file(
-    file: WorkspaceFile, tmp_path: Path
-) -> None:
-    kit = copy_of_the_kit(tmp_path)
+def edit_by_hand(kit: Path, file: WorkspaceFile) -> None:
     with (kit / file.starter).open("a", encoding="utf-8") as starter:
         starter.write("\n# edited by hand\n")
+
+
+@pytest.fixture(scope="module")
+def repaired(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
+    """A copy of the kit with every starter edited by hand, then regenerated: the copy, and
+    the return codes of ``course-kit starters`` and of ``course-kit starters --check`` after it
+    (each edited starter's test reads them: one regeneration repairs them all)."""
+    kit = copy_of_the_kit(tmp_path_factory.mktemp("kit"))
+    for file in STARTERS:
+        edit_by_hand(kit, file)
+    regenerated = course_kit(kit, "starters").returncode
+    return kit, regenerated, course_kit(kit, "starters", "--check").returncode
+
+
+@pytest.mark.parametrize("file", STARTERS, ids=module_of)
+def test_an_edited_starter_fails_the_check_naming_the_file(
+    file: WorkspaceFile, tmp_path: Path, repaired: tuple[Path, int, int]
+) -> None:
+    kit = copy_of_the_kit(tmp_path)
+    edit_by_hand(kit, file)
     run = course_kit(kit, "starters", "--check")
     assert run.returncode == 1
     assert file.starter in run.stderr and "course-kit starters" in run.stderr
-    assert course_kit(kit, "starters").returncode == 0
-    assert course_kit(kit, "starters", "--check").returncode == 0, "regenerating repairs it"
+    edited, regenerated, checked = repaired
+    assert regenerated == 0
+    assert (edited / file.starter).read_text(encoding="utf-8") == read(file.starter), (
+        f"{file.starter} is not the committed starter after regenerating"
+    )
+    assert checked == 0, "regenerating repairs it"
 
 
 def test_a_lab_function_without_a_docstring_cannot_become_a_stub() -> None:
