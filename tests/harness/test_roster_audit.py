@@ -100,10 +100,13 @@ def test_the_roster_fails_keyed_answers_and_flags_them(roster: Path) -> None:
     assert int(keyed["score"]) <= 14 - 3, "a failed lab earns nothing"
 
 
-def test_an_instructor_may_fix_the_audit_seed(roster: Path, tmp_path: Path) -> None:
+def test_an_instructor_may_fix_the_audit_seed(manifest: Manifest, tmp_path: Path) -> None:
+    """A class of one learner who has done Lab 11.1, graded on that lab: the seed is the
+    instructor's."""
+    roster_workspace(manifest, tmp_path / "class", "ada", solved=1)
     book = tmp_path / "book"
     run = cli(
-        "checkpoint", "11", "--roster", str(roster), "--audit-seed", "4242",
+        "checkpoint", "11", "--roster", str(tmp_path / "class"), "--audit-seed", "4242",
         "--gradebook", str(book), "--lab", "11.1",
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
