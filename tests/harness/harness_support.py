@@ -9,7 +9,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -165,8 +165,14 @@ def failure_ids(summary: ProbeSummary) -> list[str]:
     return [m.group(1) for m in found if m is not None]
 
 
-def essentials(report: dict[str, Any]) -> dict[str, Any]:
-    """What must agree: per lab, status and counts; per test, its status; the failing cases."""
+def essentials(report: dict[str, Any], lab: str | None = None) -> dict[str, Any]:
+    """What must agree: per lab, status and counts; per test, its status; the failing cases.
+    With ``lab``, that lab's only (a report of several labs, read one lab at a time)."""
+    if lab is not None:
+        report = {
+            "labs": [each for each in report["labs"] if each["id"] == lab],
+            "tests": [test for test in report["tests"] if test["lab"] == lab],
+        }
     labs = {
         lab["id"]: {
             key: lab[key] for key in ("status", "passed", "total", "agreed", "cases", "earned")
@@ -185,12 +191,18 @@ def essentials(report: dict[str, Any]) -> dict[str, Any]:
 def on_the_command_line(
     workspace: Path, lab: str, seconds: float, tmp_path: Path
 ) -> dict[str, Any]:
-    saved = tmp_path / f"cli-{lab}.json"
+    return essentials(command_line_report(workspace, [lab], seconds, tmp_path))
+
+
+def command_line_report(
+    workspace: Path, labs: Sequence[str], seconds: float, tmp_path: Path
+) -> dict[str, Any]:
+    """``checkpoint 11 --lab ID… --practice DIR --json FILE --timeout SECONDS``: the report."""
+    saved = tmp_path / f"cli-{'-'.join(labs)}.json"
     done = cli(
         "checkpoint",
         "11",
-        "--lab",
-        lab,
+        *(arg for lab in labs for arg in ("--lab", lab)),
         "--practice",
         str(workspace),
         "--json",
@@ -199,4 +211,5 @@ def on_the_command_line(
         f"{seconds:g}",
     )
     assert saved.exists(), f"checkpoint wrote no JSON:\n{done.stdout}\n{done.stderr}"
-    return essentials(json.loads(saved.read_text(encoding="utf-8")))
+    report: dict[str, Any] = json.loads(saved.read_text(encoding="utf-8"))
+    return report
