@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from harness_support import Check, MakeWorkspace, replace_in
+from harness_support import HANGS, Check, MakeWorkspace, sabotage
 from mutants import MUTANTS, Mutant, build_mutant
 from solutions import solve_lab
 
@@ -229,12 +229,7 @@ def test_a_hang_costs_its_lab_s_remaining_cases_and_the_next_labs_still_answer(
     workspace = make_workspace("hangs-in-resume")
     for lab in manifest.labs:
         solve_lab(manifest, kit, workspace, lab.id)
-    replace_in(
-        workspace / "pi_course" / "compaction.py",
-        "def summary_message(summary: CompactionSummary) -> Message:\n",
-        "def summary_message(summary: CompactionSummary) -> Message:\n"
-        "    while True:\n        pass\n",
-    )
+    sabotage(workspace, "compaction", "summary_message", HANGS)
     result = check(workspace, labs=["11.5", "11.opt"], limits=probes.Limits(test_seconds=2.0))
     by_lab = {lab.lab.id: lab for lab in result.labs}
     resume = by_lab["11.5"].probes
