@@ -72,7 +72,8 @@ def caught(
     drawn: probes.ProbeSet,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Caught]:
-    """Every curated mutant's answers to the cases (trusted code: evaluated in this process)."""
+    """Every curated mutant's answers to its lab's cases, the lab each test reads (trusted
+    code: evaluated in this process)."""
     folder = tmp_path_factory.mktemp("probed-mutants")
     chapter = load_module(kit / str(manifest.probes), "probes_for_mutants")
     found = {}
@@ -80,10 +81,11 @@ def caught(
         patch.syspath_prepend(str(folder))
         for mutant in MUTANTS:
             package = build_mutant(manifest, kit, mutant, folder)
+            cases = drawn.only([mutant.lab])
             answers = {
-                str(case["id"]): answer(chapter.evaluate, package, case) for case in drawn.cases
+                str(case["id"]): answer(chapter.evaluate, package, case) for case in cases.cases
             }
-            found[mutant.name] = Caught(mutant, probes.compare(drawn, answers))
+            found[mutant.name] = Caught(mutant, probes.compare(cases, answers))
     return found
 
 
