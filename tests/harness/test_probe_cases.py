@@ -12,6 +12,7 @@ import re
 import shlex
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -33,11 +34,16 @@ from solutions import solve_lab
 from course.display.notebook import check as notebook_check
 from course.harness.catalog import kit_catalog
 from course.harness.manifest import Manifest
+from course.harness.workspace import create_workspace
 
 PROBE_FILE = "tests/chapter11/test_11_probe_cases.py"
 REPLAY = re.compile(r"replay: (\S*checkpoint 11 --replay (\d+\.\w+#\d+))")
 """A replay line: the command as printed (the full path into .venv where ``checkpoint`` is not on
 PATH) and the case it names."""
+
+
+MARGIN = next(m for m in MUTANTS if m.name == "forgets_the_safety_margin")
+"""The mutant whose Lab 11.3 probe failures the doors name."""
 
 
 def as_printed(
@@ -62,12 +68,36 @@ def test_the_probe_cases_file_counts_in_no_lab(manifest: Manifest, kit: Path) ->
     assert {PROBE_FILE, "tests/chapter11/probe_cases.json"} <= shipped
 
 
-def test_every_probe_failure_at_the_terminal_replays(
-    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
-) -> None:
-    mutant = next(m for m in MUTANTS if m.name == "forgets_the_safety_margin")
-    workspace = with_mutant(manifest, kit, make_workspace, mutant)
-    run = cli("checkpoint", CHAPTER, "--lab", "11.3", "--no-card", cwd=workspace)
+@dataclass(frozen=True)
+class Graded:
+    workspace: Path
+    run: subprocess.CompletedProcess[str]
+    report: str
+
+
+@pytest.fixture(scope="module")
+def in_the_workspace(
+    manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Graded:
+    """``checkpoint 11 --lab 11.3 --no-card --json REPORT`` once in the mutant's workspace:
+    the terminal test reads what it printed, the ``--json`` door its report."""
+    folder = tmp_path_factory.mktemp("in-the-workspace")
+
+    def make(name: str) -> Path:
+        create_workspace(manifest, kit, folder / name)
+        return folder / name
+
+    workspace = with_mutant(manifest, kit, make, MARGIN)
+    report = folder / "report.json"
+    run = cli(
+        "checkpoint", CHAPTER, "--lab", "11.3", "--no-card", "--json", str(report), cwd=workspace
+    )
+    assert report.exists(), run.stdout + run.stderr
+    return Graded(workspace, run, report.read_text(encoding="utf-8"))
+
+
+def test_every_probe_failure_at_the_terminal_replays(in_the_workspace: Graded) -> None:
+    workspace, run = in_the_workspace.workspace, in_the_workspace.run
     assert run.returncode == 1, run.stdout + run.stderr
     replays = REPLAY.findall(run.stdout)
     assert len(replays) == 3, run.stdout
@@ -144,11 +174,8 @@ def test_a_roster_draws_the_instructor_s_seed_and_the_gradebook_records_it(
 
 
 def door_text(door: str, workspace: Path, tmp_path: Path) -> str:
-    """What one door shows of a workspace's Lab 11.3 (its printout, report or gradebook)."""
-    if door == "--json":
-        report = tmp_path / "report.json"
-        cli("checkpoint", CHAPTER, "--lab", "11.3", "--json", str(report), cwd=workspace)
-        return report.read_text(encoding="utf-8")
+    """What one door shows of a workspace's Lab 11.3 (its printout or gradebook); the ``--json``
+    door's report is ``in_the_workspace``'s."""
     if door == "--practice":
         return cli("checkpoint", CHAPTER, "--practice", str(workspace), "--lab", "11.3").stdout
     if door == "--watch":
@@ -162,11 +189,18 @@ def door_text(door: str, workspace: Path, tmp_path: Path) -> str:
 
 @pytest.mark.parametrize("door", ["--json", "--practice", "--watch", "--roster"])
 def test_every_door_names_a_failing_case_with_its_input_and_a_replay_that_reproduces_it(
-    door: str, manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+    door: str,
+    manifest: Manifest,
+    kit: Path,
+    make_workspace: MakeWorkspace,
+    tmp_path: Path,
+    in_the_workspace: Graded,
 ) -> None:
-    mutant = next(m for m in MUTANTS if m.name == "forgets_the_safety_margin")
-    workspace = with_mutant(manifest, kit, make_workspace, mutant)
-    text = door_text(door, workspace, tmp_path)
+    if door == "--json":
+        workspace, text = in_the_workspace.workspace, in_the_workspace.report
+    else:
+        workspace = with_mutant(manifest, kit, make_workspace, MARGIN)
+        text = door_text(door, workspace, tmp_path)
     if door in ("--json", "--roster"):
         text = text.replace("\\n", "\n").replace('\\"', '"')
     found = REPLAY.search(text)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from harness_support import Check, MakeWorkspace, replace_in
+from harness_support import HANGS, Check, MakeWorkspace, sabotage
 from mutants import MUTANTS, Mutant, build_mutant
 from solutions import solve_lab
 
@@ -58,8 +58,9 @@ def test_every_lab_function_is_probed_and_the_reference_answers_or_refuses(
 
 def test_the_same_seed_draws_the_same_cases(manifest: Manifest, kit: Path) -> None:
     module = load_module(kit / str(manifest.probes), "probes_again")
-    assert module.cases(7, ["11.3"]) == module.cases(7, ["11.3"])
-    assert module.cases(7, ["11.3"]) != module.cases(8, ["11.3"])
+    drawn_with_7 = module.cases(7, ["11.3"])
+    assert drawn_with_7 == module.cases(7, ["11.3"])
+    assert drawn_with_7 != module.cases(8, ["11.3"])
 
 
 KEPT_DRAW = """
@@ -105,7 +106,8 @@ def caught(
     drawn: probes.ProbeSet,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Caught]:
-    """Every curated mutant's answers to the cases (trusted code: evaluated in this process)."""
+    """Every curated mutant's answers to its lab's cases, the lab each test reads (trusted
+    code: evaluated in this process)."""
     folder = tmp_path_factory.mktemp("probed-mutants")
     chapter = load_module(kit / str(manifest.probes), "probes_for_mutants")
     found = {}
@@ -113,10 +115,11 @@ def caught(
         patch.syspath_prepend(str(folder))
         for mutant in MUTANTS:
             package = build_mutant(manifest, kit, mutant, folder)
+            cases = drawn.only([mutant.lab])
             answers = {
-                str(case["id"]): answer(chapter.evaluate, package, case) for case in drawn.cases
+                str(case["id"]): answer(chapter.evaluate, package, case) for case in cases.cases
             }
-            found[mutant.name] = Caught(mutant, probes.compare(drawn, answers))
+            found[mutant.name] = Caught(mutant, probes.compare(cases, answers))
     return found
 
 
@@ -262,12 +265,7 @@ def test_a_hang_costs_its_lab_s_remaining_cases_and_the_next_labs_still_answer(
     workspace = make_workspace("hangs-in-resume")
     for lab in manifest.labs:
         solve_lab(manifest, kit, workspace, lab.id)
-    replace_in(
-        workspace / "pi_course" / "compaction.py",
-        "def summary_message(summary: CompactionSummary) -> Message:\n",
-        "def summary_message(summary: CompactionSummary) -> Message:\n"
-        "    while True:\n        pass\n",
-    )
+    sabotage(workspace, "compaction", "summary_message", HANGS)
     result = check(workspace, labs=["11.5", "11.opt"], limits=probes.Limits(test_seconds=2.0))
     by_lab = {lab.lab.id: lab for lab in result.labs}
     resume = by_lab["11.5"].probes

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_support import QUICK, Check, MakeWorkspace, replace_in, sabotage, solved_workspace
+from harness_support import (
+    HANGS,
+    QUICK,
+    Check,
+    MakeWorkspace,
+    replace_in,
+    sabotage,
+    solved_workspace,
+)
 
 from course.harness.manifest import Manifest
 from course.harness.supervisor import Limits, after_a_hang
@@ -13,6 +21,8 @@ from course.harness.supervisor import Limits, after_a_hang
 def test_a_hang_times_out_an_exit_errors_a_flood_passes_and_the_run_goes_on(
     manifest: Manifest, kit: Path, check: Check, make_workspace: MakeWorkspace
 ) -> None:
+    """A CPU-bound endless loop (one that never yields the processor) is killed at the limit;
+    the other hangs in this file wait, as they need only the timeout verdict."""
     workspace = solved_workspace(manifest, kit, make_workspace, "hostile")
     sabotage(workspace, "compaction", "summary_message", "while True:\n        pass")
     sabotage(workspace, "compaction", "create_compaction_entry", "import os; os._exit(3)")
@@ -54,7 +64,7 @@ def test_code_that_hangs_on_import_costs_one_time_limit_not_one_per_test(
 ) -> None:
     workspace = make_workspace("stuck")
     with (workspace / "pi_course" / "context.py").open("a", encoding="utf-8") as module:
-        module.write("\nwhile True:\n    pass\n")
+        module.write(f"\n{HANGS}\n")
     result = check(workspace, limits=QUICK)
     assert [t.status for t in result.tests] == ["timeout"] * sum(lab.tests for lab in manifest.labs)
     first, *rest = result.tests
@@ -67,7 +77,7 @@ def test_after_one_hang_later_hangs_cost_a_tenth_of_the_limit(
 ) -> None:
     """An endless loop in Lab 11.2's code hangs every later lab: one limit, then short ones."""
     workspace = solved_workspace(manifest, kit, make_workspace, "looping")
-    sabotage(workspace, "groups", "split_interactions", "while True:\n        pass")
+    sabotage(workspace, "groups", "split_interactions", HANGS)
     result = check(workspace, limits=Limits(test_seconds=4.0))
     firsts = {lab.lab.id: lab.tests[0] for lab in result.labs}
     assert firsts["11.1"].status == "passed"

@@ -38,7 +38,7 @@ def dump_of(tmp_path: Path, body: str, wait: float = 20.0) -> tuple[str, int | N
             if text and text == seen:
                 break  # written, and no longer growing
             seen = text
-            time.sleep(0.2)
+            time.sleep(0.05)  # often: the child spins until its dump is seen, then a second more
         time.sleep(1.0)  # the child runs on after its dump
         return dump.read_text(), child.poll()
     finally:
