@@ -27,11 +27,12 @@ def kit() -> Path:
     return kit_root()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def make_workspace(
     manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> MakeWorkspace:
-    """Lay out a fresh practice workspace named ``name`` in a new temporary directory."""
+    """Lay out a fresh practice workspace named ``name`` in a new temporary directory (one
+    factory for the session: each call makes its own directory, so module fixtures use it too)."""
 
     def make(name: str = "practice") -> Path:
         target = tmp_path_factory.mktemp("class") / name

@@ -33,7 +33,6 @@ from solutions import solve_lab
 from course.grading.engine import GradingOptions, evaluate
 from course.harness.manifest import Manifest
 from course.harness.runner import Limits
-from course.harness.workspace import create_workspace
 
 
 def in_this_process(
@@ -67,15 +66,13 @@ Fresh = tuple[Path, dict[str, Any], dict[str, Any]]
 
 
 @pytest.fixture(scope="module")
-def fresh(manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory) -> Fresh:
+def fresh(manifest: Manifest, kit: Path, make_workspace: MakeWorkspace) -> Fresh:
     """A fresh workspace and its reports for ``FRESH_LABS``, graded once in this process and
     once on the command line; each test reads the labs it is about (the workspace is only read)."""
-    folder = tmp_path_factory.mktemp("fresh")
-    workspace = folder / "fresh"
-    create_workspace(manifest, kit, workspace)
+    workspace = make_workspace("fresh")
     options = GradingOptions(in_process=True)
     here = evaluate(manifest, kit, workspace, FRESH_LABS, Limits(), options).to_json()
-    there = command_line_report(workspace, FRESH_LABS, Limits().test_seconds, folder)
+    there = command_line_report(workspace, FRESH_LABS, Limits().test_seconds, workspace.parent)
     return workspace, here, there
 
 

@@ -21,7 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from harness_support import failure_ids, plain_pytest, replace_in, solved_workspace, words
+from harness_support import (
+    MakeWorkspace,
+    failure_ids,
+    plain_pytest,
+    replace_in,
+    solved_workspace,
+    words,
+)
 from mutants import MUTANTS, Mutant
 
 from course.grading import probes
@@ -52,24 +59,18 @@ def graded(
     manifest: Manifest,
     kit: Path,
     probe_set: probes.ProbeSet | None,
-    tmp_path_factory: pytest.TempPathFactory,
+    make_workspace: MakeWorkspace,
 ) -> dict[str, Graded]:
     """Every curated mutant graded by the engine and run by plain pytest (two mutants at a
     time: each is a few processes). Each mutant's workspace is a copy of one workspace with
     every lab solved (solving parses every learner module), its mistake then made in it."""
     from course.grading.engine import GradingOptions, evaluate
     from course.harness.runner import Limits
-    from course.harness.workspace import create_workspace
     from course.sandboxed.commands import shell_commands
 
     options = GradingOptions(probes=probe_set, commands=shell_commands())
-    folder = tmp_path_factory.mktemp("mutants")
-
-    def make(name: str) -> Path:
-        create_workspace(manifest, kit, folder / name)
-        return folder / name
-
-    solved = solved_workspace(manifest, kit, make, "solved")
+    solved = solved_workspace(manifest, kit, make_workspace, "solved")
+    folder = solved.parent
 
     def run(mutant: Mutant) -> Graded:
         workspace = shutil.copytree(solved, folder / f"mutant-{mutant.name}", symlinks=True)

@@ -34,7 +34,6 @@ from solutions import solve_lab
 from course.display.notebook import check as notebook_check
 from course.harness.catalog import kit_catalog
 from course.harness.manifest import Manifest
-from course.harness.workspace import create_workspace
 
 PROBE_FILE = "tests/chapter11/test_11_probe_cases.py"
 REPLAY = re.compile(r"replay: (\S*checkpoint 11 --replay (\d+\.\w+#\d+))")
@@ -76,19 +75,11 @@ class Graded:
 
 
 @pytest.fixture(scope="module")
-def in_the_workspace(
-    manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Graded:
+def in_the_workspace(manifest: Manifest, kit: Path, make_workspace: MakeWorkspace) -> Graded:
     """``checkpoint 11 --lab 11.3 --no-card --json REPORT`` once in the mutant's workspace:
     the terminal test reads what it printed, the ``--json`` door its report."""
-    folder = tmp_path_factory.mktemp("in-the-workspace")
-
-    def make(name: str) -> Path:
-        create_workspace(manifest, kit, folder / name)
-        return folder / name
-
-    workspace = with_mutant(manifest, kit, make, MARGIN)
-    report = folder / "report.json"
+    workspace = with_mutant(manifest, kit, make_workspace, MARGIN)
+    report = workspace.parent / "report.json"
     run = cli(
         "checkpoint", CHAPTER, "--lab", "11.3", "--no-card", "--json", str(report), cwd=workspace
     )

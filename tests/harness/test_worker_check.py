@@ -40,7 +40,6 @@ from course.harness import webworker
 from course.harness.manifest import Manifest
 from course.harness.runner import Limits
 from course.harness.webworker import BOOT, STARTUP_SECONDS, WorkerChild, bundle, graded_roots
-from course.harness.workspace import create_workspace
 
 RUN_BOOT = BOOT + (
     "\nimport json, sys\nasked = json.load(sys.stdin)\n"
@@ -142,17 +141,15 @@ LOOPS = {
 
 @pytest.fixture(scope="module")
 def a_hang_on_the_command_line(
-    manifest: Manifest, kit: Path, tmp_path_factory: pytest.TempPathFactory
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
 ) -> dict[str, Any]:
     """``checkpoint``'s verdict on Lab 11.1 when ``parse_summary`` never returns. The command
     line kills whatever overruns, spinning or waiting, so it is taken once, of a loop that waits:
     the loops that must really spin are the workers' (their kill is under test)."""
-    folder = tmp_path_factory.mktemp("hang")
-    workspace = folder / "hang"
-    create_workspace(manifest, kit, workspace)
+    workspace = make_workspace("hang")
     solve_lab(manifest, kit, workspace, "11.1")
     sabotage(workspace, "summary", "parse_summary", HANGS)
-    return on_the_command_line(workspace, "11.1", QUICK.test_seconds, folder)
+    return on_the_command_line(workspace, "11.1", QUICK.test_seconds, workspace.parent)
 
 
 @pytest.mark.parametrize("kind", list(LOOPS))
