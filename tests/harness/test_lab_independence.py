@@ -1,6 +1,6 @@
 """Each lab stands alone: writing one lab changes that lab's results and no other lab's.
 
-A lab is written three ways: the reference's functions moved in, and two solutions written
+A lab is written four ways: the reference's functions moved in, and three solutions written
 from the starters' docstrings without the reference (``own_solutions/``). Written alone, a lab
 leaves every other lab's tests as in a fresh workspace (pending, at some lab's stub); its own
 tests pass or stop at an earlier lab's stub. Written after the labs it builds on, it turns
