@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from schedule import COSTLY, costly_first
 
 from course.locale import set_edition
 
@@ -46,6 +47,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{BROWSER_MARKER}: drives JupyterLab in headless Chromium; left out by --no-browser",
     )
+    config.addinivalue_line(
+        "markers",
+        f"{COSTLY}: the scope's tests take far longer than most; xdist hands it out first "
+        "(tests/schedule.py)",
+    )
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -56,13 +62,16 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With --no-browser, deselect browser tests named explicitly on the command line."""
-    if not config.getoption("no_browser"):
-        return
-    deselected = [item for item in items if item.get_closest_marker(BROWSER_MARKER)]
-    if deselected:
-        items[:] = [item for item in items if not item.get_closest_marker(BROWSER_MARKER)]
-        config.hook.pytest_deselected(items=deselected)
+    """With --no-browser, deselect browser tests named explicitly on the command line. Then
+    the costly scopes go first (``schedule.costly_first``)."""
+    if config.getoption("no_browser"):
+        deselected = [item for item in items if item.get_closest_marker(BROWSER_MARKER)]
+        if deselected:
+            items[:] = [item for item in items if not item.get_closest_marker(BROWSER_MARKER)]
+            config.hook.pytest_deselected(items=deselected)
+    items[:] = costly_first(
+        items, lambda item: item.nodeid, lambda item: bool(item.get_closest_marker(COSTLY))
+    )
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

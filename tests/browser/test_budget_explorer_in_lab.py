@@ -35,7 +35,7 @@ from lab_page import (
 with contextlib.suppress(ModuleNotFoundError):
     from playwright.sync_api import Locator, expect
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.costly]  # costly: tests/schedule.py
 
 SCREENSHOT = "budget-explorer-max-tokens-19.png"
 

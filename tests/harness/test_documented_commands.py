@@ -29,6 +29,8 @@ from course.harness.kit import kit_root
 from course.harness.manifest import load_manifest
 from course.harness.workspace import create_workspace
 
+pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
+
 KIT = kit_root()
 DOCUMENTS = [KIT / "README.md", *sorted((KIT / "docs").glob("*.md"))]
 KIT_COMMANDS = ("checkpoint", "practice", "course-kit", "session-log")

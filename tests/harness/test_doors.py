@@ -28,6 +28,8 @@ from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 from course.harness.runner import Limits
 
+pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
+
 SECONDS = 2.0
 """Every door's limit per test: a hang costs little, and the same limit everywhere."""
 LIMITS = Limits(test_seconds=SECONDS)

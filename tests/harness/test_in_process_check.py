@@ -34,6 +34,8 @@ from course.grading.engine import GradingOptions, evaluate
 from course.harness.manifest import Manifest
 from course.harness.runner import Limits
 
+pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
+
 
 def in_this_process(
     manifest: Manifest, kit: Path, workspace: Path, lab: str, seconds: float

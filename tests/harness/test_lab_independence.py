@@ -21,6 +21,8 @@ from course.grading.engine import GradingOptions, evaluate
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 
+pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
+
 OWN_SOLUTIONS = Path(__file__).parent / "own_solutions"
 AUTHORS = ("reference", "first", "second", "third")
 LABS = ("11.1", "11.2", "11.3", "11.4", "11.5", "11.opt")

@@ -33,6 +33,8 @@ from course.harness.runner import Limits, RunTarget, child_command, child_enviro
 from course.sandboxed.commands import resolve
 from course.sandboxed.records import OUTPUT_LINES
 
+pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
+
 ESCAPE = "\x1b"
 
 # --------------------------------------------------------------------------- what broke

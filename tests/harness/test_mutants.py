@@ -35,6 +35,8 @@ from course.grading import probes
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult, ProbeSummary
 
+pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
+
 ESCAPED = re.compile(r"\\u[0-9a-fA-F]{4}")
 FAILED = re.compile(r"^FAILED tests/chapter11/test_11_probe_cases\.py::\w+\[([^\]]+)\]", re.M)
 

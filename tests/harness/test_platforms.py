@@ -31,6 +31,8 @@ from solutions import solve_lab
 
 from course.harness.manifest import Manifest
 
+pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
+
 BIN = Path(sys.executable).parent
 INSTRUCTOR_TEST = (
     "import importlib\n\nimport pytest\n\n\n"

@@ -41,6 +41,8 @@ from course.harness.manifest import Manifest
 from course.harness.runner import Limits
 from course.harness.webworker import BOOT, STARTUP_SECONDS, WorkerChild, bundle, graded_roots
 
+pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
+
 RUN_BOOT = BOOT + (
     "\nimport json, sys\nasked = json.load(sys.stdin)\n"
     "sys.exit(run(asked['argv'], asked['env'], asked['cwd']))\n"

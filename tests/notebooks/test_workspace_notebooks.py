@@ -19,6 +19,8 @@ from notebook_support import (
     texts,
 )
 
+pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
+
 STEMS = sorted(path.stem for path in NOTEBOOKS.glob("*.ipynb"))
 WORKSPACE_LABEL = "· pi_course is your practice workspace's package"
 
