@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,10 @@ class ProbeSet:
         return list(dict.fromkeys(str(case["lab"]) for case in self.cases))
 
     def only(self, labs: Sequence[str]) -> ProbeSet:
-        """The cases of ``labs`` alone."""
+        """The cases of ``labs`` alone (the set itself when that is every case)."""
         cases = tuple(case for case in self.cases if case["lab"] in labs)
+        if len(cases) == len(self.cases):
+            return self
         kept = {str(case["id"]) for case in cases}
         expected = {i: self.expected[i] for i in kept}
         inputs = {i: lines for i, lines in self.inputs.items() if i in kept}
@@ -76,6 +79,12 @@ class ProbeSet:
             return ""
         seed = None if self.seed == self.home_seed else self.seed
         return probecases.replay_command(self.chapter, case_id, seed, commands)
+
+    @cached_property
+    def cases_file(self) -> bytes:
+        """The cases file's bytes (``CASES_FILE``), made once per set: a set read from the cache
+        holds the very bytes its cases were read from (``_read_cached``)."""
+        return json.dumps(list(self.cases), ensure_ascii=False).encode("utf-8")
 
     def to_json(self) -> dict[str, Any]:
         """The set as data (the cache, the workspace's probe-case file)."""
@@ -141,37 +150,49 @@ def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
 
 def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> ProbeSet | None:
     """The cases of ``labs`` and the reference's answers, drawn once per kit and seed (drawing
-    takes seconds: the set is cached under a key of all it follows from, when it can be)."""
+    takes seconds: the set is cached under a key of all it follows from, when it can be: the
+    cases as the cases file holds them, and the rest of ``ProbeSet.to_json`` beside them)."""
     if manifest.probes is None:
         return None
-    path = kit_cache() / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.json"
+    path = kit_cache() / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.answers.json"
     probes = _read_cached(path, seed, manifest)
     if probes is None:
         probes = draw(manifest, kit, seed)
         assert probes is not None  # the manifest names a probe module
+        rest = {key: value for key, value in probes.to_json().items() if key != "cases"}
         with contextlib.suppress(OSError):
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, json.dumps(probes.to_json(), ensure_ascii=False).encode("utf-8"))
+            atomic_write(_cases_path(path), probes.cases_file)
+            atomic_write(path, json.dumps(rest, ensure_ascii=False).encode("utf-8"))
     return probes.only([lab.id for lab in labs])
 
 
+def _cases_path(answers: Path) -> Path:
+    return answers.with_name(answers.name.replace(".answers.json", ".cases.json"))
+
+
 def _read_cached(path: Path, seed: int, manifest: Manifest) -> ProbeSet | None:
-    """The set ``ProbeSet.to_json`` wrote at ``path`` (None: none, not one, or of another seed)."""
+    """The set ``prepare`` kept at ``path`` and beside it (None: none, not one, or of another
+    seed); it writes its cases file with the bytes they were read from."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        cases, expected, inputs = data["cases"], data["expected"], data["inputs"]
+        cases_file = _cases_path(path).read_bytes()
+        cases = json.loads(cases_file)
+        data = json.loads(path.read_bytes())
+        expected, inputs = data["expected"], data["inputs"]
         typed = isinstance(cases, list) and isinstance(expected, dict) and isinstance(inputs, dict)
         if not typed or data["seed"] != seed or {str(c["id"]) for c in cases} != set(expected):
             return None
         lines = {str(i): tuple(str(line) for line in value) for i, value in inputs.items()}
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return _probe_set(manifest, seed, cases, expected, lines)
+    probes = _probe_set(manifest, seed, cases, expected, lines)
+    vars(probes)["cases_file"] = cases_file  # the cached property, filled with its own bytes
+    return probes
 
 
 def write_cases(probes: ProbeSet, root: Path) -> Path:
     path = root / CASES_FILE
-    path.write_text(json.dumps(list(probes.cases), ensure_ascii=False), encoding="utf-8")
+    path.write_bytes(probes.cases_file)
     return path
 
 
