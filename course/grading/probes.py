@@ -138,10 +138,11 @@ def _probe_set(
 
 def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
     """What the cases and answers follow from: the probe module and the modules beside it (its
-    strategies), the reference, the seed."""
+    strategies), the reference, the answers' canonical form (``probecases``), the seed."""
     assert manifest.probes is not None
     folder = (kit / manifest.probes).parent
     files = {path.name: path.read_bytes() for path in sorted(folder.glob("*.py"))}
+    files["\0probecases"] = Path(probecases.__file__).read_bytes()
     files |= {
         f.reference: read_source(kit, f.reference) for f in manifest.files if f.role != "test"
     }
