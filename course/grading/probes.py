@@ -19,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..harness.kit import fingerprint, kit_cache, read_source
+from ..harness.kit import digest, fingerprint, kit_cache, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.records import RecordReader
 from ..harness.results import ProbeSummary
@@ -85,6 +85,19 @@ class ProbeSet:
         """The cases file's bytes (``CASES_FILE``), made once per set: a set read from the cache
         holds the very bytes its cases were read from (``_read_cached``)."""
         return json.dumps(list(self.cases), ensure_ascii=False).encode("utf-8")
+
+    @cached_property
+    def sizes(self) -> dict[str, int]:
+        """``probecases.case_size`` of the cases asked for by id (``size``): a set read from the
+        cache holds every case's, kept with its cases."""
+        return {}
+
+    def size(self, case: Case) -> int:
+        """``probecases.case_size`` of ``case``, one of the set's (measured once)."""
+        case_id = str(case["id"])
+        if case_id not in self.sizes:
+            self.sizes[case_id] = probecases.case_size(case)
+        return self.sizes[case_id]
 
     def to_json(self) -> dict[str, Any]:
         """The set as data (the cache, the workspace's probe-case file)."""
@@ -161,6 +174,8 @@ def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> Pr
         probes = draw(manifest, kit, seed)
         assert probes is not None  # the manifest names a probe module
         rest = {key: value for key, value in probes.to_json().items() if key != "cases"}
+        rest["sizes"] = {str(case["id"]): probes.size(case) for case in probes.cases}
+        rest["cases_sha256"] = digest(probes.cases_file)
         with contextlib.suppress(OSError):
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(_cases_path(path), probes.cases_file)
@@ -173,21 +188,27 @@ def _cases_path(answers: Path) -> Path:
 
 
 def _read_cached(path: Path, seed: int, manifest: Manifest) -> ProbeSet | None:
-    """The set ``prepare`` kept at ``path`` and beside it (None: none, not one, or of another
-    seed); it writes its cases file with the bytes they were read from."""
+    """The set ``prepare`` kept at ``path`` and beside it (None: none, not one, of another
+    seed, or of other cases); it writes its cases file with the bytes they were read from."""
     try:
-        cases_file = _cases_path(path).read_bytes()
-        cases = json.loads(cases_file)
         data = json.loads(path.read_bytes())
-        expected, inputs = data["expected"], data["inputs"]
-        typed = isinstance(cases, list) and isinstance(expected, dict) and isinstance(inputs, dict)
-        if not typed or data["seed"] != seed or {str(c["id"]) for c in cases} != set(expected):
+        cases_file = _cases_path(path).read_bytes()
+        if data["cases_sha256"] != digest(cases_file):
+            return None
+        cases = json.loads(cases_file)
+        expected, inputs, sizes = data["expected"], data["inputs"], data["sizes"]
+        tables = (expected, inputs, sizes)
+        typed = isinstance(cases, list) and all(isinstance(table, dict) for table in tables)
+        ids = {str(c["id"]) for c in cases} if typed else set()
+        if not typed or data["seed"] != seed or ids != set(expected) or ids != set(sizes):
             return None
         lines = {str(i): tuple(str(line) for line in value) for i, value in inputs.items()}
+        counts = {str(i): int(size) for i, size in sizes.items()}
     except (OSError, ValueError, KeyError, TypeError):
         return None
     probes = _probe_set(manifest, seed, cases, expected, lines)
-    vars(probes)["cases_file"] = cases_file  # the cached property, filled with its own bytes
+    # the cached properties, filled with what they were made from and would make again
+    vars(probes).update(cases_file=cases_file, sizes=counts)
     return probes
 
 
@@ -427,7 +448,7 @@ def compare(
             status = agreement(probes.expected[case_id], given)
             statuses.append(status)
             if status != Status.PASSED:
-                size = probecases.case_size(case)
+                size = probes.size(case)
                 failing.append((bool(given.get(NOT_RUN)), size, order, case, given))
         named = sorted(failing, key=lambda item: item[:3])[:FAILURES_SHOWN]
         failures = tuple(describe_case(probes, case, given, commands) for *_, case, given in named)

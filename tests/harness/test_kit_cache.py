@@ -14,6 +14,7 @@ from course.grading import probes
 from course.grading.kitcache import kept_catalog
 from course.harness.catalog import kit_catalog, read_catalog
 from course.harness.manifest import Manifest
+from course.sandboxed.probecases import case_size
 
 ONE_TEST = b"""
 import pytest
@@ -138,6 +139,7 @@ def test_a_probe_set_read_from_the_cache_is_the_one_drawn(
     assert drawn == kept
     assert written_cases(kept, tmp_path) == list(drawn.cases)
     assert probes.write_cases(kept, tmp_path).read_bytes() == drawn.cases_file
+    assert [kept.size(case) for case in kept.cases] == list(map(case_size, drawn.cases))
 
 
 def test_each_seed_is_kept_apart(
@@ -176,8 +178,9 @@ def test_a_set_with_audit_cases_writes_them_too(
         b"not json",
         b'[{"id": "11.1#000", "lab": "11.1"}]',
         b'{"id": "11.1#000"}',
+        b'[{"id": "11.1#000", "lab": "11.1", "function": "f", "args": {"text": "forged"}}]',
     ],
-    ids=["garbage", "cases the answers do not name", "not a list"],
+    ids=["garbage", "cases the answers do not name", "not a list", "other cases"],
 )
 def test_kept_cases_that_are_not_right_are_drawn_again(
     cache: Path, small_draw: list[int], manifest: Manifest, kit: Path, kept: bytes
@@ -190,12 +193,18 @@ def test_kept_cases_that_are_not_right_are_drawn_again(
     assert again == drawn
 
 
-def test_kept_answers_of_another_seed_are_drawn_again(
-    cache: Path, small_draw: list[int], manifest: Manifest, kit: Path
+@pytest.mark.parametrize(
+    "change",
+    [{"seed": 8}, {"sizes": {}}, {"cases_sha256": "0" * 64}, {"expected": []}],
+    ids=["another seed", "no sizes", "another cases file", "answers not a table"],
+)
+def test_kept_answers_that_are_not_right_are_drawn_again(
+    cache: Path, small_draw: list[int], manifest: Manifest, kit: Path, change: dict[str, Any]
 ) -> None:
-    probes.prepare(manifest, kit, manifest.labs, 7)
+    drawn = probes.prepare(manifest, kit, manifest.labs, 7)
     [path] = kept_files(cache, "probes-*.answers.json")
     data = json.loads(path.read_bytes())
-    path.write_text(json.dumps(data | {"seed": 8}))
-    probes.prepare(manifest, kit, manifest.labs, 7)
+    path.write_text(json.dumps(data | change))
+    again = probes.prepare(manifest, kit, manifest.labs, 7)
     assert small_draw == [7, 7]
+    assert again == drawn
