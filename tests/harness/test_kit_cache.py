@@ -4,6 +4,7 @@ that is not right is made again, never trusted."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,9 @@ from typing import Any
 import pytest
 
 from course.grading import probes
+from course.grading.engine import GradingOptions
 from course.grading.kitcache import kept_catalog
+from course.grading.roster import RosterOptions, grade_submissions
 from course.harness.catalog import kit_catalog, read_catalog
 from course.harness.manifest import Manifest
 from course.sandboxed.probecases import case_size
@@ -208,3 +211,26 @@ def test_kept_answers_that_are_not_right_are_drawn_again(
     again = probes.prepare(manifest, kit, manifest.labs, 7)
     assert small_draw == [7, 7]
     assert again == drawn
+
+
+def test_an_instructor_s_audit_seed_is_drawn_once_then_kept(
+    cache: Path, small_draw: list[int], manifest: Manifest, kit: Path, tmp_path: Path
+) -> None:
+    options = RosterOptions(grading=GradingOptions(sandbox="off"), audit_seed=9)
+    runs = [
+        grade_submissions(manifest, kit, tmp_path, [], options, io.StringIO(), []) for _ in "ab"
+    ]
+    assert small_draw == [manifest.probe_seed, 9]
+    assert [run.run["probes"]["audit"]["seed"] for run in runs] == [9, 9]
+
+
+def test_a_roster_s_own_audit_seed_is_new_each_run_and_never_kept(
+    cache: Path, small_draw: list[int], manifest: Manifest, kit: Path, tmp_path: Path
+) -> None:
+    options = RosterOptions(grading=GradingOptions(sandbox="off"))
+    runs = [
+        grade_submissions(manifest, kit, tmp_path, [], options, io.StringIO(), []) for _ in "ab"
+    ]
+    seeds = [run.run["probes"]["audit"]["seed"] for run in runs]
+    assert small_draw == [manifest.probe_seed, *seeds] and seeds[0] != seeds[1]
+    assert len(kept_files(cache, "probes-*.answers.json")) == 1, "only the chapter's seed is kept"
