@@ -99,6 +99,11 @@ class ProbeSet:
             self.sizes[case_id] = probecases.case_size(case)
         return self.sizes[case_id]
 
+    @cached_property
+    def joined(self) -> dict[int, tuple[ProbeSet, ProbeSet]]:
+        """``with_audit_cases`` of this set, by the audit set's id: (that set, the result)."""
+        return {}
+
     def to_json(self) -> dict[str, Any]:
         """The set as data (the cache, the workspace's probe-case file)."""
         return {
@@ -391,13 +396,19 @@ AUDIT_MARK = "@"
 def with_audit_cases(probes: ProbeSet, audit: ProbeSet) -> ProbeSet:
     """One set for one driver run: each lab's cases, then its audit cases, these with ``@SEED``
     after their id (two seeds draw the same ids). A lab's cases stay together, so a hang in one
-    lab costs the later labs nothing, as in a run without an audit."""
+    lab costs the later labs nothing, as in a run without an audit. Made once per pair of sets
+    (a roster asks for it, and for its cases file, at every workspace)."""
+    made = probes.joined.get(id(audit))
+    if made is not None and made[0] is audit:
+        return made[1]
     mark = f"{AUDIT_MARK}{audit.seed}"
     renamed = [{**case, "id": f"{case['id']}{mark}"} for case in audit.cases]
     order = {lab: index for index, lab in enumerate(dict.fromkeys([*probes.labs(), *audit.labs()]))}
     cases = tuple(sorted([*probes.cases, *renamed], key=lambda case: order[case["lab"]]))
     expected = dict(probes.expected) | {f"{i}{mark}": a for i, a in audit.expected.items()}
-    return replace(probes, cases=cases, expected=expected)
+    joined = replace(probes, cases=cases, expected=expected)
+    probes.joined[id(audit)] = (audit, joined)  # the audit set kept: its id stays its own
+    return joined
 
 
 def audit_answers(audit: ProbeSet, answers: Mapping[str, Answer]) -> dict[str, Answer]:

@@ -175,6 +175,19 @@ def test_a_set_with_audit_cases_writes_them_too(
     assert ids == ["11.1#000", "11.1#001", "11.1#000@8", "11.1#001@8", "11.2#000", "11.2#000@8"]
 
 
+def test_a_roster_joins_its_two_sets_once_for_every_workspace(
+    cache: Path, small_draw: list[int], manifest: Manifest, kit: Path
+) -> None:
+    kept = probes.prepare(manifest, kit, manifest.labs, 7)
+    audit = probes.prepare(manifest, kit, manifest.labs, 8)
+    other = probes.prepare(manifest, kit, manifest.labs, 9)
+    assert kept is not None and audit is not None and other is not None
+    asked = probes.with_audit_cases(kept, audit)
+    assert probes.with_audit_cases(kept, audit) is asked
+    ids = [case["id"] for case in probes.with_audit_cases(kept, other).cases]
+    assert ids == ["11.1#000", "11.1#001", "11.1#000@9", "11.1#001@9", "11.2#000", "11.2#000@9"]
+
+
 @pytest.mark.parametrize(
     "kept",
     [
