@@ -13,21 +13,18 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..grading.door import Door, Found, speak_for
-from ..grading.engine import GradingOptions, SandboxMode, SandboxUnavailable, evaluate, for_learners
-from ..grading.gradescope import ROOT as GRADESCOPE_ROOT
-from ..grading.gradescope import VISIBILITIES, Visibility, run_autograder, visibility
 from ..grading.hidden import HiddenTestError, read_hidden
-from ..grading.intake import names_pattern
-from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
+from ..grading.visibility import ROOT as GRADESCOPE_ROOT
+from ..grading.visibility import VISIBILITIES, Visibility, visibility
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
 from ..harness.report import render_card, render_lab, render_short_card, render_summary
 from ..harness.results import CheckpointResult, ReportError
-from ..harness.runner import Limits
 from ..harness.style import Style, style_for
+from ..harness.supervisor import Limits
 from ..locale import EDITIONS, EditionError, checked
 from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, Commands, key_legend, shell_commands
@@ -35,9 +32,13 @@ from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
 from .locate import Where, around, locate, print_edits, print_verdict, to_check
 from .options import HelpFormatter, given
-from .replay import replay
-from .review import render_review, run_review
-from .watch import WatchLoop, watch
+
+if TYPE_CHECKING:
+    from ..grading.engine import GradingOptions, SandboxMode
+
+# The grading machinery, the roster and Gradescope, --watch (watchfiles), --review and --replay
+# are imported where a command line asks for them, after it is parsed: a bad command line, or a
+# grading of one workspace, pays for no other door.
 
 __all__ = ["main", "parser"]
 
@@ -298,6 +299,10 @@ def show_report(manifest: Manifest, path: Path, lab_ids: Sequence[str], out: Tex
     return 0 if shown and all(lab.status == Status.PASSED for lab in shown) else 1
 
 
+def _refused(error: Exception) -> None:
+    print(_("{tool}: {error}").format(tool="checkpoint", error=error), file=sys.stderr)
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
     """SIGTERM becomes SystemExit, so the runner's cleanup kills the test process group."""
     raise SystemExit(128 + signum)
@@ -318,6 +323,9 @@ def _print_card(door: Door, args: argparse.Namespace, commands: Commands) -> Non
 def _watch(
     door: Door, where: Where, args: argparse.Namespace, style: Style, grading: GradingOptions
 ) -> int:
+    from ..grading.engine import evaluate, for_learners
+    from .watch import WatchLoop, watch
+
     manifest, limits = door.manifest, Limits(test_seconds=args.timeout)
     taken = [door.snapshot]  # the first run grades what print_edits looked at; a save, anew
 
@@ -335,6 +343,8 @@ def _watch(
 def _review(
     door: Door, where: Where, args: argparse.Namespace, style: Style, grading: GradingOptions
 ) -> int:
+    from .review import render_review, run_review
+
     manifest = door.manifest
     if manifest.review is None:
         raise ManifestError(
@@ -357,6 +367,8 @@ def _run(argv: Sequence[str] | None) -> int:
     p = parser()
     args = p.parse_args(words)
     _check_combinations(p, args)
+    from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate, for_learners
+
     signal.signal(signal.SIGTERM, _stop)
     out, commands = sys.stdout, shell_commands()
     style = style_for(out, os.environ)
@@ -379,6 +391,9 @@ def _run(argv: Sequence[str] | None) -> int:
         sandbox: SandboxMode = "off" if args.unsandboxed else "required" if others else "auto"
         grading = GradingOptions(sandbox=sandbox, hidden=hidden, seed=args.seed, commands=commands)
         if args.roster or args.gradescope:
+            from ..grading.intake import names_pattern
+            from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
+
             options = RosterOptions(
                 lab_ids=tuple(args.lab),
                 test_seconds=args.timeout,
@@ -389,6 +404,8 @@ def _run(argv: Sequence[str] | None) -> int:
                 audit_seed=args.audit_seed,
             )
             if args.gradescope:
+                from ..grading.gradescope import run_autograder
+
                 # learners read it on the platform: commands by their plain names, in the
                 # chosen edition; stdout is the instructor's
                 options = replace(options, grading=replace(grading, commands=BY_NAME))
@@ -398,12 +415,18 @@ def _run(argv: Sequence[str] | None) -> int:
             gradebook = Path(args.gradebook or args.roster)
             # the gradebook keeps the curriculum's own words; only the terminal is translated
             roster = Path(args.roster)
-            grade_roster(door.source, kit, roster, gradebook, options, sys.stderr, out)
+            try:
+                grade_roster(door.source, kit, roster, gradebook, options, sys.stderr, out)
+            except EmptyRoster as error:
+                _refused(error)
+                return 1
             return 0
         if args.report:
             return show_report(manifest, Path(args.report), args.lab, out)
         where = locate(door)
         if args.replay:
+            from .replay import replay
+
             return replay(manifest, kit, where, args.replay, args.seed, out, commands)
         said = print_edits(door, out)
         if args.review:
@@ -427,8 +450,8 @@ def _run(argv: Sequence[str] | None) -> int:
         )
         return USAGE_ERROR
     except (ManifestError, KitError, WorkspaceError, HiddenTestError, ReportError) as error:
-        print(_("{tool}: {error}").format(tool="checkpoint", error=error), file=sys.stderr)
-        return 1 if isinstance(error, EmptyRoster) else USAGE_ERROR
+        _refused(error)
+        return USAGE_ERROR
     print(file=out)
     print(render_summary(manifest, shown, args.practice, commands), file=out)
     if args.json:

@@ -36,6 +36,7 @@ from ..sandboxed.marker import MARKER
 from ..sandboxed.probecases import Answer
 from . import probes as probing
 from .hidden import HiddenTests
+from .kitcache import kept_catalog
 from .safefs import Tree
 from .sandbox import Confinement, SandboxLimits, open_confinement, sandbox_status, user_site
 from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
@@ -266,7 +267,7 @@ def grade(
     audit = options.audit.only(ids) if options.audit else None
     asked = probing.with_audit_cases(probes, audit) if probes and audit else probes
     hidden = options.hidden
-    catalog = kit_catalog(manifest, kit) + (hidden.catalog if hidden else Catalog())
+    catalog = kit_catalog(manifest, kit, kept_catalog) + (hidden.catalog if hidden else Catalog())
     with graded_run(manifest, kit, snapshot, options, hide, asked) as run:
         modules = sorted({f.module for lab in labs for f in lab.functions})
         where = probing.ProbeTarget(

@@ -15,7 +15,7 @@ import stat
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 from ..harness.manifest import Manifest
 from ..harness.report import render_lab
@@ -26,11 +26,9 @@ from .gradebook import Grade, json_fields, ungraded_row
 from .intake import GRADABLE, Submission, folder_entries, mark_older
 from .roster import RosterOptions, grade_submissions, row_line
 from .safefs import atomic_write
+from .visibility import Visibility
 
-ROOT = Path("/autograder")  # where Gradescope lays out an autograder (or AUTOGRADER_ROOT)
 SUBMISSION = "submission"
-Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]
-VISIBILITIES: tuple[Visibility, ...] = ("hidden", "after_due_date", "after_published", "visible")
 KIT_FILES = ("pyproject.toml", "README.md", "scripts/setup")  # what scripts/setup needs
 SKIPPED = ("__pycache__", ".pyc")
 
@@ -217,11 +215,3 @@ def write_zip(path: Path, files: Mapping[str, bytes]) -> None:
             archive.writestr(info, data)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, buffer.getvalue())
-
-
-def visibility(text: str) -> Visibility:
-    """A Gradescope visibility named on the command line (``ValueError`` otherwise)."""
-    if text not in VISIBILITIES:
-        said = _("not a Gradescope visibility: {text!r} (one of {known})")
-        raise ValueError(said.format(text=text, known=", ".join(VISIBILITIES)))
-    return text

@@ -15,10 +15,11 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..harness.kit import fingerprint, kit_cache, read_source
+from ..harness.kit import digest, fingerprint, kit_cache, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.records import RecordReader
 from ..harness.results import ProbeSummary
@@ -63,8 +64,10 @@ class ProbeSet:
         return list(dict.fromkeys(str(case["lab"]) for case in self.cases))
 
     def only(self, labs: Sequence[str]) -> ProbeSet:
-        """The cases of ``labs`` alone."""
+        """The cases of ``labs`` alone (the set itself when that is every case)."""
         cases = tuple(case for case in self.cases if case["lab"] in labs)
+        if len(cases) == len(self.cases):
+            return self
         kept = {str(case["id"]) for case in cases}
         expected = {i: self.expected[i] for i in kept}
         inputs = {i: lines for i, lines in self.inputs.items() if i in kept}
@@ -76,6 +79,30 @@ class ProbeSet:
             return ""
         seed = None if self.seed == self.home_seed else self.seed
         return probecases.replay_command(self.chapter, case_id, seed, commands)
+
+    @cached_property
+    def cases_file(self) -> bytes:
+        """The cases file's bytes (``CASES_FILE``), made once per set: a set read from the cache
+        holds the very bytes its cases were read from (``_read_cached``)."""
+        return json.dumps(list(self.cases), ensure_ascii=False).encode("utf-8")
+
+    @cached_property
+    def sizes(self) -> dict[str, int]:
+        """``probecases.case_size`` of the cases asked for by id (``size``): a set read from the
+        cache holds every case's, kept with its cases."""
+        return {}
+
+    def size(self, case: Case) -> int:
+        """``probecases.case_size`` of ``case``, one of the set's (measured once)."""
+        case_id = str(case["id"])
+        if case_id not in self.sizes:
+            self.sizes[case_id] = probecases.case_size(case)
+        return self.sizes[case_id]
+
+    @cached_property
+    def joined(self) -> dict[int, tuple[ProbeSet, ProbeSet]]:
+        """``with_audit_cases`` of this set, by the audit set's id: (that set, the result)."""
+        return {}
 
     def to_json(self) -> dict[str, Any]:
         """The set as data (the cache, the workspace's probe-case file)."""
@@ -129,10 +156,11 @@ def _probe_set(
 
 def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
     """What the cases and answers follow from: the probe module and the modules beside it (its
-    strategies), the reference, the seed."""
+    strategies), the reference, the answers' canonical form (``probecases``), the seed."""
     assert manifest.probes is not None
     folder = (kit / manifest.probes).parent
     files = {path.name: path.read_bytes() for path in sorted(folder.glob("*.py"))}
+    files["\0probecases"] = Path(probecases.__file__).read_bytes()
     files |= {
         f.reference: read_source(kit, f.reference) for f in manifest.files if f.role != "test"
     }
@@ -141,37 +169,57 @@ def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
 
 def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> ProbeSet | None:
     """The cases of ``labs`` and the reference's answers, drawn once per kit and seed (drawing
-    takes seconds: the set is cached under a key of all it follows from, when it can be)."""
+    takes seconds: the set is cached under a key of all it follows from, when it can be: the
+    cases as the cases file holds them, and the rest of ``ProbeSet.to_json`` beside them)."""
     if manifest.probes is None:
         return None
-    path = kit_cache() / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.json"
+    path = kit_cache() / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.answers.json"
     probes = _read_cached(path, seed, manifest)
     if probes is None:
         probes = draw(manifest, kit, seed)
         assert probes is not None  # the manifest names a probe module
+        rest = {key: value for key, value in probes.to_json().items() if key != "cases"}
+        rest["sizes"] = {str(case["id"]): probes.size(case) for case in probes.cases}
+        rest["cases_sha256"] = digest(probes.cases_file)
         with contextlib.suppress(OSError):
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, json.dumps(probes.to_json(), ensure_ascii=False).encode("utf-8"))
+            atomic_write(_cases_path(path), probes.cases_file)
+            atomic_write(path, json.dumps(rest, ensure_ascii=False).encode("utf-8"))
     return probes.only([lab.id for lab in labs])
 
 
+def _cases_path(answers: Path) -> Path:
+    return answers.with_name(answers.name.replace(".answers.json", ".cases.json"))
+
+
 def _read_cached(path: Path, seed: int, manifest: Manifest) -> ProbeSet | None:
-    """The set ``ProbeSet.to_json`` wrote at ``path`` (None: none, not one, or of another seed)."""
+    """The set ``prepare`` kept at ``path`` and beside it (None: none, not one, of another
+    seed, or of other cases); it writes its cases file with the bytes they were read from."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        cases, expected, inputs = data["cases"], data["expected"], data["inputs"]
-        typed = isinstance(cases, list) and isinstance(expected, dict) and isinstance(inputs, dict)
-        if not typed or data["seed"] != seed or {str(c["id"]) for c in cases} != set(expected):
+        data = json.loads(path.read_bytes())
+        cases_file = _cases_path(path).read_bytes()
+        if data["cases_sha256"] != digest(cases_file):
+            return None
+        cases = json.loads(cases_file)
+        expected, inputs, sizes = data["expected"], data["inputs"], data["sizes"]
+        tables = (expected, inputs, sizes)
+        typed = isinstance(cases, list) and all(isinstance(table, dict) for table in tables)
+        ids = {str(c["id"]) for c in cases} if typed else set()
+        if not typed or data["seed"] != seed or ids != set(expected) or ids != set(sizes):
             return None
         lines = {str(i): tuple(str(line) for line in value) for i, value in inputs.items()}
+        counts = {str(i): int(size) for i, size in sizes.items()}
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return _probe_set(manifest, seed, cases, expected, lines)
+    probes = _probe_set(manifest, seed, cases, expected, lines)
+    # the cached properties, filled with what they were made from and would make again
+    vars(probes).update(cases_file=cases_file, sizes=counts)
+    return probes
 
 
 def write_cases(probes: ProbeSet, root: Path) -> Path:
     path = root / CASES_FILE
-    path.write_text(json.dumps(list(probes.cases), ensure_ascii=False), encoding="utf-8")
+    path.write_bytes(probes.cases_file)
     return path
 
 
@@ -348,13 +396,19 @@ AUDIT_MARK = "@"
 def with_audit_cases(probes: ProbeSet, audit: ProbeSet) -> ProbeSet:
     """One set for one driver run: each lab's cases, then its audit cases, these with ``@SEED``
     after their id (two seeds draw the same ids). A lab's cases stay together, so a hang in one
-    lab costs the later labs nothing, as in a run without an audit."""
+    lab costs the later labs nothing, as in a run without an audit. Made once per pair of sets
+    (a roster asks for it, and for its cases file, at every workspace)."""
+    made = probes.joined.get(id(audit))
+    if made is not None and made[0] is audit:
+        return made[1]
     mark = f"{AUDIT_MARK}{audit.seed}"
     renamed = [{**case, "id": f"{case['id']}{mark}"} for case in audit.cases]
     order = {lab: index for index, lab in enumerate(dict.fromkeys([*probes.labs(), *audit.labs()]))}
     cases = tuple(sorted([*probes.cases, *renamed], key=lambda case: order[case["lab"]]))
     expected = dict(probes.expected) | {f"{i}{mark}": a for i, a in audit.expected.items()}
-    return replace(probes, cases=cases, expected=expected)
+    joined = replace(probes, cases=cases, expected=expected)
+    probes.joined[id(audit)] = (audit, joined)  # the audit set kept: its id stays its own
+    return joined
 
 
 def audit_answers(audit: ProbeSet, answers: Mapping[str, Answer]) -> dict[str, Answer]:
@@ -405,7 +459,7 @@ def compare(
             status = agreement(probes.expected[case_id], given)
             statuses.append(status)
             if status != Status.PASSED:
-                size = probecases.case_size(case)
+                size = probes.size(case)
                 failing.append((bool(given.get(NOT_RUN)), size, order, case, given))
         named = sorted(failing, key=lambda item: item[:3])[:FAILURES_SHOWN]
         failures = tuple(describe_case(probes, case, given, commands) for *_, case, given in named)

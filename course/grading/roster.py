@@ -202,13 +202,15 @@ def grade_submissions(
     labs = options.labs(manifest)
     seed = grading.seed if grading.seed is not None else manifest.probe_seed
     probes = probing.prepare(manifest, kit, labs, seed)
-    audit_seed = options.audit_seed
+    audit_seed, audit = options.audit_seed, None
     if audit_seed is None:  # a seed nobody saw: answers keyed to the shipped cases earn nothing
         audit_seed = secrets.randbelow(2**31)
         while audit_seed == seed:
             audit_seed = secrets.randbelow(2**31)
-    audit = probing.draw(manifest, kit, audit_seed) if probes is not None else None
-    audit = audit.only([lab.id for lab in labs]) if audit is not None else None
+        audit = probing.draw(manifest, kit, audit_seed) if probes is not None else None
+        audit = audit.only([lab.id for lab in labs]) if audit is not None else None
+    elif probes is not None:  # the instructor's seed: drawn once, then kept like the chapter's
+        audit = probing.prepare(manifest, kit, labs, audit_seed)
     copies = baseline(manifest, kit, tuple(labs))
     deadline = _deadline(manifest, labs, options)
     grading = replace(grading, probes=probes, audit=audit, deadline_seconds=deadline)

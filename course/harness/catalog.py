@@ -8,7 +8,7 @@ forged report cannot add a test, move one to another lab or count one twice.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,10 +105,14 @@ def read_catalog(files: Mapping[str, bytes], labs: Iterable[str]) -> Catalog:
     return Catalog(tuple(tests))
 
 
-def kit_catalog(manifest: Manifest, kit: Path) -> Catalog:
-    """The chapter's focused tests as the kit ships them, checked against the manifest's counts."""
+CatalogReader = Callable[[Mapping[str, bytes], Sequence[str]], Catalog]
+
+
+def kit_catalog(manifest: Manifest, kit: Path, read: CatalogReader = read_catalog) -> Catalog:
+    """The chapter's focused tests as the kit ships them, checked against the manifest's counts
+    (``read``: ``read_catalog``, or a reader that keeps what it read, the grader's)."""
     files = {path: read_source(kit, path) for path in manifest.test_files}
-    catalog = read_catalog(files, [lab.id for lab in manifest.labs])
+    catalog = read(files, [lab.id for lab in manifest.labs])
     for lab in manifest.labs:
         if catalog.count(lab.id) != lab.tests:
             raise KitError(

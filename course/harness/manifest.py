@@ -5,13 +5,15 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from ..locale import gettext as _
 from ..sandboxed.tables import TableReader
 
+CURRICULA = Path(__file__).resolve().parents[1] / "curricula"
+"""The installed curricula (package data beside the harness; a path, not ``importlib.resources``,
+whose import every command would pay for)."""
 FileRole = Literal["learner", "given", "test"]
 FILE_ROLES: tuple[FileRole, ...] = ("learner", "given", "test")
 
@@ -387,9 +389,8 @@ def curriculum_texts(manifest: Manifest) -> list[str]:
 
 def _installed(prefix: str = "") -> Iterator[Manifest]:
     """The installed curricula, each read with ``prefix`` before its file name as its source."""
-    for item in resources.files("course").joinpath("curricula").iterdir():
-        if item.name.endswith(".toml"):
-            yield parse_manifest(item.read_text("utf-8"), prefix + item.name)
+    for item in sorted(CURRICULA.glob("*.toml")):
+        yield parse_manifest(item.read_text("utf-8"), prefix + item.name)
 
 
 def available_chapters() -> list[str]:

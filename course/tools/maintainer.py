@@ -8,8 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..grading.gradescope import VISIBILITIES, autograder_files, write_zip
 from ..grading.hidden import HiddenTestError, read_hidden
+from ..grading.visibility import VISIBILITIES
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import ManifestError, available_chapters, load_manifest
 from ..locale import EDITIONS
@@ -69,6 +69,8 @@ def notebooks(check: bool, run: bool) -> int:
 
 def gradescope(args: argparse.Namespace) -> int:
     """Write the chapter's Gradescope autograder zip (``grading/gradescope.py``)."""
+    from ..grading.gradescope import autograder_files, write_zip  # the grading machinery
+
     manifest = load_manifest(args.chapter)
     hidden = read_hidden(Path(args.hidden), manifest) if args.hidden else None
     passed = ["--timeout", f"{args.timeout:g}", "--instructor-visibility", args.visibility]

@@ -19,6 +19,7 @@ from harness_support import CHAPTER, MakeWorkspace
 
 import course.cli.checkpoint
 import course.cli.practice
+import course.cli.watch
 import course.display.experiments
 import course.display.notebook
 from course.grading import engine, snapshot
@@ -126,9 +127,9 @@ def test_checkpoint_watch_sets_up_once(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Quit at once: the start and its one run (each later save takes a new snapshot)."""
-    watch = course.cli.checkpoint.watch
+    watch = course.cli.watch.watch
     monkeypatch.setattr(
-        course.cli.checkpoint,
+        course.cli.watch,
         "watch",
         lambda loop, folder, **kw: watch(loop, folder, stdin=io.StringIO("q\n"), **kw),
     )

@@ -1,0 +1,63 @@
+"""The kit's catalog of focused tests, kept between runs in the kit's cache (``kit_cache()``).
+
+A kept catalog is named by a digest of the exact bytes it was read from (the test files, the
+labs, the catalog reader's own source and this Python's version, whose parser it uses) and is
+read back strictly: a changed kit never reads an old one, and a file that is not right is read
+again from the test files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..harness import catalog as reader
+from ..harness.catalog import Catalog, CatalogTest, read_catalog
+from ..harness.kit import fingerprint, kit_cache
+from ..sandboxed.tables import TableReader
+from .safefs import atomic_write
+
+
+def kept_catalog(files: Mapping[str, bytes], labs: Sequence[str]) -> Catalog:
+    """``read_catalog(files, labs)``, parsed once per kit and kept (``kit_catalog``'s reader on
+    the grader's side: parsing the test files at every grading costs more than the run)."""
+    made_from = dict(files) | {
+        "\0reader": Path(reader.__file__).read_bytes(),
+        "\0labs": "\n".join(labs).encode("utf-8"),
+        "\0python": sys.version.encode("utf-8"),
+    }
+    key = fingerprint(made_from)
+    path = kit_cache() / f"catalog-{key}.json"
+    kept = _read_kept(path, key)
+    if kept is not None:
+        return kept
+    catalog = read_catalog(files, labs)
+    tests = [
+        {"file": t.file, "function": t.function, "lab": t.lab, "cases": t.cases}
+        for t in catalog.tests
+    ]
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps({"key": key, "tests": tests}).encode("utf-8"))
+    return catalog
+
+
+def _read_kept(path: Path, key: str) -> Catalog | None:
+    """The catalog kept at ``path`` for ``key`` (None: none, or not one)."""
+    try:
+        table = TableReader(json.loads(path.read_bytes()), "", str(path))
+        if table.text("key") != key:
+            return None
+        tests = []
+        for each in table.tables("tests", allow_empty=True):
+            f = TableReader(each, "tests", str(path))
+            test = CatalogTest(f.text("file"), f.text("function"), f.text("lab"), f.count("cases"))
+            f.finish()
+            tests.append(test)
+        table.finish()
+    except (OSError, ValueError):
+        return None
+    return Catalog(tuple(tests))
