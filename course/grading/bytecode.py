@@ -9,7 +9,6 @@ other bytes. Made once per source, Python and pytest, and kept in ``kit_cache()/
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import hashlib
 import importlib.util
@@ -19,6 +18,7 @@ import types
 from collections.abc import Collection, Mapping
 from pathlib import PurePosixPath
 
+from ..harness import pysource
 from ..harness.kit import kit_cache
 from .safefs import atomic_write
 
@@ -106,6 +106,6 @@ def _rewritten(path: str, source: bytes) -> types.CodeType:
     """What pytest's assertion rewriter compiles (with no ``enable_assertion_pass_hook``)."""
     from _pytest.assertion.rewrite import rewrite_asserts  # only when not yet cached
 
-    tree = ast.parse(source, filename=path)
+    tree = pysource.parse(source, path)
     rewrite_asserts(tree, source, path, None)
     return compile(tree, path, "exec", dont_inherit=True)
