@@ -35,6 +35,7 @@ from ..sandboxed.commands import BY_NAME, Commands
 from ..sandboxed.marker import MARKER
 from ..sandboxed.probecases import Answer
 from . import probes as probing
+from .bytecode import bytecode
 from .hidden import HiddenTests
 from .kitcache import kept_catalog
 from .safefs import Tree
@@ -109,7 +110,8 @@ def graded_files(
 
 def grader_library() -> dict[str, bytes]:
     """The kit's code the graded run needs: ``course.sandboxed`` whole and the editions'
-    catalogs (the run speaks the learner's edition); nothing else (``test_sandboxed.py``)."""
+    catalogs (the run speaks the learner's edition); nothing else (``test_sandboxed.py``) but
+    their bytecode (``bytecode.py``)."""
     package = Path(__file__).resolve().parents[1]
     shipped = [package / "__init__.py", package / "locale" / "__init__.py"]
     shipped += sorted((package / "sandboxed").glob("*.py"))
@@ -205,17 +207,22 @@ def graded_run(
         base = Path(scratch)
         copy, library, run = base / "copy", base / "lib", base / "run"
         learner = snapshot.learner
-        write_files(copy, graded_files(manifest, kit, learner, options.hidden, snapshot.starter))
+        files = graded_files(manifest, kit, learner, options.hidden, snapshot.starter)
+        write_files(copy, files)
         run.mkdir()
         if probes is not None:
             probing.write_cases(probes, copy)
         if options.in_process:  # the grader's own modules are this process's
             yield GradedRun(copy, library, None, unsandboxed)
             return
-        write_files(library, grader_library())
+        shipped = grader_library()
+        write_files(library, shipped)
         if in_a_browser():  # a worker is its own confinement
             yield GradedRun(copy, library, library_first(library), unsandboxed)
             return
+        # the kit's modules compiled once (the learner's are compiled where they run)
+        write_files(copy, bytecode(files, skip=learner.keys()))
+        write_files(library, bytecode(shipped))
         confinement = open_confinement(
             sandboxed=bwrap is not None,
             graded=(copy, library),

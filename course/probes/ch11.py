@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import marshal
 import random
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
@@ -49,7 +50,9 @@ class Implementation:
         self.package = package
 
     def __getattr__(self, module: str) -> ModuleType:
-        return importlib.import_module(f"{self.package}.{module}")
+        found = importlib.import_module(f"{self.package}.{module}")
+        setattr(self, module, found)  # asked again, it is an attribute
+        return found
 
     def data(self, name: str) -> Json:
         """A fresh copy of the chapter's data ``fixtures.<name>`` (called if a function)."""
@@ -58,15 +61,31 @@ class Implementation:
 
     def fixture(self, value: Json) -> Json:
         """``value`` with the chapter's data in place of every ``$fixture`` and ``$splice``."""
+        try:  # most cases name no fixture: then a copy made in C is the answer
+            data: bytes | None = marshal.dumps(value, 2)  # version 2 shares no object twice
+        except ValueError:  # not plain data
+            data = None
+        if data is not None and FIXTURE.encode() not in data and SPLICE.encode() not in data:
+            return marshal.loads(data)
+        return self._substituted(value)
+
+    def _substituted(self, value: Json) -> Json:
         if isinstance(value, dict):
-            if set(value) == {FIXTURE}:
+            if len(value) == 1 and FIXTURE in value:
                 return self.data(value[FIXTURE])
-            return {key: self.fixture(item) for key, item in value.items()}
+            return {
+                key: self._substituted(item) if isinstance(item, dict | list) else item
+                for key, item in value.items()
+            }
         if isinstance(value, list):
             items: list[Json] = []
             for item in value:
-                spliced = isinstance(item, dict) and set(item) == {SPLICE}
-                items += self.data(item[SPLICE]) if spliced else [self.fixture(item)]
+                if not isinstance(item, dict | list):
+                    items.append(item)
+                elif len(item) == 1 and isinstance(item, dict) and SPLICE in item:
+                    items += self.data(item[SPLICE])
+                else:
+                    items.append(self._substituted(item))
             return items
         return value
 

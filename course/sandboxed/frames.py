@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import linecache
 import re
 import traceback
@@ -54,8 +55,11 @@ def frame_from_json(value: object) -> Frame | None:
     return Frame(path, line, function, text if isinstance(text, str) else "")
 
 
+@functools.lru_cache(maxsize=2048)
 def learner_path(filename: str, package_dir: Path) -> str | None:
-    """``pi_course/context.py`` for a file inside the package; None for any other file."""
+    """``pi_course/context.py`` for a file inside the package; None for any other file
+    (remembered: a traceback names the same few files again and again, and resolving each is
+    most of a failing test's report)."""
     try:
         where = Path(filename).resolve()
     except (OSError, ValueError):

@@ -7,6 +7,7 @@ a grade: the grader compares the answers with the reference's own, outside the s
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import importlib.util
 import json
@@ -42,6 +43,7 @@ def run(
         except BaseException as error:  # reported through the answers
             write_record(stream, Event.IMPORT_ERROR, module=module, **raised(error))
     write_record(stream, Event.IMPORTED)
+    gc.freeze()  # a process of its own: what it imported stays out of the cases' collections
     for case in cases:
         write_record(stream, Event.START, id=case["id"])
         write_record(stream, Event.ANSWER, id=case["id"], **answer(evaluate, package, case))

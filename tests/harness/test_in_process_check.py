@@ -9,6 +9,7 @@ case's agreement. Run here in plain pytest (no browser), on this machine's Pytho
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 import types
@@ -177,3 +178,14 @@ def test_a_kernel_module_named_like_a_test_file_does_not_stand_in_for_it(
             else:
                 sys.modules[name] = module
     assert got == essentials(there, "11.1")
+
+
+def test_a_check_freezes_none_of_the_kernels_objects(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
+) -> None:
+    """A test process of its own keeps what pytest made out of later collections (``gc.freeze``);
+    in the kernel's process that would keep the kernel's garbage for good."""
+    workspace = make_workspace("frozen")
+    frozen = gc.get_freeze_count()
+    in_this_process(manifest, kit, workspace, "11.1", 10.0)
+    assert gc.get_freeze_count() == frozen, "the check froze the kernel's objects"

@@ -8,7 +8,9 @@ import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import pytest
 from harness_support import HANGS, Check, MakeWorkspace, sabotage
@@ -65,7 +67,9 @@ def test_the_same_seed_draws_the_same_cases(manifest: Manifest, kit: Path) -> No
 
 KEPT_DRAW = """
 import json, sys
+from enum import StrEnum
 from pathlib import Path
+from typing import Any
 from course.probes import ch11
 from course.probes.strategies import caches_kept_in
 with caches_kept_in(Path(sys.argv[1])):
@@ -282,3 +286,40 @@ def test_garbage_in_an_answer_file_is_skipped_not_fatal(tmp_path: Path) -> None:
     reader = RecordReader(answers)
     assert reader.new() == [{"id": "11.1#001", "value": 3}]
     assert reader.dropped == 2
+
+
+@pytest.fixture(scope="module")
+def chapter_probes(manifest: Manifest, kit: Path) -> Any:
+    assert manifest.probes is not None
+    return load_module(kit / manifest.probes, "course_probes_under_test")
+
+
+def test_a_case_naming_no_fixture_is_handed_over_as_a_copy(chapter_probes: Any) -> None:
+    args = {"path": [{"id": "a", "content": [{"text": "$fixtures"}]}], "budget": (1, 2.5, None)}
+    given = chapter_probes.Implementation("course").fixture(args)
+    assert given == args
+    given["path"][0]["content"].append("scribble")
+    assert args["path"][0]["content"] == [{"text": "$fixtures"}], "the case itself was changed"
+
+
+def test_a_case_naming_fixtures_gets_the_chapters_data_in_their_place(
+    chapter_probes: Any,
+) -> None:
+    impl = chapter_probes.Implementation("course")
+    data = impl.fixtures.chapter_path_json()
+    args = {
+        "path": [{"$splice": "chapter_path_json"}, 7],
+        "whole": {"$fixture": "chapter_path_json"},
+    }
+    assert impl.fixture(args) == {"path": [*data, 7], "whole": data}
+
+
+class Kind(StrEnum):
+    ONE = "one"
+
+
+def test_a_case_holding_values_beyond_plain_data_is_still_answered(chapter_probes: Any) -> None:
+    args = {"kind": Kind.ONE, "rest": [{"$fixture": "chapter_path_json"}], "n": 1}
+    given = chapter_probes.Implementation("course").fixture(args)
+    assert given["kind"] is Kind.ONE and given["n"] == 1
+    assert given["rest"] == [chapter_probes.Implementation("course").fixtures.chapter_path_json()]

@@ -2,7 +2,8 @@
 
 The graded child runs the pytest reporter, the chapter's conftest and focused tests, and the
 probe driver, with the graded copy's library as the only kit code on its path. These tests run
-the same code over that library alone and name every kit module it imported.
+the same code over that library alone (and the bytecode shipped with it, ``test_bytecode.py``)
+and name every kit module it imported.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 import course.sandboxed
+from course.grading.bytecode import bytecode
 from course.grading.engine import graded_files, grader_library, write_files
 from course.grading.snapshot import reference_snapshot
 from course.harness.manifest import Manifest
@@ -58,9 +60,11 @@ def test_the_child_side_imports_nothing_of_the_kit_outside_the_sandboxed_package
     manifest: Manifest, kit: Path, tmp_path: Path
 ) -> None:
     library, copy = tmp_path / "lib", tmp_path / "copy"
-    write_files(library, grader_library())
+    shipped = grader_library()
+    write_files(library, shipped | bytecode(shipped))
     learner = reference_snapshot(manifest, kit).learner
-    write_files(copy, graded_files(manifest, kit, learner, None))
+    files = graded_files(manifest, kit, learner, None)
+    write_files(copy, files | bytecode(files, skip=learner.keys()))
     env = {**os.environ, "COURSE_LAB_PACKAGE": manifest.package, "PYTHONPATH": ""}
     command = [sys.executable, "-c", CHILD_SIDE, str(library), str(copy), str(tmp_path / "r")]
     run = subprocess.run(
