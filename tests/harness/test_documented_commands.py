@@ -85,6 +85,10 @@ FAST = {
         "thirty learners are a class; three, a folder, a zip and a tar.gz, time each kind of "
         "submission and the bomb as the thirty do",
     ),
+    ".venv/bin/python bench/explorer.py": (
+        ".venv/bin/python bench/explorer.py --moves 7",
+        "sixty moves give the figures; seven time a move as they do",
+    ),
     ".venv/bin/python bench/doors.py": (
         ".venv/bin/python bench/doors.py --runs 1",
         "seven timings of each door; one shows the command works",
