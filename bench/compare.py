@@ -1,6 +1,6 @@
 """LangChain's side of the comparison: its inputs, its trimmer and the ids it kept.
 
-The kit's side (budgets, ``run_kit``) is in ``bench/workload.py``, which imports no LangChain,
+The kit's side (budgets, ``run_kit``) is in ``bench/budgets.py``, which imports no LangChain,
 so the children ``bench/instructions.py`` runs under valgrind start without it.
 """
 

@@ -1,18 +1,17 @@
 """build_context's work in instructions, which no cache or neighbour changes: needs valgrind.
 
 ``python3 bench/instructions.py [--sizes 10000,100000]`` runs, for each size, a child Python
-under ``valgrind --tool=callgrind`` that loads the history, parses it and calls build_context
-once, and another that calls it three times; half the difference is the instructions of one
-call in the steady state (``PYTHONHASHSEED=0``). Each pair runs with the collector on and with
-it paused; the children hold only the path, the heap in which a large call sets off a full
-collection (see ``bench/scaling.py``). The children run side by side, one per core; at 100 000
-messages the run takes about five minutes on two cores.
+(``bench/callgrind_child.py``) under ``valgrind --tool=callgrind`` that loads the history,
+parses it and calls build_context once, and another that calls it three times; half the
+difference is the instructions of one call in the steady state (``PYTHONHASHSEED=0``). Each pair
+runs with the collector on and with it paused; the children hold only the path, the heap in
+which a large call sets off a full collection (see ``bench/scaling.py``). The children run side
+by side, one per core; at 100 000 messages the run takes about five minutes on two cores.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import re
@@ -29,25 +28,12 @@ if str(ROOT) not in sys.path:  # run as a script: make ``bench`` and ``course`` 
     sys.path.insert(0, str(ROOT))
 
 from bench.scaling import BUDGET, sizes_arg  # noqa: E402
-from bench.workload import WORKLOADS, budgets_for, run_kit  # noqa: E402
-from course.session import parse_entries  # noqa: E402
+from bench.workload import WORKLOADS  # noqa: E402
 
 COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 """callgrind's total instruction count on its standard error."""
 COLLECTOR = ("on", "paused")
-
-
-def child(history: Path, calls: int, collector: str) -> None:
-    """Inside valgrind: parse the history, then call build_context ``calls`` times."""
-    entries = json.loads(history.read_text(encoding="utf-8"))
-    budget = budgets_for(entries, [BUDGET])[0]
-    path = parse_entries(entries)
-    del entries
-    gc.collect()
-    if collector == "paused":
-        gc.disable()
-    for _ in range(calls):
-        run_kit(path, budget)
+CHILD = Path(__file__).resolve().parent / "callgrind_child.py"
 
 
 def instructions(history: Path, calls: int, collector: str) -> int:
@@ -60,11 +46,11 @@ def instructions(history: Path, calls: int, collector: str) -> int:
         "--tool=callgrind",
         "--callgrind-out-file=/dev/null",
         sys.executable,  # the venv's own interpreter path: its packages come with it
-        str(Path(__file__).resolve()),
-        "--child",
+        str(CHILD),
         str(history),
         str(calls),
         collector,
+        BUDGET,
     ]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
@@ -101,11 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--collector", choices=[*COLLECTOR, "both"], default="both", help="default: both"
     )
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.child:
-        child(Path(args.child[0]), int(args.child[1]), args.child[2])
-        return 0
     collectors = COLLECTOR if args.collector == "both" else (args.collector,)
     counts = per_call(args.workload, args.sizes, collectors)
     small, large = args.sizes[0], args.sizes[-1]
