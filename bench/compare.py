@@ -18,7 +18,7 @@ from langchain_core.messages import (
     trim_messages,
 )
 
-from bench.workload import SYSTEM_PROMPT, Budget, arguments_chars, tokens_for_chars
+from bench.budgets import SYSTEM_PROMPT, Budget, arguments_chars, tokens_for_chars
 
 
 def to_langchain(entries: Sequence[dict[str, Any]]) -> list[BaseMessage]:

@@ -22,12 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: make ``bench`` and ``course`` importable
     sys.path.insert(0, str(ROOT))
 
-from bench.workload import (  # noqa: E402
-    SYSTEM_PROMPT,
-    interactions_for,
-    iter_entries,
-    kit_estimator,
-)
+from bench.budgets import SYSTEM_PROMPT, kit_estimator  # noqa: E402
+from bench.workload import interactions_for, iter_entries  # noqa: E402
 from course.context import BuildContextResult, build_context  # noqa: E402
 from course.entries import SessionEntry, parse_session_entry  # noqa: E402
 

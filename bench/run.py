@@ -24,9 +24,10 @@ import langchain_core  # noqa: E402
 from langchain_core.messages import BaseMessage  # noqa: E402
 
 from bench import compare, jsonl_bench  # noqa: E402
+from bench.budgets import budgets_for, run_kit  # noqa: E402
 from bench.scaling import describe, measure_scaling, sizes_arg  # noqa: E402
 from bench.timing import interleave  # noqa: E402
-from bench.workload import WORKLOADS, budgets_for, history_json, run_kit  # noqa: E402
+from bench.workload import WORKLOADS, history_json  # noqa: E402
 from course.context import BuildContextResult  # noqa: E402
 from course.session import parse_entries  # noqa: E402
 

@@ -33,8 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: make ``bench`` and ``course`` importable
     sys.path.insert(0, str(ROOT))
 
+from bench.budgets import budgets_for, run_kit  # noqa: E402
 from bench.timing import Samples, measure  # noqa: E402
-from bench.workload import WORKLOADS, budgets_for, run_kit  # noqa: E402
+from bench.workload import WORKLOADS  # noqa: E402
 from course.session import parse_entries  # noqa: E402
 
 BUDGET = "50%"

@@ -1,8 +1,5 @@
-"""The deterministic histories the benchmarks run on; with the estimator and budgets they share.
-
-The estimator, the budgets and the kit's call are defined in ``bench/budgets.py`` and offered
-here too, so that a benchmark finds its workload and its budgets in one place.
-"""
+"""The deterministic histories the benchmarks run on (their estimator, budgets and the kit's
+call are ``bench/budgets.py``'s)."""
 
 from __future__ import annotations
 
@@ -10,37 +7,6 @@ import math
 import random
 from collections.abc import Callable, Iterator
 from typing import Any
-
-from bench.budgets import (
-    RESERVED_OUTPUT,
-    SAFETY_MARGIN,
-    SYSTEM_PROMPT,
-    Budget,
-    arguments_chars,
-    budgets_for,
-    kit_estimator,
-    run_kit,
-    system_cost,
-    tokens_for_chars,
-)
-
-__all__ = [
-    "RESERVED_OUTPUT",
-    "SAFETY_MARGIN",
-    "SYSTEM_PROMPT",
-    "WORKLOADS",
-    "Budget",
-    "arguments_chars",
-    "budgets_for",
-    "history_json",
-    "interactions_for",
-    "iter_entries",
-    "kit_estimator",
-    "long_outputs_json",
-    "run_kit",
-    "system_cost",
-    "tokens_for_chars",
-]
 
 MESSAGES_PER_INTERACTION = 5
 """user, assistant with two parallel tool calls, two results (shuffled), final assistant."""

@@ -18,7 +18,8 @@ if str(ROOT) not in sys.path:  # ``bench`` is a directory of the repository, not
 
 def test_both_trimmers_keep_the_same_messages_on_a_small_history() -> None:
     from bench import compare
-    from bench.workload import budgets_for, history_json, kit_estimator, run_kit
+    from bench.budgets import budgets_for, kit_estimator, run_kit
+    from bench.workload import history_json
     from course.session import parse_entries
 
     entries = history_json(50)

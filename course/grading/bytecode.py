@@ -20,7 +20,7 @@ from pathlib import PurePosixPath
 
 from ..harness import pysource
 from ..harness.kit import kit_cache
-from .safefs import atomic_write
+from .kitcache import keep
 
 REWRITTEN_BY_PYTEST = ("tests/", "course/sandboxed/plugin.py")
 """Modules pytest imports through its assertion rewriter: it reads its own ``.pyc`` of them."""
@@ -79,9 +79,7 @@ def _compiled(path: str, source: bytes, rewritten: bool, pytest_tag: str | None)
             return None
         pyc = importlib.util.MAGIC_NUMBER + CHECKED_HASH + importlib.util.source_hash(source)
         pyc += marshal.dumps(code)
-        with contextlib.suppress(OSError):  # a read-only cache: made again next time
-            stored.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(stored, pyc)
+        keep(stored, pyc)
     _made[key] = pyc
     return pyc
 

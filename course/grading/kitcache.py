@@ -1,9 +1,10 @@
-"""The kit's catalog of focused tests, kept between runs in the kit's cache (``kit_cache()``).
+"""What the grader keeps between runs in the kit's cache (``kit_cache()``), and its catalog.
 
-A kept catalog is named by a digest of the exact bytes it was read from (the test files, the
-labs, the catalog reader's own source and this Python's version, whose parser it uses) and is
-read back strictly: a changed kit never reads an old one, and a file that is not right is read
-again from the test files.
+Everything kept is named by a digest of the exact bytes it was made from and checked when read
+back; ``keep`` writes it whole or not at all. A kept catalog of focused tests is named by the
+test files, the labs, the catalog reader's own source and this Python's version (whose parser it
+uses) and is read back strictly: a changed kit never reads an old one, and a file that is not
+right is read again from the test files.
 """
 
 from __future__ import annotations
@@ -19,6 +20,14 @@ from ..harness.catalog import Catalog, CatalogTest, read_catalog
 from ..harness.kit import fingerprint, kit_cache
 from ..sandboxed.tables import TableReader
 from .safefs import atomic_write
+
+
+def keep(path: Path, data: bytes) -> None:
+    """Keep ``data`` at ``path`` in the kit's cache, whole; a cache that cannot be written is
+    passed by (what it would hold is made again next time)."""
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data)
 
 
 def kept_catalog(files: Mapping[str, bytes], labs: Sequence[str]) -> Catalog:
@@ -39,9 +48,7 @@ def kept_catalog(files: Mapping[str, bytes], labs: Sequence[str]) -> Catalog:
         {"file": t.file, "function": t.function, "lab": t.lab, "cases": t.cases}
         for t in catalog.tests
     ]
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, json.dumps({"key": key, "tests": tests}).encode("utf-8"))
+    keep(path, json.dumps({"key": key, "tests": tests}).encode("utf-8"))
     return catalog
 
 

@@ -7,7 +7,6 @@ case got the reference's answer, compared as plain data.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -32,7 +31,7 @@ from ..sandboxed.probe_driver import load_module
 from ..sandboxed.probecases import Answer, agreement, answer
 from ..sandboxed.records import Event
 from ..sandboxed.status import Status, worst
-from .safefs import atomic_write
+from .kitcache import keep
 
 Case = dict[str, Any]
 FAILURES_SHOWN = 3
@@ -58,6 +57,13 @@ class ProbeSet:
     inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # ``summarize``'s lines
     chapter: str = ""
     home_seed: int | None = None  # the manifest's: a case of another is replayed with --seed
+    sizes: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """``probecases.case_size`` of each case measured so far, by id (``size``); a set read from
+    the cache holds every case's, kept with its cases."""
+    joined: dict[int, tuple[ProbeSet, ProbeSet]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """``with_audit_cases`` of this set, by the audit set's id: (that set, the result)."""
 
     def labs(self) -> list[str]:
         """The labs with cases, in case order."""
@@ -86,23 +92,12 @@ class ProbeSet:
         holds the very bytes its cases were read from (``_read_cached``)."""
         return json.dumps(list(self.cases), ensure_ascii=False).encode("utf-8")
 
-    @cached_property
-    def sizes(self) -> dict[str, int]:
-        """``probecases.case_size`` of the cases asked for by id (``size``): a set read from the
-        cache holds every case's, kept with its cases."""
-        return {}
-
     def size(self, case: Case) -> int:
         """``probecases.case_size`` of ``case``, one of the set's (measured once)."""
         case_id = str(case["id"])
         if case_id not in self.sizes:
             self.sizes[case_id] = probecases.case_size(case)
         return self.sizes[case_id]
-
-    @cached_property
-    def joined(self) -> dict[int, tuple[ProbeSet, ProbeSet]]:
-        """``with_audit_cases`` of this set, by the audit set's id: (that set, the result)."""
-        return {}
 
     def to_json(self) -> dict[str, Any]:
         """The set as data (the cache, the workspace's probe-case file)."""
@@ -181,10 +176,8 @@ def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> Pr
         rest = {key: value for key, value in probes.to_json().items() if key != "cases"}
         rest["sizes"] = {str(case["id"]): probes.size(case) for case in probes.cases}
         rest["cases_sha256"] = digest(probes.cases_file)
-        with contextlib.suppress(OSError):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(_cases_path(path), probes.cases_file)
-            atomic_write(path, json.dumps(rest, ensure_ascii=False).encode("utf-8"))
+        keep(_cases_path(path), probes.cases_file)
+        keep(path, json.dumps(rest, ensure_ascii=False).encode("utf-8"))
     return probes.only([lab.id for lab in labs])
 
 
@@ -212,8 +205,8 @@ def _read_cached(path: Path, seed: int, manifest: Manifest) -> ProbeSet | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     probes = _probe_set(manifest, seed, cases, expected, lines)
-    # the cached properties, filled with what they were made from and would make again
-    vars(probes).update(cases_file=cases_file, sizes=counts)
+    probes.sizes.update(counts)
+    vars(probes)["cases_file"] = cases_file  # the cached property: the bytes it would make
     return probes
 
 
