@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any
 
-from course.fields import KIND_NAMES, kind_of
+from course.fields import KIND_NAMES, kind_name, kind_of
+from course.jsonl import BOM, _reject_constant
 from course.locale import N_, ngettext
 from course.locale import gettext as _
 
@@ -22,7 +23,6 @@ CURRENT_VERSION = 3
 """The newest Pi session format this module reads; ``migrate`` brings every file to it."""
 
 GZIP_MAGIC = b"\x1f\x8b"
-BOM = b"\xef\xbb\xbf"
 
 
 class PiFormatError(ValueError):
@@ -129,10 +129,6 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 CHUNK_BYTES = 1024 * 1024
 
 
-def _mebibytes(size: int) -> str:
-    return f"{size >> 20} MiB"
-
-
 def _text_chunks(stream: io.BufferedReader) -> Iterator[bytes]:
     """The file's text in chunks: decompressed if it is gzip, without a byte order mark."""
     source: io.BufferedIOBase = stream
@@ -158,7 +154,7 @@ def _text_chunks(stream: io.BufferedReader) -> Iterator[bytes]:
                 _(
                     "holds more than {limit} of text (after decompression); this importer reads "
                     "Pi sessions up to that size"
-                ).format(limit=_mebibytes(MAX_SESSION_BYTES))
+                ).format(limit=f"{MAX_SESSION_BYTES >> 20} MiB")
             )
         yield chunk
 
@@ -179,7 +175,7 @@ def _lines(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
             if (len(buffer) if end == -1 else end) - start > MAX_LINE_BYTES:
                 raise PiFormatError(
                     _("longer than {limit}; this importer reads lines up to that length").format(
-                        limit=_mebibytes(MAX_LINE_BYTES)
+                        limit=f"{MAX_LINE_BYTES >> 20} MiB"
                     ),
                     line=number,
                 )
@@ -194,11 +190,8 @@ def _lines(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
             buffer = b""
 
 
-def _reject_constant(name: str) -> float:
-    raise ValueError(_("{name} is not JSON").format(name=name))
-
-
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_BLANKS = re.compile(r"[ \t\r\n]*")
 _NUMBER_WORDS = (
     N_("no"),
     N_("one"),
@@ -228,7 +221,7 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
         )
         return [], LineDamage(number, 0, problem, _("the whole line"))
     values: list[Any] = []
-    position = _skip_blanks(text, 0)
+    position = _BLANKS.match(text).end()
     unread = reason = ""
     while position < len(text):
         try:
@@ -240,13 +233,13 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
             )
             break
         values.append(value)
-        position = _skip_blanks(text, end)
+        position = _BLANKS.match(text, end).end()
     objects = [v for v in values if isinstance(v, dict)]
     records = [_checked(raw, number, value, part) for part, value in enumerate(objects, 1)]
     if len(objects) == len(values) == 1 and not unread:
         return records, None
     skipped = [
-        _("a JSON {kind}, not an object").format(kind=_(json_kind(v)))
+        _("a JSON {kind}, not an object").format(kind=json_kind(v))
         for v in values
         if not isinstance(v, dict)
     ]
@@ -271,12 +264,6 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
             count,
         ).format(amount=amount)
     return records, LineDamage(number, count, problem, _("; ").join(skipped))
-
-
-def _skip_blanks(text: str, position: int) -> int:
-    while position < len(text) and text[position] in " \t\r\n":
-        position += 1
-    return position
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -312,7 +299,7 @@ def _check_header(header: PiLine) -> int:
         raise PiFormatError(_("must be a non-empty string"), line=header.line, field="id")
     version = header.data.get("version", 1)
     if isinstance(version, bool) or not isinstance(version, int):
-        problem = _("must be an integer, got {kind}").format(kind=_(json_kind(version)))
+        problem = _("must be an integer, got {kind}").format(kind=json_kind(version))
     elif not 1 <= version <= CURRENT_VERSION:
         problem = _(
             "unsupported session version {version} (this importer reads 1 to {current})"
@@ -325,7 +312,7 @@ def _check_header(header: PiLine) -> int:
 def _check_entry(record: PiLine) -> None:
     kind = record.data.get("type")
     if not isinstance(kind, str):
-        problem = _("must be a string, got {kind}").format(kind=_(json_kind(kind)))
+        problem = _("must be a string, got {kind}").format(kind=json_kind(kind))
     elif kind == "session":
         problem = _("a second session header; a Pi session file has one, on its first line")
     else:
@@ -334,11 +321,10 @@ def _check_entry(record: PiLine) -> None:
 
 
 def json_kind(value: object) -> str:
-    """The JSON name of a value's type, for error messages (translate it with ``_()``)."""
+    """The JSON name of a value's type, as the current edition says it in a message."""
     if value is None:
-        return N_("null")
-    kind = kind_of(value)
-    return kind if kind in KIND_NAMES else N_("other")
+        return _("null")
+    return kind_name(value) if kind_of(value) in KIND_NAMES else _("other")
 
 
 # --------------------------------------------------------------------------- migration
@@ -352,9 +338,9 @@ def v1_entry_id(line: int, part: int = 1) -> str:
 def migrate(session: PiSession) -> PiSession:
     """Bring a session to the current version as Pi does on load (a new object; idempotent)."""
     if session.version < 2:
-        session = migrate_v1_to_v2(session)
+        session = _v1_to_v2(session)
     if session.version < 3:
-        session = migrate_v2_to_v3(session)
+        session = _v2_to_v3(session)
     session = reattach_orphans(session)
     check_tree(session)
     return session
@@ -394,13 +380,11 @@ def reattach_orphans(session: PiSession) -> PiSession:
     )
 
 
-def migrate_v1_to_v2(session: PiSession) -> PiSession:
+def _v1_to_v2(session: PiSession) -> PiSession:
     """Give every entry an id (``v1_entry_id``, not Pi's random one, so imports repeat) and its
     predecessor as parent; a compaction's ``firstKeptEntryIndex`` (the header is index 0)
     becomes ``firstKeptEntryId``, or is removed when it points at the header or past the end,
     exactly as Pi does."""
-    if session.version >= 2:
-        return session
     records = (session.header, *session.entries)
     entries: list[PiLine] = []
     previous: str | None = None
@@ -418,10 +402,8 @@ def migrate_v1_to_v2(session: PiSession) -> PiSession:
     return replace(session, header=_with_version(session.header, 2), entries=tuple(entries))
 
 
-def migrate_v2_to_v3(session: PiSession) -> PiSession:
+def _v2_to_v3(session: PiSession) -> PiSession:
     """Rename the message role ``hookMessage`` to ``custom``."""
-    if session.version >= 3:
-        return session
     entries: list[PiLine] = []
     for record in session.entries:
         message = record.data.get("message") if record.type == "message" else None
@@ -445,8 +427,7 @@ def check_tree(session: PiSession) -> None:
         parent = record.data.get("parentId")
         if not isinstance(entry_id, str) or not entry_id:
             field = "id"
-            kind = _(json_kind(entry_id))
-            problem = _("must be a non-empty string, got {kind}").format(kind=kind)
+            problem = _("must be a non-empty string, got {kind}").format(kind=json_kind(entry_id))
         elif entry_id in seen:
             field = "id"
             problem = _("id {id!r} is already used by an earlier line or the header").format(

@@ -15,7 +15,7 @@ from course.locale import gettext as _
 from course.session import SessionEntry, encode_entry, path_to, recover_jsonl
 
 from .pi_format import LineDamage, PiSession, migrate, read_pi_session
-from .pi_mapping import Draft, chapter_entry, map_session
+from .pi_mapping import chapter_entry, map_session
 from .pi_repair import repair as repair_drafts
 from .pi_report import (
     POLICIES,
@@ -76,8 +76,7 @@ def convert_pi_session(
     migrated = migrate(session)
     mapped, lossy = map_session(migrated, keep_failed=keep_failed)
     damage = [_damage_item(damaged, migrated) for damaged in migrated.damage]
-    missing = [_missing_parent_item(*orphan) for orphan in migrated.missing_parents]
-    found = [*damage, *missing, *lossy]
+    found = [*damage, *map(_missing_parent_item, migrated.missing_parents), *lossy]
     refused = [item for item in found if item.kind in REFUSED_KINDS]
     try:
         drafts, repairs = repair_drafts(mapped, repair, split_turn)
@@ -88,7 +87,12 @@ def convert_pi_session(
     entries = [chapter_entry(draft.entry, draft.line) for draft in drafts]
     leaf_id = entries[-1].id
     path = path_to(entries, leaf_id)
-    _check_interactions(path, drafts)
+    try:  # the chapter's own grouping must accept the active path; its error names the line
+        group_interactions(path)
+    except InteractionError as error:
+        entry_id = str(error).split(":", 1)[0]
+        line = next((d.line for d in drafts if d.id == entry_id), 0)
+        raise PiImportError([ReportItem(line, entry_id, "interaction", str(error))]) from None
     items = sorted_items([*found, *repairs])
     report = ImportReport(session.source_version, repair, items, split_turn, keep_failed)
     return ImportedSession(entries, leaf_id, path, report)
@@ -128,22 +132,13 @@ def _damage_item(damage: LineDamage, session: PiSession) -> ReportItem:
     return ReportItem(damage.line, ids[0] if ids else "-", "damaged_line", text)
 
 
-def _missing_parent_item(line: int, entry_id: str, parent: str) -> ReportItem:
+def _missing_parent_item(orphan: tuple[int, str, str]) -> ReportItem:
+    line, entry_id, parent = orphan
     text = _(
         "parent {parent!r} is not in this file (Pi's /fork leaves label entries out of the new "
         "file); the entry now starts its path below the header, where Pi's context starts too"
     ).format(parent=parent)
     return ReportItem(line, entry_id, "missing_parent", text)
-
-
-def _check_interactions(path: Sequence[SessionEntry], drafts: Sequence[Draft]) -> None:
-    """The chapter's own grouping must accept the active path; its error names the line."""
-    try:
-        group_interactions(path)
-    except InteractionError as error:
-        entry_id = str(error).split(":", 1)[0]
-        line = next((d.line for d in drafts if d.id == entry_id), 0)
-        raise PiImportError([ReportItem(line, entry_id, "interaction", str(error))]) from None
 
 
 def chapter_log_bytes(entries: Sequence[SessionEntry]) -> bytes:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-from course.fields import plain_number
+from course.fields import kind_of, plain_number
 from course.locale import gettext as _
 from course.locale import ngettext
 from course.session import SessionEntry, SessionEntryError, parse_session_entry, summary_to_json
@@ -145,7 +145,7 @@ def iso_to_millis(value: object) -> int | float:
             raise ValueError(f"must be a non-negative number of milliseconds, got {value!r}")
         return value
     if not isinstance(value, str):
-        raise ValueError(f"must be an ISO 8601 string, got {json_kind(value)}")
+        raise ValueError(f"must be an ISO 8601 string, got {kind_of(value)}")
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
@@ -204,10 +204,8 @@ class _Mapper:
         if key not in value:
             raise self.fail(_join(path, key), _("missing field"))
         if not check(value[key]):
-            raise self.fail(
-                _join(path, key),
-                _("has the wrong type ({kind})").format(kind=_(json_kind(value[key]))),
-            )
+            wrong = _("has the wrong type ({kind})").format(kind=json_kind(value[key]))
+            raise self.fail(_join(path, key), wrong)
         return value[key]
 
     def string(self, value: dict[str, Any], key: str, path: str) -> str:
@@ -280,10 +278,8 @@ class _Mapper:
         tokens = self.get(self.data, "tokensBefore", "", _is_amount)
         first_kept = self.data.get("firstKeptEntryId", "")
         if not isinstance(first_kept, str):
-            raise self.fail(
-                "firstKeptEntryId",
-                _("must be a string, got {kind}").format(kind=_(json_kind(first_kept))),
-            )
+            wrong = _("must be a string, got {kind}").format(kind=json_kind(first_kept))
+            raise self.fail("firstKeptEntryId", wrong)
         mapping = summary_from_markdown(markdown, session_goal=self.request)
         text_id = fresh_id(f"{self.id}~summary", used)
         kept = {k: v for k, v in self.data.items() if k not in COMMON + ("tokensBefore",)}
@@ -498,15 +494,12 @@ class _Mapper:
         for index, block in enumerate(blocks):
             where = f"{path}[{index}]"
             if not isinstance(block, dict):
-                raise self.fail(
-                    where, _("must be an object, got {kind}").format(kind=_(json_kind(block)))
-                )
+                wrong = _("must be an object, got {kind}").format(kind=json_kind(block))
+                raise self.fail(where, wrong)
             kind = block.get("type")
             if not isinstance(kind, str):
-                raise self.fail(
-                    f"{where}.type",
-                    _("must be a string, got {kind}").format(kind=_(json_kind(kind))),
-                )
+                wrong = _("must be a string, got {kind}").format(kind=json_kind(kind))
+                raise self.fail(f"{where}.type", wrong)
             yield where, kind, block
 
     def text_block(self, block: dict[str, Any], path: str) -> dict[str, Any]:

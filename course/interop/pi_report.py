@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Literal, TypeAlias
 
 from course.locale import gettext as _
@@ -17,31 +17,17 @@ SplitTurn: TypeAlias = Literal["turn-start", "next-user"]
 SPLIT_TURNS: tuple[SplitTurn, ...] = ("turn-start", "next-user")
 """Where a split turn's kept range starts: its user message, or the next one (docs/pi-import.md)."""
 
-REPAIR_KINDS: dict[str, str] = {
-    "damaged_line": "a line holds several JSON objects back to back, or something unreadable",
-    "unknown_type": "an entry type or message role this importer does not know",
-    "missing_parent": "an entry's parent is not in the file (a /fork leaves labels out)",
-    "unanswered_call": "a tool call has no result before its interaction ends",
-    "orphan_result": "a tool result answers no call of its interaction, or answers one twice",
-    "duplicate_call": "a tool call id is declared twice in one interaction",
-    "before_user": "an assistant message comes before any user message",
-    "compaction_cut": "a compaction's first kept entry is not a user message before it",
-}
+REPAIR_KINDS = tuple(
+    "damaged_line unknown_type missing_parent unanswered_call orphan_result duplicate_call "
+    "before_user compaction_cut".split()
+)
 """What the chapter's rules reject: ``strict`` stops at the first; the others repair each."""
-
-MAPPING_KINDS: dict[str, str] = {
-    "thinking": "thinking blocks of an assistant message are not carried",
-    "image": "an image block became a text placeholder",
-    "converted": "a Pi-only message or entry became a user message, or data only",
-    "summary": "a Markdown summary was split into the seven fields; the text is kept as data",
-    "fields": "Pi fields the chapter's entry has no place for are not carried",
-    "failed_message": "an aborted or failed assistant message, which Pi never sends",
-    "stop_reason": "an assistant message stopped for another reason than stop or toolUse",
-    "split_turn": "a compaction keeps an entry in the middle of a turn",
-}
+MAPPING_KINDS = tuple(
+    "thinking image converted summary fields failed_message stop_reason split_turn".split()
+)
 """What the mapping itself changes, under every policy."""
-
-KINDS = {**REPAIR_KINDS, **MAPPING_KINDS}
+KINDS = (*REPAIR_KINDS, *MAPPING_KINDS)
+"""Every report item's kind, in the order docs/pi-import.md's tables describe them."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +52,7 @@ class ImportReport:
 
     source_version: int
     policy: Policy
-    items: tuple[ReportItem, ...] = field(default=())
+    items: tuple[ReportItem, ...] = ()
     split_turn: SplitTurn = "turn-start"
     keep_failed: bool = False
 
@@ -109,18 +95,19 @@ class PiImportError(ValueError):
 
     def explain(self, option: str = "repair") -> str:
         """The error's text; ``option`` names the setting that chooses the repair."""
-        first, more = self.items[0], len(self.items) - 1
-        if more:
-            text = ngettext(
+        more = len(self.items) - 1
+        text = (
+            ngettext(
                 "{item} (and {more} more); strict refuses this session as it is: import it "
                 "with {option} 'synthesize' or 'drop'",
                 "{item} (and {more} more); strict refuses this session as it is: import it "
                 "with {option} 'synthesize' or 'drop'",
                 more,
             )
-        else:
-            text = _(
+            if more
+            else _(
                 "{item}; strict refuses this session as it is: import it with {option} "
                 "'synthesize' or 'drop'"
             )
-        return text.format(item=first, more=more, option=option)
+        )
+        return text.format(item=self.items[0], more=more, option=option)
