@@ -95,9 +95,7 @@ def map_session(
 
 def _user_text(draft: Draft) -> str:
     """The text of a user message draft, or ""."""
-    if draft.role != "user":
-        return ""
-    content = draft.entry["message"]["content"]
+    content = draft.entry["message"]["content"] if draft.role == "user" else ""
     if isinstance(content, str):
         return content
     return "\n".join(block["text"] for block in content if block["type"] == "text")
@@ -451,15 +449,12 @@ class _Mapper:
 
     def wrapped(self, role: str, message: dict[str, Any]) -> Draft:
         if role == "custom":
-            content = self.user_content(message, "message")
-            self.drop_fields(message, "message", ("role", "content"))
+            content, carried = self.user_content(message, "message"), "content"
         else:
-            content = _wrapped(role, self.string(message, "summary", "message"))
-            self.drop_fields(message, "message", ("role", "summary"))
-        self.note(
-            "converted",
-            _("{role} message became the user message Pi sends for it").format(role=role),
-        )
+            content, carried = _wrapped(role, self.string(message, "summary", "message")), "summary"
+        self.drop_fields(message, "message", ("role", carried))
+        text = _("{role} message became the user message Pi sends for it").format(role=role)
+        self.note("converted", text)
         return self.user(content)
 
     def user_content(self, value: dict[str, Any], path: str) -> str | list[dict[str, Any]]:

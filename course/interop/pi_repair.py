@@ -37,8 +37,8 @@ class _Call:
 class _State:
     """What one path has seen up to an entry: the open interaction's calls and results."""
 
-    seen_user: bool = False
     start: str = ""
+    """The user message that opens the interaction; "" before any user message on the path."""
     pending: tuple[_Call, ...] = ()
     answered: frozenset[str] = frozenset()
     declared: tuple[tuple[str, str], ...] = ()
@@ -102,8 +102,7 @@ class _Rules:
     def run(self) -> _Plan:
         states: dict[str, _State] = {}
         for draft in self.drafts:
-            state = states.get(draft.parent_id or "", _State())
-            state = self.visit(draft, state)
+            state = self.visit(draft, states.get(draft.parent_id or "", _State()))
             states[draft.id] = state
             if draft.id not in self.parents and state.pending:
                 self.unanswered(state, draft, at_end=True)
@@ -117,9 +116,9 @@ class _Rules:
         if role == "user":
             if state.pending:
                 self.unanswered(state, draft, at_end=False)
-            return _State(seen_user=True, start=draft.id)
+            return _State(start=draft.id)
         if role == "assistant":
-            if not state.seen_user:
+            if not state.start:
                 opened = self.before_user(draft)
                 if opened is None:
                     return state  # the message is data now: the path is as it was
@@ -133,7 +132,7 @@ class _Rules:
     def before_user(self, draft: Draft) -> _State | None:
         """The path's state once a user message opens it; None if ``draft`` is data now."""
         text = _("assistant message before any user message on its path")
-        state: _State | None = _State(seen_user=True, start=draft.id)
+        state: _State | None = _State(start=draft.id)
         if self.policy == "drop":
             self.plan.as_data[draft.id] = "before any user message"
             text = _(
@@ -149,7 +148,7 @@ class _Rules:
                 "assistant message before any user message on its path; synthesised user message "
                 "{new} before it"
             ).format(new=new.id)
-            state = _State(seen_user=True, start=new.id)
+            state = _State(start=new.id)
         self.note(draft, "before_user", text)
         return state
 
@@ -201,7 +200,7 @@ class _Rules:
                 pending=tuple(c for c in state.pending if c is not match),
                 answered=state.answered | {call_id},
             )
-        if not state.seen_user:
+        if not state.start:
             text = _("result for tool call {call} before any user message on its path")
         elif call_id in state.answered:
             text = _("second result for tool call {call} in the interaction starting at {start}")

@@ -17,13 +17,26 @@ SplitTurn: TypeAlias = Literal["turn-start", "next-user"]
 SPLIT_TURNS: tuple[SplitTurn, ...] = ("turn-start", "next-user")
 """Where a split turn's kept range starts: its user message, or the next one (docs/pi-import.md)."""
 
-REPAIR_KINDS = tuple(
-    "damaged_line unknown_type missing_parent unanswered_call orphan_result duplicate_call "
-    "before_user compaction_cut".split()
+REPAIR_KINDS = (
+    "damaged_line",
+    "unknown_type",
+    "missing_parent",
+    "unanswered_call",
+    "orphan_result",
+    "duplicate_call",
+    "before_user",
+    "compaction_cut",
 )
 """What the chapter's rules reject: ``strict`` stops at the first; the others repair each."""
-MAPPING_KINDS = tuple(
-    "thinking image converted summary fields failed_message stop_reason split_turn".split()
+MAPPING_KINDS = (
+    "thinking",
+    "image",
+    "converted",
+    "summary",
+    "fields",
+    "failed_message",
+    "stop_reason",
+    "split_turn",
 )
 """What the mapping itself changes, under every policy."""
 KINDS = (*REPAIR_KINDS, *MAPPING_KINDS)
