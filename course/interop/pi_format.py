@@ -29,9 +29,6 @@ class PiFormatError(ValueError):
     """A Pi session file cannot be read; the message names the line and the field."""
 
     def __init__(self, problem: str, *, line: int | None = None, field: str = "") -> None:
-        self.line = line
-        self.field = field
-        self.problem = problem
         where = [_("line {line}").format(line=line)] if line is not None else []
         super().__init__(_(": ").join([*where, *([field] if field else []), problem]))
 
@@ -81,9 +78,6 @@ class PiSession:
         return version if isinstance(version, int) else 1
 
 
-# --------------------------------------------------------------------------- reading
-
-
 def read_pi_session(path: str | os.PathLike[str]) -> PiSession:
     """Read a Pi session file (``.jsonl`` or gzipped) as written; ``migrate`` upgrades it."""
     try:
@@ -101,7 +95,6 @@ def parse_pi_session(data: bytes) -> PiSession:
 
 
 def _read(stream: io.BufferedReader) -> PiSession:
-    """Parse a Pi session file in chunks, within the caps; a damaged line is split or skipped."""
     records: list[PiLine] = []
     damage: list[LineDamage] = []
     for number, raw in _lines(_text_chunks(stream)):
@@ -191,7 +184,6 @@ def _lines(chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_BLANKS = re.compile(r"[ \t\r\n]*")
 _NUMBER_WORDS = (
     N_("no"),
     N_("one"),
@@ -221,7 +213,7 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
         )
         return [], LineDamage(number, 0, problem, _("the whole line"))
     values: list[Any] = []
-    position = _BLANKS.match(text).end()
+    position = _skip_blanks(text, 0)
     unread = reason = ""
     while position < len(text):
         try:
@@ -233,7 +225,7 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
             )
             break
         values.append(value)
-        position = _BLANKS.match(text, end).end()
+        position = _skip_blanks(text, end)
     objects = [v for v in values if isinstance(v, dict)]
     records = [_checked(raw, number, value, part) for part, value in enumerate(objects, 1)]
     if len(objects) == len(values) == 1 and not unread:
@@ -267,6 +259,12 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _skip_blanks(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t\r\n":
+        position += 1
+    return position
 
 
 def _checked(raw: bytes, number: int, value: dict[str, Any], part: int) -> PiLine:
@@ -325,9 +323,6 @@ def json_kind(value: object) -> str:
     if value is None:
         return _("null")
     return kind_name(value) if kind_of(value) in KIND_NAMES else _("other")
-
-
-# --------------------------------------------------------------------------- migration
 
 
 def v1_entry_id(line: int, part: int = 1) -> str:

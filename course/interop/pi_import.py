@@ -43,7 +43,6 @@ class ImportedSession:
     report: ImportReport
 
     def to_jsonl(self) -> bytes:
-        """The chapter log: one committed JSONL line per entry."""
         return chapter_log_bytes(self.entries)
 
 
@@ -99,7 +98,6 @@ def convert_pi_session(
 
 
 def _damage_item(damage: LineDamage, session: PiSession) -> ReportItem:
-    """A damaged line as a report item, naming the entries read from it."""
     ids = [str(r.data["id"]) for r in session.entries if r.line == damage.line]
     several, skipped = len(ids) > 1, bool(damage.skipped)
     if several and not skipped:

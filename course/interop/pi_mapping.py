@@ -94,7 +94,6 @@ def map_session(
 
 
 def _user_text(draft: Draft) -> str:
-    """The text of a user message draft, or ""."""
     content = draft.entry["message"]["content"] if draft.role == "user" else ""
     if isinstance(content, str):
         return content

@@ -70,7 +70,6 @@ class ImportReport:
     keep_failed: bool = False
 
     def of_kind(self, *kinds: str) -> list[ReportItem]:
-        """The items of the given kinds, in line order."""
         return [item for item in self.items if item.kind in kinds]
 
     @property

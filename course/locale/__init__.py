@@ -53,10 +53,9 @@ def edition_from_environment(environ: Mapping[str, str]) -> str:
         value = environ.get(key, "")
         if not value:
             continue
-        for language in value.split(":"):
-            edition = normalize(language)
-            if edition is not None:
-                return edition
+        edition = next(filter(None, map(normalize, value.split(":"))), None)
+        if edition is not None:
+            return edition
         if key != "LANGUAGE":  # LANGUAGE only lists wishes; the others decide
             return SOURCE_EDITION
     return SOURCE_EDITION

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 
-from . import CHAPTER_EDITION, LOCALE_DIR
+from . import CHAPTER_EDITION
+from .glossary import glossary
 
 # Markdown and reStructuredText; a reST inline literal may wrap onto the next line
 BACKTICKED = re.compile(r"``[^`\n]*(?:\n[^`\n]*)?``|`[^`\n]*`")
@@ -17,8 +17,7 @@ CODE_NEIGHBOURS = set("._/\\=()[]{}<>:#@$%*+|~")
 @functools.cache
 def allowed_words(edition: str = CHAPTER_EDITION) -> frozenset[str]:
     """The edition's documented English words (the glossary's ``[english] allowed``)."""
-    path = LOCALE_DIR / edition / "glossary.toml"
-    table = tomllib.loads(path.read_text("utf-8")).get("english", {})
+    table = glossary(edition).get("english", {})
     return frozenset(word.lower() for word in table.get("allowed", []))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .english import BACKTICKED, without_literal_blocks
@@ -80,18 +81,15 @@ def _placeholder(found: re.Match[str]) -> str:
     return "X" if name in VALUE_NAMES or rest else "\ue000"
 
 
-def soft_breaks(text: str) -> list[tuple[str, str]]:
+def soft_breaks(text: str) -> Iterator[tuple[str, str]]:
     """Markdown's line breaks inside a paragraph, as (the line before, the line after): a
     reader sees each as a space."""
-    lines = text.split("\n")
-    pairs = []
-    for previous, line in itertools.pairwise(lines):
+    for previous, line in itertools.pairwise(text.split("\n")):
         if not line.strip() or not previous.strip() or BLOCK_START.match(line):
             continue
         if previous.lstrip().startswith(("#", "|")) or previous.endswith("  "):
             continue  # a heading or table row ends at its line; two spaces make a hard break
-        pairs.append((previous.rstrip(), line.strip()))
-    return pairs
+        yield previous.rstrip(), line.strip()
 
 
 def problems(text: str, *, markdown: bool = False) -> list[Problem]:
@@ -118,4 +116,3 @@ def problems(text: str, *, markdown: bool = False) -> list[Problem]:
 
 
 LINE_BREAK = "a line break inside a Chinese sentence"
-
