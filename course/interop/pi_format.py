@@ -196,11 +196,7 @@ _NUMBER_WORDS = (
     N_("eight"),
     N_("nine"),
 )
-
-
-def amount_words(count: int) -> str:
-    """``two``: a small count in words, as a sentence says it; larger ones in digits."""
-    return _(_NUMBER_WORDS[count]) if count < len(_NUMBER_WORDS) else f"{count:,}"
+"""Small counts in words, as a sentence says them; larger ones are written in digits."""
 
 
 def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]:
@@ -237,7 +233,8 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
     ]
     if unread:
         skipped.append(_("{unread} that are not JSON").format(unread=unread))
-    count, amount = len(objects), amount_words(len(objects))
+    count = len(objects)
+    amount = _(_NUMBER_WORDS[count]) if count < len(_NUMBER_WORDS) else f"{count:,}"
     if not skipped:
         problem = ngettext(
             "holds {amount} JSON object with no newline between them",

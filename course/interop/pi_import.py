@@ -180,13 +180,10 @@ def move_in_if_free(temporary: str, target: Path) -> None:
     A hard link claims the name atomically. Without hard links (Pyodide) the name is checked,
     then the file renamed: still atomic against a crash, and there is no rival writer there.
     """
-    link = getattr(os, "link", None)
     try:
-        if link is None:
-            raise OSError(errno.ENOSYS, "no hard links")
-        link(temporary, target)  # fails if the name was taken meanwhile
-    except OSError as error:
-        if error.errno not in NO_HARD_LINKS:
+        os.link(temporary, target)  # fails if the name was taken meanwhile
+    except (AttributeError, OSError) as error:  # Pyodide's os has no link at all
+        if isinstance(error, OSError) and error.errno not in NO_HARD_LINKS:
             raise
         if os.path.lexists(target):
             raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(target)) from None

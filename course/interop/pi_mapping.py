@@ -131,9 +131,6 @@ def fresh_id(base: str, used: set[str]) -> str:
     return candidate
 
 
-UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
 def iso_to_millis(value: object) -> int | float:
     """An ISO 8601 timestamp (UTC without a zone) as Unix milliseconds, an int unless it has
     sub-millisecond digits; a number is taken to be milliseconds already."""
@@ -149,7 +146,7 @@ def iso_to_millis(value: object) -> int | float:
         raise ValueError(f"must be an ISO 8601 timestamp, got {value!r}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    micros = (moment - UNIX_EPOCH) // timedelta(microseconds=1)
+    micros = (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
     if micros < 0:
         raise ValueError(f"is before 1970, which the chapter's timestamps cannot hold: {value!r}")
     return micros // 1000 if micros % 1000 == 0 else micros / 1000

@@ -41,9 +41,10 @@ class _State:
     """The user message that opens the interaction; "" before any user message on the path."""
     pending: tuple[_Call, ...] = ()
     answered: frozenset[str] = frozenset()
-    declared: tuple[tuple[str, str], ...] = ()
-    """(call id, the assistant message declaring it), in the order they were declared."""
-    renames: tuple[tuple[str, str], ...] = ()
+    declared: dict[str, str] = field(default_factory=dict)
+    """Call id → the assistant message declaring it (copied, never changed, once shared)."""
+    renames: dict[str, str] = field(default_factory=dict)
+    """A call id declared again → the new id its results answer (the latest declaration's)."""
 
 
 @dataclass
@@ -155,7 +156,7 @@ class _Rules:
     def calls(self, draft: Draft, state: _State) -> _State:
         pending = list(state.pending)
         declared = dict(state.declared)
-        renames = list(state.renames)
+        renames = dict(state.renames)
         for index, block in enumerate(draft.entry["message"]["content"]):
             if block["type"] != "toolCall":
                 continue
@@ -176,21 +177,16 @@ class _Rules:
                     )
                     self.plan.renamed_calls.setdefault(draft.id, {})[index] = new_id
                 text = text.format(call=call_id, start=state.start, first=first, new=new_id)
-                renames.append((call_id, new_id))  # strict too: its results answer the new id
+                renames[call_id] = new_id  # strict too: its results answer the new id
                 self.note(draft, "duplicate_call", text)
                 call_id = new_id
             declared[call_id] = draft.id
             pending.append(_Call(draft, index, call_id, block["name"]))
-        return replace(
-            state,
-            pending=tuple(pending),
-            declared=tuple(declared.items()),
-            renames=tuple(renames),
-        )
+        return replace(state, pending=tuple(pending), declared=declared, renames=renames)
 
     def result(self, draft: Draft, state: _State) -> _State:
         original: str = draft.entry["message"]["toolCallId"]
-        call_id = next((new for old, new in reversed(state.renames) if old == original), original)
+        call_id = state.renames.get(original, original)
         match = next((c for c in state.pending if c.call_id == call_id), None)
         if match is not None:
             if call_id != original and self.policy != "strict":
@@ -362,13 +358,10 @@ def _compaction_plan(drafts: Sequence[Draft], policy: Policy, split_turn: SplitT
             ).format(target=target)
         else:
             chosen = path.last_user(len(path.entries))
-            text = (
-                _("has no first kept entry (Pi keeps nothing from before it)")
-                if not target
-                else _("first kept entry {target} is not on its path before it").format(
-                    target=target
-                )
-            )
+            text = _("first kept entry {target} is not on its path before it")
+            if not target:
+                text = _("has no first kept entry (Pi keeps nothing from before it)")
+            text = text.format(target=target)
         if policy != "strict":
             if chosen is None:
                 plan.as_data[draft.id] = "no user message before the compaction"
@@ -422,13 +415,8 @@ def _split_turn(
             text += _("; the turn starts at {turn}")
         elif choice == "turn-start":
             text += _(" (no user message starts the turn)")
-    text = text.format(
-        target=target,
-        role=role,
-        turn=turn.id if turn is not None else "",
-        later=later.id if later is not None else "",
-        count=count,
-    )
+    turn_id, later_id = (turn.id if turn else ""), (later.id if later else "")
+    text = text.format(target=target, role=role, turn=turn_id, later=later_id, count=count)
     return chosen, ReportItem(compaction.line, compaction.id, "split_turn", text)
 
 
@@ -439,15 +427,11 @@ def _apply(drafts: list[Draft], plan: _Plan) -> list[Draft]:
         parent = draft.parent_id
         before, after = plan.before.get(draft.id, ()), plan.after.get(draft.id, ())
         for new in (*before, _changed(draft, plan), *after):
-            out.append(_with_parent(new, parent))
+            if new.parent_id != parent:
+                new = replace(new, entry={**new.entry, "parentId": parent})
+            out.append(new)
             parent = new.id
     return out
-
-
-def _with_parent(draft: Draft, parent: str | None) -> Draft:
-    if draft.parent_id == parent:
-        return draft
-    return replace(draft, entry={**draft.entry, "parentId": parent})
 
 
 def _changed(draft: Draft, plan: _Plan) -> Draft:

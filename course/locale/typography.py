@@ -21,7 +21,6 @@ OPENING = "\uff08\u201c\u2018\u300a\u300c\u3010"
 CLOSING = "\uff0c\u3002\u3001\uff1b\uff1a\uff1f\uff01\uff09\u201d\u2019\u300b\u300d\u3011"
 """Full-width marks that close or follow a word: comma, full stop, enumeration comma (the
 lists' mark), semicolon, colon, question and exclamation marks, closing brackets and quotes."""
-FULL_WIDTH = OPENING + CLOSING
 CODE = re.compile(rf"{BACKTICKED.pattern}|\[[^\[\]\n{HAN}]*\]|\([^()\n{HAN}]*,[^()\n{HAN}]*\)")
 """Code spans, and brackets of ASCII only (``[u1, a1]``, ``(entry_ids, reason)``): code."""
 PLACEHOLDER = re.compile(r"\{(\w*)([^{}\n]*)\}")
@@ -37,7 +36,7 @@ placeholder may stand for a translated phrase (``{why}``, ``{problem}``) and is 
 FENCE = re.compile(r"^```.*?^```[^\n]*$", re.MULTILINE | re.DOTALL)
 BLOCK_START = re.compile(r"\s*(?:[-*+] |\d+[.)] |#|\||>|<!--|```)")
 
-CHINESE = f"[{HAN}{FULL_WIDTH}]"
+CHINESE = f"[{HAN}{OPENING}{CLOSING}]"
 RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ASCII punctuation after Chinese text", re.compile(rf"{CHINESE}[:,;()](?!:\s*$)", re.M)),
     ("a space between two Chinese characters", re.compile(rf"{CHINESE} +{CHINESE}")),
