@@ -107,14 +107,6 @@ def child_command(log: Path, seed: int, *options: str) -> list[str]:
     return [sys.executable, "-m", module, "--child", str(log), "--seed", str(seed), *options]
 
 
-def reopen(log: Path, tally: TrialTally) -> None:
-    """Reopen ``log`` in a child that repairs a torn tail and exits, as a restart would."""
-    done = subprocess.run(
-        child_command(log, 0, "--reopen-only"), stdout=subprocess.PIPE, text=True, check=True
-    )
-    tally.repaired += done.stdout.split().count("repaired")
-
-
 def run_trial(
     log: Path, seed: int, rng: random.Random, tally: TrialTally, *, split: bool = False
 ) -> bool:
@@ -174,8 +166,10 @@ def run(trials: int, seed: int, directory: Path) -> TrialTally:
             f"torn tails {tally.torn_tails}, lost {len(tally.lost)}",
             flush=True,
         )
-    if torn:
-        reopen(log, tally)
+    if torn:  # reopened in a child that repairs the torn tail and exits, as a restart would
+        command = child_command(log, 0, "--reopen-only")
+        done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
+        tally.repaired += done.stdout.split().count("repaired")
         tally.check(log)
     return tally
 

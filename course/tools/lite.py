@@ -56,18 +56,18 @@ class LiteConfig:
         # what the Pyodide kernel installs on start (see its initKernel), now preloaded
         "ipython", "jedi", "comm", "micropip",
         "ipywidgets", "pytest>=8.4", "hypothesis>=6.100",  # what the kit and notebooks import
-    )
+    )  # fmt: skip
     left_out: tuple[str, ...] = (
         "widgetsnbextension", "jupyterlab-widgets",  # the front end is the site's lab extension
         "pexpect", "ptyprocess",  # a browser has no terminals to drive
         "watchfiles",  # checkpoint --watch: no wasm wheel, and no processes to watch with
         "babel",  # only `course-kit catalogs` compiles catalogs; the wheel ships the .mo files
-    )
+    )  # fmt: skip
     kernel_wheels: tuple[str, ...] = ("piplite", "pyodide-kernel", "ipykernel")
     """The kernel's own shims, from its lab extension's ``static/pypi``."""
     pyodide_files: tuple[str, ...] = (
         "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"
-    )
+    )  # fmt: skip
     apps: tuple[str, ...] = ("lab",)
     trimmed: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
@@ -225,26 +225,21 @@ def lock(info: Mapping[str, Any], wheels: Sequence[Wheel]) -> dict[str, Any]:
     return {"info": dict(info), "packages": packages}
 
 
-def kernel_settings(package_names: Iterable[str]) -> dict[str, Any]:
-    """The Pyodide kernel's settings: the local Pyodide, every package preloaded, no PyPI."""
-    return {
+def site_config(package_names: Iterable[str]) -> dict[str, Any]:
+    """``jupyter-lite.json`` for the site: the kernel loads the local Pyodide, every package
+    preloaded, nothing from PyPI."""
+    kernel_settings = {
         "pyodideUrl": "./static/pyodide/pyodide.mjs",
         "disablePyPIFallback": True,
         "pipliteUrls": [],
         "loadPyodideOptions": {"packages": sorted(package_names)},
     }
-
-
-def site_config(package_names: Iterable[str]) -> dict[str, Any]:
-    """``jupyter-lite.json`` for the site."""
     return {
         "jupyter-lite-schema-version": 0,
         "jupyter-config-data": {
             "appName": "Context compaction",
             "exposeAppInBrowser": "true",  # window.jupyterapp, for the browser test and bench
-            "litePluginSettings": {
-                "@jupyterlite/pyodide-kernel-extension:kernel": kernel_settings(package_names)
-            },
+            "litePluginSettings": {"@jupyterlite/pyodide-kernel-extension:kernel": kernel_settings},
             "disabledExtensions": ["@jupyterlab/apputils-extension:announcements"],
         },
     }
@@ -344,15 +339,6 @@ def ship_compiled_catalogs(locale: Path) -> None:
             po.unlink()
 
 
-def kernel_extension() -> Path:
-    """The Pyodide kernel's lab extension, as installed beside this Python."""
-    found = Path(sys.prefix, "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension")
-    if not found.is_dir():
-        missing = _("{path} is missing: install the lite tools with `pip install -e .[lite]`")
-        raise LiteError(missing.format(path=found))
-    return found
-
-
 def chosen_wheels(folders: Iterable[Path], config: LiteConfig = CONFIG) -> list[Path]:
     """One wheel per project from ``folders`` (the first found wins), minus ``left_out``."""
     chosen: dict[str, Path] = {}
@@ -434,8 +420,13 @@ def wheel_project(path: Path) -> str:
 
 
 def kernel_shims(into: Path, config: LiteConfig = CONFIG) -> Path:
-    """The kernel's own wheels (piplite, pyodide-kernel, the ipykernel shim), copied ``into``."""
-    pypi = kernel_extension() / "static" / "pypi"
+    """The kernel's own wheels (piplite, pyodide-kernel, the ipykernel shim), copied ``into``
+    from its lab extension, as installed beside this Python."""
+    found = Path(sys.prefix, "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension")
+    if not found.is_dir():
+        missing = _("{path} is missing: install the lite tools with `pip install -e .[lite]`")
+        raise LiteError(missing.format(path=found))
+    pypi = found / "static" / "pypi"
     wanted = {canonicalize_name(name) for name in config.kernel_wheels}
     into.mkdir(parents=True, exist_ok=True)
     for path in pypi.glob("*.whl"):
