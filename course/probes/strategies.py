@@ -71,7 +71,6 @@ def histories(draw: st.DrawFn, min_groups: int = 0, max_groups: int = 6) -> list
     entries: list[dict[str, Any]] = []
 
     def add(kind: str, prefix: str, **fields: Any) -> None:
-        """Append an entry whose parent is the one before it."""
         parent = entries[-1]["id"] if entries else None
         entry = {"type": kind, "id": f"{prefix}{len(entries)}", "parentId": parent}
         entries.append(entry | {"timestamp": len(entries)} | fields)

@@ -120,12 +120,10 @@ class Gap:
 
 
 def _forms(text: str | tuple[str, ...]) -> list[str]:
-    """A message's id or translation as a list (a plural's every form)."""
     return list(text) if isinstance(text, tuple) else [text]
 
 
 def _key(message: Any) -> str:
-    """A message's id (a plural's singular)."""
     return str(_forms(message.id)[0])
 
 

@@ -102,7 +102,6 @@ def child(
 
 
 def child_command(log: Path, seed: int, *options: str) -> list[str]:
-    """The command line of a child process working on ``log``."""
     module = "course.tools.crashtest"
     return [sys.executable, "-m", module, "--child", str(log), "--seed", str(seed), *options]
 
@@ -149,7 +148,6 @@ def run_trial(
 
 
 def run(trials: int, seed: int, directory: Path) -> TrialTally:
-    """Run ``trials`` crash trials against one log in ``directory``."""
     rng = random.Random(seed)
     logs = 1
     log = directory / "crash-1.jsonl"

@@ -308,7 +308,6 @@ def kit_sources(kit: Path) -> dict[str, bytes]:
 
 
 def record_line(path: str, data: bytes) -> str:
-    """The wheel ``RECORD`` line of the file ``path`` holding ``data``."""
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return f"{path},sha256={digest},{len(data)}"
 
@@ -415,7 +414,6 @@ def trimmed(wheels: Sequence[Path], into: Path, config: LiteConfig = CONFIG) -> 
 
 
 def wheel_project(path: Path) -> str:
-    """The canonical project name in a wheel's file name."""
     return canonicalize_name(path.name.split("-")[0])
 
 
@@ -544,7 +542,6 @@ def small_icon(data: bytes, largest: int) -> bytes:
 
 
 def site_size(out: Path) -> int:
-    """The bytes of every file of the site."""
     return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
 
 

@@ -99,8 +99,12 @@ def refresh(path: Path, *, timeout: float = 600) -> list[str]:
             cell.execution_count = None
     resources = {"metadata": {"path": str(path.parent)}}
     NotebookClient(
-        notebook, timeout=timeout, kernel_name="python3", resources=resources,
-        record_timing=False, store_widget_state=False,
+        notebook,
+        timeout=timeout,
+        kernel_name="python3",
+        resources=resources,
+        record_timing=False,
+        store_widget_state=False,
     ).execute()
     clean(notebook, path.stem)
     nbformat.write(notebook, path)  # type: ignore[no-untyped-call]
@@ -108,7 +112,6 @@ def refresh(path: Path, *, timeout: float = 600) -> list[str]:
 
 
 def every_notebook() -> list[Path]:
-    """Every edition's notebooks of every chapter."""
     from ..harness.manifest import available_chapters, load_manifest
 
     found: set[Path] = set()
