@@ -109,13 +109,12 @@ def examples(strategy: Any, count: int, seed: int) -> list[Any]:
         found.append(copy.deepcopy(value))
 
     with contextlib.ExitStack() as stack, _no_local_constants():
-        temporary = tempfile.TemporaryDirectory(prefix="course-probes-")
-        home = _kept_home() or stack.enter_context(temporary)
+        home = _kept_home()
+        if home is None:
+            home = stack.enter_context(tempfile.TemporaryDirectory(prefix="course-probes-"))
         set_hypothesis_home_dir(home)  # its caches, not a .hypothesis/ where the grader runs
-        try:
-            collect()
-        finally:
-            set_hypothesis_home_dir(None)
+        stack.callback(set_hypothesis_home_dir, None)
+        collect()
     return found[:count]
 
 

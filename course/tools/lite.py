@@ -169,7 +169,6 @@ class Wheel:
 
 def read_wheel(path: Path) -> Wheel:
     """A wheel's name, version, hash, top-level imports and requirements (for Emscripten)."""
-    data = path.read_bytes()
     with zipfile.ZipFile(path) as archive:
         names = archive.namelist()
         meta_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
@@ -178,7 +177,7 @@ def read_wheel(path: Path) -> Wheel:
         name=canonicalize_name(str(meta["Name"])),
         version=str(meta["Version"]),
         file_name=path.name,
-        sha256=hashlib.sha256(data).hexdigest(),
+        sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
         imports=top_level_imports(names),
         requires=tuple(meta.get_all("Requires-Dist") or ()),
     )
@@ -477,8 +476,8 @@ def build(out: Path, editions: Sequence[str], cache: Path) -> Path:
         wheels = trimmed(wheels, base / "trimmed")
         lite_dir, contents = base / "lite", base / "contents"
         names = stage_pyodide(lite_dir, core, wheels)
-        config = site_config(names)
-        (lite_dir / "jupyter-lite.json").write_text(json.dumps(config, indent=1), "utf-8")
+        config = json.dumps(site_config(names), indent=1)
+        (lite_dir / "jupyter-lite.json").write_text(config, "utf-8")
         lay_workspaces(contents, editions)
         command = [sys.executable, "-m", "jupyterlite_core", "build"]
         options = [

@@ -99,13 +99,9 @@ def refresh(path: Path, *, timeout: float = 600) -> list[str]:
             cell.execution_count = None
     resources = {"metadata": {"path": str(path.parent)}}
     NotebookClient(
-        notebook,
-        timeout=timeout,
-        kernel_name="python3",
-        resources=resources,
-        record_timing=False,
-        store_widget_state=False,
-    ).execute()
+        notebook, timeout=timeout, kernel_name="python3", resources=resources,
+        record_timing=False, store_widget_state=False,
+    ).execute()  # fmt: skip
     clean(notebook, path.stem)
     nbformat.write(notebook, path)  # type: ignore[no-untyped-call]
     return problems(notebook)
