@@ -73,16 +73,11 @@ class Implementation:
         if isinstance(value, dict):
             if len(value) == 1 and FIXTURE in value:
                 return self.data(value[FIXTURE])
-            return {
-                key: self._substituted(item) if isinstance(item, dict | list) else item
-                for key, item in value.items()
-            }
+            return {key: self._substituted(item) for key, item in value.items()}
         if isinstance(value, list):
             items: list[Json] = []
             for item in value:
-                if not isinstance(item, dict | list):
-                    items.append(item)
-                elif len(item) == 1 and isinstance(item, dict) and SPLICE in item:
+                if isinstance(item, dict) and len(item) == 1 and SPLICE in item:
                     items += self.data(item[SPLICE])
                 else:
                     items.append(self._substituted(item))
@@ -322,7 +317,7 @@ CALLS: dict[str, Callable[[Implementation, dict[str, Any]], Json]] = {
     SELECT: _select_groups, BUILD: _build_context, REPORT: _budget_report,
     CREATE: _create_compaction_entry, MESSAGE: _summary_message,
     LATEST: _latest_compaction, RESUME: _resume_suffix,
-}
+}  # fmt: skip
 
 
 PATH_KEYS = ("path", "entries")
@@ -589,7 +584,7 @@ def budget_json(rng: random.Random, groups: Sequence[Sequence[Mapping[str, Any]]
 BAD_BUDGETS: tuple[tuple[str, Json], ...] = (
     *(("max_tokens", bad) for bad in (-1, float("nan"), True, "31")),
     ("reserved_output", -2), ("safety_margin", float("inf")), ("system_prompt", 7),
-)
+)  # fmt: skip
 
 CHAPTER_PATH = {FIXTURE: "chapter_path_json"}
 CHAPTER_LABEL = {"type": "metadata", "id": "label", "parentId": "a3", "timestamp": 10}
@@ -832,7 +827,7 @@ def lab_optional(cases: Cases, rng: random.Random) -> None:
 LABS: dict[str, Callable[[Cases, random.Random], None]] = {
     "11.1": lab_1, "11.2": lab_2, "11.3": lab_3, "11.4": lab_4, "11.5": lab_5,
     "11.opt": lab_optional,
-}
+}  # fmt: skip
 
 
 def cases(seed: int, labs: Sequence[str]) -> list[Case]:

@@ -71,7 +71,6 @@ def histories(draw: st.DrawFn, min_groups: int = 0, max_groups: int = 6) -> list
     entries: list[dict[str, Any]] = []
 
     def add(kind: str, prefix: str, **fields: Any) -> None:
-        """Append an entry whose parent is the one before it."""
         parent = entries[-1]["id"] if entries else None
         entry = {"type": kind, "id": f"{prefix}{len(entries)}", "parentId": parent}
         entries.append(entry | {"timestamp": len(entries)} | fields)
@@ -109,12 +108,13 @@ def examples(strategy: Any, count: int, seed: int) -> list[Any]:
     def collect(value: Any) -> None:
         found.append(copy.deepcopy(value))
 
-    with _hypothesis_home() as home, _no_local_constants():
+    with contextlib.ExitStack() as stack, _no_local_constants():
+        home = _kept_home()
+        if home is None:
+            home = stack.enter_context(tempfile.TemporaryDirectory(prefix="course-probes-"))
         set_hypothesis_home_dir(home)  # its caches, not a .hypothesis/ where the grader runs
-        try:
-            collect()
-        finally:
-            set_hypothesis_home_dir(None)
+        stack.callback(set_hypothesis_home_dir, None)
+        collect()
     return found[:count]
 
 
@@ -133,19 +133,13 @@ def caches_kept_in(folder: Path) -> Iterator[None]:
         _kept_in.pop()
 
 
-@contextlib.contextmanager
-def _hypothesis_home() -> Iterator[str]:
-    """The folder ``caches_kept_in`` names (when it can be made), else a fresh temporary one."""
+def _kept_home() -> str | None:
+    """The folder ``caches_kept_in`` names, if there is one and it can be made."""
     if _kept_in:
-        try:
+        with contextlib.suppress(OSError):
             _kept_in[-1].mkdir(parents=True, exist_ok=True)
-        except OSError:
-            pass
-        else:
-            yield str(_kept_in[-1])
-            return
-    with tempfile.TemporaryDirectory(prefix="course-probes-") as home:
-        yield home
+            return str(_kept_in[-1])
+    return None
 
 
 @contextlib.contextmanager
@@ -155,13 +149,12 @@ def _no_local_constants() -> Iterator[None]:
     notebook, ``course-kit starters``), whatever else each one imported."""
     try:
         from hypothesis.internal.conjecture import providers
-    except ImportError:  # a hypothesis without local constants draws the same anyway
-        yield
-        return
-    collect = getattr(providers, "_get_local_constants", None)
-    empty: Any = getattr(providers, "_local_constants", None)
-    cache: Any = getattr(providers, "CONSTANTS_CACHE", None)
-    if collect is None or empty is None or cache is None:
+
+        saved: Any = (providers._get_local_constants, providers.CONSTANTS_CACHE)
+        empty: Any = providers._local_constants
+    except (ImportError, AttributeError):  # a hypothesis without local constants draws the same
+        saved = None
+    if saved is None:
         yield
         return
     nothing = type(empty)(
@@ -171,9 +164,8 @@ def _no_local_constants() -> Iterator[None]:
         strings=type(empty.strings)(),
     )
     providers._get_local_constants = lambda: nothing
-    providers.CONSTANTS_CACHE = type(cache)(1024)  # pools built from no local constants
+    providers.CONSTANTS_CACHE = type(saved[1])(1024)  # pools built from no local constants
     try:
         yield
     finally:
-        providers._get_local_constants = collect
-        providers.CONSTANTS_CACHE = cache
+        providers._get_local_constants, providers.CONSTANTS_CACHE = saved

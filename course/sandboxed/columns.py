@@ -12,7 +12,6 @@ NO_LINE_START = set("\uff0c\u3002\uff1b\uff1a\u3001\uff09\u300b\u300d\u300f\uff0
 
 
 def columns(text: str) -> int:
-    """How many terminal columns ``text`` takes."""
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 

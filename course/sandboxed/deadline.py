@@ -18,12 +18,6 @@ class Overran(BaseException):
     """Raised past the limit; not an ``Exception``, so ``except Exception`` lets it through."""
 
 
-def overran_message(seconds: float) -> str:
-    return _("still running after {seconds}s; stopped (an endless loop?)").format(
-        seconds=f"{seconds:g}"
-    )
-
-
 class Deadline:
     """Raises ``Overran`` in the code run inside once ``time.monotonic()`` passes ``ends``."""
 
@@ -36,7 +30,8 @@ class Deadline:
     def _check(self, frame: FrameType, event: str, arg: object) -> Any:
         if time.monotonic() > self.ends:
             self.overran = True
-            raise Overran(overran_message(self.seconds))
+            said = _("still running after {seconds}s; stopped (an endless loop?)")
+            raise Overran(said.format(seconds=f"{self.seconds:g}"))
         return self._check
 
     def __enter__(self) -> Deadline:

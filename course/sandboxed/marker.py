@@ -67,11 +67,11 @@ def read_workspace(root: Path, manifest: Chapter | None = None) -> Workspace:
     """The one reader of a marker, for every door: no link, capped, every field checked, and
     with ``manifest`` ``admit_workspace``'s rules; a ``WorkspaceError`` says what is wrong."""
     shown = safe_text(root / MARKER, keep="")
+    not_one = _("{root}: not a practice workspace ({error})")
     try:
         directory = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     except OSError as error:
-        said = _("{root}: not a practice workspace ({error})")
-        raise WorkspaceError(said.format(root=root, error=error.strerror or error)) from None
+        raise WorkspaceError(not_one.format(root=root, error=error.strerror or error)) from None
     try:
         data = read_regular(directory, MARKER, shown, MARKER_BYTES)
         workspace = parse_marker(root, data, shown)
@@ -84,8 +84,7 @@ def read_workspace(root: Path, manifest: Chapter | None = None) -> Workspace:
                 "{root}: not a practice workspace ({marker} is missing); create one with practice"
             )
             raise WorkspaceError(said.format(root=root, marker=MARKER)) from None
-        said = _("{root}: not a practice workspace ({error})")
-        raise WorkspaceError(said.format(root=root, error=error)) from None
+        raise WorkspaceError(not_one.format(root=root, error=error)) from None
     finally:
         os.close(directory)
 

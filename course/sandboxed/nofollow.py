@@ -46,7 +46,6 @@ def read_regular(directory: int, name: str, shown: str, limit: int) -> bytes:
 
 
 def kind_of(mode: int) -> Kind:
-    """What an ``lstat`` mode is."""
     if stat.S_ISLNK(mode):
         return "symlink"
     if stat.S_ISDIR(mode):

@@ -51,22 +51,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if not results:
         return
     labs = list(config.getoption("course_lab"))
-    reporter = Reporter(results, labs, float(config.getoption("course_dump_after")))
+    own_run = not config.getoption("course_in_process")
+    reporter = Reporter(results, labs, float(config.getoption("course_dump_after")), own_run)
     config.pluginmanager.register(reporter, "course-reporter")
-    if not config.getoption("course_in_process"):  # a run of its own: limited, watched
+    if own_run:  # a run of its own: limited, watched
         _limit_memory(int(config.getoption("course_memory_mb")))
         if sys.platform != "emscripten":  # a browser's worker has no threads; its parent ends it
             _exit_when_orphaned()
         _record_exits(reporter)
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """In a run of its own, what pytest, the tests and the reporter made up to now stays out of
-    every later garbage collection (``gc.freeze``): pytest's last ones go over the whole heap
-    again, a tenth of a fresh workspace's run. What the tests make is collected as before."""
-    config = session.config
-    if config.getoption("course_results") and not config.getoption("course_in_process"):
-        gc.freeze()
 
 
 def _limit_memory(megabytes: int) -> None:
@@ -163,9 +155,9 @@ def lab_of(item: pytest.Item) -> str | None:
 class Reporter:
     """Writes ``collected``, ``start``, ``call``, ``end``, ``exit`` and ``finish`` records."""
 
-    def __init__(self, path: str, labs: list[str], dump_after: float = 0.0) -> None:
+    def __init__(self, path: str, labs: list[str], dump_after: float, own_run: bool) -> None:
         self.stream: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - whole run
-        self.labs = labs
+        self.labs, self.own_run = labs, own_run
         self.outcome: dict[str, Verdict] = {}
         self.shown: dict[str, list[str]] = {}
         self.printed: dict[str, PrintedOutput] = {}
@@ -209,6 +201,11 @@ class Reporter:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         tests = [{"nodeid": i.nodeid, "name": i.name, "lab": lab_of(i)} for i in session.items]
         self.write(Event.COLLECTED, tests=tests)
+        if self.own_run:
+            # what pytest, the tests and the reporter made up to now stays out of every later
+            # collection: pytest's last ones go over the whole heap again, a tenth of a fresh
+            # workspace's run. What the tests make is collected as before.
+            gc.freeze()
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.started[nodeid] = time.perf_counter()

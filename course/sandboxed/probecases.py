@@ -49,7 +49,11 @@ def to_data(value: object) -> Any:
         if isinstance(item, int):
             return int(item)
         if isinstance(item, float):
-            return _number(float(item))
+            if math.isnan(item):
+                return "NaN"
+            if math.isinf(item):
+                return "Infinity" if item > 0 else "-Infinity"
+            return int(item) if item.is_integer() and abs(item) < 2**53 else float(item)
         if isinstance(item, str):
             return str.__str__(item)
         if isinstance(item, Mapping):
@@ -62,16 +66,6 @@ def to_data(value: object) -> Any:
         return {"object": type(item).__name__}
 
     return convert(value, 0)
-
-
-def _number(value: float) -> int | float | str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    return value
 
 
 def first_line(text: str, limit: int = MESSAGE_LIMIT) -> str:

@@ -47,7 +47,9 @@ class Status(StrEnum):
 
     @property
     def tone(self) -> Tone:
-        return TONES[self]
+        """``error`` for the broken ones (failed, timed out, errored)."""
+        tones: dict[str, Tone] = {"passed": "ok", "pending": "pending", "skipped": "note"}
+        return tones.get(self.value, "error")
 
     @property
     def mark(self) -> str:
@@ -63,14 +65,6 @@ class Status(StrEnum):
         return gettext(self.value)
 
 
-TONES: dict[Status, Tone] = {
-    Status.PASSED: "ok",
-    Status.PENDING: "pending",
-    Status.FAILED: "error",
-    Status.TIMEOUT: "error",
-    Status.ERROR: "error",
-    Status.SKIPPED: "note",
-}
 WORST_FIRST: tuple[Status, ...] = (Status.ERROR, Status.TIMEOUT, Status.FAILED, Status.PENDING)
 """The verdicts that are not a pass, the most serious first."""
 GRADED: frozenset[str] = frozenset((Status.PASSED, *WORST_FIRST))

@@ -69,12 +69,6 @@ def with_frames(head: str, frames: Sequence[Frame]) -> str:
     return "\n".join([*lines, *render_frames(frames)])
 
 
-def at_import(when: str, error: BaseException, frames: Sequence[Frame]) -> bool:
-    """Whether the error came from running the package's module code (importing it)."""
-    module_code = isinstance(error, SyntaxError) or any(f.function == "<module>" for f in frames)
-    return when == "setup" and module_code
-
-
 def verdict(when: str, error: BaseException, frames: Sequence[Frame]) -> Verdict:
     """The verdict on an exception raised in a test's ``when`` phase (setup, call, teardown)."""
     if is_pending(error):
@@ -92,7 +86,9 @@ def verdict(when: str, error: BaseException, frames: Sequence[Frame]) -> Verdict
         head = str(error).strip().replace(f"assert {differ}", differ) or _("assertion failed")
     else:
         head = f"{type(error).__name__}: {error}".strip()
-    if at_import(when, error, frames):
+    # an error from running the package's module code: importing it failed
+    module_code = isinstance(error, SyntaxError) or any(f.function == "<module>" for f in frames)
+    if when == "setup" and module_code:
         if exited:
             why = _("the package exited at import: {error}").format(error=head)
         else:

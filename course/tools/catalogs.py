@@ -120,12 +120,10 @@ class Gap:
 
 
 def _forms(text: str | tuple[str, ...]) -> list[str]:
-    """A message's id or translation as a list (a plural's every form)."""
     return list(text) if isinstance(text, tuple) else [text]
 
 
 def _key(message: Any) -> str:
-    """A message's id (a plural's singular)."""
     return str(_forms(message.id)[0])
 
 
@@ -174,6 +172,12 @@ def house_style(text: str, edition: str, *, markdown: bool = False) -> list[str]
     return found + [f"glossary avoids {word}" for word in avoided_words(text, edition)]
 
 
+HEADER = """\
+# The {edition} edition of the course kit's messages. The English source text is in the code;
+# fill in the msgstr lines. `course-kit catalogs --update` adds newly marked messages and
+# `course-kit catalogs --check` lists what is left (see docs/editions.md)."""
+
+
 def update() -> list[Path]:
     """Merge the sources' messages into every edition's ``.po`` (new ones untranslated)."""
     from babel.messages.catalog import Catalog
@@ -190,35 +194,19 @@ def update() -> list[Path]:
         source.creation_date = catalog.creation_date  # a merge alone changes no header line
         catalog.update(source, no_fuzzy_matching=True)
         catalog.obsolete.clear()
-        _describe(catalog, edition)
+        # the header says what the file is, with no template placeholders and no changing date
+        catalog.header_comment = HEADER.format(edition=edition)
+        catalog.project, catalog.version = "course-kit", "11"
+        catalog.msgid_bugs_address = "the kit's issue tracker"
+        catalog.last_translator = catalog.language_team = "course-kit maintainers"
+        catalog.revision_date = catalog.creation_date
+        catalog.fuzzy = False
         path.parent.mkdir(parents=True, exist_ok=True)
         out = io.BytesIO()
         write_po(out, catalog, width=100, omit_header=False, sort_output=False)
         path.write_bytes(out.getvalue())
         written.append(path)
     return written
-
-
-HEADER = """\
-# The {edition} edition of the course kit's messages. The English source text is in the code;
-# fill in the msgstr lines. `course-kit catalogs --update` adds newly marked messages and
-# `course-kit catalogs --check` lists what is left (see docs/editions.md)."""
-
-
-def _describe(catalog: Any, edition: str) -> None:
-    """The header says what the file is, with no template placeholders and no changing date."""
-    catalog.header_comment = HEADER.format(edition=edition)
-    catalog.project, catalog.version = "course-kit", "11"
-    catalog.msgid_bugs_address = "the kit's issue tracker"
-    catalog.last_translator = catalog.language_team = "course-kit maintainers"
-    catalog.revision_date = catalog.creation_date
-    catalog.fuzzy = False
-
-
-def build() -> list[Path]:
-    """Compile every edition's ``.po`` into the ``.mo`` the kit reads; the ones written."""
-    pairs = ((catalog_path(e), catalog_path(e, ".mo")) for e in TRANSLATED)
-    return [mo for po, mo in pairs if build_one(po, mo)]
 
 
 def build_one(po: Path, mo: Path) -> bool:
@@ -256,6 +244,7 @@ def main(check: bool, do_update: bool) -> int:
             return 1
         print(f"catalogs: every edition translates all {len(source)} messages")
         return 0
-    for path in build():
-        print(f"wrote {path.relative_to(kit)}")
+    for edition in TRANSLATED:  # compile each .po into the .mo the kit reads
+        if build_one(catalog_path(edition), mo := catalog_path(edition, ".mo")):
+            print(f"wrote {mo.relative_to(kit)}")
     return 0

@@ -102,17 +102,8 @@ def child(
 
 
 def child_command(log: Path, seed: int, *options: str) -> list[str]:
-    """The command line of a child process working on ``log``."""
     module = "course.tools.crashtest"
     return [sys.executable, "-m", module, "--child", str(log), "--seed", str(seed), *options]
-
-
-def reopen(log: Path, tally: TrialTally) -> None:
-    """Reopen ``log`` in a child that repairs a torn tail and exits, as a restart would."""
-    done = subprocess.run(
-        child_command(log, 0, "--reopen-only"), stdout=subprocess.PIPE, text=True, check=True
-    )
-    tally.repaired += done.stdout.split().count("repaired")
 
 
 def run_trial(
@@ -157,7 +148,6 @@ def run_trial(
 
 
 def run(trials: int, seed: int, directory: Path) -> TrialTally:
-    """Run ``trials`` crash trials against one log in ``directory``."""
     rng = random.Random(seed)
     logs = 1
     log = directory / "crash-1.jsonl"
@@ -174,8 +164,10 @@ def run(trials: int, seed: int, directory: Path) -> TrialTally:
             f"torn tails {tally.torn_tails}, lost {len(tally.lost)}",
             flush=True,
         )
-    if torn:
-        reopen(log, tally)
+    if torn:  # reopened in a child that repairs the torn tail and exits, as a restart would
+        command = child_command(log, 0, "--reopen-only")
+        done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
+        tally.repaired += done.stdout.split().count("repaired")
         tally.check(log)
     return tally
 

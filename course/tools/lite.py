@@ -56,18 +56,18 @@ class LiteConfig:
         # what the Pyodide kernel installs on start (see its initKernel), now preloaded
         "ipython", "jedi", "comm", "micropip",
         "ipywidgets", "pytest>=8.4", "hypothesis>=6.100",  # what the kit and notebooks import
-    )
+    )  # fmt: skip
     left_out: tuple[str, ...] = (
         "widgetsnbextension", "jupyterlab-widgets",  # the front end is the site's lab extension
         "pexpect", "ptyprocess",  # a browser has no terminals to drive
         "watchfiles",  # checkpoint --watch: no wasm wheel, and no processes to watch with
         "babel",  # only `course-kit catalogs` compiles catalogs; the wheel ships the .mo files
-    )
+    )  # fmt: skip
     kernel_wheels: tuple[str, ...] = ("piplite", "pyodide-kernel", "ipykernel")
     """The kernel's own shims, from its lab extension's ``static/pypi``."""
     pyodide_files: tuple[str, ...] = (
         "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"
-    )
+    )  # fmt: skip
     apps: tuple[str, ...] = ("lab",)
     trimmed: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
@@ -169,7 +169,6 @@ class Wheel:
 
 def read_wheel(path: Path) -> Wheel:
     """A wheel's name, version, hash, top-level imports and requirements (for Emscripten)."""
-    data = path.read_bytes()
     with zipfile.ZipFile(path) as archive:
         names = archive.namelist()
         meta_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
@@ -178,7 +177,7 @@ def read_wheel(path: Path) -> Wheel:
         name=canonicalize_name(str(meta["Name"])),
         version=str(meta["Version"]),
         file_name=path.name,
-        sha256=hashlib.sha256(data).hexdigest(),
+        sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
         imports=top_level_imports(names),
         requires=tuple(meta.get_all("Requires-Dist") or ()),
     )
@@ -225,26 +224,21 @@ def lock(info: Mapping[str, Any], wheels: Sequence[Wheel]) -> dict[str, Any]:
     return {"info": dict(info), "packages": packages}
 
 
-def kernel_settings(package_names: Iterable[str]) -> dict[str, Any]:
-    """The Pyodide kernel's settings: the local Pyodide, every package preloaded, no PyPI."""
-    return {
+def site_config(package_names: Iterable[str]) -> dict[str, Any]:
+    """``jupyter-lite.json`` for the site: the kernel loads the local Pyodide, every package
+    preloaded, nothing from PyPI."""
+    kernel_settings = {
         "pyodideUrl": "./static/pyodide/pyodide.mjs",
         "disablePyPIFallback": True,
         "pipliteUrls": [],
         "loadPyodideOptions": {"packages": sorted(package_names)},
     }
-
-
-def site_config(package_names: Iterable[str]) -> dict[str, Any]:
-    """``jupyter-lite.json`` for the site."""
     return {
         "jupyter-lite-schema-version": 0,
         "jupyter-config-data": {
             "appName": "Context compaction",
             "exposeAppInBrowser": "true",  # window.jupyterapp, for the browser test and bench
-            "litePluginSettings": {
-                "@jupyterlite/pyodide-kernel-extension:kernel": kernel_settings(package_names)
-            },
+            "litePluginSettings": {"@jupyterlite/pyodide-kernel-extension:kernel": kernel_settings},
             "disabledExtensions": ["@jupyterlab/apputils-extension:announcements"],
         },
     }
@@ -313,7 +307,6 @@ def kit_sources(kit: Path) -> dict[str, bytes]:
 
 
 def record_line(path: str, data: bytes) -> str:
-    """The wheel ``RECORD`` line of the file ``path`` holding ``data``."""
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return f"{path},sha256={digest},{len(data)}"
 
@@ -342,15 +335,6 @@ def ship_compiled_catalogs(locale: Path) -> None:
         if data is not None:
             po.with_suffix(".mo").write_bytes(data)
             po.unlink()
-
-
-def kernel_extension() -> Path:
-    """The Pyodide kernel's lab extension, as installed beside this Python."""
-    found = Path(sys.prefix, "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension")
-    if not found.is_dir():
-        missing = _("{path} is missing: install the lite tools with `pip install -e .[lite]`")
-        raise LiteError(missing.format(path=found))
-    return found
 
 
 def chosen_wheels(folders: Iterable[Path], config: LiteConfig = CONFIG) -> list[Path]:
@@ -429,13 +413,17 @@ def trimmed(wheels: Sequence[Path], into: Path, config: LiteConfig = CONFIG) -> 
 
 
 def wheel_project(path: Path) -> str:
-    """The canonical project name in a wheel's file name."""
     return canonicalize_name(path.name.split("-")[0])
 
 
 def kernel_shims(into: Path, config: LiteConfig = CONFIG) -> Path:
-    """The kernel's own wheels (piplite, pyodide-kernel, the ipykernel shim), copied ``into``."""
-    pypi = kernel_extension() / "static" / "pypi"
+    """The kernel's own wheels (piplite, pyodide-kernel, the ipykernel shim), copied ``into``
+    from its lab extension, as installed beside this Python."""
+    found = Path(sys.prefix, "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension")
+    if not found.is_dir():
+        missing = _("{path} is missing: install the lite tools with `pip install -e .[lite]`")
+        raise LiteError(missing.format(path=found))
+    pypi = found / "static" / "pypi"
     wanted = {canonicalize_name(name) for name in config.kernel_wheels}
     into.mkdir(parents=True, exist_ok=True)
     for path in pypi.glob("*.whl"):
@@ -488,8 +476,8 @@ def build(out: Path, editions: Sequence[str], cache: Path) -> Path:
         wheels = trimmed(wheels, base / "trimmed")
         lite_dir, contents = base / "lite", base / "contents"
         names = stage_pyodide(lite_dir, core, wheels)
-        config = site_config(names)
-        (lite_dir / "jupyter-lite.json").write_text(json.dumps(config, indent=1), "utf-8")
+        config = json.dumps(site_config(names), indent=1)
+        (lite_dir / "jupyter-lite.json").write_text(config, "utf-8")
         lay_workspaces(contents, editions)
         command = [sys.executable, "-m", "jupyterlite_core", "build"]
         options = [
@@ -553,7 +541,6 @@ def small_icon(data: bytes, largest: int) -> bytes:
 
 
 def site_size(out: Path) -> int:
-    """The bytes of every file of the site."""
     return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
 
 

@@ -101,14 +101,13 @@ def refresh(path: Path, *, timeout: float = 600) -> list[str]:
     NotebookClient(
         notebook, timeout=timeout, kernel_name="python3", resources=resources,
         record_timing=False, store_widget_state=False,
-    ).execute()
+    ).execute()  # fmt: skip
     clean(notebook, path.stem)
     nbformat.write(notebook, path)  # type: ignore[no-untyped-call]
     return problems(notebook)
 
 
 def every_notebook() -> list[Path]:
-    """Every edition's notebooks of every chapter."""
     from ..harness.manifest import available_chapters, load_manifest
 
     found: set[Path] = set()

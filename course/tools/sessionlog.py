@@ -8,12 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..fields import escape_surrogates
-from ..interop.pi_format import MAX_LINE_BYTES, MAX_SESSION_BYTES
+from ..interop.pi_format import CHUNK_BYTES, MAX_LINE_BYTES, MAX_SESSION_BYTES
 from ..jsonl import read_jsonl, repair_jsonl
 from ..locale import gettext as _
 from ..stores import SessionStoreError
-
-CHUNK_BYTES = 1024 * 1024
 
 
 def say(text: str, *, error: bool = False) -> None:

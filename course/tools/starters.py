@@ -145,7 +145,6 @@ def stale_starters(manifest: Manifest, kit: Path) -> list[str]:
 
 
 def write_starters(manifest: Manifest, kit: Path) -> list[str]:
-    """Write every starter that changed; returns their paths."""
     changed = _changed(manifest, kit)
     for path, text in changed.items():
         (kit / path).parent.mkdir(parents=True, exist_ok=True)
