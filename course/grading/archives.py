@@ -270,11 +270,9 @@ UNREADABLE = (  # what a damaged, truncated or unsupported archive makes the std
     EOFError,
     OSError,
     ValueError,
-    NotImplementedError,
-    RuntimeError,
+    RuntimeError,  # NotImplementedError and RecursionError too
     zlib.error,
     lzma.LZMAError,
-    RecursionError,
 )
 
 

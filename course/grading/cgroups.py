@@ -252,9 +252,6 @@ def _create_v1(memory_mb: int, processes: int) -> Cgroups | None:
     return Cgroups(memory, pids)
 
 
-# --------------------------------------------------------------------------- systemd scopes
-
-
 def scope_command(
     systemd_run: str, env: str, memory_mb: int, processes: int, user: bool
 ) -> list[str]:
