@@ -208,9 +208,7 @@ class _CappedTarInfo(tarfile.TarInfo):
     def _proc_member(self, archive: tarfile.TarFile) -> tarfile.TarInfo:
         if self.type in _HEADER_TYPES and self.size > HEADER_BYTES:
             raise Refused(f"a header of {self.size} bytes (more than {amount(HEADER_BYTES)})")
-        read = tarfile.TarInfo._proc_member  # type: ignore[attr-defined]
-        member: tarfile.TarInfo = read(self, archive)
-        return member
+        return super()._proc_member(archive)  # type: ignore[misc,no-any-return]
 
 
 _HEADER_TYPES = (

@@ -477,15 +477,6 @@ def _our_children(pid_file: Path) -> list[int]:
     return mine
 
 
-@dataclass(frozen=True)
-class SandboxStatus:
-    """Whether bubblewrap can start here, and why not."""
-
-    available: bool
-    reason: str = ""
-    bwrap: str | None = None
-
-
 SELF_CHECK = """\
 import importlib.util, os, socket, sys
 hidden, allowed, modules = sys.argv[1], set(sys.argv[2].split("/")), sys.argv[3:]
@@ -498,23 +489,23 @@ print("visible: " + ", ".join(problems) if problems else "confined")
 
 
 @functools.cache
-def sandbox_status(hidden: Path, forbidden_modules: tuple[str, ...]) -> SandboxStatus:
-    """Start a sandbox once and check that ``hidden`` and ``forbidden_modules`` are gone (but
-    for a Python inside ``hidden``: the kit's own ``.venv``, say)."""
+def sandbox_status(hidden: Path, forbidden_modules: tuple[str, ...]) -> tuple[str | None, str]:
+    """(bwrap or None, why not): start a sandbox once and check that ``hidden`` and
+    ``forbidden_modules`` are gone (but for a Python inside ``hidden``: the kit's ``.venv``)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        return SandboxStatus(False, "bubblewrap (bwrap) is not installed or not on PATH")
+        return None, "bubblewrap (bwrap) is not installed or not on PATH"
     inside = [p for p in python_directories() if p.is_relative_to(hidden)]
     shown = "/".join(p.relative_to(hidden).parts[0] for p in inside)
     check = [sys.executable, "-c", SELF_CHECK, str(hidden), shown, *forbidden_modules]
     try:
         done = _trial_run(bwrap, host_user_check()[0], [hidden], check)
     except (OSError, subprocess.TimeoutExpired) as error:
-        return SandboxStatus(False, f"bubblewrap did not start: {error}")
+        return None, f"bubblewrap did not start: {error}"
     said = last_said(done.stdout + done.stderr, done.returncode)
     if done.returncode != 0 or said != "confined":
-        return SandboxStatus(False, f"bubblewrap cannot confine the grading here: {said}")
-    return SandboxStatus(True, "", bwrap)
+        return None, f"bubblewrap cannot confine the grading here: {said}"
+    return bwrap, ""
 
 
 def open_confinement(
