@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import hashlib
 import importlib.util
 import marshal
 import sys
@@ -20,7 +19,7 @@ from collections.abc import Collection, Mapping
 from pathlib import PurePosixPath
 
 from ..harness import pysource
-from ..harness.kit import kit_cache
+from ..harness.kit import digest, kit_cache
 from .kitcache import keep
 
 REWRITTEN_BY_PYTEST = ("tests/", "course/sandboxed/plugin.py")
@@ -67,7 +66,7 @@ def _pytest_tag(tag: str) -> str | None:
 def _compiled(path: str, source: bytes, rewritten: bool, pytest_tag: str | None) -> bytes | None:
     """The checked-hash ``.pyc`` of ``source`` (None if it does not compile)."""
     kind = pytest_tag if rewritten else "plain"
-    key = f"{kind}-{importlib.util.MAGIC_NUMBER.hex()}-{hashlib.sha256(source).hexdigest()}"
+    key = f"{kind}-{importlib.util.MAGIC_NUMBER.hex()}-{digest(source)}"
     if (pyc := _made.get(key)) is not None:
         return pyc
     stored = kit_cache() / "bytecode" / f"{key}.pyc"
