@@ -47,15 +47,6 @@ class Caps:
     depth: int = 32  # folders a member's path may go down (the kit's workspace goes down 4)
 
 
-@dataclass(frozen=True)
-class Member:
-    """One entry of an archive as its header describes it."""
-
-    name: str
-    kind: MemberKind
-    size: int
-
-
 DEFAULT_CAPS = Caps()
 
 
@@ -106,18 +97,18 @@ class Budget:
     files: int = 0
     declared: int = 0
 
-    def admit(self, member: Member) -> tuple[str, ...]:
-        """Check one member against every rule; its path components if it may be written."""
-        parts = member_parts(member.name, self.caps.depth)
-        shown = quoted(member.name)
-        if member.kind not in ("file", "directory"):
-            raise Refused(f"{shown}: a {member.kind} (only files and folders are unpacked)")
-        if not parts and member.kind == "file":
+    def admit(self, name: str, kind: MemberKind, size: int) -> tuple[str, ...]:
+        """Check one member, as its header describes it, against every rule; its path
+        components if it may be written."""
+        parts, shown = member_parts(name, self.caps.depth), quoted(name)
+        if kind not in ("file", "directory"):
+            raise Refused(f"{shown}: a {kind} (only files and folders are unpacked)")
+        if not parts and kind == "file":
             raise Refused(f"{shown}: a file without a name")
         self.files += 1
         if self.files > self.caps.files:
             raise Refused(f"more than {self.caps.files} files")
-        self.declared += member.size
+        self.declared += size
         self.check_size(self.declared, f"{shown} declares")
         return parts
 
@@ -198,7 +189,7 @@ class Writer:
 def _unpack_zip(handle: IO[bytes], writer: Writer) -> None:
     with zipfile.ZipFile(handle) as archive:
         admitted = [
-            (info, writer.budget.admit(Member(info.filename, _zip_kind(info), info.file_size)))
+            (info, writer.budget.admit(info.filename, _zip_kind(info), info.file_size))
             for info in archive.infolist()
         ]
         for info, parts in admitted:
@@ -217,9 +208,7 @@ class _CappedTarInfo(tarfile.TarInfo):
     def _proc_member(self, archive: tarfile.TarFile) -> tarfile.TarInfo:
         if self.type in _HEADER_TYPES and self.size > HEADER_BYTES:
             raise Refused(f"a header of {self.size} bytes (more than {amount(HEADER_BYTES)})")
-        read = tarfile.TarInfo._proc_member  # type: ignore[attr-defined]
-        member: tarfile.TarInfo = read(self, archive)
-        return member
+        return super()._proc_member(archive)  # type: ignore[misc,no-any-return]
 
 
 _HEADER_TYPES = (
@@ -254,7 +243,7 @@ def _unpack_tar(handle: IO[bytes], writer: Writer) -> None:
     stream = _decompressed(handle)
     with tarfile.open(fileobj=stream, mode="r|", tarinfo=_CappedTarInfo) as archive:
         for info in iter(archive.next, None):
-            parts = writer.budget.admit(Member(info.name, _tar_kind(info), info.size))
+            parts = writer.budget.admit(info.name, _tar_kind(info), info.size)
             if info.isdir():
                 writer.folder(parts)
                 continue
@@ -270,11 +259,9 @@ UNREADABLE = (  # what a damaged, truncated or unsupported archive makes the std
     EOFError,
     OSError,
     ValueError,
-    NotImplementedError,
-    RuntimeError,
+    RuntimeError,  # NotImplementedError and RecursionError too
     zlib.error,
     lzma.LZMAError,
-    RecursionError,
 )
 
 

@@ -9,8 +9,8 @@ other bytes. Made once per source, Python and pytest, and kept in ``kit_cache()/
 
 from __future__ import annotations
 
+import ast
 import contextlib
-import hashlib
 import importlib.util
 import marshal
 import sys
@@ -19,7 +19,7 @@ from collections.abc import Collection, Mapping
 from pathlib import PurePosixPath
 
 from ..harness import pysource
-from ..harness.kit import kit_cache
+from ..harness.kit import digest, kit_cache
 from .kitcache import keep
 
 REWRITTEN_BY_PYTEST = ("tests/", "course/sandboxed/plugin.py")
@@ -66,44 +66,31 @@ def _pytest_tag(tag: str) -> str | None:
 def _compiled(path: str, source: bytes, rewritten: bool, pytest_tag: str | None) -> bytes | None:
     """The checked-hash ``.pyc`` of ``source`` (None if it does not compile)."""
     kind = pytest_tag if rewritten else "plain"
-    key = f"{kind}-{importlib.util.MAGIC_NUMBER.hex()}-{hashlib.sha256(source).hexdigest()}"
+    key = f"{kind}-{importlib.util.MAGIC_NUMBER.hex()}-{digest(source)}"
     if (pyc := _made.get(key)) is not None:
         return pyc
     stored = kit_cache() / "bytecode" / f"{key}.pyc"
-    with contextlib.suppress(OSError):
-        pyc = stored.read_bytes()
-    if pyc is None or not _made_from(pyc, source):
-        try:
-            code = _rewritten(path, source) if rewritten else _plain(path, source)
+    header = importlib.util.MAGIC_NUMBER + CHECKED_HASH + importlib.util.source_hash(source)
+    with contextlib.suppress(OSError, EOFError, ValueError, TypeError):
+        kept = stored.read_bytes()  # used only when whole and checked-hash for this source
+        code = marshal.loads(kept[len(header) :]) if kept.startswith(header) else None
+        pyc = kept if isinstance(code, types.CodeType) else None
+    if pyc is None:
+        try:  # the child's import system names the file where it finds the ``.pyc``
+            tree = _rewritten(path, source) if rewritten else source
+            code = compile(tree, path, "exec", dont_inherit=True)
         except Exception:  # a module that does not compile is compiled (and fails) in the child
             return None
-        pyc = importlib.util.MAGIC_NUMBER + CHECKED_HASH + importlib.util.source_hash(source)
-        pyc += marshal.dumps(code)
+        pyc = header + marshal.dumps(code)
         keep(stored, pyc)
     _made[key] = pyc
     return pyc
 
 
-def _made_from(pyc: bytes, source: bytes) -> bool:
-    """Whether a stored ``.pyc`` is whole and checked-hash for ``source`` under this Python."""
-    header = importlib.util.MAGIC_NUMBER + CHECKED_HASH + importlib.util.source_hash(source)
-    if not pyc.startswith(header):
-        return False
-    try:
-        return isinstance(marshal.loads(pyc[len(header) :]), types.CodeType)
-    except (EOFError, ValueError, TypeError):
-        return False
-
-
-def _plain(path: str, source: bytes) -> types.CodeType:
-    """What the import system compiles (it names the file where it finds the ``.pyc``)."""
-    return compile(source, path, "exec", dont_inherit=True)
-
-
-def _rewritten(path: str, source: bytes) -> types.CodeType:
-    """What pytest's assertion rewriter compiles (with no ``enable_assertion_pass_hook``)."""
+def _rewritten(path: str, source: bytes) -> ast.Module:
+    """What pytest's assertion rewriter makes (with no ``enable_assertion_pass_hook``)."""
     from _pytest.assertion.rewrite import rewrite_asserts  # only when not yet cached
 
     tree = pysource.parse(source, path)
     rewrite_asserts(tree, source, path, None)
-    return compile(tree, path, "exec", dont_inherit=True)
+    return tree

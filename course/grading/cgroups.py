@@ -32,7 +32,6 @@ _numbers = itertools.count(1)
 def tried(
     command: list[str], env: dict[str, str] | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
-    """``command`` run to its end, its output captured."""
     return subprocess.run(
         command, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
@@ -69,7 +68,6 @@ def _own_paths(cgroup: str) -> dict[str, str]:
 
 
 def _proc_self() -> tuple[str, str] | None:
-    """This process's ``/proc/self/mountinfo`` and ``/proc/self/cgroup``."""
     try:
         mountinfo = Path("/proc/self/mountinfo").read_text(encoding="utf-8")
         return mountinfo, Path("/proc/self/cgroup").read_text(encoding="utf-8")
@@ -155,7 +153,6 @@ class Cgroups:
         return found
 
     def kill(self) -> None:
-        """SIGKILL every process in the run's cgroups."""
         for pid in self.processes():
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
@@ -187,9 +184,11 @@ class Cgroups:
                 directory.rmdir()
 
 
-def _make(parent: Path, name: str, settings: dict[str, int]) -> Path | None:
-    """A new cgroup under ``parent`` with ``settings`` written (None if it cannot be made)."""
-    directory = parent / name
+def _make(parent: Path, settings: dict[str, int]) -> Path | None:
+    """A new cgroup under ``parent`` with ``settings`` written (None if it cannot be made),
+    once the stale ones there are removed."""
+    _remove_stale(parent)
+    directory = parent / f"{PREFIX}-{os.getpid()}-{next(_numbers)}"
     try:
         directory.mkdir()
     except OSError:
@@ -210,9 +209,7 @@ def create_v2(memory_mb: int, processes: int) -> Cgroups | None:
     parent = None if texts is None else v2_parent(*texts, os.environ.get(DELEGATED))
     if parent is None or not v2_usable(parent):
         return None
-    _remove_stale(parent)
-    settings = {"memory.max": memory_mb * 1024 * 1024, "pids.max": processes}
-    folder = _make(parent, f"{PREFIX}-{os.getpid()}-{next(_numbers)}", settings)
+    folder = _make(parent, {"memory.max": memory_mb * 1024 * 1024, "pids.max": processes})
     if folder is None:
         return None
     with contextlib.suppress(OSError):  # absent where swap is not accounted
@@ -235,24 +232,18 @@ def create(memory_mb: int, processes: int) -> Cgroups | None:
 
 def _create_v1(memory_mb: int, processes: int) -> Cgroups | None:
     parents = parent_directories()
-    name = f"{PREFIX}-{os.getpid()}-{next(_numbers)}"
-    for parent in parents.values():
-        _remove_stale(parent)
     memory = pids = None
     if "memory" in parents:
         size = memory_mb * 1024 * 1024
-        memory = _make(parents["memory"], name, {"memory.limit_in_bytes": size})
+        memory = _make(parents["memory"], {"memory.limit_in_bytes": size})
         if memory is not None and (memory / "memory.memsw.limit_in_bytes").exists():
             with contextlib.suppress(OSError):
                 (memory / "memory.memsw.limit_in_bytes").write_text(str(size), encoding="ascii")
     if "pids" in parents:
-        pids = _make(parents["pids"], name, {"pids.max": processes})
+        pids = _make(parents["pids"], {"pids.max": processes})
     if memory is None and pids is None:
         return None
     return Cgroups(memory, pids)
-
-
-# --------------------------------------------------------------------------- systemd scopes
 
 
 def scope_command(

@@ -187,12 +187,12 @@ def _hash(tokens: list[str]) -> list[int]:
     return [zlib.crc32(t.encode("utf-8", "backslashreplace")) for t in tokens]
 
 
-def winnow(ids: list[int], k: int = K, window: int = WINDOW) -> set[int]:
-    """The k-gram hashes of ``ids`` kept by winnowing (deterministic across processes)."""
-    grams = [hash(tuple(ids[i : i + k])) for i in range(len(ids) - k + 1)]
-    if len(grams) <= window:
+def winnow(ids: list[int]) -> set[int]:
+    """The ``K``-gram hashes of ``ids`` kept by winnowing (deterministic across processes)."""
+    grams = [hash(tuple(ids[i : i + K])) for i in range(len(ids) - K + 1)]
+    if len(grams) <= WINDOW:
         return {min(grams)} if grams else set()
-    return {min(grams[i : i + window]) for i in range(len(grams) - window + 1)}
+    return {min(grams[i : i + WINDOW]) for i in range(len(grams) - WINDOW + 1)}
 
 
 @dataclass(frozen=True)

@@ -148,13 +148,13 @@ def _confinement_choice(manifest: Manifest, kit: Path, mode: SandboxMode) -> tup
     """(bwrap to use or None, a note when running unsandboxed)."""
     if mode == "off":
         return None, _("not sandboxed (--unsandboxed): the code ran with the grader's permissions")
-    status = sandbox_status(kit, (manifest.reference,))
-    if status.available:
-        return status.bwrap, ""
+    bwrap, reason = sandbox_status(kit, (manifest.reference,))
+    if bwrap is not None:
+        return bwrap, ""
     if mode == "required":
-        raise SandboxUnavailable(status.reason)
+        raise SandboxUnavailable(reason)
     unsandboxed = _("not sandboxed: {reason}; the code ran with your own permissions")
-    return None, unsandboxed.format(reason=status.reason)
+    return None, unsandboxed.format(reason=reason)
 
 
 def library_first(library: Path) -> Wrap:

@@ -132,14 +132,12 @@ def learner_name(name: str, pattern: re.Pattern[str] | None) -> tuple[str, bool]
 def mark_older(submissions: Sequence[Submission]) -> list[Submission]:
     """Each learner's newest gradable submission (latest mtime, then last entry name) stays;
     the others point to it (same order)."""
-    newest: dict[str, Submission] = {}
     gradable: dict[str, list[Submission]] = {}
     for item in submissions:
         if item.kind in GRADABLE:
-            best = newest.get(item.learner)
-            if best is None or (item.mtime, item.entry) > (best.mtime, best.entry):
-                newest[item.learner] = item
             gradable.setdefault(item.learner, []).append(item)
+    age = attrgetter("mtime", "entry")  # the newest: latest mtime, then last entry name
+    newest = {learner: max(items, key=age) for learner, items in gradable.items()}
     marked = []
     for item in submissions:
         best = newest.get(item.learner)
@@ -205,8 +203,6 @@ def folder_entries(
     if not found:
         inside = _archives_inside(roster, entry)
         return inside or [replace(entry, why=f"not a practice workspace (no {MARKER})")]
-    if found == [(name,)]:
-        return [replace(entry, kind="workspace", below=(name,))]
     return [
         replace(entry, learner="/".join((learner, *below[1:])), kind="workspace", below=below)
         for below in found

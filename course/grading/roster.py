@@ -196,9 +196,9 @@ def grade_submissions(
     code, and compare the class; ``SandboxUnavailable`` when a required sandbox cannot start."""
     grading = options.grading
     if grading.sandbox == "required":
-        status = sandbox_status(kit, (manifest.reference,))
-        if not status.available:
-            raise SandboxUnavailable(status.reason)
+        bwrap, reason = sandbox_status(kit, (manifest.reference,))
+        if bwrap is None:
+            raise SandboxUnavailable(reason)
     labs = options.labs(manifest)
     seed = grading.seed if grading.seed is not None else manifest.probe_seed
     probes = probing.prepare(manifest, kit, labs, seed)

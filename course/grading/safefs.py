@@ -78,24 +78,13 @@ class Tree:
         except UnsafePath:
             return "missing"
 
-    @contextlib.contextmanager
-    def _listed(self, relative: str) -> Iterator[tuple[int, list[str]]]:
-        """A directory's opened descriptor and its entries, sorted."""
+    def kinds(self, relative: str = "") -> dict[str, Kind]:
+        """Each entry of a directory (sorted) and what it is, one ``lstat`` each."""
         with self._directory(_parts(relative) if relative else ()) as fd:
             try:
                 names = sorted(os.listdir(fd))
             except OSError as error:
                 raise UnsafePath(f"{self.where(relative)}: cannot be listed ({error})") from None
-            yield fd, names
-
-    def names(self, relative: str = "") -> list[str]:
-        """The entries of a directory, sorted."""
-        with self._listed(relative) as (_, names):
-            return names
-
-    def kinds(self, relative: str = "") -> dict[str, Kind]:
-        """Each entry of a directory (sorted) and what it is, one ``lstat`` each."""
-        with self._listed(relative) as (fd, names):
             return {name: entry_kind(fd, name) for name in names}
 
     def read(self, relative: str, limit: int = MAX_FILE_BYTES) -> bytes:

@@ -279,15 +279,14 @@ def enforced(
     scoped: bool = False,
 ) -> tuple[str, ...]:
     """What is enforced, plainly (``host``: the user the sandbox starts as)."""
-    found = []
     if sandboxed:
-        found.append(
+        found = [
             "own user, PID, network, IPC and UTS namespaces; new session, no terminal; "
             "empty environment for the sandbox's first process; "
             "read-only system and Python; read-only graded copy; "
             f"private {limits.scratch_mb} MB /tmp and {limits.shared_memory_mb} MB /dev/shm, "
             "read-only /dev; kit, roster and gradebook not mounted"
-        )
+        ]
         if host is not None:
             found.append(f"learner code is host user {host[1]} (not root) outside its namespace")
         elif os.geteuid() == 0:
@@ -296,7 +295,7 @@ def enforced(
         else:
             found.append("learner code is the grader's own host user outside its namespace")
     else:
-        found.append("no sandbox: learner code runs with the grader's own permissions")
+        found = ["no sandbox: learner code runs with the grader's own permissions"]
     held = cgroup is not None and cgroup.holder is not None
     if cgroup is not None and cgroup.memory is not None:
         how = "systemd scope of the run, cgroup v2" if held else f"memory cgroup {cgroup.version}"
@@ -319,16 +318,11 @@ def enforced(
             f"{limits.processes} processes and threads for each process the run starts, with "
             "its children (systemd scope)"
         )
-    elif sandboxed and host is not None:
-        found.append(
-            f"processes: at most {limits.processes} more than user {host[1]} runs (RLIMIT_NPROC)"
-        )
-    elif os.getuid() == 0:
+    elif os.getuid() == 0 and not (sandboxed and host is not None):
         found.append("processes: RLIMIT_NPROC, which the kernel does not enforce for root")
     else:
-        found.append(
-            f"processes: at most {limits.processes} more than the user runs (RLIMIT_NPROC)"
-        )
+        who = f"user {host[1]}" if sandboxed and host is not None else "the user"
+        found.append(f"processes: at most {limits.processes} more than {who} runs (RLIMIT_NPROC)")
     found.append(f"files up to {limits.file_mb} MB; {limits.cpu_seconds} s of CPU per process")
     return tuple(found)
 
@@ -391,10 +385,6 @@ class Confinement:
     scope: tuple[str, str, bool] | None = None  # ``cgroups.systemd_scope``: one per process
     expired: str = ""
 
-    @property
-    def pid_file(self) -> Path:
-        return self.run_directory / "pids"
-
     @functools.cached_property
     def staged(self) -> tuple[tuple[Path, Path], ...]:
         """``staging`` of this Python's directories, mount points made in the run's folder."""
@@ -415,7 +405,7 @@ class Confinement:
         clean = confined_environment(env, self.python_path, home)
         host = self.host if self.sandboxed else None
         spec: dict[str, object] = {
-            "pids": str(self.pid_file),
+            "pids": str(self.run_directory / "pids"),
             "cgroups": [str(d) for d in (self.cgroup.directories if self.cgroup else [])],
             "limits": rlimits(self.limits, self.cgroup, host[1] if host else None),
             # sandboxed, an empty environment: bwrap's first process in the sandbox keeps bwrap's
@@ -453,7 +443,7 @@ class Confinement:
         self.kill()
 
     def kill(self) -> None:
-        for pid in _our_children(self.pid_file):
+        for pid in _our_children(self.run_directory / "pids"):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
         if self.cgroup is not None:
@@ -487,18 +477,6 @@ def _our_children(pid_file: Path) -> list[int]:
     return mine
 
 
-# --------------------------------------------------------------------------- availability
-
-
-@dataclass(frozen=True)
-class SandboxStatus:
-    """Whether bubblewrap can start here, and why not."""
-
-    available: bool
-    reason: str = ""
-    bwrap: str | None = None
-
-
 SELF_CHECK = """\
 import importlib.util, os, socket, sys
 hidden, allowed, modules = sys.argv[1], set(sys.argv[2].split("/")), sys.argv[3:]
@@ -511,23 +489,23 @@ print("visible: " + ", ".join(problems) if problems else "confined")
 
 
 @functools.cache
-def sandbox_status(hidden: Path, forbidden_modules: tuple[str, ...]) -> SandboxStatus:
-    """Start a sandbox once and check that ``hidden`` and ``forbidden_modules`` are gone (but
-    for a Python inside ``hidden``: the kit's own ``.venv``, say)."""
+def sandbox_status(hidden: Path, forbidden_modules: tuple[str, ...]) -> tuple[str | None, str]:
+    """(bwrap or None, why not): start a sandbox once and check that ``hidden`` and
+    ``forbidden_modules`` are gone (but for a Python inside ``hidden``: the kit's ``.venv``)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        return SandboxStatus(False, "bubblewrap (bwrap) is not installed or not on PATH")
+        return None, "bubblewrap (bwrap) is not installed or not on PATH"
     inside = [p for p in python_directories() if p.is_relative_to(hidden)]
     shown = "/".join(p.relative_to(hidden).parts[0] for p in inside)
     check = [sys.executable, "-c", SELF_CHECK, str(hidden), shown, *forbidden_modules]
     try:
         done = _trial_run(bwrap, host_user_check()[0], [hidden], check)
     except (OSError, subprocess.TimeoutExpired) as error:
-        return SandboxStatus(False, f"bubblewrap did not start: {error}")
+        return None, f"bubblewrap did not start: {error}"
     said = last_said(done.stdout + done.stderr, done.returncode)
     if done.returncode != 0 or said != "confined":
-        return SandboxStatus(False, f"bubblewrap cannot confine the grading here: {said}")
-    return SandboxStatus(True, "", bwrap)
+        return None, f"bubblewrap cannot confine the grading here: {said}"
+    return bwrap, ""
 
 
 def open_confinement(

@@ -92,15 +92,14 @@ def stray_entries(manifest: Manifest, tree: Tree) -> list[str]:
     found = []
     for folder, expected in _expected_names(manifest).items():
         try:
-            names = tree.names(folder) if folder else tree.names()
+            kinds = tree.kinds(folder)
         except UnsafePath:
             continue
-        for name in names:
+        for name, kind in kinds.items():
             if name in expected or name in IGNORED or name.startswith("."):
                 continue
-            path = f"{folder}/{name}" if folder else name
-            slash = "/" if tree.kind(path) == "directory" else ""
-            found.append(safe_name(path) + slash)  # learners name files
+            path = f"{folder}/{name}" if folder else name  # learners name files:
+            found.append(safe_name(path) + ("/" if kind == "directory" else ""))
     return found
 
 

@@ -40,8 +40,8 @@ SYSTEM = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin"
 
 def empty_run(tmp_path: Path, limits: SandboxLimits, *, sandboxed: bool = True) -> Confinement:
     """A confinement like a graded run's, over an empty graded copy in ``tmp_path``."""
-    status = sandbox_status(kit_root(), ("course",))
-    assert status.available or not sandboxed, f"the sandbox must start here: {status.reason}"
+    bwrap, reason = sandbox_status(kit_root(), ("course",))
+    assert bwrap is not None or not sandboxed, f"the sandbox must start here: {reason}"
     copy, run = tmp_path / "copy", tmp_path / "run"
     copy.mkdir()
     run.mkdir()
@@ -52,7 +52,7 @@ def empty_run(tmp_path: Path, limits: SandboxLimits, *, sandboxed: bool = True) 
         hidden=(kit_root(), tmp_path / "roster"),
         limits=limits,
         run_directory=run,
-        bwrap=status.bwrap if sandboxed else None,
+        bwrap=bwrap if sandboxed else None,
     )
 
 
@@ -409,8 +409,8 @@ def test_a_dropped_sandbox_reaches_a_python_inside_a_folder_only_root_may_enter(
     host, why = host_user_check()
     if host is None:
         pytest.skip(f"no drop to an unprivileged host user here: {why}")
-    status = sandbox_status(kit_root(), ("course",))
-    assert status.bwrap is not None, status.reason
+    bwrap, reason = sandbox_status(kit_root(), ("course",))
+    assert bwrap is not None, reason
     private = tmp_path / "private"
     (private / "python").mkdir(parents=True)
     (private / "python" / "marker.txt").write_text("reached\n", encoding="utf-8")
@@ -419,7 +419,7 @@ def test_a_dropped_sandbox_reaches_a_python_inside_a_folder_only_root_may_enter(
     run.mkdir()
     layout = default_layout([], [], 8)
     layout = Layout(layout.system, (*layout.python, private / "python"), (), scratch_mb=8)
-    confinement = Confinement(True, layout, (), SandboxLimits(), run, status.bwrap, host=host)
+    confinement = Confinement(True, layout, (), SandboxLimits(), run, bwrap, host=host)
     try:
         marker = str(private / "python" / "marker.txt")
         command, env = confinement.wrap(["/usr/bin/cat", marker], {}, ())
