@@ -70,6 +70,7 @@ def render_learning(
         _("## Labs"),
         _("Work through the labs in order; each one turns exactly its own tests green."),
     ]
+    tests = manifest.focused_tests.rpartition("/")[0] or manifest.focused_tests
     for lab in manifest.labs:
         if lab.optional:
             head = ngettext(
@@ -86,7 +87,7 @@ def render_learning(
         files = _(", ").join(f"`{path}`" for path in lab.files)
         notebook = _("- notebook: `{notebook}` ({heading})")
         check = lab_command(manifest, lab.id, commands=commands)
-        plain = f"{commands.python} -m pytest {_tests_dir(manifest)} -k {lab.select}"
+        plain = f"{commands.python} -m pytest {tests} -k {lab.select}"
         bullets = [
             _("- edit: {files}").format(files=files),
             notebook.format(notebook=f"notebooks/{lab.notebook}", heading=lab.heading),
@@ -150,7 +151,3 @@ def render_learning(
         ).format(fingerprint=parent),
     ]
     return "\n\n".join(blocks) + "\n"
-
-
-def _tests_dir(manifest: Manifest) -> str:
-    return manifest.focused_tests.rpartition("/")[0] or manifest.focused_tests

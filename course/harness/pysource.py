@@ -23,8 +23,8 @@ def _locked_parse(source: Any, filename: Any = "<unknown>", mode: str = "exec", 
 
 def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
     """``ast.parse(source, filename)``, one thread at a time; its errors propagate."""
-    tree: ast.Module = _locked_parse(source, filename)
-    return tree
+    with _PARSING:
+        return _unlocked_parse(source, filename)
 
 
 if sys.version_info < (3, 12) and ast.parse is _unlocked_parse:

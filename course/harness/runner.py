@@ -8,6 +8,7 @@ package cannot even be imported, every test still to go is "not run" with that o
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import tempfile
@@ -58,7 +59,6 @@ class RunTarget:
 class RunLog:
     """What the run saw besides test outcomes (for diagnostics)."""
 
-    attempts: int = 0
     output_tail: str = ""
     collect_errors: list[str] = field(default_factory=list)
     setup_hung: str = ""  # why: a test's setup (which imports the code under test) overran
@@ -162,12 +162,11 @@ def run_focused_tests(
         return sum(nodeid in outcomes for nodeid, _, _ in order)
 
     with tempfile.TemporaryDirectory(prefix="checkpoint-") as scratch:
-        while True:
+        for number in itertools.count(1):
             remaining = [nodeid for nodeid, _, _ in order if nodeid not in outcomes]
             if order and not remaining:
                 break
-            log.attempts += 1
-            results = Path(scratch) / f"results-{log.attempts}.jsonl"
+            results = Path(scratch) / f"results-{number}.jsonl"
             results.touch()
             before = progress()
             collected = attempt(target, labs, results, remaining, limits, log, record)

@@ -287,11 +287,9 @@ class WorkerChild(KeptOutput):
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait until the child ends (at most ``timeout`` seconds: then ``TimeoutExpired``)."""
-        self._receive()
-        if self.returncode is None:
+        if self.poll() is None:
             self._channel.next(timeout if timeout is not None else STARTUP_SECONDS)
-            self._receive()
-        if self.returncode is None:
+        if self.poll() is None:
             raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
         return self.returncode
 
