@@ -93,7 +93,6 @@ def test_functions(source: str, file: str, labs: Iterable[str]) -> tuple[Catalog
 
 
 def read_catalog(files: Mapping[str, bytes], labs: Iterable[str]) -> Catalog:
-    """The catalog of test files given by path and content."""
     known = tuple(labs)
     tests: list[CatalogTest] = []
     for path, data in files.items():

@@ -10,7 +10,6 @@ from .pysource import parse
 
 
 def _string_statements(tree: ast.Module) -> Iterator[tuple[ast.Constant, str]]:
-    """Each statement that is a lone string, and its text."""
     for node in ast.walk(tree):
         value = node.value if isinstance(node, ast.Expr) else None
         if isinstance(value, ast.Constant) and isinstance(value.value, str):

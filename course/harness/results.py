@@ -242,15 +242,7 @@ class CheckpointResult:
         return next((lab for lab in self.labs if lab.lab.id == lab_id), None)
 
     def first_open_lab(self) -> LabResult | None:
-        """The first required lab that is not green."""
         return next((lab for lab in self.required if lab.status != Status.PASSED), None)
-
-    def verdicts(self) -> dict[str, tuple[str, int, int, int, int]]:
-        """Each lab's (status, passed, tests, agreed, cases): what every door must show alike."""
-        return {
-            lab.lab.id: (str(lab.status), lab.passed, lab.total, lab.agreed, lab.cases)
-            for lab in self.labs
-        }
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -289,9 +289,9 @@ class WorkerChild(KeptOutput):
         """Wait until the child ends (at most ``timeout`` seconds: then ``TimeoutExpired``)."""
         if self.poll() is None:
             self._channel.next(timeout if timeout is not None else STARTUP_SECONDS)
-        if self.poll() is None:
+        if (code := self.poll()) is None:
             raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
-        return self.returncode
+        return code
 
     def kill(self) -> None:
         """Terminate the worker: whatever ran in it stops at once."""

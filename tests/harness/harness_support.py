@@ -59,6 +59,14 @@ def cli(
     )
 
 
+def lab_verdicts(result: CheckpointResult) -> dict[str, tuple[str, int, int, int, int]]:
+    """Each lab's (status, passed, tests, agreed, cases): what every door must show alike."""
+    return {
+        lab.lab.id: (str(lab.status), lab.passed, lab.total, lab.agreed, lab.cases)
+        for lab in result.labs
+    }
+
+
 def watch_once(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``checkpoint 11 --watch ARGS`` in ``workspace``, quit at once with ``q``: its start."""
     return subprocess.run(

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from harness_support import CHAPTER, HANGS, cli, replace_in, sabotage, watch_once
+from harness_support import CHAPTER, HANGS, cli, lab_verdicts, replace_in, sabotage, watch_once
 from solutions import solve_lab
 
 from course.cli.review import run_review
@@ -103,7 +103,7 @@ def lab_lines(text: str) -> Verdicts:
 
 
 def from_json(manifest: Manifest, path: Path) -> Verdicts:
-    return CheckpointResult.from_json(json.loads(path.read_text("utf-8")), manifest).verdicts()
+    return lab_verdicts(CheckpointResult.from_json(json.loads(path.read_text("utf-8")), manifest))
 
 
 @dataclass(frozen=True)
@@ -151,12 +151,12 @@ def watching(at: Place) -> dict[str, Verdicts]:
 def notebook(at: Place) -> dict[str, Verdicts]:
     view = check(CHAPTER, start=at.workspace / "notebooks", timeout=SECONDS)
     assert view.result is not None, view.text
-    return {"check()": view.result.verdicts()}
+    return {"check()": lab_verdicts(view.result)}
 
 
 def review(at: Place) -> dict[str, Verdicts]:
     review = run_review(at.manifest, at.kit, at.workspace, LIMITS, GradingOptions())
-    return {"--review": review.verdict.verdicts()}
+    return {"--review": lab_verdicts(review.verdict)}
 
 
 EVERY_DOOR: tuple[Door, ...] = (inside, practice, one_lab, watching, notebook, review)

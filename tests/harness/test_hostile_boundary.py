@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_support import cli, kill_processes_with, roster_workspace, watch_once
+from harness_support import cli, kill_processes_with, lab_verdicts, roster_workspace, watch_once
 from hostile import (
     DUMP_BOMB,
     FLOOD_RECORDS,
@@ -354,7 +354,7 @@ def test_watch_runs_no_workspace_file(planted: tuple[Path, Path]) -> None:
 def test_check_in_a_notebook_runs_no_workspace_file(planted: tuple[Path, Path]) -> None:
     workspace, marker = planted
     view = check("11.1", start=workspace / "notebooks", timeout=2)
-    assert view.result is not None and view.result.verdicts()["11.1"][:3] == ("passed", 3, 3)
+    assert view.result is not None and lab_verdicts(view.result)["11.1"][:3] == ("passed", 3, 3)
     assert not marker.exists(), marker.read_text() if marker.exists() else ""
     assert any("conftest.py was edited" in note for note in view.result.notes)
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from harness_support import cli
+from harness_support import cli, lab_verdicts
 from hostile import MODULE, append
 
 from course.cli.review import render_review, run_review
@@ -194,7 +194,7 @@ def test_an_honest_marker_still_opens_at_every_door(manifest: Manifest, workspac
     assert run.returncode == 1 and "Lab 11.1" in run.stdout, run.stdout + run.stderr
     view = check("11.1", start=workspace / "notebooks", timeout=2)
     assert view.result is not None, view.problem
-    assert view.result.verdicts()["11.1"][0] == "pending"
+    assert lab_verdicts(view.result)["11.1"][0] == "pending"
 
 
 def _link_the_package(manifest: Manifest, workspace: Path) -> None:
