@@ -587,3 +587,61 @@ def test_a_cgroup_is_joinable_only_where_the_launcher_can_move_a_process_into_it
         assert sandbox_module.joinable(made)
     finally:
         made.remove()
+
+
+@pytest.fixture
+def fresh_checks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, int] | None]]:
+    """The two availability checks forgotten, and whom each trial run starts the sandbox as."""
+    started: list[tuple[str, int] | None] = []
+    trial = sandbox_module._trial_run
+
+    def counted(bwrap: str, host: tuple[str, int] | None, *rest: object) -> object:
+        started.append(host)
+        return trial(bwrap, host, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sandbox_module, "_trial_run", counted)
+    monkeypatch.setattr(sandbox_module, "_PROVEN_HOSTS", set())
+    sandbox_status.cache_clear()
+    host_user_check.cache_clear()
+    yield started
+    sandbox_status.cache_clear()
+    host_user_check.cache_clear()
+
+
+def test_one_trial_run_decides_both_the_confinement_and_the_host_user(
+    fresh_checks: list[tuple[str, int] | None],
+) -> None:
+    """A grading process pays for one trial sandbox, not two: the confinement check, started as
+    the host user a root grader drops to, also proves that user can start this Python."""
+    bwrap, reason = sandbox_status(kit_root(), ("course",))
+    assert bwrap is not None, reason
+    host, why = host_user_check()
+    if os.geteuid() == 0 and host is None:
+        pytest.skip(f"a root grader cannot start the sandbox as nobody here: {why}")
+    assert fresh_checks == [host], "one trial, as the user graded runs start as"
+
+
+def test_when_the_host_user_cannot_start_it_the_check_is_made_again_as_root(
+    fresh_checks: list[tuple[str, int] | None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where ``nobody`` cannot start the sandbox, host_user_check says why, and the confinement
+    is checked again as the grader's own user, which graded runs then start as."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("only a root grader with setpriv drops to a host user")
+    counted = sandbox_module._trial_run
+
+    def refused_to_nobody(
+        bwrap: str, host: tuple[str, int] | None, *rest: object
+    ) -> subprocess.CompletedProcess[str]:
+        if host is not None:
+            fresh_checks.append(host)
+            return subprocess.CompletedProcess([], 1, "", "setpriv: permission denied\n")
+        return counted(bwrap, host, *rest)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(sandbox_module, "_trial_run", refused_to_nobody)
+    bwrap, reason = sandbox_status(kit_root(), ("course",))
+    assert bwrap is not None, reason
+    host, why = host_user_check()
+    assert host is None and "setpriv: permission denied" in why, why
+    nobody = (shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin"), HOST_UID)
+    assert fresh_checks == [nobody, nobody, None], "as nobody, its own check, then as root"
