@@ -9,10 +9,10 @@ import math
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from ..grading.door import Door, Found, speak_for
 from ..grading.hidden import HiddenTestError, read_hidden
@@ -42,18 +42,22 @@ if TYPE_CHECKING:
 __all__ = ["main", "parser"]
 
 USAGE_ERROR = 2
+T = TypeVar("T")
 CLOSED_PIPE = 128 + signal.SIGPIPE
 INTERRUPTED = 128 + signal.SIGINT
 
 
+def _parsed(convert: Callable[[str], T], text: str, refusal: str) -> T:
+    """``convert(text)``, its ``ValueError`` an argparse error saying ``refusal``."""
+    try:
+        return convert(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(refusal.format(text=text, error=error)) from None
+
+
 def positive_seconds(text: str) -> float:
     """An argparse type: a finite number of seconds greater than zero."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            _("not a number of seconds: {text!r}").format(text=text)
-        ) from None
+    value = _parsed(float, text, _("not a number of seconds: {text!r}"))
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(
             _("must be a positive number of seconds, got {text}").format(text=text)
@@ -63,12 +67,7 @@ def positive_seconds(text: str) -> float:
 
 def positive_count(text: str) -> int:
     """An argparse type: a whole number greater than zero."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            _("not a whole number: {text!r}").format(text=text)
-        ) from None
+    value = _parsed(int, text, _("not a whole number: {text!r}"))
     if value <= 0:
         raise argparse.ArgumentTypeError(_("must be at least 1, got {text}").format(text=text))
     return value
@@ -76,10 +75,7 @@ def positive_count(text: str) -> int:
 
 def gradescope_visibility(text: str) -> Visibility:
     """An argparse type: one of Gradescope's visibilities."""
-    try:
-        return visibility(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    return _parsed(visibility, text, "{error}")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -65,10 +65,8 @@ class BudgetExplorer:
             value=budget.system_prompt, **_control("system_prompt", continuous_update)
         )
         self.table = widgets.HTML(layout=widgets.Layout(margin="0 2em 0 0"))
-        self.bars = widgets.HTML()
-        self.kept = widgets.Label()
-        self.reason = widgets.Label()
-        self.note = widgets.HTML()
+        self.bars, self.note = widgets.HTML(), widgets.HTML()
+        self.kept, self.reason = widgets.Label(), widgets.Label()
         for control in (*self.sliders, self.system_prompt):
             control.observe(self.refresh, names="value")
         heading = widgets.HTML(f"<b>{esc(title)}</b>" if title else "")
