@@ -318,17 +318,14 @@ def _watch(
     return watch(loop, where.package_dir, beside=door.root)
 
 
-def _review(
-    door: Door, where: Where, args: argparse.Namespace, style: Style, grading: GradingOptions
-) -> int:
+def _review(door: Door, label: str, limits: Limits, style: Style, grading: GradingOptions) -> int:
     from .review import render_review, run_review
 
     if door.manifest.review is None:
         raise ManifestError(
             _("chapter {chapter} has no closing review").format(chapter=door.manifest.chapter)
         )
-    print(_("Reviewing {where}").format(where=where.label), flush=True)
-    limits = Limits(args.timeout)
+    print(_("Reviewing {where}").format(where=label), flush=True)
     result = run_review(door.manifest, door.kit, door.root, limits, grading, door.snapshot)
     print(render_review(result, style))
     return 0 if result.ok else 1
@@ -365,6 +362,7 @@ def _run(argv: Sequence[str] | None) -> int:
         for lab_id in args.lab:
             manifest.lab(lab_id)
         hidden = read_hidden(Path(args.hidden), manifest) if args.hidden else None
+        limits = Limits(test_seconds=args.timeout)
         # Someone else's work (--roster, --practice DIR) never runs unconfined unless asked;
         # a learner's own workspace may, saying so, where the sandbox cannot start.
         others = bool(args.roster or args.practice or args.gradescope)
@@ -409,7 +407,7 @@ def _run(argv: Sequence[str] | None) -> int:
             return replay(door, where, args.replay, args.seed, out, commands)
         said = print_edits(door, out)
         if args.review:
-            return _review(door, where, args, style, grading)
+            return _review(door, where.label, limits, style, grading)
         if args.watch:
             return _watch(door, where, args, style, grading)
         if not args.no_card:
@@ -425,7 +423,6 @@ def _run(argv: Sequence[str] | None) -> int:
                 )
             print()
         print(_("Checking {where}").format(where=where.label), file=out, flush=True)
-        limits = Limits(test_seconds=args.timeout)
         result = evaluate(manifest, door.kit, door.root, args.lab, limits, grading, door.snapshot)
         shown = for_learners(result, manifest, hidden)
         print_verdict(shown, out, style, said)

@@ -364,10 +364,8 @@ def watch(
         start_watcher(False)
         try:
             with single_key_input(stdin) as single:
-                keys = threading.Thread(
-                    target=key_events, args=(stdin, events, single), daemon=True, name="keys"
-                )
-                keys.start()
+                keys = (stdin, events, single)
+                threading.Thread(target=key_events, args=keys, daemon=True, name="keys").start()
                 return serve(loop, events, probe, lambda: start_watcher(True), probe_seconds)
         finally:
             for stop in stops:
