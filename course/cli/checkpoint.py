@@ -181,14 +181,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workspace-timeout",
         type=positive_seconds,
-        default=None,
         metavar="SECONDS",
         help=_("with --roster: limit per workspace (default: every test at its limit, plus 60)"),
     )
     p.add_argument(
         "--seed",
         type=int,
-        default=None,
         metavar="N",
         help=_(
             "draw the probe cases with seed N instead of the chapter's own (every door uses "
@@ -198,7 +196,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--audit-seed",
         type=int,
-        default=None,
         metavar="N",
         help=_(
             "with --roster: also draw probe cases with seed N, which no workspace holds (default: "
