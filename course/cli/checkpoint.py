@@ -9,11 +9,10 @@ import math
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from ..grading.door import Door, Found, speak_for
 from ..grading.hidden import HiddenTestError, read_hidden
@@ -27,7 +26,7 @@ from ..harness.style import Style, style_for
 from ..harness.supervisor import Limits
 from ..locale import EDITIONS, EditionError, checked
 from ..locale import gettext as _
-from ..sandboxed.commands import BY_NAME, Commands, key_legend, shell_commands
+from ..sandboxed.commands import BY_NAME, key_legend, shell_commands
 from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
 from .locate import Where, around, locate, print_edits, print_verdict, to_check
@@ -43,18 +42,22 @@ if TYPE_CHECKING:
 __all__ = ["main", "parser"]
 
 USAGE_ERROR = 2
+T = TypeVar("T")
 CLOSED_PIPE = 128 + signal.SIGPIPE
 INTERRUPTED = 128 + signal.SIGINT
 
 
+def _parsed(convert: Callable[[str], T], text: str, refusal: str) -> T:
+    """``convert(text)``, its ``ValueError`` an argparse error saying ``refusal``."""
+    try:
+        return convert(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(refusal.format(text=text, error=error)) from None
+
+
 def positive_seconds(text: str) -> float:
     """An argparse type: a finite number of seconds greater than zero."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            _("not a number of seconds: {text!r}").format(text=text)
-        ) from None
+    value = _parsed(float, text, _("not a number of seconds: {text!r}"))
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(
             _("must be a positive number of seconds, got {text}").format(text=text)
@@ -64,12 +67,7 @@ def positive_seconds(text: str) -> float:
 
 def positive_count(text: str) -> int:
     """An argparse type: a whole number greater than zero."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            _("not a whole number: {text!r}").format(text=text)
-        ) from None
+    value = _parsed(int, text, _("not a whole number: {text!r}"))
     if value <= 0:
         raise argparse.ArgumentTypeError(_("must be at least 1, got {text}").format(text=text))
     return value
@@ -77,10 +75,7 @@ def positive_count(text: str) -> int:
 
 def gradescope_visibility(text: str) -> Visibility:
     """An argparse type: one of Gradescope's visibilities."""
-    try:
-        return visibility(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    return _parsed(visibility, text, "{error}")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -186,14 +181,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workspace-timeout",
         type=positive_seconds,
-        default=None,
         metavar="SECONDS",
         help=_("with --roster: limit per workspace (default: every test at its limit, plus 60)"),
     )
     p.add_argument(
         "--seed",
         type=int,
-        default=None,
         metavar="N",
         help=_(
             "draw the probe cases with seed N instead of the chapter's own (every door uses "
@@ -203,7 +196,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--audit-seed",
         type=int,
-        default=None,
         metavar="N",
         help=_(
             "with --roster: also draw probe cases with seed N, which no workspace holds (default: "
@@ -303,23 +295,6 @@ def _refused(error: Exception) -> None:
     print(_("{tool}: {error}").format(tool="checkpoint", error=error), file=sys.stderr)
 
 
-def _stop(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM becomes SystemExit, so the runner's cleanup kills the test process group."""
-    raise SystemExit(128 + signum)
-
-
-def _print_card(door: Door, args: argparse.Namespace, commands: Commands) -> None:
-    if args.no_card or args.review:
-        return
-    manifest, in_workspace = door.manifest, door.workspace is not None
-    if in_workspace and not args.card:
-        print(render_short_card(manifest, commands))
-    else:
-        fingerprints = door.fingerprints
-        print(render_card(manifest, fingerprints, in_workspace=in_workspace, commands=commands))
-    print()
-
-
 def _watch(
     door: Door, where: Where, args: argparse.Namespace, style: Style, grading: GradingOptions
 ) -> int:
@@ -337,21 +312,18 @@ def _watch(
     loop = WatchLoop(manifest, run_all, sys.stdout, args.practice, grading.commands, style)
     if args.lab:
         loop.current = manifest.lab(args.lab[0])
-    return watch(loop, where.package_dir, beside=where.root)
+    return watch(loop, where.package_dir, beside=door.root)
 
 
-def _review(
-    door: Door, where: Where, args: argparse.Namespace, style: Style, grading: GradingOptions
-) -> int:
+def _review(door: Door, label: str, limits: Limits, style: Style, grading: GradingOptions) -> int:
     from .review import render_review, run_review
 
-    manifest = door.manifest
-    if manifest.review is None:
+    if door.manifest.review is None:
         raise ManifestError(
-            _("chapter {chapter} has no closing review").format(chapter=manifest.chapter)
+            _("chapter {chapter} has no closing review").format(chapter=door.manifest.chapter)
         )
-    print(_("Reviewing {where}").format(where=where.label), flush=True)
-    result = run_review(manifest, door.kit, door.root, Limits(args.timeout), grading, door.snapshot)
+    print(_("Reviewing {where}").format(where=label), flush=True)
+    result = run_review(door.manifest, door.kit, door.root, limits, grading, door.snapshot)
     print(render_review(result, style))
     return 0 if result.ok else 1
 
@@ -369,7 +341,8 @@ def _run(argv: Sequence[str] | None) -> int:
     _check_combinations(p, args)
     from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate, for_learners
 
-    signal.signal(signal.SIGTERM, _stop)
+    # SIGTERM becomes SystemExit, so the runner's cleanup kills the test process group
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     out, commands = sys.stdout, shell_commands()
     style = style_for(out, os.environ)
     if (args.practice, args.lang) != (practice, requested):  # an option was abbreviated
@@ -379,12 +352,14 @@ def _run(argv: Sequence[str] | None) -> int:
         except EditionError as error:
             p.error(str(error))
     try:
-        checked_here = to_check(args.practice, found)
-        door = Door(load_manifest(args.chapter), kit_root(), edition, checked_here)
-        manifest, kit = door.manifest, door.kit
+        door = Door(
+            load_manifest(args.chapter), kit_root(), edition, to_check(args.practice, found)
+        )
+        manifest = door.manifest
         for lab_id in args.lab:
             manifest.lab(lab_id)
         hidden = read_hidden(Path(args.hidden), manifest) if args.hidden else None
+        limits = Limits(test_seconds=args.timeout)
         # Someone else's work (--roster, --practice DIR) never runs unconfined unless asked;
         # a learner's own workspace may, saying so, where the sandbox cannot start.
         others = bool(args.roster or args.practice or args.gradescope)
@@ -406,17 +381,16 @@ def _run(argv: Sequence[str] | None) -> int:
             if args.gradescope:
                 from ..grading.gradescope import run_autograder
 
-                # learners read it on the platform: commands by their plain names, in the
-                # chosen edition; stdout is the instructor's
+                # learners read it on the platform: commands by their plain names, in the chosen
+                # edition; stdout is the instructor's
                 options = replace(options, grading=replace(grading, commands=BY_NAME))
-                root = Path(args.gradescope)
-                run_autograder(manifest, kit, root, options, args.instructor_visibility, out)
+                root, when = Path(args.gradescope), args.instructor_visibility
+                run_autograder(manifest, door.kit, root, options, when, out)
                 return 0
-            gradebook = Path(args.gradebook or args.roster)
             # the gradebook keeps the curriculum's own words; only the terminal is translated
-            roster = Path(args.roster)
+            gradebook, roster = Path(args.gradebook or args.roster), Path(args.roster)
             try:
-                grade_roster(door.source, kit, roster, gradebook, options, sys.stderr, out)
+                grade_roster(door.source, door.kit, roster, gradebook, options, sys.stderr, out)
             except EmptyRoster as error:
                 _refused(error)
                 return 1
@@ -427,16 +401,26 @@ def _run(argv: Sequence[str] | None) -> int:
         if args.replay:
             from .replay import replay
 
-            return replay(manifest, kit, where, args.replay, args.seed, out, commands)
+            return replay(door, where, args.replay, args.seed, out, commands)
         said = print_edits(door, out)
         if args.review:
-            return _review(door, where, args, style, grading)
+            return _review(door, where.label, limits, style, grading)
         if args.watch:
             return _watch(door, where, args, style, grading)
-        _print_card(door, args, commands)
+        if not args.no_card:
+            in_workspace = door.workspace is not None
+            if in_workspace and not args.card:
+                print(render_short_card(manifest, commands))
+            else:
+                fingerprints = door.fingerprints
+                print(
+                    render_card(
+                        manifest, fingerprints, in_workspace=in_workspace, commands=commands
+                    )
+                )
+            print()
         print(_("Checking {where}").format(where=where.label), file=out, flush=True)
-        limits = Limits(test_seconds=args.timeout)
-        result = evaluate(manifest, kit, door.root, args.lab, limits, grading, door.snapshot)
+        result = evaluate(manifest, door.kit, door.root, args.lab, limits, grading, door.snapshot)
         shown = for_learners(result, manifest, hidden)
         print_verdict(shown, out, style, said)
     except SandboxUnavailable as error:
@@ -469,10 +453,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `checkpoint 11 | head`: the reader has all it wanted
         with contextlib.suppress(OSError, ValueError, AttributeError):  # what is left: nowhere
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return CLOSED_PIPE
+        return 128 + signal.SIGPIPE
     except KeyboardInterrupt:
         print(_("checkpoint: stopped"), file=sys.stderr)
-        return INTERRUPTED
+        return 128 + signal.SIGINT
 
 
 if __name__ == "__main__":

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 from ..grading.door import Door, Found, look, look_around
 from ..harness.kit import short
@@ -13,22 +12,14 @@ from ..harness.report import counts_width, render_lab, render_probes
 from ..harness.results import CheckpointResult
 from ..harness.style import PLAIN, Style
 from ..locale import gettext as _
-from ..sandboxed.marker import Workspace
 
 
-@dataclass(frozen=True)
-class Where:
-    """The code a checkpoint checks: the reference in the kit, or a practice workspace."""
+class Where(NamedTuple):
+    """The code a checkpoint checks: how the run describes it (``workspace /home/me/practice-11``)
+    and the folder of its package (what ``--watch`` watches)."""
 
     label: str
-    """How the run describes it (``workspace /home/me/practice-11``)."""
     package_dir: Path
-    """The folder of the package under check (what ``--watch`` watches)."""
-    workspace: Workspace | None = None
-
-    @property
-    def root(self) -> Path | None:
-        return self.workspace.root if self.workspace is not None else None
 
 
 def around(practice: str | None) -> Found:
@@ -60,7 +51,7 @@ def locate(door: Door) -> Where:
     else:
         moved = _("workspace {root} (begun from scaffold {began}; the kit's is now {now})")
         label = moved.format(root=root, began=began, now=now)
-    return Where(label, root / workspace.package, workspace)
+    return Where(label, root / workspace.package)
 
 
 def print_verdict(
@@ -72,16 +63,13 @@ def print_verdict(
     lines = [render_lab(lab, style=style, counts_width=width) for lab in result.labs]
     lines += render_probes(result)
     lines += [_("note: {note}").format(note=note) for note in result.notes if note not in said]
-    lines += [_("flag: {flag}").format(flag=flag) for flag in result.flags]
-    _print_lines(lines, out)
+    _print_lines([*lines, *(_("flag: {flag}").format(flag=flag) for flag in result.flags)], out)
 
 
 def print_edits(door: Door, out: TextIO) -> tuple[str, ...]:
     """Say before anything runs what of the workspace will not (edited tests, a ``conftest.py``…:
     the graded copy holds the kit's files instead); returns the notes said."""
-    if door.workspace is None:
-        return ()
-    notes = door.snapshot.notes
+    notes = door.snapshot.notes if door.workspace is not None else ()
     _print_lines([_("note: {note}").format(note=note) for note in notes], out)
     return notes
 

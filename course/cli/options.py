@@ -54,13 +54,6 @@ def given(argv: Sequence[str], option: str) -> str | None:
 HEADING = re.compile(r"^(\S[^\n]*[\u4e00-\u9fff]):$", re.MULTILINE)
 
 
-def with_usage(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """``parser`` with its usage line written out: ``parse_intermixed_args`` would otherwise
-    cut ``len("usage: ")`` characters off the translated one."""
-    parser.usage = parser.format_usage().removeprefix(gettext("usage: ")).strip()
-    return parser
-
-
 class HelpFormatter(argparse.HelpFormatter):
     """argparse's help with Chinese descriptions wrapped by columns (a wide character takes two)."""
 

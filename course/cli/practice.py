@@ -18,7 +18,7 @@ from ..locale import EDITIONS, EditionError
 from ..locale import gettext as _
 from ..sandboxed.commands import shell_commands
 from ..sandboxed.marker import WorkspaceError, speak
-from .options import HelpFormatter, given, with_usage
+from .options import HelpFormatter, given
 
 USAGE_ERROR = 2
 
@@ -57,6 +57,9 @@ def parser() -> argparse.ArgumentParser:
             "checkpoint run on every push (for a template repository)"
         ).format(workflow=WORKFLOW),
     )
+    # written out: ``parse_intermixed_args`` would cut ``len("usage: ")`` characters off the
+    # translated usage line
+    p.usage = p.format_usage().removeprefix(_("usage: ")).strip()
     return p
 
 
@@ -67,8 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         edition = speak(requested)
     except EditionError as error:
         parser().error(str(error))
-    # options before or after the directory
-    args = with_usage(parser()).parse_intermixed_args(words)
+    args = parser().parse_intermixed_args(words)  # options before or after the directory
     commands = shell_commands()
     try:
         if args.lang != requested:  # an option was abbreviated

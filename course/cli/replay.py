@@ -7,53 +7,36 @@ workspace's saved package: unsandboxed, as it is the learner's own code.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..grading import probes as probing
+from ..grading.door import Door
 from ..harness.kit import KitError
-from ..harness.manifest import Manifest, ManifestError
+from ..harness.manifest import ManifestError
 from ..locale import gettext as _
 from ..sandboxed import probecases
-from ..sandboxed.commands import BY_NAME, Commands
+from ..sandboxed.commands import Commands
 from ..sandboxed.frames import learner_frames, render_frames, traceback_triples
 from ..sandboxed.probe_driver import load_module
 from ..sandboxed.status import Status
 from .locate import Where
 
 
-def find_case(
-    manifest: Manifest, kit: Path, case_id: str, seed: int
-) -> tuple[probing.ProbeSet, dict[str, Any]]:
-    """The drawn set of ``case_id``'s lab and the case; a ``ManifestError`` says what is wrong."""
-    lab = manifest.lab(case_id.partition("#")[0])
-    probes = probing.prepare(manifest, kit, [lab], seed)
-    if probes is None:
-        raise ManifestError(
-            _("chapter {chapter} has no probe cases").format(chapter=manifest.chapter)
-        )
-    for case in probes.cases:
-        if str(case["id"]) == case_id:
-            return probes, case
-    first, last = probes.cases[0]["id"], probes.cases[-1]["id"]
-    missing = _("no probe case {case} (Lab {lab} has {first} to {last})")
-    raise ManifestError(missing.format(case=case_id, lab=lab.id, first=first, last=last))
-
-
 def replay(
-    manifest: Manifest,
-    kit: Path,
-    where: Where,
-    case_id: str,
-    seed: int | None,
-    out: TextIO,
-    commands: Commands = BY_NAME,
+    door: Door, where: Where, case_id: str, seed: int | None, out: TextIO, commands: Commands
 ) -> int:
     """Replay one case on ``where``'s code; 0 when it agrees with the reference, else 1."""
+    manifest, kit, root = door.manifest, door.kit, door.root
     if manifest.probes is None:
         raise KitError(_("chapter {chapter} has no probe cases").format(chapter=manifest.chapter))
-    probes, case = find_case(manifest, kit, case_id, manifest.probe_seed if seed is None else seed)
-    root = where.root
+    lab = manifest.lab(case_id.partition("#")[0])
+    probes = probing.prepare(manifest, kit, [lab], manifest.probe_seed if seed is None else seed)
+    assert probes is not None  # the manifest names a probe module
+    case = next((case for case in probes.cases if str(case["id"]) == case_id), None)
+    if case is None:
+        first, last = probes.cases[0]["id"], probes.cases[-1]["id"]
+        missing = _("no probe case {case} (Lab {lab} has {first} to {last})")
+        raise ManifestError(missing.format(case=case_id, lab=lab.id, first=first, last=last))
     package = manifest.package if root is not None else manifest.reference
     said = _("Replaying probe case {case} on {where}").format(case=case_id, where=where.label)
     print(said, file=out, flush=True)
@@ -65,11 +48,9 @@ def replay(
         got: probecases.Answer = {"value": probecases.to_data(chapter.evaluate(package, case))}
     except Exception as error:
         got = probecases.raised(error)
-        triples = traceback_triples(error.__traceback__)
-        found = learner_frames(triples, where.package_dir)
+        found = learner_frames(traceback_triples(error.__traceback__), where.package_dir)
         frames = render_frames(found, limit=len(found))
-    expected = probes.expected[case_id]
-    if probecases.agreement(expected, got) == Status.PASSED:
+    if probecases.agreement(probes.expected[case_id], got) == Status.PASSED:
         agrees = _("{case}: agrees with the reference")
         print(agrees.format(case=probecases.case_label(case)), file=out)
         return 0

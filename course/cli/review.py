@@ -57,11 +57,6 @@ class ReviewResult:
         """The required labs that do not pass yet: the review is for after all of them."""
         return [lab for lab in self.verdict.required if lab.status != Status.PASSED]
 
-    @property
-    def unwritten(self) -> list[str]:
-        """The required labs that are not written yet (every case stops at a lab stub)."""
-        return [lab.lab.id for lab in self.verdict.required if not lab.written]
-
 
 def run_review(
     manifest: Manifest,
@@ -111,33 +106,28 @@ def _said(outcome: TestOutcome | None, seen: set[str]) -> list[str]:
     return [_("{status}: {said}").format(status=status_label(outcome.status), said=first), *rest]
 
 
-def _open_labs(result: ReviewResult) -> str:
-    """``Lab 11.4 (0/2), Lab 11.5 (2/3)``: the labs still open, with their counts."""
-    return _(", ").join(
-        _("Lab {id} ({passed}/{total})").format(id=lab.lab.id, passed=lab.passed, total=lab.total)
-        for lab in result.open_labs
-    )
-
-
 def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
     """The review as printed: the questions with the learner's answers, then the checks."""
     review, verdict = result.review, result.verdict
     seen: set[str] = set()
+    still_open = _(", ").join(  # ``Lab 11.4 (0/2), Lab 11.5 (2/3)``
+        _("Lab {id} ({passed}/{total})").format(id=lab.lab.id, passed=lab.passed, total=lab.total)
+        for lab in result.open_labs
+    )
     lines = [style.bold(review.title)]
-    if result.open_labs:  # below every lab passing, the review says so first
+    if still_open:  # below every lab passing, the review says so first
         not_ready = _(
             "Not ready: {passed}/{total}; still open: {labs}. The review is for after every lab "
             "passes; below is what your code can show so far."
         )
         lines += _wrap(
-            not_ready.format(passed=verdict.passed, total=verdict.total, labs=_open_labs(result)),
-            "",
+            not_ready.format(passed=verdict.passed, total=verdict.total, labs=still_open), ""
         )
     lines += _wrap(review.intro, "")
     labs = _("Labs: {labs}   {passed}/{total}")
     lines += ["", labs.format(labs=verdict.evidence, passed=verdict.passed, total=verdict.total)]
-    if result.unwritten:
-        labs = _(", ").join(_("Lab {id}").format(id=lab) for lab in result.unwritten)
+    if unwritten := [lab.lab.id for lab in verdict.required if not lab.written]:
+        labs = _(", ").join(_("Lab {id}").format(id=lab) for lab in unwritten)
         lines += _wrap(
             _(
                 "not written yet: {labs}. The questions and checks that need those labs wait "
@@ -149,7 +139,7 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
     for number, question in enumerate(review.questions, start=1):
         lines += _wrap(question.text, "     ", f"  {number}. ")
         outcome = result.outcomes.get(question.show)
-        if outcome is not None and outcome.status == Status.PASSED:
+        if outcome is not None and result.passed(question.show):
             lines += [f"     {line}" for line in outcome.shown]
         else:
             said = _said(outcome, seen)
@@ -175,7 +165,7 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
             "your own words."
         ).format(held=result.held, checks=len(review.checks), questions=len(review.questions))
     )
-    if result.open_labs:
+    if still_open:
         still = _("Still open: {labs}: finish them, then run the review again.")
-        lines += _wrap(still.format(labs=_open_labs(result)), "")
+        lines += _wrap(still.format(labs=still_open), "")
     return "\n".join(lines)

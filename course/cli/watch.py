@@ -41,7 +41,6 @@ from ..sandboxed.status import Status
 PROBE_NAME = ".checkpoint-watch-probe"
 PROBE_SECONDS = 3.0
 """How long the probe's event may take before the watch decides events do not arrive."""
-POLL_MS = 300
 
 Event = tuple[str, str]
 """``("change", path)``, ``("key", k)``, ``("ready", "")``, ``("eof", "")``, ``("error", why)``."""
@@ -53,9 +52,12 @@ class SourceFilter(watchfiles.DefaultFilter):
     """Python sources and the probe; editors' swap files and caches are ignored."""
 
     def __call__(self, change: watchfiles.Change, path: str) -> bool:
-        name = Path(path).name
-        wanted = name.endswith(".py") or name == PROBE_NAME
+        wanted = path.endswith(".py") or _is_probe(path)
         return wanted and super().__call__(change, path)
+
+
+def _is_probe(path: str) -> bool:
+    return Path(path).name == PROBE_NAME
 
 
 def file_events(
@@ -73,7 +75,7 @@ def file_events(
             yield_on_timeout=True,
             raise_interrupt=False,
             force_polling=force_polling,
-            poll_delay_ms=POLL_MS,
+            poll_delay_ms=300,
         ):
             if not ready:
                 ready = True
@@ -123,21 +125,14 @@ class Probe:
     sent: float | None = None
     seen: bool = False
 
-    @property
-    def path(self) -> Path:
-        return self.folder / PROBE_NAME
-
     def send(self) -> None:
-        self.path.write_text(f"{time.time()}\n", encoding="utf-8")
+        (self.folder / PROBE_NAME).write_text(f"{time.time()}\n", encoding="utf-8")
         self.sent = time.monotonic()
 
     def settle(self) -> None:
         """Stop waiting for the probe's event (it came, or it is overdue)."""
         self.seen = True
-        self.path.unlink(missing_ok=True)
-
-    def is_probe(self, path: str) -> bool:
-        return Path(path).name == PROBE_NAME
+        (self.folder / PROBE_NAME).unlink(missing_ok=True)
 
     def overdue(self, seconds: float) -> bool:
         return self.sent is not None and not self.seen and time.monotonic() - self.sent > seconds
@@ -176,14 +171,9 @@ class WatchLoop:
         for line in lines:
             print(line, file=self.out, flush=True)
 
-    def result(self) -> CheckpointResult:
-        """The latest verdict (an empty one before the first run)."""
-        return self.latest or CheckpointResult(self.manifest.chapter, "", ())
-
     def check(self, shown: Sequence[Lab] = ()) -> CheckpointResult:
         """Evaluate every lab; print the ``shown`` labs' lines (all for none) and the progress."""
-        result = self.run()
-        self.latest = result
+        result = self.latest = self.run()
         wanted = {lab.id for lab in shown}
         width = counts_width(result.labs)
         for lab in result.labs:
@@ -198,15 +188,15 @@ class WatchLoop:
 
     def start(self) -> None:
         """Run every lab once and settle on the lab given, or the first one that is not green."""
-        self.check()
+        result = self.check()
         if self.current is None:
-            self.current = lab_to_work_on(self.manifest, self.result())
+            self.current = lab_to_work_on(self.manifest, result)
         self.announce()
 
     def announce(self) -> None:
         if self.current is None:
-            self.say(*render_after_green(self.manifest, self.practice, self.commands))
-            self.say(_("Saving a file re-runs every lab; q quits."))
+            after = render_after_green(self.manifest, self.practice, self.commands)
+            self.say(*after, _("Saving a file re-runs every lab; q quits."))
             return
         lab = self.current
         now = _("Now: Lab {id} {title} · edit {files} · notebook {notebook}")
@@ -236,7 +226,7 @@ class WatchLoop:
             if self.current is None:
                 self.say(*render_after_green(self.manifest, self.practice, self.commands))
             else:
-                result = self.result()
+                result = self.latest or CheckpointResult(self.manifest.chapter, "", ())
                 self.say(*render_open_lab(self.manifest, self.current, result, None, self.commands))
         elif key == "n":
             self._skip()
@@ -309,12 +299,12 @@ def serve(
                         "press r (or Enter) to re-run by hand."
                     ).format(error=error)
                 )
-        elif kind == "change" and probe.is_probe(value):
+        elif kind == "change" and _is_probe(value):
             if not probe.seen:
                 probe.settle()
                 loop.say(_watching(loop))
         elif kind == "change":
-            saved = [value, *_drain_changes(events, probe)]
+            saved = [value, *_drain_changes(events)]
             names = _(", ").join(dict.fromkeys(Path(p).name for p in saved))
             loop.say(_("saved {names}").format(names=names))
             loop.rerun()
@@ -334,22 +324,17 @@ def _watching(loop: WatchLoop) -> str:
     return one.format(id=loop.current.id, keys=key_legend())
 
 
-def _drain_changes(events: queue.Queue[Event], probe: Probe) -> list[str]:
+def _drain_changes(events: queue.Queue[Event]) -> list[str]:
     """Further saves already queued (an editor writes several files at once): one run for all."""
-    more: list[str] = []
-    kept: list[Event] = []
-    while True:
-        try:
-            kind, value = events.get_nowait()
-        except queue.Empty:
-            break
-        if kind == "change" and not probe.is_probe(value):
-            more.append(value)
-        else:
-            kept.append((kind, value))
-    for event in kept:
-        events.put(event)
-    return more
+    queued: list[Event] = []
+    with contextlib.suppress(queue.Empty):
+        while True:
+            queued.append(events.get_nowait())
+    saves = [value for kind, value in queued if kind == "change" and not _is_probe(value)]
+    for kind, value in queued:
+        if kind != "change" or _is_probe(value):
+            events.put((kind, value))
+    return saves
 
 
 def watch(
@@ -379,10 +364,8 @@ def watch(
         start_watcher(False)
         try:
             with single_key_input(stdin) as single:
-                keys = threading.Thread(
-                    target=key_events, args=(stdin, events, single), daemon=True, name="keys"
-                )
-                keys.start()
+                keys = (stdin, events, single)
+                threading.Thread(target=key_events, args=keys, daemon=True, name="keys").start()
                 return serve(loop, events, probe, lambda: start_watcher(True), probe_seconds)
         finally:
             for stop in stops:

@@ -65,25 +65,19 @@ class BudgetExplorer:
             value=budget.system_prompt, **_control("system_prompt", continuous_update)
         )
         self.table = widgets.HTML(layout=widgets.Layout(margin="0 2em 0 0"))
-        self.bars = widgets.HTML()
-        self.kept = widgets.Label()
-        self.reason = widgets.Label()
-        self.note = widgets.HTML()
+        self.bars, self.note = widgets.HTML(), widgets.HTML()
+        self.kept, self.reason = widgets.Label(), widgets.Label()
         for control in (*self.sliders, self.system_prompt):
             control.observe(self.refresh, names="value")
-        heading = widgets.HTML(f"<b>{esc(title)}</b>" if title else "")
+        left = widgets.VBox([self.max_tokens, self.system_prompt])
+        right = widgets.VBox([self.reserved_output, self.safety_margin])
         self.widget = widgets.VBox(
             [
-                heading,
-                widgets.HBox(
-                    [
-                        widgets.VBox([self.max_tokens, self.system_prompt]),
-                        widgets.VBox([self.reserved_output, self.safety_margin]),
-                    ]
-                ),
+                widgets.HTML(f"<b>{esc(title)}</b>" if title else ""),
+                widgets.HBox([left, right]),
                 widgets.HBox([self.table, self.bars]),
-                _captioned(_(LABELS["kept"]), self.kept),
-                _captioned(_(LABELS["reason"]), self.reason),
+                _captioned("kept", self.kept),
+                _captioned("reason", self.reason),
                 self.note,
             ]
         )
@@ -154,7 +148,7 @@ def _control(name: str, continuous: bool) -> dict[str, Any]:
     }
 
 
-def _captioned(caption: str, label: widgets.Label) -> widgets.HBox:
+def _captioned(name: str, label: widgets.Label) -> widgets.HBox:
     """A label with a bold caption in front; the label's value stays just the data."""
-    title = widgets.HTML(f"<b>{esc(caption)}</b>", layout=widgets.Layout(width="4.5em"))
+    title = widgets.HTML(f"<b>{esc(_(LABELS[name]))}</b>", layout=widgets.Layout(width="4.5em"))
     return widgets.HBox([title, label])

@@ -75,15 +75,14 @@ def entries(path: Sequence[Any], estimate_tokens: Estimate | None = None) -> Vie
 def groups(found: Sequence[Any], estimate_tokens: Estimate | None = None) -> View:
     """``group N = [ids]`` per interaction group, with its summed estimate when asked."""
     lines = []
-    for number_, group in enumerate(found, start=1):
+    for index, group in enumerate(found, start=1):
         ids = ", ".join(group.entry_ids)
         if estimate_tokens:
-            cost = sum(estimate_tokens(entry.message) for entry in group.entries)
+            cost = number(sum(estimate_tokens(entry.message) for entry in group.entries))
             costed = _("group {number} = [{ids}]  ({tokens} tokens)")
-            line = costed.format(number=number_, ids=ids, tokens=number(cost))
+            lines.append(costed.format(number=index, ids=ids, tokens=cost))
         else:
-            line = _("group {number} = [{ids}]").format(number=number_, ids=ids)
-        lines.append(line)
+            lines.append(_("group {number} = [{ids}]").format(number=index, ids=ids))
     return preformatted("\n".join(lines) or _("(no groups)"))
 
 
@@ -195,15 +194,11 @@ def text(message_: Mapping[str, Any]) -> View:
 
 def record(entry: Any) -> View:
     """An entry's fields in their declared order; a nested record (the summary) follows."""
-    rows, nested = [], []
-    for field in dataclasses.fields(entry):
-        value = getattr(entry, field.name)
-        if field.name == "type":
-            continue
-        if dataclasses.is_dataclass(value):
-            nested.append(value)
-        else:
-            rows.append([field.name, number(value)])
+    values = [
+        (f.name, getattr(entry, f.name)) for f in dataclasses.fields(entry) if f.name != "type"
+    ]
+    rows = [[name, number(value)] for name, value in values if not dataclasses.is_dataclass(value)]
+    nested = [value for _name, value in values if dataclasses.is_dataclass(value)]
     return stack([table([_("field"), _("value")], rows), *(summary(value) for value in nested)])
 
 
@@ -281,10 +276,8 @@ def import_report(report: Any, shown: int = 6) -> View:
     repairs = list(report.repairs)
     if repairs:
         listed = [[item.line, item.id, item.kind, clip(item.message, 90)] for item in repairs]
-        if len(repairs) > shown:
-            title = _("repairs (first {shown} of {count})").format(shown=shown, count=len(repairs))
-        else:
-            title = _("repairs")
+        title = _("repairs (first {shown} of {count})") if len(repairs) > shown else _("repairs")
+        title = title.format(shown=shown, count=len(repairs))
         headers = [_("line"), _("id"), _("kind"), _("message")]
         parts.append(table(headers, listed[:shown], title=title))
     return stack(parts)
@@ -294,7 +287,7 @@ def interactions(found: Sequence[Any], estimate_tokens: Estimate) -> View:
     """Counts over groups: how many, tool calls per interaction, and the largest one."""
     if not found:
         return note(_("no interactions"))
-    calls = [
+    calls = sorted(
         sum(
             1
             for entry in group.entries
@@ -303,35 +296,25 @@ def interactions(found: Sequence[Any], estimate_tokens: Estimate) -> View:
             if block.get("type") == "toolCall"
         )
         for group in found
-    ]
+    )
     costs = [sum(estimate_tokens(entry.message) for entry in group.entries) for group in found]
     largest = max(range(len(found)), key=costs.__getitem__)
-    heaviest = max(found[largest].entries, key=lambda entry: estimate_tokens(entry.message))
-    ordered = sorted(calls)
+    biggest = found[largest]
+    heaviest = max(biggest.entries, key=lambda entry: estimate_tokens(entry.message))
+    starts = _("group {number}, starting at {id}")
+    size = _("{messages} messages, {tokens} tokens")
+    said = _("{id} ({role}), {tokens} tokens: {content}")
     rows: list[list[object]] = [
         [_("interactions"), len(found)],
         [_("messages"), sum(len(group.entries) for group in found)],
         [_("tool calls"), sum(calls)],
-        [
-            _("tool calls per interaction (median, most)"),
-            f"{ordered[len(ordered) // 2]}, {ordered[-1]}",
-        ],
+        [_("tool calls per interaction (median, most)"), f"{calls[len(calls) // 2]}, {calls[-1]}"],
         [_("tokens in all (estimated)"), number(sum(costs))],
-        [
-            _("largest interaction"),
-            _("group {number}, starting at {id}").format(
-                number=largest + 1, id=found[largest].entry_ids[0]
-            ),
-        ],
-        [
-            _("its size"),
-            _("{messages} messages, {tokens} tokens").format(
-                messages=len(found[largest].entries), tokens=number(costs[largest])
-            ),
-        ],
+        [_("largest interaction"), starts.format(number=largest + 1, id=biggest.entry_ids[0])],
+        [_("its size"), size.format(messages=len(biggest.entries), tokens=number(costs[largest]))],
         [
             _("its largest message"),
-            _("{id} ({role}), {tokens} tokens: {content}").format(
+            said.format(
                 id=heaviest.id,
                 role=heaviest.message.get("role"),
                 tokens=number(estimate_tokens(heaviest.message)),

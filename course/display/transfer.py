@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import tempfile
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..grading.archives import Refused, unpack
+from ..grading.safefs import atomic_write
 from ..locale import gettext as _
 from ..locale import ngettext
 from ..sandboxed.marker import MARKER, WorkspaceError, find_workspace
@@ -78,10 +80,9 @@ def learner_files(root: Path) -> list[Path]:
 def save_workspace(start: str | os.PathLike[str] | None = None) -> Transfer:
     """Zip the workspace (``<workspace>.zip`` beside it), its files under its own folder name."""
     root = workspace_root(start)
-    archive = root.parent / f"{root.name}.zip"
-    scratch = archive.with_name(f".{archive.name}.tmp")
+    archive, zipped = root.parent / f"{root.name}.zip", io.BytesIO()
     written, unread = 0, []
-    with zipfile.ZipFile(scratch, "w", zipfile.ZIP_DEFLATED) as out:
+    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as out:
         for path in learner_files(root):
             relative = path.relative_to(root).as_posix()
             try:
@@ -91,7 +92,7 @@ def save_workspace(start: str | os.PathLike[str] | None = None) -> Transfer:
                 continue
             out.writestr(f"{root.name}/{relative}", data)
             written += 1
-    os.replace(scratch, archive)
+    atomic_write(archive, zipped.getvalue())
     return Transfer(archive, root, written, loaded=False, unread=tuple(unread))
 
 
@@ -103,11 +104,10 @@ def load_workspace(
     root = workspace_root(start)
     with tempfile.TemporaryDirectory(prefix="course-load-") as scratch:
         try:
-            (Path(scratch) / "out").mkdir()
-            unpack(Path(archive), Path(scratch) / "out")
+            unpack(Path(archive), Path(scratch))
         except Refused as error:
             raise WorkspaceError(str(error)) from None
-        saved = find_saved(Path(scratch) / "out")
+        saved = find_saved(Path(scratch))
         files = learner_files(saved)
         for path in files:
             target = root / path.relative_to(saved)

@@ -58,12 +58,10 @@ def esc(value: object) -> str:
 
 def message(text: str, tone: Tone = "note") -> View:
     """A one-line status: ✓ ok, … pending, ✗ error, · note."""
-    colour = HTML_COLOURS[tone]
-    mark = TONE_MARKS[tone]
-    body = esc(text).replace("\n", "<br>")
+    mark, body = TONE_MARKS[tone], esc(text).replace("\n", "<br>")
     return View(
         f"{mark} {text}",
-        f"<div style='color:{colour}'><b>{mark}</b> <span style='white-space:pre-wrap'>"
+        f"<div style='color:{HTML_COLOURS[tone]}'><b>{mark}</b> <span style='white-space:pre-wrap'>"
         f"{body}</span></div>",
     )
 
