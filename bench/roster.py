@@ -117,7 +117,7 @@ def main() -> None:
         surveyed = time.monotonic() - surveyed
         options = RosterOptions(test_seconds=args.timeout, jobs=args.jobs)
         labs = list(manifest.required_labs)
-        deadline = roster_module._deadline(manifest, labs, options)
+        deadline = options.deadline(labs)
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         started = time.monotonic()
         grades = grade_roster(manifest, kit, roster, books, options, io.StringIO(), io.StringIO())

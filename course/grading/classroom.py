@@ -147,10 +147,7 @@ def _pair_flags(
     for name in compared:
         for h in own[name]:
             holders[h].append(name)
-    shared: Counter[tuple[str, str]] = Counter()
-    for names in holders.values():
-        for pair in combinations(names, 2):
-            shared[pair] += 1
+    shared = Counter(pair for names in holders.values() for pair in combinations(names, 2))
     scores = {
         (a, b): round(shared[a, b] / min(len(own[a]), len(own[b])), 3)
         for a, b in combinations(compared, 2)
@@ -189,8 +186,7 @@ def with_copy_flags(copies: Baseline, grades: list[Grade]) -> tuple[list[Grade],
     keys = []
     for row in grades:
         seen[row.learner] += 1
-        several = named[row.learner] > 1
-        keys.append(f"{row.learner}#{seen[row.learner]}" if several else row.learner)
+        keys.append(f"{row.learner}#{seen[row.learner]}" if named[row.learner] > 1 else row.learner)
     report = compare_class(
         copies, {key: g.prints for key, g in zip(keys, grades, strict=True) if g.prints}
     )

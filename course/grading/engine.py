@@ -10,12 +10,11 @@ tests and the probe driver run confined; the grade is decided here, on the grade
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -29,7 +28,7 @@ from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
 from ..harness.webworker import in_a_browser
 from ..harness.workspace import PYTEST_INI, render_marker
-from ..locale import EDITIONS, N_, SOURCE_EDITION, catalog_path, compiled, current_edition
+from ..locale import EDITIONS, SOURCE_EDITION, catalog_path, compiled, current_edition
 from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, Commands
 from ..sandboxed.marker import MARKER
@@ -45,12 +44,6 @@ from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
 SandboxMode = Literal["required", "auto", "off"]
 """``required``: refuse to run without the sandbox; ``auto``: use it when it starts (and say
 so when it does not); ``off``: run unsandboxed (the instructor's ``--unsandboxed``)."""
-
-
-def without_workers() -> bool:
-    """A browser whose kernel cannot wait for a Web Worker (no JavaScript Promise Integration):
-    there the tests and the probe cases run in the kernel itself (``inprocess.py``)."""
-    return in_a_browser() and not webworker.available()
 
 
 class SandboxUnavailable(RuntimeError):
@@ -69,7 +62,9 @@ class GradingOptions:
     deadline_seconds: float | None = None  # the whole run's: its processes are killed after
     commands: Commands = BY_NAME  # how the door's reader runs the kit's (replay lines)
     audit: probing.ProbeSet | None = None  # a roster's seed: they can fail a lab, never count
-    in_process: bool = field(default_factory=without_workers)  # ``inprocess.py``, unsandboxed
+    # A browser whose kernel cannot wait for a Web Worker (no JavaScript Promise Integration)
+    # runs the tests and the probe cases in the kernel itself (``inprocess.py``), unsandboxed.
+    in_process: bool = field(default_factory=lambda: in_a_browser() and not webworker.available())
 
 
 @dataclass(frozen=True)
@@ -134,24 +129,27 @@ def write_files(root: Path, files: Mapping[str, bytes]) -> None:
 # --------------------------------------------------------------------------- running
 
 
-IN_WORKER_NOTE = N_(
-    "graded in a Web Worker of this tab, not sandboxed by bubblewrap: the worker sees only the "
-    "graded copy, and it is ended when a test or probe case runs past its time limit"
-)
-IN_PROCESS_NOTE = N_(
-    "graded in this kernel, not sandboxed (a browser tab starts no processes): each test and "
-    "probe case is stopped past its time limit, unless it catches every exception"
-)
-
-
-def _confinement_choice(manifest: Manifest, kit: Path, mode: SandboxMode) -> tuple[str | None, str]:
+def _confinement_choice(
+    manifest: Manifest, kit: Path, options: GradingOptions
+) -> tuple[str | None, str]:
     """(bwrap to use or None, a note when running unsandboxed)."""
-    if mode == "off":
+    if options.in_process:
+        return None, _(
+            "graded in this kernel, not sandboxed (a browser tab starts no processes): each "
+            "test and probe case is stopped past its time limit, unless it catches every exception"
+        )
+    if in_a_browser():
+        return None, _(
+            "graded in a Web Worker of this tab, not sandboxed by bubblewrap: the worker sees "
+            "only the graded copy, and it is ended when a test or probe case runs past its time "
+            "limit"
+        )
+    if options.sandbox == "off":
         return None, _("not sandboxed (--unsandboxed): the code ran with the grader's permissions")
     bwrap, reason = sandbox_status(kit, (manifest.reference,))
     if bwrap is not None:
         return bwrap, ""
-    if mode == "required":
+    if options.sandbox == "required":
         raise SandboxUnavailable(reason)
     unsandboxed = _("not sandboxed: {reason}; the code ran with your own permissions")
     return None, unsandboxed.format(reason=reason)
@@ -197,17 +195,11 @@ def graded_run(
     probes: probing.ProbeSet | None = None,
 ) -> Iterator[GradedRun]:
     """The graded copy of ``snapshot`` and its confinement, for as long as the block runs."""
-    if options.in_process:
-        bwrap, unsandboxed = None, _(IN_PROCESS_NOTE)
-    elif in_a_browser():
-        bwrap, unsandboxed = None, _(IN_WORKER_NOTE)
-    else:
-        bwrap, unsandboxed = _confinement_choice(manifest, kit, options.sandbox)
+    bwrap, unsandboxed = _confinement_choice(manifest, kit, options)
     with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
         base = Path(scratch)
         copy, library, run = base / "copy", base / "lib", base / "run"
-        learner = snapshot.learner
-        files = graded_files(manifest, kit, learner, options.hidden, snapshot.starter)
+        files = graded_files(manifest, kit, snapshot.learner, options.hidden, snapshot.starter)
         write_files(copy, files)
         run.mkdir()
         if probes is not None:
@@ -221,7 +213,7 @@ def graded_run(
             yield GradedRun(copy, library, library_first(library), unsandboxed)
             return
         # the kit's modules compiled once (the learner's are compiled where they run)
-        write_files(copy, bytecode(files, skip=learner.keys()))
+        write_files(copy, bytecode(files, skip=snapshot.learner.keys()))
         write_files(library, bytecode(shipped))
         confinement = open_confinement(
             sandboxed=bwrap is not None,
@@ -271,7 +263,7 @@ def grade(
         probes = probing.prepare(manifest, kit, labs, seed)
     else:
         probes = options.probes.only(ids)
-    audit = options.audit.only(ids) if options.audit else None
+    audit = options.audit.only(ids) if options.audit and probes else None
     asked = probing.with_audit_cases(probes, audit) if probes and audit else probes
     hidden = options.hidden
     catalog = kit_catalog(manifest, kit, kept_catalog) + (hidden.catalog if hidden else Catalog())
@@ -291,30 +283,33 @@ def grade(
             from . import inprocess  # pytest is imported only where the tests run here
 
             attempt, answer = inprocess.run_here, inprocess.answer_here
+
+        def answered() -> dict[str, Answer]:
+            return answer(asked, where, limits) if asked is not None else {}
+
         if options.in_process or in_a_browser():  # one at a time: a tab's kernel has no threads
             outcomes, log = run_focused_tests(target, labs=chosen, limits=limits, attempt=attempt)
-            got = answer(asked, where, limits) if asked is not None else None
+            got = answered()
         else:
-            answers: Future[dict[str, Answer]] | None = None
             with ThreadPoolExecutor(max_workers=1) as pool:
-                if asked is not None:  # the probes' process runs beside the tests' process
-                    answers = pool.submit(answer, asked, where, limits)
+                answers = pool.submit(answered)  # the probes' process runs beside the tests'
                 outcomes, log = run_focused_tests(target, labs=chosen, limits=limits)
-            got = answers.result() if answers is not None else None
+            got = answers.result()
+
         # The graded copy is a temporary folder: messages name its files as the learner does.
-        unprefixed = functools.partial(_unprefixed, f"{run.copy}/")
+        def unprefixed(text: str) -> str:
+            return text.replace(f"{run.copy}/", "")
+
         outcomes = [_each_text(o, unprefixed) for o in outcomes]
         extra = [o for o in outcomes if o.nodeid.partition("::")[0] in uncounted]
         outcomes = [attribute(manifest, o) for o in outcomes if o not in extra]
         summaries = {}
         audit_flags: list[str] = []
-        if probes is not None and got is not None:
+        if probes is not None:
             summaries = probing.compare(probes, got, options.commands)
             if audit is not None:
-                found = probing.audit_answers(audit, got)
-                summaries, audit_flags = probing.audited(
-                    summaries, probing.compare(audit, found, options.commands), audit.seed
-                )
+                found = probing.compare(audit, probing.audit_answers(audit, got), options.commands)
+                summaries, audit_flags = probing.audited(summaries, found, audit.seed)
             summaries = {
                 lab: replace(summary, failures=tuple(map(unprefixed, summary.failures)))
                 for lab, summary in summaries.items()
@@ -335,13 +330,8 @@ def grade(
         probes=summaries,
         seed=probes.seed if probes else None,
     )
-    if audit_flags:
-        result = replace(result, flags=result.flags + tuple(audit_flags))
+    result = replace(result, flags=result.flags + tuple(audit_flags))
     return Graded(result, snapshot, enforced, tuple(extra))
-
-
-def _unprefixed(prefix: str, text: str) -> str:
-    return text.replace(prefix, "")
 
 
 def _each_text(outcome: TestOutcome, change: Callable[[str], str]) -> TestOutcome:
@@ -377,9 +367,6 @@ def evaluate(
     return grade(manifest, kit, snapshot, labs, limits, options, selected=bool(lab_ids)).result
 
 
-INSTRUCTOR_MESSAGE = N_("an instructor test (its message is in the JSON report only)")
-
-
 def for_learners(
     result: CheckpointResult, manifest: Manifest, hidden: HiddenTests | None
 ) -> CheckpointResult:
@@ -389,22 +376,17 @@ def for_learners(
         return result
 
     def shown(test: TestOutcome) -> TestOutcome:
-        if hidden.holds(manifest, test.nodeid):
-            return replace(
-                test, message=_(INSTRUCTOR_MESSAGE), frames=(), shown=(), output=(), output_more=0
-            )
-        return _each_text(test, hidden.redact)
+        if not hidden.holds(manifest, test.nodeid):
+            return _each_text(test, hidden.redact)
+        said = _("an instructor test (its message is in the JSON report only)")
+        return replace(test, message=said, frames=(), shown=(), output=(), output_more=0)
 
     def redacted(texts: Iterable[str]) -> tuple[str, ...]:
         return tuple(map(hidden.redact, texts))
 
     def lab_shown(lab: LabResult) -> LabResult:
-        tests = tuple(map(shown, lab.tests))
-        if lab.probes is None:
-            return replace(lab, tests=tests)
-        return replace(
-            lab, tests=tests, probes=replace(lab.probes, failures=redacted(lab.probes.failures))
-        )
+        probes = lab.probes and replace(lab.probes, failures=redacted(lab.probes.failures))
+        return replace(lab, tests=tuple(map(shown, lab.tests)), probes=probes)
 
     labs = tuple(map(lab_shown, result.labs))
     problems, notes, flags = map(redacted, (result.problems, result.notes, result.flags))

@@ -31,11 +31,6 @@ def step_id(lab_id: str) -> str:
     return "lab-" + lab_id.replace(".", "-")
 
 
-def _key(key: str) -> str:
-    """A plain key, but ``on``, which YAML 1.1 reads as true."""
-    return json.dumps(key) if key == "on" else key
-
-
 def _yaml(value: object, indent: int) -> list[str]:
     """Block YAML of nested dicts and lists: keys plain, scalars JSON strings or numbers, a
     text of several lines a literal block."""
@@ -43,12 +38,13 @@ def _yaml(value: object, indent: int) -> list[str]:
     lines: list[str] = []
     if isinstance(value, dict):
         for key, item in value.items():
+            name = json.dumps(key) if key == "on" else key  # YAML 1.1 reads a plain on as true
             if isinstance(item, dict | list):
-                lines += [f"{pad}{_key(key)}:", *_yaml(item, indent + 1)]
+                lines += [f"{pad}{name}:", *_yaml(item, indent + 1)]
             elif isinstance(item, str) and "\n" in item:
-                lines += [f"{pad}{_key(key)}: |", *(f"{pad}  {line}" for line in item.split("\n"))]
+                lines += [f"{pad}{name}: |", *(f"{pad}  {line}" for line in item.split("\n"))]
             else:
-                lines.append(f"{pad}{_key(key)}: {json.dumps(item, ensure_ascii=False)}")
+                lines.append(f"{pad}{name}: {json.dumps(item, ensure_ascii=False)}")
     else:
         assert isinstance(value, list)
         for item in value:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, count
@@ -252,14 +253,7 @@ def gradebook_json(chapter: str, grades: Sequence[Grade], run: Mapping[str, Any]
 
 def is_gradebook_name(name: str) -> bool:
     """``gradebook.csv``, ``gradebook-2.json``…: names the gradebook may be written to."""
-    stem, dot, suffix = name.rpartition(".")
-    number = stem.removeprefix("gradebook").removeprefix("-")
-    return (
-        dot == "."
-        and suffix in ("csv", "json")
-        and stem.startswith("gradebook")
-        and (number == "" or number.isdigit())
-    )
+    return re.fullmatch(r"gradebook-?\d*\.(csv|json)", name) is not None
 
 
 def write_gradebook(directory: Path, csv_text: str, json_text: str) -> tuple[Path, Path]:
@@ -271,7 +265,6 @@ def write_gradebook(directory: Path, csv_text: str, json_text: str) -> tuple[Pat
         if not any(p.is_dir() and not p.is_symlink() for p in paths):
             break
     # both encoded before either is written: one is never left older than the other
-    csv_data, json_data = csv_text.encode("utf-8"), json_text.encode("utf-8")
-    atomic_write(paths[0], csv_data)
-    atomic_write(paths[1], json_data)
+    for path, data in zip(paths, [csv_text.encode("utf-8"), json_text.encode("utf-8")]):
+        atomic_write(path, data)
     return paths

@@ -10,6 +10,7 @@ right is read again from the test files.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -40,31 +41,18 @@ def kept_catalog(files: Mapping[str, bytes], labs: Sequence[str]) -> Catalog:
     }
     key = fingerprint(made_from)
     path = kit_cache() / f"catalog-{key}.json"
-    kept = _read_kept(path, key)
-    if kept is not None:
-        return kept
+    with contextlib.suppress(OSError, ValueError):  # none kept, or not right: read again
+        table = TableReader(json.loads(path.read_bytes()), "", str(path))
+        if table.text("key") == key:
+            kept = []
+            for each in table.tables("tests", allow_empty=True):
+                f = TableReader(each, "tests", str(path))
+                names = f.text("file"), f.text("function"), f.text("lab")
+                kept.append(CatalogTest(*names, f.count("cases")))
+                f.finish()
+            table.finish()
+            return Catalog(tuple(kept))
     catalog = read_catalog(files, labs)
-    tests = [
-        {"file": t.file, "function": t.function, "lab": t.lab, "cases": t.cases}
-        for t in catalog.tests
-    ]
+    tests = [dataclasses.asdict(test) for test in catalog.tests]
     keep(path, json.dumps({"key": key, "tests": tests}).encode("utf-8"))
     return catalog
-
-
-def _read_kept(path: Path, key: str) -> Catalog | None:
-    """The catalog kept at ``path`` for ``key`` (None: none, or not one)."""
-    try:
-        table = TableReader(json.loads(path.read_bytes()), "", str(path))
-        if table.text("key") != key:
-            return None
-        tests = []
-        for each in table.tables("tests", allow_empty=True):
-            f = TableReader(each, "tests", str(path))
-            test = CatalogTest(f.text("file"), f.text("function"), f.text("lab"), f.count("cases"))
-            f.finish()
-            tests.append(test)
-        table.finish()
-    except (OSError, ValueError):
-        return None
-    return Catalog(tuple(tests))

@@ -42,10 +42,6 @@ CASES_FILE = ".probe-cases.json"
 """Where the cases are written in the graded copy (read-only in the sandbox)."""
 
 
-class ProbeError(RuntimeError):
-    """The chapter's probe module is missing or broken (a fault of the kit, not the learner)."""
-
-
 @dataclass(frozen=True)
 class ProbeSet:
     """One run's cases, the reference's answers to them, and each case's input described."""
@@ -57,13 +53,12 @@ class ProbeSet:
     inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # ``summarize``'s lines
     chapter: str = ""
     home_seed: int | None = None  # the manifest's: a case of another is replayed with --seed
+    # memos: each case's ``size`` by id (a set read from the cache holds all, kept with its
+    # cases), and ``with_audit_cases`` of this set by the audit set's id: (that set, the result)
     sizes: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
-    """``probecases.case_size`` of each case measured so far, by id (``size``); a set read from
-    the cache holds every case's, kept with its cases."""
     joined: dict[int, tuple[ProbeSet, ProbeSet]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    """``with_audit_cases`` of this set, by the audit set's id: (that set, the result)."""
 
     def labs(self) -> list[str]:
         """The labs with cases, in case order."""
@@ -129,8 +124,8 @@ def draw(manifest: Manifest, kit: Path, seed: int) -> ProbeSet | None:
             for case in cases
             if summarize is not None
         }
-    except Exception as error:  # the kit's own module: report it as such
-        raise ProbeError(f"{manifest.probes}: cannot draw the probe cases ({error})") from error
+    except Exception as error:  # the kit's own module, not the learner's: report it as such
+        raise RuntimeError(f"{manifest.probes}: cannot draw the probe cases ({error})") from error
     expected = {
         str(case["id"]): answer(module.evaluate, manifest.reference, case) for case in cases
     }
@@ -227,24 +222,6 @@ class ProbeTarget:
     wrap: Wrap | None = None
 
 
-def driver_command(
-    target: ProbeTarget, results: Path, probes: ProbeSet, labs: Sequence[str]
-) -> list[str]:
-    command = [sys.executable, "-m", "course.sandboxed.probe_driver"]
-    command += ["--chapter-probes", probes.module, "--package", target.package]
-    command += ["--cases", CASES_FILE, "--results", str(results)]
-    command += [option for module in target.modules for option in ("--import", module)]
-    return command + [option for lab in labs for option in ("--lab", lab)]
-
-
-def driver_environment(target: ProbeTarget) -> dict[str, str]:
-    return dict(os.environ) | {
-        "PYTHONPATH": os.pathsep.join(str(p) for p in target.python_path),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        ENVIRONMENT: current_edition(),
-    }
-
-
 class Answers:
     """Answers gathered across driver processes, and what is still to ask."""
 
@@ -284,10 +261,8 @@ def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[st
             results = Path(scratch) / f"answers-{attempt}.jsonl"
             results.touch()
             stopped_in = _run_driver(probes, target, labs, results, limits, gathered)
-            if stopped_in is None:
-                break
+            labs = labs[labs.index(stopped_in) + 1 :] if stopped_in is not None else []
             limits = shorter
-            labs = labs[labs.index(stopped_in) + 1 :]
     return gathered.answers
 
 
@@ -300,7 +275,16 @@ def _run_driver(
     gathered: Answers,
 ) -> str | None:
     """One driver process; returns the lab it stopped in (None: it answered everything)."""
-    command, env = driver_command(target, results, probes, labs), driver_environment(target)
+    command = [sys.executable, "-m", "course.sandboxed.probe_driver"]
+    command += ["--chapter-probes", probes.module, "--package", target.package]
+    command += ["--cases", CASES_FILE, "--results", str(results)]
+    command += [option for module in target.modules for option in ("--import", module)]
+    command += [option for lab in labs for option in ("--lab", lab)]
+    env = dict(os.environ) | {
+        "PYTHONPATH": os.pathsep.join(str(p) for p in target.python_path),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        ENVIRONMENT: current_edition(),
+    }
     process, output = start_child(command, env, target.root, target.wrap, results, limits)
     records = RecordReader(results)
     since = time.monotonic()

@@ -73,7 +73,7 @@ class RosterOptions:
 
     lab_ids: tuple[str, ...] = ()
     test_seconds: float = 10.0
-    workspace_seconds: float | None = None  # default: each test and lab's probes, plus 60 s
+    workspace_seconds: float | None = None  # see ``deadline``
     jobs: int = 2
     grading: GradingOptions = field(default_factory=lambda: GradingOptions(sandbox="required"))
     names: re.Pattern[str] | None = None  # --names: a learner's name in a platform's naming
@@ -83,6 +83,12 @@ class RosterOptions:
     def labs(self, manifest: Manifest) -> list[Lab]:
         """The labs named, else the chapter's required labs."""
         return [manifest.lab(i) for i in self.lab_ids] or list(manifest.required_labs)
+
+    def deadline(self, labs: Sequence[Lab]) -> float:
+        """A workspace's: ``workspace_seconds``, else each test and lab's probes, plus 60 s."""
+        if self.workspace_seconds is not None:
+            return self.workspace_seconds
+        return (sum(lab.tests for lab in labs) + len(labs)) * self.test_seconds + 60
 
 
 def grade_entry(
@@ -158,19 +164,9 @@ class Progress:
             bar = "#" * filled + "-" * (20 - filled)
             line = f"[{bar}] {self.done}/{self.total} {grade.learner}: {grade.score}/{grade.total}"
             line += f" {grade.status.label}"
-            if self.bar:
-                end = "\n" if self.done == self.total else ""
-                self.stream.write(f"\r\033[K{line}{end}")
-            else:
-                self.stream.write(f"{line}\n")
+            last = self.done == self.total
+            self.stream.write(f"\r\033[K{line}" + "\n" * last if self.bar else f"{line}\n")
             self.stream.flush()
-
-
-def _deadline(manifest: Manifest, labs: Sequence[Lab], options: RosterOptions) -> float:
-    if options.workspace_seconds is not None:
-        return options.workspace_seconds
-    tests = sum(lab.tests for lab in labs)
-    return (tests + len(labs)) * options.test_seconds + 60
 
 
 @dataclass(frozen=True)
@@ -212,8 +208,7 @@ def grade_submissions(
     elif probes is not None:  # the instructor's seed: drawn once, then kept like the chapter's
         audit = probing.prepare(manifest, kit, labs, audit_seed)
     copies = baseline(manifest, kit, tuple(labs))
-    deadline = _deadline(manifest, labs, options)
-    grading = replace(grading, probes=probes, audit=audit, deadline_seconds=deadline)
+    grading = replace(grading, probes=probes, audit=audit, deadline_seconds=options.deadline(labs))
     limits = Limits(test_seconds=options.test_seconds)
     progress = Progress(len(entries), progress_stream)
     grades: list[Grade] = []
@@ -224,9 +219,8 @@ def grade_submissions(
             for e in entries
         ]
         for future in as_completed(futures):
-            row = future.result()
-            grades.append(row)
-            progress.step(row)
+            grades.append(future.result())
+            progress.step(grades[-1])
     grades.sort(key=lambda g: g.learner)
     grades, compared = with_copy_flags(copies, grades)
     enforced = planned_limits(grading.limits, sandboxed=grading.sandbox != "off")
