@@ -224,20 +224,15 @@ def graded_run(
             run_directory=run,
             bwrap=bwrap,
         )
-        timer = None
-        if options.deadline_seconds is not None:
-            reason = _("grading took longer than {seconds}s").format(
-                seconds=f"{options.deadline_seconds:g}"
-            )
-            timer = threading.Timer(options.deadline_seconds, confinement.expire, (reason,))
-            timer.daemon = True
-            timer.start()
-        try:
+        with contextlib.ExitStack() as stack:
+            stack.callback(confinement.close)
+            if (seconds := options.deadline_seconds) is not None:
+                said = _("grading took longer than {seconds}s").format(seconds=f"{seconds:g}")
+                timer = threading.Timer(seconds, confinement.expire, (said,))
+                timer.daemon = True
+                timer.start()
+                stack.callback(timer.cancel)
             yield GradedRun(copy, library, confinement.wrap, unsandboxed, confinement)
-        finally:
-            if timer is not None:
-                timer.cancel()
-            confinement.close()
 
 
 def grade(

@@ -206,12 +206,11 @@ def autograder_files(
 def write_zip(path: Path, files: Mapping[str, bytes]) -> None:
     """The files at the zip's top (as Gradescope wants them), the scripts executable."""
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in files.items():
             info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
             mode = 0o755 if name in ("setup.sh", "run_autograder", "kit/scripts/setup") else 0o644
             info.external_attr = (stat.S_IFREG | mode) << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, data)
+            archive.writestr(info, data, zipfile.ZIP_DEFLATED)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, buffer.getvalue())

@@ -44,14 +44,7 @@ from ..sandboxed.probecases import Answer, answer
 from .probes import Answers, ProbeSet, ProbeTarget
 
 
-def _test_modules(root: Path) -> frozenset[str]:
-    """The basenames pytest imports the copy's tests and conftests by: a kernel's module of
-    one of these names would stand in for the copy's file."""
-    found = (path.stem for path in root.rglob("*.py"))
-    return frozenset(n for n in found if n.startswith("test_") or n == "conftest")
-
-
-def _forget(package: str, roots: Sequence[Path], names: frozenset[str]) -> None:
+def _forget(package: str, roots: Sequence[Path], names: set[str]) -> None:
     """Drop ``package``'s modules, those called ``names`` and those loaded from ``roots``."""
     places = tuple(str(root) for root in roots)
     for name, module in list(sys.modules.items()):
@@ -68,7 +61,10 @@ def importing_from(root: Path, python_path: Sequence[Path], package: str) -> Ite
     copy's ``conftest.py`` changed (the import path, an import hook, the edition)."""
     roots = [root, *python_path]
     saved_path, saved_finders, edition = list(sys.path), list(sys.meta_path), current_edition()
-    names = _test_modules(root)
+    # pytest imports the copy's tests and conftests by basename: a kernel's module of one of
+    # these names would stand in for the copy's file
+    stems = {path.stem for path in root.rglob("*.py")}
+    names = {name for name in stems if name.startswith("test_") or name == "conftest"}
     kernels = {n: m for n, m in sys.modules.items() if n.split(".")[0] in names | {package}}
     _forget(package, roots, names)
     sys.path[:0] = [str(path) for path in roots]

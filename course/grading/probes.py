@@ -34,12 +34,9 @@ from ..sandboxed.status import Status, worst
 from .kitcache import keep
 
 Case = dict[str, Any]
-FAILURES_SHOWN = 3
-"""Disagreeing cases a lab's verdict names (the rest are counted)."""
-NOT_RUN = "not_run"
-"""Marks a case given up with its lab or its process, never run on its own: named last."""
-CASES_FILE = ".probe-cases.json"
-"""Where the cases are written in the graded copy (read-only in the sandbox)."""
+FAILURES_SHOWN = 3  # disagreeing cases a lab's verdict names (the rest are counted)
+NOT_RUN = "not_run"  # marks a case given up with its lab or its process: named last
+CASES_FILE = ".probe-cases.json"  # the cases in the graded copy (read-only in the sandbox)
 
 
 @dataclass(frozen=True)
@@ -163,29 +160,26 @@ def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> Pr
     cases as the cases file holds them, and the rest of ``ProbeSet.to_json`` beside them)."""
     if manifest.probes is None:
         return None
-    path = kit_cache() / f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}.answers.json"
-    probes = _read_cached(path, seed, manifest)
+    stem = f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}"
+    paths = kit_cache() / f"{stem}.answers.json", kit_cache() / f"{stem}.cases.json"
+    probes = _read_cached(*paths, seed, manifest)
     if probes is None:
         probes = draw(manifest, kit, seed)
         assert probes is not None  # the manifest names a probe module
         rest = {key: value for key, value in probes.to_json().items() if key != "cases"}
         rest["sizes"] = {str(case["id"]): probes.size(case) for case in probes.cases}
         rest["cases_sha256"] = digest(probes.cases_file)
-        keep(_cases_path(path), probes.cases_file)
-        keep(path, json.dumps(rest, ensure_ascii=False).encode("utf-8"))
+        keep(paths[1], probes.cases_file)
+        keep(paths[0], json.dumps(rest, ensure_ascii=False).encode("utf-8"))
     return probes.only([lab.id for lab in labs])
 
 
-def _cases_path(answers: Path) -> Path:
-    return answers.with_name(answers.name.replace(".answers.json", ".cases.json"))
-
-
-def _read_cached(path: Path, seed: int, manifest: Manifest) -> ProbeSet | None:
-    """The set ``prepare`` kept at ``path`` and beside it (None: none, not one, of another
+def _read_cached(path: Path, cases_path: Path, seed: int, manifest: Manifest) -> ProbeSet | None:
+    """The set ``prepare`` kept at ``path`` and ``cases_path`` (None: none, not one, of another
     seed, or of other cases); it writes its cases file with the bytes they were read from."""
     try:
         data = json.loads(path.read_bytes())
-        cases_file = _cases_path(path).read_bytes()
+        cases_file = cases_path.read_bytes()
         if data["cases_sha256"] != digest(cases_file):
             return None
         cases = json.loads(cases_file)
@@ -332,17 +326,13 @@ def _run_driver(
             "dropped, {cut} item(s) of lists and objects cut"
         )
         gathered.give_up(labs, Status.ERROR, said.format(dropped=records.dropped, cut=records.cut))
-    if done:
-        return None
-    stopped = next((each for each in labs if gathered.unanswered(each)), None)
-    if stopped is None:
-        return None
-    if tail:
-        said = _("the probe process exited with code {code}: {output}")
-    else:
+    stopped = None if done else next((lab for lab in labs if gathered.unanswered(lab)), None)
+    if stopped is not None:
         said = _("the probe process exited with code {code}")
-    message = said.format(code=process.returncode, output=tail[0].strip()[:200] if tail else "")
-    gathered.give_up([stopped], Status.ERROR, message)
+        if tail:
+            said = _("the probe process exited with code {code}: {output}")
+        message = said.format(code=process.returncode, output=tail[0].strip()[:200] if tail else "")
+        gathered.give_up([stopped], Status.ERROR, message)
     return stopped
 
 
