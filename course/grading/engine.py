@@ -72,7 +72,6 @@ class Graded:
     """A graded run: its result and what was noticed on the way."""
 
     result: CheckpointResult
-    snapshot: Snapshot
     enforced: tuple[str, ...]  # what the run's confinement enforced (``sandbox.enforced``)
     extra: tuple[TestOutcome, ...] = ()  # the outcomes of the ``uncounted`` test files
 
@@ -176,13 +175,7 @@ class GradedRun:
     library: Path
     wrap: Wrap | None
     unsandboxed: str  # why the run is not sandboxed ('' when it is)
-    confinement: Confinement | None = None
-
-    def ended(self) -> tuple[bool, str, tuple[str, ...]]:
-        """Whether the run reached its memory cap, why it expired, and what was enforced."""
-        if (confinement := self.confinement) is None:  # a tab has no cgroups or timers
-            return False, "", ()
-        return confinement.out_of_memory(), confinement.expired, confinement.enforced()
+    confinement: Confinement | None = None  # None in a tab: no cgroups or timers
 
 
 @contextlib.contextmanager
@@ -309,7 +302,9 @@ def grade(
                 lab: replace(summary, failures=tuple(map(unprefixed, summary.failures)))
                 for lab, summary in summaries.items()
             }
-        out_of_memory, expired, enforced = run.ended()
+        confined = run.confinement
+        out_of_memory = confined is not None and confined.out_of_memory()
+        expired, enforced = (confined.expired, confined.enforced()) if confined else ("", ())
     problems = (log.collect_errors if not outcomes else []) + ([expired] if expired else [])
     killed = _("the run reached its {size} MB memory limit; the kernel killed a process")
     memory = [killed.format(size=options.limits.memory_mb)] if out_of_memory else []
@@ -326,7 +321,7 @@ def grade(
         seed=probes.seed if probes else None,
     )
     result = replace(result, flags=result.flags + tuple(audit_flags))
-    return Graded(result, snapshot, enforced, tuple(extra))
+    return Graded(result, enforced, tuple(extra))
 
 
 def _each_text(outcome: TestOutcome, change: Callable[[str], str]) -> TestOutcome:

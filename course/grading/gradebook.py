@@ -265,6 +265,7 @@ def write_gradebook(directory: Path, csv_text: str, json_text: str) -> tuple[Pat
         if not any(p.is_dir() and not p.is_symlink() for p in paths):
             break
     # both encoded before either is written: one is never left older than the other
-    for path, data in zip(paths, [csv_text.encode("utf-8"), json_text.encode("utf-8")]):
-        atomic_write(path, data)
+    csv_data, json_data = csv_text.encode("utf-8"), json_text.encode("utf-8")
+    atomic_write(paths[0], csv_data)
+    atomic_write(paths[1], json_data)
     return paths

@@ -109,8 +109,7 @@ def grade_entry(
     workspace = where(roster, entry)
 
     def ungraded(status: Status, why: str, flags: Sequence[str] = ()) -> Grade:
-        row = ungraded_row(entry.learner, workspace, labs, status, why, flags)
-        return with_intake(row, entry)
+        return with_intake(ungraded_row(entry.learner, workspace, labs, status, why, flags), entry)
 
     if entry.newer or entry.kind in ("skipped", "symlink"):
         return ungraded(Status.SKIPPED, entry.why, ["symlink"] if entry.kind == "symlink" else [])
@@ -142,7 +141,7 @@ def grade_entry(
     instructor = [
         t.nodeid for t in graded.result.tests if hidden and hidden.holds(manifest, t.nodeid)
     ]
-    flags = (*graded.snapshot.flags, *graded.result.flags)
+    flags = (*snapshot.flags, *graded.result.flags)
     row = graded_row(
         entry.learner, workspace, graded.result, flags, instructor, graded.enforced, public=public
     )
