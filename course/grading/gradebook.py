@@ -164,11 +164,8 @@ def graded_row(
         )
         for lab in shown.required
     )
-    flags = list(flags)
-    if any(
-        lab.tests_status == Status.PASSED and lab.status != Status.PASSED for lab in result.required
-    ):
-        flags.insert(0, "probes contradict a passing test report")
+    if any(lab.tests_status == Status.PASSED != lab.status for lab in result.required):
+        flags = ["probes contradict a passing test report", *flags]
     tests = tuple(
         {
             "lab": test.lab,

@@ -176,8 +176,7 @@ exec "$bin/checkpoint" {arguments}
 def kit_files(manifest: Manifest, kit: Path) -> dict[str, bytes]:
     """What the autograder bundles of the kit: its package, the curriculum's files and what
     ``scripts/setup`` installs it with."""
-    paths = {*KIT_FILES, *(f.starter for f in manifest.files)}
-    paths |= {f.reference for f in manifest.files}
+    paths = {*KIT_FILES, *(path for f in manifest.files for path in (f.starter, f.reference))}
     for path in (kit / "course").rglob("*"):
         if path.is_file() and not any(part.endswith(SKIPPED) for part in path.parts):
             paths.add(path.relative_to(kit).as_posix())

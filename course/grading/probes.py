@@ -426,8 +426,7 @@ def compare(
             status = agreement(probes.expected[case_id], given)
             statuses.append(status)
             if status != Status.PASSED:
-                size = probes.size(case)
-                failing.append((bool(given.get(NOT_RUN)), size, order, case, given))
+                failing.append((bool(given.get(NOT_RUN)), probes.size(case), order, case, given))
         named = sorted(failing, key=lambda item: item[:3])[:FAILURES_SHOWN]
         failures = tuple(describe_case(probes, case, given, commands) for *_, case, given in named)
         agreed = statuses.count(Status.PASSED)

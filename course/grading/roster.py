@@ -27,7 +27,7 @@ from ..sandboxed.columns import pad
 from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
 from . import probes as probing
-from .archives import DEFAULT_CAPS, Caps, Refused
+from .archives import Refused
 from .classroom import with_copy_flags
 from .copies import Baseline, baseline, learner_prints
 from .engine import GradingOptions, SandboxUnavailable, for_learners, grade
@@ -77,7 +77,6 @@ class RosterOptions:
     jobs: int = 2
     grading: GradingOptions = field(default_factory=lambda: GradingOptions(sandbox="required"))
     names: re.Pattern[str] | None = None  # --names: a learner's name in a platform's naming
-    caps: Caps = DEFAULT_CAPS
     audit_seed: int | None = None  # --audit-seed of the cases no workspace holds; None: new
 
     def labs(self, manifest: Manifest) -> list[Lab]:
@@ -100,7 +99,6 @@ def grade_entry(
     limits: Limits,
     options: GradingOptions,
     hide: Sequence[Path],
-    caps: Caps = DEFAULT_CAPS,
     copies: Baseline | None = None,
 ) -> Grade:
     """One row, fingerprinted against ``copies``; never raises for anything a learner folder
@@ -116,7 +114,7 @@ def grade_entry(
     if entry.kind in ("unreadable", "refused"):
         return ungraded(Status.ERROR, entry.why)
     try:
-        with opened(roster, entry, caps) as tree:
+        with opened(roster, entry) as tree:
             workspace = where(roster, entry, tree)
             learner_paths = [file.path for file in manifest.files_with_role("learner")]
             top = 1 if entry.kind == "workspace" else 0
@@ -213,10 +211,7 @@ def grade_submissions(
     grades: list[Grade] = []
     grade_one = partial(grade_entry, manifest, kit, roster)
     with ThreadPoolExecutor(max_workers=options.jobs) as pool:
-        futures = [
-            pool.submit(grade_one, e, labs, limits, grading, hide, options.caps, copies)
-            for e in entries
-        ]
+        futures = [pool.submit(grade_one, e, labs, limits, grading, hide, copies) for e in entries]
         for future in as_completed(futures):
             grades.append(future.result())
             progress.step(grades[-1])
