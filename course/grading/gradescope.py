@@ -127,8 +127,7 @@ def run_autograder(
             probes = graded.run["probes"]
             audit = probes["audit"] or {"seed": None, "cases": 0}
             drawn = _("  probes: seed {seed}, {cases} cases; audit seed {audit}, {more} cases")
-            shipped = {"seed": probes["seed"], "cases": probes["cases"]}
-            said.append(drawn.format(**shipped, audit=audit["seed"], more=audit["cases"]))
+            said.append(drawn.format_map(probes | {"audit": audit["seed"], "more": audit["cases"]}))
     path = root / "results" / "results.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(results(manifest, row, visibility), indent=2, ensure_ascii=False)

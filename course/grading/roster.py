@@ -252,14 +252,11 @@ def grade_roster(
     graded = grade_submissions(
         manifest, kit, roster, entries, options, progress_stream, hide=(roster, gradebook)
     )
-    grades, run = graded.grades, dict(graded.run)
-    run["names"] = (
-        {"pattern": options.names.pattern, "unmatched": found.unnamed} if options.names else None
-    )
+    grades, pattern = graded.grades, options.names
+    names = {"pattern": pattern.pattern, "unmatched": found.unnamed} if pattern else None
     csv_text = gradebook_csv([lab.id for lab in graded.labs], grades)
-    csv_path, json_path = write_gradebook(
-        gradebook, csv_text, gradebook_json(manifest.chapter, grades, run)
-    )
+    json_text = gradebook_json(manifest.chapter, grades, graded.run | {"names": names})
+    csv_path, json_path = write_gradebook(gradebook, csv_text, json_text)
     done = sum(g.status != Status.SKIPPED for g in grades)
     said = _("Graded {graded} workspace(s) of chapter {chapter} ({skipped} skipped): {csv}, {json}")
     counts = {"graded": done, "skipped": len(grades) - done, "chapter": manifest.chapter}
