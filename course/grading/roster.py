@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import secrets
-import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -147,23 +146,14 @@ def grade_entry(
     return with_intake(replace(row, prints=prints, shown=public), entry)
 
 
-class Progress:
+def show_progress(stream: TextIO, done: int, total: int, grade: Grade) -> None:
     """A progress bar on a terminal; one line per graded folder otherwise."""
-
-    def __init__(self, total: int, stream: TextIO) -> None:
-        self.total, self.stream, self.done = total, stream, 0
-        self.lock, self.bar = threading.Lock(), is_terminal(stream)
-
-    def step(self, grade: Grade) -> None:
-        with self.lock:
-            self.done += 1
-            filled = round(20 * self.done / max(self.total, 1))
-            bar = "#" * filled + "-" * (20 - filled)
-            line = f"[{bar}] {self.done}/{self.total} {grade.learner}: {grade.score}/{grade.total}"
-            line += f" {grade.status.label}"
-            last = self.done == self.total
-            self.stream.write(f"\r\033[K{line}" + "\n" * last if self.bar else f"{line}\n")
-            self.stream.flush()
+    filled = round(20 * done / max(total, 1))
+    line = f"[{'#' * filled}{'-' * (20 - filled)}] {done}/{total} {grade.learner}: "
+    line += f"{grade.score}/{grade.total} {grade.status.label}"
+    last = done == total
+    stream.write(f"\r\033[K{line}" + "\n" * last if is_terminal(stream) else f"{line}\n")
+    stream.flush()
 
 
 @dataclass(frozen=True)
@@ -207,14 +197,13 @@ def grade_submissions(
     copies = baseline(manifest, kit, tuple(labs))
     grading = replace(grading, probes=probes, audit=audit, deadline_seconds=options.deadline(labs))
     limits = Limits(test_seconds=options.test_seconds)
-    progress = Progress(len(entries), progress_stream)
     grades: list[Grade] = []
     grade_one = partial(grade_entry, manifest, kit, roster)
     with ThreadPoolExecutor(max_workers=options.jobs) as pool:
         futures = [pool.submit(grade_one, e, labs, limits, grading, hide, copies) for e in entries]
-        for future in as_completed(futures):
+        for done, future in enumerate(as_completed(futures), 1):  # in this thread, in turn
             grades.append(future.result())
-            progress.step(grades[-1])
+            show_progress(progress_stream, done, len(entries), grades[-1])
     grades.sort(key=lambda g: g.learner)
     grades, compared = with_copy_flags(copies, grades)
     enforced = planned_limits(grading.limits, sandboxed=grading.sandbox != "off")
