@@ -519,7 +519,7 @@ def sandbox_status(hidden: Path, forbidden_modules: tuple[str, ...]) -> tuple[st
         except (OSError, subprocess.TimeoutExpired) as error:
             return f"bubblewrap did not start: {error}"
         said = last_said(done.stdout + done.stderr, done.returncode)
-        if done.returncode == 0 and said == "confined" and done.stdout.split()[0] == uid:
+        if done.returncode == 0 and said == "confined" and done.stdout.split()[:1] == [uid]:
             return ""
         return f"bubblewrap cannot confine the grading here: {said}"
 
