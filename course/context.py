@@ -26,9 +26,9 @@ GroupStatus: TypeAlias = Literal["kept", "trimmed", "overflow"]
 class BudgetError(PrintableError):
     """A budget number, an estimate or a total is not a non-negative finite number.
 
-    A ``ValueError``, like every refusal of the chapter; ``build_context`` also raises it for
-    a ``system_prompt`` that is not a string.
+    A ``ValueError``, like every refusal of the chapter; also for a ``system_prompt`` not a str.
     """
+
 
 @dataclass(frozen=True)
 class ContextTokens:

@@ -101,11 +101,18 @@ def parser() -> argparse.ArgumentParser:
     z.add_argument("-o", "--out", metavar="FILE", help="default: autograder-CHAPTER.zip here")
     z.add_argument("--hidden", metavar="DIR", help="instructor tests DIR/test_*.py to bundle")
     z.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per test")
-    z.add_argument("--visibility", choices=VISIBILITIES, default="after_due_date",
-                   help="when learners see the instructor tests' results (default: %(default)s)")
+    z.add_argument(
+        "--visibility",
+        choices=VISIBILITIES,
+        default="after_due_date",
+        help="when learners see the instructor tests' results (default: %(default)s)",
+    )
     z.add_argument("--lang", metavar="EDITION", help="the edition learners read (default: en)")
-    z.add_argument("--unsandboxed", action="store_true",
-                   help="grade without bubblewrap where the platform's container cannot start it")
+    z.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="grade without bubblewrap where the platform's container cannot start it",
+    )
     c = sub.add_parser("crashtest", help="kill JSONL writers at random and count lost entries")
     add_crashtest_options(c)
     lite = sub.add_parser("lite", help="build the zero-install site (JupyterLite + Pyodide)")
