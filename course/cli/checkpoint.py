@@ -26,7 +26,7 @@ from ..harness.style import Style, style_for
 from ..harness.supervisor import Limits
 from ..locale import EDITIONS, EditionError, checked
 from ..locale import gettext as _
-from ..sandboxed.commands import BY_NAME, key_legend, shell_commands
+from ..sandboxed.commands import BY_NAME, Commands, key_legend, shell_commands
 from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
 from .locate import Where, around, locate, print_edits, print_verdict, to_check
@@ -295,6 +295,19 @@ def _refused(error: Exception) -> None:
     print(_("{tool}: {error}").format(tool="checkpoint", error=error), file=sys.stderr)
 
 
+def _print_card(door: Door, whole: bool, commands: Commands) -> None:
+    """The chapter's card: the short one in a workspace unless ``whole`` (``--card``)."""
+    in_workspace = door.workspace is not None
+    if in_workspace and not whole:
+        print(render_short_card(door.manifest, commands))
+    else:
+        card = render_card(
+            door.manifest, door.fingerprints, in_workspace=in_workspace, commands=commands
+        )
+        print(card)
+    print()
+
+
 def _watch(
     door: Door, where: Where, args: argparse.Namespace, style: Style, grading: GradingOptions
 ) -> int:
@@ -408,17 +421,7 @@ def _run(argv: Sequence[str] | None) -> int:
         if args.watch:
             return _watch(door, where, args, style, grading)
         if not args.no_card:
-            in_workspace = door.workspace is not None
-            if in_workspace and not args.card:
-                print(render_short_card(manifest, commands))
-            else:
-                fingerprints = door.fingerprints
-                print(
-                    render_card(
-                        manifest, fingerprints, in_workspace=in_workspace, commands=commands
-                    )
-                )
-            print()
+            _print_card(door, args.card, commands)
         print(_("Checking {where}").format(where=where.label), file=out, flush=True)
         result = evaluate(manifest, door.kit, door.root, args.lab, limits, grading, door.snapshot)
         shown = for_learners(result, manifest, hidden)
@@ -453,10 +456,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `checkpoint 11 | head`: the reader has all it wanted
         with contextlib.suppress(OSError, ValueError, AttributeError):  # what is left: nowhere
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 128 + signal.SIGPIPE
+        return CLOSED_PIPE
     except KeyboardInterrupt:
         print(_("checkpoint: stopped"), file=sys.stderr)
-        return 128 + signal.SIGINT
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

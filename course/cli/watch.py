@@ -125,14 +125,18 @@ class Probe:
     sent: float | None = None
     seen: bool = False
 
+    @property
+    def path(self) -> Path:
+        return self.folder / PROBE_NAME
+
     def send(self) -> None:
-        (self.folder / PROBE_NAME).write_text(f"{time.time()}\n", encoding="utf-8")
+        self.path.write_text(f"{time.time()}\n", encoding="utf-8")
         self.sent = time.monotonic()
 
     def settle(self) -> None:
         """Stop waiting for the probe's event (it came, or it is overdue)."""
         self.seen = True
-        (self.folder / PROBE_NAME).unlink(missing_ok=True)
+        self.path.unlink(missing_ok=True)
 
     def overdue(self, seconds: float) -> bool:
         return self.sent is not None and not self.seen and time.monotonic() - self.sent > seconds

@@ -328,9 +328,10 @@ def _run_driver(
         gathered.give_up(labs, Status.ERROR, said.format(dropped=records.dropped, cut=records.cut))
     stopped = None if done else next((lab for lab in labs if gathered.unanswered(lab)), None)
     if stopped is not None:
-        said = _("the probe process exited with code {code}")
         if tail:
             said = _("the probe process exited with code {code}: {output}")
+        else:
+            said = _("the probe process exited with code {code}")
         message = said.format(code=process.returncode, output=tail[0].strip()[:200] if tail else "")
         gathered.give_up([stopped], Status.ERROR, message)
     return stopped

@@ -519,18 +519,19 @@ def sandbox_status(hidden: Path, forbidden_modules: tuple[str, ...]) -> tuple[st
         except (OSError, subprocess.TimeoutExpired) as error:
             return f"bubblewrap did not start: {error}"
         said = last_said(done.stdout + done.stderr, done.returncode)
-        if done.returncode == 0 and said == "confined" and done.stdout.split()[:1] == [uid]:
+        uid = done.stdout.split()[:1] == [str(SANDBOX_UID)]
+        if done.returncode == 0 and said == "confined" and uid:
             return ""
         return f"bubblewrap cannot confine the grading here: {said}"
 
     # First as the host user a root grader would drop to: passing proves what host_user_check
     # tries too. Else (or where it decided otherwise before) as whom host_user_check allows.
-    uid, host = str(SANDBOX_UID), _host_user()[0]
+    host = _host_user()[0]
     why = why_not_as(host)
     if not why and host is not None:
         _PROVEN_HOSTS.add(host)
-    if host_user_check()[0] != host:
-        why = why_not_as(host_user_check()[0])
+    if (allowed := host_user_check()[0]) != host:
+        why = why_not_as(allowed)
     return (None, why) if why else (bwrap, "")
 
 
