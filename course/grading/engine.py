@@ -13,6 +13,7 @@ import contextlib
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -23,7 +24,14 @@ from ..harness import webworker
 from ..harness.catalog import Catalog, kit_catalog
 from ..harness.kit import chapter_fingerprints, read_source
 from ..harness.manifest import Lab, Manifest
-from ..harness.results import CheckpointResult, LabResult, TestOutcome, attribute, summarize
+from ..harness.results import (
+    CheckpointResult,
+    LabResult,
+    ProbeSummary,
+    TestOutcome,
+    attribute,
+    summarize,
+)
 from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
 from ..harness.webworker import in_a_browser
@@ -36,6 +44,7 @@ from ..sandboxed.probecases import Answer
 from . import probes as probing
 from .bytecode import bytecode
 from .hidden import HiddenTests
+from .isolated import isolation_environment, isolation_files, joined, labs_to_isolate
 from .kitcache import kept_catalog
 from .safefs import Tree
 from .sandbox import Confinement, SandboxLimits, open_confinement, sandbox_status, user_site
@@ -186,13 +195,16 @@ def graded_run(
     options: GradingOptions,
     hide: Sequence[Path] = (),
     probes: probing.ProbeSet | None = None,
+    extra: Mapping[str, bytes] | None = None,
 ) -> Iterator[GradedRun]:
-    """The graded copy of ``snapshot`` and its confinement, for as long as the block runs."""
+    """The graded copy of ``snapshot`` (with ``extra`` files) and its confinement, for as long
+    as the block runs."""
     bwrap, unsandboxed = _confinement_choice(manifest, kit, options)
     with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
         base = Path(scratch)
         copy, library, run = base / "copy", base / "lib", base / "run"
         files = graded_files(manifest, kit, snapshot.learner, options.hidden, snapshot.starter)
+        files |= extra or {}
         write_files(copy, files)
         run.mkdir()
         if probes is not None:
@@ -228,42 +240,63 @@ def graded_run(
             yield GradedRun(copy, library, confinement.wrap, unsandboxed, confinement)
 
 
-def grade(
+@dataclass(frozen=True)
+class _Ran:
+    """One graded copy's run: its outcomes, the probe summaries and what the run noticed."""
+
+    outcomes: list[TestOutcome]
+    extra: list[TestOutcome]
+    summaries: dict[str, ProbeSummary]
+    flags: list[str]
+    problems: list[str]
+    notes: list[str]
+    enforced: tuple[str, ...]
+
+
+def _run_copy(
     manifest: Manifest,
     kit: Path,
     snapshot: Snapshot,
     labs: Sequence[Lab],
     limits: Limits,
     options: GradingOptions,
+    probes: probing.ProbeSet | None,
+    audit: probing.ProbeSet | None,
+    catalog: Catalog,
     *,
-    selected: bool = True,
-    hide: Sequence[Path] = (),
-    uncounted: Sequence[str] = (),
-) -> Graded:
-    """Run ``labs`` on ``snapshot``'s graded copy and decide each lab from its probes.
-
-    ``selected``: only ``labs`` run (else the whole chapter). ``hide``: more directories learner
-    code must not see. ``uncounted``: more test files, counted in no lab (``Graded.extra``).
-    """
+    selected: bool,
+    hide: Sequence[Path],
+    uncounted: Sequence[str],
+    isolated: bool = False,
+) -> _Ran:
+    """Run ``labs``' tests and probe cases on one graded copy of ``snapshot`` (``isolated``: each
+    lab on its own code and the reference's for the rest; ``isolated.py``)."""
     ids = [lab.id for lab in labs]
-    if options.probes is None:
-        seed = options.seed if options.seed is not None else manifest.probe_seed
-        probes = probing.prepare(manifest, kit, labs, seed)
-    else:
-        probes = options.probes.only(ids)
-    audit = options.audit.only(ids) if options.audit and probes else None
     asked = probing.with_audit_cases(probes, audit) if probes and audit else probes
     hidden = options.hidden
-    catalog = kit_catalog(manifest, kit, kept_catalog) + (hidden.catalog if hidden else Catalog())
-    with graded_run(manifest, kit, snapshot, options, hide, asked) as run:
+    extra_files = isolation_files(manifest, kit) if isolated else {}
+    environment = tuple(isolation_environment().items()) if isolated else ()
+    with graded_run(manifest, kit, snapshot, options, hide, asked, extra_files) as run:
         modules = sorted({f.module for lab in labs for f in lab.functions})
         where = probing.ProbeTarget(
-            run.copy, manifest.package, tuple(modules), (run.copy, run.library), run.wrap
+            run.copy,
+            manifest.package,
+            tuple(modules),
+            (run.copy, run.library),
+            run.wrap,
+            environment,
         )
         files = manifest.test_files + tuple(hidden.paths(manifest) if hidden else ())
         tests = (*files, *uncounted)
         target = RunTarget(
-            run.copy, tests, manifest.package, (run.copy,), run.wrap, catalog, tuple(uncounted)
+            run.copy,
+            tests,
+            manifest.package,
+            (run.copy,),
+            run.wrap,
+            catalog,
+            tuple(uncounted),
+            environment,
         )
         chosen = ids if selected else []
         attempt, answer = None, probing.run_probes
@@ -308,20 +341,92 @@ def grade(
     problems = (log.collect_errors if not outcomes else []) + ([expired] if expired else [])
     killed = _("the run reached its {size} MB memory limit; the kernel killed a process")
     memory = [killed.format(size=options.limits.memory_mb)] if out_of_memory else []
-    notes = [*snapshot.notes, *memory, *filter(None, [run.unsandboxed, log.bounds])]
-    result = summarize(
+    notes = [*memory, *filter(None, [run.unsandboxed, log.bounds])]
+    return _Ran(outcomes, extra, summaries, audit_flags, problems, notes, tuple(enforced))
+
+
+def grade(
+    manifest: Manifest,
+    kit: Path,
+    snapshot: Snapshot,
+    labs: Sequence[Lab],
+    limits: Limits,
+    options: GradingOptions,
+    *,
+    selected: bool = True,
+    hide: Sequence[Path] = (),
+    uncounted: Sequence[str] = (),
+) -> Graded:
+    """Run ``labs`` on ``snapshot``'s graded copy and decide each lab from its probes.
+
+    ``selected``: only ``labs`` run (else the whole chapter). ``hide``: more directories learner
+    code must not see. ``uncounted``: more test files, counted in no lab (``Graded.extra``).
+    A lab that fails on the learner's code and is written is decided by an isolated run of its
+    own (``isolated.py``): one bug costs the lab it is in.
+    """
+    started = time.monotonic()
+    ids = [lab.id for lab in labs]
+    if options.probes is None:
+        seed = options.seed if options.seed is not None else manifest.probe_seed
+        probes = probing.prepare(manifest, kit, labs, seed)
+    else:
+        probes = options.probes.only(ids)
+    audit = options.audit.only(ids) if options.audit and probes else None
+    hidden = options.hidden
+    catalog = kit_catalog(manifest, kit, kept_catalog) + (hidden.catalog if hidden else Catalog())
+    own = _run_copy(
         manifest,
+        kit,
+        snapshot,
         labs,
-        outcomes,
-        catalog=catalog,
-        target=snapshot.label,
-        problems=problems,
-        notes=notes,
-        probes=summaries,
-        seed=probes.seed if probes else None,
+        limits,
+        options,
+        probes,
+        audit,
+        catalog,
+        selected=selected,
+        hide=hide,
+        uncounted=uncounted,
     )
-    result = replace(result, flags=result.flags + tuple(audit_flags))
-    return Graded(result, enforced, tuple(extra))
+
+    def summarized(ran: _Ran, of: Sequence[Lab], notes: Sequence[str]) -> CheckpointResult:
+        result = summarize(
+            manifest,
+            of,
+            ran.outcomes,
+            catalog=catalog,
+            target=snapshot.label,
+            problems=ran.problems,
+            notes=notes,
+            probes=ran.summaries,
+            seed=probes.seed if probes else None,
+        )
+        return replace(result, flags=result.flags + tuple(ran.flags))
+
+    result = summarized(own, labs, [*snapshot.notes, *own.notes])
+    alone = labs_to_isolate(manifest, result, snapshot.learner) if snapshot.isolate else []
+    left = options.deadline_seconds
+    if left is not None:  # one deadline for both runs: the isolated one gets what is left
+        left -= time.monotonic() - started
+    if alone and not options.in_process and (left is None or left > 0):
+        ids = [lab.id for lab in alone]
+        isolated = _run_copy(
+            manifest,
+            kit,
+            snapshot,
+            alone,
+            limits,
+            replace(options, deadline_seconds=left),
+            probes.only(ids) if probes else None,
+            audit.only(ids) if audit else None,
+            catalog,
+            selected=True,
+            hide=hide,
+            uncounted=(),
+            isolated=True,
+        )
+        result = joined(result, summarized(isolated, alone, ()))
+    return Graded(result, own.enforced, tuple(own.extra))
 
 
 def _each_text(outcome: TestOutcome, change: Callable[[str], str]) -> TestOutcome:

@@ -214,6 +214,7 @@ class ProbeTarget:
     modules: tuple[str, ...]  # the lab modules, imported before any case
     python_path: tuple[Path, ...]
     wrap: Wrap | None = None
+    environment: tuple[tuple[str, str], ...] = ()  # more for the driver (an isolated run's)
 
 
 class Answers:
@@ -279,6 +280,7 @@ def _run_driver(
         "PYTHONDONTWRITEBYTECODE": "1",
         ENVIRONMENT: current_edition(),
     }
+    env.update(target.environment)
     process, output = start_child(command, env, target.root, target.wrap, results, limits)
     records = RecordReader(results)
     since = time.monotonic()

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..locale import ENVIRONMENT
+from ..sandboxed.isolation import SPEC_VARIABLE
 from . import cgroups
 from .cgroups import Cgroups, last_said, tried
 
@@ -41,6 +42,7 @@ PASSED_VARIABLES = (
     "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
     "PYTHONDONTWRITEBYTECODE",
     "PYTHONUNBUFFERED",
+    SPEC_VARIABLE,
 )
 """The only variables of a child's environment that reach learner code (besides our own)."""
 SANDBOX_UID = 65534

@@ -43,13 +43,15 @@ class Snapshot:
     notes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
     starter: str | None = None  # the kit's starter fingerprint, for the graded copy's marker
+    isolate: bool = True  # a failing lab is graded again on its own (not for the reference)
 
 
 def reference_snapshot(manifest: Manifest, kit: Path, starter: str | None = None) -> Snapshot:
     """The reference laid out as a finished workspace (to try instructor tests on it)."""
     learner = {f.path: read_source(kit, f.reference) for f in manifest.files_with_role("learner")}
     label = _("the reference ({package}) in {kit}, as a graded copy")
-    return Snapshot(label.format(package=manifest.reference, kit=kit), learner, starter=starter)
+    label = label.format(package=manifest.reference, kit=kit)
+    return Snapshot(label, learner, starter=starter, isolate=False)
 
 
 def _layout_notes(

@@ -53,6 +53,7 @@ class RunTarget:
     wrap: Wrap | None = None  # how each child is started, when not directly
     catalog: Catalog | None = None  # the kit's tests: what else is collected is never run
     uncounted: tuple[str, ...] = ()  # test files run after, counted in no lab (the review)
+    environment: tuple[tuple[str, str], ...] = ()  # more for each child (an isolated run's)
 
 
 @dataclass
@@ -110,6 +111,7 @@ def child_environment(target: RunTarget) -> dict[str, str]:
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # installed plugins cost seconds per child
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
+    env.update(target.environment)
     paths = [str(p) for p in target.python_path] + [str(target.root)]
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])

@@ -24,6 +24,7 @@ import pytest
 from ..locale import gettext as _
 from .diffs import explain_equality
 from .frames import Frame, dump_file, learner_frames, traceback_triples
+from .isolation import Isolation
 from .records import OUTPUT_CHARS, OUTPUT_LINES, Event, write_record
 from .stackdump import StackDumper
 from .status import Status
@@ -54,6 +55,9 @@ def pytest_configure(config: pytest.Config) -> None:
     own_run = not config.getoption("course_in_process")
     reporter = Reporter(results, labs, float(config.getoption("course_dump_after")), own_run)
     config.pluginmanager.register(reporter, "course-reporter")
+    isolation = Isolation.from_environment()
+    if isolation is not None:
+        config.pluginmanager.register(Isolated(isolation), "course-isolation")
     if own_run:  # a run of its own: limited, watched
         _limit_memory(int(config.getoption("course_memory_mb")))
         if sys.platform != "emscripten":  # a browser's worker has no threads; its parent ends it
@@ -150,6 +154,17 @@ class PrintedOutput(io.StringIO):
 def lab_of(item: pytest.Item) -> str | None:
     marker = item.get_closest_marker("lab")
     return str(marker.args[0]) if marker is not None and marker.args else None
+
+
+class Isolated:
+    """Each test runs its own lab's functions, the reference's for the others (``isolation``)."""
+
+    def __init__(self, isolation: Isolation) -> None:
+        self.isolation = isolation
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        self.isolation.activate(lab_of(item))
 
 
 class Reporter:

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO
 
+from .isolation import Isolation
 from .probecases import Case, Evaluate, answer, raised
 from .records import Event, write_record
 
@@ -42,10 +43,17 @@ def run(
             importlib.import_module(f"{package}.{module}")
         except BaseException as error:  # reported through the answers
             write_record(stream, Event.IMPORT_ERROR, module=module, **raised(error))
+    isolation = Isolation.from_environment()
     write_record(stream, Event.IMPORTED)
     gc.freeze()  # a process of its own: what it imported stays out of the cases' collections
     for case in cases:
         write_record(stream, Event.START, id=case["id"])
+        if isolation is not None:
+            try:
+                isolation.activate(str(case["lab"]))
+            except Exception as error:  # the lab's own module does not import
+                write_record(stream, Event.ANSWER, id=case["id"], **raised(error))
+                continue
         write_record(stream, Event.ANSWER, id=case["id"], **answer(evaluate, package, case))
     write_record(stream, Event.DONE)
 

@@ -114,6 +114,15 @@ def test_the_focused_tests_kill_the_mutant(
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_a_mistake_costs_only_its_own_lab(mutant: Mutant, graded: dict[str, Graded]) -> None:
+    """Each lab is graded with the reference's code for the others (``isolated.py``)."""
+    result = graded[mutant.name].result
+    statuses = {lab.lab.id: str(lab.status) for lab in result.labs}
+    assert statuses.pop(mutant.lab) == "failed"
+    assert set(statuses.values()) == {"passed"}, f"{mutant.name}: {statuses}"
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
 def test_plain_pytest_fails_on_the_cases_checkpoint_lab_names(
     mutant: Mutant, graded: dict[str, Graded]
 ) -> None:
