@@ -20,7 +20,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+
+from .tables import TableReader
 
 SPEC_VARIABLE = "COURSE_ISOLATION"
 """The spec file's path, relative to the run's working directory (the graded copy)."""
@@ -50,8 +51,14 @@ class Isolation:
         where = os.environ.get(SPEC_VARIABLE, "")
         if not where:
             return None
-        spec: dict[str, Any] = json.loads(Path(where).read_text(encoding="utf-8"))
-        return cls(str(spec["package"]), Path(str(spec["reference"])).resolve(), spec["labs"])
+        spec = TableReader(json.loads(Path(where).read_text(encoding="utf-8")), "", where)
+        package, reference = spec.text("package"), Path(spec.text("reference")).resolve()
+        table = spec.raw("labs")
+        labs = TableReader(table, "labs", where)
+        functions = {str(lab): labs.texts(str(lab)) for lab in table}
+        labs.finish()
+        spec.finish()
+        return cls(package, reference, functions)
 
     def _load_reference(self, module: str) -> ModuleType:
         name = f"{self.package}.{REFERENCE_PREFIX}{module}"
