@@ -178,7 +178,7 @@ def _breaks_note(lab: LabResult, failing: list[str]) -> str:
             "Lab {lab} passes with the reference's other labs and earns its points; with your "
             "own {culprits} it does not pass (first: {first})"
         )
-        named = ", ".join(f"Lab {culprit}" for culprit in sorted(culprits))
+        named = _(", ").join(f"Lab {culprit}" for culprit in sorted(culprits))
         return said.format(lab=lab.lab.id, culprits=named, first=first)
     said = _(
         "Lab {lab} passes with the reference's other labs and earns its points; with your own "
