@@ -83,6 +83,7 @@ class Graded:
     result: CheckpointResult
     enforced: tuple[str, ...]  # what the run's confinement enforced (``sandbox.enforced``)
     extra: tuple[TestOutcome, ...] = ()  # the outcomes of the ``uncounted`` test files
+    own: CheckpointResult | None = None  # every lab on the learner's own code (None: the same)
 
 
 # --------------------------------------------------------------------------- the graded copy
@@ -425,7 +426,8 @@ def grade(
             uncounted=(),
             isolated=True,
         )
-        result = joined(result, summarized(isolated, alone, ()))
+        before, result = result, joined(result, summarized(isolated, alone, ()))
+        return Graded(result, own.enforced, tuple(own.extra), before)
     return Graded(result, own.enforced, tuple(own.extra))
 
 

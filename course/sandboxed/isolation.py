@@ -26,7 +26,7 @@ from .tables import TableReader
 SPEC_VARIABLE = "COURSE_ISOLATION"
 """The spec file's path, relative to the run's working directory (the graded copy)."""
 REFERENCE_PREFIX = "_course_reference_"
-"""A reference module inside the learner's package: ``pi_course._course_reference_groups``."""
+"""A reference module in the learner's package: ``<package>._course_reference_groups``."""
 
 
 class Isolation:

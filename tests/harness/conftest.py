@@ -9,7 +9,7 @@ import pytest
 from harness_support import CHAPTER, DEFAULT_LIMITS, Check, MakeWorkspace
 
 from course.grading import probes
-from course.grading.engine import GradingOptions, evaluate
+from course.grading.engine import GradingOptions, evaluate, grade, take_snapshot
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest, load_manifest
 from course.harness.results import CheckpointResult
@@ -63,5 +63,22 @@ def check(manifest: Manifest, kit: Path, probe_set: probes.ProbeSet | None) -> C
     ) -> CheckpointResult:
         root = workspace.resolve() if workspace is not None else None
         return evaluate(manifest, kit, root, labs, limits, GradingOptions(probes=probe_set))
+
+    return run
+
+
+@pytest.fixture
+def own_run(manifest: Manifest, kit: Path, probe_set: probes.ProbeSet | None) -> Check:
+    """The learner's own run: every lab on the workspace's own code, before a lab that fails
+    there is decided on its own (``isolated.py``); what the doors' messages come from."""
+
+    def run(
+        workspace: Path, labs: Sequence[str] = (), limits: Limits = DEFAULT_LIMITS
+    ) -> CheckpointResult:
+        snapshot = take_snapshot(manifest, kit, workspace.resolve())
+        chosen = [manifest.lab(lab) for lab in labs] or list(manifest.labs)
+        options = GradingOptions(probes=probe_set)
+        graded = grade(manifest, kit, snapshot, chosen, limits, options, selected=bool(labs))
+        return graded.own or graded.result
 
     return run

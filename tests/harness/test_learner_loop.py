@@ -255,7 +255,7 @@ def test_a_terminal_gets_colour_and_marks(manifest: Manifest, kit: Path) -> None
 
 
 def test_a_timeout_names_the_lab_whose_code_hung_and_shows_its_frames(
-    manifest: Manifest, kit: Path, check: Check, make_workspace: MakeWorkspace
+    manifest: Manifest, kit: Path, own_run: Check, make_workspace: MakeWorkspace
 ) -> None:
     workspace = solved_workspace(manifest, kit, make_workspace, "hung")
     replace_in(  # Lab 11.3's build_context now reaches resume code on every path
@@ -268,7 +268,7 @@ def test_a_timeout_names_the_lab_whose_code_hung_and_shows_its_frames(
         "    for index in range(len(path) - 1, -1, -1):\n",
         "    index = len(path) - 1\n    while index >= 0:\n",
     )
-    result = check(workspace, labs=["11.3"], limits=QUICK)
+    result = own_run(workspace, labs=["11.3"], limits=QUICK)
     first, *rest = result.tests
     assert [t.status for t in result.tests] == ["timeout"] * 3
     assert all(t.not_run and first.name in t.message for t in rest), "one hang, one time limit"
@@ -292,14 +292,14 @@ def test_a_timeout_names_the_lab_whose_code_hung_and_shows_its_frames(
 
 
 def test_a_failure_raised_in_given_code_is_blamed_on_the_lab_function_that_called_it(
-    manifest: Manifest, kit: Path, check: Check, make_workspace: MakeWorkspace
+    manifest: Manifest, kit: Path, own_run: Check, make_workspace: MakeWorkspace
 ) -> None:
     """Lab 11.4 appends to the caller's path; Lab 11.5's test then fails in the given
     ``entries.check_unique_ids``, called by the learner's Lab 11.3 ``build_context``."""
     mutant = next(m for m in MUTANTS if m.name == "appends_the_record_to_the_path")
     workspace = solved_workspace(manifest, kit, make_workspace, "appends")
     replace_in(workspace / "pi_course" / mutant.module, mutant.old, mutant.new)
-    result = check(workspace, labs=["11.5"])
+    result = own_run(workspace, labs=["11.5"])
     lab = result.lab("11.5")
     assert lab is not None
     blamed = [t for t in lab.tests if t.culprit not in (None, "11.5")]

@@ -76,18 +76,19 @@ def test_a_fresh_workspace_cannot_show_its_answers_yet(
 def test_below_every_lab_passing_the_review_names_the_open_labs_and_fails(
     manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
 ) -> None:
-    """11/14 (Lab 11.4 appends to the caller's path): the review says which labs are open."""
+    """12/14 (Lab 11.4 appends to the caller's path; Lab 11.5, graded on its own, passes): the
+    review says which labs are open."""
     mutant = next(m for m in MUTANTS if m.name == "appends_the_record_to_the_path")
     workspace = solved_workspace(manifest, kit, make_workspace, "eleven")
     replace_in(workspace / "pi_course" / mutant.module, mutant.old, mutant.new)
     run = cli("checkpoint", "11", "--review", cwd=workspace)
     out = flat(run.stdout)
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "Labs: 3/3 → 3/3 → 3/3 → 0/2 → 2/3 11/14" in out, out
-    assert "Not ready: 11/14; still open: Lab 11.4 (0/2), Lab 11.5 (2/3)." in out, out
+    assert "Labs: 3/3 → 3/3 → 3/3 → 0/2 → 3/3 12/14" in out, out
+    assert "Not ready: 12/14; still open: Lab 11.4 (0/2)." in out, out
     review = manifest.review
     assert review is not None
     assert out.index("Not ready") < out.index(flat(review.intro)), "said before the intro"
     last = [line for line in run.stdout.splitlines() if line.strip()][-1]
-    still = "Still open: Lab 11.4 (0/2), Lab 11.5 (2/3): finish them, then run the review again."
+    still = "Still open: Lab 11.4 (0/2): finish them, then run the review again."
     assert last == still, run.stdout
