@@ -260,9 +260,7 @@ def compare_class(base: Baseline, submissions: Mapping[str, Prints]) -> CopyRepo
         # what the reference holds is judged against it above: between learners it would
         # pair any copy of the reference with an honest learner close to it
         explained = base.everyones(unit) | reference.hashes
-        paired, pairs = _shared_flags(
-            unit, prints, explained, base.everyones_whole(unit), matching
-        )
+        paired, pairs = _shared_flags(unit, prints, explained, base.everyones_whole(unit), matching)
         flags += found + paired
         spread[unit] = {"reference": against_reference, "pairs": pairs}
     cuts = {name: s.cuts for name, s in sorted(submissions.items())}

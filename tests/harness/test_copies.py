@@ -14,24 +14,29 @@ from disguise import (
     RenameLocals,
     Reorder,
     Sources,
+    appended,
     commented,
     disguised,
     lab_function_names,
     own_sources,
     reference_sources,
     rewrite,
+    starter_sources,
+    wrapped,
 )
 from harness_support import MakeWorkspace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from solutions import replace_function, solve_lab
 
+from course.grading import classroom
 from course.grading.classroom import (
     PAIR_FLOOR,
     REFERENCE_FLOOR,
     CopyReport,
     compare_class,
     containment,
+    unit_name,
     threshold,
     with_copy_flags,
 )
@@ -59,7 +64,7 @@ def compare(base: Baseline, **sources: Sources) -> CopyReport:
 
 
 def flagged(report: CopyReport) -> dict[str, list[str]]:
-    """Flag kind and learners → the labs flagged."""
+    """Flag kind and learners → the labs and learner files flagged."""
     found: dict[str, list[str]] = {}
     for flag in report.flags:
         found.setdefault("/".join((flag.kind, *flag.learners)), []).append(flag.lab)
@@ -72,6 +77,11 @@ def honest_class(manifest: Manifest) -> dict[str, Sources]:
 
 def every_lab(base: Baseline) -> list[str]:
     return [lab.id for lab in base.labs if lab.id in base.reference.labs]
+
+
+def everywhere(base: Baseline) -> list[str]:
+    """Every lab, then every learner file: what a whole copy is flagged in."""
+    return every_lab(base) + list(base.files)
 
 
 def test_every_lab_has_code_to_compare(base: Baseline) -> None:
@@ -101,11 +111,23 @@ def test_independent_solutions_are_never_flagged(manifest: Manifest, base: Basel
 
 @pytest.mark.parametrize(
     "change",
-    ["rename locals", "rename helpers", "reorder", "pad", "comments", "all at once"],
+    [
+        "rename locals",
+        "rename helpers",
+        "reorder",
+        "pad",
+        "comments",
+        "all at once",
+        "renamed and wrapped",
+        "appended below the starter",
+        "disguised, wrapped and appended",
+    ],
 )
 def test_a_disguised_copy_of_the_reference_is_flagged_in_every_lab(
     manifest: Manifest, kit: Path, base: Baseline, change: str
 ) -> None:
+    """Renaming a lab function behind a one-line wrapper, or keeping the starter and appending
+    the reference below it (Python runs the last ``def``), hides nothing."""
     reference = reference_sources(manifest, kit)
     changes = {
         "rename locals": lambda s: rewrite(s, RenameLocals("mine_")),
@@ -114,12 +136,19 @@ def test_a_disguised_copy_of_the_reference_is_flagged_in_every_lab(
         "pad": lambda s: rewrite(s, Pad()),
         "comments": commented,
         "all at once": lambda s: disguised(manifest, s),
+        "renamed and wrapped": lambda s: wrapped(manifest, s),
+        "appended below the starter": lambda s: appended(manifest, kit, s),
+        "disguised, wrapped and appended": lambda s: appended(
+            manifest, kit, wrapped(manifest, disguised(manifest, s))
+        ),
     }
     copy = changes[change](reference)
     assert copy != reference
     report = compare(base, copy=copy, **honest_class(manifest))
-    assert flagged(report) == {"reference/copy": every_lab(base)}
-    assert all(flag.identical for flag in report.flags), "whole functions are the reference's"
+    assert flagged(report) == {"reference/copy": everywhere(base)}
+    labs = [flag for flag in report.flags if flag.lab in every_lab(base)]
+    assert all(flag.identical for flag in labs), "whole functions are the reference's"
+    assert all(flag.score == 1.0 for flag in report.flags)
 
 
 def test_a_disguised_copy_of_a_classmate_is_flagged_as_a_pair(
@@ -127,8 +156,91 @@ def test_a_disguised_copy_of_a_classmate_is_flagged_as_a_pair(
 ) -> None:
     honest = honest_class(manifest)
     report = compare(base, copy=disguised(manifest, honest["first"]), **honest)
-    assert flagged(report) == {"pair/copy/first": every_lab(base)}
+    assert flagged(report) == {"pair/copy/first": everywhere(base)}
     assert [flag.id for flag in report.flags][:1] == ["pair/11.1/copy/first"]
+
+
+def test_two_learners_handing_in_a_classmates_code_with_a_wrapper_are_a_group(
+    manifest: Manifest, kit: Path, base: Baseline
+) -> None:
+    """The classmate's lab functions renamed and wrapped, by two learners: one group of three
+    in every lab and file (before, no flag at all)."""
+    honest = honest_class(manifest)
+    ann = wrapped(manifest, honest["first"], "ann_")
+    bea = appended(manifest, kit, wrapped(manifest, disguised(manifest, honest["first"])))
+    report = compare(base, ann=ann, bea=bea, **honest)
+    assert flagged(report) == {"cluster/ann/bea/first": everywhere(base)}
+    assert min(flag.score for flag in report.flags) > 0.95
+
+
+def test_a_trio_in_a_class_of_six_is_reported_as_one_group(
+    manifest: Manifest, kit: Path, base: Baseline
+) -> None:
+    """Code held by three of six is a group to show, not common code to drop."""
+    honest = honest_class(manifest)
+    trio = {
+        "cy": disguised(manifest, honest["first"], "cy_"),
+        "dee": wrapped(manifest, honest["first"]),
+    }
+    report = compare(base, fresh=starter_sources(manifest, kit), **trio, **honest)
+    assert flagged(report) == {"cluster/cy/dee/first": everywhere(base)}
+    lines = report.summary_lines()
+    assert len(lines) == 1 and lines[0].startswith("copies: cy, dee, first share Lab 11.1 ("), lines
+
+
+def test_a_family_of_thirteen_built_on_one_classmates_code_is_reported(
+    manifest: Manifest, kit: Path, base: Baseline
+) -> None:
+    honest = honest_class(manifest)
+    kinds = (
+        lambda n: disguised(manifest, honest["first"], f"p{n}_"),
+        lambda n: wrapped(manifest, honest["first"], f"w{n}_"),
+        lambda n: appended(manifest, kit, honest["first"]),
+    )
+    family = {f"kin{n:02d}": kinds[n % 3](n) for n in range(12)}
+    report = compare(base, fresh=starter_sources(manifest, kit), **family, **honest)
+    members = "/".join(sorted([*family, "first"]))
+    assert flagged(report) == {f"cluster/{members}": everywhere(base)}
+
+
+SHORT_LAB_11_1 = """
+def parse_summary(value, *, entry_id=None, path=".summary"):
+    if isinstance(value, CompactionSummary):
+        value = summary_to_json(value)
+    r = FieldReader(entry_id)
+    obj = r.mapping(value, path, SUMMARY_KEYS)
+    lists = (r.string_list(obj[key], f"{path}.{key}") for _, key in SUMMARY_LIST_FIELDS)
+    return CompactionSummary(r.string(obj["goal"], path + ".goal", non_blank=True), *lists)
+
+
+def parse_compaction_entry(value):
+    r = FieldReader.of(value)
+    obj = r.mapping(value, "", COMPACTION_KEYS)
+    ids = [r.string(obj[k], "." + k, non_empty=True) for k in ("id", "parentId", "firstKeptEntryId")]
+    times = [r.number(obj[k], "." + k) for k in ("timestamp", "tokensBefore")]
+    summary = parse_summary(obj["summary"], entry_id=ids[0])
+    return CompactionEntry(ids[0], ids[1], times[0], summary, ids[2], times[1])
+"""
+
+
+def test_four_identical_short_lab_files_are_reported_as_compared_whole(
+    manifest: Manifest, kit: Path, base: Baseline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four byte-identical Lab 11.1 files, too short to compare by fingerprint (no learner is
+    compared by hashes here at all): equal whole, they are one group; the fresh workspaces,
+    equal to the starter, are not."""
+    monkeypatch.setattr(classroom, "PAIR_SMALLEST", 10**6)
+    short = starter_sources(manifest, kit)
+    path = "pi_course/summary.py"
+    text = short[path].decode()
+    for name in ("parse_summary", "parse_compaction_entry"):
+        text = replace_function(text, SHORT_LAB_11_1, name)
+    short[path] = text.encode()
+    four = {f"s{n}": dict(short) for n in range(4)}
+    fresh = {f"fresh{n}": starter_sources(manifest, kit) for n in range(2)}
+    report = compare(base, **four, **fresh, **honest_class(manifest))
+    assert flagged(report) == {"cluster/s0/s1/s2/s3": ["11.1", path]}
+    assert all(flag.whole and flag.score == 1.0 for flag in report.flags)
 
 
 def test_a_copy_of_part_of_a_lab_is_flagged_by_the_function_copied(
@@ -223,12 +335,19 @@ def test_the_gradebook_rows_and_report_carry_the_flags(
         row.__class__(**{**row.__dict__, "prints": learner_prints(base, sources[row.learner])})
         for row in rows
     ]
-    flagged_rows, report = with_copy_flags(base, rows)
+    flagged_rows, compared = with_copy_flags(base, rows)
+    report = compared.to_json()
     flags = {row.learner: row.flags for row in flagged_rows}
     assert flags["first"] == flags["second"] == flags["third"] == ()
     assert flags["ada"][0] == "copy of the reference? (Lab 11.1 1.00)"
-    assert [f["id"] for f in report["flags"]] == [f"reference/{lab}/ada" for lab in every_lab(base)]
-    assert set(report["labs"]) == set(every_lab(base))
+    assert flags["ada"][-1] == "copy of the reference? (summary.py 1.00)"
+    assert [f["id"] for f in report["flags"]] == [f"reference/{u}/ada" for u in everywhere(base)]
+    assert {f["scope"] for f in report["flags"]} == {"lab", "file"}
+    assert set(report["labs"]) == set(everywhere(base))
+    assert compared.summary_lines() == [
+        "copies: ada matches the reference in "
+        + ", ".join(f"{unit_name(u)} (100 %)" for u in everywhere(base))
+    ]
 
 
 def test_no_learner_door_notes_a_copy(
