@@ -14,6 +14,7 @@ grade.
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -75,7 +76,7 @@ class CopyFlag:
     threshold: float
     identical: tuple[str, ...] = ()  # functions whose whole normalised stream is the reference's
     whole: bool = False  # every learner's code of it is equal whole (normalised)
-    reference: bool = False  # a pair or group whose every learner also matches the reference
+    reference: bool = False  # a pair or group each of whose code is mostly the reference's
 
     @property
     def id(self) -> str:
@@ -125,7 +126,7 @@ class CopyReport:
     def summary_lines(self) -> list[str]:
         """One terminal line per learner or group flagged, naming every lab and file and its
         score: ``copies: ana, ben, cy share Lab 11.3 (92 %)``."""
-        units: dict[tuple[str, tuple[str, ...], bool], list[str]] = {}
+        units: dict[tuple[bool, tuple[str, ...], bool], list[str]] = {}
         for flag in self.flags:
             key = (flag.kind == "reference", flag.learners, flag.reference)
             said = _("{unit} ({percent} %)").format(
@@ -140,8 +141,8 @@ class CopyReport:
                 said = _("copies: {learners} share {units}, all of it the reference's")
             else:
                 said = _("copies: {learners} share {units}")
-            names = ", ".join(learners)
-            lines.append(said.format(learner=names, learners=names, units=", ".join(found)))
+            names = _listed(learners)
+            lines.append(said.format(learner=names, learners=names, units=_listed(found)))
         return lines
 
     def to_json(self) -> dict[str, Any]:
@@ -156,6 +157,13 @@ class CopyReport:
                 learner: [c.to_json() for c in cuts] for learner, cuts in self.cuts.items() if cuts
             },
         }
+
+
+def _listed(items: Sequence[str]) -> str:
+    """``a, b, c`` in the edition's way of listing (``a、b、c``)."""
+    return functools.reduce(
+        lambda said, item: _("{list}, {item}").format(list=said, item=item), items
+    )
 
 
 def containment(mine: frozenset[int], theirs: frozenset[int]) -> float:
@@ -256,7 +264,11 @@ def compare_class(base: Baseline, submissions: Mapping[str, Prints]) -> CopyRepo
         found, against_reference = _reference_flags(
             unit, reference, given.hashes if given else frozenset(), prints
         )
-        matching = {flag.learners[0] for flag in found}
+        matching = {flag.learners[0] for flag in found} | {
+            name
+            for name, p in prints.items()
+            if containment(reference.hashes, p.hashes) >= REFERENCE_FLOOR
+        }
         # what the reference holds is judged against it above: between learners it would
         # pair any copy of the reference with an honest learner close to it
         explained = base.everyones(unit) | reference.hashes

@@ -36,8 +36,8 @@ from course.grading.classroom import (
     CopyReport,
     compare_class,
     containment,
-    unit_name,
     threshold,
+    unit_name,
     with_copy_flags,
 )
 from course.grading.copies import (
@@ -216,7 +216,8 @@ def parse_summary(value, *, entry_id=None, path=".summary"):
 def parse_compaction_entry(value):
     r = FieldReader.of(value)
     obj = r.mapping(value, "", COMPACTION_KEYS)
-    ids = [r.string(obj[k], "." + k, non_empty=True) for k in ("id", "parentId", "firstKeptEntryId")]
+    keys = ("id", "parentId", "firstKeptEntryId")
+    ids = [r.string(obj[k], "." + k, non_empty=True) for k in keys]
     times = [r.number(obj[k], "." + k) for k in ("timestamp", "tokensBefore")]
     summary = parse_summary(obj["summary"], entry_id=ids[0])
     return CompactionEntry(ids[0], ids[1], times[0], summary, ids[2], times[1])
@@ -366,3 +367,21 @@ def test_prints_are_equal_for_equal_code(manifest: Manifest, base: Baseline) -> 
     assert learner_prints(base, first) == learner_prints(base, dict(first))
     assert isinstance(learner_prints(base, {}), Prints)
     assert learner_prints(base, {}).labs == {}
+
+
+def test_learners_sharing_the_reference_are_a_group_said_to_be_the_references(
+    manifest: Manifest, kit: Path, base: Baseline
+) -> None:
+    """Code equal to the reference is what learners rebuild: each copy is flagged against it,
+    and those who hand it in alike are shown together, said to be the reference's."""
+    reference = reference_sources(manifest, kit)
+    report = compare(
+        base, ann=reference, bo=appended(manifest, kit, reference), **honest_class(manifest)
+    )
+    found = flagged(report)
+    assert found["reference/ann"] == found["reference/bo"] == everywhere(base)
+    shared = [flag for flag in report.flags if flag.kind != "reference"]
+    assert {flag.learners for flag in shared} == {("ann", "bo")}
+    assert [flag.lab for flag in shared] == every_lab(base)
+    assert all(flag.whole and flag.reference for flag in shared)
+    assert report.summary_lines()[-1].endswith(", all of it the reference's")
