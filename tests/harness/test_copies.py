@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,9 @@ def test_independent_solutions_are_never_flagged(manifest: Manifest, base: Basel
     floor is 0.05, not more; two honest solutions of Lab 11.1 share up to 0.3 of their prints."""
     report = compare(base, **honest_class(manifest))
     assert flagged(report) == {}
+    bare = replace(base, independent={}, solutions=())
+    assert flagged(compare(bare, **honest_class(manifest))) == {}, "not for what they share"
+    assert len(base.solutions) == len(AUTHORS) and any(base.independent.values())
     for author, sources in honest_class(manifest).items():
         prints = learner_prints(base, sources)
         for lab, mine in prints.labs.items():
