@@ -36,6 +36,7 @@ PAIR_CEILING = 0.8
 SPREAD = 3.0
 PAIR_SMALLEST = 8  # two learners' hashes are compared only when each holds this many of its own
 NAMES_SHOWN = 6  # of a group, in a row's flag; the rest counted
+LINE_NAMES = 20  # of a group, in a line of the terminal's summary; the rest counted
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,10 @@ class CopyReport:
                 said = _("copies: {learners} share {units}, all of it the reference's")
             else:
                 said = _("copies: {learners} share {units}")
-            names = _listed(learners)
+            names = _listed(learners[:LINE_NAMES])
+            if len(learners) > LINE_NAMES:
+                more = _("{names} and {count} more")
+                names = more.format(names=names, count=len(learners) - LINE_NAMES)
             lines.append(said.format(learner=names, learners=names, units=_listed(found)))
         return lines
 

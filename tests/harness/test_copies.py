@@ -53,6 +53,7 @@ from course.grading.gradebook import ungraded_row
 from course.grading.safefs import Tree
 from course.grading.snapshot import workspace_snapshot
 from course.harness.manifest import Manifest
+from course.locale import set_edition
 
 
 @pytest.fixture(scope="module")
@@ -389,3 +390,21 @@ def test_learners_sharing_the_reference_are_a_group_said_to_be_the_references(
     assert [flag.lab for flag in shared] == every_lab(base)
     assert all(flag.whole and flag.reference for flag in shared)
     assert report.summary_lines()[-1].endswith(", all of it the reference's")
+
+
+def test_the_summary_lines_speak_the_instructors_edition(
+    manifest: Manifest, base: Baseline
+) -> None:
+    """In the zh edition: Chinese wording, names listed with 、, a long group cut and counted."""
+    honest = honest_class(manifest)
+    family = {f"kin{n:02d}": wrapped(manifest, honest["first"], f"k{n}_") for n in range(24)}
+    report = compare(base, **family, **honest)
+    try:
+        set_edition("zh")
+        lines = report.summary_lines()
+    finally:
+        set_edition(None)
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("雷同检查：first、kin00、kin01、"), lines[0]
+    assert "以及另外 5 人 共有 Lab 11.1（100%）、Lab 11.2（100%）" in lines[0], lines[0]
+    assert "kin23" not in lines[0]
