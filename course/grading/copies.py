@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import zlib
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -27,7 +27,7 @@ from ..harness.pysource import parse
 
 SOURCE_BYTES = 64 * 1024  # of a learner file read (the reference's are at most 11 KiB)
 FUNCTION_TOKENS = 4_000  # of one function (the reference's longest is well under 1,000)
-FILE_TOKENS = 20_000  # of all the top-level code of one file together
+FILE_TOKENS = 10_000  # of one file's top level together (the reference's longest: about 1,000)
 # A function (with the helpers it calls) with fewer statements (nested ones counted) or tokens
 # than these is short: there is about one way to write it, so it is compared only whole.
 SHORT_STATEMENTS = 4
@@ -309,14 +309,17 @@ def _readable(source: bytes, path: str) -> tuple[ast.Module | None, list[Cut]]:
         return None, [*cuts, Cut(path, "", "unparsable", 0, len(source))]
 
 
-def _read(tree: ast.Module, path: str, given: frozenset[str], wanted: set[str]) -> _File:
+def _read(
+    tree: ast.Module, path: str, given: frozenset[str], wanted: set[str], cut: Sequence[Cut] = ()
+) -> _File:
     """The ``wanted`` functions as bound and the learner's helpers they call, then the rest of
-    the top level, normalised (the file's token budget is spent in that order)."""
+    the top level, normalised (the file's token budget is spent in that order); ``cut`` says
+    what of the file was cut before it was parsed."""
     module = _module_names(tree, given, wanted)
     read: dict[int, _Function] = {}  # id(node) → what it gave, each node read once
     found: dict[str, _Function] = {}
     order: list[_Function] = []
-    cuts: list[Cut] = []
+    cuts: list[Cut] = list(cut)
     budget = FILE_TOKENS
 
     def take(node: ast.stmt, name: str) -> _Function | None:
@@ -347,7 +350,7 @@ def _read(tree: ast.Module, path: str, given: frozenset[str], wanted: set[str]) 
         return done
 
     todo = deque(name for name in sorted(module.bound) if name in wanted)
-    while todo and budget > 0:
+    while todo:
         name = todo.popleft()
         if name in found:
             continue
@@ -357,10 +360,10 @@ def _read(tree: ast.Module, path: str, given: frozenset[str], wanted: set[str]) 
         found[name] = taken
         todo.extend(sorted(c for c in taken.calls if c in module.bound and c not in found))
     for node in tree.body:
-        if budget <= 0:
-            break
         if not isinstance(node, ast.Import | ast.ImportFrom) and not _is_no_op(node):
-            take(node, node.name if isinstance(node, ast.FunctionDef | ast.ClassDef) else "")
+            named = node.name if isinstance(node, ast.FunctionDef | ast.ClassDef) else ""
+            if take(node, named) is None:
+                break
     return _File(found, tuple(order), tuple(cuts))
 
 
@@ -413,7 +416,9 @@ def _lab_print(
                 digests[f"{function.module}.{name}"] = part.digest
     if not parts:
         return None
-    return LabPrint(frozenset(hashes), digests, _whole(list(parts.values())))
+    paths = {f"{package}/{function.module}.py" for function in lab.functions}
+    cut = any(files[path].cuts for path in paths if path in files)
+    return LabPrint(frozenset(hashes), digests, None if cut else _whole(list(parts.values())))
 
 
 def _file_print(read: _File) -> LabPrint:
@@ -443,9 +448,10 @@ def fingerprint(
         if path not in sources:
             continue
         tree, file_cuts = _readable(sources[path], path)
-        cuts += file_cuts
-        if tree is not None:
-            files[path] = _read(tree, path, given.get(path, frozenset()), names)
+        if tree is None:
+            cuts += file_cuts
+        else:
+            files[path] = _read(tree, path, given.get(path, frozenset()), names, file_cuts)
             cuts += files[path].cuts
     prints = {lab.id: _lab_print(lab, package, files, wanted, short) for lab in labs}
     return Prints(
