@@ -298,9 +298,16 @@ def test_a_huge_file_is_cut_and_said(manifest: Manifest, base: Baseline) -> None
     mine[path] = mine[path] + padding.encode()
     prints = learner_prints(base, mine)
     cut = [c for c in prints.cuts if c.path == path]
-    assert [(c.limit, c.size) for c in cut] == [("bytes", len(mine[path]))]
+    assert (cut[0].limit, cut[0].size) == ("bytes", len(mine[path]))
     assert 0 < cut[0].kept <= SOURCE_BYTES
-    assert prints.labs.keys() == learner_prints(base, own_sources(manifest, "first")).labs.keys()
+    assert {c.limit for c in cut[1:]} == {"file tokens"}, "the helpers are read to the budget"
+    mine_before = learner_prints(base, own_sources(manifest, "first"))
+    assert prints.labs.keys() == mine_before.labs.keys()
+    for lab, before in mine_before.labs.items():
+        after = prints.labs[lab]
+        assert (after.hashes, after.digests) == (before.hashes, before.digests), "read first"
+    assert prints.labs["11.1"].whole is None, "a lab of a cut file is never compared whole"
+    assert prints.files[path].whole is None
 
 
 def test_a_huge_function_is_cut_and_said(manifest: Manifest, base: Baseline) -> None:
