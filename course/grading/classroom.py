@@ -212,11 +212,11 @@ def _shared_flags(
     unit: str,
     prints: Mapping[str, LabPrint],
     everyones: frozenset[int],
-    proves_nothing: frozenset[int],
+    given: int | None,
     matching: set[str],
 ) -> tuple[list[CopyFlag], Threshold]:
     """Pairs and groups of learners: alike once ``everyones`` hashes are left out, or equal
-    whole (a whole digest in ``proves_nothing`` is the scaffold's or an independent one's)."""
+    whole (but for ``given``, the starter's whole: labs not started)."""
     own = {name: p.hashes - everyones for name, p in prints.items()}
     compared = sorted(name for name, hashes in own.items() if len(hashes) >= PAIR_SMALLEST)
     holders: dict[int, list[str]] = defaultdict(list)
@@ -231,7 +231,7 @@ def _shared_flags(
     limit = threshold(list(scores.values()), PAIR_FLOOR, PAIR_CEILING)
     wholes: dict[int, list[str]] = defaultdict(list)
     for name, p in sorted(prints.items()):
-        if p.whole is not None and p.whole not in proves_nothing:
+        if p.whole is not None and p.whole != given:
             wholes[p.whole].append(name)
     equal = {pair for names in wholes.values() for pair in combinations(names, 2)}
     edges = sorted(equal | {pair for pair, score in scores.items() if score >= limit.at})
@@ -276,7 +276,7 @@ def compare_class(base: Baseline, submissions: Mapping[str, Prints]) -> CopyRepo
         # what the reference holds is judged against it above: between learners it would
         # pair any copy of the reference with an honest learner close to it
         explained = base.everyones(unit) | reference.hashes
-        paired, pairs = _shared_flags(unit, prints, explained, base.everyones_whole(unit), matching)
+        paired, pairs = _shared_flags(unit, prints, explained, base.given_whole(unit), matching)
         flags += found + paired
         spread[unit] = {"reference": against_reference, "pairs": pairs}
     cuts = {name: s.cuts for name, s in sorted(submissions.items())}

@@ -106,12 +106,10 @@ class Baseline:
         given = self.scaffold.unit(unit)
         return (given.hashes if given else frozenset()) | self.independent.get(unit, frozenset())
 
-    def everyones_whole(self, unit: str) -> frozenset[int]:
-        """Whole digests of ``unit`` that prove nothing: the starter's, an independent one's."""
-        prints = (self.scaffold, *self.solutions)
-        return frozenset(
-            p.whole for s in prints if (p := s.unit(unit)) is not None and p.whole is not None
-        )
+    def given_whole(self, unit: str) -> int | None:
+        """The starter's whole digest of ``unit``: equal to it, a learner has not started it."""
+        given = self.scaffold.unit(unit)
+        return given.whole if given is not None else None
 
 
 def _is_no_op(node: ast.stmt) -> bool:
