@@ -14,7 +14,6 @@ grade.
 
 from __future__ import annotations
 
-import functools
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -165,9 +164,10 @@ class CopyReport:
 
 def _listed(items: Sequence[str]) -> str:
     """``a, b, c`` in the edition's way of listing (``a、b、c``)."""
-    return functools.reduce(
-        lambda said, item: _("{list}, {item}").format(list=said, item=item), items
-    )
+    said = items[0] if items else ""
+    for item in items[1:]:
+        said = _("{list}, {item}").format(list=said, item=item)
+    return said
 
 
 def containment(mine: frozenset[int], theirs: frozenset[int]) -> float:
@@ -237,7 +237,8 @@ def _shared_flags(
     edges = sorted(equal | {pair for pair, score in scores.items() if score >= limit.at})
     flags = []
     for group in _groups(edges):
-        whole = len({prints[name].whole for name in group}) == 1
+        wholes_held = {prints[name].whole for name in group}
+        whole = len(wholes_held) == 1 and None not in wholes_held
         if whole:
             score = 1.0
         elif len(group) == 2:

@@ -415,3 +415,17 @@ def test_the_summary_lines_speak_the_instructors_edition(
     assert lines[0].startswith("雷同检查：first、kin00、kin01、"), lines[0]
     assert "以及另外 5 人 共有 Lab 11.1（100%）、Lab 11.2（100%）" in lines[0], lines[0]
     assert "kin23" not in lines[0]
+
+
+def test_code_cut_from_the_check_is_compared_by_fingerprint_never_called_equal_whole(
+    manifest: Manifest, base: Baseline
+) -> None:
+    mine = own_sources(manifest, "first")
+    path = "pi_course/summary.py"
+    padding = "".join(f"\n\ndef helper_{n}(x):\n    return x + {n}\n" for n in range(4_000))
+    mine[path] = mine[path] + padding.encode()
+    report = compare(base, ann=mine, bo=dict(mine), second=own_sources(manifest, "second"))
+    assert flagged(report) == {"pair/ann/bo": everywhere(base)}
+    by_unit = {flag.lab: flag for flag in report.flags}
+    assert not by_unit[path].whole and not by_unit["11.1"].whole, "cut: not known equal whole"
+    assert by_unit["11.3"].whole, "an uncut lab of the same code is"
