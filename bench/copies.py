@@ -1,8 +1,9 @@
 """What the roster's copy check costs: ``python3 bench/copies.py [--learners N]``.
 
-Builds a class of N submissions (default 100) in memory: the kit's two independent solutions
-and disguised copies of them and of the reference (renamed, reordered, padded, commented), one
-with a 240 KiB tuple inside a lab function and one whose every module is 1 MiB. It fingerprints
+Builds a class of N submissions (default 100) in memory: the kit's independent solutions and
+disguised copies of them and of the reference (renamed, reordered, padded, commented; lab
+functions renamed behind one-line wrappers; appended below the starter), one with a 240 KiB
+tuple inside a lab function and one whose every module is 1 MiB. It fingerprints
 each submission the way ``checkpoint 11 --roster`` does for a row (``copies.learner_prints``)
 and compares the class (``classroom.compare_class``), printing the slowest fingerprint, the
 total, the comparison's time and the flags by kind. The goals: any one submission well under a
@@ -22,7 +23,14 @@ if str(ROOT) not in sys.path:  # run as a script: make ``course`` and the test h
     sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
-from disguise import AUTHORS, disguised, own_sources, reference_sources  # noqa: E402
+from disguise import (  # noqa: E402
+    AUTHORS,
+    appended,
+    disguised,
+    own_sources,
+    reference_sources,
+    wrapped,
+)
 
 from course.grading.classroom import compare_class  # noqa: E402
 from course.grading.copies import Prints, baseline, learner_prints  # noqa: E402
@@ -66,11 +74,15 @@ def classroom(manifest: Manifest, kit: Path, learners: int) -> dict[str, Sources
         "megabyte": megabyte(honest["second"]),
     }
     for n in range(learners - len(made)):
-        author = AUTHORS[n % 2]
+        author = AUTHORS[n % len(AUTHORS)]
         if n % 10 == 0:
             made[f"copy-of-reference-{n:03d}"] = disguised(manifest, reference, f"r{n}_")
         elif n % 10 == 1:
             made[f"copy-of-{author}-{n:03d}"] = disguised(manifest, honest[author], f"c{n}_")
+        elif n % 10 == 2:
+            made[f"copy-of-reference-wrapped-{n:03d}"] = wrapped(manifest, reference, f"w{n}_")
+        elif n % 10 == 3:
+            made[f"copy-of-reference-appended-{n:03d}"] = appended(manifest, kit, reference)
         else:
             made[f"{author}-{n:03d}"] = honest[author]
     return made
@@ -83,7 +95,8 @@ def main() -> None:
     manifest, kit = load_manifest("11"), kit_root()
     started = time.perf_counter()
     base = baseline(manifest, kit, tuple(manifest.required_labs))
-    print(f"baseline (the reference and the starter): {time.perf_counter() - started:.3f}s")
+    took_base = time.perf_counter() - started
+    print(f"baseline (the reference, the starter, the independent solutions): {took_base:.3f}s")
     sources = classroom(manifest, kit, args.learners)
     prints: dict[str, Prints] = {}
     took: dict[str, float] = {}
@@ -110,6 +123,11 @@ def main() -> None:
         if f.kind == "reference" and not any("copy" in name for name in f.learners)
     ]
     print(f"  honest submissions flagged against the reference: {len(honest)}")
+    copies = [name for name in sources if name.startswith("copy-of-reference")]
+    missed = [name for name in copies if not any(name in f.learners for f in report.flags)]
+    print(f"  copies of the reference not flagged: {len(missed)} of {len(copies)}")
+    for line in report.summary_lines()[-3:]:
+        print(f"  {line[:150]}")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,15 @@
-"""Comparing a class's fingerprints: pairs of learners and learners with the reference, flagged.
+"""Comparing a class's fingerprints: learners with the reference, and pairs and groups of
+learners who share code, flagged lab by lab and file by file.
 
 Under docstrings that pin a function's shape every correct answer resembles the reference, so
-each lab is flagged against the class's own spread: a learner whose function streams are the
-reference's or whose lab contains its fingerprint almost whole, and two learners alike once what
-the reference and many learners share is left out. The kit's own solutions calibrate the floors
-(``tests/harness/test_copies.py``); pairs come from an inverted index of hashes, so a class of a
-hundred costs little. A flag is for the instructor to look at, never a grade.
+each lab (and each learner file) is flagged against the class's own spread: a learner whose
+function streams are the reference's or whose code contains its fingerprint almost whole
+(``reference``); learners alike once what the scaffold gives everyone and what the kit's
+independent solutions share is left out, or whose code is equal whole (``pair`` for two,
+``cluster`` for three or more: a group to show, never noise to drop). The kit's own solutions
+calibrate the floors (``tests/harness/test_copies.py``); pairs come from an inverted index of
+hashes, so a class of a hundred costs little. A flag is for the instructor to look at, never a
+grade.
 """
 
 from __future__ import annotations
@@ -17,21 +21,21 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Any
 
+from ..locale import gettext as _
 from .copies import WINDOW, Baseline, Cut, K, LabPrint, Prints
 from .gradebook import Grade, json_fields
 
 # A score is flagged from the ceiling on, and from the floor on when more than SPREAD scaled
 # median absolute deviations above the class's median: the containment of the reference's
-# fingerprint, and two learners' shared part without the reference's and the common hashes.
+# fingerprint, and two learners' shared part of what is their own.
 REFERENCE_FLOOR = 0.85
 REFERENCE_CEILING = 0.95
 PAIR_FLOOR = 0.6
 PAIR_CEILING = 0.8
 SPREAD = 3.0
-# A hash held by at least max(COMMON_AT_LEAST, COMMON_SHARE of the class) learners is common.
-COMMON_SHARE = 0.25
-COMMON_AT_LEAST = 3
-PAIR_SMALLEST = 8  # two learners are compared only when each holds this many hashes of its own
+PAIR_SMALLEST = 8  # two learners' hashes are compared only when each holds this many of its own
+NAMES_SHOWN = 6  # of a group, in a row's flag; the rest counted
+LINE_NAMES = 20  # of a group, in a line of the terminal's summary; the rest counted
 
 
 @dataclass(frozen=True)
@@ -56,33 +60,51 @@ def threshold(scores: Sequence[float], floor: float, ceiling: float) -> Threshol
     return Threshold(round(median, 3), round(mad, 3), round(at, 3))
 
 
+def unit_name(unit: str) -> str:
+    """``Lab 11.3`` for a lab, ``context.py`` for a learner file."""
+    return unit.rsplit("/", 1)[-1] if unit.endswith(".py") else f"Lab {unit}"
+
+
 @dataclass(frozen=True)
 class CopyFlag:
-    """One flagged lab: a learner and the reference, or two learners."""
+    """One flagged lab or file: a learner and the reference, two learners, or a group."""
 
-    kind: str  # reference or pair
-    lab: str
+    kind: str  # reference, pair or cluster
+    lab: str  # the lab's id, or the learner file's workspace path
     learners: tuple[str, ...]
     score: float
     threshold: float
     identical: tuple[str, ...] = ()  # functions whose whole normalised stream is the reference's
+    whole: bool = False  # every learner's code of it is equal whole (normalised)
+    reference: bool = False  # a pair or group each of whose code is mostly the reference's
 
     @property
     def id(self) -> str:
-        """Stable across runs: the kind, the lab and the learners in order."""
+        """Stable across runs: the kind, the lab (or file) and the learners in order."""
         return "/".join((self.kind, self.lab, *self.learners))
 
     def describe(self, learner: str) -> str:
-        """The row flag: ``copy of the reference? (Lab 11.3)``, ``like bo (Lab 11.3)``."""
+        """The row flag: ``copy of the reference? (Lab 11.3 1.00)``, ``like bo? (Lab 11.3
+        0.97)``, ``in a group of 3 with bo, cy? (context.py 0.92)``."""
+        where = f"({unit_name(self.lab)} {self.score:.2f})"
         if self.kind == "reference":
-            return f"copy of the reference? (Lab {self.lab} {self.score:.2f})"
-        other = next(name for name in self.learners if name != learner)
-        return f"like {other}? (Lab {self.lab} {self.score:.2f})"
+            return f"copy of the reference? {where}"
+        others = [name for name in self.learners if name != learner]
+        if self.kind == "pair":
+            return f"like {others[0]}? {where}"
+        shown = ", ".join(others[:NAMES_SHOWN])
+        more = f" and {len(others) - NAMES_SHOWN} more" if len(others) > NAMES_SHOWN else ""
+        return f"in a group of {len(self.learners)} with {shown}{more}? {where}"
 
     def to_json(self) -> dict[str, Any]:
         data = json_fields(self, "id kind lab learners score threshold")
+        data["scope"] = "file" if self.lab.endswith(".py") else "lab"
         if self.identical:
             data["identical"] = list(self.identical)
+        if self.whole:
+            data["whole"] = True
+        if self.reference:
+            data["reference"] = True
         return data
 
 
@@ -91,7 +113,7 @@ class CopyReport:
     """What the class comparison found: flags, each lab's spread, and what was cut."""
 
     flags: tuple[CopyFlag, ...]
-    spread: Mapping[str, Mapping[str, Threshold]]  # lab → reference/pairs → its threshold
+    spread: Mapping[str, Mapping[str, Threshold]]  # lab or file → reference/pairs → threshold
     cuts: Mapping[str, tuple[Cut, ...]]
 
     def row_flags(self, learner: str) -> list[str]:
@@ -100,6 +122,31 @@ class CopyReport:
         if self.cuts.get(learner):
             found.append("copy check cut (see copies.cut)")
         return found
+
+    def summary_lines(self) -> list[str]:
+        """One terminal line per learner or group flagged, naming every lab and file and its
+        score: ``copies: ana, ben, cy share Lab 11.3 (92 %)``."""
+        units: dict[tuple[bool, tuple[str, ...], bool], list[str]] = {}
+        for flag in self.flags:
+            key = (flag.kind == "reference", flag.learners, flag.reference)
+            said = _("{unit} ({percent} %)").format(
+                unit=unit_name(flag.lab), percent=round(100 * flag.score)
+            )
+            units.setdefault(key, []).append(said)
+        lines = []
+        for (against_reference, learners, reference), found in units.items():
+            if against_reference:
+                said = _("copies: {learner} matches the reference in {units}")
+            elif reference:
+                said = _("copies: {learners} share {units}, all of it the reference's")
+            else:
+                said = _("copies: {learners} share {units}")
+            names = _listed(learners[:LINE_NAMES])
+            if len(learners) > LINE_NAMES:
+                more = _("{names} and {count} more")
+                names = more.format(names=names, count=len(learners) - LINE_NAMES)
+            lines.append(said.format(learner=names, learners=names, units=_listed(found)))
+        return lines
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -115,33 +162,62 @@ class CopyReport:
         }
 
 
+def _listed(items: Sequence[str]) -> str:
+    """``a, b, c`` in the edition's way of listing (``a、b、c``)."""
+    said = items[0] if items else ""
+    for item in items[1:]:
+        said = _("{list}, {item}").format(list=said, item=item)
+    return said
+
+
 def containment(mine: frozenset[int], theirs: frozenset[int]) -> float:
     """The share of ``theirs`` that ``mine`` holds (0 when ``theirs`` is empty)."""
     return len(mine & theirs) / len(theirs) if theirs else 0.0
 
 
 def _reference_flags(
-    lab: str, reference: LabPrint, prints: Mapping[str, LabPrint]
+    unit: str, reference: LabPrint, given: frozenset[int], prints: Mapping[str, LabPrint]
 ) -> tuple[list[CopyFlag], Threshold]:
-    scores = {name: round(containment(p.hashes, reference.hashes), 3) for name, p in prints.items()}
+    target = reference.hashes - given
+    scores = {name: round(containment(p.hashes, target), 3) for name, p in prints.items()}
     limit = threshold(list(scores.values()), REFERENCE_FLOOR, REFERENCE_CEILING)
     flags = []
     for name, p in sorted(prints.items()):
-        identical = tuple(sorted(f for f, d in p.digests.items() if reference.digests.get(f) == d))
-        if identical or scores[name] >= limit.at:
-            flags.append(CopyFlag("reference", lab, (name,), scores[name], limit.at, identical))
+        mine = set(p.digests.values())
+        identical = tuple(sorted(f for f, d in reference.digests.items() if d in mine))
+        if identical or (target and scores[name] >= limit.at):
+            flags.append(CopyFlag("reference", unit, (name,), scores[name], limit.at, identical))
     return flags, limit
 
 
-def _pair_flags(
-    lab: str, reference: LabPrint, prints: Mapping[str, LabPrint]
+def _groups(edges: Sequence[tuple[str, str]]) -> list[list[str]]:
+    """The connected learners of ``edges``, each group sorted, in order of its first name."""
+    parent: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            parent[name] = parent[parent[name]]
+            name = parent[name]
+        return name
+
+    for a, b in edges:
+        parent[root(a)] = root(b)
+    members: dict[str, list[str]] = defaultdict(list)
+    for name in sorted(parent):
+        members[root(name)].append(name)
+    return sorted(members.values())
+
+
+def _shared_flags(
+    unit: str,
+    prints: Mapping[str, LabPrint],
+    everyones: frozenset[int],
+    given: int | None,
+    matching: set[str],
 ) -> tuple[list[CopyFlag], Threshold]:
-    held = Counter(h for p in prints.values() for h in p.hashes)
-    common = max(COMMON_AT_LEAST, COMMON_SHARE * len(prints))
-    own = {
-        name: frozenset(h for h in p.hashes if h not in reference.hashes and held[h] < common)
-        for name, p in prints.items()
-    }
+    """Pairs and groups of learners: alike once ``everyones`` hashes are left out, or equal
+    whole (but for ``given``, the starter's whole: labs not started)."""
+    own = {name: p.hashes - everyones for name, p in prints.items()}
     compared = sorted(name for name, hashes in own.items() if len(hashes) >= PAIR_SMALLEST)
     holders: dict[int, list[str]] = defaultdict(list)
     for name in compared:
@@ -153,34 +229,65 @@ def _pair_flags(
         for a, b in combinations(compared, 2)
     }
     limit = threshold(list(scores.values()), PAIR_FLOOR, PAIR_CEILING)
-    flags = [
-        CopyFlag("pair", lab, pair, score, limit.at)
-        for pair, score in sorted(scores.items())
-        if score >= limit.at
-    ]
+    wholes: dict[int, list[str]] = defaultdict(list)
+    for name, p in sorted(prints.items()):
+        if p.whole is not None and p.whole != given:
+            wholes[p.whole].append(name)
+    equal = {pair for names in wholes.values() for pair in combinations(names, 2)}
+    edges = sorted(equal | {pair for pair, score in scores.items() if score >= limit.at})
+    flags = []
+    for group in _groups(edges):
+        wholes_held = {prints[name].whole for name in group}
+        whole = len(wholes_held) == 1 and None not in wholes_held
+        if whole:
+            score = 1.0
+        elif len(group) == 2:
+            score = scores.get((group[0], group[1]), 1.0)
+        else:
+            cover = []
+            for name in group:
+                others = set().union(*(own[o] for o in group if o != name))
+                cover.append(containment(frozenset(others), own[name]) if own[name] else 1.0)
+            score = round(min(cover), 3)
+        kind = "pair" if len(group) == 2 else "cluster"
+        alike = all(name in matching for name in group)
+        flags.append(CopyFlag(kind, unit, tuple(group), score, limit.at, (), whole, alike))
     return flags, limit
 
 
 def compare_class(base: Baseline, submissions: Mapping[str, Prints]) -> CopyReport:
-    """Each lab of ``submissions`` (learner → fingerprints) against the reference and each other."""
+    """Each lab and learner file of ``submissions`` (learner → fingerprints) against the
+    reference and each other."""
     flags: list[CopyFlag] = []
     spread: dict[str, dict[str, Threshold]] = {}
-    for lab in base.labs:
-        reference = base.reference.labs.get(lab.id)
+    for unit in [lab.id for lab in base.labs] + list(base.files):
+        reference = base.reference.unit(unit)
         if reference is None:
             continue
-        prints = {name: s.labs[lab.id] for name, s in submissions.items() if lab.id in s.labs}
-        found, against_reference = _reference_flags(lab.id, reference, prints)
-        paired, pairs = _pair_flags(lab.id, reference, prints)
+        prints = {name: p for name, s in submissions.items() if (p := s.unit(unit)) is not None}
+        given = base.scaffold.unit(unit)
+        found, against_reference = _reference_flags(
+            unit, reference, given.hashes if given else frozenset(), prints
+        )
+        matching = {flag.learners[0] for flag in found} | {
+            name
+            for name, p in prints.items()
+            if containment(reference.hashes, p.hashes) >= REFERENCE_FLOOR
+        }
+        # what the reference holds is judged against it above: between learners it would
+        # pair any copy of the reference with an honest learner close to it
+        explained = base.everyones(unit) | reference.hashes
+        paired, pairs = _shared_flags(unit, prints, explained, base.given_whole(unit), matching)
         flags += found + paired
-        spread[lab.id] = {"reference": against_reference, "pairs": pairs}
+        spread[unit] = {"reference": against_reference, "pairs": pairs}
     cuts = {name: s.cuts for name, s in sorted(submissions.items())}
     return CopyReport(tuple(flags), spread, cuts)
 
 
-def with_copy_flags(copies: Baseline, grades: list[Grade]) -> tuple[list[Grade], dict[str, Any]]:
-    """The rows with the class comparison's flags, and its report for ``gradebook.json`` (a
-    learner named twice is told apart by its number, ``ada#2``)."""
+def with_copy_flags(copies: Baseline, grades: list[Grade]) -> tuple[list[Grade], CopyReport]:
+    """The rows with the class comparison's flags, and the comparison (its ``to_json`` is
+    ``gradebook.json``'s ``copies``; a learner named twice is told apart by its number,
+    ``ada#2``)."""
     named = Counter(g.learner for g in grades)
     seen: Counter[str] = Counter()
     keys = []
@@ -194,4 +301,4 @@ def with_copy_flags(copies: Baseline, grades: list[Grade]) -> tuple[list[Grade],
         replace(g, flags=tuple(dict.fromkeys((*g.flags, *report.row_flags(key)))))
         for key, g in zip(keys, grades, strict=True)
     ]
-    return flagged, report.to_json()
+    return flagged, report

@@ -1,11 +1,14 @@
-"""Copy detection for the roster: each lab's code fingerprinted, then compared across the class.
+"""Copy detection for the roster: each lab's code and each learner file fingerprinted.
 
-As MOSS does: each lab function becomes a stream of syntax tokens without what does not change
-behaviour (docstrings, comments, annotations, no-op statements, local names numbered by first
-use, the learner's own top-level names as one placeholder); its k-grams are hashed and winnowed.
-A lab's fingerprint is that of its non-short functions (short ones everyone writes one way) and
-the helpers they call. Every read is bounded and what is cut is said. Made only for roster rows,
-never at a learner's door; the comparison lives in ``classroom.py``.
+As MOSS does: code becomes a stream of syntax tokens without what does not change behaviour
+(docstrings, comments, annotations, no-op statements, local names numbered by first use, a
+function's own name, the learner's own top-level names as one placeholder); its k-grams are
+hashed and winnowed. What is read is what Python runs: a name's last binding (the last ``def``,
+or an alias ``name = other``). A lab's fingerprint is that of its functions and of the learner's
+helpers they call, read before anything is judged short; each file's fingerprint is that of its
+whole top level, so renaming, wrapping and appending hide nothing. Every read is bounded and
+what is cut is said. Made only for roster rows, never at a learner's door; the comparison lives
+in ``classroom.py``.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import ast
 import zlib
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -24,13 +27,17 @@ from ..harness.pysource import parse
 
 SOURCE_BYTES = 64 * 1024  # of a learner file read (the reference's are at most 11 KiB)
 FUNCTION_TOKENS = 4_000  # of one function (the reference's longest is well under 1,000)
-FILE_TOKENS = 20_000  # of all the functions of one file together
-# A reference function with fewer statements (nested ones counted) or tokens than these is
-# short: there is about one way to write it, so it is never compared.
+FILE_TOKENS = 10_000  # of one file's top level together (the reference's longest: about 1,000)
+# A function (with the helpers it calls) with fewer statements (nested ones counted) or tokens
+# than these is short: there is about one way to write it, so it is compared only whole.
 SHORT_STATEMENTS = 4
 SHORT_TOKENS = 60
 K = 12  # tokens per k-gram: about one short statement of syntax
 WINDOW = 6  # hashes per winnowing window: any match of K + WINDOW - 1 tokens is always seen
+# The kit's independent solutions (one folder per author, one file per learner module): what
+# at least INDEPENDENT_COMMON of them share is how anyone writes it, never evidence of a copy.
+INDEPENDENT_SOLUTIONS = "tests/harness/own_solutions"
+INDEPENDENT_COMMON = 2
 
 _SKIPPED_FIELDS = frozenset(
     {"ctx", "type_comment", "kind", "annotation", "returns", "decorator_list", "simple"}
@@ -53,29 +60,56 @@ class Cut:
 
 @dataclass(frozen=True)
 class LabPrint:
-    """One lab of one submission: its winnowed hashes and its functions' whole-stream digests."""
+    """One lab (or file) of one submission: its winnowed hashes, its functions' whole-stream
+    digests, and one digest of all its code, to compare it whole (None when something was cut)."""
 
     hashes: frozenset[int]
     digests: Mapping[str, int] = field(default_factory=dict)  # module.function → uncut stream's
+    whole: int | None = None
 
 
 @dataclass(frozen=True)
 class Prints:
-    """A submission's fingerprints, lab by lab (labs with nothing of their own left out)."""
+    """A submission's fingerprints, lab by lab (labs it does not define left out) and file by
+    file (workspace path → its whole top level)."""
 
     labs: Mapping[str, LabPrint]
     cuts: tuple[Cut, ...] = ()
+    files: Mapping[str, LabPrint] = field(default_factory=dict)
+
+    def unit(self, key: str) -> LabPrint | None:
+        """A lab's print by its id, or a file's by its path."""
+        return self.labs.get(key) or self.files.get(key)
 
 
 @dataclass(frozen=True)
 class Baseline:
-    """What every submission is read against: the reference, the starter and the short functions."""
+    """What every submission is read against: the reference, the scaffold (the starter) and
+    what the kit's independent solutions share, lab by lab and file by file."""
 
     package: str
     labs: tuple[Lab, ...]
     given: Mapping[str, frozenset[str]]  # workspace path → the starter's top-level names
     short: frozenset[str]  # module.function of the reference's short lab functions
     reference: Prints
+    scaffold: Prints = field(default_factory=lambda: Prints({}))
+    independent: Mapping[str, frozenset[int]] = field(default_factory=dict)  # unit → shared
+    solutions: tuple[Prints, ...] = ()  # the kit's independent solutions, as read
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return tuple(sorted(self.given))
+
+    def everyones(self, unit: str) -> frozenset[int]:
+        """Hashes of ``unit`` that are no evidence between learners: the scaffold's, and those
+        at least ``INDEPENDENT_COMMON`` independent solutions hold."""
+        given = self.scaffold.unit(unit)
+        return (given.hashes if given else frozenset()) | self.independent.get(unit, frozenset())
+
+    def given_whole(self, unit: str) -> int | None:
+        """The starter's whole digest of ``unit``: equal to it, a learner has not started it."""
+        given = self.scaffold.unit(unit)
+        return given.whole if given is not None else None
 
 
 def _is_no_op(node: ast.stmt) -> bool:
@@ -90,21 +124,27 @@ def _is_no_op(node: ast.stmt) -> bool:
     return False
 
 
-def _local_names(function: ast.FunctionDef, limit: int) -> set[str]:
-    """Parameters and every name the function (or a nested scope) binds, over ``limit`` nodes."""
+def _local_names(root: ast.AST, limit: int) -> set[str]:
+    """Parameters and every name ``root`` (or a nested scope) binds, over ``limit`` nodes."""
     names: set[str] = set()
-    scopes = ast.FunctionDef | ast.AsyncFunctionDef | ast.ExceptHandler
-    for node in islice(ast.walk(function), limit):
+    scopes = ast.FunctionDef | ast.AsyncFunctionDef | ast.ExceptHandler | ast.ClassDef
+    for node in islice(ast.walk(root), limit):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names.add(node.id)
         elif isinstance(node, ast.arg):
             names.add(node.arg)
-        elif isinstance(node, scopes) and node is not function and node.name:
+        elif isinstance(node, scopes) and node is not root and node.name:
             names.add(node.name)
     return names
 
 
-_RENAMED = {("Name", "id"), ("arg", "arg"), ("FunctionDef", "name"), ("ExceptHandler", "name")}
+_RENAMED = {
+    ("Name", "id"),
+    ("arg", "arg"),
+    ("FunctionDef", "name"),
+    ("ClassDef", "name"),
+    ("ExceptHandler", "name"),
+}
 
 
 def _stream(node: ast.AST, rename: Callable[[str], str]) -> Iterator[str]:
@@ -137,11 +177,13 @@ def _stream(node: ast.AST, rename: Callable[[str], str]) -> Iterator[str]:
 
 @dataclass(frozen=True)
 class _Module:
-    """What a file's top level binds: its names, the learner's own functions, import aliases."""
+    """What a file's top level binds: its names, the learner's own functions, import aliases,
+    and the function each name is bound to last (a ``def``, or an alias of one)."""
 
     top: frozenset[str]
     own: frozenset[str]
     aliases: Mapping[str, str]
+    bound: Mapping[str, ast.FunctionDef]
 
 
 def _top_level_names(tree: ast.Module) -> frozenset[str]:
@@ -155,6 +197,28 @@ def _top_level_names(tree: ast.Module) -> frozenset[str]:
     return frozenset(names)
 
 
+def _bindings(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    """Each top-level name bound to a function when the module has run: the last ``def`` of
+    it, or ``name = other`` after ``other``'s; bound to anything else, it is no function."""
+    bound: dict[str, ast.FunctionDef] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            bound[node.name] = node
+        elif isinstance(node, ast.AsyncFunctionDef | ast.ClassDef):
+            bound.pop(node.name, None)
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            alias = bound.get(value.id) if isinstance(value, ast.Name) else None
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    if alias is not None:
+                        bound[target.id] = alias
+                    else:
+                        bound.pop(target.id, None)
+    return bound
+
+
 def _module_names(tree: ast.Module, given: frozenset[str], labs: set[str]) -> _Module:
     aliases = {
         a.asname: a.name
@@ -164,16 +228,23 @@ def _module_names(tree: ast.Module, given: frozenset[str], labs: set[str]) -> _M
         if a.asname
     }
     own = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in given}
+    own |= {
+        n.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for n in node.targets
+        if isinstance(n, ast.Name) and n.id not in given
+    }
     top = _top_level_names(tree) | given
-    return _Module(frozenset(top - labs), frozenset(own - labs), aliases)
+    return _Module(frozenset(top - labs), frozenset(own - labs), aliases, _bindings(tree))
 
 
-def _renamer(local: set[str], module: _Module, keep: str) -> Callable[[str], str]:
+def _renamer(local: set[str], module: _Module, itself: str) -> Callable[[str], str]:
     numbered: dict[str, str] = {}
 
     def rename(name: str) -> str:
-        if name == keep:
-            return name
+        if name == itself:
+            return "f"  # a function's own name, whatever it is called
         if name in local:
             return numbered.setdefault(name, f"v{len(numbered)}")
         if name in module.top:
@@ -195,12 +266,31 @@ def winnow(ids: list[int]) -> set[int]:
     return {min(grams[i : i + WINDOW]) for i in range(len(grams) - WINDOW + 1)}
 
 
+_STATEMENTS = frozenset(kind.__name__ for kind in ast.stmt.__subclasses__())
+
+
 @dataclass(frozen=True)
 class _Function:
-    tokens: list[str]
+    """One top-level statement read: its normalised tokens, hashed, and what it calls."""
+
+    ids: list[int]
     cut: bool
     calls: frozenset[str]
     statements: int
+
+    @property
+    def digest(self) -> int:
+        return hash(tuple(self.ids))
+
+
+@dataclass(frozen=True)
+class _File:
+    """A file read: the lab functions and the helpers they call by name, every top-level
+    statement (the lab functions' included) in the order read, and what was cut."""
+
+    functions: Mapping[str, _Function]
+    statements: tuple[_Function, ...]
+    cuts: tuple[Cut, ...]
 
 
 def _readable(source: bytes, path: str) -> tuple[ast.Module | None, list[Cut]]:
@@ -217,31 +307,30 @@ def _readable(source: bytes, path: str) -> tuple[ast.Module | None, list[Cut]]:
         return None, [*cuts, Cut(path, "", "unparsable", 0, len(source))]
 
 
-def _functions(
-    tree: ast.Module, path: str, given: frozenset[str], wanted: set[str]
-) -> tuple[dict[str, _Function], list[Cut]]:
-    """The ``wanted`` top-level functions and the learner's helpers they call, normalised
-    (the file's token budget is spent in that order; other helpers are never read)."""
+def _read(
+    tree: ast.Module, path: str, given: frozenset[str], wanted: set[str], cut: Sequence[Cut] = ()
+) -> _File:
+    """The ``wanted`` functions as bound and the learner's helpers they call, then the rest of
+    the top level, normalised (the file's token budget is spent in that order); ``cut`` says
+    what of the file was cut before it was parsed."""
     module = _module_names(tree, given, wanted)
-    nodes: dict[str, ast.FunctionDef] = {}
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            nodes.setdefault(node.name, node)
+    read: dict[int, _Function] = {}  # id(node) → what it gave, each node read once
     found: dict[str, _Function] = {}
-    cuts: list[Cut] = []
+    order: list[_Function] = []
+    cuts: list[Cut] = list(cut)
     budget = FILE_TOKENS
-    todo = deque(name for name in nodes if name in wanted)
-    while todo:
-        name = todo.popleft()
-        if name in found:
-            continue
+
+    def take(node: ast.stmt, name: str) -> _Function | None:
+        nonlocal budget
+        if id(node) in read:
+            return read[id(node)]
         if budget <= 0:
             cuts.append(Cut(path, name, "file tokens", FILE_TOKENS, FILE_TOKENS + 1))
-            break
-        node = nodes[name]
+            return None
         local = _local_names(node, 4 * FUNCTION_TOKENS)
+        itself = node.name if isinstance(node, ast.FunctionDef) else ""
         limit = min(FUNCTION_TOKENS, budget)
-        tokens = list(islice(_stream(node, _renamer(local, module, name)), limit + 1))
+        tokens = list(islice(_stream(node, _renamer(local, module, itself)), limit + 1))
         cut = len(tokens) > limit
         if cut:
             tokens = tokens[:limit]
@@ -253,17 +342,27 @@ def _functions(
             for n in islice(ast.walk(node), 4 * FUNCTION_TOKENS)
             if isinstance(n, ast.Name) and n.id in module.own and n.id not in local
         )
-        todo.extend(sorted(c for c in calls if c in nodes and c not in found))
         statements = sum(1 for t in tokens if t in _STATEMENTS) - 1
-        found[name] = _Function(tokens, cut, calls, statements)
-    return found, cuts
+        read[id(node)] = done = _Function(_hash(tokens), cut, calls, statements)
+        order.append(done)
+        return done
 
-
-_STATEMENTS = frozenset(kind.__name__ for kind in ast.stmt.__subclasses__())
-
-
-def _is_short(function: _Function) -> bool:
-    return function.statements < SHORT_STATEMENTS or len(function.tokens) < SHORT_TOKENS
+    todo = deque(name for name in sorted(module.bound) if name in wanted)
+    while todo:
+        name = todo.popleft()
+        if name in found:
+            continue
+        taken = take(module.bound[name], name)
+        if taken is None:
+            break
+        found[name] = taken
+        todo.extend(sorted(c for c in taken.calls if c in module.bound and c not in found))
+    for node in tree.body:
+        if not isinstance(node, ast.Import | ast.ImportFrom) and not _is_no_op(node):
+            named = node.name if isinstance(node, ast.FunctionDef | ast.ClassDef) else ""
+            if take(node, named) is None:
+                break
+    return _File(found, tuple(order), tuple(cuts))
 
 
 def _reachable(start: str, functions: Mapping[str, _Function], wanted: set[str]) -> list[str]:
@@ -277,6 +376,57 @@ def _reachable(start: str, functions: Mapping[str, _Function], wanted: set[str])
     return seen
 
 
+def _is_short(parts: list[_Function]) -> bool:
+    statements = sum(part.statements for part in parts) + len(parts) - 1
+    return statements < SHORT_STATEMENTS or sum(len(p.ids) for p in parts) < SHORT_TOKENS
+
+
+def _whole(parts: list[_Function]) -> int | None:
+    """One digest of ``parts`` whatever their order (None when any was cut)."""
+    if not parts or any(part.cut for part in parts):
+        return None
+    return hash(tuple(sorted(part.digest for part in parts)))
+
+
+def _lab_print(
+    lab: Lab,
+    package: str,
+    files: Mapping[str, _File],
+    wanted: Mapping[str, set[str]],
+    short: frozenset[str],
+) -> LabPrint | None:
+    hashes: set[int] = set()
+    digests: dict[str, int] = {}
+    parts: dict[int, _Function] = {}
+    for function in lab.functions:
+        path = f"{package}/{function.module}.py"
+        read = files.get(path)
+        if read is None or function.function not in read.functions:
+            continue
+        names = _reachable(function.function, read.functions, wanted[path])
+        closure = [read.functions[name] for name in names]
+        parts |= {id(part): part for part in closure}
+        if function.name in short or _is_short(closure):
+            continue
+        for name, part in zip(names, closure, strict=True):
+            hashes |= winnow(part.ids)
+            if not part.cut and not _is_short([part]):
+                digests[f"{function.module}.{name}"] = part.digest
+    if not parts:
+        return None
+    paths = {f"{package}/{function.module}.py" for function in lab.functions}
+    cut = any(files[path].cuts for path in paths if path in files)
+    return LabPrint(frozenset(hashes), digests, None if cut else _whole(list(parts.values())))
+
+
+def _file_print(read: _File) -> LabPrint:
+    hashes: set[int] = set()
+    for part in read.statements:
+        hashes |= winnow(part.ids)
+    cut = bool(read.cuts)
+    return LabPrint(frozenset(hashes), {}, None if cut else _whole(list(read.statements)))
+
+
 def fingerprint(
     sources: Mapping[str, bytes],
     package: str,
@@ -284,59 +434,88 @@ def fingerprint(
     given: Mapping[str, frozenset[str]],
     short: frozenset[str] = frozenset(),
 ) -> Prints:
-    """A submission's fingerprints; ``sources`` maps workspace paths to source."""
-    by_path: dict[str, dict[str, _Function]] = {}
+    """A submission's fingerprints; ``sources`` maps workspace paths to source (the learner
+    files of ``given``, each read whole, whether a lab of ``labs`` is in it or not)."""
+    files: dict[str, _File] = {}
     cuts: list[Cut] = []
-    wanted: dict[str, set[str]] = {}
+    wanted: dict[str, set[str]] = {path: set() for path in given}
     for lab in labs:
         for function in lab.functions:
             wanted.setdefault(f"{package}/{function.module}.py", set()).add(function.function)
     for path, names in wanted.items():
-        tree, file_cuts = _readable(sources.get(path, b""), path)
-        cuts += file_cuts
-        if tree is not None:
-            found, function_cuts = _functions(tree, path, given.get(path, frozenset()), names)
-            by_path[path] = found
-            cuts += function_cuts
-    prints: dict[str, LabPrint] = {}
-    for lab in labs:
-        hashes: set[int] = set()
-        digests: dict[str, int] = {}
-        for function in lab.functions:
-            path = f"{package}/{function.module}.py"
-            functions = by_path.get(path, {})
-            mine = functions.get(function.function)
-            if function.name in short or mine is None or _is_short(mine):
-                continue
-            ids = _hash(mine.tokens)
-            if not mine.cut:
-                digests[function.name] = hash(tuple(ids))
-            for name in _reachable(function.function, functions, wanted[path]):
-                helper = functions[name]
-                hashes |= winnow(ids if name == function.function else _hash(helper.tokens))
-        if hashes:
-            prints[lab.id] = LabPrint(frozenset(hashes), digests)
-    return Prints(prints, tuple(cuts))
+        if path not in sources:
+            continue
+        tree, file_cuts = _readable(sources[path], path)
+        if tree is None:
+            cuts += file_cuts
+        else:
+            files[path] = _read(tree, path, given.get(path, frozenset()), names, file_cuts)
+            cuts += files[path].cuts
+    prints = {lab.id: _lab_print(lab, package, files, wanted, short) for lab in labs}
+    return Prints(
+        {lab: p for lab, p in prints.items() if p is not None},
+        tuple(cuts),
+        {path: _file_print(read) for path, read in files.items() if read.statements},
+    )
+
+
+def _independent_solutions(kit: Path, files: Mapping[str, bytes]) -> list[dict[str, bytes]]:
+    """The kit's independent solutions, each as a workspace's learner files (none when the kit
+    has none, as an installed copy may not)."""
+    root = kit / INDEPENDENT_SOLUTIONS
+    authors = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    return [
+        {path: (author / Path(path).name).read_bytes() for path in files}
+        for author in authors
+        if all((author / Path(path).name).is_file() for path in files)
+    ]
+
+
+def _shared(solutions: tuple[Prints, ...], units: list[str]) -> dict[str, frozenset[int]]:
+    shared: dict[str, frozenset[int]] = {}
+    for unit in units:
+        held: dict[int, int] = {}
+        for solution in solutions:
+            found = solution.unit(unit)
+            for h in found.hashes if found else ():
+                held[h] = held.get(h, 0) + 1
+        shared[unit] = frozenset(h for h, n in held.items() if n >= INDEPENDENT_COMMON)
+    return shared
 
 
 def baseline(manifest: Manifest, kit: Path, labs: tuple[Lab, ...] | None = None) -> Baseline:
-    """The reference's fingerprints and what the starter gives, read from the kit once."""
+    """The reference's, the starter's and the independent solutions' fingerprints, read from
+    the kit once."""
     chosen = labs if labs is not None else tuple(manifest.labs)
     files = manifest.files_with_role("learner")
-    given = {f.path: _top_level_names(parse(read_source(kit, f.starter))) for f in files}
+    starter = {f.path: read_source(kit, f.starter) for f in files}
+    given = {path: _top_level_names(parse(source)) for path, source in starter.items()}
     reference = {f.path: read_source(kit, f.reference) for f in files}
     short: set[str] = set()
     for lab in chosen:
         for function in lab.functions:
             path = f"{manifest.package}/{function.module}.py"
-            tree = parse(reference[path])
-            found, _ = _functions(tree, path, given[path], {function.function})
-            mine = found.get(function.function)
-            if mine is None or _is_short(mine):
+            read = _read(parse(reference[path]), path, given[path], {function.function})
+            mine = read.functions.get(function.function)
+            if mine is None or _is_short([mine]):
                 short.add(function.name)
     frozen = frozenset(short)
-    prints = fingerprint(reference, manifest.package, chosen, given, frozen)
-    return Baseline(manifest.package, chosen, given, frozen, prints)
+
+    def prints(sources: Mapping[str, bytes]) -> Prints:
+        return fingerprint(sources, manifest.package, chosen, given, frozen)
+
+    solutions = tuple(prints(s) for s in _independent_solutions(kit, reference))
+    units = [lab.id for lab in chosen] + sorted(given)
+    return Baseline(
+        manifest.package,
+        chosen,
+        given,
+        frozen,
+        prints(reference),
+        prints(starter),
+        _shared(solutions, units),
+        solutions,
+    )
 
 
 def learner_prints(base: Baseline, sources: Mapping[str, bytes]) -> Prints:

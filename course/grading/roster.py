@@ -164,6 +164,7 @@ class GradedClass:
     grades: list[Grade]
     run: dict[str, Any]  # gradebook.json's description of the run
     enforced: tuple[str, ...]  # what the sandbox enforced, plainly (the limits: lines)
+    copies: tuple[str, ...] = ()  # the copy check's flags and groups, a line each
 
 
 def grade_submissions(
@@ -214,9 +215,9 @@ def grade_submissions(
             "cases": len(probes.cases) if probes else 0,
             "audit": {"seed": audit_seed, "cases": len(audit.cases)} if audit else None,
         },
-        "copies": compared,
+        "copies": compared.to_json(),
     }
-    return GradedClass(tuple(labs), grades, run, tuple(enforced))
+    return GradedClass(tuple(labs), grades, run, tuple(enforced), tuple(compared.summary_lines()))
 
 
 def grade_roster(
@@ -253,6 +254,7 @@ def grade_roster(
         said.format(**counts, csv=csv_path, json=json_path),
         *(_("  limits: {limit}").format(limit=line) for line in graded.enforced),
         *(row_line(row) for row in grades),
+        *(f"  {line}" for line in graded.copies),
         *found.closing(len(grades)),
     ]
     print("\n".join(lines), file=out)

@@ -141,3 +141,42 @@ def disguised(manifest: Manifest, sources: Mapping[str, bytes], prefix: str = "m
     keep = lab_function_names(manifest)
     changes = (RenameLocals(prefix), RenameHelpers(keep, prefix), Reorder(), Pad())
     return commented(rewrite(sources, *changes))
+
+
+class Wrap(ast.NodeTransformer):
+    """Each lab function renamed and called from a one-line wrapper under its own name."""
+
+    def __init__(self, keep: set[str], prefix: str = "impl_") -> None:
+        self.keep = keep
+        self.prefix = prefix
+
+    def visit_Module(self, node: ast.Module) -> ast.AST:
+        wrappers = []
+        for function in node.body:
+            if isinstance(function, ast.FunctionDef) and function.name in self.keep:
+                name = function.name
+                function.name = self.prefix + name
+                line = f"def {name}(*args, **kwargs):\n    return {function.name}(*args, **kwargs)"
+                wrappers.append(ast.parse(line).body[0])
+        node.body += wrappers
+        return node
+
+
+def wrapped(manifest: Manifest, sources: Mapping[str, bytes], prefix: str = "impl_") -> Sources:
+    """``sources`` with every lab function renamed and wrapped (``Wrap``)."""
+    return rewrite(sources, Wrap(lab_function_names(manifest), prefix))
+
+
+def starter_sources(manifest: Manifest, kit: Path) -> Sources:
+    return {f.path: read_source(kit, f.starter) for f in manifest.files_with_role("learner")}
+
+
+def appended(manifest: Manifest, kit: Path, sources: Mapping[str, bytes]) -> Sources:
+    """Each starter file kept whole with ``sources``' module appended below it (its
+    ``__future__`` import dropped, as Python wants it first): Python runs the last ``def``."""
+    out = {}
+    for path, starter in starter_sources(manifest, kit).items():
+        lines = sources[path].decode().splitlines(keepends=True)
+        tail = "".join(line for line in lines if not line.startswith("from __future__"))
+        out[path] = starter + b"\n\n" + tail.encode()
+    return out

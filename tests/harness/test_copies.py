@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,18 +15,22 @@ from disguise import (
     RenameLocals,
     Reorder,
     Sources,
+    appended,
     commented,
     disguised,
     lab_function_names,
     own_sources,
     reference_sources,
     rewrite,
+    starter_sources,
+    wrapped,
 )
 from harness_support import MakeWorkspace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from solutions import replace_function, solve_lab
 
+from course.grading import classroom
 from course.grading.classroom import (
     PAIR_FLOOR,
     REFERENCE_FLOOR,
@@ -33,6 +38,7 @@ from course.grading.classroom import (
     compare_class,
     containment,
     threshold,
+    unit_name,
     with_copy_flags,
 )
 from course.grading.copies import (
@@ -47,6 +53,7 @@ from course.grading.gradebook import ungraded_row
 from course.grading.safefs import Tree
 from course.grading.snapshot import workspace_snapshot
 from course.harness.manifest import Manifest
+from course.locale import set_edition
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +66,7 @@ def compare(base: Baseline, **sources: Sources) -> CopyReport:
 
 
 def flagged(report: CopyReport) -> dict[str, list[str]]:
-    """Flag kind and learners → the labs flagged."""
+    """Flag kind and learners → the labs and learner files flagged."""
     found: dict[str, list[str]] = {}
     for flag in report.flags:
         found.setdefault("/".join((flag.kind, *flag.learners)), []).append(flag.lab)
@@ -74,6 +81,11 @@ def every_lab(base: Baseline) -> list[str]:
     return [lab.id for lab in base.labs if lab.id in base.reference.labs]
 
 
+def everywhere(base: Baseline) -> list[str]:
+    """Every lab, then every learner file: what a whole copy is flagged in."""
+    return every_lab(base) + list(base.files)
+
+
 def test_every_lab_has_code_to_compare(base: Baseline) -> None:
     assert every_lab(base) == [lab.id for lab in base.labs]
 
@@ -86,6 +98,9 @@ def test_independent_solutions_are_never_flagged(manifest: Manifest, base: Basel
     floor is 0.05, not more; two honest solutions of Lab 11.1 share up to 0.3 of their prints."""
     report = compare(base, **honest_class(manifest))
     assert flagged(report) == {}
+    bare = replace(base, independent={}, solutions=())
+    assert flagged(compare(bare, **honest_class(manifest))) == {}, "not for what they share"
+    assert len(base.solutions) == len(AUTHORS) and any(base.independent.values())
     for author, sources in honest_class(manifest).items():
         prints = learner_prints(base, sources)
         for lab, mine in prints.labs.items():
@@ -101,11 +116,23 @@ def test_independent_solutions_are_never_flagged(manifest: Manifest, base: Basel
 
 @pytest.mark.parametrize(
     "change",
-    ["rename locals", "rename helpers", "reorder", "pad", "comments", "all at once"],
+    [
+        "rename locals",
+        "rename helpers",
+        "reorder",
+        "pad",
+        "comments",
+        "all at once",
+        "renamed and wrapped",
+        "appended below the starter",
+        "disguised, wrapped and appended",
+    ],
 )
 def test_a_disguised_copy_of_the_reference_is_flagged_in_every_lab(
     manifest: Manifest, kit: Path, base: Baseline, change: str
 ) -> None:
+    """Renaming a lab function behind a one-line wrapper, or keeping the starter and appending
+    the reference below it (Python runs the last ``def``), hides nothing."""
     reference = reference_sources(manifest, kit)
     changes = {
         "rename locals": lambda s: rewrite(s, RenameLocals("mine_")),
@@ -114,12 +141,19 @@ def test_a_disguised_copy_of_the_reference_is_flagged_in_every_lab(
         "pad": lambda s: rewrite(s, Pad()),
         "comments": commented,
         "all at once": lambda s: disguised(manifest, s),
+        "renamed and wrapped": lambda s: wrapped(manifest, s),
+        "appended below the starter": lambda s: appended(manifest, kit, s),
+        "disguised, wrapped and appended": lambda s: appended(
+            manifest, kit, wrapped(manifest, disguised(manifest, s))
+        ),
     }
     copy = changes[change](reference)
     assert copy != reference
     report = compare(base, copy=copy, **honest_class(manifest))
-    assert flagged(report) == {"reference/copy": every_lab(base)}
-    assert all(flag.identical for flag in report.flags), "whole functions are the reference's"
+    assert flagged(report) == {"reference/copy": everywhere(base)}
+    labs = [flag for flag in report.flags if flag.lab in every_lab(base)]
+    assert all(flag.identical for flag in labs), "whole functions are the reference's"
+    assert all(flag.score == 1.0 for flag in report.flags)
 
 
 def test_a_disguised_copy_of_a_classmate_is_flagged_as_a_pair(
@@ -127,8 +161,92 @@ def test_a_disguised_copy_of_a_classmate_is_flagged_as_a_pair(
 ) -> None:
     honest = honest_class(manifest)
     report = compare(base, copy=disguised(manifest, honest["first"]), **honest)
-    assert flagged(report) == {"pair/copy/first": every_lab(base)}
+    assert flagged(report) == {"pair/copy/first": everywhere(base)}
     assert [flag.id for flag in report.flags][:1] == ["pair/11.1/copy/first"]
+
+
+def test_two_learners_handing_in_a_classmates_code_with_a_wrapper_are_a_group(
+    manifest: Manifest, kit: Path, base: Baseline
+) -> None:
+    """The classmate's lab functions renamed and wrapped, by two learners: one group of three
+    in every lab and file (before, no flag at all)."""
+    honest = honest_class(manifest)
+    ann = wrapped(manifest, honest["first"], "ann_")
+    bea = appended(manifest, kit, wrapped(manifest, disguised(manifest, honest["first"])))
+    report = compare(base, ann=ann, bea=bea, **honest)
+    assert flagged(report) == {"cluster/ann/bea/first": everywhere(base)}
+    assert min(flag.score for flag in report.flags) > 0.95
+
+
+def test_a_trio_in_a_class_of_six_is_reported_as_one_group(
+    manifest: Manifest, kit: Path, base: Baseline
+) -> None:
+    """Code held by three of six is a group to show, not common code to drop."""
+    honest = honest_class(manifest)
+    trio = {
+        "cy": disguised(manifest, honest["first"], "cy_"),
+        "dee": wrapped(manifest, honest["first"]),
+    }
+    report = compare(base, fresh=starter_sources(manifest, kit), **trio, **honest)
+    assert flagged(report) == {"cluster/cy/dee/first": everywhere(base)}
+    lines = report.summary_lines()
+    assert len(lines) == 1 and lines[0].startswith("copies: cy, dee, first share Lab 11.1 ("), lines
+
+
+def test_a_family_of_thirteen_built_on_one_classmates_code_is_reported(
+    manifest: Manifest, kit: Path, base: Baseline
+) -> None:
+    honest = honest_class(manifest)
+    kinds = (
+        lambda n: disguised(manifest, honest["first"], f"p{n}_"),
+        lambda n: wrapped(manifest, honest["first"], f"w{n}_"),
+        lambda n: appended(manifest, kit, honest["first"]),
+    )
+    family = {f"kin{n:02d}": kinds[n % 3](n) for n in range(12)}
+    report = compare(base, fresh=starter_sources(manifest, kit), **family, **honest)
+    members = "/".join(sorted([*family, "first"]))
+    assert flagged(report) == {f"cluster/{members}": everywhere(base)}
+
+
+SHORT_LAB_11_1 = """
+def parse_summary(value, *, entry_id=None, path=".summary"):
+    if isinstance(value, CompactionSummary):
+        value = summary_to_json(value)
+    r = FieldReader(entry_id)
+    obj = r.mapping(value, path, SUMMARY_KEYS)
+    lists = (r.string_list(obj[key], f"{path}.{key}") for _, key in SUMMARY_LIST_FIELDS)
+    return CompactionSummary(r.string(obj["goal"], path + ".goal", non_blank=True), *lists)
+
+
+def parse_compaction_entry(value):
+    r = FieldReader.of(value)
+    obj = r.mapping(value, "", COMPACTION_KEYS)
+    keys = ("id", "parentId", "firstKeptEntryId")
+    ids = [r.string(obj[k], "." + k, non_empty=True) for k in keys]
+    times = [r.number(obj[k], "." + k) for k in ("timestamp", "tokensBefore")]
+    summary = parse_summary(obj["summary"], entry_id=ids[0])
+    return CompactionEntry(ids[0], ids[1], times[0], summary, ids[2], times[1])
+"""
+
+
+def test_four_identical_short_lab_files_are_reported_as_compared_whole(
+    manifest: Manifest, kit: Path, base: Baseline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four byte-identical Lab 11.1 files, too short to compare by fingerprint (no learner is
+    compared by hashes here at all): equal whole, they are one group; the fresh workspaces,
+    equal to the starter, are not."""
+    monkeypatch.setattr(classroom, "PAIR_SMALLEST", 10**6)
+    short = starter_sources(manifest, kit)
+    path = "pi_course/summary.py"
+    text = short[path].decode()
+    for name in ("parse_summary", "parse_compaction_entry"):
+        text = replace_function(text, SHORT_LAB_11_1, name)
+    short[path] = text.encode()
+    four = {f"s{n}": dict(short) for n in range(4)}
+    fresh = {f"fresh{n}": starter_sources(manifest, kit) for n in range(2)}
+    report = compare(base, **four, **fresh, **honest_class(manifest))
+    assert flagged(report) == {"cluster/s0/s1/s2/s3": ["11.1", path]}
+    assert all(flag.whole and flag.score == 1.0 for flag in report.flags)
 
 
 def test_a_copy_of_part_of_a_lab_is_flagged_by_the_function_copied(
@@ -180,9 +298,16 @@ def test_a_huge_file_is_cut_and_said(manifest: Manifest, base: Baseline) -> None
     mine[path] = mine[path] + padding.encode()
     prints = learner_prints(base, mine)
     cut = [c for c in prints.cuts if c.path == path]
-    assert [(c.limit, c.size) for c in cut] == [("bytes", len(mine[path]))]
+    assert (cut[0].limit, cut[0].size) == ("bytes", len(mine[path]))
     assert 0 < cut[0].kept <= SOURCE_BYTES
-    assert prints.labs.keys() == learner_prints(base, own_sources(manifest, "first")).labs.keys()
+    assert {c.limit for c in cut[1:]} == {"file tokens"}, "the helpers are read to the budget"
+    mine_before = learner_prints(base, own_sources(manifest, "first"))
+    assert prints.labs.keys() == mine_before.labs.keys()
+    for lab, before in mine_before.labs.items():
+        after = prints.labs[lab]
+        assert (after.hashes, after.digests) == (before.hashes, before.digests), "read first"
+    assert prints.labs["11.1"].whole is None, "a lab of a cut file is never compared whole"
+    assert prints.files[path].whole is None
 
 
 def test_a_huge_function_is_cut_and_said(manifest: Manifest, base: Baseline) -> None:
@@ -223,12 +348,19 @@ def test_the_gradebook_rows_and_report_carry_the_flags(
         row.__class__(**{**row.__dict__, "prints": learner_prints(base, sources[row.learner])})
         for row in rows
     ]
-    flagged_rows, report = with_copy_flags(base, rows)
+    flagged_rows, compared = with_copy_flags(base, rows)
+    report = compared.to_json()
     flags = {row.learner: row.flags for row in flagged_rows}
     assert flags["first"] == flags["second"] == flags["third"] == ()
     assert flags["ada"][0] == "copy of the reference? (Lab 11.1 1.00)"
-    assert [f["id"] for f in report["flags"]] == [f"reference/{lab}/ada" for lab in every_lab(base)]
-    assert set(report["labs"]) == set(every_lab(base))
+    assert flags["ada"][-1] == "copy of the reference? (summary.py 1.00)"
+    assert [f["id"] for f in report["flags"]] == [f"reference/{u}/ada" for u in everywhere(base)]
+    assert {f["scope"] for f in report["flags"]} == {"lab", "file"}
+    assert set(report["labs"]) == set(everywhere(base))
+    assert compared.summary_lines() == [
+        "copies: ada matches the reference in "
+        + ", ".join(f"{unit_name(u)} (100 %)" for u in everywhere(base))
+    ]
 
 
 def test_no_learner_door_notes_a_copy(
@@ -247,3 +379,53 @@ def test_prints_are_equal_for_equal_code(manifest: Manifest, base: Baseline) -> 
     assert learner_prints(base, first) == learner_prints(base, dict(first))
     assert isinstance(learner_prints(base, {}), Prints)
     assert learner_prints(base, {}).labs == {}
+
+
+def test_learners_sharing_the_reference_are_a_group_said_to_be_the_references(
+    manifest: Manifest, kit: Path, base: Baseline
+) -> None:
+    """Code equal to the reference is what learners rebuild: each copy is flagged against it,
+    and those who hand it in alike are shown together, said to be the reference's."""
+    reference = reference_sources(manifest, kit)
+    report = compare(
+        base, ann=reference, bo=appended(manifest, kit, reference), **honest_class(manifest)
+    )
+    found = flagged(report)
+    assert found["reference/ann"] == found["reference/bo"] == everywhere(base)
+    shared = [flag for flag in report.flags if flag.kind != "reference"]
+    assert {flag.learners for flag in shared} == {("ann", "bo")}
+    assert [flag.lab for flag in shared] == every_lab(base)
+    assert all(flag.whole and flag.reference for flag in shared)
+    assert report.summary_lines()[-1].endswith(", all of it the reference's")
+
+
+def test_the_summary_lines_speak_the_instructors_edition(
+    manifest: Manifest, base: Baseline
+) -> None:
+    """In the zh edition: Chinese wording, names listed with 、, a long group cut and counted."""
+    honest = honest_class(manifest)
+    family = {f"kin{n:02d}": wrapped(manifest, honest["first"], f"k{n}_") for n in range(24)}
+    report = compare(base, **family, **honest)
+    try:
+        set_edition("zh")
+        lines = report.summary_lines()
+    finally:
+        set_edition(None)
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("雷同检查：first、kin00、kin01、"), lines[0]
+    assert "以及另外 5 人 共有 Lab 11.1（100%）、Lab 11.2（100%）" in lines[0], lines[0]
+    assert "kin23" not in lines[0]
+
+
+def test_code_cut_from_the_check_is_compared_by_fingerprint_never_called_equal_whole(
+    manifest: Manifest, base: Baseline
+) -> None:
+    mine = own_sources(manifest, "first")
+    path = "pi_course/summary.py"
+    padding = "".join(f"\n\ndef helper_{n}(x):\n    return x + {n}\n" for n in range(4_000))
+    mine[path] = mine[path] + padding.encode()
+    report = compare(base, ann=mine, bo=dict(mine), second=own_sources(manifest, "second"))
+    assert flagged(report) == {"pair/ann/bo": everywhere(base)}
+    by_unit = {flag.lab: flag for flag in report.flags}
+    assert not by_unit[path].whole and not by_unit["11.1"].whole, "cut: not known equal whole"
+    assert by_unit["11.3"].whole, "an uncut lab of the same code is"

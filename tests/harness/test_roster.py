@@ -184,6 +184,19 @@ def test_every_honest_row_is_right(graded: GradedClass) -> None:
     assert "copy of the reference? (Lab 11.3 1.00)" in graded.rows["ada"]["flags"]
     flagged = [f["id"] for f in graded.book["copies"]["flags"] if f["kind"] == "reference"]
     assert "reference/11.3/ada" in flagged, flagged
+
+
+def test_copy_flags_and_groups_are_on_the_terminal(graded: GradedClass) -> None:
+    """Each learner or group flagged is a line of the summary, not only in the files."""
+    lines = [line.strip() for line in graded.run.stdout.splitlines()]
+    assert any(
+        line.startswith("copies: ada matches the reference in Lab 11.1 (100 %), ") for line in lines
+    ), graded.run.stdout
+    groups = [f for f in graded.book["copies"]["flags"] if f["kind"] == "cluster"]
+    assert groups, graded.book["copies"]["flags"]
+    for group in groups:
+        names = ", ".join(group["learners"])
+        assert any(line.startswith(f"copies: {names} share ") for line in lines), names
     assert "still running after 2s" in graded.rows["eve"]["note"]
     fay = graded.learner("fay")["labs"][3]
     assert fay["status"] == "failed" and fay["probes"]["status"] == "failed"
