@@ -280,7 +280,7 @@ def _run_driver(
         ENVIRONMENT: current_edition(),
     }
     process, output = start_child(command, env, target.root, target.wrap, results, limits)
-    records = RecordReader(results)
+    records = RecordReader(results, limits.deadline)
     since = time.monotonic()
     started: float | None = None
     imported, current, done = False, None, False

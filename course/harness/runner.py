@@ -356,7 +356,7 @@ def _run_child(
     """One child process; returns the collection it reported (None if it never collected)."""
     command, env = child_command(target, labs, results, nodeids, limits), child_environment(target)
     process, output = start_child(command, env, target.root, target.wrap, results, limits)
-    records = RecordReader(results)
+    records = RecordReader(results, limits.deadline)
     watch = Watch(log, record)
     try:
         while True:
