@@ -20,7 +20,7 @@ from typing import Any
 
 from ..locale import ENVIRONMENT, current_edition
 from ..locale import gettext as _
-from ..sandboxed.frames import Frame, dump_file, dumped_frames, frame_from_json, render_frames
+from ..sandboxed.frames import Frame, dump_file, dumped_frames, frames_from_json, render_frames
 from ..sandboxed.records import OUTPUT_LINES, Event
 from ..sandboxed.status import Status
 from ..sandboxed.untrusted import safe_name
@@ -276,7 +276,7 @@ class Watch:
         elif event == Event.END:
             self._end(item)
         elif event == Event.EXIT:
-            self.exit_frames = _frames(item.get("frames"))
+            self.exit_frames = frames_from_json(item.get("frames"))
         elif event == Event.INTERRUPTED:
             self.interrupted = str(item.get("message", _("interrupted")))
 
@@ -285,7 +285,7 @@ class Watch:
         name, lab = self.identify(nodeid)
         message = str(item.get("message", ""))
         status, duration = Status.read(item.get("status")), float(item.get("duration", 0.0))
-        frames, shown = _frames(item.get("frames")), item.get("shown")
+        frames, shown = frames_from_json(item.get("frames")), item.get("shown")
         shown = tuple(str(s) for s in shown) if isinstance(shown, list) else ()
         output, more = _printed(item.get("output"), item.get("output_more"))
         outcome = TestOutcome(nodeid, name, lab, status, message, duration, frames, shown)
@@ -309,11 +309,6 @@ def _printed(lines: object, more: object) -> tuple[tuple[str, ...], int]:
     left = more if isinstance(more, int) and not isinstance(more, bool) and more > 0 else 0
     left += max(0, len(items) - OUTPUT_LINES)
     return tuple(items[:OUTPUT_LINES]), left
-
-
-def _frames(value: object) -> tuple[Frame, ...]:
-    items = value if isinstance(value, list) else []
-    return tuple(frame for frame in map(frame_from_json, items) if frame is not None)
 
 
 def _with_frames(message: str, heading: str, frames: tuple[Frame, ...]) -> str:
