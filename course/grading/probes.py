@@ -22,7 +22,15 @@ from ..harness.kit import digest, fingerprint, kit_cache, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.records import RecordReader
 from ..harness.results import ProbeSummary
-from ..harness.supervisor import Limits, Wrap, after_a_hang, kill_group, pause, start_child
+from ..harness.supervisor import (
+    Limits,
+    Wrap,
+    after_a_hang,
+    kill_group,
+    pause,
+    remove_written,
+    start_child,
+)
 from ..locale import ENVIRONMENT, current_edition
 from ..locale import gettext as _
 from ..sandboxed import probecases
@@ -269,7 +277,10 @@ def _gather(probes: ProbeSet, target: ProbeTarget, limits: Limits, *, frames: bo
             attempt += 1
             results = Path(scratch) / f"answers-{attempt}.jsonl"
             results.touch()
-            stopped_in = _run_driver(probes, target, labs, results, limits, gathered)
+            try:
+                stopped_in = _run_driver(probes, target, labs, results, limits, gathered)
+            finally:
+                remove_written(results)
             labs = labs[labs.index(stopped_in) + 1 :] if stopped_in is not None else []
             limits = shorter
     return gathered

@@ -28,7 +28,16 @@ from ..sandboxed.verdicts import NOT_RUN
 from .catalog import Catalog
 from .records import RecordReader
 from .results import TestOutcome
-from .supervisor import POLL_SECONDS, Limits, Wrap, after_a_hang, kill_group, pause, start_child
+from .supervisor import (
+    POLL_SECONDS,
+    Limits,
+    Wrap,
+    after_a_hang,
+    kill_group,
+    pause,
+    remove_written,
+    start_child,
+)
 from .webworker import in_a_browser
 
 __all__ = ["Limits", "RunLog", "RunTarget", "run_focused_tests"]
@@ -169,7 +178,10 @@ def run_focused_tests(
             results = Path(scratch) / f"results-{number}.jsonl"
             results.touch()
             before = progress()
-            collected = attempt(target, labs, results, remaining, limits, log, record)
+            try:
+                collected = attempt(target, labs, results, remaining, limits, log, record)
+            finally:  # read: what the child wrote leaves the grader's disk before the next one
+                remove_written(results)
             if any(o.status == Status.TIMEOUT for o in outcomes.values()):
                 limits = shorter
             if not order and collected is not None:

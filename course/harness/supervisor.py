@@ -113,6 +113,13 @@ def start_child(
     return process, CappedOutput(process.stdout, limits.output_bytes)
 
 
+def remove_written(results: Path) -> None:
+    """Remove a child's results file and stack dump once read: learner code can fill each up
+    to its file size limit, so no more than one child's pair is ever on the grader's disk."""
+    for path in (results, dump_file(results)):
+        path.unlink(missing_ok=True)
+
+
 def pause(process: Child) -> None:
     """Wait one poll's length, less if the child ends (a worker's messages arrive meanwhile)."""
     with contextlib.suppress(subprocess.TimeoutExpired):

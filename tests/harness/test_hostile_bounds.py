@@ -14,7 +14,7 @@ import json
 import os
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -31,7 +31,10 @@ from course.grading.roster import RosterOptions, grade_roster, grade_submissions
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.harness.records import MAX_LINES, RecordReader
+from course.harness.results import TestOutcome
+from course.harness.runner import Collected, Record, RunLog, RunTarget, run_focused_tests
 from course.harness.supervisor import Limits
+from course.sandboxed.frames import dump_file
 from course.sandboxed.status import Status
 
 HONEST = {"event": "end", "nodeid": "t.py::test_ok", "duration": 0.1}
@@ -170,3 +173,35 @@ def test_every_gradebook_writer_survives_a_name_that_is_not_utf8(
     with (book / "gradebook.csv").open(encoding="utf-8", newline="") as table:
         assert [row[0] for row in csv.reader(table)][1:] == ["ada-\\udcff", "bo"]
     assert "ada-\\udcff" in out.getvalue()
+
+
+# --------------------------------------------------------------------------- written files
+
+
+def test_each_childs_written_files_leave_the_graders_disk_when_it_ends(tmp_path: Path) -> None:
+    """Before, every child's results file and stack dump (63 MiB each, past the reader's cap)
+    stayed until the run ended: 1,641 MiB in 5 s. Each attempt here reports one test and ends,
+    as a child killed in its test does, its files filled."""
+    tests = [(f"t.py::test_{n}", f"test_{n}", f"11.{n + 1}") for n in range(4)]
+    seen: list[list[str]] = []
+
+    def attempt(
+        target: RunTarget,
+        labs: Sequence[str],
+        results: Path,
+        nodeids: Sequence[str],
+        limits: Limits,
+        log: RunLog,
+        record: Record,
+    ) -> Collected:
+        seen.append(sorted(path.name for path in results.parent.iterdir()))
+        for path in (results, dump_file(results)):
+            path.write_bytes(b"x" * 1024 * 1024)
+        nodeid, name, lab = next(t for t in tests if not nodeids or t[0] in nodeids)
+        record(TestOutcome(nodeid, name, lab, Status.FAILED, "filled its files"))
+        return tests
+
+    target = RunTarget(tmp_path, ("t.py",), "pi_course")
+    outcomes, _ = run_focused_tests(target, attempt=attempt)
+    assert [o.status for o in outcomes] == [Status.FAILED] * 4
+    assert seen == [[f"results-{n}.jsonl"] for n in range(1, 5)], "only the child's own file"
