@@ -219,7 +219,7 @@ def zip_listing(handle: IO[bytes], files: int) -> tuple[int, int]:
             if record[0] == b"PK\x06\x06":
                 entries, length = record[7], record[8]
     if entries > files:
-        raise Refused(f"a listing of {entries} entries (more than {files} files)")
+        raise Refused(f"more than {files} files")  # as ``Budget.admit`` says it
     first = end - length
     if first < 0:
         return 0, 0
@@ -233,7 +233,7 @@ def zip_listing(handle: IO[bytes], files: int) -> tuple[int, int]:
         skipped = entry[12] + entry[13] + entry[14]  # name, extra field, comment
         counted += 1
         if counted > files:
-            raise Refused(f"a listing of more than {files} entries (more than {files} files)")
+            raise Refused(f"more than {files} files")
         handle.seek(skipped, os.SEEK_CUR)
         left -= DIRECTORY_ENTRY.size + skipped
     handle.seek(0)
