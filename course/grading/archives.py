@@ -194,18 +194,18 @@ DIRECTORY_ENTRY = struct.Struct("<4s4B4HL2L5H2L")  # one central directory entry
 LISTING_SEARCH = END_OF_DIRECTORY.size + 0xFFFF  # the end record, then a comment of up to 64 KiB
 
 
-def zip_listing(handle: IO[bytes], files: int) -> tuple[int, int]:
-    """(where a zip's central directory starts, its size), once its entries are counted without
-    reading them into objects: ``Refused`` past ``files`` entries, declared or found (the
-    standard library lists every entry before any cap could look: a 48 MiB listing of a
-    million entries took 466 MB). Anything it cannot find is left to ``zipfile`` to refuse."""
+def check_zip_listing(handle: IO[bytes], files: int) -> None:
+    """Count a zip's central directory entries without reading them into objects: ``Refused``
+    past ``files`` entries, declared or found (the standard library lists every entry before
+    any cap could look: a 48 MiB listing of a million entries took 466 MB). Anything it cannot
+    find is left to ``zipfile`` to refuse."""
     size = handle.seek(0, os.SEEK_END)
     start = max(size - LISTING_SEARCH, 0)
     handle.seek(start)
     tail = handle.read(size - start)
     at = tail.rfind(b"PK\x05\x06")
     if at < 0 or len(tail) - at < END_OF_DIRECTORY.size:
-        return 0, 0
+        return
     fields = END_OF_DIRECTORY.unpack_from(tail, at)
     entries, length, end = fields[4], fields[5], start + at
     locator = end - ZIP64_LOCATOR.size
@@ -222,7 +222,7 @@ def zip_listing(handle: IO[bytes], files: int) -> tuple[int, int]:
         raise Refused(f"more than {files} files")  # as ``Budget.admit`` says it
     first = end - length
     if first < 0:
-        return 0, 0
+        return
     handle.seek(first)
     counted, left = 0, length
     while left >= DIRECTORY_ENTRY.size:  # as ``zipfile`` walks it: entry after entry
@@ -237,11 +237,10 @@ def zip_listing(handle: IO[bytes], files: int) -> tuple[int, int]:
         handle.seek(skipped, os.SEEK_CUR)
         left -= DIRECTORY_ENTRY.size + skipped
     handle.seek(0)
-    return first, length
 
 
 def _unpack_zip(handle: IO[bytes], writer: Writer) -> None:
-    zip_listing(handle, writer.budget.caps.files)
+    check_zip_listing(handle, writer.budget.caps.files)
     with zipfile.ZipFile(handle) as archive:
         admitted = [
             (info, writer.budget.admit(info.filename, _zip_kind(info), info.file_size))
