@@ -22,11 +22,11 @@ _taken: set[int] = set()
 _lock = threading.Lock()
 
 
-def tasks_by_user() -> dict[int, int]:
+def tasks_by_user(proc: Path = Path("/proc")) -> dict[int, int]:
     """How many tasks (processes and threads, as RLIMIT_NPROC counts them) each user runs."""
     found: dict[int, int] = {}
     with contextlib.suppress(OSError):
-        for entry in os.scandir("/proc"):
+        for entry in os.scandir(proc):
             if entry.name.isdigit():
                 with contextlib.suppress(OSError):
                     uid = entry.stat().st_uid

@@ -26,6 +26,7 @@ from intake_attacks import listing_zip
 from course.grading import roster as roster_module
 from course.grading.archives import Refused, unpack
 from course.grading.engine import GradingOptions
+from course.grading.gradebook import encodable
 from course.grading.intake import names_pattern, survey
 from course.grading.roster import RosterOptions, grade_roster, grade_submissions
 from course.harness.kit import kit_root
@@ -205,3 +206,14 @@ def test_each_childs_written_files_leave_the_graders_disk_when_it_ends(tmp_path:
     outcomes, _ = run_focused_tests(target, attempt=attempt)
     assert [o.status for o in outcomes] == [Status.FAILED] * 4
     assert seen == [[f"results-{n}.jsonl"] for n in range(1, 5)], "only the child's own file"
+
+
+def test_what_utf8_cannot_write_is_escaped_wherever_it_is_nested() -> None:
+    """The one helper the CSV, ``gradebook.json`` and Gradescope's ``results.json`` go through."""
+    name = os.fsdecode(b"bo-\xfe")
+    found = encodable({"learners": [{"learner": name, "notes": (name, "kept")}], name: 1})
+    assert found == {
+        "learners": [{"learner": "bo-\\udcfe", "notes": ["bo-\\udcfe", "kept"]}],
+        "bo-\\udcfe": 1,
+    }
+    assert json.dumps(found, ensure_ascii=False).encode("utf-8")

@@ -129,14 +129,19 @@ def test_each_run_at_a_time_is_a_host_user_of_its_own_and_gives_it_back(
     assert uid not in slots.taken(), "given back when the run ends"
 
 
-def test_rlimit_nproc_counts_what_the_kernel_counts() -> None:
-    """Threads, not processes: a shared user's cap is its tasks now plus the run's share."""
+def test_rlimit_nproc_counts_what_the_kernel_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Threads, not processes: before, a process of 60 threads counted as one."""
+    for pid, threads in (("100", 60), ("200", 1)):
+        for task in range(threads):
+            (tmp_path / pid / "task" / str(int(pid) + task)).mkdir(parents=True)
+    (tmp_path / "self").mkdir()
+    assert slots.tasks_by_user(tmp_path) == {os.getuid(): 61}
     limits = SandboxLimits(processes=16)
-    mine = slots.tasks_by_user().get(os.getuid(), 0)
-    assert mine >= len(os.listdir("/proc/self/task"))
-    assert rlimits(limits, None, 424_242, own_user=True)["processes"] == 16
-    shared = rlimits(limits, None, os.getuid())["processes"]
-    assert shared >= mine + 16 - 2, "tasks, counted just before (a few may have ended)"
+    monkeypatch.setattr(slots, "tasks_by_user", lambda: {424_242: 61})
+    assert rlimits(limits, None, 424_242)["processes"] == 61 + 16, "a shared user: tasks + 16"
+    assert rlimits(limits, None, 424_242, own_user=True)["processes"] == 16, "the run's own"
 
 
 def test_a_slot_user_is_mapped_unnamed_and_idle() -> None:
