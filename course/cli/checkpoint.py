@@ -414,7 +414,7 @@ def _run(argv: Sequence[str] | None) -> int:
         if args.replay:
             from .replay import replay
 
-            return replay(door, where, args.replay, args.seed, out, commands)
+            return replay(door, where, args.replay, out, commands, grading, limits)
         said = print_edits(door, out)
         if args.review:
             return _review(door, where.label, limits, style, grading)

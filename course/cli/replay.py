@@ -1,31 +1,43 @@
 """``checkpoint 11 --replay 11.3#007``: one probe case, again, on the saved code, frames and all.
 
-The case is drawn as the grader draws it, answered by the reference, then run here on the
-workspace's saved package: unsandboxed, as it is the learner's own code.
+The case is drawn as the grader draws it and answered by the reference; a workspace's saved
+package answers it in the probe driver, confined as every door confines learner code (the
+sandbox, required for someone else's folder, ``--practice DIR``), never in this process. Only
+the kit's own reference (no workspace found) is run here.
 """
 
 from __future__ import annotations
 
-import sys
+from dataclasses import replace
 from typing import TextIO
 
 from ..grading import probes as probing
 from ..grading.door import Door
+from ..grading.engine import GradingOptions, graded_run
 from ..harness.kit import KitError
-from ..harness.manifest import ManifestError
+from ..harness.manifest import Lab, ManifestError
+from ..harness.supervisor import Limits
 from ..locale import gettext as _
 from ..sandboxed import probecases
 from ..sandboxed.commands import Commands
-from ..sandboxed.frames import learner_frames, render_frames, traceback_triples
+from ..sandboxed.frames import Frame, learner_frames, render_frames, traceback_triples
 from ..sandboxed.probe_driver import load_module
 from ..sandboxed.status import Status
 from .locate import Where
 
 
 def replay(
-    door: Door, where: Where, case_id: str, seed: int | None, out: TextIO, commands: Commands
+    door: Door,
+    where: Where,
+    case_id: str,
+    out: TextIO,
+    commands: Commands,
+    grading: GradingOptions,
+    limits: Limits,
 ) -> int:
-    """Replay one case on ``where``'s code; 0 when it agrees with the reference, else 1."""
+    """Replay one case on ``where``'s code; 0 when it agrees with the reference, else 1
+    (``grading``: the door's sandbox and seed; ``limits``: the case's time limit)."""
+    seed = grading.seed
     manifest, kit, root = door.manifest, door.kit, door.root
     if manifest.probes is None:
         raise KitError(_("chapter {chapter} has no probe cases").format(chapter=manifest.chapter))
@@ -37,19 +49,15 @@ def replay(
         first, last = probes.cases[0]["id"], probes.cases[-1]["id"]
         missing = _("no probe case {case} (Lab {lab} has {first} to {last})")
         raise ManifestError(missing.format(case=case_id, lab=lab.id, first=first, last=last))
-    package = manifest.package if root is not None else manifest.reference
     said = _("Replaying probe case {case} on {where}").format(case=case_id, where=where.label)
     print(said, file=out, flush=True)
-    chapter = load_module(kit / manifest.probes, "course_probes_replay")
-    frames: list[str] = []
-    if root is not None:
-        sys.path.insert(0, str(root))
-    try:
-        got: probecases.Answer = {"value": probecases.to_data(chapter.evaluate(package, case))}
-    except Exception as error:
-        got = probecases.raised(error)
-        found = learner_frames(traceback_triples(error.__traceback__), where.package_dir)
-        frames = render_frames(found, limit=len(found))
+    if root is None:
+        got, found = _by_the_reference(door, where, case)
+    else:
+        got, found, unsandboxed = _confined(door, lab, probes, case_id, grading, limits)
+        if unsandboxed:
+            print(unsandboxed, file=out)
+    frames = render_frames(found, limit=len(found))
     if probecases.agreement(probes.expected[case_id], got) == Status.PASSED:
         agrees = _("{case}: agrees with the reference")
         print(agrees.format(case=probecases.case_label(case)), file=out)
@@ -59,3 +67,37 @@ def replay(
         print(_("raised in your code:"), file=out)
         print("\n".join(f"  {line}" for line in frames), file=out)
     return 1
+
+
+def _by_the_reference(
+    door: Door, where: Where, case: probecases.Case
+) -> tuple[probecases.Answer, list[Frame]]:
+    """The kit's own reference answering ``case`` in this process (no learner code runs)."""
+    manifest = door.manifest
+    chapter = load_module(door.kit / str(manifest.probes), "course_probes_replay")
+    try:
+        return {"value": probecases.to_data(chapter.evaluate(manifest.reference, case))}, []
+    except Exception as error:
+        found = learner_frames(traceback_triples(error.__traceback__), where.package_dir)
+        return probecases.raised(error), found
+
+
+def _confined(
+    door: Door,
+    lab: Lab,
+    probes: probing.ProbeSet,
+    case_id: str,
+    grading: GradingOptions,
+    limits: Limits,
+) -> tuple[probecases.Answer, list[Frame], str]:
+    """The workspace's answer to one case and its frames, from the probe driver in a graded
+    copy, confined as ``grading`` says; and why it was not sandboxed ('' when it was)."""
+    manifest = door.manifest
+    one = replace(probes, cases=tuple(c for c in probes.cases if str(c["id"]) == case_id))
+    modules = tuple(sorted({f.module for f in lab.functions}))
+    with graded_run(manifest, door.kit, door.snapshot, grading, probes=one) as run:
+        target = probing.ProbeTarget(
+            run.copy, manifest.package, modules, (run.copy, run.library), run.wrap
+        )
+        answers, frames = probing.answers_and_frames(one, target, limits)
+    return answers[case_id], list(frames.get(case_id, ())), run.unsandboxed

@@ -13,6 +13,7 @@ import gzip
 import lzma
 import os
 import stat
+import struct
 import tarfile
 import zipfile
 import zlib
@@ -186,7 +187,60 @@ class Writer:
                 out.write(chunk)
 
 
+END_OF_DIRECTORY = struct.Struct("<4s4H2LH")  # the end of a zip's central directory
+ZIP64_LOCATOR = struct.Struct("<4sLQL")
+ZIP64_END = struct.Struct("<4sQ2H2L4Q")
+DIRECTORY_ENTRY = struct.Struct("<4s4B4HL2L5H2L")  # one central directory entry, names after
+LISTING_SEARCH = END_OF_DIRECTORY.size + 0xFFFF  # the end record, then a comment of up to 64 KiB
+
+
+def check_zip_listing(handle: IO[bytes], files: int) -> None:
+    """Count a zip's central directory entries without reading them into objects: ``Refused``
+    past ``files`` entries, declared or found (the standard library lists every entry before
+    any cap could look: a 48 MiB listing of a million entries took 466 MB). Anything it cannot
+    find is left to ``zipfile`` to refuse."""
+    size = handle.seek(0, os.SEEK_END)
+    start = max(size - LISTING_SEARCH, 0)
+    handle.seek(start)
+    tail = handle.read(size - start)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) - at < END_OF_DIRECTORY.size:
+        return
+    fields = END_OF_DIRECTORY.unpack_from(tail, at)
+    entries, length, end = fields[4], fields[5], start + at
+    locator = end - ZIP64_LOCATOR.size
+    if (entries == 0xFFFF or length == 0xFFFFFFFF) and locator >= ZIP64_END.size:
+        handle.seek(locator)
+        found = ZIP64_LOCATOR.unpack(handle.read(ZIP64_LOCATOR.size))
+        if found[0] == b"PK\x06\x07":
+            end = locator - ZIP64_END.size
+            handle.seek(end)
+            record = ZIP64_END.unpack(handle.read(ZIP64_END.size))
+            if record[0] == b"PK\x06\x06":
+                entries, length = record[7], record[8]
+    if entries > files:
+        raise Refused(f"more than {files} files")  # as ``Budget.admit`` says it
+    first = end - length
+    if first < 0:
+        return
+    handle.seek(first)
+    counted, left = 0, length
+    while left >= DIRECTORY_ENTRY.size:  # as ``zipfile`` walks it: entry after entry
+        header = handle.read(DIRECTORY_ENTRY.size)
+        if len(header) < DIRECTORY_ENTRY.size or header[:4] != b"PK\x01\x02":
+            break
+        entry = DIRECTORY_ENTRY.unpack(header)
+        skipped = entry[12] + entry[13] + entry[14]  # name, extra field, comment
+        counted += 1
+        if counted > files:
+            raise Refused(f"more than {files} files")
+        handle.seek(skipped, os.SEEK_CUR)
+        left -= DIRECTORY_ENTRY.size + skipped
+    handle.seek(0)
+
+
 def _unpack_zip(handle: IO[bytes], writer: Writer) -> None:
+    check_zip_listing(handle, writer.budget.caps.files)
     with zipfile.ZipFile(handle) as archive:
         admitted = [
             (info, writer.budget.admit(info.filename, _zip_kind(info), info.file_size))

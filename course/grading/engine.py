@@ -160,6 +160,9 @@ def _confinement_choice(
         return bwrap, ""
     if options.sandbox == "required":
         raise SandboxUnavailable(reason)
+    if os.geteuid() == 0:  # a learner's own code, but never as host root unconfined
+        said = _("{reason}; as root, the code would run unconfined as host root")
+        raise SandboxUnavailable(said.format(reason=reason))
     unsandboxed = _("not sandboxed: {reason}; the code ran with your own permissions")
     return None, unsandboxed.format(reason=reason)
 

@@ -42,6 +42,22 @@ def clean(text: str) -> str:
     return escape(text, keep="")
 
 
+def encodable(value: Any) -> Any:
+    """``value`` with every string UTF-8 can write: one holding a lone surrogate (a file name
+    that is not UTF-8, as ``os.listdir`` gives it) is ``clean``-ed, so no writer fails on it."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return clean(value)
+        return value
+    if isinstance(value, Mapping):
+        return {encodable(key): encodable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [encodable(item) for item in value]
+    return value
+
+
 def json_fields(item: object, names: str) -> dict[str, Any]:
     """``item``'s attributes ``names`` (space-separated), in that order, tuples as lists."""
     values = {name: getattr(item, name) for name in names.split()}
@@ -241,14 +257,14 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
         )
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(
-        [spreadsheet_safe(cell) for cell in row] for row in rows
+        [spreadsheet_safe(encodable(cell)) for cell in row] for row in rows
     )
     return buffer.getvalue()
 
 
 def gradebook_json(chapter: str, grades: Sequence[Grade], run: Mapping[str, Any]) -> str:
     payload = {"chapter": chapter, **run, "learners": [g.to_json() for g in grades]}
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(encodable(payload), indent=2, ensure_ascii=False) + "\n"
 
 
 def is_gradebook_name(name: str) -> bool:

@@ -22,7 +22,7 @@ from ..harness.report import render_lab
 from ..locale import gettext as _
 from ..sandboxed.status import Status
 from .engine import SandboxUnavailable
-from .gradebook import Grade, json_fields, ungraded_row
+from .gradebook import Grade, encodable, json_fields, ungraded_row
 from .intake import GRADABLE, Submission, folder_entries, mark_older
 from .roster import RosterOptions, grade_submissions, row_line
 from .safefs import atomic_write
@@ -130,7 +130,7 @@ def run_autograder(
             said.append(drawn.format_map(probes | {"audit": audit["seed"], "more": audit["cases"]}))
     path = root / "results" / "results.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(results(manifest, row, visibility), indent=2, ensure_ascii=False)
+    text = json.dumps(encodable(results(manifest, row, visibility)), indent=2, ensure_ascii=False)
     atomic_write(path, (text + "\n").encode("utf-8"))
     done = _("Graded the submission of chapter {chapter} for Gradescope: {path}")
     flags = [_("  flag: {flag}").format(flag=flag) for flag in row.flags]

@@ -147,7 +147,7 @@ def run_here(
     ):
         pytest.main(arguments, plugins=[limiter])
     log.output_tail = printed.getvalue()[-limits.output_bytes :]
-    records = RecordReader(results)
+    records = RecordReader(results, limits.deadline)
     watch = Watch(log, record)
     for item in records.new():
         watch.feed(item)

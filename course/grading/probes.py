@@ -22,11 +22,20 @@ from ..harness.kit import digest, fingerprint, kit_cache, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.records import RecordReader
 from ..harness.results import ProbeSummary
-from ..harness.supervisor import Limits, Wrap, after_a_hang, kill_group, pause, start_child
+from ..harness.supervisor import (
+    Limits,
+    Wrap,
+    after_a_hang,
+    kill_group,
+    pause,
+    remove_written,
+    start_child,
+)
 from ..locale import ENVIRONMENT, current_edition
 from ..locale import gettext as _
 from ..sandboxed import probecases
 from ..sandboxed.commands import BY_NAME, Commands
+from ..sandboxed.frames import Frame, frames_from_json
 from ..sandboxed.probe_driver import load_module
 from ..sandboxed.probecases import Answer, agreement, answer
 from ..sandboxed.records import Event
@@ -220,8 +229,9 @@ class ProbeTarget:
 class Answers:
     """Answers gathered across driver processes, and what is still to ask."""
 
-    def __init__(self, probes: ProbeSet) -> None:
+    def __init__(self, probes: ProbeSet, frames: bool = False) -> None:
         self.answers: dict[str, Answer] = {}
+        self.frames: dict[str, tuple[Frame, ...]] | None = {} if frames else None
         self.lab_of = {str(case["id"]): str(case["lab"]) for case in probes.cases}
 
     def unanswered(self, lab: str) -> list[str]:
@@ -246,7 +256,20 @@ class Answers:
 
 def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[str, Answer]:
     """The learner package's answer to every case (a ``missing`` one when none came)."""
-    gathered = Answers(probes)
+    return _gather(probes, target, limits, frames=False).answers
+
+
+def answers_and_frames(
+    probes: ProbeSet, target: ProbeTarget, limits: Limits
+) -> tuple[dict[str, Answer], dict[str, tuple[Frame, ...]]]:
+    """``run_probes``'s answers, and the package's frames of each case that raised (what
+    ``checkpoint 11 --replay`` shows of a learner's code run in the sandbox)."""
+    gathered = _gather(probes, target, limits, frames=True)
+    return gathered.answers, gathered.frames or {}
+
+
+def _gather(probes: ProbeSet, target: ProbeTarget, limits: Limits, *, frames: bool) -> Answers:
+    gathered = Answers(probes, frames=frames)
     labs = probes.labs()
     shorter = after_a_hang(limits)
     with tempfile.TemporaryDirectory(prefix="probes-") as scratch:
@@ -255,10 +278,13 @@ def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[st
             attempt += 1
             results = Path(scratch) / f"answers-{attempt}.jsonl"
             results.touch()
-            stopped_in = _run_driver(probes, target, labs, results, limits, gathered)
+            try:
+                stopped_in = _run_driver(probes, target, labs, results, limits, gathered)
+            finally:
+                remove_written(results)
             labs = labs[labs.index(stopped_in) + 1 :] if stopped_in is not None else []
             limits = shorter
-    return gathered.answers
+    return gathered
 
 
 def _run_driver(
@@ -275,6 +301,7 @@ def _run_driver(
     command += ["--cases", CASES_FILE, "--results", str(results)]
     command += [option for module in target.modules for option in ("--import", module)]
     command += [option for lab in labs for option in ("--lab", lab)]
+    command += ["--frames"] if gathered.frames is not None else []
     env = dict(os.environ) | {
         "PYTHONPATH": os.pathsep.join(str(p) for p in target.python_path),
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -282,7 +309,7 @@ def _run_driver(
     }
     env.update(target.environment)
     process, output = start_child(command, env, target.root, target.wrap, results, limits)
-    records = RecordReader(results)
+    records = RecordReader(results, limits.deadline)
     since = time.monotonic()
     started: float | None = None
     imported, current, done = False, None, False
@@ -301,7 +328,10 @@ def _run_driver(
                 elif event == Event.DONE:
                     done = True
                 elif event == Event.ANSWER and item.get("id") in gathered.lab_of:
-                    gathered.answers.setdefault(str(item["id"]), _answer(item))
+                    case_id = str(item["id"])
+                    gathered.answers.setdefault(case_id, _answer(item))
+                    if gathered.frames is not None:
+                        gathered.frames.setdefault(case_id, frames_from_json(item.get("frames")))
                     current = None
             if exited or done:
                 break

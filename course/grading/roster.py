@@ -99,10 +99,14 @@ def grade_entry(
     options: GradingOptions,
     hide: Sequence[Path],
     copies: Baseline | None = None,
+    started: float | None = None,
 ) -> Grade:
     """One row, fingerprinted against ``copies``; never raises for anything a learner folder
-    holds or its code does. Reading the submission counts within its deadline."""
-    started = time.monotonic()
+    holds or its code does. Reading the submission counts within its deadline, which runs from
+    ``started`` (the learner folder's first workspace; else now)."""
+    started = time.monotonic() if started is None else started
+    if options.deadline_seconds is not None:  # no record is read past it either
+        limits = replace(limits, deadline=started + options.deadline_seconds)
     workspace = where(roster, entry)
 
     def ungraded(status: Status, why: str, flags: Sequence[str] = ()) -> Grade:
@@ -144,6 +148,15 @@ def grade_entry(
     )
     row = with_checkout(row, repository, entry, snapshot.learner)
     return with_intake(replace(row, prints=prints, shown=public), entry)
+
+
+def by_folder(entries: Sequence[Submission]) -> list[list[Submission]]:
+    """``entries`` grouped by the roster entry they came from (a learner folder holding several
+    workspaces is one group, graded in turn within one deadline), in their order."""
+    groups: dict[str, list[Submission]] = {}
+    for entry in entries:
+        groups.setdefault(entry.entry.split("/")[0] or entry.learner, []).append(entry)
+    return list(groups.values())
 
 
 def show_progress(stream: TextIO, done: int, total: int, grade: Grade) -> None:
@@ -200,11 +213,18 @@ def grade_submissions(
     limits = Limits(test_seconds=options.test_seconds)
     grades: list[Grade] = []
     grade_one = partial(grade_entry, manifest, kit, roster)
+
+    def grade_folder(group: Sequence[Submission]) -> list[Grade]:
+        """A learner folder's rows, in turn, all within the one deadline of the folder."""
+        started = time.monotonic()
+        return [grade_one(e, labs, limits, grading, hide, copies, started) for e in group]
+
     with ThreadPoolExecutor(max_workers=options.jobs) as pool:
-        futures = [pool.submit(grade_one, e, labs, limits, grading, hide, copies) for e in entries]
-        for done, future in enumerate(as_completed(futures), 1):  # in this thread, in turn
-            grades.append(future.result())
-            show_progress(progress_stream, done, len(entries), grades[-1])
+        futures = [pool.submit(grade_folder, group) for group in by_folder(entries)]
+        for future in as_completed(futures):  # in this thread, in turn
+            for row in future.result():
+                grades.append(row)
+                show_progress(progress_stream, len(grades), len(entries), row)
     grades.sort(key=lambda g: g.learner)
     grades, compared = with_copy_flags(copies, grades)
     enforced = planned_limits(grading.limits, sandboxed=grading.sandbox != "off")

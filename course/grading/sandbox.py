@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..locale import ENVIRONMENT
 from ..sandboxed.isolation import SPEC_VARIABLE
-from . import cgroups
+from . import cgroups, slots
 from .cgroups import Cgroups, last_said, tried
 
 LAUNCHER = Path(__file__).with_name("launch.py")
@@ -264,9 +264,12 @@ def confined_environment(
     }
 
 
-def rlimits(limits: SandboxLimits, cgroup: Cgroups | None, uid: int | None) -> dict[str, int]:
-    """The launcher's resource limits; RLIMIT_NPROC counts all of a user's processes, so
-    without a pids cgroup it is what ``uid`` runs now plus the run's share."""
+def rlimits(
+    limits: SandboxLimits, cgroup: Cgroups | None, uid: int | None, own_user: bool = False
+) -> dict[str, int]:
+    """The launcher's resource limits. Without a pids cgroup, RLIMIT_NPROC, which counts all of
+    a user's tasks (threads too): the run's share alone when ``uid`` is the run's own user
+    (``slots``), else what ``uid`` runs now plus the run's share."""
     found = {
         "address_space": limits.address_space_mb * MB,
         "file_size": limits.file_mb * MB,
@@ -275,12 +278,7 @@ def rlimits(limits: SandboxLimits, cgroup: Cgroups | None, uid: int | None) -> d
     }
     if cgroup is None or cgroup.pids is None:
         uid = os.getuid() if uid is None else uid
-        count = 0
-        with contextlib.suppress(OSError):
-            for entry in os.scandir("/proc"):
-                if entry.name.isdigit():
-                    with contextlib.suppress(OSError):
-                        count += entry.stat().st_uid == uid
+        count = 0 if own_user else slots.tasks_by_user().get(uid, 0)
         found["processes"] = count + limits.processes
     return found
 
@@ -291,8 +289,10 @@ def enforced(
     sandboxed: bool,
     host: tuple[str, int] | None = None,
     scoped: bool = False,
+    own_user: bool = False,
 ) -> tuple[str, ...]:
-    """What is enforced, plainly (``host``: the user the sandbox starts as)."""
+    """What is enforced, plainly (``host``: the user the sandbox starts as; ``own_user``: a
+    user of the run's own, ``slots``)."""
     if sandboxed:
         found = [
             "own user, PID, network, IPC and UTS namespaces; new session, no terminal; "
@@ -301,7 +301,12 @@ def enforced(
             f"private {limits.scratch_mb} MB /tmp and {limits.shared_memory_mb} MB /dev/shm, "
             "read-only /dev; kit, roster and gradebook not mounted"
         ]
-        if host is not None:
+        if host is not None and own_user:
+            found.append(
+                f"learner code is host user {host[1]} (not root), a user of this run's own, "
+                "outside its namespace"
+            )
+        elif host is not None:
             found.append(f"learner code is host user {host[1]} (not root) outside its namespace")
         elif os.geteuid() == 0:
             why = host_user_check()[1]
@@ -334,6 +339,11 @@ def enforced(
         )
     elif os.getuid() == 0 and not (sandboxed and host is not None):
         found.append("processes: RLIMIT_NPROC, which the kernel does not enforce for root")
+    elif own_user:
+        found.append(
+            f"{limits.processes} processes and threads together (RLIMIT_NPROC of the run's own "
+            "host user: each run at a time has a user of its own)"
+        )
     else:
         who = f"user {host[1]}" if sandboxed and host is not None else "the user"
         found.append(f"processes: at most {limits.processes} more than {who} runs (RLIMIT_NPROC)")
@@ -378,7 +388,14 @@ def planned_limits(limits: SandboxLimits, *, sandboxed: bool) -> tuple[str, ...]
     trial, scope = run_cgroups(limits, sandboxed=sandboxed)
     try:
         host = host_user_check()[0] if sandboxed else None
-        return enforced(limits, trial, sandboxed, host, scope is not None)
+        own = host is not None and (trial is None or trial.pids is None)
+        if own and host is not None:  # as a run would: a user of its own, if one is free
+            uid = slots.take()
+            if uid is not None:
+                slots.give_back(uid)
+                host = (host[0], uid)
+            own = uid is not None
+        return enforced(limits, trial, sandboxed, host, scope is not None, own)
     finally:
         if trial is not None:
             trial.remove()
@@ -397,6 +414,7 @@ class Confinement:
     cgroup: Cgroups | None = None
     host: tuple[str, int] | None = None  # (setpriv, uid) a root grader starts the sandbox as
     scope: tuple[str, str, bool] | None = None  # ``cgroups.systemd_scope``: one per process
+    own_user: bool = False  # ``host``'s uid is this run's own (``slots``), given back on close
     expired: str = ""
 
     @functools.cached_property
@@ -421,7 +439,7 @@ class Confinement:
         spec: dict[str, object] = {
             "pids": str(self.run_directory / "pids"),
             "cgroups": [str(d) for d in (self.cgroup.directories if self.cgroup else [])],
-            "limits": rlimits(self.limits, self.cgroup, host[1] if host else None),
+            "limits": rlimits(self.limits, self.cgroup, host[1] if host else None, self.own_user),
             # sandboxed, an empty environment: bwrap's first process in the sandbox keeps bwrap's
             "env": {} if self.sandboxed else clean,
         }
@@ -446,7 +464,8 @@ class Confinement:
 
     def enforced(self) -> tuple[str, ...]:
         scoped = self.sandboxed and self.scope is not None
-        return enforced(self.limits, self.cgroup, self.sandboxed, self.host, scoped)
+        own = self.own_user
+        return enforced(self.limits, self.cgroup, self.sandboxed, self.host, scoped, own)
 
     def out_of_memory(self) -> bool:
         return self.cgroup is not None and self.cgroup.out_of_memory()
@@ -467,6 +486,9 @@ class Confinement:
         self.kill()
         if self.cgroup is not None:
             self.cgroup.remove()
+        if self.own_user and self.host is not None:
+            self.own_user = False
+            slots.give_back(self.host[1])
 
 
 def _launcher(spec: Mapping[str, object]) -> list[str]:
@@ -551,6 +573,18 @@ def open_confinement(
     layout = default_layout(graded, hidden, limits.scratch_mb, limits.shared_memory_mb)
     cgroup, scope = run_cgroups(limits, sandboxed=sandboxed)
     host = host_user_check()[0] if sandboxed else None
+    # RLIMIT_NPROC counts a user's tasks: a run sharing its user with another shares its cap
+    uid = slots.take() if host is not None and (cgroup is None or cgroup.pids is None) else None
+    host = host if host is None or uid is None else (host[0], uid)
     return Confinement(
-        sandboxed, layout, tuple(python_path), limits, run_directory, bwrap, cgroup, host, scope
+        sandboxed,
+        layout,
+        tuple(python_path),
+        limits,
+        run_directory,
+        bwrap,
+        cgroup,
+        host,
+        scope,
+        own_user=uid is not None,
     )

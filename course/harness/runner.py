@@ -20,7 +20,7 @@ from typing import Any
 
 from ..locale import ENVIRONMENT, current_edition
 from ..locale import gettext as _
-from ..sandboxed.frames import Frame, dump_file, dumped_frames, frame_from_json, render_frames
+from ..sandboxed.frames import Frame, dump_file, dumped_frames, frames_from_json, render_frames
 from ..sandboxed.records import OUTPUT_LINES, Event
 from ..sandboxed.status import Status
 from ..sandboxed.untrusted import safe_name
@@ -28,7 +28,16 @@ from ..sandboxed.verdicts import NOT_RUN
 from .catalog import Catalog
 from .records import RecordReader
 from .results import TestOutcome
-from .supervisor import POLL_SECONDS, Limits, Wrap, after_a_hang, kill_group, pause, start_child
+from .supervisor import (
+    POLL_SECONDS,
+    Limits,
+    Wrap,
+    after_a_hang,
+    kill_group,
+    pause,
+    remove_written,
+    start_child,
+)
 from .webworker import in_a_browser
 
 __all__ = ["Limits", "RunLog", "RunTarget", "run_focused_tests"]
@@ -171,7 +180,10 @@ def run_focused_tests(
             results = Path(scratch) / f"results-{number}.jsonl"
             results.touch()
             before = progress()
-            collected = attempt(target, labs, results, remaining, limits, log, record)
+            try:
+                collected = attempt(target, labs, results, remaining, limits, log, record)
+            finally:  # read: what the child wrote leaves the grader's disk before the next one
+                remove_written(results)
             if any(o.status == Status.TIMEOUT for o in outcomes.values()):
                 limits = shorter
             if not order and collected is not None:
@@ -278,7 +290,7 @@ class Watch:
         elif event == Event.END:
             self._end(item)
         elif event == Event.EXIT:
-            self.exit_frames = _frames(item.get("frames"))
+            self.exit_frames = frames_from_json(item.get("frames"))
         elif event == Event.INTERRUPTED:
             self.interrupted = str(item.get("message", _("interrupted")))
 
@@ -287,7 +299,7 @@ class Watch:
         name, lab = self.identify(nodeid)
         message = str(item.get("message", ""))
         status, duration = Status.read(item.get("status")), float(item.get("duration", 0.0))
-        frames, shown = _frames(item.get("frames")), item.get("shown")
+        frames, shown = frames_from_json(item.get("frames")), item.get("shown")
         shown = tuple(str(s) for s in shown) if isinstance(shown, list) else ()
         output, more = _printed(item.get("output"), item.get("output_more"))
         outcome = TestOutcome(nodeid, name, lab, status, message, duration, frames, shown)
@@ -311,11 +323,6 @@ def _printed(lines: object, more: object) -> tuple[tuple[str, ...], int]:
     left = more if isinstance(more, int) and not isinstance(more, bool) and more > 0 else 0
     left += max(0, len(items) - OUTPUT_LINES)
     return tuple(items[:OUTPUT_LINES]), left
-
-
-def _frames(value: object) -> tuple[Frame, ...]:
-    items = value if isinstance(value, list) else []
-    return tuple(frame for frame in map(frame_from_json, items) if frame is not None)
 
 
 def _with_frames(message: str, heading: str, frames: tuple[Frame, ...]) -> str:
@@ -358,7 +365,7 @@ def _run_child(
     """One child process; returns the collection it reported (None if it never collected)."""
     command, env = child_command(target, labs, results, nodeids, limits), child_environment(target)
     process, output = start_child(command, env, target.root, target.wrap, results, limits)
-    records = RecordReader(results)
+    records = RecordReader(results, limits.deadline)
     watch = Watch(log, record)
     try:
         while True:

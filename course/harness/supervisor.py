@@ -30,6 +30,7 @@ class Limits:
     startup_seconds: float = 60.0  # for a child to start pytest and collect
     output_bytes: int = 64 * 1024  # child output kept for diagnostics; the rest is dropped
     memory_mb: int = 2048  # address-space limit of the child (0: none)
+    deadline: float | None = None  # ``time.monotonic()`` past which no child's records are read
 
 
 AFTER_A_HANG = 0.1  # the share of its limit a test or case gets once another overran
@@ -110,6 +111,13 @@ def start_child(
     )
     assert process.stdout is not None
     return process, CappedOutput(process.stdout, limits.output_bytes)
+
+
+def remove_written(results: Path) -> None:
+    """Remove a child's results file and stack dump once read: learner code can fill each up
+    to its file size limit, so no more than one child's pair is ever on the grader's disk."""
+    for path in (results, dump_file(results)):
+        path.unlink(missing_ok=True)
 
 
 def pause(process: Child) -> None:

@@ -55,6 +55,12 @@ def frame_from_json(value: object) -> Frame | None:
     return Frame(path, line, function, text if isinstance(text, str) else "")
 
 
+def frames_from_json(value: object) -> tuple[Frame, ...]:
+    """The frames a record carries (a list of them), leaving out any that is malformed."""
+    items = value if isinstance(value, list) else []
+    return tuple(frame for frame in map(frame_from_json, items) if frame is not None)
+
+
 @functools.lru_cache(maxsize=2048)
 def learner_path(filename: str, package_dir: Path) -> str | None:
     """``pi_course/context.py`` for a file inside the package; None for any other file

@@ -17,8 +17,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO
 
+from .frames import learner_frames, traceback_triples
 from .isolation import Isolation
-from .probecases import Case, Evaluate, answer, raised
+from .probecases import Answer, Case, Evaluate, answer, raised, to_data
 from .records import Event, write_record
 
 
@@ -33,10 +34,32 @@ def load_module(path: Path, name: str) -> ModuleType:
     return module
 
 
+def answer_with_frames(
+    evaluate: Evaluate, package: str, case: Case
+) -> tuple[Answer, list[dict[str, object]]]:
+    """One case's answer and, when the code under test raised, the package's frames it passed
+    through (``checkpoint 11 --replay`` shows them)."""
+    try:
+        return {"value": to_data(evaluate(package, case))}, []
+    except BaseException as error:  # learner code may raise anything
+        module = sys.modules.get(package)
+        where = getattr(module, "__file__", None)
+        if not isinstance(where, str):
+            return raised(error), []
+        found = learner_frames(traceback_triples(error.__traceback__), Path(where).parent)
+        return raised(error), [frame.to_json() for frame in found]
+
+
 def run(
-    evaluate: Evaluate, package: str, modules: Sequence[str], cases: Sequence[Case], stream: IO[str]
+    evaluate: Evaluate,
+    package: str,
+    modules: Sequence[str],
+    cases: Sequence[Case],
+    stream: IO[str],
+    frames: bool = False,
 ) -> None:
-    """Import the package's modules, then answer every case, one record at a time."""
+    """Import the package's modules, then answer every case, one record at a time (with the
+    package's frames of an exception, when ``frames``)."""
     write_record(stream, Event.STARTED)
     for module in modules:
         try:
@@ -54,7 +77,11 @@ def run(
             except Exception as error:  # the lab's own module does not import
                 write_record(stream, Event.ANSWER, id=case["id"], **raised(error))
                 continue
-        write_record(stream, Event.ANSWER, id=case["id"], **answer(evaluate, package, case))
+        if not frames:
+            write_record(stream, Event.ANSWER, id=case["id"], **answer(evaluate, package, case))
+            continue
+        got, passed = answer_with_frames(evaluate, package, case)
+        write_record(stream, Event.ANSWER, id=case["id"], **got, frames=passed)
     write_record(stream, Event.DONE)
 
 
@@ -66,12 +93,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--results", required=True, help="append answers here (JSON lines)")
     p.add_argument("--import", dest="modules", action="append", default=[], metavar="MODULE")
     p.add_argument("--lab", dest="labs", action="append", default=[], help="only these labs")
+    p.add_argument("--frames", action="store_true", help="the package's frames of an exception")
     args = p.parse_args(argv)
     cases = json.loads(Path(args.cases).read_text(encoding="utf-8"))
     chosen = [case for case in cases if not args.labs or case["lab"] in args.labs]
     probes = load_module(Path(args.chapter_probes), "course_chapter_probes")
     with open(args.results, "a", encoding="utf-8") as stream:
-        run(probes.evaluate, args.package, args.modules, chosen, stream)
+        run(probes.evaluate, args.package, args.modules, chosen, stream, args.frames)
     return 0
 
 

@@ -2,9 +2,10 @@
 
 Each builder lays one attack into a workspace or a roster folder: a version-4 git index whose
 paths each extend the last, a tar whose member name is megabytes long, a zip 1,100 folders deep,
-a folder of many empty archives, a marker nested thousands deep or with a huge ``chapter``,
-a lab function holding a huge tuple, records missing their fields, and a learner file that is a
-FIFO (with a writer that notices if the grader ever opens it).
+a folder of many empty archives, a zip listing one member a million times, a marker nested
+thousands deep or with a huge ``chapter``, a lab function holding a huge tuple, records missing
+their fields, and a learner file that is a FIFO (with a writer that notices if the grader ever
+opens it).
 """
 
 from __future__ import annotations
@@ -64,6 +65,21 @@ def deep_zip(archive: Path, depth: int) -> Path:
     """A zip whose one file lies ``depth`` folders down."""
     with zipfile.ZipFile(archive, "w") as out:
         out.writestr("d/" * depth + "f.txt", b"deep\n")
+    return archive
+
+
+def listing_zip(archive: Path, entries: int, declared: int | None = None) -> Path:
+    """A zip of one empty member whose central directory lists it ``entries`` times (47 bytes
+    an entry: a million of them is a 45 MiB file), each entry pointing at the same member; its
+    end record declares ``declared`` entries (else as many as it can say)."""
+    local = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 0, 0, 0, 0, 1, 0) + b"f"
+    entry = struct.pack(
+        "<4s4B4HL2L5H2L", b"PK\x01\x02", 20, 3, 20, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0
+    )
+    listing = (entry + b"f") * entries
+    count = min(entries, 0xFFFF) if declared is None else declared
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, count, count, len(listing), len(local), 0)
+    archive.write_bytes(local + listing + end)
     return archive
 
 

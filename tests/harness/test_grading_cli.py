@@ -77,8 +77,18 @@ def test_the_roster_refuses_to_run_without_the_sandbox_unless_told(
 def test_a_learners_own_checkpoint_runs_without_the_sandbox_and_says_so(
     manifest: Manifest, kit: Path, tmp_path: Path
 ) -> None:
+    """As an ordinary user; as root it refuses (learner code never runs as host root
+    unconfined), saying how to run it anyway."""
     workspace = solved(manifest, kit, tmp_path / "mine", 1)
     run = checkpoint("11", "--lab", "11.1", env=NO_BWRAP, cwd=workspace)
+    if os.geteuid() == 0:
+        assert run.returncode == 2, run.stdout + run.stderr
+        assert "as root, the code would run unconfined as host root" in run.stderr
+        assert "--unsandboxed" in run.stderr
+        run = checkpoint("11", "--lab", "11.1", "--unsandboxed", env=NO_BWRAP, cwd=workspace)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "note: not sandboxed (--unsandboxed)" in run.stdout
+        return
     assert run.returncode == 0, run.stdout + run.stderr
     assert "note: not sandboxed: bubblewrap (bwrap) is not installed or not on PATH" in run.stdout
     assert "\n3/3\n" in run.stdout, "the lab's evidence line"
