@@ -277,6 +277,10 @@ def test_each_lab_is_the_verdict_practice_gives_the_same_files(
         assert (test["score"], test["max_score"]) == (earned, lab.points), test
         assert test["status"] == ("passed" if earned else "failed")
     assert one.results["score"] == sum(t.get("score", 0) for t in one.results["tests"])
+    grade = (one.results["extra_data"]["score"], one.results["extra_data"]["max_score"])
+    assert grade == (one.results["score"], 100), "one scale"
+    if not audited:  # the grade --practice gives the same files, on the same scale
+        assert grade == (one.practice["score"], one.practice["max_score"])
 
 
 def test_a_failing_lab_shows_learners_its_failing_cases(graded: dict[str, Graded]) -> None:
