@@ -270,7 +270,7 @@ def row_line(row: Grade) -> str:
         for lab in row.labs
     )
     scaffold = ""
-    if row.scaffold is not None:
+    if row.scaffold is not None and row.scaffold[0] not in row.note:  # said once
         began = _("begun from scaffold {began}; the kit's is now {now}")
         scaffold = "  " + began.format(began=row.scaffold[0], now=row.scaffold[1])
     note = f"  {row.note}" if row.note else ""
