@@ -20,7 +20,13 @@ from ..grading.visibility import ROOT as GRADESCOPE_ROOT
 from ..grading.visibility import VISIBILITIES, Visibility, visibility
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
-from ..harness.report import render_card, render_lab, render_short_card, render_summary
+from ..harness.report import (
+    grade_line,
+    render_card,
+    render_lab,
+    render_short_card,
+    render_summary,
+)
 from ..harness.results import CheckpointResult, ReportError
 from ..harness.style import Style, style_for
 from ..harness.supervisor import Limits
@@ -288,6 +294,7 @@ def show_report(manifest: Manifest, path: Path, lab_ids: Sequence[str], out: Tex
     shown = [lab for lab in labs if lab is not None]
     for lab in shown:
         print(render_lab(lab), file=out)
+    print(grade_line(shown), file=out)
     return 0 if shown and all(lab.status == Status.PASSED for lab in shown) else 1
 
 

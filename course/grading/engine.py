@@ -41,6 +41,7 @@ from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, Commands
 from ..sandboxed.marker import MARKER
 from ..sandboxed.probecases import Answer
+from ..sandboxed.status import Status, worst
 from . import probes as probing
 from .bytecode import bytecode
 from .hidden import HiddenTests
@@ -470,23 +471,28 @@ def evaluate(
 def for_learners(
     result: CheckpointResult, manifest: Manifest, hidden: HiddenTests | None
 ) -> CheckpointResult:
-    """``result`` as the terminal and the CSV show it: an instructor test's outcome says only
-    its status, and no message quotes an instructor test (the JSON report keeps it all)."""
+    """``result`` as the terminal and the CSV show it: each lab with the chapter's own tests
+    and counts (its instructor tests' outcome only decides its status: ``withheld``), and no
+    message quoting an instructor test (the JSON report keeps it all)."""
     if hidden is None:
         return result
-
-    def shown(test: TestOutcome) -> TestOutcome:
-        if not hidden.holds(manifest, test.nodeid):
-            return _each_text(test, hidden.redact)
-        said = _("an instructor test (its message is in the JSON report only)")
-        return replace(test, message=said, frames=(), shown=(), output=(), output_more=0)
 
     def redacted(texts: Iterable[str]) -> tuple[str, ...]:
         return tuple(map(hidden.redact, texts))
 
     def lab_shown(lab: LabResult) -> LabResult:
         probes = lab.probes and replace(lab.probes, failures=redacted(lab.probes.failures))
-        return replace(lab, tests=tuple(map(shown, lab.tests)), probes=probes)
+        theirs = [t for t in lab.tests if hidden.holds(manifest, t.nodeid)]
+        ours = tuple(
+            _each_text(t, hidden.redact) for t in lab.tests if not hidden.holds(manifest, t.nodeid)
+        )
+        count = hidden.catalog.count(lab.lab.id)
+        if not count:
+            return replace(lab, tests=ours, probes=probes)
+        statuses = {test.status for test in theirs}
+        whole = statuses == {Status.PASSED} and len(theirs) == count
+        withheld = Status.PASSED if whole else worst(statuses - {Status.PASSED})
+        return replace(lab, tests=ours, total=lab.total - count, probes=probes, withheld=withheld)
 
     labs = tuple(map(lab_shown, result.labs))
     problems, notes, flags = map(redacted, (result.problems, result.notes, result.flags))

@@ -3,7 +3,8 @@
 ``practice CHAPTER DIR --classroom`` writes it. On each push the runner installs the kit named
 by the organization's variables (``COURSE_KIT_REPOSITORY``, ``COURSE_KIT_REF``), runs
 ``checkpoint CHAPTER --json`` once, and a step per required lab earns its ``points`` when
-``checkpoint CHAPTER --report FILE --lab ID`` says it passed whole. Scalars are written as JSON
+``checkpoint CHAPTER --report FILE --lab ID`` says it passed whole: the lab's ``score`` in that
+report, the grade every other door shows. Scalars are written as JSON
 strings, which YAML reads as they are.
 """
 

@@ -3,8 +3,9 @@
 Every row says why (a reason per lab, a message per test, flags for the instructor). Learner text
 is stripped of control characters before it reaches a file or a terminal, and a CSV cell a
 spreadsheet would read as a formula gets a ``'`` in front. Instructor tests' text stays out of the
-CSV and the terminal (reasons come from ``engine.for_learners``). A row's ``score`` counts only
-labs that passed whole, tests and probe cases: a forged test report earns nothing.
+CSV and the terminal (reasons come from ``engine.for_learners``). A row's ``score`` is the grade
+every door shows (``LabResult.score``): each lab's points when it passed whole, tests, instructor
+tests and probe cases; ``max_score`` what the labs graded are worth. A forged report earns nothing.
 """
 
 from __future__ import annotations
@@ -76,14 +77,11 @@ class LabGrade:
     agreed: int = 0
     cases: int = 0
     probes: Mapping[str, Any] | None = None
-
-    @property
-    def earned(self) -> int:
-        """The lab's tests when it passed whole (tests and cases), else 0."""
-        return self.passed if self.status == Status.PASSED else 0
+    points: int = 0  # what the lab is worth (``LabResult.points``)
+    score: int = 0  # what it earned: its points when it passed whole (``LabResult.score``)
 
     def to_json(self) -> dict[str, Any]:
-        data = json_fields(self, "id passed total agreed cases earned status reason")
+        data = json_fields(self, "id passed total agreed cases points score status reason")
         if self.probes is not None:
             data["probes"] = dict(self.probes)
         return data
@@ -106,6 +104,7 @@ class Grade:
     limits: tuple[str, ...] = ()  # what the sandbox enforced
     source: str = ""  # how the submission arrived: folder, zip, tar.gz…
     commit: str = ""  # the git commit graded
+    scaffold: tuple[str, str] | None = None  # (began from, the kit's now) when they differ
     # The lab code's fingerprints (classroom.py), and the result as learners may see it
     # (engine.for_learners) for gradescope.py; None when nothing was graded.
     prints: Prints | None = field(default=None, compare=False, repr=False)
@@ -113,8 +112,21 @@ class Grade:
 
     @property
     def score(self) -> int:
-        """What the row earns: the tests of the labs that passed whole (tests and cases)."""
-        return sum(lab.earned for lab in self.labs)
+        """The grade: the points of the labs that passed whole."""
+        return sum(lab.score for lab in self.labs)
+
+    @property
+    def max_score(self) -> int:
+        """What the labs graded are worth together."""
+        return sum(lab.points for lab in self.labs)
+
+    @property
+    def scaffold_cell(self) -> str:
+        """The CSV's ``scaffold``: '' when the workspace began from the kit's scaffold."""
+        if self.scaffold is None:
+            return ""
+        began, now = self.scaffold
+        return f"began from {began}; the kit's is {now}"
 
     @property
     def agreed(self) -> int:
@@ -133,9 +145,12 @@ class Grade:
         return reasons[0] if reasons else ""
 
     def to_json(self) -> dict[str, Any]:
-        head = json_fields(self, "learner workspace status score passed total agreed cases")
+        names = "learner workspace status score max_score passed total agreed cases"
+        head = json_fields(self, names)
         tail = json_fields(self, "note problems notes flags tests limits source commit")
-        return head | {"labs": [lab.to_json() for lab in self.labs]} | tail
+        began = dict(zip(("began", "kit"), self.scaffold, strict=True)) if self.scaffold else None
+        labs = {"labs": [lab.to_json() for lab in self.labs]}
+        return head | labs | tail | {"scaffold": began}
 
 
 def lab_reason(lab: LabResult) -> str:
@@ -152,6 +167,8 @@ def lab_reason(lab: LabResult) -> str:
         # the case, its input and its replay command, on one line
         case = " | ".join(line.strip() for line in lab.probes.difference.splitlines())
         return clean(f"{but}probes {lab.probes.status}: {case}")
+    if lab.withheld is not None and lab.withheld != Status.PASSED:
+        return f"an instructor test {lab.withheld} (its message is in the JSON report only)"
     return ""
 
 
@@ -167,18 +184,21 @@ def graded_row(
     """A learner's row: per-test messages from ``result``, reasons and notes from ``public``
     (as learners may see it; default ``result``); ``instructor``: instructor tests' nodeids."""
     shown = public if public is not None else result
+    # counts and grade from the whole result (instructor tests included); text as learners see it
     labs = tuple(
         LabGrade(
             lab.lab.id,
             lab.passed,
             lab.total,
             lab.status,
-            lab_reason(lab),
+            lab_reason(seen),
             lab.agreed,
             lab.cases,
-            lab.probes.to_json() if lab.probes is not None else None,
+            seen.probes.to_json() if seen.probes is not None else None,
+            lab.points,
+            lab.score,
         )
-        for lab in shown.required
+        for lab, seen in zip(result.required, shown.required, strict=True)
     )
     contradicted = (
         lab.tests_status == Status.PASSED and lab.status != Status.PASSED for lab in result.required
@@ -221,7 +241,14 @@ def ungraded_row(
 ) -> Grade:
     """A row for a folder that was not graded: skipped (not a workspace) or an error."""
     grades = tuple(
-        LabGrade(lab.id, 0, lab.tests, status, clean(why) if status != Status.SKIPPED else "")
+        LabGrade(
+            lab.id,
+            0,
+            lab.tests,
+            status,
+            clean(why) if status != Status.SKIPPED else "",
+            points=0 if lab.optional else lab.points,
+        )
         for lab in labs
     )
     return Grade(
@@ -245,15 +272,17 @@ def _lab_cells(lab: LabGrade | None) -> tuple[object, object, object]:
 
 def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
     per_lab = [f"{column} {i}" for column in ("lab", "cases", "status") for i in lab_ids]
-    head = ["learner", "status", "score", "passed", "total", "agreed", "cases", *per_lab]
-    rows: list[list[object]] = [[*head, "flags", "note", "workspace", "source", "commit"]]
+    head = ["learner", "status", "score", "max_score", "passed", "total", "agreed", "cases"]
+    tail = ["flags", "note", "workspace", "source", "commit", "scaffold"]
+    rows: list[list[object]] = [[*head, *per_lab, *tail]]
     for grade in grades:
         by_id = {lab.id: lab for lab in grade.labs}
         columns = zip(*(_lab_cells(by_id.get(i)) for i in lab_ids), strict=True)
         rows.append(
-            [grade.learner, grade.status, grade.score, grade.passed, grade.total]
+            [grade.learner, grade.status, grade.score, grade.max_score, grade.passed, grade.total]
             + [grade.agreed, grade.cases, *chain.from_iterable(columns)]
             + ["; ".join(grade.flags), grade.note, grade.workspace, grade.source, grade.commit]
+            + [grade.scaffold_cell]
         )
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(

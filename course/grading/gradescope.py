@@ -27,6 +27,7 @@ from .intake import GRADABLE, Submission, folder_entries, mark_older
 from .roster import RosterOptions, grade_submissions, row_line
 from .safefs import atomic_write
 from .visibility import Visibility
+from .withheld import verdict_only
 
 SUBMISSION = "submission"
 KIT_FILES = ("pyproject.toml", "README.md", "scripts/setup")  # what scripts/setup needs
@@ -36,18 +37,25 @@ SKIPPED = ("__pycache__", ".pyc")
 # --------------------------------------------------------------------------- results.json
 
 
-def results(manifest: Manifest, row: Grade, visibility: Visibility) -> dict[str, Any]:
+def results(
+    manifest: Manifest, row: Grade, visibility: Visibility, instructor: bool = False
+) -> dict[str, Any]:
     """Gradescope's ``results.json`` for one graded row: a test per lab, worth its points when
-    it passes whole, showing what learners see; a test per instructor test."""
+    it passes whole (``LabGrade.score``), showing what learners see, the chapter's counts; a
+    test per instructor test, shown per ``visibility``. ``instructor``: the run held instructor
+    tests, so what learners see at once is the kit's verdict text only (``withheld.py``)."""
+    shown = row.shown
+    if shown is not None and instructor:
+        shown = verdict_only(shown)
     tests = []
     for graded in row.labs:
         lab = manifest.lab(graded.id)
-        result = row.shown.lab(lab.id) if row.shown is not None else None
+        result = shown.lab(lab.id) if shown is not None else None
         tests.append(
             {
                 "name": _("Lab {lab} · {title}").format(lab=lab.id, title=lab.title),
-                "score": lab.points * graded.earned / graded.total if graded.total else 0,
-                "max_score": lab.points,
+                "score": graded.score,
+                "max_score": graded.points,
                 "status": Status.PASSED if graded.status == Status.PASSED else Status.FAILED,
                 "output": render_lab(result) if result is not None else graded.reason,
                 "visibility": "visible",
@@ -62,21 +70,29 @@ def results(manifest: Manifest, row: Grade, visibility: Visibility) -> dict[str,
         {
             "name": _("Instructor test {name} (Lab {lab})").format(name=t["name"], lab=t["lab"]),
             "status": Status.PASSED if t["status"] == Status.PASSED else Status.FAILED,
-            "output": t["message"],
+            # learners see it when the instructor chose; at once, only its status
+            "output": t["message"] if visibility != "visible" else str(t["status"]),
             "visibility": visibility,
         }
         for t in row.tests
         if t["instructor"]
     ]
-    said = [*row.problems, *row.notes]
-    if row.shown is not None:
-        said.insert(0, _("Evidence: {evidence}").format(evidence=row.shown.evidence))
+    problems = shown.problems if shown is not None and instructor else row.problems
+    said = [*problems, *row.notes]
+    if shown is not None:
+        said.insert(0, _("Evidence: {evidence}").format(evidence=shown.evidence))
+        grade = _("Grade: {score}/{max_score}").format(score=row.score, max_score=row.max_score)
+        said.insert(1, grade)
+    extra: dict[str, Any] = {"chapter": manifest.chapter, "status": str(row.status)}
+    extra |= {"score": row.score, "max_score": row.max_score}
+    if row.scaffold is not None:
+        extra["scaffold"] = {"began": row.scaffold[0], "kit": row.scaffold[1]}
     return {
         "score": sum(test.get("score", 0) for test in tests),
         "output": "\n".join(said),
         "stdout_visibility": "hidden",
         "tests": tests,
-        "extra_data": {"chapter": manifest.chapter, "status": str(row.status)},
+        "extra_data": extra,
     }
 
 
@@ -130,11 +146,17 @@ def run_autograder(
             said.append(drawn.format_map(probes | {"audit": audit["seed"], "more": audit["cases"]}))
     path = root / "results" / "results.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(encodable(results(manifest, row, visibility)), indent=2, ensure_ascii=False)
+    instructor = options.grading.hidden is not None
+    shown = encodable(results(manifest, row, visibility, instructor))
+    text = json.dumps(shown, indent=2, ensure_ascii=False)
     atomic_write(path, (text + "\n").encode("utf-8"))
     done = _("Graded the submission of chapter {chapter} for Gradescope: {path}")
     flags = [_("  flag: {flag}").format(flag=flag) for flag in row.flags]
+    theirs = _("  instructor test {name} (Lab {lab}): {status}: {message}")
     lines = [done.format(chapter=manifest.chapter, path=path), *said, row_line(row), *flags]
+    lines += [
+        theirs.format_map(t) for t in row.tests if t["instructor"] and t["status"] != Status.PASSED
+    ]
     print(*lines, sep="\n", file=out)
     return path
 

@@ -3,7 +3,9 @@
 ``checkpoint CHAPTER --hidden DIR`` puts every ``test_*.py`` of ``DIR`` beside the focused tests
 in the graded copy. How many tests each lab gains (``@pytest.mark.lab("ID")`` functions; a
 literal ``parametrize`` list counts each case) is read here, on the grader's side, so a test
-process that leaves instructor tests out of its report cannot shrink a lab.
+process that leaves instructor tests out of its report cannot shrink a lab. They count inside
+their lab's points (a lab passes only when they pass too) and earn none of their own; learners
+see the chapter's counts (``engine.for_learners``).
 """
 
 from __future__ import annotations

@@ -147,7 +147,8 @@ def grade_entry(
         entry.learner, workspace, graded.result, flags, instructor, graded.enforced, public=public
     )
     row = with_checkout(row, repository, entry, snapshot.learner)
-    return with_intake(replace(row, prints=prints, shown=public), entry)
+    row = replace(row, prints=prints, shown=public, scaffold=snapshot.scaffold)
+    return with_intake(row, entry)
 
 
 def by_folder(entries: Sequence[Submission]) -> list[list[Submission]]:
@@ -163,7 +164,7 @@ def show_progress(stream: TextIO, done: int, total: int, grade: Grade) -> None:
     """A progress bar on a terminal; one line per graded folder otherwise."""
     filled = round(20 * done / max(total, 1))
     line = f"[{'#' * filled}{'-' * (20 - filled)}] {done}/{total} {grade.learner}: "
-    line += f"{grade.score}/{grade.total} {grade.status.label}"
+    line += f"{grade.score}/{grade.max_score} {grade.status.label}"
     last = done == total
     stream.write(f"\r\033[K{line}" + "\n" * last if is_terminal(stream) else f"{line}\n")
     stream.flush()
@@ -276,18 +277,35 @@ def grade_roster(
         *(row_line(row) for row in grades),
         *(f"  {line}" for line in graded.copies),
         *found.closing(len(grades)),
+        scale_line(graded.labs),
     ]
     print("\n".join(lines), file=out)
     return grades
 
 
 def row_line(row: Grade) -> str:
-    """A row of the summary: the learner, the status, what it earned, each lab's tests and
-    probe cases (``3/3·51/53``, tests alone without probes) and the first reason."""
+    """A row of the summary: the learner, the status, the grade (``80/100``), each lab's tests
+    and probe cases (``3/3·51/53``, tests alone without probes), a scaffold other than the
+    kit's, and the first reason."""
     counts = " ".join(
         f"{lab.passed}/{lab.total}" + (f"·{lab.agreed}/{lab.cases}" if lab.cases else "")
         for lab in row.labs
     )
+    scaffold = ""
+    if row.scaffold is not None and row.scaffold[0] not in row.note:  # said once
+        began = _("begun from scaffold {began}; the kit's is now {now}")
+        scaffold = "  " + began.format(began=row.scaffold[0], now=row.scaffold[1])
     note = f"  {row.note}" if row.note else ""
     status = pad(row.status.label, 8)
-    return f"  {row.learner:<24} {status} {row.score}/{row.total}  {counts}{note}"
+    grade = f"{row.score}/{row.max_score}"
+    return f"  {row.learner:<24} {status} {grade}  {counts}{scaffold}{note}"
+
+
+def scale_line(labs: Sequence[Lab]) -> str:
+    """What a score is: each lab's points, earned only when the lab passes whole."""
+    worth = ", ".join(f"{lab.id} {lab.points}" for lab in labs if not lab.optional)
+    said = _(
+        "Score: out of {total}, a lab's points earned only when it passes whole (tests, "
+        "instructor tests and probe cases): {labs}"
+    )
+    return said.format(total=sum(lab.points for lab in labs if not lab.optional), labs=worth)

@@ -44,6 +44,15 @@ class Snapshot:
     flags: tuple[str, ...] = ()
     starter: str | None = None  # the kit's starter fingerprint, for the graded copy's marker
     isolate: bool = True  # a failing lab is graded again on its own (not for the reference)
+    began: str | None = None  # the starter fingerprint the workspace's marker says it began from
+
+    @property
+    def scaffold(self) -> tuple[str, str] | None:
+        """(the scaffold it began from, the kit's), short, when they differ; else None."""
+        if self.began is None or self.starter is None:
+            return None
+        began, now = short(self.began), short(self.starter)
+        return None if began == now else (began, now)
 
 
 def reference_snapshot(manifest: Manifest, kit: Path, starter: str | None = None) -> Snapshot:
@@ -146,5 +155,17 @@ def workspace_snapshot(
             "workspace {root} ({package}, began from starter {began}; the kit's starter is now "
             "{now})"
         )
+        changed = _(
+            "begun from scaffold {began}; the kit's is now {now}: what the kit changed since can "
+            "fail a lab that was right for the older scaffold (ask the instructor)"
+        )
+        notes.append(changed.format(began=began, now=now))
     label = label.format(root=shown, package=manifest.package, began=began, now=now)
-    return Snapshot(label, learner, tuple(notes), tuple(flags), starter)
+    return Snapshot(
+        label,
+        learner,
+        tuple(notes),
+        tuple(flags),
+        starter,
+        began=workspace.starter_fingerprint,
+    )

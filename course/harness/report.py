@@ -154,8 +154,20 @@ def render_lab(
 
 
 def lab_details(result: LabResult) -> list[str]:
-    """What did not pass in a lab: its tests (folded by message) and its disagreeing cases."""
-    return _test_details(result) + probe_details(result)
+    """What did not pass in a lab: its tests (folded by message), its disagreeing cases, and
+    instructor tests this view withholds, named only when nothing else fails the lab."""
+    return _test_details(result) + probe_details(result) + _withheld_details(result)
+
+
+def _withheld_details(result: LabResult) -> list[str]:
+    withheld = result.withheld
+    if withheld is None or withheld == Status.PASSED:
+        return []
+    probes = Status.PASSED if result.probes is None else result.probes.status
+    if {result.tests_status, probes} != {Status.PASSED}:
+        return []
+    said = _("the instructor's own tests of this lab did not all pass (they are not shown here)")
+    return _detail(pad(status_label(withheld), 8), said)
 
 
 def render_probes(result: CheckpointResult) -> list[str]:
@@ -307,9 +319,18 @@ def render_summary(
         lines.append(result.evidence)
     if len(result.required) > 1:
         lines.append(f"{result.passed}/{result.total}")
+    if result.required:
+        lines.append(grade_line(result.required))
     lines += [_("problem: {problem}").format(problem=problem) for problem in result.problems]
     lines += ["", *_next_step(manifest, result, practice, commands)]
     return "\n".join(lines).rstrip()
+
+
+def grade_line(labs: Sequence[LabResult]) -> str:
+    """``grade 80/100``: the points of ``labs`` that passed whole (``LabResult.score``), as
+    every door (the gradebook, Gradescope, Classroom) counts them."""
+    score, worth = sum(lab.score for lab in labs), sum(lab.points for lab in labs)
+    return _("grade {score}/{max_score}").format(score=score, max_score=worth)
 
 
 def _next_step(

@@ -19,6 +19,19 @@ from ..sandboxed.verdicts import NOT_RUN
 from .catalog import Catalog, CatalogTest
 from .manifest import Lab, Manifest
 
+LAB_DERIVED = (
+    "title",
+    "passed",
+    "agreed",
+    "cases",
+    "earned",
+    "points",
+    "score",
+    "status",
+    "optional",
+)
+"""A lab's JSON keys that follow from the rest (read back, and checked by writing it again)."""
+
 
 class ReportError(ValueError):
     """A JSON report cannot be read; the message names the field."""
@@ -122,6 +135,9 @@ class LabResult:
     tests: tuple[TestOutcome, ...]
     total: int  # its test cases (the kit's test files; instructor tests add)
     probes: ProbeSummary | None = None
+    withheld: Status | None = None
+    """How the lab's instructor tests ended where this view leaves them out (``for_learners``:
+    learners see the chapter's counts); None when it leaves none out. It decides the status."""
 
     @property
     def passed(self) -> int:
@@ -144,6 +160,17 @@ class LabResult:
         return self.passed if self.status == Status.PASSED else 0
 
     @property
+    def points(self) -> int:
+        """What the lab is worth: the manifest's ``points`` (an optional lab counts for none)."""
+        return 0 if self.lab.optional else self.lab.points
+
+    @property
+    def score(self) -> int:
+        """The grade: the lab's points when it passes whole (tests, instructor tests and probe
+        cases alike), else 0. Every door shows this number."""
+        return self.points if self.status == Status.PASSED else 0
+
+    @property
     def tests_status(self) -> Status:
         """What the tests alone say: passed only if every test of the lab ran and passed."""
         statuses = {test.status for test in self.tests}
@@ -153,9 +180,10 @@ class LabResult:
 
     @property
     def status(self) -> Status:
-        """The tests' status, made worse by probes that disagree with the reference."""
+        """The tests' status, made worse by probes that disagree with the reference (and by
+        instructor tests this view withholds)."""
         probes = Status.PASSED if self.probes is None else self.probes.status
-        return worst({self.tests_status, probes})
+        return worst({self.tests_status, probes, self.withheld or Status.PASSED})
 
     @property
     def written(self) -> bool:
@@ -173,11 +201,15 @@ class LabResult:
             "agreed": self.agreed,
             "cases": self.cases,
             "earned": self.earned,
+            "points": self.points,
+            "score": self.score,
             "status": str(self.status),
             "optional": self.lab.optional,
         }
         if self.probes is not None:
             data["probes"] = self.probes.to_json()
+        if self.withheld is not None:
+            data["withheld"] = str(self.withheld)
         return data
 
 
@@ -225,6 +257,16 @@ class CheckpointResult:
         return sum(lab.earned for lab in self.required)
 
     @property
+    def score(self) -> int:
+        """The grade: the points of the required labs that passed whole."""
+        return sum(lab.score for lab in self.required)
+
+    @property
+    def max_score(self) -> int:
+        """What the required labs run are worth together (100 for chapter 11's five)."""
+        return sum(lab.points for lab in self.required)
+
+    @property
     def tests(self) -> list[TestOutcome]:
         return [test for lab in self.labs for test in lab.tests]
 
@@ -256,6 +298,8 @@ class CheckpointResult:
             "agreed": self.agreed,
             "cases": self.cases,
             "earned": self.earned,
+            "score": self.score,
+            "max_score": self.max_score,
             "problems": list(self.problems),
             "notes": list(self.notes),
             "flags": list(self.flags),
@@ -282,8 +326,10 @@ class CheckpointResult:
             probes, total = g.raw("probes", None), g.count("total")
             if probes is not None:
                 probes = ProbeSummary.from_json(probes, f"{where}.probes")
-            labs.append(LabResult(lab, tuple(t for t in tests if t.lab == lab_id), total, probes))
-            for key in ("title", "passed", "agreed", "cases", "earned", "status", "optional"):
+            withheld = g.status("withheld") if "withheld" in g.table else None
+            mine = tuple(t for t in tests if t.lab == lab_id)
+            labs.append(LabResult(lab, mine, total, probes, withheld))
+            for key in LAB_DERIVED:
                 g.raw(key)  # derived from the rest: read, and checked again below
             g.finish()
         seed = f.raw("seed", None)
@@ -296,7 +342,8 @@ class CheckpointResult:
             flags=f.texts("flags", allow_empty=True),
             seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
         )
-        for key in ("evidence", "passed", "total", "agreed", "cases", "earned"):
+        derived = ("evidence", "passed", "total", "agreed", "cases", "earned", "score", "max_score")
+        for key in derived:
             f.raw(key)
         f.finish()
         if result.to_json() != data:

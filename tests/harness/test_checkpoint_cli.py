@@ -35,7 +35,7 @@ def test_checkpoint_prints_the_card_labs_and_evidence_for_the_reference(
     evidence = " → ".join(f"{lab.tests}/{lab.tests}" for lab in manifest.required_labs)
     assert evidence == "3/3 → 3/3 → 3/3 → 2/2 → 3/3"
     at = lines.index(evidence)
-    assert lines[at + 1] == "14/14"
+    assert lines[at + 1 : at + 3] == ["14/14", "grade 100/100"]
     assert out.index(manifest.card.title) < out.index("Lab 11.1") < out.index(evidence)
     after = "\n".join(lines[at + 2 :])
     assert "All 14 focused tests pass. Next: the chapter's closing review" in after
@@ -61,6 +61,8 @@ def test_one_lab_with_json_results(manifest: Manifest, tmp_path: Path) -> None:
             "agreed": cases,
             "cases": cases,
             "earned": 3,
+            "points": 20,
+            "score": 20,
             "status": "passed",
             "optional": False,
             "probes": {"cases": cases, "agreed": cases, "status": "passed", "failures": []},
@@ -71,6 +73,7 @@ def test_one_lab_with_json_results(manifest: Manifest, tmp_path: Path) -> None:
         assert set(test) == {"lab", "name", "nodeid", "status", "message", "duration"}
         assert test["name"].startswith("test_lab_11_3_") and test["status"] == "passed"
     assert (data["passed"], data["total"], data["earned"]) == (3, 3, 3)
+    assert (data["score"], data["max_score"]) == (20, 20)
     assert (data["agreed"], data["cases"]) == (cases, cases)
 
 
@@ -88,14 +91,14 @@ def test_a_fresh_workspace_fails_with_every_lab_pending(
         assert f"0/{lab.tests}" in line.split() and "pending" in line.split()
         assert "not implemented yet" in out.split(line, 1)[1].splitlines()[1]
     assert "pending  3 tests stop at: Lab 11.1 compaction entry not implemented yet" in out
-    assert "0/3 → 0/3 → 0/3 → 0/2 → 0/3\n0/14\n" in out
+    assert "0/3 → 0/3 → 0/3 → 0/2 → 0/3\n0/14\ngrade 0/100\n" in out
     first = manifest.labs[0]
     assert f"Next: Lab {first.id} {first.title}" in out
     assert f"checkpoint 11 --practice {shlex.quote(str(workspace))} --lab {first.id}" in out
     assert "Traceback" not in out
     data = json.loads(report.read_text(encoding="utf-8"))
     assert {t["status"] for t in data["tests"]} == {"pending"}
-    assert (data["passed"], data["total"]) == (0, 14)
+    assert (data["passed"], data["total"], data["score"], data["max_score"]) == (0, 14, 0, 100)
 
 
 def test_inside_a_workspace_the_workspace_is_the_default(

@@ -26,6 +26,7 @@ from course.grading.intake import survey
 from course.grading.roster import grade_entry
 from course.grading.safefs import Tree, UnsafePath, atomic_write
 from course.harness.manifest import Manifest
+from course.harness.report import render_summary
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
 from course.harness.runner import Limits
 from course.harness.workspace import create_workspace
@@ -186,22 +187,49 @@ def test_a_test_report_the_probes_deny_earns_nothing(manifest: Manifest) -> None
     denied = ProbeSummary(10, 0, Status.PENDING, ("parse_summary: not implemented",))
     row = graded_row("eve", "eve", _claimed(manifest, denied), ())
     assert (row.status, row.score, row.passed, row.total) == ("pending", 0, 14, 14)
-    assert [(lab.earned, lab.agreed, lab.cases) for lab in row.labs] == [(0, 0, 10)] * 5
+    assert [(lab.score, lab.agreed, lab.cases) for lab in row.labs] == [(0, 0, 10)] * 5
     assert "probes contradict a passing test report" in row.flags
     [line] = csv.DictReader(io.StringIO(gradebook_csv(LAB_IDS, [row])))
-    assert (line["status"], line["score"], line["passed"]) == ("pending", "0", "14")
+    assert (line["status"], line["score"], line["max_score"]) == ("pending", "0", "100")
+    assert line["passed"] == "14"
     assert (line["lab 11.3"], line["cases 11.3"], line["status 11.3"]) == ("3/3", "0/10", "pending")
     data = row.to_json()
     assert (data["score"], data["passed"], data["agreed"], data["cases"]) == (0, 14, 0, 50)
+    assert data["max_score"] == 100
 
 
-def test_a_lab_earns_its_tests_when_its_tests_pass_and_its_cases_agree(
+def test_a_lab_earns_its_points_when_its_tests_pass_and_its_cases_agree(
     manifest: Manifest,
 ) -> None:
     agree = ProbeSummary(10, 10, Status.PASSED)
     row = graded_row("ada", "ada", _claimed(manifest, agree), ())
-    assert (row.status, row.score, row.passed) == ("passed", 14, 14)
-    assert [lab.earned for lab in row.labs] == [lab.tests for lab in manifest.required_labs]
+    assert (row.status, row.score, row.max_score, row.passed) == ("passed", 100, 100, 14)
+    assert [lab.score for lab in row.labs] == [lab.points for lab in manifest.required_labs]
+
+
+def test_one_scale_in_the_row_its_csv_its_json_and_the_terminal(manifest: Manifest) -> None:
+    """Lab 11.4 fails one test of two: 12 of 14 tests, and 80 of 100 points everywhere."""
+    result = _claimed(manifest, ProbeSummary(10, 10, Status.PASSED))
+    lab = result.labs[3]
+    failing = replace(lab.tests[0], status=Status.FAILED, message="AssertionError")
+    result = replace(
+        result,
+        labs=(*result.labs[:3], replace(lab, tests=(failing, *lab.tests[1:])), result.labs[4]),
+    )
+    assert (result.passed, result.total, result.score, result.max_score) == (13, 14, 80, 100)
+    row = graded_row("ada", "ada", result, ())
+    assert (row.score, row.max_score) == (result.score, result.max_score) == (80, 100)
+    [line] = csv.DictReader(io.StringIO(gradebook_csv(LAB_IDS, [row])))
+    assert (line["score"], line["max_score"], line["passed"]) == ("80", "100", "13")
+    data = row.to_json()
+    assert (data["score"], data["max_score"]) == (80, 100)
+    assert [lab["score"] for lab in data["labs"]] == [20, 20, 20, 0, 20]
+    report = result.to_json()
+    assert (report["score"], report["max_score"]) == (80, 100)
+    assert CheckpointResult.from_json(report, manifest) == result
+    summary = render_summary(manifest, result).splitlines()
+    at = summary.index("3/3 → 3/3 → 3/3 → 1/2 → 3/3")
+    assert summary[at + 1 : at + 3] == ["13/14", "grade 80/100"]
 
 
 def test_a_row_with_a_problem_is_an_error_whatever_its_labs_say(manifest: Manifest) -> None:

@@ -137,11 +137,16 @@ def test_instructor_tests_add_to_the_grade_and_stay_out_of_workspaces(
     hidden.mkdir()
     (hidden / "test_instructor.py").write_text(textwrap.dedent(HIDDEN))
     # the labs the instructor tests are in: 11.1's 3 + 1 and 11.3's 3 + 2
+    report = tmp_path / "reference.json"
     reference = cli(
-        "checkpoint", "11", "--hidden", str(hidden), "--no-card", "--lab", "11.1", "--lab", "11.3"
-    )
+        "checkpoint", "11", "--hidden", str(hidden), "--no-card", "--lab", "11.1", "--lab", "11.3",
+        "--json", str(report),
+    )  # fmt: skip
     assert reference.returncode == 0, reference.stdout + reference.stderr
-    assert "\n9/9\n" in reference.stdout, "three instructor tests on the reference"
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert (data["passed"], data["total"]) == (9, 9), "three instructor tests on the reference"
+    assert (data["score"], data["max_score"]) == (40, 40), "inside their labs' points"
+    assert "\n6/6\ngrade 40/40\n" in reference.stdout, "the terminal shows the chapter's counts"
     roster = tmp_path / "roster"
     solved(manifest, kit, roster / "ada", 5)
     solved(manifest, kit, roster / "ben", 2)
@@ -149,6 +154,7 @@ def test_instructor_tests_add_to_the_grade_and_stay_out_of_workspaces(
     assert run.returncode == 0, run.stdout + run.stderr
     rows = {r["learner"]: r for r in csv.DictReader((roster / "gradebook.csv").open())}
     assert (rows["ada"]["passed"], rows["ada"]["total"]) == ("17", "17")
+    assert [rows[learner]["score"] for learner in ("ada", "ben")] == ["100", "40"]
     assert [rows["ada"][f"lab {i}"] for i in ("11.1", "11.3")] == ["4/4", "5/5"]
     assert [rows["ben"][f"lab {i}"] for i in ("11.1", "11.2", "11.3")] == ["4/4", "3/3", "0/5"]
     book = json.loads((roster / "gradebook.json").read_text(encoding="utf-8"))

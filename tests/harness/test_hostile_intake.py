@@ -56,7 +56,7 @@ from course.sandboxed.marker import MARKER, WorkspaceError, parse_marker
 from course.sandboxed.untrusted import NAME_CHARS
 
 T = TypeVar("T")
-FULL = ("passed", "14", "14")
+FULL = ("passed", "100", "14")  # status, score (20 points a lab), tests
 
 
 def costs(work: Callable[[], T]) -> tuple[T | Exception, float]:

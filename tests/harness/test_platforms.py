@@ -11,6 +11,7 @@ from the file ``practice 11 --classroom`` writes and run as the runner runs them
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -53,6 +54,29 @@ TEST_KEYS = {
     "output_format", "tags", "visibility", "extra_data",
 }  # fmt: skip
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+STOLEN = base64.b64encode(INSTRUCTOR_TEST.encode()).decode()
+"""The instructor test file as the thief's code prints it."""
+THIEF = """
+import base64 as _b64, pathlib as _pl, sys as _sys
+
+def _stolen():
+    for _base in [_pl.Path.cwd(), *map(_pl.Path, _sys.path)]:
+        _found = _base / "tests" / "chapter11" / "test_instructor.py"
+        if _found.is_file():
+            return _b64.b64encode(_found.read_bytes()).decode()
+    return "NOTHING-FOUND"
+
+_STOLEN = _stolen()
+print("STOLEN:" + _STOLEN)
+_own_build_context = build_context
+
+def build_context(*args, **kwargs):
+    print("STOLEN:" + _STOLEN)
+    _own_build_context(*args, **kwargs)
+    raise AssertionError("STOLEN:" + _STOLEN)
+"""
+"""Learner code that reads the instructor test where it runs and puts it, base64, into what it
+prints and into every failure of Lab 11.3."""
 
 
 def schema_problems(data: Any) -> list[str]:
@@ -176,11 +200,14 @@ def graded(
         ".write('{\"score\": 100}')\nexcept OSError:\n    pass",
     )
     append(hostile, MODULE, FORGE_RESULTS)
+    thief = roster_workspace(manifest, workspaces, "thief", solved=5)
+    append(thief, "pi_course/context.py", THIEF)
     submissions = {
         "fresh": fresh,
         "solved": zip_folder(solved, base / "solved.zip", prefix="practice-11/"),
         "wrong": wrong,
         "hostile": hostile,
+        "thief": thief,
     }
     found: dict[str, Graded] = {}
     for name, submission in submissions.items():
@@ -250,6 +277,10 @@ def test_each_lab_is_the_verdict_practice_gives_the_same_files(
         assert (test["score"], test["max_score"]) == (earned, lab.points), test
         assert test["status"] == ("passed" if earned else "failed")
     assert one.results["score"] == sum(t.get("score", 0) for t in one.results["tests"])
+    grade = (one.results["extra_data"]["score"], one.results["extra_data"]["max_score"])
+    assert grade == (one.results["score"], 100), "one scale"
+    if not audited:  # the grade --practice gives the same files, on the same scale
+        assert grade == (one.practice["score"], one.practice["max_score"])
 
 
 def test_a_failing_lab_shows_learners_its_failing_cases(graded: dict[str, Graded]) -> None:
@@ -260,9 +291,8 @@ def test_a_failing_lab_shows_learners_its_failing_cases(graded: dict[str, Graded
     assert "/bin/checkpoint" not in lab["output"], "a command by its plain name, as learners run it"
     fresh = graded["fresh"].labs()["11.1"]["output"]
     assert "not implemented yet" in fresh, fresh
-    assert graded["solved"].results["output"].startswith("Evidence: 4/4 → 3/3"), graded[
-        "solved"
-    ].results["output"]
+    solved = graded["solved"].results["output"]
+    assert solved.startswith("Evidence: 3/3 → 3/3 → 3/3 → 2/2 → 3/3\nGrade: 100/100"), solved
 
 
 def test_instructor_tests_wait_for_the_due_date(graded: dict[str, Graded]) -> None:
@@ -273,7 +303,31 @@ def test_instructor_tests_wait_for_the_due_date(graded: dict[str, Graded]) -> No
         )
         assert "test_instructor_summary_goal" in hidden[0]["name"]
     shown = graded["fresh"].labs()["11.1"]["output"]
-    assert "an instructor test" in shown and "parse_summary(given)" not in shown, shown
+    assert "0/3 tests" in shown and "instructor" not in shown, "the chapter's counts only"
+    assert "parse_summary(given)" not in shown, shown
+
+
+def test_learner_code_printing_the_instructor_test_shows_learners_nothing_of_it(
+    graded: dict[str, Graded],
+) -> None:
+    """The thief's code reads the instructor test and prints it, base64, and raises it in every
+    Lab 11.3 failure: what learners see of results.json at once holds none of it."""
+    thief = graded["thief"]
+    messages = " ".join(test["message"] for test in thief.practice["tests"])
+    assert f"STOLEN:{STOLEN}" in messages, "the attack did read the file where it ran"
+    results = thief.results
+    assert schema_problems(results) == []
+    visible = [results["output"]]
+    for test in results["tests"]:
+        if test.get("visibility", "visible") == "visible":
+            visible += [test["name"], test.get("output", "")]
+    seen = "\n".join(visible)
+    for start in range(0, len(STOLEN) - 16, 8):
+        assert STOLEN[start : start + 16] not in seen, seen
+    assert "STOLEN" not in seen and "INSTRUCTOR-SECRET" not in seen, seen
+    lab = thief.labs()["11.3"]
+    assert (lab["score"], lab["extra_data"]["status"]) == (0, "failed"), lab
+    assert "withheld: this run held instructor tests" in lab["output"], lab["output"]
 
 
 def test_the_instructor_sees_the_limits_and_the_flags(graded: dict[str, Graded]) -> None:
@@ -407,11 +461,11 @@ def test_the_classroom_workflow_scores_each_lab_as_practice_does(
     assert practice.returncode == 1, practice.stderr
     verdict = json.loads(report.read_text(encoding="utf-8"))
     expected = {
-        f"lab-{lab['id'].replace('.', '-')}": manifest.lab(lab["id"]).points
-        if lab["status"] == "passed"
-        else 0
+        f"lab-{lab['id'].replace('.', '-')}": lab["score"]
         for lab in verdict["labs"]
         if not lab["optional"]
     }
     assert points == expected
-    assert sum(points.values()) == 40, points
+    assert sum(points.values()) == verdict["score"] == 40, points
+    assert verdict["max_score"] == sum(lab.points for lab in manifest.required_labs) == 100
+    assert "\ngrade 40/100\n" in practice.stdout, practice.stdout

@@ -33,23 +33,27 @@ from harness_support import (
 )
 from hostile import DAEMON_TOKEN, PTH_NAME, TTY_LINE, attacks
 
-from course.harness.kit import kit_root
+from course.harness.kit import chapter_fingerprints, kit_root, short
 from course.harness.manifest import Manifest
 from course.sandboxed.marker import MARKER
 
 LABS = ["11.1", "11.2", "11.3", "11.4", "11.5"]
 HONEST = {
-    # learner: (status, tests passed, score, per-lab statuses)
-    "ada": ("passed", 14, 14, ["passed"] * 5),
-    "ben": ("pending", 6, 6, ["passed"] * 2 + ["pending"] * 3),
+    # learner: (status, tests passed, score: 20 points a lab passed whole, per-lab statuses)
+    "ada": ("passed", 14, 100, ["passed"] * 5),
+    "ben": ("pending", 6, 40, ["passed"] * 2 + ["pending"] * 3),
     "cy": ("pending", 0, 0, ["pending"] * 5),
     # a syntax error in groups.py costs Lab 11.2 alone: each other lab is graded on its own
-    "dee": ("error", 11, 11, ["passed", "error", "passed", "passed", "passed"]),
-    "eve": ("timeout", 11, 11, ["passed"] * 4 + ["timeout"]),
+    "dee": ("error", 11, 80, ["passed", "error", "passed", "passed", "passed"]),
+    "eve": ("timeout", 11, 80, ["passed"] * 4 + ["timeout"]),
     # Lab 11.4 passes one test of two: shown, but a failed lab earns nothing
-    "fay": ("failed", 10, 9, ["passed"] * 3 + ["failed", "pending"]),
-    "gus/practice-11": ("passed", 14, 14, ["passed"] * 5),
+    "fay": ("failed", 10, 60, ["passed"] * 3 + ["failed", "pending"]),
+    "gus/practice-11": ("passed", 14, 100, ["passed"] * 5),
+    # begun from another scaffold than the kit's: graded as any other, and noted
+    "hal": ("passed", 14, 100, ["passed"] * 5),
 }
+OLD_SCAFFOLD = "0123456789ab" + "0" * 52
+"""The starter fingerprint ``hal``'s marker says it began from (not the kit's)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,10 @@ def _honest(manifest: Manifest, roster: Path) -> None:
     )
     (roster / "gus").mkdir()
     _workspace(manifest, roster, "gus/practice-11", solved=5)
+    older = _workspace(manifest, roster, "hal", solved=5)
+    marker = (older / MARKER).read_text(encoding="utf-8")
+    began = marker.split('starter_fingerprint = "', 1)[1].split('"', 1)[0]
+    (older / MARKER).write_text(marker.replace(began, OLD_SCAFFOLD), encoding="utf-8")
 
 
 def _surroundings(manifest: Manifest, roster: Path, outside: Path) -> dict[Path, str]:
@@ -177,9 +185,11 @@ def test_every_honest_row_is_right(graded: GradedClass) -> None:
     for learner, (status, passed, score, labs) in HONEST.items():
         row = graded.rows[learner]
         why = [(lab["status"], lab["reason"]) for lab in graded.learner(learner)["labs"]]
-        expected = (status, str(passed), str(score), "14")
-        assert (row["status"], row["passed"], row["score"], row["total"]) == expected, why
+        expected = (status, str(passed), str(score), "100", "14")
+        got = (row["status"], row["passed"], row["score"], row["max_score"], row["total"])
+        assert got == expected, why
         assert _statuses(row) == labs, row
+        assert f"  {learner:<24} {row['status']:<8} {score}/100  " in graded.run.stdout, learner
     assert [graded.rows["ben"][f"lab {lab}"] for lab in LABS] == ["3/3", "3/3", "0/3", "0/2", "0/3"]
     assert "copy of the reference? (Lab 11.3 1.00)" in graded.rows["ada"]["flags"]
     flagged = [f["id"] for f in graded.book["copies"]["flags"] if f["kind"] == "reference"]
@@ -200,8 +210,24 @@ def test_copy_flags_and_groups_are_on_the_terminal(graded: GradedClass) -> None:
     assert "still running after 2s" in graded.rows["eve"]["note"]
     fay = graded.learner("fay")["labs"][3]
     assert fay["status"] == "failed" and fay["probes"]["status"] == "failed"
-    assert (fay["passed"], fay["earned"], graded.rows["fay"]["lab 11.4"]) == (1, 0, "1/2")
+    assert (fay["passed"], fay["score"], graded.rows["fay"]["lab 11.4"]) == (1, 0, "1/2")
+    assert [lab["points"] for lab in graded.learner("fay")["labs"]] == [20] * 5
     assert fay["agreed"] < fay["cases"] == fay["probes"]["cases"]
+    assert "Score: out of 100, a lab's points earned only when it passes whole" in graded.run.stdout
+
+
+def test_a_workspace_begun_from_another_scaffold_is_noted_at_every_door(
+    manifest: Manifest, graded: GradedClass
+) -> None:
+    """The row, its JSON and the terminal name both scaffolds; the kit's own are unmarked."""
+    now = short(chapter_fingerprints(manifest, kit_root()).starter)
+    began = OLD_SCAFFOLD[:12]
+    assert graded.rows["hal"]["scaffold"] == f"began from {began}; the kit's is {now}"
+    assert graded.learner("hal")["scaffold"] == {"began": began, "kit": now}
+    assert any(f"begun from scaffold {began}" in note for note in graded.learner("hal")["notes"])
+    hal = next(line for line in graded.run.stdout.splitlines() if line.startswith("  hal "))
+    assert f"begun from scaffold {began}; the kit's is now {now}" in hal, hal
+    assert graded.rows["ada"]["scaffold"] == "" and graded.learner("ada")["scaffold"] is None
 
 
 @pytest.mark.parametrize(
@@ -262,7 +288,11 @@ def test_a_pth_file_never_reaches_site_packages(graded: GradedClass) -> None:
 def test_a_daemon_dies_with_the_run_and_never_touches_the_gradebook(graded: GradedClass) -> None:
     assert_honest_fresh(graded.rows["h-daemon"])
     assert processes_with(DAEMON_TOKEN) == [], "every process learner code starts ends with its run"
-    assert (graded.roster / "gradebook-2.csv").read_text().startswith("learner,status,score,passed")
+    assert (
+        (graded.roster / "gradebook-2.csv")
+        .read_text()
+        .startswith("learner,status,score,max_score,passed")
+    )
 
 
 def test_learner_code_cannot_kill_the_roster(graded: GradedClass) -> None:

@@ -87,7 +87,7 @@ def test_the_roster_fails_keyed_answers_and_flags_them(roster: Path) -> None:
     assert audit["cases"] > 0
 
     honest = rows["ada"]
-    assert (honest["status"], honest["score"], honest["passed"]) == ("passed", "14", "14"), honest
+    assert (honest["status"], honest["score"], honest["passed"]) == ("passed", "100", "14"), honest
     assert "drawn for this roster" not in honest["flags"]
 
     keyed = rows["kev"]
@@ -97,7 +97,7 @@ def test_the_roster_fails_keyed_answers_and_flags_them(roster: Path) -> None:
     # its counts are the shipped cases', the same as at every door: all of them agree
     agreed, cases = keyed["cases 11.3"].split("/")
     assert keyed["lab 11.3"] == "3/3" and agreed == cases, keyed
-    assert int(keyed["score"]) <= 14 - 3, "a failed lab earns nothing"
+    assert int(keyed["score"]) <= 100 - 20, "a failed lab earns nothing"
 
 
 def test_an_instructor_may_fix_the_audit_seed(manifest: Manifest, tmp_path: Path) -> None:
