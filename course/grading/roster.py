@@ -275,9 +275,9 @@ def grade_roster(
         said.format(**counts, csv=csv_path, json=json_path),
         *(_("  limits: {limit}").format(limit=line) for line in graded.enforced),
         *(row_line(row) for row in grades),
+        scale_line(graded.labs),
         *(f"  {line}" for line in graded.copies),
         *found.closing(len(grades)),
-        scale_line(graded.labs),
     ]
     print("\n".join(lines), file=out)
     return grades
