@@ -788,9 +788,7 @@ def test_lab_11_3_trims_only_at_group_boundaries(impl: Any) -> None:
     holds(
         case,
         not repeated,
-        _("the estimator was asked twice about {messages}").format(
-            messages=shown(repeated, 200)
-        ),
+        _("the estimator was asked twice about {messages}").format(messages=shown(repeated, 200)),
     )
     elsewhere = [m for m in asked if m not in allowed]
     holds(
