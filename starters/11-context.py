@@ -204,9 +204,9 @@ def build_context(
 ) -> BuildContextResult:
     """One model request's view of ``path`` within the budget; the history is never rewritten.
 
-    Lab 11.3 writes all of it. Refuses with a ``ValueError``: a budget number or an estimator
-    answer (for the prompt or any message) not a non-negative finite number (the given
-    ``check_amount``'s ``BudgetError`` names ``max_tokens``, ``reserved_output`` or
+    Lab 11.3 writes all of it. Refuses with a ``ValueError``: a budget number, an estimator
+    answer (for the prompt or any message) or a total not a non-negative finite number (the
+    given ``check_amount``'s ``BudgetError`` names ``max_tokens``, ``reserved_output``,
     ``safety_margin``); a ``system_prompt`` not a ``str`` (a ``BudgetError`` naming it, not a
     ``TypeError``); a repeated entry id (the given ``check_unique_ids``); a broken history.
 

@@ -73,7 +73,8 @@ def check_tool_pairs(entries: list[MessageEntry]) -> list[MessageEntry]:
     counts: an id used in another one is no concern here.
 
     Refuses with an ``InteractionError`` (a ``ValueError``) naming the entry, the call id and
-    the interaction's first entry, e.g. a result for ``unknown-1`` that no call declares.
+    the interaction's first entry, e.g. a result for ``unknown-1`` that no call declares; a
+    call or a result whose id is not a string is refused too.
     Returns ``entries`` unchanged. Cost: linear in the interaction. In the chapter's third group
     ``[u3, calls, r-test, r-read, a3]``, ``calls`` declares ``read-1`` and ``test-1``, answered in
     reverse order: it holds (section "两个 tool result 仍属于 `u3` 开始的同一组").
