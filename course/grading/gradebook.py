@@ -90,6 +90,8 @@ class Grade:
     limits: tuple[str, ...] = ()  # what the sandbox enforced
     source: str = ""  # how the submission arrived: folder, zip, tar.gz…
     commit: str = ""  # the git commit graded
+    hints: Mapping[str, int] = field(default_factory=dict)
+    """Lab id → the highest hint level the learner opened: information, never a penalty."""
     # The lab code's fingerprints (classroom.py), and the result as learners may see it
     # (engine.for_learners) for gradescope.py; None when nothing was graded.
     prints: Prints | None = field(default=None, compare=False, repr=False)
@@ -119,7 +121,8 @@ class Grade:
     def to_json(self) -> dict[str, Any]:
         head = json_fields(self, "learner workspace status score passed total agreed cases")
         tail = json_fields(self, "note problems notes flags tests limits source commit")
-        return head | {"labs": [lab.to_json() for lab in self.labs]} | tail
+        labs = {"labs": [lab.to_json() for lab in self.labs]}
+        return head | labs | tail | {"hints": dict(self.hints)}
 
 
 def lab_reason(lab: LabResult) -> str:
@@ -227,10 +230,16 @@ def _lab_cells(lab: LabGrade | None) -> tuple[object, object, object]:
     return f"{lab.passed}/{lab.total}", f"{lab.agreed}/{lab.cases}" if lab.cases else "", lab.status
 
 
+def hints_cell(hints: Mapping[str, int]) -> str:
+    """The hint levels opened, ``11.2:1 11.3:3`` (empty: none): information, never a penalty."""
+    return " ".join(f"{lab}:{level}" for lab, level in hints.items())
+
+
 def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
     per_lab = [f"{column} {i}" for column in ("lab", "cases", "status") for i in lab_ids]
     head = ["learner", "status", "score", "passed", "total", "agreed", "cases", *per_lab]
-    rows: list[list[object]] = [[*head, "flags", "note", "workspace", "source", "commit"]]
+    tail = ["flags", "note", "workspace", "source", "commit", "hints"]
+    rows: list[list[object]] = [[*head, *tail]]
     for grade in grades:
         by_id = {lab.id: lab for lab in grade.labs}
         columns = zip(*(_lab_cells(by_id.get(i)) for i in lab_ids), strict=True)
@@ -238,6 +247,7 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
             [grade.learner, grade.status, grade.score, grade.passed, grade.total]
             + [grade.agreed, grade.cases, *chain.from_iterable(columns)]
             + ["; ".join(grade.flags), grade.note, grade.workspace, grade.source, grade.commit]
+            + [hints_cell(grade.hints)]
         )
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(

@@ -143,7 +143,7 @@ def grade_entry(
         entry.learner, workspace, graded.result, flags, instructor, graded.enforced, public=public
     )
     row = with_checkout(row, repository, entry, snapshot.learner)
-    return with_intake(replace(row, prints=prints, shown=public), entry)
+    return with_intake(replace(row, prints=prints, shown=public, hints=snapshot.hints), entry)
 
 
 def show_progress(stream: TextIO, done: int, total: int, grade: Grade) -> None:
