@@ -115,10 +115,10 @@ def render_learning(
         _(
             "Help waits until you ask for it, one level at a time: 1 the idea and the "
             "chapter's section, 2 a strategy in words, 3 the steps. `{checkpoint} --hint` "
-            'opens the next level for the lab at hand (`h` in the watch, `hint("11.3")` in a '
+            'opens the next level for the lab at hand (`h` in the watch, `hint("{lab}")` in a '
             "notebook). `{file}` records the levels you opened: your instructor sees them as "
             "information, never as a penalty."
-        ).format(checkpoint=checkpoint, file=HINTS_FILE),
+        ).format(checkpoint=checkpoint, file=HINTS_FILE, lab=manifest.required_labs[0].id),
         _(
             "The workspace's `pytest.ini` turns off pytest's plugin autoloading (the installed "
             "plugins cost seconds at every start and the focused tests need none), so plain "
