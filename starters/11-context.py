@@ -150,7 +150,7 @@ def select_groups(
     ``tokens`` their cost and ``groups`` how many were kept.
 
     ``groups`` are left as they were. Cost: each message estimated at most once, and only
-    messages of ``groups`` (whether any past the last kept one are is yours to decide). With
+    messages of ``groups``; whether groups past the last kept one are estimated is yours. With
     costs 7, 7 and 15 and 22 available the last two are kept (15 + 7 = 22): ``trimmed``.
     """
     raise LabNotImplemented(
