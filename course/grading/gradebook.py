@@ -105,6 +105,8 @@ class Grade:
     source: str = ""  # how the submission arrived: folder, zip, tar.gz…
     commit: str = ""  # the git commit graded
     scaffold: tuple[str, str] | None = None  # (began from, the kit's now) when they differ
+    hints: Mapping[str, int] = field(default_factory=dict)
+    """Lab id → the highest hint level the learner opened: information, never a penalty."""
     # The lab code's fingerprints (classroom.py), and the result as learners may see it
     # (engine.for_learners) for gradescope.py; None when nothing was graded.
     prints: Prints | None = field(default=None, compare=False, repr=False)
@@ -150,7 +152,7 @@ class Grade:
         tail = json_fields(self, "note problems notes flags tests limits source commit")
         began = dict(zip(("began", "kit"), self.scaffold, strict=True)) if self.scaffold else None
         labs = {"labs": [lab.to_json() for lab in self.labs]}
-        return head | labs | tail | {"scaffold": began}
+        return head | labs | tail | {"scaffold": began, "hints": dict(self.hints)}
 
 
 def lab_reason(lab: LabResult) -> str:
@@ -270,10 +272,15 @@ def _lab_cells(lab: LabGrade | None) -> tuple[object, object, object]:
     return f"{lab.passed}/{lab.total}", f"{lab.agreed}/{lab.cases}" if lab.cases else "", lab.status
 
 
+def hints_cell(hints: Mapping[str, int]) -> str:
+    """The hint levels opened, ``11.2:1 11.3:3`` (empty: none): information, never a penalty."""
+    return " ".join(f"{lab}:{level}" for lab, level in hints.items())
+
+
 def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
     per_lab = [f"{column} {i}" for column in ("lab", "cases", "status") for i in lab_ids]
     head = ["learner", "status", "score", "max_score", "passed", "total", "agreed", "cases"]
-    tail = ["flags", "note", "workspace", "source", "commit", "scaffold"]
+    tail = ["flags", "note", "workspace", "source", "commit", "scaffold", "hints"]
     rows: list[list[object]] = [[*head, *per_lab, *tail]]
     for grade in grades:
         by_id = {lab.id: lab for lab in grade.labs}
@@ -282,7 +289,7 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
             [grade.learner, grade.status, grade.score, grade.max_score, grade.passed, grade.total]
             + [grade.agreed, grade.cases, *chain.from_iterable(columns)]
             + ["; ".join(grade.flags), grade.note, grade.workspace, grade.source, grade.commit]
-            + [grade.scaffold_cell]
+            + [grade.scaffold_cell, hints_cell(grade.hints)]
         )
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(

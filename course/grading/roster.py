@@ -147,7 +147,9 @@ def grade_entry(
         entry.learner, workspace, graded.result, flags, instructor, graded.enforced, public=public
     )
     row = with_checkout(row, repository, entry, snapshot.learner)
-    row = replace(row, prints=prints, shown=public, scaffold=snapshot.scaffold)
+    row = replace(
+        row, prints=prints, shown=public, scaffold=snapshot.scaffold, hints=snapshot.hints
+    )
     return with_intake(row, entry)
 
 

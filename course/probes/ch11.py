@@ -12,6 +12,7 @@ import importlib
 import json
 import marshal
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -119,21 +120,32 @@ def asked_form(message: object) -> str:
 
 
 class Asking:
-    """An estimator that notes the messages it is asked about, then answers as ``estimate``."""
+    """An estimator that counts the messages it is asked about, then answers as ``estimate``.
+
+    The chapter leaves open when and in what order messages are estimated; the bound kept is
+    that each message is estimated at most once, and only messages the call was given (plus
+    the prompt and the summary that open a request)."""
 
     def __init__(self, estimate: Estimate, entries: Sequence[Any]) -> None:
         self.estimate = estimate
-        self.asked: set[str] = set()
+        self.asked: Counter[str] = Counter()
         # each message entry's id and form, taken before the call
         self.known = [(e.id, asked_form(e.message)) for e in entries if hasattr(e, "message")]
 
     def __call__(self, message: dict[str, Any]) -> float:
-        self.asked.add(asked_form(message))
+        self.asked[asked_form(message)] += 1
         return self.estimate(message)
 
-    def estimated(self) -> list[str]:
-        """The ids of the entries asked about, whatever the order or number of questions."""
-        return [entry_id for entry_id, form in self.known if form in self.asked]
+    def beyond_bound(self, openers: Sequence[object] = ()) -> dict[str, Json]:
+        """The questions the bound forbids: the ids of entries asked about more than once, and
+        how many questions were about a message neither given nor among ``openers``."""
+        allowed = Counter(form for _, form in self.known)
+        allowed.update(asked_form(message) for message in openers)
+        over = {form for form, count in self.asked.items() if count > allowed[form]}
+        return {
+            "estimated_more_than_once": [i for i, form in self.known if form in over],
+            "estimated_elsewhere": sum(n for form, n in self.asked.items() if not allowed[form]),
+        }
 
 
 def summary_object(impl: Implementation, value: Mapping[str, Any]) -> Any:
@@ -235,8 +247,7 @@ def _select_groups(impl: Implementation, args: dict[str, Any]) -> Json:
         "reason": chosen.reason,
         "groups": chosen.groups,
         "shares": shares_messages(chosen.entries, entries),
-        "estimated": asking.estimated(),
-    }
+    } | asking.beyond_bound()
 
 
 def _build_context(impl: Implementation, args: dict[str, Any]) -> Json:
@@ -267,8 +278,13 @@ def _build_context(impl: Implementation, args: dict[str, Any]) -> Json:
         "tokens": {name: getattr(result.tokens, name) for name in TOKEN_FIELDS},
         "shares": any(id(m) in {id(g) for g in given} for m in result.messages),
         "changed_input": before != given,
-        "estimated": asking.estimated(),
-    }
+    } | asking.beyond_bound(openers(args["budget"], result))
+
+
+def openers(budget: Mapping[str, Any], result: Any) -> list[Json]:
+    """The messages that open a request besides the path's: the prompt, and the summary."""
+    prompt = {"role": "system", "content": budget["system_prompt"]}
+    return [prompt] + (result.messages[:1] if result.compaction_id is not None else [])
 
 
 def _create_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json:
