@@ -33,6 +33,7 @@ from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, Commands
 from ..sandboxed.marker import MARKER
 from ..sandboxed.probecases import Answer
+from . import forgery
 from . import probes as probing
 from .bytecode import bytecode
 from .hidden import HiddenTests
@@ -292,12 +293,13 @@ def grade(
         extra = [o for o in outcomes if o.nodeid.partition("::")[0] in uncounted]
         outcomes = [attribute(manifest, o) for o in outcomes if o not in extra]
         summaries = {}
-        audit_flags: list[str] = []
+        findings: list[probing.AuditFinding] = []
         if probes is not None:
             summaries = probing.compare(probes, got, options.commands)
             if audit is not None:
-                found = probing.compare(audit, probing.audit_answers(audit, got), options.commands)
-                summaries, audit_flags = probing.audited(summaries, found, audit.seed)
+                summaries, findings = probing.audited(
+                    summaries, probes, audit, got, options.commands
+                )
             summaries = {
                 lab: replace(summary, failures=tuple(map(unprefixed, summary.failures)))
                 for lab, summary in summaries.items()
@@ -320,7 +322,9 @@ def grade(
         probes=summaries,
         seed=probes.seed if probes else None,
     )
-    result = replace(result, flags=result.flags + tuple(audit_flags))
+    stubs = forgery.stub_labs(manifest, kit, snapshot.learner, labs)
+    impossible = forgery.forged_flags(result, stubs) + probing.audit_flags(findings, result)
+    result = replace(result, flags=result.flags + impossible)
     return Graded(result, enforced, tuple(extra))
 
 
