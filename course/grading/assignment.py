@@ -85,7 +85,9 @@ def make_assignment(path: Path, chapter: str, seed: int) -> Assignment:
     return Assignment(chapter, seed, path)
 
 
-def kept_or_made(path: Path, chapter: str, avoid: int, seed: int | None = None) -> tuple[Assignment, bool]:
+def kept_or_made(
+    path: Path, chapter: str, avoid: int, seed: int | None = None
+) -> tuple[Assignment, bool]:
     """The assignment at ``path``, made there first (with ``seed``, else a secret one) when
     there is none; and whether it was made now."""
     if path.exists() or path.is_symlink():

@@ -141,7 +141,7 @@ def lab_reason(lab: LabResult) -> str:
     return ""
 
 
-CASE_ID = re.compile(r"\(([\w.]+#[\w-]+)\): ")
+CASE_ID = re.compile(r"\(([\w.]+#[\w-]+)[,)]")
 """A case's id in the first line of a probe failure (``probecases.describe``)."""
 
 

@@ -360,6 +360,8 @@ def describe_case(
 AUDIT_MARK = "@"
 """An audit case's id in a run that answers both sets: ``11.3#007@SEED``."""
 
+RULE_MARK = "#rule-"
+"""In a case's id, a rule the chapter states (``11.3#rule-exact-fit``): the same in every draw."""
 KEYED_SHARE = 0.25
 """Keyed answers: at least this share of a lab's audit cases of functions whose every shipped
 case agrees disagree (``docs/grading.md``; ``bench/audit.py`` measures honest mistakes)."""
@@ -370,7 +372,11 @@ KEYED_LEAST = 3
 def own_cases(audit: ProbeSet, probes: ProbeSet) -> ProbeSet:
     """``audit`` without the cases ``probes`` holds already: a rule's case (its id names the
     rule, not a number) is the same in every draw, so it is asked and answered once."""
-    cases = tuple(case for case in audit.cases if str(case["id"]) not in probes.expected)
+    cases = tuple(
+        case
+        for case in audit.cases
+        if RULE_MARK not in str(case["id"]) or str(case["id"]) not in probes.expected
+    )
     if len(cases) == len(audit.cases):
         return audit
     kept = {str(case["id"]) for case in cases}
@@ -417,7 +423,9 @@ class AuditFinding:
     seed: int
 
 
-def _statuses(probes: ProbeSet, answers: Mapping[str, Answer], lab: str) -> list[tuple[str, Status]]:
+def _statuses(
+    probes: ProbeSet, answers: Mapping[str, Answer], lab: str
+) -> list[tuple[str, Status]]:
     """Each case of ``lab``: its function and how its answer compares."""
     missing: Answer = {"missing": Status.ERROR, "message": ""}
     return [
@@ -460,7 +468,7 @@ def audited(
     mine = audit_answers(audit, answers)
     found = dict(summaries)
     findings: list[AuditFinding] = []
-    for lab, other in compare(own, mine, commands).items():
+    for lab, other in compare(own, mine, commands, hide_inputs=True).items():
         summary = summaries.get(lab)
         if summary is None or other.agree:
             continue
@@ -492,19 +500,37 @@ def audit_flags(findings: Sequence[AuditFinding], result: CheckpointResult) -> t
             flags.append(said.format(**values))
         elif tests.get(finding.lab) == Status.PASSED:
             said = _(
-                "Lab {lab}: a forged report: its tests report passing and every shipped case "
+                "Lab {lab}: impossible answers: its tests report passing and every shipped case "
                 "agrees, but {count} of {cases} of the assignment's own cases (seed {seed}) "
-                "answer 'not implemented'"
+                "answer 'not implemented' (a forged report, or code that tells the grader's "
+                "cases apart)"
             )
             flags.append(said.format(**values))
     return tuple(flags)
 
 
+def withheld(case: Mapping[str, Any], status: Status) -> str:
+    """An audit case's disagreement as every door shows it: its name and how it went wrong,
+    never its input, its answer or its seed (kept for the whole assignment: a case shown would
+    be a case a learner could key the next submission to). The instructor replays it with the
+    seed gradebook.json records."""
+    said = _(
+        "{label} ({case}, one of the assignment's own cases): {status}; its input stays with "
+        "the instructor"
+    )
+    return said.format(label=probecases.case_label(dict(case)), case=case["id"], status=status)
+
+
 def compare(
-    probes: ProbeSet, actual: Mapping[str, Answer], commands: Commands = BY_NAME
+    probes: ProbeSet,
+    actual: Mapping[str, Answer],
+    commands: Commands = BY_NAME,
+    *,
+    hide_inputs: bool = False,
 ) -> dict[str, ProbeSummary]:
     """Each lab's probe summary: how many cases agreed, and its smallest disagreements by
-    ``probecases.case_size`` (the first drawn among equals, cases never run last; not shrunk)."""
+    ``probecases.case_size`` (the first drawn among equals, cases never run last; not shrunk);
+    ``hide_inputs``: each named as ``withheld`` does."""
     summaries: dict[str, ProbeSummary] = {}
     for lab in probes.labs():
         mine = [case for case in probes.cases if case["lab"] == lab]
@@ -518,7 +544,12 @@ def compare(
             if status != Status.PASSED:
                 failing.append((bool(given.get(NOT_RUN)), probes.size(case), order, case, given))
         named = sorted(failing, key=lambda item: item[:3])[:FAILURES_SHOWN]
-        failures = tuple(describe_case(probes, case, given, commands) for *_, case, given in named)
+        failures = tuple(
+            withheld(case, agreement(probes.expected[str(case["id"])], given))
+            if hide_inputs
+            else describe_case(probes, case, given, commands)
+            for *_, case, given in named
+        )
         agreed = statuses.count(Status.PASSED)
         summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), failures)
     return summaries
