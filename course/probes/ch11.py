@@ -609,14 +609,17 @@ RULES: dict[str, tuple[str, ...]] = {
         "record-negative-timestamp", "record-unknown-key", "record-missing-summary",
     ),
     "11.2": (
-        "chapter-split", "chapter-group", "empty-path", "orphan-result", "call-id-reused-later",
-        "call-id-declared-twice",
+        "chapter-split", "chapter-group", "empty-path", "orphan-result", "call-without-result",
+        "call-id-reused-later", "call-id-declared-twice",
     ),
     "11.3": (
         "exact-fit", "one-over", "single-group-overflow", "everything-fits", "empty-path",
     ),
     "11.4": ("chapter-compact-1", "empty-path", "id-on-the-path", "first-kept-inside"),
-    "11.5": ("no-compaction", "resume-compact-1", "resume-compact-2", "build-after-compact-2"),
+    "11.5": (
+        "no-compaction", "resume-compact-1", "resume-compact-2", "resume-exact-fit",
+        "resume-one-over", "build-after-compact-2",
+    ),
     "11.opt": (),
 }  # fmt: skip
 """The rules the chapter states, a case each in every draw (shipped and audit seeds alike)."""
@@ -655,6 +658,13 @@ def chapter_path_changed(change: Callable[[Entries], None]) -> Entries:
 def orphan_result(path: Entries) -> None:
     """``r-test`` answers ``unknown-1``, a call nobody made (the chapter's broken example)."""
     next(e for e in path if e["id"] == "r-test")["message"]["toolCallId"] = "unknown-1"
+
+
+def without_r_read(path: Entries) -> None:
+    """``read-1``'s result left out: ``calls`` declares a call nobody answers."""
+    at = next(i for i, e in enumerate(path) if e["id"] == "r-read")
+    path[at + 1]["parentId"] = path[at]["parentId"]
+    del path[at]
 
 
 def declared_twice(path: Entries) -> None:
@@ -806,6 +816,9 @@ def lab_2(cases: Cases, rng: random.Random) -> None:
     cases.rule("empty-path", SPLIT, N_("an empty path"), path=[])
     orphan = chapter_path_changed(orphan_result)
     cases.rule("orphan-result", SPLIT, N_("a result of a call nobody made"), path=orphan)
+    unanswered = chapter_path_changed(without_r_read)
+    label = N_("a call without its result")
+    cases.rule("call-without-result", SPLIT, label, path=unanswered)
     reused = chapter_path_changed(reused_later)
     label = N_("a call id an earlier interaction used")
     cases.rule("call-id-reused-later", GROUP, label, path=reused)
@@ -949,15 +962,15 @@ def lab_5(cases: Cases, rng: random.Random) -> None:
     cases.rule("resume-compact-1", RESUME, N_("the chapter's resume"), path=RESUMED)
     second = N_("the chapter's second compaction")
     cases.rule("resume-compact-2", RESUME, second, path=RESUMED_TWICE)
-    budget = CHAPTER_BUDGET | {"max_tokens": 31}
-    cases.rule(
-        "build-after-compact-2",
-        BUILD,
-        second,
-        path=RESUMED_TWICE,
-        budget=budget,
-        estimator="chapter",
-    )
+    # 37: the summary message and u3 … a4 take the 28 tokens left exactly; 36: u4, a4 alone
+    at_size = N_("the chapter's resume, max_tokens={max_tokens}")
+    for name, size in (("resume-exact-fit", 37), ("resume-one-over", 36)):
+        budget = CHAPTER_BUDGET | {"max_tokens": size}
+        sized: dict[str, Json] = {"max_tokens": size}
+        cases.rule(name, BUILD, at_size, sized, path=RESUMED, budget=budget, estimator="chapter")
+    budget = CHAPTER_BUDGET | {"max_tokens": 38}  # after compact-2, u3 … a4 fit exactly
+    twice = {"path": RESUMED_TWICE, "budget": budget, "estimator": "chapter"}
+    cases.rule("build-after-compact-2", BUILD, second, **twice)
     cases.chapter_budgets(
         N_("the chapter's resume, max_tokens={max_tokens}"), RESUMED, (31, 19, 40)
     )

@@ -227,7 +227,7 @@ def test_nothing_is_left_on_disk(intake: Intake) -> None:
 def test_hostile_workspaces_in_archives_are_graded_as_they_are_in_folders(intake: Intake) -> None:
     forged = intake.row("h-forge")
     assert_earns_nothing(forged)
-    assert "probes contradict a passing test report" in forged["flags"]
+    assert "a forged report: its functions are the starter's stubs" in forged["flags"]
     assert "the test report says 3/3 tests passed, but probes pending" in forged["note"]
     conftest = intake.row("h-conftest")
     assert_honest_fresh(conftest)
