@@ -188,8 +188,13 @@ def grade_submissions(
     probes = probing.prepare(manifest, kit, labs, seed)
     # the assignment's seed, which no workspace holds: answers keyed to the shipped cases earn
     # nothing; a run given none (an autograder zip made before assignment files) draws its own
-    audit_seed = options.audit_seed if options.audit_seed is not None else new_seed(seed)
-    audit = probing.prepare(manifest, kit, labs, audit_seed) if probes is not None else None
+    audit_seed, audit = options.audit_seed, None
+    if audit_seed is None:  # drawn for this run alone: never kept
+        audit_seed = new_seed(seed)
+        audit = probing.draw(manifest, kit, audit_seed) if probes is not None else None
+        audit = audit.only([lab.id for lab in labs]) if audit is not None else None
+    elif probes is not None:  # the assignment's: drawn once, then kept like the chapter's
+        audit = probing.prepare(manifest, kit, labs, audit_seed)
     copies = baseline(manifest, kit, tuple(labs))
     grading = replace(grading, probes=probes, audit=audit, deadline_seconds=options.deadline(labs))
     limits = Limits(test_seconds=options.test_seconds)
