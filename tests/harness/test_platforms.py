@@ -414,3 +414,31 @@ def test_the_classroom_workflow_scores_each_lab_as_practice_does(
     }
     assert points == expected
     assert sum(points.values()) == 40, points
+
+
+def test_the_zip_keeps_one_audit_seed_for_every_submission(
+    manifest: Manifest, autograder: Path, tmp_path: Path
+) -> None:
+    """Issue 43: identical files resubmitted once moved from 80 to 60, each run drawing a fresh
+    audit seed. The zip carries the assignment's (made with it) and every run reads it."""
+    with zipfile.ZipFile(autograder) as archive:
+        kept = archive.read("assignment-11.toml").decode("utf-8")
+        script = archive.read("run_autograder").decode("utf-8")
+    assert '--assignment "$root/source/assignment-11.toml"' in script, script
+    seed = int(kept.rpartition("audit_seed = ")[2])
+    workspace = roster_workspace(manifest, tmp_path / "workspaces", "wrong", solved=5)
+    replace_in(
+        workspace / "pi_course" / "context.py",
+        "if used + cost > available:",
+        "if used + cost >= available:",
+    )
+    outputs = []
+    for attempt in ("first", "again"):
+        root = lay_out(autograder, tmp_path / attempt, workspace)
+        run = run_script(root / "run_autograder", root)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert f"audit seed {seed}," in run.stdout, run.stdout
+        outputs.append(json.loads((root / "results" / "results.json").read_text(encoding="utf-8")))
+    assert outputs[0] == outputs[1]
+    shown = json.dumps(outputs[0], ensure_ascii=False)
+    assert f"seed {seed}" not in shown and f"@{seed}" not in shown, "learners never see it"
