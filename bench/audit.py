@@ -135,10 +135,9 @@ def main() -> None:
         print(f"  {'all' if size is None else size:>4}: {len(varying[size])} ({names})")
     print(f"honest versions flagged as keyed under any seed: {len(flagged)} {flagged or ''}")
     print(f"the keyed finding: at least {KEYED_LEAST} and {KEYED_SHARE:.0%} of the audit cases")
-    print(f"  of functions whose shipped cases all agree; worst honest share: {worst_share[0]:.1%}")
-    print(
-        f"  ({worst_share[1] or 'no honest version passes its shipped cases and fails an audit'})"
-    )
+    share, where = worst_share
+    said = f"{share:.1%} ({where})" if share else "0 (no honest version fails an audit case there)"
+    print(f"  of functions whose shipped cases all agree; worst honest share: {said}")
     print(f"total: {time.perf_counter() - started:.1f}s")
 
 

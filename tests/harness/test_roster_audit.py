@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_support import cli, roster_workspace
+from harness_support import cli, replace_in, roster_workspace
+from mutants import MUTANTS
 
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
@@ -176,33 +177,30 @@ def test_audit_cases_answered_pending_fail_the_lab_and_are_flagged(
 def test_one_assignment_file_keeps_one_seed_for_every_regrade(
     manifest: Manifest, tmp_path: Path
 ) -> None:
+    """Issue 43: each roster run drew a fresh audit seed, so a regrade could move a grade."""
     roster = tmp_path / "class"
     roster_workspace(manifest, roster, "ada", solved=1)
-    book = tmp_path / "book"
-    first = cli(
-        "checkpoint", "11", "--roster", str(roster), "--gradebook", str(book), "--lab", "11.1"
-    )
-    made = book / "assignment-11.toml"
-    assert first.returncode == 0, first.stdout + first.stderr
-    assert f"made {made}: keep it beside the gradebook to regrade" in first.stdout, first.stdout
-    seed = json.loads((book / "gradebook.json").read_text(encoding="utf-8"))["probes"]["audit"]
-    again = cli(
-        "checkpoint",
-        "11",
-        "--roster",
-        str(roster),
-        "--gradebook",
-        str(book),
-        "--lab",
-        "11.1",
-        "--jobs",
-        "1",
-    )
-    assert again.returncode == 0 and "made " not in again.stdout, again.stdout
-    assert (
-        json.loads((book / "gradebook.json").read_text(encoding="utf-8"))["probes"]["audit"] == seed
-    )
-    assert seed["assignment"] == str(made) and f"audit_seed = {seed['seed']}" in made.read_text()
+    bo = roster_workspace(manifest, roster, "bo", solved=1)
+    mistake = next(m for m in MUTANTS if m.name == "accepts_a_whitespace_only_goal")
+    replace_in(bo / "pi_course" / mistake.module, mistake.old, mistake.new)
+    book, made = tmp_path / "book", tmp_path / "book" / "assignment-11.toml"
+
+    def graded(*more: str) -> tuple[dict[str, object], list[tuple[str, ...]]]:
+        run = cli("checkpoint", "11", "--roster", str(roster), "--gradebook", str(book), *more)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert (f"made {made}: keep it beside the gradebook to regrade" in run.stdout) == (
+            not more
+        ), run.stdout
+        data = json.loads((book / "gradebook.json").read_text(encoding="utf-8"))
+        rows = csv.DictReader((book / "gradebook.csv").open())
+        keys = ("learner", "status", "score", "flags", "note")
+        return data["probes"]["audit"], [tuple(row[k] for k in keys) for row in rows]
+
+    first = graded()
+    assert graded("--jobs", "1") == first
+    assert graded("--jobs", "2") == first
+    audit = first[0]
+    assert audit["assignment"] == str(made) and f"audit_seed = {audit['seed']}" in made.read_text()
     # named elsewhere with --assignment; a file of another chapter is refused, naming it
     other = tmp_path / "other.toml"
     other.write_text('format = 1\nchapter = "12"\naudit_seed = 5\n', encoding="utf-8")
