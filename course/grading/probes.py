@@ -445,9 +445,11 @@ def audit_finding(
     pending = sum(status == Status.PENDING for _, status in audit)
     if pending:
         return AuditFinding(lab, "pending", pending, len(audit), seed)
+    # answers that came and differ: a case that hung, or a process that died, answered nothing
     passing = {function for function, _ in shipped}
-    weighed = [status for function, status in audit if function in passing]
-    failing = sum(status != Status.PASSED for status in weighed)
+    answered = (Status.PASSED, Status.FAILED)
+    weighed = [s for function, s in audit if function in passing and s in answered]
+    failing = sum(status == Status.FAILED for status in weighed)
     if failing >= KEYED_LEAST and failing >= KEYED_SHARE * len(weighed):
         return AuditFinding(lab, "keyed", failing, len(weighed), seed)
     return None

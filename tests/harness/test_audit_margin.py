@@ -57,6 +57,7 @@ def test_no_curated_mistake_is_flagged_and_a_keyed_solution_is(
         ([("f", P)] * 4, [("g", F)] * 5 + [("f", P)] * 3, None),  # g is shipped nowhere
         ([("f", P)] * 4, [("f", P)] * 9 + [("f", W)], "pending"),
         ([("f", W)] * 4, [("f", W)] * 9, None),  # a lab not done yet
+        ([("f", P)] * 4, [("f", P)] * 2 + [("f", Status.TIMEOUT)] * 8, None),  # a hang: no answer
     ],
 )
 def test_what_the_audit_cases_show(
