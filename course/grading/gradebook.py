@@ -150,6 +150,8 @@ def weaker_tests(lab: LabResult) -> str:
     the tests are weaker than the probes, which is no evidence of anything ('' otherwise)."""
     if lab.tests_status != Status.PASSED or lab.probes is None or lab.probes.agree:
         return ""
+    if lab.probes.status == Status.PENDING:  # not written yet: its reason says so, no note
+        return ""
     ids = [m.group(1) for f in lab.probes.failures if (m := CASE_ID.search(f.partition("\n")[0]))]
     shown = ", ".join(ids)
     wrong = lab.probes.cases - lab.probes.agreed

@@ -187,10 +187,9 @@ def test_a_test_report_the_probes_deny_earns_nothing(manifest: Manifest) -> None
     row = graded_row("eve", "eve", _claimed(manifest, denied), ())
     assert (row.status, row.score, row.passed, row.total) == ("pending", 0, 14, 14)
     assert [(lab.earned, lab.agreed, lab.cases) for lab in row.labs] == [(0, 0, 10)] * 5
-    # the focused tests are weaker than the probes: a neutral note, no flag (no evidence of
-    # anything: an honest mistake the tests miss reads the same)
-    assert row.flags == ()
-    assert "Lab 11.3: focused tests pass; 10 of 10 cases disagree: " in row.notes
+    # the gradebook accuses nothing of itself: a lab whose functions are the starter's stubs is
+    # flagged by the engine, which reads the code (forgery.py); the reason says the rest
+    assert row.flags == () and row.notes == ()
     [line] = csv.DictReader(io.StringIO(gradebook_csv(LAB_IDS, [row])))
     assert (line["status"], line["score"], line["passed"]) == ("pending", "0", "14")
     assert (line["lab 11.3"], line["cases 11.3"], line["status 11.3"]) == ("3/3", "0/10", "pending")
