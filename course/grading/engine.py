@@ -321,6 +321,7 @@ def grade(
         notes=notes,
         probes=summaries,
         seed=probes.seed if probes else None,
+        flags=log.forged,
     )
     stubs = forgery.stub_labs(manifest, kit, snapshot.learner, labs)
     impossible = forgery.forged_flags(result, stubs) + probing.audit_flags(findings, result)

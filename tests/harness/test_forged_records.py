@@ -61,6 +61,7 @@ def test_forged_records_leave_every_count_as_it_was(
     assert [lab.total for lab in forged.labs] == [lab.total for lab in expected.labs]
     assert any("not a test of this run" in flag for flag in forged.flags), forged.flags
     assert any("a second report of" in flag for flag in forged.flags), forged.flags
+    assert any("which never started" in flag for flag in forged.flags), forged.flags
     assert not expected.flags
 
 
@@ -121,3 +122,24 @@ def test_a_lab_is_a_stub_by_the_definition_python_runs(manifest: Manifest, kit: 
         "passing",
     )
     assert forged_flags(claimed, []) == ()
+
+
+def test_records_no_test_run_writes_are_flagged() -> None:
+    """An end with no start, and anything after the session's end: only forged records."""
+    from course.harness.runner import RunLog, Watch
+
+    log, seen = RunLog(), []
+    watch = Watch(log, seen.append)
+    nodeid = "tests/chapter11/test_11_context_compaction.py::test_a"
+    end = {"event": "end", "nodeid": nodeid, "status": "passed", "message": ""}
+    watch.feed({"event": "start", "nodeid": nodeid})
+    watch.feed(end)
+    assert log.forged == []
+    watch.feed(end | {"nodeid": f"{nodeid}_invented"})
+    watch.feed({"event": "finish", "exitstatus": 0})
+    watch.feed({"event": "start", "nodeid": nodeid})
+    watch.feed(end)
+    assert log.forged == [
+        f"a report of '{nodeid}_invented' ending, which never started",
+        "a test report written after the test run ended",
+    ]
