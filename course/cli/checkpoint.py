@@ -223,7 +223,16 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help=_(
             "with --roster: also draw probe cases with seed N, which no workspace holds (default: "
-            "a new seed each run, recorded in gradebook.json); they can fail a lab, never count"
+            "the assignment file's, recorded in gradebook.json); they can fail a lab, never count"
+        ),
+    )
+    p.add_argument(
+        "--assignment",
+        metavar="FILE",
+        help=_(
+            "with --roster or --gradescope: the assignment file keeping the audit seed "
+            "(default for --roster: assignment-CHAPTER.toml beside the gradebook, made on "
+            "first use; keep it to regrade)"
         ),
     )
     p.add_argument(
@@ -294,9 +303,11 @@ def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) ->
     if not args.roster and (args.gradebook or args.names):
         p.error(_("--gradebook and --names go with --roster"))
     if not (args.roster or args.gradescope) and (
-        args.workspace_timeout is not None or args.audit_seed is not None
+        args.workspace_timeout is not None or args.audit_seed is not None or args.assignment
     ):
-        p.error(_("--workspace-timeout and --audit-seed go with --roster or --gradescope"))
+        p.error(
+            _("--workspace-timeout, --audit-seed and --assignment go with --roster or --gradescope")
+        )
 
 
 def show_report(manifest: Manifest, path: Path, lab_ids: Sequence[str], out: TextIO) -> int:
@@ -467,6 +478,7 @@ def _run(argv: Sequence[str] | None) -> int:
                 grading=grading,
                 names=names_pattern(args.names) if args.names else None,
                 audit_seed=args.audit_seed,
+                assignment=Path(args.assignment).resolve() if args.assignment else None,
             )
             if args.gradescope:
                 from ..grading.gradescope import run_autograder

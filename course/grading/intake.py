@@ -235,6 +235,8 @@ def _entry(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Sub
         return Skip(name, "hidden")
     if is_gradebook_name(name) and kind in ("file", "symlink"):
         return Skip(name, "a gradebook (replaced when the gradebook is written, never read)")
+    if re.fullmatch(r"assignment-[\w.]+\.toml", name) and kind == "file":
+        return Skip(name, "the assignment file (its audit seed; read by the grader only)")
     learner, named = learner_name(name, pattern)
     if kind == "symlink":
         why = f"a symbolic link (to {os.readlink(roster / name)}): links are listed, never graded"

@@ -270,6 +270,7 @@ def concrete(command: str) -> str:
     command = command.replace("--json FILE", "--json {tmp}/result.json")
     command = command.replace("--trials N", "--trials 3")
     command = command.replace("--audit-seed N", "--audit-seed 7")
+    command = command.replace("--assignment FILE", "--assignment {tmp}/assignment-11.toml")
     command = command.replace("NOTEBOOK …", "{tmp}/copy.ipynb")
     return re.sub(r" DIR\b", " {tmp}/new-workspace", command)
 
