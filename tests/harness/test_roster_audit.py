@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +224,32 @@ def test_an_assignment_file_is_read_strictly(tmp_path: Path) -> None:
         path.write_text(text, encoding="utf-8")
         with pytest.raises(AssignmentError, match=re.escape(says)):
             read_assignment(path, "11")
+
+
+def test_the_same_files_get_one_grade_under_new_rosters_and_practice(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    """Issue 43: ``<`` for ``<=`` in Lab 11.3 scored 11/14 under most audit seeds and 8/14
+    under some, with a flag. Each new roster (default options) makes its own assignment file,
+    so each draws its own seed: the rules, asked in every draw, and each lab graded on its own
+    keep the grade and the flags one (``bench/regrade.py`` does this 50 times)."""
+    workspace = roster_workspace(manifest, tmp_path / "source", "wrong", solved=5)
+    mistake = next(m for m in MUTANTS if m.name == "strict_less_at_the_edge")
+    replace_in(workspace / "pi_course" / mistake.module, mistake.old, mistake.new)
+    seen = set()
+    for attempt in range(3):
+        roster = tmp_path / f"roster-{attempt}"
+        shutil.copytree(workspace, roster / "wrong", symlinks=True)
+        book = tmp_path / f"book-{attempt}"
+        run = cli("checkpoint", "11", "--roster", str(roster), "--gradebook", str(book))
+        assert run.returncode == 0, run.stdout + run.stderr
+        data = json.loads((book / "gradebook.json").read_text(encoding="utf-8"))
+        (row,) = data["learners"]
+        seen.add((row["score"], tuple(f for f in row["flags"] if "copy" not in f)))
+        assert data["probes"]["audit"]["seed"] is not None
+    assert len(seen) == 1, seen
+    ((score, flags),) = seen
+    assert score == 80 and flags == (), seen
+    report = tmp_path / "practice.json"
+    cli("checkpoint", "11", "--practice", str(workspace), "--json", str(report))
+    assert json.loads(report.read_text(encoding="utf-8"))["score"] == score
