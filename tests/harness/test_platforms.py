@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -469,3 +470,139 @@ def test_the_classroom_workflow_scores_each_lab_as_practice_does(
     assert sum(points.values()) == verdict["score"] == 40, points
     assert verdict["max_score"] == sum(lab.points for lab in manifest.required_labs) == 100
     assert "\ngrade 40/100\n" in practice.stdout, practice.stdout
+
+
+# --------------------------------------------------------------------------- Gradescope as it runs
+
+FAKE_BWRAP = "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
+"""bubblewrap as it fails in a Docker container that may not make user namespaces."""
+NO_WRITE = """
+import pathlib as _pl
+for _target in {targets!r}:
+    try:
+        with open(_target, "a", encoding="utf-8") as _file:
+            _file.write("WRITTEN-BY-LEARNER")
+    except OSError:
+        pass
+"""
+"""Learner code that tries to write the platform's results and the kit's files."""
+
+
+def docker_like(tmp_path: Path) -> dict[str, str]:
+    """An environment whose ``bwrap`` fails as Docker's does."""
+    fake = tmp_path / "fake-bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text(FAKE_BWRAP, encoding="utf-8")
+    (fake / "bwrap").chmod(0o755)
+    return {"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"}
+
+
+def autograde(
+    autograder: Path, root: Path, upload: Path, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
+    """``run_autograder`` on ``upload``, and its results.json (None when none is written)."""
+    laid = lay_out(autograder, root, upload)
+    environment = dict(os.environ, AUTOGRADER_ROOT=str(laid), COURSE_KIT_BIN=str(BIN), **env or {})
+    run = subprocess.run(
+        ["bash", str(laid / "run_autograder")], cwd=laid, env=environment,
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    found = laid / "results" / "results.json"
+    results = json.loads(found.read_text(encoding="utf-8")) if found.exists() else None
+    return run, results
+
+
+def statuses(results: dict[str, Any]) -> dict[str, str]:
+    return {
+        t["extra_data"]["lab"]: t["extra_data"]["status"]
+        for t in results["tests"]
+        if "extra_data" in t
+    }
+
+
+TWO_SOLVED = {"11.1": "passed", "11.2": "passed"} | dict.fromkeys(LABS[2:], "pending")
+
+
+def test_lab_files_uploaded_loose_are_graded_in_the_kits_scaffold(
+    manifest: Manifest, autograder: Path, tmp_path: Path
+) -> None:
+    """The natural upload: the files a learner edited, at the top, with a stray file."""
+    solved = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    for name in ("summary.py", "groups.py", "context.py"):
+        shutil.copy(solved / "pi_course" / name, upload / name)
+    (upload / "report.pdf").write_bytes(b"%PDF-1.4\n")
+    run, results = autograde(autograder, tmp_path / "autograder", upload)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert results is not None and schema_problems(results) == []
+    assert statuses(results) == TWO_SOLVED, results
+    assert results["score"] == sum(lab.points for lab in manifest.required_labs[:2])
+    said = results["output"]
+    assert "loose lab files put in the kit's scaffold: summary.py → pi_course/summary.py" in said
+    assert "not handed in, so the starter's: pi_course/compaction.py" in said, said
+    assert "also uploaded, not graded: report.pdf" in said, said
+    assert "upload: loose lab files" in run.stdout, run.stdout
+
+
+def test_a_zip_of_the_package_folder_is_graded_as_loose_files(
+    manifest: Manifest, autograder: Path, tmp_path: Path
+) -> None:
+    solved = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
+    package = tmp_path / "package"
+    shutil.copytree(solved / "pi_course", package / "pi_course")
+    zipped = zip_folder(package, tmp_path / "labs.zip")
+    run, results = autograde(autograder, tmp_path / "autograder", zipped)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert results is not None and statuses(results) == TWO_SOLVED, results
+    assert "pi_course/summary.py → pi_course/summary.py" in results["output"]
+
+
+def test_an_empty_upload_says_so(autograder: Path, tmp_path: Path) -> None:
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    results = ungraded(autograder, tmp_path / "autograder", upload)
+    assert results["output"].startswith("the submission is empty"), results["output"]
+
+
+def test_where_bubblewrap_cannot_start_learner_code_runs_as_another_user_and_says_so(
+    manifest: Manifest, autograder: Path, tmp_path: Path
+) -> None:
+    """Docker's refusal: the fallback grades as --practice does, learner code as an
+    unprivileged user who writes neither the results nor the kit, and stdout says so."""
+    root = tmp_path / "autograder"
+    workspace = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
+    targets = [str(root / "results" / "results.json"), str(root / "source" / "kit" / "README.md")]
+    append(workspace, MODULE, NO_WRITE.format(targets=targets))
+    run, results = autograde(autograder, root, workspace, docker_like(tmp_path))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert results is not None and schema_problems(results) == []
+    assert statuses(results) == TWO_SOLVED, results
+    assert "isolation: bubblewrap cannot start in this container" in run.stdout, run.stdout
+    assert "No permissions to create new namespace" in run.stdout, run.stdout
+    assert re.search(r"learner code runs as host user 655\d\d \(not root\)", run.stdout), run.stdout
+    assert "WRITTEN-BY-LEARNER" not in (root / "source" / "kit" / "README.md").read_text("utf-8")
+    assert "WRITTEN-BY-LEARNER" not in (root / "results" / "results.json").read_text("utf-8")
+
+
+def test_where_nothing_can_confine_learner_code_the_autograder_fails_visibly(
+    manifest: Manifest, autograder: Path, tmp_path: Path
+) -> None:
+    """No namespaces, and the user learner code would run as could write the autograder's own
+    folder: no results.json and a non-zero exit, which Gradescope shows as an autograder
+    failure, never a zero."""
+    root = tmp_path / "autograder"
+    root.mkdir()
+    root.chmod(0o777)  # a platform folder anyone may write: dropping to another user is no guard
+    for folder in [tmp_path, *tmp_path.parents]:  # pytest's folders: entered by others, not listed
+        if folder == Path(tempfile.gettempdir()):
+            break
+        folder.chmod(folder.stat().st_mode | 0o011)
+    workspace = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
+    run, results = autograde(autograder, root, workspace, docker_like(tmp_path))
+    assert run.returncode != 0, run.stdout + run.stderr
+    assert results is None, results
+    assert "cannot confine learner code here, so it graded nothing" in run.stdout, run.stdout
+    assert "No permissions to create new namespace" in run.stdout, run.stdout
+    assert f"user 65534 could write {root}" in run.stdout, run.stdout
+    assert "Gradescope shows the autograder failed" in run.stdout
