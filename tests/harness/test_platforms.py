@@ -427,49 +427,174 @@ def read_yaml(text: str) -> Any:
     return block(0, 0)[0]
 
 
-def test_the_classroom_workflow_scores_each_lab_as_practice_does(
+def test_the_actions_workflow_grades_each_lab_in_a_check_run_of_its_own(
     manifest: Manifest, kit: Path, tmp_path: Path
 ) -> None:
+    """A job per lab (a check run each): its steps, run as the runner runs them, pass where
+    --practice says the lab passed, and write the lab to the job's summary."""
     workspace = tmp_path / "template"
-    made = cli("practice", "11", str(workspace), "--classroom")
+    made = cli("practice", "11", str(workspace), "--actions")
     assert made.returncode == 0, made.stderr
-    assert ".github/workflows/classroom.yml" in made.stdout
-    text = (workspace / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8")
-    steps = read_yaml(text)["jobs"]["run-autograding-tests"]["steps"]
+    assert ".github/workflows/checkpoint.yml (GitHub Actions)" in made.stdout
+    text = (workspace / ".github" / "workflows" / "checkpoint.yml").read_text(encoding="utf-8")
+    job = read_yaml(text)["jobs"]["lab"]
+    assert job["runs-on"] == "ubuntu-latest" and job["strategy"]["fail-fast"] is False
+    matrix = job["strategy"]["matrix"]["lab"]
+    assert [lab["id"] for lab in matrix] == [lab.id for lab in manifest.required_labs]
+    steps = {step["name"]: step for step in job["steps"]}
+    assert list(steps) == [
+        "Checkout code", "Let bubblewrap make namespaces", "Install the kit",
+        "checkpoint 11 --lab", "Report the lab",
+    ]  # fmt: skip
+    userns = "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
+    assert userns in steps["Let bubblewrap make namespaces"]["run"]
+    assert 'scripts/setup" --grading' in steps["Install the kit"]["run"]
     for lab in manifest.required_labs[:2]:  # a learner on the way: two labs done
         solve_lab(manifest, kit, workspace, lab.id)
-    environment = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
-
-    def run(command: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["bash", "-e", "-c", command], cwd=workspace, env=environment,
-            capture_output=True, text=True, timeout=600, check=False,
-        )  # fmt: skip
-
-    grading = next(s for s in steps if s["name"] == "checkpoint 11")
-    ran = run(grading["run"])
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    graders = [s for s in steps if "autograding-command-grader" in s.get("uses", "")]
-    points = {}
-    for step in graders:
-        scored = run(step["with"]["command"])
-        points[step["id"]] = step["with"]["max-score"] if scored.returncode == 0 else 0
-    reporter = next(s for s in steps if "grading-reporter" in s.get("uses", ""))
-    assert reporter["with"]["runners"].split(",") == list(points)
-    assert set(reporter["env"]) == {f"{step.upper()}_RESULTS" for step in points}
     report = tmp_path / "practice.json"
     practice = cli("checkpoint", "11", "--practice", str(workspace), "--json", str(report))
     assert practice.returncode == 1, practice.stderr
+    expected = {lab["id"]: lab["status"] == "passed" for lab in json.loads(
+        report.read_text(encoding="utf-8"))["labs"] if not lab["optional"]}  # fmt: skip
+    passed = {}
+    for lab in matrix:
+        runner = tmp_path / f"runner-{lab['id']}"
+        runner.mkdir()
+        summary = runner / "summary.md"
+        environment = dict(
+            os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", RUNNER_TEMP=str(runner),
+            GITHUB_STEP_SUMMARY=str(summary), LAB=lab["id"], TITLE=lab["title"],
+        )  # fmt: skip
+
+        def run(command: str, environment: dict[str, str] = environment) -> int:
+            return subprocess.run(
+                ["bash", "-e", "-c", command], cwd=workspace, env=environment,
+                capture_output=True, text=True, timeout=600, check=False,
+            ).returncode  # fmt: skip
+
+        assert run(steps["checkpoint 11 --lab"]["run"]) == 0, lab
+        passed[lab["id"]] = run(steps["Report the lab"]["run"]) == 0
+        shown = summary.read_text(encoding="utf-8")
+        assert shown.startswith(f"### Lab {lab['id']} · {lab['title']}\n\n```text\nLab {lab['id']}")
+        points = manifest.lab(lab["id"]).points
+        earned = points if expected[lab["id"]] else 0
+        assert f"grade {earned}/{points}" in shown, shown
+    assert passed == expected, passed
+    assert list(passed.values()) == [True, True, False, False, False]
+
+
+def test_the_retired_classroom_option_says_classroom_is_sunset(tmp_path: Path) -> None:
+    made = cli("practice", "11", str(tmp_path / "template"), "--classroom")
+    assert made.returncode == 0, made.stderr
+    assert "GitHub Classroom is sunset (discontinued 28 August 2026)" in made.stderr
+    assert (tmp_path / "template" / ".github" / "workflows" / "checkpoint.yml").is_file()
+    assert not (tmp_path / "template" / ".github" / "workflows" / "classroom.yml").exists()
+
+
+RESULT_FIELDS = {
+    "schema", "classroom", "assignment", "submission", "commit", "release", "review",
+    "datetime", "graded_at", "score", "max-score", "tests",
+}  # fmt: skip
+"""What Classroom 50's result.json contract asks an autograder for (the runner stamps
+``owner`` and ``assignment_type``): its wiki's "Advanced Autograding"."""
+INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+def contract_problems(result: Any) -> list[str]:
+    """What in ``result`` Classroom 50's ``classroom50/result/v1`` contract does not allow."""
+    if not isinstance(result, dict):
+        return ["not an object"]
+    problems = [f"missing {key}" for key in sorted(RESULT_FIELDS - result.keys())]
+    if result.get("schema") != "classroom50/result/v1":
+        problems.append(f"schema: {result.get('schema')!r}")
+    for key in ("datetime", "graded_at"):
+        if not INSTANT.fullmatch(str(result.get(key, ""))):
+            problems.append(f"{key}: {result.get(key)!r} is not a UTC ISO 8601 instant")
+    tests = result.get("tests")
+    if not isinstance(tests, list):
+        return [*problems, "tests: not a list"]
+    for index, test in enumerate(tests):
+        if not isinstance(test.get("test-name"), str) or not isinstance(test.get("passed"), bool):
+            problems.append(f"tests[{index}]: test-name or passed")
+        for key in ("score", "max-score"):
+            if type(test.get(key)) is not int:
+                problems.append(f"tests[{index}].{key}: {test.get(key)!r} is not an int")
+    for key in ("score", "max-score"):
+        if result.get(key) != sum(test.get(key, 0) for test in tests):
+            problems.append(f"{key}: not the sum of the tests'")
+    return problems
+
+
+def test_the_contract_check_catches_what_classroom_50_refuses() -> None:
+    good = {key: "" for key in RESULT_FIELDS} | {
+        "schema": "classroom50/result/v1", "datetime": "2026-06-01T14:32:01Z",
+        "graded_at": "2026-06-01T14:33:11Z", "score": 4, "max-score": 5,
+        "tests": [{"test-name": "a", "passed": True, "score": 4, "max-score": 5}],
+    }  # fmt: skip
+    assert contract_problems(good) == []
+    bad = good | {"schema": "v1", "score": 3, "datetime": "yesterday"}
+    del bad["review"]
+    assert contract_problems(bad) == [
+        "missing review", "schema: 'v1'", "datetime: 'yesterday' is not a UTC ISO 8601 instant",
+        "score: not the sum of the tests'",
+    ]  # fmt: skip
+
+
+def test_the_classroom_50_autograder_grades_a_checkout_into_the_result_contract(
+    manifest: Manifest, kit: Path, tmp_path: Path
+) -> None:
+    """``course-kit classroom50`` writes autograder.py; run as the runner runs it (in the
+    learner's checkout, its variables set), it writes result.json: the contract's fields, a
+    test per lab, the grade --practice gives the same files."""
+    written = subprocess.run(
+        [str(BIN / "course-kit"), "classroom50", "11", "-o",
+         str(tmp_path / "autograders" / "chapter-11" / "autograder.py"),
+         "--kit", "https://example.invalid/kit.git", "--kit-ref", "term-2026"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert written.returncode == 0, written.stderr
+    script = tmp_path / "autograders" / "chapter-11" / "autograder.py"
+    checkout = roster_workspace(manifest, tmp_path, "checkout", solved=2)
+    git = ["git", "-C", str(checkout), "-c", "user.name=ada", "-c", "user.email=ada@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    when = "2026-06-01T14:32:05+00:00"
+    committed = dict(os.environ, GIT_COMMITTER_DATE=when, GIT_AUTHOR_DATE=when)
+    subprocess.run([*git, "commit", "-qm", "submit"], check=True, env=committed)
+    environment = dict(
+        os.environ, CLASSROOM="cs-2026", ASSIGNMENT="chapter-11", USERNAME="ada", OWNER="ada",
+        SUBMISSION_TAG="submit/2026-06-01T14-32-05Z-abc", COMMIT_URL="https://example.invalid/c",
+        RELEASE_URL="https://example.invalid/r", COURSE_KIT_BIN=str(BIN),
+    )  # fmt: skip
+    ran = subprocess.run(
+        [sys.executable, str(script)], cwd=checkout, env=environment,
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    result = json.loads((checkout / "result.json").read_text(encoding="utf-8"))
+    assert contract_problems(result) == [], result
+    assert result["datetime"] == "2026-06-01T14:32:05Z", "the commit's instant, not the run's"
+    assert (result["classroom"], result["assignment"]) == ("cs-2026", "chapter-11")
+    assert result["review"] == "https://example.invalid/c"
+    report = tmp_path / "practice.json"
+    practice = cli("checkpoint", "11", "--practice", str(checkout), "--json", str(report))
+    assert practice.returncode == 1, practice.stderr
     verdict = json.loads(report.read_text(encoding="utf-8"))
-    expected = {
-        f"lab-{lab['id'].replace('.', '-')}": lab["score"]
-        for lab in verdict["labs"]
-        if not lab["optional"]
-    }
-    assert points == expected
-    assert sum(points.values()) == verdict["score"] == 40, points
-    assert verdict["max_score"] == sum(lab.points for lab in manifest.required_labs) == 100
-    assert "\ngrade 40/100\n" in practice.stdout, practice.stdout
+    labs = [lab for lab in verdict["labs"] if not lab["optional"]]
+    assert [(t["test-name"], t["score"], t["max-score"], t["passed"]) for t in result["tests"]] == [
+        (
+            f"Lab {lab['id']} · {lab['title']}",
+            lab["score"],
+            lab["points"],
+            lab["status"] == "passed",
+        )
+        for lab in labs
+    ]
+    assert (result["score"], result["max-score"]) == (verdict["score"], verdict["max_score"])
+    assert result["score"] == 40
+    text = script.read_text(encoding="utf-8")
+    assert 'KIT_REPOSITORY = "https://example.invalid/kit.git"' in text
+    assert 'KIT_REF = "term-2026"' in text
 
 
 # --------------------------------------------------------------------------- Gradescope as it runs
