@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -731,3 +732,26 @@ def test_where_nothing_can_confine_learner_code_the_autograder_fails_visibly(
     assert "No permissions to create new namespace" in run.stdout, run.stdout
     assert f"user 65534 could write {root}" in run.stdout, run.stdout
     assert "Gradescope shows the autograder failed" in run.stdout
+
+
+def test_setup_installs_what_grading_needs_and_nothing_else(autograder: Path, kit: Path) -> None:
+    """setup.sh runs the kit's setup for grading: the project's own dependencies (no extra, so
+    none of the notebooks' Jupyter stack), bubblewrap and setpriv."""
+    with zipfile.ZipFile(autograder) as archive:
+        setup = archive.read("setup.sh").decode()
+    assert 'bash "$here/kit/scripts/setup" --grading' in setup
+    script = (kit / "scripts" / "setup").read_text(encoding="utf-8")
+    assert 'if [ "$extra" = grading ]; then target="."; else target=".[$extra]"; fi' in script
+    assert "util-linux" in script  # setpriv, for the fallback where bubblewrap cannot start
+    project = tomllib.loads((kit / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    needed = {
+        re.split(r"[<>=\[ ]", dependency)[0].lower() for dependency in project["dependencies"]
+    }
+    assert needed == {"pytest", "watchfiles", "hypothesis", "babel"}, needed
+    unused = ("jupyterlab", "ipywidgets", "ipykernel", "nbval", "playwright")
+    assert not needed & set(unused)
+    refused = subprocess.run(
+        ["bash", str(kit / "scripts" / "setup"), "--bogus"], capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "--grading" in refused.stderr, refused.stderr
