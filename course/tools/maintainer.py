@@ -1,5 +1,5 @@
 """``course-kit``: the maintainer's command: starters, notebooks, catalogs, nbrefresh, crashtest,
-the Gradescope autograder of a chapter, and the zero-install site (lite)."""
+a chapter's Gradescope and Classroom 50 autograders, and the zero-install site (lite)."""
 
 from __future__ import annotations
 
