@@ -755,3 +755,20 @@ def test_setup_installs_what_grading_needs_and_nothing_else(autograder: Path, ki
         check=False,
     )  # fmt: skip
     assert refused.returncode == 2 and "--grading" in refused.stderr, refused.stderr
+
+
+def test_a_workspace_uploaded_without_its_hidden_marker_is_graded_from_its_lab_files(
+    manifest: Manifest, autograder: Path, tmp_path: Path
+) -> None:
+    """A workspace folder dragged into the upload (or zipped by a file manager) without the
+    hidden .course-workspace.toml: its lab files are found in its folder and graded."""
+    solved = roster_workspace(manifest, tmp_path / "workspaces", "practice-11", solved=2)
+    (solved / ".course-workspace.toml").unlink()
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    shutil.copytree(solved, upload / "practice-11")
+    run, results = autograde(autograder, tmp_path / "autograder", upload)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert results is not None and statuses(results) == TWO_SOLVED, results
+    said = results["output"]
+    assert "practice-11/pi_course/summary.py → pi_course/summary.py" in said, said
