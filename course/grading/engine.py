@@ -172,10 +172,10 @@ def confinement_choice(
         said = _("{reason}; and learner code cannot run as an unprivileged user here: {why}")
         raise SandboxUnavailable(said.format(reason=reason, why=why))
     said = _(
-        "not sandboxed: {reason}; the code ran as host user {uid}, who can write neither the kit "
-        "nor the results (the platform's container is the boundary)"
+        "not sandboxed: {reason}; the code ran as an unprivileged host user (not root), who can "
+        "write neither the kit nor the results (the platform's container is the boundary)"
     )
-    return Choice(None, said.format(reason=reason, uid=dropped[1]), dropped)
+    return Choice(None, said.format(reason=reason), dropped)
 
 
 def _confinement_choice(

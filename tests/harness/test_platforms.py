@@ -18,7 +18,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import tomllib
 import zipfile
 from collections.abc import Iterator
@@ -612,6 +611,24 @@ for _target in {targets!r}:
         pass
 """
 """Learner code that tries to write the platform's results and the kit's files."""
+NO_READ = """
+for _secret in {secrets!r}:
+    try:
+        open(_secret, "rb").read(1)
+    except OSError:
+        pass
+    else:
+        raise RuntimeError("READ " + _secret)
+"""
+"""Learner code that fails every lab if it can read the reference or the instructor tests."""
+
+
+def enterable(tmp_path: Path) -> None:
+    """pytest's folders down to ``tmp_path`` entered by others (never listed), as
+    ``/autograder`` is on Gradescope."""
+    for folder in [tmp_path, *tmp_path.parents]:
+        if folder.stat().st_mode & 0o011 != 0o011:
+            folder.chmod(folder.stat().st_mode | 0o011)
 
 
 def docker_like(tmp_path: Path) -> dict[str, str]:
@@ -700,6 +717,10 @@ def test_where_bubblewrap_cannot_start_learner_code_runs_as_another_user_and_say
     workspace = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
     targets = [str(root / "results" / "results.json"), str(root / "source" / "kit" / "README.md")]
     append(workspace, MODULE, NO_WRITE.format(targets=targets))
+    secrets = [root / "source" / "kit" / "course" / "summary.py"]
+    secrets.append(root / "source" / "instructor" / "test_instructor.py")
+    append(workspace, MODULE, NO_READ.format(secrets=[str(path) for path in secrets]))
+    enterable(tmp_path)  # only the autograder's own guard keeps learner code out
     run, results = autograde(autograder, root, workspace, docker_like(tmp_path))
     assert run.returncode == 0, run.stdout + run.stderr
     assert results is not None and schema_problems(results) == []
@@ -720,10 +741,7 @@ def test_where_nothing_can_confine_learner_code_the_autograder_fails_visibly(
     root = tmp_path / "autograder"
     root.mkdir()
     root.chmod(0o777)  # a platform folder anyone may write: dropping to another user is no guard
-    for folder in [tmp_path, *tmp_path.parents]:  # pytest's folders: entered by others, not listed
-        if folder == Path(tempfile.gettempdir()):
-            break
-        folder.chmod(folder.stat().st_mode | 0o011)
+    enterable(tmp_path)
     workspace = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
     run, results = autograde(autograder, root, workspace, docker_like(tmp_path))
     assert run.returncode != 0, run.stdout + run.stderr
