@@ -228,7 +228,8 @@ def main():
         "max-score": sum(test["max-score"] for test in tests),
         "tests": tests,
     }}
-    Path("result.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\\n")
+    text = json.dumps(result, indent=2, ensure_ascii=False) + "\\n"
+    Path("result.json").write_text(text, encoding="utf-8")
     print(f"autograder: {{result['score']}}/{{result['max-score']}}", file=sys.stderr)
 
 
