@@ -14,13 +14,13 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from unittest import mock
 
 import pytest
-from harness_support import CHAPTER, cli, roster_workspace
+from harness_support import CHAPTER, cli, enterable_folder, roster_workspace
 from hostile import MODULE, append
 
 from course.display.notebook import check
@@ -133,9 +133,19 @@ DOORS: dict[str, tuple[Run, str]] = {
 """Each door that runs learner code: how it is driven here, and how it confines that code."""
 
 
-def witnessed(manifest: Manifest, tmp_path: Path) -> tuple[Place, Path]:
-    """A workspace whose lab module leaves a witness when it runs unconfined, and the folder."""
-    folder = tmp_path / "witness"
+@pytest.fixture
+def shared() -> Iterator[Path]:
+    """A folder other users may enter."""
+    with enterable_folder() as folder:
+        yield folder
+
+
+def witnessed(
+    manifest: Manifest, tmp_path: Path, witness_in: Path | None = None
+) -> tuple[Place, Path]:
+    """A workspace whose lab module leaves a witness when it runs unconfined, and the folder
+    (in ``witness_in``, when given: a folder any user may enter)."""
+    folder = (witness_in or tmp_path) / "witness"
     folder.mkdir(mode=0o777)
     folder.chmod(0o777)
     workspace = roster_workspace(manifest, tmp_path / "roster", "ada")
@@ -156,7 +166,7 @@ def test_the_witness_is_written_by_learner_code_run_unconfined(
 @pytest.mark.parametrize("sandbox", ["sandbox", "no-sandbox"])
 @pytest.mark.parametrize("door", list(DOORS))
 def test_no_door_runs_learner_code_unconfined(
-    manifest: Manifest, tmp_path: Path, door: str, sandbox: str
+    manifest: Manifest, tmp_path: Path, shared: Path, door: str, sandbox: str
 ) -> None:
     """Where the sandbox starts, every door runs learner code in it; where it cannot, a door
     refuses rather than run learner code unconfined as root (or someone else's at all)."""
@@ -167,12 +177,11 @@ def test_no_door_runs_learner_code_unconfined(
             pytest.skip(f"the sandbox cannot start here ({why})")
     elif os.geteuid() != 0 and isolation.startswith(AUTO):
         pytest.skip("an ordinary user's own code may run unconfined, with a note")
-    at, folder = witnessed(manifest, tmp_path)
-    at = replace(at, no_sandbox=sandbox == "no-sandbox")
-    fallback = isolation.startswith(CONTAINER) and at.no_sandbox and os.geteuid() == 0
-    if fallback:  # the witness folder reachable by any user, as it says
-        for parent in [tmp_path, *tmp_path.parents]:
-            parent.chmod(parent.stat().st_mode | 0o011)
+    no_sandbox = sandbox == "no-sandbox"
+    fallback = isolation.startswith(CONTAINER) and no_sandbox and os.geteuid() == 0
+    # the witness folder reachable by any user, as it says, where learner code runs as another
+    at, folder = witnessed(manifest, tmp_path, shared if fallback else None)
+    at = replace(at, no_sandbox=no_sandbox)
     done = run(at)
     if isinstance(done, subprocess.CompletedProcess):
         expected = (0, 1) if sandbox == "sandbox" or "gradescope" in door else (2,)

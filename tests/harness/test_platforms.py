@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_support import cli, replace_in, roster_workspace
+from harness_support import cli, enterable_folder, replace_in, roster_workspace
 from hostile import FORGE_RESULTS, MODULE, append
 from packing import zip_folder
 from solutions import solve_lab
@@ -623,12 +623,11 @@ for _secret in {secrets!r}:
 """Learner code that fails every lab if it can read the reference or the instructor tests."""
 
 
-def enterable(tmp_path: Path) -> None:
-    """pytest's folders down to ``tmp_path`` entered by others (never listed), as
-    ``/autograder`` is on Gradescope."""
-    for folder in [tmp_path, *tmp_path.parents]:
-        if folder.stat().st_mode & 0o011 != 0o011:
-            folder.chmod(folder.stat().st_mode | 0o011)
+@pytest.fixture
+def shared() -> Iterator[Path]:
+    """A folder other users may enter, as ``/autograder`` is on Gradescope."""
+    with enterable_folder() as folder:
+        yield folder
 
 
 def docker_like(tmp_path: Path) -> dict[str, str]:
@@ -709,18 +708,17 @@ def test_an_empty_upload_says_so(autograder: Path, tmp_path: Path) -> None:
 
 
 def test_where_bubblewrap_cannot_start_learner_code_runs_as_another_user_and_says_so(
-    manifest: Manifest, autograder: Path, tmp_path: Path
+    manifest: Manifest, autograder: Path, tmp_path: Path, shared: Path
 ) -> None:
     """Docker's refusal: the fallback grades as --practice does, learner code as an
     unprivileged user who writes neither the results nor the kit, and stdout says so."""
-    root = tmp_path / "autograder"
+    root = shared / "autograder"  # learner code could enter it, but for the autograder's guard
     workspace = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
     targets = [str(root / "results" / "results.json"), str(root / "source" / "kit" / "README.md")]
     append(workspace, MODULE, NO_WRITE.format(targets=targets))
     secrets = [root / "source" / "kit" / "course" / "summary.py"]
     secrets.append(root / "source" / "instructor" / "test_instructor.py")
     append(workspace, MODULE, NO_READ.format(secrets=[str(path) for path in secrets]))
-    enterable(tmp_path)  # only the autograder's own guard keeps learner code out
     run, results = autograde(autograder, root, workspace, docker_like(tmp_path))
     assert run.returncode == 0, run.stdout + run.stderr
     assert results is not None and schema_problems(results) == []
@@ -733,15 +731,14 @@ def test_where_bubblewrap_cannot_start_learner_code_runs_as_another_user_and_say
 
 
 def test_where_nothing_can_confine_learner_code_the_autograder_fails_visibly(
-    manifest: Manifest, autograder: Path, tmp_path: Path
+    manifest: Manifest, autograder: Path, tmp_path: Path, shared: Path
 ) -> None:
     """No namespaces, and the user learner code would run as could write the autograder's own
     folder: no results.json and a non-zero exit, which Gradescope shows as an autograder
     failure, never a zero."""
-    root = tmp_path / "autograder"
+    root = shared / "autograder"
     root.mkdir()
     root.chmod(0o777)  # a platform folder anyone may write: dropping to another user is no guard
-    enterable(tmp_path)
     workspace = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
     run, results = autograde(autograder, root, workspace, docker_like(tmp_path))
     assert run.returncode != 0, run.stdout + run.stderr
