@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness_support import kill_processes_with, processes_with
+from harness_support import enterable_folder, kill_processes_with, processes_with
 
 from course.grading import cgroups
 from course.grading import sandbox as sandbox_module
@@ -650,14 +650,17 @@ def test_when_the_host_user_cannot_start_it_the_check_is_made_again_as_root(
     assert fresh_checks == [nobody, nobody, None], "as nobody, its own check, then as root"
 
 
-def test_the_container_fallback_runs_learner_code_as_another_user_who_writes_nothing_guarded(
-    tmp_path: Path,
-) -> None:
+def test_the_container_fallback_runs_learner_code_as_a_user_who_writes_nothing_guarded() -> None:
     """Without bubblewrap (a container that makes no namespaces): learner code runs as an
     unprivileged host user, reaches a Python only root may enter, and writes none of the
     guarded folders; a guarded folder anyone may write makes the fallback refuse."""
     if os.geteuid() != 0:
         pytest.skip("the fallback drops from root to another user")
+    with enterable_folder() as folder:  # as /autograder: others may enter it
+        container_fallback(folder)
+
+
+def container_fallback(tmp_path: Path) -> None:
     guarded = tmp_path / "results"
     guarded.mkdir()
     dropped, why = drop_user_check((guarded,))
