@@ -76,9 +76,6 @@ def loose_upload(manifest: Manifest, upload: Path) -> Iterator[Loose | str]:
     tree = Tree(upload)
     try:
         found = find_loose(manifest, tree)
-        if found is not None:
-            yield found
-            return
         archives = [
             name
             for name, kind in tree.kinds().items()
@@ -87,29 +84,31 @@ def loose_upload(manifest: Manifest, upload: Path) -> Iterator[Loose | str]:
     except UnsafePath as error:
         yield str(error)
         return
+    if found is not None:
+        yield found
+        return
     if len(archives) != 1:
-        yield _("no lab files ({names}) at its top, in {package}/ or in its one folder").format(
-            names=", ".join(_lab_names(manifest)), package=manifest.package
-        )
+        said = _("no lab files ({names}) at its top, in {package}/ or in its one folder")
+        yield said.format(names=", ".join(_lab_names(manifest)), package=manifest.package)
         return
     with tempfile.TemporaryDirectory(prefix="course-loose-") as folder:
-        root = Path(folder) / "unpacked"
-        root.mkdir(mode=0o700)
-        try:
-            unpack(upload / archives[0], root)
-            if find_workspaces(Tree(root)):
-                yield _("{archive} holds a workspace").format(archive=archives[0])
-                return
-            found = find_loose(manifest, Tree(root))
-        except (Refused, UnsafePath) as error:
-            yield _("{archive}: refused: {error}").format(archive=archives[0], error=error)
-            return
-        if found is None:
-            yield _("{archive} holds no lab files ({names})").format(
-                archive=archives[0], names=", ".join(_lab_names(manifest))
-            )
-            return
-        yield found
+        yield _from_archive(manifest, upload / archives[0], Path(folder) / "unpacked")
+
+
+def _from_archive(manifest: Manifest, archive: Path, root: Path) -> Loose | str:
+    """The loose lab files of ``archive`` unpacked into ``root``, or why none."""
+    root.mkdir(mode=0o700)
+    try:
+        unpack(archive, root)
+        if find_workspaces(Tree(root)):
+            return _("{archive} holds a workspace").format(archive=archive.name)
+        found = find_loose(manifest, Tree(root))
+    except (Refused, UnsafePath) as error:
+        return _("{archive}: refused: {error}").format(archive=archive.name, error=error)
+    if found is None:
+        said = _("{archive} holds no lab files ({names})")
+        return said.format(archive=archive.name, names=", ".join(_lab_names(manifest)))
+    return found
 
 
 def build_workspace(manifest: Manifest, kit: Path, loose: Loose, target: Path) -> None:
