@@ -29,7 +29,7 @@ from .archives import Refused
 from .assignment import file_name, kept_or_made, new_seed
 from .classroom import with_copy_flags
 from .copies import Baseline, baseline, learner_prints
-from .engine import GradingOptions, SandboxUnavailable, for_learners, grade
+from .engine import GradingOptions, SandboxUnavailable, confinement_choice, for_learners, grade
 from .gitrepo import nearest_checkout
 from .gradebook import (
     Grade,
@@ -196,10 +196,13 @@ def grade_submissions(
     """Grade ``entries`` (found under ``roster``) each on its own, hiding ``hide`` from learner
     code, and compare the class; ``SandboxUnavailable`` when a required sandbox cannot start."""
     grading = options.grading
+    dropped = None
     if grading.sandbox == "required":
         bwrap, reason = sandbox_status(kit, (manifest.reference,))
         if bwrap is None:
             raise SandboxUnavailable(reason)
+    elif grading.sandbox == "container":  # SandboxUnavailable when nothing confines here
+        dropped = confinement_choice(manifest, kit, grading, hide).dropped
     labs = options.labs(manifest)
     seed = grading.seed if grading.seed is not None else manifest.probe_seed
     probes = probing.prepare(manifest, kit, labs, seed)
@@ -231,9 +234,10 @@ def grade_submissions(
                 show_progress(progress_stream, len(grades), len(entries), row)
     grades.sort(key=lambda g: g.learner)
     grades, compared = with_copy_flags(copies, grades)
-    enforced = planned_limits(grading.limits, sandboxed=grading.sandbox != "off")
+    sandboxed = grading.sandbox != "off" and dropped is None
+    enforced = planned_limits(grading.limits, sandboxed=sandboxed, dropped=dropped)
     run = {
-        "sandbox": {"sandboxed": grading.sandbox != "off", "enforced": list(enforced)},
+        "sandbox": {"sandboxed": sandboxed, "enforced": list(enforced)},
         "probes": {
             "seed": seed,
             "cases": len(probes.cases) if probes else 0,
