@@ -89,6 +89,7 @@ def run_review(
         for name in review.tests
         if name not in by_name and not problems
     ]
+    flags = [*graded.result.flags, *flags]  # the grade's, records no reporter writes included
     return ReviewResult(review, by_name, graded.result, tuple(problems), tuple(flags))
 
 

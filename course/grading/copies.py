@@ -37,6 +37,9 @@ WINDOW = 6  # hashes per winnowing window: any match of K + WINDOW - 1 tokens is
 # The kit's independent solutions (one folder per author, one file per learner module): what
 # at least INDEPENDENT_COMMON of them share is how anyone writes it, never evidence of a copy.
 INDEPENDENT_SOLUTIONS = "tests/harness/own_solutions"
+INDEPENDENT_AUTHORS = ("first", "second", "third")
+"""The solutions written apart (``fourth/`` is ``third/`` with another Lab 11.3 design: read as
+a fourth author, all of ``third/`` would count as what anyone writes)."""
 INDEPENDENT_COMMON = 2
 
 _SKIPPED_FIELDS = frozenset(
@@ -463,7 +466,7 @@ def _independent_solutions(kit: Path, files: Mapping[str, bytes]) -> list[dict[s
     """The kit's independent solutions, each as a workspace's learner files (none when the kit
     has none, as an installed copy may not)."""
     root = kit / INDEPENDENT_SOLUTIONS
-    authors = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    authors = [root / name for name in INDEPENDENT_AUTHORS if (root / name).is_dir()]
     return [
         {path: (author / Path(path).name).read_bytes() for path in files}
         for author in authors

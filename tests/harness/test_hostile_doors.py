@@ -272,7 +272,10 @@ def test_the_review_counts_the_reports_the_grade_counts(
     shown = render_review(result)
     assert result.held == 0 and not result.ok, shown
     assert "FORGED ANSWER" not in shown, shown
-    assert "a second report of" in shown, "the forged reports are flagged, as the grade flags them"
+    # written at exit, after the session's end: the reader counts none of them (and flags them
+    # when it is still reading then: the grade's flags are the review's)
+    flags = [line for line in shown.splitlines() if line.startswith("flag: ")]
+    assert all("after the test run ended" in line or "never started" in line for line in flags)
     assert "Review: 0/2 demonstrations hold" in shown, shown
 
 

@@ -168,7 +168,7 @@ def test_audit_cases_answered_pending_fail_the_lab_and_are_flagged(
     run = cli("checkpoint", "11", "--roster", str(roster), "--lab", "11.1")
     assert run.returncode == 0, run.stdout + run.stderr
     rows = {r["learner"]: r for r in csv.DictReader((roster / "gradebook.csv").open())}
-    assert (rows["ada"]["status"], rows["ada"]["score"]) == ("passed", "3")
+    assert (rows["ada"]["status"], rows["ada"]["score"]) == ("passed", "20")
     assert "impossible" not in rows["ada"]["flags"]
     forged = rows["eve"]
     assert (forged["lab 11.1"], forged["status 11.1"], forged["score"]) == ("3/3", "failed", "0")
