@@ -297,8 +297,16 @@ def gradebook_json(chapter: str, grades: Sequence[Grade], run: Mapping[str, Any]
 
 
 def is_gradebook_name(name: str) -> bool:
-    """``gradebook.csv``, ``gradebook-2.json``…: names the gradebook may be written to."""
-    return re.fullmatch(r"gradebook-?\d*\.(csv|json)", name) is not None
+    """``gradebook.csv``, ``gradebook-2.json``, ``gradebook-summary.html``…: names the gradebook
+    and the files beside it may be written to."""
+    return re.fullmatch(r"gradebook-?\d*(\.(csv|json)|-summary\.html)", name) is not None
+
+
+def write_summary_page(csv_path: Path, page: str) -> Path:
+    """The class summary page beside the gradebook's CSV: ``gradebook-summary.html``."""
+    path = csv_path.with_name(f"{csv_path.stem}-summary.html")
+    atomic_write(path, page.encode("utf-8"))
+    return path
 
 
 def write_gradebook(directory: Path, csv_text: str, json_text: str) -> tuple[Path, Path]:

@@ -44,6 +44,9 @@ from .kitcache import keep
 
 Case = dict[str, Any]
 FAILURES_SHOWN = 3  # disagreeing cases a lab's verdict names (the rest are counted)
+FAILING_KEPT = 1000
+"""Disagreeing case ids a lab's summary keeps for the gradebook (a lab draws about 50 cases, an
+audit as many again): every one in practice, at most about 16 KB of ids per lab and learner."""
 NOT_RUN = "not_run"  # marks a case given up with its lab or its process: named last
 CASES_FILE = ".probe-cases.json"  # the cases in the graded copy (read-only in the sandbox)
 
@@ -438,8 +441,10 @@ def audited(
             count = other.cases - other.agreed
             flags.append(said.format(lab=lab, count=count, cases=other.cases, seed=seed))
         failures = (summary.failures + other.failures)[:FAILURES_SHOWN]
+        marked = tuple(f"{case_id}{AUDIT_MARK}{seed}" for case_id in other.failing)
+        failing = (summary.failing + marked)[:FAILING_KEPT]
         status = worst([summary.status, other.status])  # other's: not passed, not pending
-        found[lab] = replace(summary, status=status, failures=failures)
+        found[lab] = replace(summary, status=status, failures=failures, failing=failing)
     return found, flags
 
 
@@ -463,5 +468,6 @@ def compare(
         named = sorted(failing, key=lambda item: item[:3])[:FAILURES_SHOWN]
         failures = tuple(describe_case(probes, case, given, commands) for *_, case, given in named)
         agreed = statuses.count(Status.PASSED)
-        summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), failures)
+        failing_ids = tuple(str(case["id"]) for *_, case, _given in failing)[:FAILING_KEPT]
+        summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), failures, failing_ids)
     return summaries

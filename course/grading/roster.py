@@ -28,6 +28,7 @@ from ..sandboxed.status import Status
 from . import probes as probing
 from .archives import Refused
 from .classroom import with_copy_flags
+from .classsummary import class_summary, summary_html
 from .copies import Baseline, baseline, learner_prints
 from .engine import GradingOptions, SandboxUnavailable, for_learners, grade
 from .gitrepo import nearest_checkout
@@ -39,6 +40,7 @@ from .gradebook import (
     graded_row,
     ungraded_row,
     write_gradebook,
+    write_summary_page,
 )
 from .intake import GRADABLE, Submission, opened, survey, where, with_checkout, with_intake
 from .sandbox import planned_limits, sandbox_status
@@ -179,6 +181,8 @@ class GradedClass:
     run: dict[str, Any]  # gradebook.json's description of the run
     enforced: tuple[str, ...]  # what the sandbox enforced, plainly (the limits: lines)
     copies: tuple[str, ...] = ()  # the copy check's flags and groups, a line each
+    probes: probing.ProbeSet | None = None  # the cases drawn, for the class summary
+    audit: probing.ProbeSet | None = None  # the cases no workspace holds
 
 
 def grade_submissions(
@@ -238,7 +242,8 @@ def grade_submissions(
         },
         "copies": compared.to_json(),
     }
-    return GradedClass(tuple(labs), grades, run, tuple(enforced), tuple(compared.summary_lines()))
+    lines = tuple(compared.summary_lines())
+    return GradedClass(tuple(labs), grades, run, tuple(enforced), lines, probes, audit)
 
 
 def grade_roster(
@@ -265,9 +270,12 @@ def grade_roster(
     )
     grades, pattern = graded.grades, options.names
     names = {"pattern": pattern.pattern, "unmatched": found.unnamed} if pattern else None
+    summary = class_summary(graded.labs, grades, graded.probes, graded.audit)
     csv_text = gradebook_csv([lab.id for lab in graded.labs], grades)
-    json_text = gradebook_json(manifest.chapter, grades, graded.run | {"names": names})
+    run = graded.run | {"names": names, "summary": summary.to_json()}
+    json_text = gradebook_json(manifest.chapter, grades, run)
     csv_path, json_path = write_gradebook(gradebook, csv_text, json_text)
+    page = write_summary_page(csv_path, summary_html(manifest.chapter, summary))
     done = sum(g.status != Status.SKIPPED for g in grades)
     said = _("Graded {graded} workspace(s) of chapter {chapter} ({skipped} skipped): {csv}, {json}")
     counts = {"graded": done, "skipped": len(grades) - done, "chapter": manifest.chapter}
@@ -278,6 +286,7 @@ def grade_roster(
         *(f"  {line}" for line in graded.copies),
         *found.closing(len(grades)),
         scale_line(graded.labs),
+        _("The class at a glance: {page}").format(page=page),
     ]
     print("\n".join(lines), file=out)
     return grades
