@@ -15,7 +15,7 @@ import io
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain, count
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,17 @@ def clean(text: str) -> str:
     """``text`` on one line, non-printable characters escaped (``untrusted.escape``); never cut:
     learner text is cut once, where it enters (``untrusted.safe_name`` or ``safe_text``)."""
     return escape(text, keep="")
+
+
+def clean_lines(text: str) -> str:
+    """``text`` with each line ``clean``-ed and its line breaks kept (a CSV cell quotes them, JSON
+    writes ``\\n``): a test's message or a note of several lines stays readable."""
+    return "\n".join(clean(line).rstrip() for line in text.strip("\r\n").splitlines())
+
+
+def one_line(text: str) -> str:
+    """``text`` on one terminal line: its lines joined with `` | ``."""
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 def encodable(value: Any) -> Any:
@@ -160,7 +171,7 @@ def lab_reason(lab: LabResult) -> str:
     if lab.tests_status != Status.PASSED:
         test = next((t for t in lab.tests if t.status == lab.tests_status), None)
         if test is not None:
-            return clean(f"{test.name}: {test.message}")
+            return clean_lines(f"{test.name}: {test.message}")
     if lab.probes is not None and not lab.probes.agree:
         claimed = f"{len(lab.tests)}/{lab.total} tests passed"
         but = f"the test report says {claimed}, but " if lab.tests_status == Status.PASSED else ""
@@ -210,12 +221,12 @@ def graded_row(
             "lab": test.lab,
             "name": clean(test.name),
             "status": test.status,
-            "message": clean(test.message),
+            "message": clean_lines(test.message),
             "instructor": test.nodeid in instructor,
         }
         for test in result.tests
     )
-    problems = tuple(clean(p) for p in shown.problems)
+    problems = tuple(clean_lines(p) for p in shown.problems)
     return Grade(
         learner=clean(learner),
         workspace=clean(workspace),
@@ -224,7 +235,7 @@ def graded_row(
         total=result.total,
         labs=labs,
         problems=problems,
-        notes=tuple(clean(n) for n in shown.notes),
+        notes=tuple(clean_lines(n) for n in shown.notes),
         flags=tuple(dict.fromkeys(flags)),
         tests=tests,
         limits=tuple(limits),
@@ -261,6 +272,25 @@ def ungraded_row(
         problems=(clean(why),),
         flags=tuple(flags),
     )
+
+
+def with_unique_learners(grades: Sequence[Grade]) -> list[Grade]:
+    """The rows in learner order, each learner's name its row's key: of rows named alike, the one
+    graded keeps the name, the others (skipped last) become ``ben#2``, ``ben#3``… everywhere."""
+    order = sorted(grades, key=lambda g: (g.learner, g.status == Status.SKIPPED, g.workspace))
+    taken = {grade.learner for grade in order}
+    seen: set[str] = set()
+    unique = []
+    for grade in order:
+        key = grade.learner
+        if key in seen:
+            key = next(
+                f"{grade.learner}#{n}" for n in count(2) if f"{grade.learner}#{n}" not in taken
+            )
+            taken.add(key)
+        seen.add(key)
+        unique.append(replace(grade, learner=key))
+    return unique
 
 
 def _lab_cells(lab: LabGrade | None) -> tuple[object, object, object]:
@@ -317,8 +347,9 @@ def write_gradebook(directory: Path, csv_text: str, json_text: str) -> tuple[Pat
         paths = (directory / f"{stem}.csv", directory / f"{stem}.json")
         if not any(p.is_dir() and not p.is_symlink() for p in paths):
             break
-    # both encoded before either is written: one is never left older than the other
-    csv_data, json_data = csv_text.encode("utf-8"), json_text.encode("utf-8")
+    # both encoded before either is written: one is never left older than the other; the CSV
+    # with a byte order mark, without which Excel reads UTF-8 (a Chinese name) as a code page
+    csv_data, json_data = csv_text.encode("utf-8-sig"), json_text.encode("utf-8")
     atomic_write(paths[0], csv_data)
     atomic_write(paths[1], json_data)
     return paths

@@ -38,7 +38,9 @@ from .gradebook import (
     gradebook_csv,
     gradebook_json,
     graded_row,
+    one_line,
     ungraded_row,
+    with_unique_learners,
     write_gradebook,
     write_summary_page,
 )
@@ -115,7 +117,9 @@ def grade_entry(
         return with_intake(ungraded_row(entry.learner, workspace, labs, status, why, flags), entry)
 
     if entry.newer or entry.kind in ("skipped", "symlink"):
-        return ungraded(Status.SKIPPED, entry.why, ["symlink"] if entry.kind == "symlink" else [])
+        return ungraded(
+            Status.SKIPPED, entry.why, [_("symlink")] if entry.kind == "symlink" else []
+        )
     if entry.kind in ("unreadable", "refused"):
         return ungraded(Status.ERROR, entry.why)
     try:
@@ -129,7 +133,7 @@ def grade_entry(
         left = within_deadline(options, started)
         graded = grade(manifest, kit, snapshot, labs, limits, left, hide=hide)
     except Refused as error:
-        return ungraded(Status.ERROR, str(error), ["refused archive"])
+        return ungraded(Status.ERROR, str(error), [_("refused archive")])
     except OverBudget as error:
         return ungraded(Status.TIMEOUT, str(error))
     except RecursionError:  # a learner's file nested past a reader's depth
@@ -230,8 +234,7 @@ def grade_submissions(
             for row in future.result():
                 grades.append(row)
                 show_progress(progress_stream, len(grades), len(entries), row)
-    grades.sort(key=lambda g: g.learner)
-    grades, compared = with_copy_flags(copies, grades)
+    grades, compared = with_copy_flags(copies, with_unique_learners(grades))
     enforced = planned_limits(grading.limits, sandboxed=grading.sandbox != "off")
     run = {
         "sandbox": {"sandboxed": grading.sandbox != "off", "enforced": list(enforced)},
@@ -304,7 +307,7 @@ def row_line(row: Grade) -> str:
     if row.scaffold is not None and row.scaffold[0] not in row.note:  # said once
         began = _("begun from scaffold {began}; the kit's is now {now}")
         scaffold = "  " + began.format(began=row.scaffold[0], now=row.scaffold[1])
-    note = f"  {row.note}" if row.note else ""
+    note = f"  {one_line(row.note)}" if row.note else ""
     status = pad(row.status.label, 8)
     grade = f"{row.score}/{row.max_score}"
     return f"  {row.learner:<24} {status} {grade}  {counts}{scaffold}{note}"

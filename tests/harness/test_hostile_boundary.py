@@ -231,7 +231,7 @@ def graded(manifest: Manifest, tmp_path_factory: pytest.TempPathFactory) -> Iter
     run = cli(
         "checkpoint", "11", "--roster", str(roster), "--hidden", str(hidden), "--timeout", "2"
     )
-    csv_text = (roster / "gradebook.csv").read_text(encoding="utf-8")
+    csv_text = (roster / "gradebook.csv").read_text(encoding="utf-8-sig")
     json_text = (roster / "gradebook.json").read_text(encoding="utf-8")
     rows = {r["learner"]: r for r in csv.DictReader(io.StringIO(csv_text))}
     try:

@@ -80,7 +80,10 @@ def test_keyed_answers_pass_the_learners_own_checkpoint(roster: Path) -> None:
 def test_the_roster_fails_keyed_answers_and_flags_them(roster: Path) -> None:
     run = cli("checkpoint", "11", "--roster", str(roster), "--jobs", "2")
     assert run.returncode == 0, run.stdout + run.stderr
-    rows = {r["learner"]: r for r in csv.DictReader((roster / "gradebook.csv").open())}
+    rows = {
+        r["learner"]: r
+        for r in csv.DictReader((roster / "gradebook.csv").open(encoding="utf-8-sig"))
+    }
     book = json.loads((roster / "gradebook.json").read_text(encoding="utf-8"))
     audit = book["probes"]["audit"]
     assert isinstance(audit["seed"], int) and audit["seed"] != book["probes"]["seed"]
