@@ -116,6 +116,8 @@ class Grade:
     source: str = ""  # how the submission arrived: folder, zip, tar.gz…
     commit: str = ""  # the git commit graded
     scaffold: tuple[str, str] | None = None  # (began from, the kit's now) when they differ
+    student: Mapping[str, str] | None = None  # the class list's id, name and email (classlist.py)
+    late: bool = False  # the platform marked the submission late (``late`` of ``--names``)
     # The lab code's fingerprints (classroom.py), and the result as learners may see it
     # (engine.for_learners) for gradescope.py; None when nothing was graded.
     prints: Prints | None = field(default=None, compare=False, repr=False)
@@ -161,7 +163,8 @@ class Grade:
         tail = json_fields(self, "note problems notes flags tests limits source commit")
         began = dict(zip(("began", "kit"), self.scaffold, strict=True)) if self.scaffold else None
         labs = {"labs": [lab.to_json() for lab in self.labs]}
-        return head | labs | tail | {"scaffold": began}
+        student = {"student": dict(self.student) if self.student else None, "late": self.late}
+        return head | labs | tail | {"scaffold": began} | student
 
 
 def lab_reason(lab: LabResult) -> str:
@@ -303,8 +306,10 @@ def _lab_cells(lab: LabGrade | None) -> tuple[object, object, object]:
 def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
     per_lab = [f"{column} {i}" for column in ("lab", "cases", "status") for i in lab_ids]
     head = ["learner", "status", "score", "max_score", "passed", "total", "agreed", "cases"]
-    tail = ["flags", "note", "workspace", "source", "commit", "scaffold"]
-    rows: list[list[object]] = [[*head, *per_lab, *tail]]
+    tail = ["flags", "note", "workspace", "source", "commit", "scaffold", "late"]
+    listed = any(grade.student for grade in grades)  # a class list: its columns at the end
+    people = ["student_id", "student_name", "student_email"] if listed else []
+    rows: list[list[object]] = [[*head, *per_lab, *tail, *people]]
     for grade in grades:
         by_id = {lab.id: lab for lab in grade.labs}
         columns = zip(*(_lab_cells(by_id.get(i)) for i in lab_ids), strict=True)
@@ -312,7 +317,8 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
             [grade.learner, grade.status, grade.score, grade.max_score, grade.passed, grade.total]
             + [grade.agreed, grade.cases, *chain.from_iterable(columns)]
             + ["; ".join(grade.flags), grade.note, grade.workspace, grade.source, grade.commit]
-            + [grade.scaffold_cell]
+            + [grade.scaffold_cell, "late" if grade.late else ""]
+            + [(grade.student or {}).get(key, "") for key in ("id", "name", "email")] * listed
         )
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(
@@ -327,9 +333,10 @@ def gradebook_json(chapter: str, grades: Sequence[Grade], run: Mapping[str, Any]
 
 
 def is_gradebook_name(name: str) -> bool:
-    """``gradebook.csv``, ``gradebook-2.json``, ``gradebook-summary.html``…: names the gradebook
-    and the files beside it may be written to."""
-    return re.fullmatch(r"gradebook-?\d*(\.(csv|json)|-summary\.html)", name) is not None
+    """``gradebook.csv``, ``gradebook-2.json``, ``gradebook-summary.html``,
+    ``gradebook-canvas.csv``…: names the gradebook and the files beside it may be written to."""
+    outputs = r"\.(csv|json)|-summary\.html|-(canvas|moodle)\.csv"
+    return re.fullmatch(rf"gradebook-?\d*({outputs})", name) is not None
 
 
 def write_summary_page(csv_path: Path, page: str) -> Path:

@@ -52,6 +52,7 @@ class Submission:
     named: bool = True  # False when a --names pattern did not match the entry's name
     newer: str = ""  # the newer submission of this learner graded instead
     older: tuple[str, ...] = ()  # the graded one's learner also handed in these, older
+    late: bool = False  # the platform's name marks it late (``marked_late``)
 
     @property
     def parts(self) -> tuple[str, ...]:
@@ -139,6 +140,17 @@ def learner_name(name: str, pattern: re.Pattern[str] | None) -> tuple[str, bool]
     return stem, pattern is None
 
 
+def marked_late(name: str, pattern: re.Pattern[str] | None) -> bool:
+    """Whether a platform's name marks the entry late: the ``--names`` pattern's ``late`` group
+    matched, or Canvas's ``_late_`` follows the learner's name (``smithben_late_12346_…``)."""
+    found = pattern.match(name) if pattern is not None else None
+    if pattern is None or found is None or not found.group("learner"):
+        return False
+    if "late" in pattern.groupindex:
+        return bool(found.group("late"))
+    return name[found.end("learner") :].startswith("_late_")
+
+
 def mark_older(submissions: Sequence[Submission]) -> list[Submission]:
     """Each learner's newest gradable submission (latest mtime, then last entry name) stays;
     the others point to it (same order)."""
@@ -206,7 +218,8 @@ def folder_entries(
     the archives at its top, else a skipped entry saying why."""
     learner, named = learner_name(name, pattern)
     mtime = os.lstat(roster / name).st_mtime
-    entry = Submission(learner, "skipped", entry=name, mtime=mtime, named=named)
+    late = marked_late(name, pattern)
+    entry = Submission(learner, "skipped", entry=name, mtime=mtime, named=named, late=late)
     try:
         found = find_workspaces(Tree(roster, (name,)))
     except UnsafePath as error:
@@ -262,19 +275,21 @@ def _entry(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Sub
     if is_gradebook_name(name) and kind in ("file", "symlink"):
         return Skip(name, _("a gradebook (replaced when the gradebook is written, never read)"))
     learner, named = learner_name(name, pattern)
+    late = marked_late(name, pattern)
     if kind == "symlink":
         why = _("a symbolic link (to {target}): links are listed, never graded")
         why = why.format(target=os.readlink(roster / name))
-        return [Submission(learner, "symlink", why, entry=name, named=named)]
+        return [Submission(learner, "symlink", why, entry=name, named=named, late=late)]
     if kind == "directory":
         return folder_entries(roster, name, pattern)
     if kind == "file" and archive_suffix(name):
         mtime = os.lstat(roster / name).st_mtime
         if is_readable_archive(name):
-            return [Submission(learner, "archive", entry=name, mtime=mtime, named=named)]
+            return [Submission(learner, "archive", entry=name, mtime=mtime, named=named, late=late)]
         why = _("{suffix} archives are not read (.zip, .tar.gz and .tgz are)")
         why = why.format(suffix=archive_suffix(name))
-        return [Submission(learner, "refused", why, entry=name, mtime=mtime, named=named)]
+        refused = Submission(learner, "refused", why, entry=name, mtime=mtime, named=named)
+        return [replace(refused, late=late)]
     if kind == "file":
         return Skip(
             name, _("a file that is not a submission (not a folder, .zip, .tar.gz or .tgz)")
@@ -350,6 +365,8 @@ def where(roster: Path, submission: Submission, tree: Tree | None = None) -> str
 def with_intake(row: Grade, submission: Submission) -> Grade:
     """``row`` with how the submission arrived, and the learner's older submissions if any."""
     row = replace(row, source=row.source or submission.source)
+    if submission.late:
+        row = replace(row, late=True, flags=(*row.flags, _("late")))
     if not submission.older:
         return row
     note = _("also handed in {entries} (older, not graded)")

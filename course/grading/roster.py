@@ -27,10 +27,12 @@ from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
 from . import probes as probing
 from .archives import Refused
+from .classlist import Joined, Student, join_class_list
 from .classroom import with_copy_flags
 from .classsummary import class_summary, summary_html
 from .copies import Baseline, baseline, learner_prints
 from .engine import GradingOptions, SandboxUnavailable, for_learners, grade
+from .exports import write_exports
 from .gitrepo import nearest_checkout
 from .gradebook import (
     Grade,
@@ -81,6 +83,7 @@ class RosterOptions:
     grading: GradingOptions = field(default_factory=lambda: GradingOptions(sandbox="required"))
     names: re.Pattern[str] | None = None  # --names: a learner's name in a platform's naming
     audit_seed: int | None = None  # --audit-seed of the cases no workspace holds; None: new
+    class_list: tuple[Student, ...] = ()  # --class-list: rows joined to it, exports written
 
     def labs(self, manifest: Manifest) -> list[Lab]:
         """The labs named, else the chapter's required labs."""
@@ -273,12 +276,24 @@ def grade_roster(
     )
     grades, pattern = graded.grades, options.names
     names = {"pattern": pattern.pattern, "unmatched": found.unnamed} if pattern else None
+    bookkeeping: list[str] = []
+    if options.class_list:
+        joined = join_class_list(grades, options.class_list, graded.labs)
+        grades = joined.grades
+        bookkeeping = class_list_lines(joined)
     summary = class_summary(graded.labs, grades, graded.probes, graded.audit)
     csv_text = gradebook_csv([lab.id for lab in graded.labs], grades)
     run = graded.run | {"names": names, "summary": summary.to_json()}
     json_text = gradebook_json(manifest.chapter, grades, run)
     csv_path, json_path = write_gradebook(gradebook, csv_text, json_text)
     page = write_summary_page(csv_path, summary_html(manifest.chapter, summary))
+    if options.class_list:
+        canvas, moodle = write_exports(csv_path, manifest.chapter, grades)
+        bookkeeping.append(
+            _("LMS imports: {canvas} (Canvas), {moodle} (Moodle)").format(
+                canvas=canvas, moodle=moodle
+            )
+        )
     done = sum(g.status != Status.SKIPPED for g in grades)
     said = _("Graded {graded} workspace(s) of chapter {chapter} ({skipped} skipped): {csv}, {json}")
     counts = {"graded": done, "skipped": len(grades) - done, "chapter": manifest.chapter}
@@ -288,11 +303,26 @@ def grade_roster(
         *(row_line(row) for row in grades),
         *(f"  {line}" for line in graded.copies),
         *found.closing(len(grades)),
+        *bookkeeping,
         scale_line(graded.labs),
         _("The class at a glance: {page}").format(page=page),
     ]
     print("\n".join(lines), file=out)
     return grades
+
+
+def class_list_lines(joined: Joined) -> list[str]:
+    """What the class list did not settle: learners it does not list, or lists twice."""
+    lines = []
+    if joined.unlisted:
+        said = _("Not on the class list ({count}), not exported: {learners}")
+        names = ", ".join(joined.unlisted)
+        lines.append(said.format(count=len(joined.unlisted), learners=names))
+    if joined.ambiguous:
+        said = _("Matching two students of the class list ({count}), not exported: {learners}")
+        names = ", ".join(joined.ambiguous)
+        lines.append(said.format(count=len(joined.ambiguous), learners=names))
+    return lines
 
 
 def row_line(row: Grade) -> str:
