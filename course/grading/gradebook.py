@@ -339,6 +339,11 @@ def is_gradebook_name(name: str) -> bool:
     return re.fullmatch(rf"gradebook-?\d*({outputs})", name) is not None
 
 
+def is_feedback_folder(name: str) -> bool:
+    """``gradebook-feedback``, ``gradebook-2-feedback``: the feedback files' folder."""
+    return re.fullmatch(r"gradebook-?\d*-feedback", name) is not None
+
+
 def write_summary_page(csv_path: Path, page: str) -> Path:
     """The class summary page beside the gradebook's CSV: ``gradebook-summary.html``."""
     path = csv_path.with_name(f"{csv_path.stem}-summary.html")

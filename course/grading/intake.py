@@ -23,7 +23,7 @@ from ..locale import ngettext
 from ..sandboxed.marker import MARKER, WorkspaceError
 from .archives import DEFAULT_CAPS, Caps, Refused, archive_suffix, is_readable_archive, unpack
 from .gitrepo import Checkout
-from .gradebook import Grade, clean, is_gradebook_name
+from .gradebook import Grade, clean, is_feedback_folder, is_gradebook_name
 from .safefs import Tree, UnsafePath, lstat_kind
 
 SEARCH_DEPTH = 3  # how deep under a learner's folder (or unpacked archive) a workspace may be
@@ -274,6 +274,8 @@ def _entry(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Sub
         return Skip(name, _("hidden"))
     if is_gradebook_name(name) and kind in ("file", "symlink"):
         return Skip(name, _("a gradebook (replaced when the gradebook is written, never read)"))
+    if is_feedback_folder(name) and kind == "directory":
+        return Skip(name, _("feedback files (rewritten when the gradebook is written, never read)"))
     learner, named = learner_name(name, pattern)
     late = marked_late(name, pattern)
     if kind == "symlink":

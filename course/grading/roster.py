@@ -33,6 +33,7 @@ from .classsummary import class_summary, summary_html
 from .copies import Baseline, baseline, learner_prints
 from .engine import GradingOptions, SandboxUnavailable, for_learners, grade
 from .exports import write_exports
+from .feedback import write_feedback
 from .gitrepo import nearest_checkout
 from .gradebook import (
     Grade,
@@ -287,6 +288,10 @@ def grade_roster(
     json_text = gradebook_json(manifest.chapter, grades, run)
     csv_path, json_path = write_gradebook(gradebook, csv_text, json_text)
     page = write_summary_page(csv_path, summary_html(manifest.chapter, summary))
+    instructor = options.grading.hidden is not None  # learners see the kit's verdict text only
+    feedback = write_feedback(csv_path, manifest, grades, instructor)
+    if feedback is not None:
+        bookkeeping.append(_("Feedback for each learner: {folder}").format(folder=feedback))
     if options.class_list:
         canvas, moodle = write_exports(csv_path, manifest.chapter, grades)
         bookkeeping.append(

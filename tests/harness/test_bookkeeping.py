@@ -9,6 +9,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from course.grading.feedback import feedback_text, write_feedback
 from course.grading.gradebook import (
     gradebook_csv,
     gradebook_json,
@@ -96,3 +97,52 @@ def test_a_message_of_several_lines_stays_readable(manifest: Manifest) -> None:
     line = row_line(row)
     assert "\n" not in line and "the budget | assert 31 == 29 | where 31" in line
     assert "\n" not in row_line(replace(row, notes=("two\nlines",)))
+
+
+def test_feedback_shows_a_learner_their_labs_failing_cases_and_replays_only(
+    manifest: Manifest,
+) -> None:
+    from test_class_summary import _result
+
+    result = _result(manifest, {"11.3#001", "11.3#002", "11.3#003", "11.3#005"})
+    row = graded_row("ada", "ada", result, ["copies: ada and ben share Lab 11.3"])
+    row = replace(row, shown=result, notes=("also handed in ada.zip (older, not graded)",))
+    text = feedback_text(manifest, row)
+    assert text.startswith("Chapter 11 · ada\nGrade: 80/100\n")
+    assert "11.3#001" in text and "replay: checkpoint 11 --replay 11.3#001" in text
+    assert "and 1 more probe case like these" in text
+    assert "note: also handed in ada.zip" in text
+    assert "copies" not in text and "ben" not in text
+    absent = ungraded_row("cy", "", manifest.required_labs, Status.SKIPPED, "submitted nothing")
+    assert "Not graded: submitted nothing" in feedback_text(manifest, absent)
+
+
+def test_feedback_speaks_the_rosters_edition(manifest: Manifest, zh: None) -> None:
+    from test_class_summary import _result
+
+    result = _result(manifest, {"11.3#001"})
+    row = replace(graded_row("ada", "ada", result, ()), shown=result)
+    text = feedback_text(manifest, row)
+    assert text.startswith("第 11 章 · ada\n成绩：80/100\n"), text
+    assert "重新运行：checkpoint 11 --replay 11.3#001" in text
+
+
+def test_feedback_files_are_one_per_learner_and_never_through_a_link(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    labs = manifest.required_labs
+    rows = [
+        ungraded_row("gus/practice-11", "g", labs, Status.ERROR, "refused"),
+        ungraded_row("gus_practice-11", "g", labs, Status.ERROR, "refused"),
+        ungraded_row("ben#2", "b", labs, Status.SKIPPED, "an older submission of ben"),
+    ]
+    folder = write_feedback(tmp_path / "gradebook.csv", manifest, rows)
+    assert folder == tmp_path / "gradebook-feedback"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "gus_practice-11-2.txt",
+        "gus_practice-11.txt",
+    ]
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "gradebook-2-feedback").symlink_to(tmp_path / "elsewhere")
+    assert write_feedback(tmp_path / "gradebook-2.csv", manifest, rows) is None
+    assert not any((tmp_path / "elsewhere").iterdir())

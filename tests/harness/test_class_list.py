@@ -149,7 +149,17 @@ def test_a_roster_with_a_class_list_writes_every_student_and_both_exports(
     assert canvas[0] == "Student,ID,SIS User ID,SIS Login ID,Section,Chapter 11"
     assert len(canvas) == 4
     assert f"LMS imports: {roster / 'gradebook-canvas.csv'} (Canvas)" in run.stdout
+    feedback = roster / "gradebook-feedback"
+    assert sorted(path.name for path in feedback.iterdir()) == [
+        "Cy_Young.txt",
+        "lilei.txt",
+        "lovelaceada.txt",
+    ]
+    said = (feedback / "Cy_Young.txt").read_text(encoding="utf-8")
+    assert said == "Chapter 11 · Cy Young\nGrade: 0/100\n\nNot graded: submitted nothing\n"
+    assert "Lab 11.1" in (feedback / "lilei.txt").read_text(encoding="utf-8")
     again = cli("checkpoint", "11", "--roster", str(roster), "--class-list", str(class_list))
+    assert f"  {'gradebook-feedback':<24} feedback files (rewritten" in again.stdout
     for name in ("gradebook-canvas.csv", "gradebook-moodle.csv", "gradebook-summary.html"):
         assert f"  {name:<24} a gradebook (replaced" in again.stdout, again.stdout
 
