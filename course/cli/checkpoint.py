@@ -226,6 +226,14 @@ def parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument(
+        "--only",
+        metavar="LEARNER",
+        help=_(
+            "with --roster: grade only LEARNER's submissions (a row's name in the gradebook) and "
+            "put their rows in place of the old ones in the gradebook a whole run wrote"
+        ),
+    )
+    p.add_argument(
         "--hidden",
         metavar="DIR",
         help=_("add the instructor tests DIR/test_*.py to the grade (learners never see them)"),
@@ -280,8 +288,8 @@ def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) ->
         p.error(_("--watch keeps running; it writes no --json"))
     if not args.roster and (args.gradebook or args.names):
         p.error(_("--gradebook and --names go with --roster"))
-    if not args.roster and args.class_list:
-        p.error(_("--class-list goes with --roster"))
+    if not args.roster and (args.class_list or args.only):
+        p.error(_("--class-list and --only go with --roster"))
     if not (args.roster or args.gradescope) and (
         args.workspace_timeout is not None or args.audit_seed is not None
     ):
@@ -410,6 +418,7 @@ def _run(argv: Sequence[str] | None) -> int:
                 names=names_pattern(args.names) if args.names else None,
                 audit_seed=args.audit_seed,
                 class_list=read_class_list(Path(args.class_list)) if args.class_list else (),
+                only=args.only or "",
             )
             if args.gradescope:
                 from ..grading.gradescope import run_autograder

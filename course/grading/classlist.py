@@ -140,3 +140,13 @@ def join_class_list(
         row = ungraded_row(key, "", labs, Status.SKIPPED, said)
         joined.append(replace(row, student=student.to_json()))
     return Joined(joined, tuple(unlisted), tuple(ambiguous))
+
+
+def without_class_list(grades: Sequence[Grade]) -> list[Grade]:
+    """``grades`` as before a join: no student on any row, no row of a student who submitted
+    nothing (a regrade joins the class list again, to rows that may have changed)."""
+    return [
+        replace(grade, student=None)
+        for grade in grades
+        if not (grade.student and not grade.workspace and grade.status == Status.SKIPPED)
+    ]

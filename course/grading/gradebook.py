@@ -351,14 +351,21 @@ def write_summary_page(csv_path: Path, page: str) -> Path:
     return path
 
 
-def write_gradebook(directory: Path, csv_text: str, json_text: str) -> tuple[Path, Path]:
-    """Write both files atomically; if a directory holds a name, use ``gradebook-N.*``."""
-    directory.mkdir(parents=True, exist_ok=True)
+def gradebook_paths(directory: Path) -> tuple[Path, Path]:
+    """Where the gradebook goes in ``directory``: ``gradebook.csv`` and ``.json``, else the
+    first ``gradebook-N.*`` pair no folder holds the name of."""
     for number in count(1):
         stem = "gradebook" if number == 1 else f"gradebook-{number}"
         paths = (directory / f"{stem}.csv", directory / f"{stem}.json")
         if not any(p.is_dir() and not p.is_symlink() for p in paths):
-            break
+            return paths
+    raise AssertionError("unreachable")  # count() never ends
+
+
+def write_gradebook(directory: Path, csv_text: str, json_text: str) -> tuple[Path, Path]:
+    """Write both files atomically; if a directory holds a name, use ``gradebook-N.*``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = gradebook_paths(directory)
     # both encoded before either is written: one is never left older than the other; the CSV
     # with a byte order mark, without which Excel reads UTF-8 (a Chinese name) as a code page
     csv_data, json_data = csv_text.encode("utf-8-sig"), json_text.encode("utf-8")

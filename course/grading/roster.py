@@ -27,7 +27,7 @@ from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
 from . import probes as probing
 from .archives import Refused
-from .classlist import Joined, Student, join_class_list
+from .classlist import Joined, Student, join_class_list, without_class_list
 from .classroom import with_copy_flags
 from .classsummary import class_summary, summary_html
 from .copies import Baseline, baseline, learner_prints
@@ -40,6 +40,7 @@ from .gradebook import (
     clean,
     gradebook_csv,
     gradebook_json,
+    gradebook_paths,
     graded_row,
     one_line,
     ungraded_row,
@@ -48,6 +49,7 @@ from .gradebook import (
     write_summary_page,
 )
 from .intake import GRADABLE, Submission, opened, survey, where, with_checkout, with_intake
+from .regrade import belongs_to, merged, read_gradebook
 from .sandbox import planned_limits, sandbox_status
 from .snapshot import workspace_snapshot
 
@@ -85,6 +87,7 @@ class RosterOptions:
     names: re.Pattern[str] | None = None  # --names: a learner's name in a platform's naming
     audit_seed: int | None = None  # --audit-seed of the cases no workspace holds; None: new
     class_list: tuple[Student, ...] = ()  # --class-list: rows joined to it, exports written
+    only: str = ""  # --only: this learner's submissions regraded into the gradebook there
 
     def labs(self, manifest: Manifest) -> list[Lab]:
         """The labs named, else the chapter's required labs."""
@@ -262,11 +265,20 @@ def grade_roster(
     progress_stream: TextIO,
     out: TextIO,
 ) -> list[Grade]:
-    """Grade every workspace under ``roster`` and write the gradebook into ``gradebook``
-    (``SandboxUnavailable``, as above; ``EmptyRoster`` when no folder holds a workspace)."""
+    """Grade every workspace under ``roster`` (``options.only``: one learner's, into the
+    gradebook already there) and write the gradebook, its summary page, the feedback files and,
+    with a class list, the LMS exports into ``gradebook`` (``SandboxUnavailable``, as above;
+    ``EmptyRoster`` when no folder holds a workspace; ``GradebookError``)."""
     roster, gradebook = roster.resolve(), gradebook.resolve()
     found = survey(roster, options.names)
     entries = found.submissions
+    earlier = None
+    if options.only:
+        entries = tuple(entry for entry in entries if belongs_to(entry.learner, options.only))
+        if not entries:
+            said = _("{roster}: no submission of {learner}")
+            raise EmptyRoster(said.format(roster=roster, learner=options.only))
+        earlier = read_gradebook(gradebook_paths(gradebook)[1], manifest.chapter)
     if not any(entry.kind in GRADABLE for entry in entries):
         listed = [(e.learner, e.why) for e in entries] + [(s.name, s.why) for s in found.skipped]
         shown = "; ".join(f"{clean(name)}: {clean(why)}" for name, why in listed)
@@ -275,17 +287,21 @@ def grade_roster(
     graded = grade_submissions(
         manifest, kit, roster, entries, options, progress_stream, hide=(roster, gradebook)
     )
-    grades, pattern = graded.grades, options.names
+    pattern = options.names
     names = {"pattern": pattern.pattern, "unmatched": found.unnamed} if pattern else None
+    grades, run = graded.grades, graded.run | {"names": names}
+    if earlier is not None:
+        old_run, old_rows = earlier
+        grades = merged(old_rows, grades, options.only)
+        run = old_run | {"regraded": {"learner": options.only, **graded.run}}
     bookkeeping: list[str] = []
     if options.class_list:
-        joined = join_class_list(grades, options.class_list, graded.labs)
+        joined = join_class_list(without_class_list(grades), options.class_list, graded.labs)
         grades = joined.grades
         bookkeeping = class_list_lines(joined)
     summary = class_summary(graded.labs, grades, graded.probes, graded.audit)
     csv_text = gradebook_csv([lab.id for lab in graded.labs], grades)
-    run = graded.run | {"names": names, "summary": summary.to_json()}
-    json_text = gradebook_json(manifest.chapter, grades, run)
+    json_text = gradebook_json(manifest.chapter, grades, run | {"summary": summary.to_json()})
     csv_path, json_path = write_gradebook(gradebook, csv_text, json_text)
     page = write_summary_page(csv_path, summary_html(manifest.chapter, summary))
     instructor = options.grading.hidden is not None  # learners see the kit's verdict text only
@@ -294,20 +310,27 @@ def grade_roster(
         bookkeeping.append(_("Feedback for each learner: {folder}").format(folder=feedback))
     if options.class_list:
         canvas, moodle = write_exports(csv_path, manifest.chapter, grades)
-        bookkeeping.append(
-            _("LMS imports: {canvas} (Canvas), {moodle} (Moodle)").format(
-                canvas=canvas, moodle=moodle
-            )
-        )
+        said = _("LMS imports: {canvas} (Canvas), {moodle} (Moodle)")
+        bookkeeping.append(said.format(canvas=canvas, moodle=moodle))
     done = sum(g.status != Status.SKIPPED for g in grades)
     said = _("Graded {graded} workspace(s) of chapter {chapter} ({skipped} skipped): {csv}, {json}")
     counts = {"graded": done, "skipped": len(grades) - done, "chapter": manifest.chapter}
+    head = said.format(**counts, csv=csv_path, json=json_path)
+    rows, copies, closing = grades, graded.copies, found.closing(len(grades))
+    if options.only:
+        said = _(
+            "Regraded {learner} into {json}; the other rows and the copy check are the last "
+            "whole run's"
+        )
+        head = said.format(learner=options.only, json=json_path)
+        rows = [row for row in grades if belongs_to(row.learner, options.only)]
+        copies, closing = (), []
     lines = [
-        said.format(**counts, csv=csv_path, json=json_path),
+        head,
         *(_("  limits: {limit}").format(limit=line) for line in graded.enforced),
-        *(row_line(row) for row in grades),
-        *(f"  {line}" for line in graded.copies),
-        *found.closing(len(grades)),
+        *(row_line(row) for row in rows),
+        *(f"  {line}" for line in copies),
+        *closing,
         *bookkeeping,
         scale_line(graded.labs),
         _("The class at a glance: {page}").format(page=page),

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,9 @@ from packing import zip_folder
 
 from course.grading.classlist import ClassListError, Student, join_class_list, read_class_list
 from course.grading.exports import CANVAS_COLUMNS, MOODLE_COLUMNS, canvas_csv, moodle_csv
-from course.grading.gradebook import ungraded_row
+from course.grading.gradebook import gradebook_json, graded_row, ungraded_row
 from course.grading.intake import marked_late, names_pattern, survey
+from course.grading.regrade import GradebookError, read_gradebook
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.harness.workspace import create_workspace
@@ -158,8 +160,37 @@ def test_a_roster_with_a_class_list_writes_every_student_and_both_exports(
     said = (feedback / "Cy_Young.txt").read_text(encoding="utf-8")
     assert said == "Chapter 11 · Cy Young\nGrade: 0/100\n\nNot graded: submitted nothing\n"
     assert "Lab 11.1" in (feedback / "lilei.txt").read_text(encoding="utf-8")
-    again = cli("checkpoint", "11", "--roster", str(roster), "--class-list", str(class_list))
+    listed = ("--names", CANVAS, "--class-list", str(class_list))
+    again = cli("checkpoint", "11", "--roster", str(roster), *listed)
     assert f"  {'gradebook-feedback':<24} feedback files (rewritten" in again.stdout
+    book = json.loads((roster / "gradebook.json").read_text(encoding="utf-8"))
+    before, copies = {row["learner"]: row for row in book["learners"]}, book["copies"]
+
+    # lilei hands in a fixed workspace: regraded alone, every other row as it was
+    fixed = roster / "lilei_12346_67891_practice"
+    for file in manifest.files_with_role("learner"):
+        (fixed / file.path).write_bytes((kit_root() / file.reference).read_bytes())
+    run = cli("checkpoint", "11", "--roster", str(roster), *listed, "--only", "lilei")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"Regraded lilei into {roster / 'gradebook.json'}" in run.stdout
+    assert "lovelaceada" not in run.stdout.split("Score:")[0]
+    book = json.loads((roster / "gradebook.json").read_text(encoding="utf-8"))
+    after = {row["learner"]: row for row in book["learners"]}
+    assert sorted(after) == sorted(before)
+    assert (after["lilei"]["score"], before["lilei"]["score"]) == (100, 0)
+    assert after["lilei"]["student"]["id"] == "S2"
+    assert after["lovelaceada"] == before["lovelaceada"]
+    assert after["Cy Young"] == before["Cy Young"]
+    assert book["regraded"]["learner"] == "lilei" and book["copies"] == copies
+    [lilei] = [
+        r
+        for r in csv.DictReader((roster / "gradebook.csv").open(encoding="utf-8-sig"))
+        if r["learner"] == "lilei"
+    ]
+    assert lilei["score"] == "100"
+    canvas_rows = (roster / "gradebook-canvas.csv").read_text(encoding="utf-8").splitlines()
+    assert canvas_rows[2] == "李雷,,S2,lilei@uni.edu,,100"
+    assert "Grade: 100/100" in (feedback / "lilei.txt").read_text(encoding="utf-8")
     for name in ("gradebook-canvas.csv", "gradebook-moodle.csv", "gradebook-summary.html"):
         assert f"  {name:<24} a gradebook (replaced" in again.stdout, again.stdout
 
@@ -168,8 +199,29 @@ def test_a_class_list_goes_with_a_roster_and_a_bad_one_stops_before_grading(
     tmp_path: Path,
 ) -> None:
     alone = cli("checkpoint", "11", "--class-list", "class.csv")
-    assert alone.returncode == 2 and "--class-list goes with --roster" in alone.stderr
+    assert alone.returncode == 2 and "--class-list and --only go with --roster" in alone.stderr
     bad = _class_list(tmp_path, "name,email\nAda,a@x\n")
     run = cli("checkpoint", "11", "--roster", str(tmp_path), "--class-list", str(bad))
     assert run.returncode == 2, run.stdout + run.stderr
     assert f"{bad}: line 1: the class list has no column id" in run.stderr
+
+
+def test_a_gradebook_reads_back_row_for_row_and_a_wrong_field_is_named(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    from test_class_summary import _result
+
+    row = graded_row("ada", "r/ada", _result(manifest, {"11.3#002"}), ["late"], limits=("cpu",))
+    row = replace(row, student={"id": "S1", "name": "Ada", "email": "a@x"}, late=True)
+    absent = ungraded_row("Cy", "", manifest.required_labs, Status.SKIPPED, "submitted nothing")
+    path = tmp_path / "gradebook.json"
+    path.write_text(gradebook_json("11", [row, absent], {"copies": {"pairs": 0}}), "utf-8")
+    run, rows = read_gradebook(path, "11")
+    assert rows == [row, absent] and run == {"copies": {"pairs": 0}}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["learners"][1]["labs"][2]["status"] = "great"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(GradebookError, match=r"learners\[1\]\.labs\[2\]\.status: must be one of"):
+        read_gradebook(path, "11")
+    with pytest.raises(GradebookError, match="no gradebook to regrade into"):
+        read_gradebook(tmp_path / "none.json", "11")
