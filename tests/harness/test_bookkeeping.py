@@ -146,3 +146,17 @@ def test_feedback_files_are_one_per_learner_and_never_through_a_link(
     (tmp_path / "gradebook-2-feedback").symlink_to(tmp_path / "elsewhere")
     assert write_feedback(tmp_path / "gradebook-2.csv", manifest, rows) is None
     assert not any((tmp_path / "elsewhere").iterdir())
+
+
+def test_the_rosters_reasons_and_closing_lines_speak_the_instructors_edition(
+    tmp_path: Path, zh: None
+) -> None:
+    (tmp_path / "ada").mkdir()
+    (tmp_path / "notes.txt").write_text("\n")
+    (tmp_path / ".hidden").mkdir()
+    found = survey(tmp_path)
+    assert [entry.why for entry in found.submissions] == ["空提交"]
+    closing = found.closing(1)
+    assert closing[0] == "未列入成绩表（2 项）："
+    assert closing[-1] == "名单：成绩表共 1 行，2 项未列入（见上）"
+    assert "隐藏项" in closing[1] and "不是提交的文件" in closing[2]
