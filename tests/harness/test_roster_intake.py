@@ -266,7 +266,7 @@ def test_the_readmes_intake_commands_work_as_shown(manifest: Manifest, tmp_path:
     assert len(commands) == len(expected)
     for command in commands:
         words = shlex.split(command, comments=True)
-        assert words[:3] == ["checkpoint", "11", "--roster"], command
+        assert words[:3] == [".venv/bin/checkpoint", "11", "--roster"], command
         run = subprocess.run(
             [sys.executable, "-m", "course.cli.checkpoint", *words[1:]],
             cwd=tmp_path,
