@@ -1,7 +1,8 @@
 """The gradebook: a row per learner folder, its CSV and JSON forms, written atomically.
 
 Every row says why (a reason per lab, a message per test, flags for the instructor). Learner text
-is stripped of control characters before it reaches a file or a terminal, and a CSV cell a
+is stripped of control characters before it reaches a file or a terminal (a message's line
+breaks are kept in the files, ``clean_lines``), and a CSV cell a
 spreadsheet would read as a formula gets a ``'`` in front. Instructor tests' text stays out of the
 CSV and the terminal (reasons come from ``engine.for_learners``). A row's ``score`` is the grade
 every door shows (``LabResult.score``): each lab's points when it passed whole, tests, instructor
@@ -307,8 +308,9 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
     per_lab = [f"{column} {i}" for column in ("lab", "cases", "status") for i in lab_ids]
     head = ["learner", "status", "score", "max_score", "passed", "total", "agreed", "cases"]
     tail = ["flags", "note", "workspace", "source", "commit", "scaffold", "late"]
-    listed = any(grade.student for grade in grades)  # a class list: its columns at the end
-    people = ["student_id", "student_name", "student_email"] if listed else []
+    # with a class list, its columns at the end
+    student_keys = ("id", "name", "email") if any(grade.student for grade in grades) else ()
+    people = [f"student_{key}" for key in student_keys]
     rows: list[list[object]] = [[*head, *per_lab, *tail, *people]]
     for grade in grades:
         by_id = {lab.id: lab for lab in grade.labs}
@@ -318,7 +320,7 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
             + [grade.agreed, grade.cases, *chain.from_iterable(columns)]
             + ["; ".join(grade.flags), grade.note, grade.workspace, grade.source, grade.commit]
             + [grade.scaffold_cell, "late" if grade.late else ""]
-            + [(grade.student or {}).get(key, "") for key in ("id", "name", "email")] * listed
+            + [(grade.student or {}).get(key, "") for key in student_keys]
         )
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(
