@@ -25,20 +25,26 @@ def create_compaction_entry(
     first_kept_entry_id: str,
     tokens_before: float,
 ) -> CompactionEntry:
-    """A new compaction record to append after the path's leaf; writes nothing anywhere.
+    """A new compaction record to append after the path's leaf; it writes nothing anywhere.
 
-    Refuse an empty path and an ``id`` already on the path (``CompactionError``). The parent
-    is the path's last entry, whatever its type (a metadata leaf too).
-    ``first_kept_entry_id`` must be the first entry of one of the path's interactions (the
-    user message that opens a group of ``split_interactions``); say which ids are allowed
-    when it is not. Build the JSON object and let ``parse_session_entry`` check and copy it (a
-    ``CompactionSummary`` goes through ``summary_to_json`` first): the summary, ``timestamp``
-    and ``tokens_before`` follow Lab 11.1's rules, refused with its ``SessionEntryError``
-    naming the JSON key (``compact-1.tokensBefore``), and the record shares no list with
-    ``summary``. Every refusal is a ``ValueError``.
+    Takes the active path and the record's ``id``, ``timestamp``, ``summary`` (a JSON object or a
+    ``CompactionSummary``), ``first_kept_entry_id`` and ``tokens_before``. Returns a fresh
+    ``CompactionEntry`` whose ``parent_id`` is the path's last entry, whatever its type (a
+    metadata leaf too), and whose fields obey Lab 11.1's rules (``parse_session_entry`` checks
+    and copies a record; ``summary_to_json`` gives a ``CompactionSummary``'s JSON object).
 
-    Append it nowhere and change nothing it is given: ``path`` (do not ``append`` to it) and
-    ``summary`` stay as they were; the caller decides when to ``store.append`` the record.
+    Refuses, each with a ``ValueError``: an empty path, and an ``id`` already on the path (a
+    ``CompactionError`` naming the id); a ``first_kept_entry_id`` that is not the first message
+    of one of the path's interactions (one inside an interaction, like ``calls``, or one not on
+    the path), saying which ids are allowed; a broken history; a summary, ``timestamp`` or
+    ``tokens_before`` Lab 11.1 refuses, with its ``SessionEntryError`` naming the JSON key
+    (``compact-1.tokensBefore``).
+
+    ``path`` and ``summary`` are left as they were: nothing is appended, and the record shares no
+    list with ``summary``; the caller decides when to ``store.append`` it. Cost: linear in the
+    path. On the chapter's nine entries, compact-1 with first kept ``u2`` and ``tokens_before=29``
+    gets ``parent_id="a3"``; ``u1``, ``u2`` and ``u3`` are the allowed first kept ids (section
+    "`compact-1` 记录摘要与保留起点").
     """
     if not path:
         raise CompactionError(f"{id}: cannot compact an empty path (no leaf to append after)")
@@ -83,13 +89,14 @@ SUMMARY_TITLE = "[Compaction summary of earlier messages]"
 
 
 def summary_message(summary: CompactionSummary) -> Message:
-    """The synthetic user message for a summary: its seven fields in fixed order.
+    """The synthetic user message for a summary: its seven fields in a fixed order.
 
-    One ``{"role": "user", "content": text}``. The text is lines joined by single newlines
-    (no blank line, no newline at the end): ``SUMMARY_TITLE``; ``Goal: `` and the goal; then,
-    for each list in the order of ``SUMMARY_HEADINGS``, its heading and a colon on a line of
-    its own, then one ``- item`` line per item, or one ``- (none)`` line for an empty list.
-    Items are written as they are. A summary whose goal is ``Fix resume``, whose
+    A new ``{"role": "user", "content": text}``; ``summary`` is left as it was. The text's lines
+    are joined by single newlines (no blank line, no newline at the end): ``SUMMARY_TITLE``;
+    ``Goal: `` and the goal; and for each list, in the order of ``SUMMARY_HEADINGS``, its
+    heading and a colon on a line of its own, followed by one ``- item`` line per item, or one
+    ``- (none)`` line for an empty list. Items are written as they are. These words face the
+    model and are English in every edition. A summary whose goal is ``Fix resume``, whose
     ``constraints`` are ``["Never rewrite an entry"]``, whose ``completed`` are
     ``["Parsed compact-1", "Grouped u2"]`` and whose other lists are empty reads::
 
@@ -118,9 +125,11 @@ def summary_message(summary: CompactionSummary) -> Message:
 
 
 def latest_compaction(path: Sequence[SessionEntry]) -> int | None:
-    """Index of the newest compaction entry on the path, searching from its end; None if none.
+    """The index of the newest compaction entry on ``path``; ``None`` when it holds none.
 
-    The newest is the last one on the path (not the first); the path is not changed.
+    The newest is the last one on the path, not the first: on ``u1 … a3 compact-1 u4 a4
+    compact-2`` it is compact-2's index. ``path`` is left as it was. Cost: linear in the path at
+    worst, without recursion (section "恢复时把最新摘要接在保留后缀前面").
     """
     for index in range(len(path) - 1, -1, -1):
         if isinstance(path[index], CompactionEntry):
@@ -133,17 +142,20 @@ def resume_suffix(
 ) -> tuple[CompactionEntry | None, list[SessionEntry]]:
     """The latest compaction (if any) and the entries whose messages follow its summary.
 
-    Without a compaction the whole path follows: ``(None, list(path))``, as it is. With one
-    (``latest_compaction``; older compactions play no part), its ``first_kept_entry_id`` must
-    be on the path before it and be a user message, else a ``CompactionError`` (a
-    ``ValueError``) naming both ids, e.g. ``compact-1.firstKeptEntryId: calls is not a user
-    message``. The suffix is every message entry from first kept on, in path order: metadata
-    entries and every compaction entry (older ones too) are left out. For ``u1 a1 u2 a2 m2
-    u3 … a3 compact-1 u4 a4``, with metadata ``m2`` and compact-1 keeping ``u2``, it is
-    ``(compact-1, [u2, a2, u3, …, a3, u4, a4])``. Entries are not copied here.
+    Without a compaction the whole path follows: ``(None, list(path))``, a new list, never the
+    caller's own. With one, only the newest counts (``latest_compaction``'s; older ones play no
+    part): its ``first_kept_entry_id`` must be on the path before it and be a user message,
+    else a ``CompactionError`` (a ``ValueError``) naming both ids, e.g.
+    ``compact-1.firstKeptEntryId: calls is not a user message``. The suffix holds every message
+    entry from first kept on, in path order; metadata entries and every compaction entry (older
+    ones too) are left out. Its entries are the path's own, not copied; ``path`` is left as it
+    was. Cost: linear in the path, without recursion.
 
-    ``build_context`` (Lab 11.3) reaches this only through the given ``open_context`` in
-    ``context.py``, and only for a path holding a compaction: resume is all Lab 11.5's.
+    For ``u1 a1 u2 a2 m2 u3 … a3 compact-1 u4 a4``, with metadata ``m2`` and compact-1 keeping
+    ``u2``, it is ``(compact-1, [u2, a2, u3, …, a3, u4, a4])``; section
+    "恢复时把最新摘要接在保留后缀前面". ``build_context`` (Lab 11.3) reaches this only through
+    the given ``open_context``, and only for a path holding a compaction: resume is all Lab
+    11.5's.
     """
     index = latest_compaction(path)
     if index is None:

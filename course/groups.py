@@ -31,22 +31,26 @@ class InteractionGroup:
 
 
 def split_interactions(path: Sequence[SessionEntry]) -> list[list[MessageEntry]]:
-    """The message entries of ``path`` split into interactions, in path order, not copied.
+    """The message entries of ``path`` as interactions, in path order, not copied.
 
-    A user message closes the current group and opens the next. Assistant and tool result
-    messages join the open group whatever they hold: an assistant message without tool calls
-    does not close it, and a tool result with ``"isError": true`` is a result like any other
-    (it stays in its group, paired by its ``toolCallId``). An assistant or tool result
-    message before any user message is an ``InteractionError``, and so is a system message
-    anywhere on the path (the prompt travels as ``system_prompt``). Metadata and compaction
-    entries are skipped: left out of the groups, and left where they are in ``path`` (never
-    remove anything from the caller's list). An empty path has no groups: ``[]``.
+    Takes the active path: entries, or JSON objects not yet entries (narrowed as
+    ``parse_session_entry`` does; its ``SessionEntryError`` propagates). An interaction is a user
+    message and every assistant and tool result message up to the next user message: an
+    assistant message without tool calls does not end one, and a result with ``"isError": true``
+    is a result like any other. Metadata and compaction entries belong to no interaction. An
+    empty path has none: ``[]``.
 
-    Each group is checked with ``check_tool_pairs`` as it closes, on its own: call ids are
-    unique within one interaction only, so a later interaction may reuse a call id (say
-    ``read-1``) that an earlier one used, and such a path is valid. An object that is not yet
-    an entry is narrowed with ``parse_session_entry`` first (its ``SessionEntryError``
-    propagates). Every refusal is a ``ValueError``.
+    Every interaction satisfies ``check_tool_pairs`` on its own: call ids are unique within one
+    interaction only, so a later one may reuse ``read-1``. Refuses with a ``ValueError``
+    (``InteractionError``, naming the entry): an assistant or tool result message before any
+    user message, a system message anywhere (the prompt travels as ``system_prompt``), and
+    whatever ``check_tool_pairs`` refuses. A broken history is refused, never answered with
+    fewer groups.
+
+    ``path`` is left as it was: the caller's list keeps every entry, metadata too, in its order.
+    Cost: linear in the path, without recursion (thousands of entries are fine). The chapter's
+    nine entries give ``[u1, a1]``, ``[u2, a2]`` and ``[u3, calls, r-test, r-read, a3]`` (section
+    "两个 tool result 仍属于 `u3` 开始的同一组").
     """
     groups: list[list[MessageEntry]] = []
     current: list[MessageEntry] = []
@@ -77,16 +81,22 @@ def split_interactions(path: Sequence[SessionEntry]) -> list[list[MessageEntry]]
 
 
 def check_tool_pairs(entries: list[MessageEntry]) -> list[MessageEntry]:
-    """Check one group's four call/result relations by id alone, in any order; return it.
+    """``entries`` itself, once its four call/result relations hold by id alone.
 
-    ``entries`` is one interaction, a user message first. Its calls are the ``{"type":
-    "toolCall", "id": ...}`` blocks of its assistant messages; its results are its
-    ``toolResult`` messages, whether ``isError`` is true or false. Every tool call id is
-    declared once in this group; every result's ``toolCallId`` names a call of this group (a
-    result may come before its call); a call has at most one result; and when the group ends
-    every call has its result. Only this group counts: an id used in another interaction is
-    no concern here. Return ``entries`` itself. Errors are ``InteractionError`` (a
-    ``ValueError``) naming the entry, the call id and the group's first entry.
+    Takes one interaction, a user message first. Its calls are the ``{"type": "toolCall", "id":
+    ...}`` blocks of its assistant messages; its results are its ``toolResult`` messages,
+    whether ``isError`` is true or false. The relations: every call id is declared once in the
+    interaction; every result's ``toolCallId`` names a call of the interaction; a call has at
+    most one result; and by the interaction's end every call has its result. Position plays no
+    part (a result may come before its call, results in any order), and only this interaction
+    counts: an id used in another one is no concern here.
+
+    Refuses with an ``InteractionError`` (a ``ValueError``) naming the entry, the call id and
+    the interaction's first entry, e.g. a result for ``unknown-1`` that no call declares; a
+    call or a result whose id is not a string is refused too.
+    Returns ``entries`` unchanged. Cost: linear in the interaction. In the chapter's third group
+    ``[u3, calls, r-test, r-read, a3]``, ``calls`` declares ``read-1`` and ``test-1``, answered in
+    reverse order: it holds (section "两个 tool result 仍属于 `u3` 开始的同一组").
     """
     start = entries[0].id
     calls: dict[str, str] = {}
@@ -133,11 +143,14 @@ def check_tool_pairs(entries: list[MessageEntry]) -> list[MessageEntry]:
 
 
 def group_interactions(path: Sequence[SessionEntry]) -> list[InteractionGroup]:
-    """The interactions of ``path`` as groups of fresh copies (``split_interactions``, copied).
+    """The interactions of ``path`` as ``InteractionGroup`` objects holding fresh copies.
 
-    Copy each entry with ``parse_message_entry`` so that the groups share nothing with the
-    path (no entry, no message, no content block) and every message they hold has been
-    checked. ``path`` is left as it was, its metadata entries included.
+    The same interactions, in the same order and with the same refusals, as
+    ``split_interactions``. Every entry is a checked copy (the given ``parse_message_entry``
+    makes one): the groups share no entry, message or content block with ``path``, so a change
+    to a group changes nothing on the path. ``path`` is left as it was, its metadata entries
+    included. Cost: linear in the path. The chapter's path gives groups whose ``entry_ids`` read
+    ``[u1, a1]``, ``[u2, a2]`` and ``[u3, calls, r-test, r-read, a3]``.
     """
     return [
         InteractionGroup([parse_message_entry(entry) for entry in group])

@@ -137,27 +137,27 @@ def estimate(estimate_tokens: Estimator, message: Message, what: str) -> float:
 def select_groups(
     groups: Sequence[Sequence[MessageEntry]], available: float, estimate_tokens: Estimator
 ) -> Selection:
-    """Keep whole groups from the newest backwards while their running cost stays ``<=``.
+    """The newest whole groups whose summed cost stays ``<= available``, as copies.
 
-    Walk from the newest group to the oldest. Copy each entry of the group at hand with
-    ``parse_message_entry`` and estimate each copy's message with ``estimate`` (which hands
-    the estimator a copy of its own and checks its answer); the group costs the sum. If the
-    running cost plus the group's stays ``<= available``, keep it and go on; otherwise stop
-    the walk there: that group and every older one are dropped, even an older one small
-    enough to fit (never skip a group to keep an older one). Cost a group only when the walk
-    reaches it: groups older than the stop are never copied nor estimated.
+    ``groups`` are in path order. A group costs the sum of its messages' estimates (the given
+    ``estimate`` hands the estimator a copy and checks its answer: a bad one is a
+    ``BudgetError``). Kept: as many of the newest groups as stay ``<= available`` together (a
+    group that fits exactly is kept), with no gap, so no older group is kept past one that does
+    not fit, however small. When the newest group alone does not fit it is kept whole anyway:
+    ``Selection(its copies, its cost, "single_group_overflow", 1)``. Otherwise ``reason`` is
+    ``within_budget`` when every group is kept (so for no groups at all), else ``trimmed``;
+    ``entries`` are copies of the kept entries in path order (``parse_message_entry``),
+    ``tokens`` their cost and ``groups`` how many were kept.
 
-    When the newest group alone does not fit, keep it whole anyway:
-    ``Selection(its copies, its cost, "single_group_overflow", 1)``. Otherwise the reason is
-    ``within_budget`` when every group fits (so for no groups at all), else ``trimmed``;
-    ``entries`` are the kept copies in path order, ``tokens`` their summed cost and
-    ``groups`` how many groups were kept.
+    ``groups`` are left as they were. Cost: each message estimated at most once, and only
+    messages of ``groups``; whether groups past the last kept one are estimated is yours. With
+    costs 7, 7 and 15 and 22 available the last two are kept (15 + 7 = 22): ``trimmed``.
     """
     raise LabNotImplemented(
         "11.3",
         "budget projection",
         "select_groups",
-        "walk the groups from the newest while the sum stays <= available",
+        "the newest whole groups within available; each message estimated at most once",
     )
 
 
@@ -202,34 +202,33 @@ def build_context(
     safety_margin: float,
     estimate_tokens: Estimator,
 ) -> BuildContextResult:
-    """Project ``path`` into the messages of one model request within the token budget.
+    """One model request's view of ``path`` within the budget; the history is never rewritten.
 
-    Lab 11.3 writes all of this function. First the checks, each a ``ValueError``: the three
-    numbers with ``check_amount`` (a ``BudgetError`` naming ``max_tokens``,
-    ``reserved_output`` or ``safety_margin``); ``system_prompt`` must be a ``str``, else a
-    ``BudgetError`` naming ``system_prompt`` (a ``ValueError``, not a ``TypeError``); a
-    repeated entry id is an error (the given ``check_unique_ids``).
+    Lab 11.3 writes all of it. Refuses with a ``ValueError``: a budget number, an estimator
+    answer (for the prompt or any message) or a total not a non-negative finite number (the
+    given ``check_amount``'s ``BudgetError`` names ``max_tokens``, ``reserved_output``,
+    ``safety_margin``); a ``system_prompt`` not a ``str`` (a ``BudgetError`` naming it, not a
+    ``TypeError``); a repeated entry id (the given ``check_unique_ids``); a broken history.
 
-    Estimate the prompt as ``{"role": "system", "content": system_prompt}`` with ``estimate``,
-    always: an empty prompt ``""`` is estimated too, never taken as free. Then
-    ``available = max(0, max_tokens - system - reserved_output - safety_margin)``.
+    The prompt costs the estimate of ``{"role": "system", "content": system_prompt}``, ``""``
+    included; ``available_for_messages = max(0, max_tokens - system - reserved_output -
+    safety_margin)``. What the given ``open_context`` puts first (Lab 11.5's summary after a
+    compaction; nothing before) comes off that, and its ``entries`` are split into interactions
+    and chosen as ``select_groups`` chooses, within what is left (never below 0). ``messages``
+    are the opening's followed by the chosen ones, all copies; ``tokens.messages`` their cost,
+    ``total = system + messages + reserved_output + safety_margin``; ``kept_entry_ids`` the
+    chosen ids, ``reason`` the selection's, ``compaction_id`` the opening's, the prompt as given.
 
-    Ask the given ``open_context(path, estimate_tokens)`` what opens the messages (Lab 11.5's
-    summary after a compaction; nothing otherwise). Split its ``entries`` with
-    ``split_interactions`` and choose with ``select_groups`` within
-    ``max(0, available - opening.tokens)``. Return copies only: the opening's messages, then
-    the chosen ones; ``messages = opening.tokens + chosen.tokens``, ``total = system +
-    messages + reserved_output + safety_margin`` (finite, or a ``BudgetError``), the chosen
-    entries' ids, their reason, ``system_prompt`` as given and the opening's
-    ``compaction_id``; ``tokens.available_for_messages`` is ``available`` (22 with a 5-token
-    summary; the groups are chosen within 17). The path is never changed, and no returned
-    message is one the estimator was handed.
+    ``path`` is left as it was; no returned message is one the estimator was handed. Cost: each
+    message estimated at most once, only the prompt, the opening and the path's. The chapter's
+    31 tokens (section "31 个 token 怎样留下第二、三组"): system 3, 22 available, ``[u2, …,
+    a3]`` kept, ``trimmed``; with a 5-token summary, 17 for groups.
     """
     raise LabNotImplemented(
         "11.3",
         "budget projection",
         "build_context",
-        "deduct system, reserved_output and safety_margin, then keep whole groups",
+        "fixed costs off the budget, whole groups within what is left, copies only",
     )
 
 
@@ -238,9 +237,10 @@ def budget_report(
 ) -> list[GroupBudget]:
     """Optional · Each group's ids, cost and fate (kept / trimmed / overflow) under ``available``.
 
-    Read-only, and no second copy of the selection rule: ask ``select_groups`` which groups
-    it keeps, then cost every group with ``estimate``. The newest group is ``overflow`` when
-    the selection's reason is ``single_group_overflow``.
+    One ``GroupBudget`` per group, in order: its cost is its messages' ``estimate`` summed, its
+    status what ``select_groups`` decides (``kept``, ``trimmed``, or ``overflow`` for the newest
+    under ``single_group_overflow``). ``available`` is checked as a budget number (a
+    ``BudgetError`` naming it); the groups are left as they were.
     """
     raise LabNotImplemented(
         "11.opt",

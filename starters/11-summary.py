@@ -72,23 +72,24 @@ def summary_to_json(summary: CompactionSummary) -> dict[str, Any]:
 def parse_summary(
     value: object, *, entry_id: str | None = None, path: str = ".summary"
 ) -> CompactionSummary:
-    """Narrow a camelCase summary object to a fresh ``CompactionSummary``.
+    """A fresh ``CompactionSummary`` read strictly from a camelCase summary object.
 
-    ``value`` may also be a ``CompactionSummary`` already (the given ``copy_entry`` copies a
-    record's summary this way): read it as its JSON object (``summary_to_json``) and check it
-    the same. Read it with a ``FieldReader(entry_id)``; the rules:
+    Takes the JSON object, or a ``CompactionSummary`` (read as its ``summary_to_json``, as the
+    given ``copy_entry`` hands one over); ``entry_id`` and ``path`` only name the place in errors.
+    Accepts exactly the seven keys of ``SUMMARY_KEYS``: a ``goal`` that is a string and not
+    blank, and six lists whose items are all strings. Strings are kept as they are given (a goal
+    is not stripped).
 
-    - ``value`` is an object (a list, even one holding a summary, is an error);
-    - exactly the seven keys of ``SUMMARY_KEYS``: a missing key, or an extra one such as an
-      old ``files`` alias, is an error;
-    - ``goal`` is a string that is not blank (``""`` and ``"  "`` are errors);
-    - each of the six list fields is a list of strings (``FieldReader.string_list``): a
-      field given as a string, ``"constraints": "one item"``, is an error, never wrapped into
-      ``["one item"]``; so is an item that is not a string.
+    Refuses with a ``SessionEntryError`` (a ``ValueError``) naming ``entry_id`` and the field, e.g.
+    ``compact-1.summary.files: unknown field``: a value that is not an object (a list holding a
+    summary too), a missing key, an extra one such as the old ``files`` alias, a goal ``""``,
+    ``"  "`` or ``3``, a list given as a string (``"constraints": "one item"`` is never wrapped
+    into a list), an item that is not a string. The given ``FieldReader(entry_id)`` reads each
+    kind of field and names it this way.
 
-    The lists returned are new: the caller's summary and the parsed one share nothing. Every
-    error is a ``SessionEntryError`` (a ``ValueError``) naming ``entry_id`` and the field,
-    e.g. ``compact-1.summary.files: unknown field``.
+    The lists returned are new: the caller's summary and the parsed one share nothing, and
+    ``value`` is left as it was. The chapter's compact-1 summary keeps its goal and its
+    ``changedFiles`` ``["course/session.py"]`` (section "摘要先成为 session 中的一条普通事实").
     """
     raise LabNotImplemented(
         "11.1",
@@ -99,28 +100,29 @@ def parse_summary(
 
 
 def parse_compaction_entry(value: Mapping[str, Any]) -> CompactionEntry:
-    """Narrow an object whose ``type`` is ``"compaction"`` to a fresh ``CompactionEntry``.
+    """A fresh ``CompactionEntry`` read strictly from an object whose ``type`` is ``"compaction"``.
 
-    ``parse_session_entry`` calls it only for such objects, so ``type`` is one of the keys
-    and needs no check of its own. Read every field with ``FieldReader.of(value)``; the rules:
+    Takes what ``parse_session_entry`` hands over for that type, so ``type`` needs no check of its
+    own. Accepts exactly the keys of ``COMPACTION_KEYS``: ``id``, ``parentId`` and
+    ``firstKeptEntryId`` non-empty strings (a compaction always has a parent); ``timestamp`` and
+    ``tokensBefore`` non-negative finite numbers, kept as given (``0`` is valid; an ``int`` stays
+    an ``int``: ``29``, never ``29.0``); a summary by ``parse_summary``'s rules.
+    ``tokensBefore`` is the caller's figure: checked, never recomputed.
 
-    - exactly the keys of ``COMPACTION_KEYS``: a missing key (``summary`` too) or an unknown
-      one (``"note"``) is an error;
-    - ``id``, ``parentId`` and ``firstKeptEntryId`` are non-empty strings (a compaction
-      always has a parent: a ``null`` parentId is an error too);
-    - ``timestamp`` and ``tokensBefore`` are non-negative finite numbers
-      (``FieldReader.number``): ``-5``, ``NaN``, ``Infinity``, ``True`` and ``"29"`` are
-      errors, for either field; an ``int`` stays an ``int``. ``tokensBefore`` is the
-      caller's figure: check it, do not recompute it;
-    - the summary goes through ``parse_summary(..., entry_id=...)``, so the record shares no
-      list with ``value``.
+    Refuses with a ``SessionEntryError`` (a ``ValueError``) naming the entry and the key, e.g.
+    ``compact-1.tokensBefore: must be a non-negative finite number, got -1``: a missing key
+    (``summary`` too), an unknown one (``"note"``), an empty or ``null`` parentId, and ``-5``,
+    ``NaN``, ``Infinity``, ``True`` or ``"29"`` for either number. The given
+    ``FieldReader.of(value)`` reads each kind of field and names it this way.
 
-    Every error is a ``SessionEntryError`` (a ``ValueError``) naming the entry and the field,
-    e.g. ``compact-1.tokensBefore: must be a non-negative finite number, got -1``.
+    The record shares no list with ``value``, which is left as it was. The chapter's compact-1
+    (section "摘要先成为 session 中的一条普通事实") reads as ``parent_id="a3"``,
+    ``first_kept_entry_id="u2"`` and ``tokens_before=29``, and ``entry_to_json`` gives the object
+    back unchanged.
     """
     raise LabNotImplemented(
         "11.1",
         "compaction entry",
         "parse_compaction_entry",
-        "read every field with a FieldReader; the summary goes through parse_summary",
+        "exactly COMPACTION_KEYS: non-empty ids, non-negative finite numbers, a strict summary",
     )

@@ -111,3 +111,15 @@ def test_the_explorer_benchmark_moves_the_slider_on_the_real_session(
     out = capsys.readouterr().out
     assert "entries on the path: 1019, groups: 88, moves: 60" in out
     assert "slider move: median" in out and "ms" in out
+
+
+def test_the_audit_bench_grades_the_mistakes_and_the_keyed_solution() -> None:
+    """``bench/audit.py`` at its smallest: two curated mistakes and the keyed solution under one
+    audit seed; the figures it prints are read, never timed."""
+    command = [sys.executable, "bench/audit.py", "--seeds", "1", "--mutants", "2"]
+    ran = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    rows = {line.split()[0]: line.split()[1:3] for line in ran.stdout.splitlines() if line.strip()}
+    assert rows["slice_last_three_messages"] == ["1", "0"], ran.stdout
+    assert rows["keyed-solution"] == ["1", "1"], ran.stdout
+    assert "honest versions flagged as keyed under any seed: 0" in ran.stdout

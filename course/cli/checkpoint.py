@@ -18,8 +18,18 @@ from ..grading.door import Door, Found, speak_for
 from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.visibility import ROOT as GRADESCOPE_ROOT
 from ..grading.visibility import VISIBILITIES, Visibility, visibility
+from ..harness.hints import (
+    NONE_OPENED,
+    HintsError,
+    Opened,
+    labs_by_id,
+    open_next_hint,
+    read_hints,
+    render_hint,
+)
 from ..harness.kit import KitError, kit_root
-from ..harness.manifest import Manifest, ManifestError, load_manifest
+from ..harness.learning import checkpoint_command
+from ..harness.manifest import Lab, Manifest, ManifestError, load_manifest
 from ..harness.report import (
     grade_line,
     render_card,
@@ -27,7 +37,7 @@ from ..harness.report import (
     render_short_card,
     render_summary,
 )
-from ..harness.results import CheckpointResult, ReportError
+from ..harness.results import CheckpointResult, ReportError, lab_to_work_on
 from ..harness.style import Style, style_for
 from ..harness.supervisor import Limits
 from ..locale import EDITIONS, EditionError, checked
@@ -147,6 +157,14 @@ def parser() -> argparse.ArgumentParser:
             "code, showing its input, the difference and your code's frames"
         ),
     )
+    mode.add_argument(
+        "--hint",
+        action="store_true",
+        help=_(
+            "show the next level of help for the lab at hand (the first lab not passed; with "
+            "--lab, that lab): 1 the idea and the chapter's section, 2 a strategy, 3 the steps"
+        ),
+    )
     p.add_argument(
         "--lab", action="append", default=[], metavar="ID", help=_("run only this lab (repeatable)")
     )
@@ -205,7 +223,16 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help=_(
             "with --roster: also draw probe cases with seed N, which no workspace holds (default: "
-            "a new seed each run, recorded in gradebook.json); they can fail a lab, never count"
+            "the assignment file's, recorded in gradebook.json); they can fail a lab, never count"
+        ),
+    )
+    p.add_argument(
+        "--assignment",
+        metavar="FILE",
+        help=_(
+            "with --roster or --gradescope: the assignment file keeping the audit seed "
+            "(default for --roster: assignment-CHAPTER.toml beside the gradebook, made on "
+            "first use; keep it to regrade)"
         ),
     )
     p.add_argument(
@@ -284,6 +311,10 @@ def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) ->
         )
     if args.review and (args.lab or args.json):
         p.error(_("--review runs the whole closing review; it takes no --lab or --json"))
+    if args.hint and (args.roster or args.gradescope or args.report or args.json):
+        p.error(
+            _("--hint helps in a workspace; it takes no --roster, --gradescope, --report or --json")
+        )
     if args.watch and args.json:
         p.error(_("--watch keeps running; it writes no --json"))
     if not args.roster and (args.gradebook or args.names):
@@ -291,9 +322,11 @@ def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) ->
     if not args.roster and (args.class_list or args.only):
         p.error(_("--class-list and --only go with --roster"))
     if not (args.roster or args.gradescope) and (
-        args.workspace_timeout is not None or args.audit_seed is not None
+        args.workspace_timeout is not None or args.audit_seed is not None or args.assignment
     ):
-        p.error(_("--workspace-timeout and --audit-seed go with --roster or --gradescope"))
+        p.error(
+            _("--workspace-timeout, --audit-seed and --assignment go with --roster or --gradescope")
+        )
 
 
 def show_report(manifest: Manifest, path: Path, lab_ids: Sequence[str], out: TextIO) -> int:
@@ -349,6 +382,7 @@ def _watch(
         return for_learners(result, manifest, grading.hidden)
 
     loop = WatchLoop(manifest, run_all, sys.stdout, args.practice, grading.commands, style)
+    loop.root = door.workspace.root if door.workspace is not None else None
     if args.lab:
         loop.current = manifest.lab(args.lab[0])
     return watch(loop, where.package_dir, beside=door.root)
@@ -363,8 +397,55 @@ def _review(door: Door, label: str, limits: Limits, style: Style, grading: Gradi
         )
     print(_("Reviewing {where}").format(where=label), flush=True)
     result = run_review(door.manifest, door.kit, door.root, limits, grading, door.snapshot)
-    print(render_review(result, style))
+    print(render_review(result, style, opened_hints(door)))
     return 0 if result.ok else 1
+
+
+def opened_hints(door: Door) -> Opened:
+    """The hint levels the workspace has opened (none outside one, or where the record is
+    unreadable: ``--hint`` names what is wrong with it)."""
+    if door.workspace is None:
+        return NONE_OPENED
+    try:
+        return read_hints(door.workspace.root, labs_by_id(door.manifest.labs))
+    except (HintsError, OSError):
+        return NONE_OPENED
+
+
+def _hint(
+    door: Door, args: argparse.Namespace, limits: Limits, grading: GradingOptions, out: TextIO
+) -> int:
+    """The next hint level for ``--lab``'s lab, else for the first lab not passed; recorded."""
+    from ..grading.engine import evaluate, for_learners
+
+    manifest, workspace = door.manifest, door.workspace
+    if workspace is None:
+        raise WorkspaceError(
+            _(
+                "--hint records the levels you open in your practice workspace: run it inside "
+                "one, or pass --practice DIR"
+            )
+        )
+    options = ["--lab", args.lab[0], "--hint"] if args.lab else ["--hint"]
+    again = checkpoint_command(
+        manifest, *options, practice=args.practice, commands=grading.commands
+    )
+    if args.lab:
+        lab: Lab | None = manifest.lab(args.lab[0])
+    else:
+        result = evaluate(manifest, door.kit, door.root, [], limits, grading, door.snapshot)
+        lab = lab_to_work_on(manifest, for_learners(result, manifest, grading.hidden))
+    if lab is None:
+        print(_("Every lab passes: no hint is needed."), file=out)
+        return 0
+    try:
+        hint = open_next_hint(workspace.root, labs_by_id(manifest.labs), lab)
+    except OSError as error:
+        raise WorkspaceError(
+            _("cannot record the hint in {root}: {error}").format(root=workspace.root, error=error)
+        ) from None
+    print("\n".join(render_hint(hint, again)), file=out)
+    return 0
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -417,6 +498,7 @@ def _run(argv: Sequence[str] | None) -> int:
                 grading=grading,
                 names=names_pattern(args.names) if args.names else None,
                 audit_seed=args.audit_seed,
+                assignment=Path(args.assignment).resolve() if args.assignment else None,
                 class_list=read_class_list(Path(args.class_list)) if args.class_list else (),
                 only=args.only or "",
             )
@@ -444,6 +526,8 @@ def _run(argv: Sequence[str] | None) -> int:
             from .replay import replay
 
             return replay(door, where, args.replay, out, commands, grading, limits)
+        if args.hint:
+            return _hint(door, args, limits, grading, out)
         said = print_edits(door, out)
         if args.review:
             return _review(door, where.label, limits, style, grading)
@@ -465,11 +549,18 @@ def _run(argv: Sequence[str] | None) -> int:
             file=sys.stderr,
         )
         return USAGE_ERROR
-    except (ManifestError, KitError, WorkspaceError, HiddenTestError, ReportError) as error:
+    except (
+        ManifestError,
+        KitError,
+        WorkspaceError,
+        HiddenTestError,
+        ReportError,
+        HintsError,
+    ) as error:
         _refused(error)
         return USAGE_ERROR
     print(file=out)
-    print(render_summary(manifest, shown, args.practice, commands), file=out)
+    print(render_summary(manifest, shown, args.practice, commands, opened_hints(door)), file=out)
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..grading.engine import GradingOptions, grade, take_snapshot
 from ..grading.snapshot import Snapshot
 from ..harness.catalog import Catalog, CatalogTest
+from ..harness.hints import NONE_OPENED, Opened, hints_summary
 from ..harness.manifest import Manifest, Review
 from ..harness.results import CheckpointResult, LabResult, TestOutcome, admit
 from ..harness.runner import Limits
@@ -106,8 +107,9 @@ def _said(outcome: TestOutcome | None, seen: set[str]) -> list[str]:
     return [_("{status}: {said}").format(status=status_label(outcome.status), said=first), *rest]
 
 
-def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
-    """The review as printed: the questions with the learner's answers, then the checks."""
+def render_review(result: ReviewResult, style: Style = PLAIN, opened: Opened = NONE_OPENED) -> str:
+    """The review as printed: the questions with the learner's answers, then the checks;
+    ``opened``: the hint levels the workspace opened, shown as information."""
     review, verdict = result.review, result.verdict
     seen: set[str] = set()
     still_open = _(", ").join(  # ``Lab 11.4 (0/2), Lab 11.5 (2/3)``
@@ -126,6 +128,7 @@ def render_review(result: ReviewResult, style: Style = PLAIN) -> str:
     lines += _wrap(review.intro, "")
     labs = _("Labs: {labs}   {passed}/{total}")
     lines += ["", labs.format(labs=verdict.evidence, passed=verdict.passed, total=verdict.total)]
+    lines += _wrap(hints_summary([lab.lab for lab in verdict.labs], opened), "")
     if unwritten := [lab.lab.id for lab in verdict.required if not lab.written]:
         labs = _(", ").join(_("Lab {id}").format(id=lab) for lab in unwritten)
         lines += _wrap(

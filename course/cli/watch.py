@@ -23,6 +23,18 @@ from typing import TextIO
 
 import watchfiles
 
+from ..harness.hints import (
+    NONE_OPENED,
+    Hint,
+    HintsError,
+    Opened,
+    hint_pointer,
+    labs_by_id,
+    next_hint,
+    open_next_hint,
+    read_hints,
+    render_hint,
+)
 from ..harness.manifest import Lab, Manifest
 from ..harness.report import (
     counts_width,
@@ -30,7 +42,6 @@ from ..harness.report import (
     render_first_failure,
     render_lab,
     render_not_run,
-    render_open_lab,
 )
 from ..harness.results import CheckpointResult, lab_to_work_on
 from ..harness.style import PLAIN, Style, is_terminal
@@ -170,6 +181,8 @@ class WatchLoop:
     style: Style = PLAIN
     latest: CheckpointResult | None = None
     current: Lab | None = None
+    root: Path | None = None
+    """The workspace whose hint record ``h`` adds to (None: the reference, nothing recorded)."""
 
     def say(self, *lines: str) -> None:
         for line in lines:
@@ -213,6 +226,8 @@ class WatchLoop:
         result = self.check([lab] if lab is not None else [])
         known = result.lab(lab.id) if lab is not None else None
         if lab is not None and (known is None or known.status != Status.PASSED):
+            if known is not None and known.status.broken:  # red: where help is, not the help
+                self.say(hint_pointer(lab, self.opened(), "h"))
             return
         self.current = lab_to_work_on(self.manifest, result)
         if lab is not None and self.current != lab:
@@ -230,8 +245,7 @@ class WatchLoop:
             if self.current is None:
                 self.say(*render_after_green(self.manifest, self.practice, self.commands))
             else:
-                result = self.latest or CheckpointResult(self.manifest.chapter, "", ())
-                self.say(*render_open_lab(self.manifest, self.current, result, None, self.commands))
+                self.say(*render_hint(self.open_hint(self.current), "h"))
         elif key == "n":
             self._skip()
         elif key in ("r", "\n"):
@@ -239,6 +253,25 @@ class WatchLoop:
         else:
             self.say(_("keys: {keys}").format(keys=key_legend()))
         return True
+
+    def opened(self) -> Opened:
+        """The hint levels the workspace has opened (none where nothing is recorded)."""
+        if self.root is None:
+            return NONE_OPENED
+        try:
+            return read_hints(self.root, labs_by_id(self.manifest.labs))
+        except (HintsError, OSError):
+            return NONE_OPENED
+
+    def open_hint(self, lab: Lab) -> Hint:
+        """``lab``'s next hint level, recorded in the workspace (said so when it cannot be)."""
+        if self.root is None:
+            return next_hint(lab, NONE_OPENED)
+        try:
+            return open_next_hint(self.root, labs_by_id(self.manifest.labs), lab)
+        except (HintsError, OSError) as error:
+            self.say(_("The hint is not recorded: {error}").format(error=error))
+            return next_hint(lab, NONE_OPENED)
 
     def _skip(self) -> None:
         labs = self.manifest.required_labs

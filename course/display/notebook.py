@@ -21,6 +21,14 @@ from typing import Any
 from ..grading.door import Door, look_around
 from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate
 from ..harness.editions import in_edition
+from ..harness.hints import (
+    NONE_OPENED,
+    HintsError,
+    labs_by_id,
+    next_hint,
+    open_next_hint,
+    render_hint,
+)
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
 from ..harness.pysource import parse
@@ -32,7 +40,7 @@ from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, shell_commands
 from ..sandboxed.marker import Workspace, WorkspaceError, find_workspace, read_workspace, speak
 from .verdict import VerdictView
-from .views import View, message
+from .views import View, message, preformatted
 
 
 @dataclass(frozen=True)
@@ -251,6 +259,24 @@ def check(
     except (ManifestError, WorkspaceError, SandboxUnavailable) as error:
         return VerdictView(None, shown_lab, str(error))
     return verdict_view(result, shown_lab, root, manifest)
+
+
+def hint(lab: str, *, start: str | os.PathLike[str] | None = None) -> View:
+    """The next level of help for ``lab`` (``"11.3"``), as ``checkpoint 11 --lab 11.3 --hint``
+    gives it: 1 the idea and the chapter's section, 2 a strategy, 3 the steps; the workspace
+    records the level opened (information, never a penalty)."""
+    try:
+        manifest = load_manifest(lab.partition(".")[0])
+        root = kernel_door(manifest, start).root
+        shown = in_edition(manifest)
+        chosen = shown.lab(lab)
+        if root is None:
+            opened = next_hint(chosen, NONE_OPENED)
+        else:
+            opened = open_next_hint(root, labs_by_id(shown.labs), chosen)
+    except (ManifestError, WorkspaceError, HintsError, OSError) as error:
+        return message(str(error), "error")
+    return preformatted("\n".join(render_hint(opened, f'hint("{chosen.id}")')))
 
 
 def kernel_door(manifest: Manifest, start: str | os.PathLike[str] | None = None) -> Door:

@@ -42,6 +42,7 @@ from ..sandboxed.commands import BY_NAME, Commands
 from ..sandboxed.marker import MARKER
 from ..sandboxed.probecases import Answer
 from ..sandboxed.status import Status, worst
+from . import forgery
 from . import probes as probing
 from .bytecode import bytecode
 from .hidden import HiddenTests
@@ -252,7 +253,8 @@ class _Ran:
     outcomes: list[TestOutcome]
     extra: list[TestOutcome]
     summaries: dict[str, ProbeSummary]
-    flags: list[str]
+    findings: list[probing.AuditFinding]  # what the audit cases showed (``probes.audited``)
+    forged: list[str]  # records no reporter writes (``RunLog.forged``)
     problems: list[str]
     notes: list[str]
     enforced: tuple[str, ...]
@@ -330,12 +332,13 @@ def _run_copy(
         extra = [o for o in outcomes if o.nodeid.partition("::")[0] in uncounted]
         outcomes = [attribute(manifest, o) for o in outcomes if o not in extra]
         summaries = {}
-        audit_flags: list[str] = []
+        findings: list[probing.AuditFinding] = []
         if probes is not None:
             summaries = probing.compare(probes, got, options.commands)
             if audit is not None:
-                found = probing.compare(audit, probing.audit_answers(audit, got), options.commands)
-                summaries, audit_flags = probing.audited(summaries, found, audit.seed)
+                summaries, findings = probing.audited(
+                    summaries, probes, audit, got, options.commands
+                )
             summaries = {
                 lab: replace(summary, failures=tuple(map(unprefixed, summary.failures)))
                 for lab, summary in summaries.items()
@@ -347,7 +350,8 @@ def _run_copy(
     killed = _("the run reached its {size} MB memory limit; the kernel killed a process")
     memory = [killed.format(size=options.limits.memory_mb)] if out_of_memory else []
     notes = [*memory, *filter(None, [run.unsandboxed, log.bounds])]
-    return _Ran(outcomes, extra, summaries, audit_flags, problems, notes, tuple(enforced))
+    forged = list(log.forged)
+    return _Ran(outcomes, extra, summaries, findings, forged, problems, notes, tuple(enforced))
 
 
 def grade(
@@ -395,7 +399,7 @@ def grade(
     )
 
     def summarized(ran: _Ran, of: Sequence[Lab], notes: Sequence[str]) -> CheckpointResult:
-        result = summarize(
+        return summarize(
             manifest,
             of,
             ran.outcomes,
@@ -405,10 +409,13 @@ def grade(
             notes=notes,
             probes=ran.summaries,
             seed=probes.seed if probes else None,
+            flags=ran.forged,
         )
-        return replace(result, flags=result.flags + tuple(ran.flags))
 
     result = summarized(own, labs, [*snapshot.notes, *own.notes])
+    stubs = forgery.stub_labs(manifest, kit, snapshot.learner, labs)
+    impossible = forgery.forged_flags(result, stubs) + probing.audit_flags(own.findings, result)
+    result = replace(result, flags=result.flags + impossible)
     alone = labs_to_isolate(manifest, result, snapshot.learner) if snapshot.isolate else []
     left = options.deadline_seconds
     if left is not None:  # one deadline for both runs: the isolated one gets what is left

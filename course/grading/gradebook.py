@@ -23,6 +23,8 @@ from typing import Any
 
 from ..harness.manifest import Lab
 from ..harness.results import CheckpointResult, LabResult
+from ..locale import gettext as _
+from ..locale import ngettext
 from ..sandboxed.status import Status, worst
 from ..sandboxed.untrusted import escape
 from .copies import Prints
@@ -119,6 +121,8 @@ class Grade:
     scaffold: tuple[str, str] | None = None  # (began from, the kit's now) when they differ
     student: Mapping[str, str] | None = None  # the class list's id, name and email (classlist.py)
     late: bool = False  # the platform marked the submission late (``late`` of ``--names``)
+    hints: Mapping[str, int] = field(default_factory=dict)
+    """Lab id → the highest hint level the learner opened: information, never a penalty."""
     # The lab code's fingerprints (classroom.py), and the result as learners may see it
     # (engine.for_learners) for gradescope.py; None when nothing was graded.
     prints: Prints | None = field(default=None, compare=False, repr=False)
@@ -165,7 +169,7 @@ class Grade:
         began = dict(zip(("began", "kit"), self.scaffold, strict=True)) if self.scaffold else None
         labs = {"labs": [lab.to_json() for lab in self.labs]}
         student = {"student": dict(self.student) if self.student else None, "late": self.late}
-        return head | labs | tail | {"scaffold": began} | student
+        return head | labs | tail | {"scaffold": began, "hints": dict(self.hints)} | student
 
 
 def lab_reason(lab: LabResult) -> str:
@@ -185,6 +189,34 @@ def lab_reason(lab: LabResult) -> str:
     if lab.withheld is not None and lab.withheld != Status.PASSED:
         return f"an instructor test {lab.withheld} (its message is in the JSON report only)"
     return ""
+
+
+CASE_ID = re.compile(r"\(([\w.]+#[\w-]+)[,)]")
+"""A case's id in the first line of a probe failure (``probecases.describe``)."""
+
+
+def weaker_tests(lab: LabResult) -> str:
+    """A neutral note when a lab's focused tests pass while some of its probe cases disagree:
+    the tests are weaker than the probes, which is no evidence of anything ('' otherwise)."""
+    if lab.tests_status != Status.PASSED or lab.probes is None or lab.probes.agree:
+        return ""
+    if lab.probes.status == Status.PENDING:  # not written yet: its reason says so, no note
+        return ""
+    ids = [m.group(1) for f in lab.probes.failures if (m := CASE_ID.search(f.partition("\n")[0]))]
+    shown = ", ".join(ids)
+    wrong = lab.probes.cases - lab.probes.agreed
+    if wrong:
+        said = ngettext(
+            "Lab {lab}: focused tests pass; {count} of {cases} cases disagrees: {ids}",
+            "Lab {lab}: focused tests pass; {count} of {cases} cases disagree: {ids}",
+            wrong,
+        )
+        return said.format(lab=lab.lab.id, count=wrong, cases=lab.probes.cases, ids=shown)
+    said = _(
+        "Lab {lab}: focused tests pass and every shipped case agrees; cases drawn for the "
+        "assignment disagree: {ids}"
+    )
+    return said.format(lab=lab.lab.id, ids=shown)
 
 
 def graded_row(
@@ -215,11 +247,7 @@ def graded_row(
         )
         for lab, seen in zip(result.required, shown.required, strict=True)
     )
-    contradicted = (
-        lab.tests_status == Status.PASSED and lab.status != Status.PASSED for lab in result.required
-    )
-    if any(contradicted):
-        flags = ["probes contradict a passing test report", *flags]
+    weaker = [weaker_tests(lab) for lab in result.required]
     tests = tuple(
         {
             "lab": test.lab,
@@ -239,7 +267,7 @@ def graded_row(
         total=result.total,
         labs=labs,
         problems=problems,
-        notes=tuple(clean_lines(n) for n in shown.notes),
+        notes=tuple(clean_lines(n) for n in [*shown.notes, *filter(None, weaker)]),
         flags=tuple(dict.fromkeys(flags)),
         tests=tests,
         limits=tuple(limits),
@@ -304,10 +332,15 @@ def _lab_cells(lab: LabGrade | None) -> tuple[object, object, object]:
     return f"{lab.passed}/{lab.total}", f"{lab.agreed}/{lab.cases}" if lab.cases else "", lab.status
 
 
+def hints_cell(hints: Mapping[str, int]) -> str:
+    """The hint levels opened, ``11.2:1 11.3:3`` (empty: none): information, never a penalty."""
+    return " ".join(f"{lab}:{level}" for lab, level in hints.items())
+
+
 def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
     per_lab = [f"{column} {i}" for column in ("lab", "cases", "status") for i in lab_ids]
     head = ["learner", "status", "score", "max_score", "passed", "total", "agreed", "cases"]
-    tail = ["flags", "note", "workspace", "source", "commit", "scaffold", "late"]
+    tail = ["flags", "note", "workspace", "source", "commit", "scaffold", "hints", "late"]
     # with a class list, its columns at the end
     student_keys = ("id", "name", "email") if any(grade.student for grade in grades) else ()
     people = [f"student_{key}" for key in student_keys]
@@ -319,7 +352,7 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
             [grade.learner, grade.status, grade.score, grade.max_score, grade.passed, grade.total]
             + [grade.agreed, grade.cases, *chain.from_iterable(columns)]
             + ["; ".join(grade.flags), grade.note, grade.workspace, grade.source, grade.commit]
-            + [grade.scaffold_cell, "late" if grade.late else ""]
+            + [grade.scaffold_cell, hints_cell(grade.hints), "late" if grade.late else ""]
             + [(grade.student or {}).get(key, "") for key in student_keys]
         )
     buffer = io.StringIO()

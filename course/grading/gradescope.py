@@ -14,6 +14,7 @@ import json
 import stat
 import zipfile
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -21,6 +22,7 @@ from ..harness.manifest import Manifest
 from ..harness.report import render_lab
 from ..locale import gettext as _
 from ..sandboxed.status import Status
+from .assignment import file_name, new_seed, read_assignment, render
 from .engine import SandboxUnavailable
 from .gradebook import Grade, encodable, json_fields, ungraded_row
 from .intake import GRADABLE, Submission, folder_entries, mark_older
@@ -129,6 +131,9 @@ def run_autograder(
     labs = options.labs(manifest)
     entry = submission_entry(root)
     said: list[str] = []
+    options, kept = assignment_of(manifest, root, options)
+    if not kept:
+        said.append(_("  no assignment file: this run drew its own audit seed (rebuild the zip)"))
     if isinstance(entry, str):
         row = ungraded_row(SUBMISSION, str(root / SUBMISSION), labs, Status.ERROR, entry)
     else:
@@ -159,6 +164,20 @@ def run_autograder(
     ]
     print(*lines, sep="\n", file=out)
     return path
+
+
+def assignment_of(
+    manifest: Manifest, root: Path, options: RosterOptions
+) -> tuple[RosterOptions, bool]:
+    """``options`` with the zip's assignment seed (``--assignment``, else the file the zip
+    carries in ``ROOT/source``), unless ``--audit-seed`` gives one; and whether one was found
+    (a zip made before assignment files carries none: each run then draws its own)."""
+    path = options.assignment or root / "source" / file_name(manifest.chapter)
+    if options.assignment is None and not path.is_file():
+        return options, options.audit_seed is not None
+    found = read_assignment(path, manifest.chapter)
+    seed = options.audit_seed if options.audit_seed is not None else found.audit_seed
+    return replace(options, audit_seed=seed, assignment=path), True
 
 
 # --------------------------------------------------------------------------- the zip
@@ -209,15 +228,22 @@ def autograder_files(
     kit: Path,
     arguments: Sequence[str],
     instructor: Mapping[str, bytes] | None = None,
+    audit_seed: int | None = None,
 ) -> dict[str, bytes]:
     """Every file of the zip; ``arguments``: what ``run_autograder`` passes to ``checkpoint``
-    after the chapter and ``--gradescope`` (``instructor``: tests, passed as ``--hidden``)."""
+    after the chapter and ``--gradescope`` (``instructor``: tests, passed as ``--hidden``). The
+    zip carries the assignment file, its audit seed ``audit_seed`` or a new secret one: every
+    submission to the assignment is graded with the same cases."""
+    name = file_name(manifest.chapter)
     words = [manifest.chapter, '--gradescope "$root"', *arguments]
+    words.append(f'--assignment "$root/source/{name}"')
     if instructor:
         words.append('--hidden "$root/source/instructor"')
+    seed = audit_seed if audit_seed is not None else new_seed(manifest.probe_seed)
     files = {
         "setup.sh": SETUP.format(chapter=manifest.chapter).encode(),
         "run_autograder": RUN.format(arguments=" ".join(words)).encode(),
+        name: render(manifest.chapter, seed).encode(),  # made with the zip, kept in it
     }
     files |= {f"instructor/{name}": data for name, data in (instructor or {}).items()}
     return files | kit_files(manifest, kit)

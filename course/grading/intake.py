@@ -276,6 +276,8 @@ def _entry(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Sub
         return Skip(name, _("a gradebook (replaced when the gradebook is written, never read)"))
     if is_feedback_folder(name) and kind == "directory":
         return Skip(name, _("feedback files (rewritten when the gradebook is written, never read)"))
+    if re.fullmatch(r"assignment-[\w.]+\.toml", name) and kind == "file":
+        return Skip(name, _("the assignment file (its audit seed; read by the grader only)"))
     learner, named = learner_name(name, pattern)
     late = marked_late(name, pattern)
     if kind == "symlink":

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from typing import Any
 from ..harness.kit import digest, fingerprint, kit_cache, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.records import RecordReader
-from ..harness.results import ProbeSummary
+from ..harness.results import CheckpointResult, ProbeSummary
 from ..harness.supervisor import (
     Limits,
     Wrap,
@@ -395,6 +395,30 @@ def describe_case(
 AUDIT_MARK = "@"
 """An audit case's id in a run that answers both sets: ``11.3#007@SEED``."""
 
+RULE_MARK = "#rule-"
+"""In a case's id, a rule the chapter states (``11.3#rule-exact-fit``): the same in every draw."""
+KEYED_SHARE = 0.25
+"""Keyed answers: at least this share of a lab's audit cases of functions whose every shipped
+case agrees disagree (``docs/grading.md``; ``bench/audit.py`` measures honest mistakes)."""
+KEYED_LEAST = 3
+"""... and at least this many of them."""
+
+
+def own_cases(audit: ProbeSet, probes: ProbeSet) -> ProbeSet:
+    """``audit`` without the cases ``probes`` holds already: a rule's case (its id names the
+    rule, not a number) is the same in every draw, so it is asked and answered once."""
+    cases = tuple(
+        case
+        for case in audit.cases
+        if RULE_MARK not in str(case["id"]) or str(case["id"]) not in probes.expected
+    )
+    if len(cases) == len(audit.cases):
+        return audit
+    kept = {str(case["id"]) for case in cases}
+    expected = {i: a for i, a in audit.expected.items() if i in kept}
+    inputs = {i: lines for i, lines in audit.inputs.items() if i in kept}
+    return replace(audit, cases=cases, expected=expected, inputs=inputs)
+
 
 def with_audit_cases(probes: ProbeSet, audit: ProbeSet) -> ProbeSet:
     """One set for one driver run: each lab's cases, then its audit cases, these with ``@SEED``
@@ -405,10 +429,11 @@ def with_audit_cases(probes: ProbeSet, audit: ProbeSet) -> ProbeSet:
     if made is not None and made[0] is audit:
         return made[1]
     mark = f"{AUDIT_MARK}{audit.seed}"
-    renamed = [{**case, "id": f"{case['id']}{mark}"} for case in audit.cases]
+    own = own_cases(audit, probes)
+    renamed = [{**case, "id": f"{case['id']}{mark}"} for case in own.cases]
     order = {lab: index for index, lab in enumerate(dict.fromkeys([*probes.labs(), *audit.labs()]))}
     cases = tuple(sorted([*probes.cases, *renamed], key=lambda case: order[case["lab"]]))
-    expected = dict(probes.expected) | {f"{i}{mark}": a for i, a in audit.expected.items()}
+    expected = dict(probes.expected) | {f"{i}{mark}": a for i, a in own.expected.items()}
     joined = replace(probes, cases=cases, expected=expected)
     probes.joined[id(audit)] = (audit, joined)  # the audit set kept: its id stays its own
     return joined
@@ -420,39 +445,131 @@ def audit_answers(audit: ProbeSet, answers: Mapping[str, Answer]) -> dict[str, A
     return {i.removesuffix(mark): a for i, a in answers.items() if i.endswith(mark)}
 
 
+@dataclass(frozen=True)
+class AuditFinding:
+    """What a lab's audit cases showed that no honest mistake shows: ``keyed`` (they fail, by
+    ``KEYED_SHARE``, where the shipped cases of the same functions pass) or ``pending`` (they
+    answer 'not implemented' where every shipped case agrees)."""
+
+    lab: str
+    kind: str  # "keyed" or "pending"
+    count: int  # the audit cases that show it
+    cases: int  # the audit cases weighed
+    seed: int
+
+
+def _statuses(
+    probes: ProbeSet, answers: Mapping[str, Answer], lab: str
+) -> list[tuple[str, Status]]:
+    """Each case of ``lab``: its function and how its answer compares."""
+    missing: Answer = {"missing": Status.ERROR, "message": ""}
+    return [
+        (str(case["function"]), agreement(probes.expected[i], answers.get(i, missing)))
+        for case in probes.cases
+        if case["lab"] == lab
+        for i in [str(case["id"])]
+    ]
+
+
+def audit_finding(
+    lab: str, shipped: Sequence[tuple[str, Status]], audit: Sequence[tuple[str, Status]], seed: int
+) -> AuditFinding | None:
+    """What ``lab``'s cases (function and status, shipped and audit) show, if anything."""
+    if not audit or any(status != Status.PASSED for _, status in shipped):
+        return None  # the shipped cases show a mistake already: the audit adds no evidence
+    pending = sum(status == Status.PENDING for _, status in audit)
+    if pending:
+        return AuditFinding(lab, "pending", pending, len(audit), seed)
+    # answers that came and differ: a case that hung, or a process that died, answered nothing
+    passing = {function for function, _ in shipped}
+    answered = (Status.PASSED, Status.FAILED)
+    weighed = [s for function, s in audit if function in passing and s in answered]
+    failing = sum(status == Status.FAILED for status in weighed)
+    if failing >= KEYED_LEAST and failing >= KEYED_SHARE * len(weighed):
+        return AuditFinding(lab, "keyed", failing, len(weighed), seed)
+    return None
+
+
 def audited(
-    summaries: Mapping[str, ProbeSummary], audit: Mapping[str, ProbeSummary], seed: int
-) -> tuple[dict[str, ProbeSummary], list[str]]:
-    """Each lab's summary made worse by its audit cases (a seed no workspace holds): their
-    disagreements join its failures, and a lab whose shipped cases all agree but whose audit
-    cases do not is flagged, as answers that may be keyed to the shipped cases. Counts stay
-    the shipped cases', the same at every door."""
+    summaries: Mapping[str, ProbeSummary],
+    probes: ProbeSet,
+    audit: ProbeSet,
+    answers: Mapping[str, Answer],
+    commands: Commands = BY_NAME,
+) -> tuple[dict[str, ProbeSummary], list[AuditFinding]]:
+    """Each lab's summary made worse by its audit cases (of the assignment's seed, which no
+    workspace holds), answered in ``answers`` of a ``with_audit_cases`` run: a lab passes only
+    when every case drawn for it agrees, a 'pending' audit answer included. Counts stay the
+    shipped cases', the same at every door. The findings are what no honest mistake shows."""
+    own = own_cases(audit, probes)
+    mine = audit_answers(audit, answers)
     found = dict(summaries)
-    flags: list[str] = []
-    for lab, summary in summaries.items():
-        other = audit.get(lab)
-        if other is None or other.agree or other.status == Status.PENDING:
+    findings: list[AuditFinding] = []
+    for lab, other in compare(own, mine, commands, hide_inputs=True).items():
+        summary = summaries.get(lab)
+        if summary is None or other.agree:
             continue
-        if summary.agree:
-            said = _(
-                "Lab {lab}: every shipped probe case agrees, but {count} of {cases} cases "
-                "drawn for this roster (seed {seed}) do not"
-            )
-            count = other.cases - other.agreed
-            flags.append(said.format(lab=lab, count=count, cases=other.cases, seed=seed))
+        finding = audit_finding(
+            lab, _statuses(probes, answers, lab), _statuses(own, mine, lab), audit.seed
+        )
+        findings += [finding] if finding is not None else []
+        status = worst([summary.status, other.status])
+        if finding is not None and finding.kind == "pending":
+            status = worst([summary.status, Status.FAILED])  # a contradiction, not a lab to do
         failures = (summary.failures + other.failures)[:FAILURES_SHOWN]
-        marked = tuple(f"{case_id}{AUDIT_MARK}{seed}" for case_id in other.failing)
+        marked = tuple(f"{case_id}{AUDIT_MARK}{audit.seed}" for case_id in other.failing)
         failing = (summary.failing + marked)[:FAILING_KEPT]
-        status = worst([summary.status, other.status])  # other's: not passed, not pending
         found[lab] = replace(summary, status=status, failures=failures, failing=failing)
-    return found, flags
+    return found, findings
+
+
+def audit_flags(findings: Sequence[AuditFinding], result: CheckpointResult) -> tuple[str, ...]:
+    """The instructor's flags for ``findings``: keyed answers; and 'pending' audit answers
+    from a lab whose focused tests report passing, which no report of real code can be."""
+    tests = {lab.lab.id: lab.tests_status for lab in result.labs}
+    flags: list[str] = []
+    for finding in findings:
+        values = asdict(finding)
+        if finding.kind == "keyed":
+            said = _(
+                "Lab {lab}: answers keyed to the shipped cases: every shipped case of its "
+                "functions agrees, but {count} of {cases} of the assignment's own cases "
+                "(seed {seed}) do not"
+            )
+            flags.append(said.format(**values))
+        elif tests.get(finding.lab) == Status.PASSED:
+            said = _(
+                "Lab {lab}: impossible answers: its tests report passing and every shipped case "
+                "agrees, but {count} of {cases} of the assignment's own cases (seed {seed}) "
+                "answer 'not implemented' (a forged report, or code that tells the grader's "
+                "cases apart)"
+            )
+            flags.append(said.format(**values))
+    return tuple(flags)
+
+
+def withheld(case: Mapping[str, Any], status: Status) -> str:
+    """An audit case's disagreement as every door shows it: its name and how it went wrong,
+    never its input, its answer or its seed (kept for the whole assignment: a case shown would
+    be a case a learner could key the next submission to). The instructor replays it with the
+    seed gradebook.json records."""
+    said = _(
+        "{label} ({case}, one of the assignment's own cases): {status}; its input stays with "
+        "the instructor"
+    )
+    return said.format(label=probecases.case_label(dict(case)), case=case["id"], status=status)
 
 
 def compare(
-    probes: ProbeSet, actual: Mapping[str, Answer], commands: Commands = BY_NAME
+    probes: ProbeSet,
+    actual: Mapping[str, Answer],
+    commands: Commands = BY_NAME,
+    *,
+    hide_inputs: bool = False,
 ) -> dict[str, ProbeSummary]:
     """Each lab's probe summary: how many cases agreed, and its smallest disagreements by
-    ``probecases.case_size`` (the first drawn among equals, cases never run last; not shrunk)."""
+    ``probecases.case_size`` (the first drawn among equals, cases never run last; not shrunk);
+    ``hide_inputs``: each named as ``withheld`` does."""
     summaries: dict[str, ProbeSummary] = {}
     for lab in probes.labs():
         mine = [case for case in probes.cases if case["lab"] == lab]
@@ -466,7 +583,12 @@ def compare(
             if status != Status.PASSED:
                 failing.append((bool(given.get(NOT_RUN)), probes.size(case), order, case, given))
         named = sorted(failing, key=lambda item: item[:3])[:FAILURES_SHOWN]
-        failures = tuple(describe_case(probes, case, given, commands) for *_, case, given in named)
+        failures = tuple(
+            withheld(case, agreement(probes.expected[str(case["id"])], given))
+            if hide_inputs
+            else describe_case(probes, case, given, commands)
+            for *_, case, given in named
+        )
         agreed = statuses.count(Status.PASSED)
         failing_ids = tuple(str(case["id"]) for *_, case, _given in failing)[:FAILING_KEPT]
         summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), failures, failing_ids)

@@ -9,7 +9,6 @@ costs its own row, never the run. Each row's lab code is fingerprinted as it is 
 from __future__ import annotations
 
 import re
-import secrets
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -27,6 +26,7 @@ from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
 from . import probes as probing
 from .archives import Refused
+from .assignment import file_name, kept_or_made, new_seed
 from .classlist import Joined, Student, join_class_list, without_class_list
 from .classroom import with_copy_flags
 from .classsummary import class_summary, summary_html
@@ -85,7 +85,8 @@ class RosterOptions:
     jobs: int = 2
     grading: GradingOptions = field(default_factory=lambda: GradingOptions(sandbox="required"))
     names: re.Pattern[str] | None = None  # --names: a learner's name in a platform's naming
-    audit_seed: int | None = None  # --audit-seed of the cases no workspace holds; None: new
+    audit_seed: int | None = None  # --audit-seed: overrides the assignment file's
+    assignment: Path | None = None  # --assignment FILE (default: beside the gradebook)
     class_list: tuple[Student, ...] = ()  # --class-list: rows joined to it, exports written
     only: str = ""  # --only: this learner's submissions regraded into the gradebook there
 
@@ -160,7 +161,9 @@ def grade_entry(
         entry.learner, workspace, graded.result, flags, instructor, graded.enforced, public=public
     )
     row = with_checkout(row, repository, entry, snapshot.learner)
-    row = replace(row, prints=prints, shown=public, scaffold=snapshot.scaffold)
+    row = replace(
+        row, prints=prints, shown=public, scaffold=snapshot.scaffold, hints=snapshot.hints
+    )
     return with_intake(row, entry)
 
 
@@ -215,14 +218,14 @@ def grade_submissions(
     labs = options.labs(manifest)
     seed = grading.seed if grading.seed is not None else manifest.probe_seed
     probes = probing.prepare(manifest, kit, labs, seed)
+    # the assignment's seed, which no workspace holds: answers keyed to the shipped cases earn
+    # nothing; a run given none (an autograder zip made before assignment files) draws its own
     audit_seed, audit = options.audit_seed, None
-    if audit_seed is None:  # a seed nobody saw: answers keyed to the shipped cases earn nothing
-        audit_seed = secrets.randbelow(2**31)
-        while audit_seed == seed:
-            audit_seed = secrets.randbelow(2**31)
+    if audit_seed is None:  # drawn for this run alone: never kept
+        audit_seed = new_seed(seed)
         audit = probing.draw(manifest, kit, audit_seed) if probes is not None else None
         audit = audit.only([lab.id for lab in labs]) if audit is not None else None
-    elif probes is not None:  # the instructor's seed: drawn once, then kept like the chapter's
+    elif probes is not None:  # the assignment's: drawn once, then kept like the chapter's
         audit = probing.prepare(manifest, kit, labs, audit_seed)
     copies = baseline(manifest, kit, tuple(labs))
     grading = replace(grading, probes=probes, audit=audit, deadline_seconds=options.deadline(labs))
@@ -248,12 +251,33 @@ def grade_submissions(
         "probes": {
             "seed": seed,
             "cases": len(probes.cases) if probes else 0,
-            "audit": {"seed": audit_seed, "cases": len(audit.cases)} if audit else None,
+            "audit": {
+                "seed": audit_seed,
+                "cases": len(audit.cases),
+                "assignment": str(options.assignment) if options.assignment else None,
+            }
+            if audit
+            else None,
         },
         "copies": compared.to_json(),
     }
     lines = tuple(compared.summary_lines())
     return GradedClass(tuple(labs), grades, run, tuple(enforced), lines, probes, audit)
+
+
+def with_assignment(
+    manifest: Manifest, options: RosterOptions, folder: Path, out: TextIO
+) -> RosterOptions:
+    """``options`` with the assignment's audit seed: of ``options.assignment``, else of the
+    assignment file in ``folder``, made there on first use (with ``--audit-seed``'s seed, if
+    given) and announced; ``--audit-seed`` overrides a kept file's seed for this run."""
+    path = options.assignment or folder / file_name(manifest.chapter)
+    found, made = kept_or_made(path, manifest.chapter, manifest.probe_seed, options.audit_seed)
+    if made:
+        said = _("made {file}: keep it beside the gradebook to regrade")
+        print(said.format(file=path), file=out)
+    seed = options.audit_seed if options.audit_seed is not None else found.audit_seed
+    return replace(options, audit_seed=seed, assignment=path)
 
 
 def grade_roster(
@@ -284,6 +308,7 @@ def grade_roster(
         shown = "; ".join(f"{clean(name)}: {clean(why)}" for name, why in listed)
         said = _("{roster}: no practice workspace to grade ({entries})")
         raise EmptyRoster(said.format(roster=roster, entries=shown or _("it is empty")))
+    options = with_assignment(manifest, options, gradebook, out)
     graded = grade_submissions(
         manifest, kit, roster, entries, options, progress_stream, hide=(roster, gradebook)
     )
@@ -329,11 +354,11 @@ def grade_roster(
         head,
         *(_("  limits: {limit}").format(limit=line) for line in graded.enforced),
         *(row_line(row) for row in rows),
-        *(f"  {line}" for line in copies),
-        *closing,
-        *bookkeeping,
         scale_line(graded.labs),
+        *(f"  {line}" for line in copies),
+        *bookkeeping,
         _("The class at a glance: {page}").format(page=page),
+        *closing,
     ]
     print("\n".join(lines), file=out)
     return grades

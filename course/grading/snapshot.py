@@ -9,9 +9,10 @@ only across a roster, by ``classroom.py``: never at a learner's door.)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from ..harness.hints import HINTS_BYTES, HINTS_FILE, HintsError, labs_by_id, parse_hints
 from ..harness.kit import chapter_fingerprints, digest, read_source, short
 from ..harness.manifest import Manifest
 from ..harness.workspace import WORKSPACE_NOTEBOOKS, shipped_in_edition
@@ -27,8 +28,9 @@ from ..sandboxed.marker import (
 from ..sandboxed.untrusted import safe_name, safe_text
 from .safefs import Tree, UnsafePath
 
-LEARNER_FILES = ("LEARNING.md", "pytest.ini", MARKER, WORKSPACE_NOTEBOOKS)
-"""Top-level names a workspace is made with besides the curriculum's files."""
+LEARNER_FILES = ("LEARNING.md", "pytest.ini", MARKER, WORKSPACE_NOTEBOOKS, HINTS_FILE)
+"""Top-level names a workspace is made with besides the curriculum's files (the hint record
+comes with the first hint opened)."""
 IGNORED = ("__pycache__",)
 STRAYS_NAMED = 20
 """Entries outside the curriculum a note names (the rest are counted)."""
@@ -45,6 +47,8 @@ class Snapshot:
     starter: str | None = None  # the kit's starter fingerprint, for the graded copy's marker
     isolate: bool = True  # a failing lab is graded again on its own (not for the reference)
     began: str | None = None  # the starter fingerprint the workspace's marker says it began from
+    hints: Mapping[str, int] = field(default_factory=dict)
+    """The hint levels the workspace opened (``harness/hints.py``): information, never graded."""
 
     @property
     def scaffold(self) -> tuple[str, str] | None:
@@ -160,6 +164,7 @@ def workspace_snapshot(
         )
         notes.append(changed.format(began=began, now=now))
     label = label.format(root=shown, package=manifest.package, began=began, now=now)
+    hints = opened_hints(manifest, tree, notes)
     return Snapshot(
         label,
         learner,
@@ -167,4 +172,17 @@ def workspace_snapshot(
         tuple(flags),
         starter,
         began=workspace.starter_fingerprint,
+        hints=hints,
     )
+
+
+def opened_hints(manifest: Manifest, tree: Tree, notes: list[str]) -> dict[str, int]:
+    """The workspace's hint record (none: nothing opened); one that cannot be read is a note."""
+    if tree.kind(HINTS_FILE) == "missing":
+        return {}
+    try:
+        data = tree.read(HINTS_FILE, HINTS_BYTES)
+        return parse_hints(data, HINTS_FILE, labs_by_id(manifest.labs))
+    except (UnsafePath, HintsError) as error:
+        notes.append(_("the hint record is not read: {error}").format(error=error))
+        return {}

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from ..locale import current_edition, translations
 from ..sandboxed.commands import BY_NAME, Commands, key_legend
+from .hints import HINTS_FILE
 from .kit import short
 from .manifest import Manifest, translated
 
@@ -88,12 +89,15 @@ def render_learning(
         notebook = _("- notebook: `{notebook}` ({heading})")
         check = lab_command(manifest, lab.id, commands=commands)
         plain = f"{commands.python} -m pytest {tests} -k {lab.select}"
+        ask = checkpoint_command(manifest, "--lab", lab.id, "--hint", commands=commands)
         bullets = [
+            _("- goal: {goal}").format(goal=lab.goal),
+            _("- in the chapter: the section “{section}”").format(section=lab.section),
             _("- edit: {files}").format(files=files),
             notebook.format(notebook=f"notebooks/{lab.notebook}", heading=lab.heading),
-            _("- hint: {hint}").format(hint=lab.hint),
             _("- check it: `{command}`").format(command=check),
             _("- or with plain pytest: `{command}`").format(command=plain),
+            _("- stuck? `{command}` opens its hints one level at a time").format(command=ask),
         ]
         blocks += [head.format(lab=lab.id, title=lab.title, count=lab.tests), "\n".join(bullets)]
     blocks += [
@@ -108,6 +112,13 @@ def render_learning(
             "save a file of your package, then moves on when that lab turns green (keys: "
             "{keys})."
         ).format(checkpoint=checkpoint, keys=key_legend(_)),
+        _(
+            "Help waits until you ask for it, one level at a time: 1 the idea and the "
+            "chapter's section, 2 a strategy in words, 3 the steps. `{checkpoint} --hint` "
+            'opens the next level for the lab at hand (`h` in the watch, `hint("{lab}")` in a '
+            "notebook). `{file}` records the levels you opened: your instructor sees them as "
+            "information, never as a penalty."
+        ).format(checkpoint=checkpoint, file=HINTS_FILE, lab=manifest.required_labs[0].id),
         _(
             "The workspace's `pytest.ini` turns off pytest's plugin autoloading (the installed "
             "plugins cost seconds at every start and the focused tests need none), so plain "

@@ -69,7 +69,12 @@ class Lab:
     title: str
     tests: int
     files: tuple[str, ...]
-    hint: str
+    goal: str
+    """What the lab builds, in a sentence (LEARNING.md); never how."""
+    section: str
+    """The chapter's heading that explains the lab's idea, as the chapter writes it."""
+    hints: tuple[str, ...]
+    """Help on request, one level at a time: the idea, a strategy in words, the steps."""
     heading: str
     notebook: str  # relative to an edition's folder
     select: str  # a ``pytest -k`` expression that selects just this lab's tests
@@ -214,6 +219,17 @@ def _card(f: TableReader) -> Card:
     return card
 
 
+HINT_LEVELS = 3
+"""Every lab's help comes in three levels: the idea, a strategy, the steps."""
+
+
+def _hints(f: TableReader) -> tuple[str, ...]:
+    hints = f.texts("hints")
+    if len(hints) != HINT_LEVELS:
+        raise f.error("hints", f"must hold {HINT_LEVELS} levels (idea, strategy, steps)")
+    return hints
+
+
 def _lab(f: TableReader, focused_tests: str) -> Lab:
     functions = tuple(_lab_function(g) for g in _each(f, "functions"))
     optional = f.flag("optional")
@@ -222,7 +238,9 @@ def _lab(f: TableReader, focused_tests: str) -> Lab:
         title=f.text("title"),
         tests=f.count("tests", minimum=1),
         files=f.texts("files"),
-        hint=f.text("hint"),
+        goal=f.text("goal"),
+        section=f.text("section"),
+        hints=_hints(f),
         heading=f.text("heading"),
         notebook=f.text("notebook"),
         select=f.text("select"),
@@ -358,7 +376,8 @@ def translated(manifest: Manifest, translate: Callable[[str], str]) -> Manifest:
             lab,
             title=t(lab.title),
             heading=t(lab.heading),
-            hint=t(lab.hint),
+            goal=t(lab.goal),
+            hints=tuple(t(hint) for hint in lab.hints),
             functions=tuple(replace(f, todo=t(f.todo)) for f in lab.functions),
         )
         for lab in manifest.labs

@@ -10,6 +10,7 @@ from ..sandboxed.columns import columns, pad, wrap
 from ..sandboxed.commands import BY_NAME, Commands, in_shell
 from ..sandboxed.status import Status
 from ..sandboxed.verdicts import NOT_RUN, readable
+from .hints import NONE_OPENED, Opened, hint_pointer
 from .kit import Fingerprints, short
 from .learning import checkpoint_command, lab_command
 from .manifest import Lab, Manifest
@@ -303,6 +304,7 @@ def render_summary(
     result: CheckpointResult,
     practice: str | None = None,
     commands: Commands = BY_NAME,
+    opened: Opened = NONE_OPENED,
 ) -> str:
     """Evidence line, total, problems, and what to do next: the open lab, or the next step."""
     lines = [
@@ -322,7 +324,7 @@ def render_summary(
     if result.required:
         lines.append(grade_line(result.required))
     lines += [_("problem: {problem}").format(problem=problem) for problem in result.problems]
-    lines += ["", *_next_step(manifest, result, practice, commands)]
+    lines += ["", *_next_step(manifest, result, practice, commands, opened)]
     return "\n".join(lines).rstrip()
 
 
@@ -334,7 +336,11 @@ def grade_line(labs: Sequence[LabResult]) -> str:
 
 
 def _next_step(
-    manifest: Manifest, result: CheckpointResult, practice: str | None, commands: Commands
+    manifest: Manifest,
+    result: CheckpointResult,
+    practice: str | None,
+    commands: Commands,
+    opened: Opened,
 ) -> list[str]:
     if result.tests and all(test.not_run for test in result.tests):
         again = checkpoint_command(manifest, practice=practice, commands=commands)
@@ -342,7 +348,7 @@ def _next_step(
         return [fix.format(command=again)]
     lab = lab_to_work_on(manifest, result)
     if lab is not None:
-        return render_open_lab(manifest, lab, result, practice, commands)
+        return render_open_lab(manifest, lab, result, practice, commands, opened)
     if result.problems or not result.ok:
         return []
     if len(result.required) == len(manifest.required_labs):
@@ -366,8 +372,11 @@ def render_open_lab(
     result: CheckpointResult | None,
     practice: str | None = None,
     commands: Commands = BY_NAME,
+    opened: Opened = NONE_OPENED,
 ) -> list[str]:
-    """``Next: Lab …`` with its hint, files, notebook and the command that re-runs it."""
+    """``Next: Lab …`` with its files, notebook and the command that re-runs it, and a last
+    line saying where its next hint is (``opened``: the levels the workspace has opened);
+    never the hint itself."""
     counts = next((r for r in result.labs if r.lab == lab), None) if result else None
     if counts is None:
         head = _("Next: Lab {lab} {title}").format(lab=lab.id, title=lab.title)
@@ -376,9 +385,13 @@ def render_open_lab(
         head = said.format(
             lab=lab.id, title=lab.title, counts=lab_counts(counts), status=status_label(status)
         )
-    lines = [head, *_field(_("hint"), lab.hint), *_field(_("your file"), _(", ").join(lab.files))]
-    lines += _notebook(lab)
-    return lines + _command(_("re-run just it"), lab_command(manifest, lab.id, practice, commands))
+    lines = [head, *_field(_("your file"), _(", ").join(lab.files)), *_notebook(lab)]
+    lines += _command(_("re-run just it"), lab_command(manifest, lab.id, practice, commands))
+    # the lab at hand of a run of every lab is what a plain --hint opens; else name the lab
+    every_lab = result is not None and len(result.required) == len(manifest.required_labs)
+    asking = ["--hint"] if every_lab else ["--lab", lab.id, "--hint"]
+    ask = checkpoint_command(manifest, *asking, practice=practice, commands=commands)
+    return [*lines, hint_pointer(lab, opened, ask)]
 
 
 def _notebook(lab: Lab) -> list[str]:

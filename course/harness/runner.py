@@ -75,6 +75,11 @@ class RunLog:
     fatal: str = ""  # why: the package exited or failed at import
     dropped: int = 0  # records left out (``records.RecordReader``)
     cut: int = 0  # items of records' lists and objects left out (``records.MAX_ITEMS``)
+    forged: list[str] = field(default_factory=list)  # records no test run writes (flags)
+
+    def impossible(self, said: str) -> None:
+        if said not in self.forged:
+            self.forged.append(said)
 
     @property
     def bounds(self) -> str:
@@ -261,6 +266,8 @@ class Watch:
         self.exit_frames: tuple[Frame, ...] = ()  # where the code called ``os._exit``, if it did
         self.since = time.monotonic()  # when the last record arrived (or the child started)
         self.test_since = self.since  # when the current test started
+        self.started: set[str] = set()  # the tests whose start was recorded
+        self.finished = False  # whether the session's end was recorded
 
     def identify(self, nodeid: str) -> tuple[str, str | None]:
         return self.names.get(nodeid, (nodeid.rpartition("::")[2], None))
@@ -270,6 +277,14 @@ class Watch:
         event = item.get("event")
         if self.log.fatal:
             return  # the package cannot be imported: later records say the same
+        if self.finished:  # the reporter writes nothing after the session's end
+            self.log.impossible(_("a test report written after the test run ended"))
+            return
+        if event == Event.FINISH:
+            self.finished = True
+        elif event == Event.END and str(item["nodeid"]) not in self.started:
+            said = _("a report of {nodeid} ending, which never started")
+            self.log.impossible(said.format(nodeid=repr(str(item["nodeid"]))))
         if event == Event.COLLECTED:
             self.collected = [
                 (str(t["nodeid"]), str(t["name"]), t.get("lab")) for t in item["tests"]
@@ -284,6 +299,7 @@ class Watch:
             self.log.collect_errors.append(said.format(nodeid=nodeid, message=message))
         elif event == Event.START:
             self.current, self.calling = str(item["nodeid"]), False
+            self.started.add(self.current)
             self.test_since = self.since
         elif event == Event.CALL:
             self.calling = True

@@ -12,6 +12,7 @@ import importlib
 import json
 import marshal
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -119,21 +120,32 @@ def asked_form(message: object) -> str:
 
 
 class Asking:
-    """An estimator that notes the messages it is asked about, then answers as ``estimate``."""
+    """An estimator that counts the messages it is asked about, then answers as ``estimate``.
+
+    The chapter leaves open when and in what order messages are estimated; the bound kept is
+    that each message is estimated at most once, and only messages the call was given (plus
+    the prompt and the summary that open a request)."""
 
     def __init__(self, estimate: Estimate, entries: Sequence[Any]) -> None:
         self.estimate = estimate
-        self.asked: set[str] = set()
+        self.asked: Counter[str] = Counter()
         # each message entry's id and form, taken before the call
         self.known = [(e.id, asked_form(e.message)) for e in entries if hasattr(e, "message")]
 
     def __call__(self, message: dict[str, Any]) -> float:
-        self.asked.add(asked_form(message))
+        self.asked[asked_form(message)] += 1
         return self.estimate(message)
 
-    def estimated(self) -> list[str]:
-        """The ids of the entries asked about, whatever the order or number of questions."""
-        return [entry_id for entry_id, form in self.known if form in self.asked]
+    def beyond_bound(self, openers: Sequence[object] = ()) -> dict[str, Json]:
+        """The questions the bound forbids: the ids of entries asked about more than once, and
+        how many questions were about a message neither given nor among ``openers``."""
+        allowed = Counter(form for _, form in self.known)
+        allowed.update(asked_form(message) for message in openers)
+        over = {form for form, count in self.asked.items() if count > allowed[form]}
+        return {
+            "estimated_more_than_once": [i for i, form in self.known if form in over],
+            "estimated_elsewhere": sum(n for form, n in self.asked.items() if not allowed[form]),
+        }
 
 
 def summary_object(impl: Implementation, value: Mapping[str, Any]) -> Any:
@@ -235,8 +247,7 @@ def _select_groups(impl: Implementation, args: dict[str, Any]) -> Json:
         "reason": chosen.reason,
         "groups": chosen.groups,
         "shares": shares_messages(chosen.entries, entries),
-        "estimated": asking.estimated(),
-    }
+    } | asking.beyond_bound()
 
 
 def _build_context(impl: Implementation, args: dict[str, Any]) -> Json:
@@ -267,8 +278,13 @@ def _build_context(impl: Implementation, args: dict[str, Any]) -> Json:
         "tokens": {name: getattr(result.tokens, name) for name in TOKEN_FIELDS},
         "shares": any(id(m) in {id(g) for g in given} for m in result.messages),
         "changed_input": before != given,
-        "estimated": asking.estimated(),
-    }
+    } | asking.beyond_bound(openers(args["budget"], result))
+
+
+def openers(budget: Mapping[str, Any], result: Any) -> list[Json]:
+    """The messages that open a request besides the path's: the prompt, and the summary."""
+    prompt = {"role": "system", "content": budget["system_prompt"]}
+    return [prompt] + (result.messages[:1] if result.compaction_id is not None else [])
 
 
 def _create_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json:
@@ -598,6 +614,97 @@ CHAPTER_BUDGET = {"system_prompt": "sys", "reserved_output": 4, "safety_margin":
 COMPACT_1 = {FIXTURE: "COMPACT_1_SUMMARY"}
 
 
+RULE = "rule-"
+"""A rule's case id is ``LAB#rule-NAME``: no number, no seed, so every draw holds it as is."""
+RULES: dict[str, tuple[str, ...]] = {
+    "11.1": (
+        "compact-1-summary", "compact-1-record", "summary-missing-key", "summary-unknown-key",
+        "record-empty-parent-id", "record-null-parent-id", "record-empty-first-kept",
+        "record-negative-tokens-before", "record-string-tokens-before",
+        "record-boolean-tokens-before", "record-infinite-tokens-before",
+        "record-negative-timestamp", "record-unknown-key", "record-missing-summary",
+    ),
+    "11.2": (
+        "chapter-split", "chapter-group", "empty-path", "orphan-result", "call-without-result",
+        "call-id-reused-later", "call-id-declared-twice",
+    ),
+    "11.3": (
+        "exact-fit", "one-over", "single-group-overflow", "everything-fits", "empty-path",
+    ),
+    "11.4": ("chapter-compact-1", "empty-path", "id-on-the-path", "first-kept-inside"),
+    "11.5": (
+        "no-compaction", "resume-compact-1", "resume-compact-2", "resume-exact-fit",
+        "resume-one-over", "build-after-compact-2",
+    ),
+    "11.opt": (),
+}  # fmt: skip
+"""The rules the chapter states, a case each in every draw (shipped and audit seeds alike)."""
+
+COMPACT_1_RECORD = {
+    "type": "compaction", "id": "compact-1", "parentId": "a3", "timestamp": 100,
+    "summary": {FIXTURE: "COMPACT_1_SUMMARY"}, "firstKeptEntryId": "u2", "tokensBefore": 29,
+}  # fmt: skip
+"""``compact-1`` as the chapter stores it, with its summary as the chapter's data."""
+COMPACT_2_RECORD = COMPACT_1_RECORD | {"id": "compact-2", "parentId": "a4", "timestamp": 200}
+COMPACT_2_RECORD |= {"summary": {FIXTURE: "COMPACT_2_SUMMARY"}, "firstKeptEntryId": "u3"}
+"""``compact-2``, appended after ``a4``, keeping from ``u3`` (the chapter's second compaction)."""
+RESUMED_TWICE = [*RESUMED, COMPACT_2_RECORD]
+RECORD_RULES = (
+    "record-empty-parent-id", "record-null-parent-id", "record-empty-first-kept",
+    "record-negative-tokens-before", "record-string-tokens-before",
+    "record-boolean-tokens-before", "record-infinite-tokens-before", "record-negative-timestamp",
+    "record-unknown-key",
+)  # fmt: skip
+"""The rule of each of ``BROKEN_RECORDS``, in its order."""
+
+
+def chapter_data(name: str) -> Json:
+    """A copy of the chapter's data ``fixtures.<name>`` of the reference (called if a function),
+    where a rule's case needs it changed: drawing happens on the grader's side only."""
+    return Implementation("course").data(name)
+
+
+def chapter_path_changed(change: Callable[[Entries], None]) -> Entries:
+    """The chapter's path as JSON, changed by ``change``."""
+    path: Entries = chapter_data("chapter_path_json")
+    change(path)
+    return path
+
+
+def orphan_result(path: Entries) -> None:
+    """``r-test`` answers ``unknown-1``, a call nobody made (the chapter's broken example)."""
+    next(e for e in path if e["id"] == "r-test")["message"]["toolCallId"] = "unknown-1"
+
+
+def without_r_read(path: Entries) -> None:
+    """``read-1``'s result left out: ``calls`` declares a call nobody answers."""
+    at = next(i for i, e in enumerate(path) if e["id"] == "r-read")
+    path[at + 1]["parentId"] = path[at]["parentId"]
+    del path[at]
+
+
+def declared_twice(path: Entries) -> None:
+    """``calls`` declares ``read-1`` twice, each result answering it."""
+    calls = next(e for e in path if e["id"] == "calls")
+    blocks = list(call_blocks(calls["message"]))
+    blocks[1]["id"] = blocks[0]["id"]
+    next(e for e in path if e["id"] == "r-test")["message"]["toolCallId"] = blocks[0]["id"]
+
+
+def reused_later(path: Entries) -> None:
+    """A fourth interaction whose call reuses ``read-1``, an id an earlier one declared."""
+    calls = copy.deepcopy(next(e for e in path if e["id"] == "calls"))
+    result = copy.deepcopy(next(e for e in path if e["id"] == "r-read"))
+    first = copy.deepcopy(path[0])
+    first["id"], first["parentId"] = "u4", "a3"
+    calls["id"], calls["parentId"] = "calls-4", "u4"
+    calls["message"]["content"] = [
+        b for b in calls["message"]["content"] if b.get("id") == "read-1"
+    ]
+    result["id"], result["parentId"] = "r-read-4", "calls-4"
+    path += [first, calls, result]
+
+
 class Cases:
     """Collects one lab's cases, numbering them; draws its examples with the lab's seed."""
 
@@ -606,6 +713,7 @@ class Cases:
 
         self.lab, self.seed = lab, seed
         self.items: list[Case] = []
+        self.numbered = 0
         self.s = strategies
 
     def add(
@@ -613,7 +721,25 @@ class Cases:
     ) -> None:
         """A case; ``label`` is an English template (marked with ``N_``) filled by
         ``label_args`` where it is shown, in the edition that shows it."""
-        case_id = f"{self.lab}#{len(self.items) + 1:03d}"
+        self.numbered += 1
+        self._case(f"{self.lab}#{self.numbered:03d}", function, label, label_args, args)
+
+    def rule(
+        self,
+        name: str,
+        function: str,
+        label: str,
+        label_args: dict[str, Json] | None = None,
+        /,
+        **args: Json,
+    ) -> None:
+        """A case of a rule the chapter states: the same id and input in every draw."""
+        assert name in RULES[self.lab], f"{self.lab}: {name} is not in RULES"
+        self._case(f"{self.lab}#{RULE}{name}", function, label, label_args, args)
+
+    def _case(
+        self, case_id: str, function: str, label: str, label_args: Json, args: dict[str, Json]
+    ) -> None:
         case = {"id": case_id, "lab": self.lab, "function": function, "label": label}
         self.items.append(case | {"label_args": label_args or {}, "args": args})
 
@@ -669,12 +795,24 @@ BROKEN_RECORDS: tuple[tuple[str, dict[str, Json]], ...] = (
 
 def lab_1(cases: Cases, rng: random.Random) -> None:
     summaries = cases.summaries(8)
-    cases.add(PARSE_SUMMARY, N_("the chapter's compact-1"), value=COMPACT_1)
+    cases.rule("compact-1-summary", PARSE_SUMMARY, N_("the chapter's compact-1"), value=COMPACT_1)
+    chapter_summary: dict[str, Json] = chapter_data("COMPACT_1_SUMMARY")
+    without = {k: v for k, v in chapter_summary.items() if k != "unresolved"}
+    cases.rule("summary-missing-key", PARSE_SUMMARY, N_("a missing key"), value=without)
+    unknown_key = chapter_summary | {"files": []}
+    cases.rule(
+        "summary-unknown-key", PARSE_SUMMARY, N_("an unknown 'files' key"), value=unknown_key
+    )
+    record = N_("the chapter's compact-1")
+    cases.rule("compact-1-record", PARSE_ENTRY, record, value={FIXTURE: "compact_1_json"})
+    for name, (label, change) in zip(RECORD_RULES, BROKEN_RECORDS, strict=True):
+        cases.rule(name, PARSE_ENTRY, label, value=COMPACT_1_RECORD | change)
+    no_summary = {k: v for k, v in COMPACT_1_RECORD.items() if k != "summary"}
+    cases.rule("record-missing-summary", PARSE_ENTRY, N_("a missing summary"), value=no_summary)
     for summary in summaries:
         cases.add(PARSE_SUMMARY, N_("a valid summary"), value=summary)
     for label, value in broken_summaries(rng, summaries[0]):
         cases.add(PARSE_SUMMARY, label, value=value)
-    cases.add(PARSE_ENTRY, N_("the chapter's compact-1"), value={FIXTURE: "compact_1_json"})
     for index, summary in enumerate(summaries[:5]):
         entry = compaction_json(rng, index, f"leaf-{index}", f"u-{index}", summary)
         entry["timestamp"] = rng.choice([0, 5, 2.5, 10**6])
@@ -689,8 +827,19 @@ def lab_1(cases: Cases, rng: random.Random) -> None:
 
 def lab_2(cases: Cases, rng: random.Random) -> None:
     histories = cases.histories(1, 5, 10)
-    cases.add(SPLIT, N_("the chapter's path"), path=CHAPTER_PATH)
-    cases.add(GROUP, N_("the chapter's path"), path=CHAPTER_PATH)
+    cases.rule("chapter-split", SPLIT, N_("the chapter's path"), path=CHAPTER_PATH)
+    cases.rule("chapter-group", GROUP, N_("the chapter's path"), path=CHAPTER_PATH)
+    cases.rule("empty-path", SPLIT, N_("an empty path"), path=[])
+    orphan = chapter_path_changed(orphan_result)
+    cases.rule("orphan-result", SPLIT, N_("a result of a call nobody made"), path=orphan)
+    unanswered = chapter_path_changed(without_r_read)
+    label = N_("a call without its result")
+    cases.rule("call-without-result", SPLIT, label, path=unanswered)
+    reused = chapter_path_changed(reused_later)
+    label = N_("a call id an earlier interaction used")
+    cases.rule("call-id-reused-later", GROUP, label, path=reused)
+    twice = chapter_path_changed(declared_twice)
+    cases.rule("call-id-declared-twice", SPLIT, N_("a call id declared twice"), path=twice)
     for path in histories:
         cases.add(SPLIT, N_("a valid history"), path=path)
         cases.add(GROUP, N_("a valid history"), path=path)
@@ -709,7 +858,6 @@ def lab_2(cases: Cases, rng: random.Random) -> None:
         if ends:
             longer = second_answer(path, rng.choice(ends))
             cases.add(GROUP, N_("two answers in a row"), path=longer)
-    cases.add(SPLIT, N_("an empty path"), path=[])
     for path in histories[:6]:
         group = rng.choice(split_json(path))
         calls_last = sorted(group, key=lambda e: e["message"]["role"] == "assistant")
@@ -721,9 +869,19 @@ def lab_2(cases: Cases, rng: random.Random) -> None:
 
 
 def lab_3(cases: Cases, rng: random.Random) -> None:
-    cases.chapter_budgets(
-        N_("the chapter's path, max_tokens={max_tokens}"), CHAPTER_PATH, (31, 19, 29, 9, 100)
+    label = N_("the chapter's path, max_tokens={max_tokens}")
+    for name, size in (
+        ("exact-fit", 31), ("one-over", 30), ("single-group-overflow", 19),
+        ("everything-fits", 100),
+    ):  # fmt: skip
+        budget = CHAPTER_BUDGET | {"max_tokens": size}
+        sized: dict[str, Json] = {"max_tokens": size}
+        cases.rule(name, BUILD, label, sized, path=CHAPTER_PATH, budget=budget, estimator="chapter")
+    budget = CHAPTER_BUDGET | {"max_tokens": 31}
+    cases.rule(
+        "empty-path", BUILD, N_("an empty path"), path=[], budget=budget, estimator="chapter"
     )
+    cases.chapter_budgets(label, CHAPTER_PATH, (29, 9))
     for path in cases.histories(0, 6, 12):
         groups = split_json(path)
         name = rng.choice(["length", "length", "scribble"])
@@ -784,7 +942,11 @@ def lab_4(cases: Cases, rng: random.Random) -> None:
             cases.add(CREATE, N_("a summary with an unknown key"), **base | broken)
     chapter = {"path": CHAPTER_PATH, "id": "compact-1", "timestamp": 100, "summary": COMPACT_1}
     chapter |= {"summary_object": False, "first_kept": "u2", "tokens_before": 29}
-    cases.add(CREATE, N_("the chapter's path"), **chapter)
+    cases.rule("chapter-compact-1", CREATE, N_("the chapter's path"), **chapter)
+    cases.rule("empty-path", CREATE, N_("an empty path"), **chapter | {"path": []})
+    cases.rule("id-on-the-path", CREATE, N_("an id already on the path"), **chapter | {"id": "a3"})
+    within = N_("first kept inside an interaction")
+    cases.rule("first-kept-inside", CREATE, within, **chapter | {"first_kept": "a2"})
     label = N_("the chapter's path ending in metadata")
     cases.add(CREATE, label, **chapter | {"path": AFTER_METADATA})
 
@@ -812,8 +974,19 @@ def lab_5(cases: Cases, rng: random.Random) -> None:
             name = rng.choice(["length", "scribble"])
             cases.add(BUILD, label, count, path=resumed, budget=budget, estimator=name)
     cases.add(LATEST, N_("no compaction"), path=CHAPTER_PATH)
-    cases.add(RESUME, N_("no compaction"), path=CHAPTER_PATH)
-    cases.add(RESUME, N_("the chapter's resume"), path=RESUMED)
+    cases.rule("no-compaction", RESUME, N_("no compaction"), path=CHAPTER_PATH)
+    cases.rule("resume-compact-1", RESUME, N_("the chapter's resume"), path=RESUMED)
+    second = N_("the chapter's second compaction")
+    cases.rule("resume-compact-2", RESUME, second, path=RESUMED_TWICE)
+    # 37: the summary message and u3 … a4 take the 28 tokens left exactly; 36: u4, a4 alone
+    at_size = N_("the chapter's resume, max_tokens={max_tokens}")
+    for name, size in (("resume-exact-fit", 37), ("resume-one-over", 36)):
+        budget = CHAPTER_BUDGET | {"max_tokens": size}
+        sized: dict[str, Json] = {"max_tokens": size}
+        cases.rule(name, BUILD, at_size, sized, path=RESUMED, budget=budget, estimator="chapter")
+    budget = CHAPTER_BUDGET | {"max_tokens": 38}  # after compact-2, u3 … a4 fit exactly
+    twice = {"path": RESUMED_TWICE, "budget": budget, "estimator": "chapter"}
+    cases.rule("build-after-compact-2", BUILD, second, **twice)
     cases.chapter_budgets(
         N_("the chapter's resume, max_tokens={max_tokens}"), RESUMED, (31, 19, 40)
     )

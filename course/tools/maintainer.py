@@ -76,7 +76,8 @@ def gradescope(args: argparse.Namespace) -> int:
     passed = ["--timeout", f"{args.timeout:g}", "--instructor-visibility", args.visibility]
     passed += ["--lang", args.lang] if args.lang else []
     passed += ["--unsandboxed"] if args.unsandboxed else []
-    files = autograder_files(manifest, kit_root(), passed, hidden.files if hidden else None)
+    instructor = hidden.files if hidden else None
+    files = autograder_files(manifest, kit_root(), passed, instructor, args.audit_seed)
     out = Path(args.out or f"autograder-{manifest.chapter}.zip")
     write_zip(out, files)
     print(f"wrote {out} ({len(files)} files): upload it as the assignment's autograder")
@@ -108,6 +109,12 @@ def parser() -> argparse.ArgumentParser:
         help="when learners see the instructor tests' results (default: %(default)s)",
     )
     z.add_argument("--lang", metavar="EDITION", help="the edition learners read (default: en)")
+    z.add_argument(
+        "--audit-seed",
+        type=int,
+        metavar="N",
+        help="the assignment's audit seed the zip keeps (default: a new secret one)",
+    )
     z.add_argument(
         "--unsandboxed",
         action="store_true",

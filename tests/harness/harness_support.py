@@ -169,7 +169,7 @@ def with_mutant(manifest: Manifest, kit: Path, make: MakeWorkspace, mutant: Muta
 
 def failure_ids(summary: ProbeSummary) -> list[str]:
     """The case ids the summary names, from each failure's first line (``… (11.3#007): …``)."""
-    found = [re.search(r"\((\d+\.\w+#\d+)\)", f.splitlines()[0]) for f in summary.failures]
+    found = [re.search(r"\((\d+\.\w+#[\w-]+)[,)]", f.splitlines()[0]) for f in summary.failures]
     return [m.group(1) for m in found if m is not None]
 
 

@@ -421,19 +421,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("the caller's path list after grouping it", "'m1'", "- expected, + got"),
     ),
     Mutant(
-        "estimates_every_group_up_front",
+        "estimates_a_kept_group_twice",
         "context.py",
-        """    for group in reversed(groups):
-        copies = [parse_message_entry(entry) for entry in group]
-        cost = sum(estimate(estimate_tokens, entry.message, entry.id) for entry in copies)
-""",
-        """    costs = [sum(estimate(estimate_tokens, e.message, e.id) for e in g) for g in groups]
-    for group, cost in zip(reversed(groups), reversed(costs)):
-        copies = [parse_message_entry(entry) for entry in group]
-""",
+        "        used += cost\n",
+        "        used += sum(estimate(estimate_tokens, e.message, e.id) for e in copies)\n",
         "11.3",
-        "every group is estimated before the walk, though the walk stops at the first misfit",
-        ("[u1, a1] is never estimated", "the estimator was asked about"),
+        "a kept group is estimated again to add it up, so each kept message is estimated twice",
+        ("each message is estimated at most once", "the estimator was asked twice about"),
     ),
     Mutant(
         "skips_a_group_that_does_not_fit",

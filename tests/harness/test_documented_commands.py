@@ -91,6 +91,10 @@ FAST = {
         ".venv/bin/python bench/explorer.py --moves 7",
         "sixty moves give the figures; seven time a move as they do",
     ),
+    ".venv/bin/python bench/regrade.py": (
+        ".venv/bin/python bench/regrade.py --rosters 1 --mutants strict_less_at_the_edge",
+        "one new roster and --practice for one mistake, not 50 for three",
+    ),
     ".venv/bin/python bench/doors.py": (
         ".venv/bin/python bench/doors.py --runs 1",
         "seven timings of each door; one shows the command works",
@@ -278,6 +282,7 @@ def concrete(command: str) -> str:
     command = command.replace("--trials N", "--trials 3")
     command = command.replace("--audit-seed N", "--audit-seed 7")
     command = command.replace("--jobs N", "--jobs 1")
+    command = command.replace("--assignment FILE", "--assignment {tmp}/assignment-11.toml")
     command = command.replace("NOTEBOOK …", "{tmp}/copy.ipynb")
     return re.sub(r" DIR\b", " {tmp}/new-workspace", command)
 

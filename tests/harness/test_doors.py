@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from harness_support import CHAPTER, HANGS, cli, lab_verdicts, replace_in, sabotage, watch_once
-from solutions import solve_lab
+from solutions import replace_function, solve_lab
 
 from course.cli.review import run_review
 from course.display.notebook import check
@@ -30,6 +30,7 @@ from course.harness.runner import Limits
 
 pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
 
+OWN_SOLUTIONS = Path(__file__).parent / "own_solutions"
 SECONDS = 2.0
 """Every door's limit per test: a hang costs little, and the same limit everywhere."""
 LIMITS = Limits(test_seconds=SECONDS)
@@ -59,6 +60,14 @@ def groups_close_at_every_answer(workspace: Path) -> None:
     )
 
 
+def estimates_eagerly(workspace: Path) -> None:
+    """Lab 11.3 written another way: every group copied and estimated once, before choosing."""
+    donor = (OWN_SOLUTIONS / "fourth" / "context.py").read_text(encoding="utf-8")
+    module = workspace / "pi_course" / "context.py"
+    source = module.read_text(encoding="utf-8")
+    module.write_text(replace_function(source, donor, "select_groups"), encoding="utf-8")
+
+
 def fails_at_import(workspace: Path) -> None:
     with (workspace / "pi_course" / "context.py").open("a", encoding="utf-8") as module:
         module.write('\nraise RuntimeError("context.py is half written")\n')
@@ -79,14 +88,15 @@ STATES: dict[str, tuple[list[str], Callable[[Path], None] | None]] = {
         lambda w: sabotage(w, "groups", "split_interactions", HANGS),
     ),
     "fails-at-import": (REQUIRED, fails_at_import),
+    "eager-estimation": (REQUIRED, estimates_eagerly),
 }
 
 
 MIDDLE_OF_THE_PROGRESSION = ("lab-1", "labs-1-3", "labs-1-4")
 """States graded by ``checkpoint`` (its JSON and its printed lines) and the roster only: each
 shows the verdicts ``labs-1-2`` shows every door (labs passed beside labs pending), and
-``test_lab_progression.py`` solves the labs one by one. The other seven states, one of each
-verdict, go through every door."""
+``test_lab_progression.py`` solves the labs one by one. The other states, one of each
+verdict and an own design of Lab 11.3, go through every door."""
 
 
 def lab_lines(text: str) -> Verdicts:
@@ -247,6 +257,10 @@ def expect(state: str, verdict: Verdicts) -> None:
         assert verdict["11.2"][0] == "timeout"
     elif state == "fails-at-import":
         assert verdict["11.3"][0] == "error"
+    elif state == "eager-estimation":  # the chapter leaves when to estimate open: a bound holds
+        for lab in REQUIRED:
+            status, passed, tests, agreed, _ = verdict[lab]
+            assert (status, passed, agreed) == ("passed", tests, cases[lab]), (state, lab)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -300,6 +314,11 @@ class TestEveryDoorOnTheOtherHalf(EveryDoor):
     STATES = ("lab-1", "all-but-optional", "whitespace-goal", "wrong-lab-2", "fails-at-import")
 
 
+class TestEveryDoorOnAnOwnDesign(EveryDoor):
+    STATES = ("eager-estimation",)
+
+
 def test_the_two_halves_hold_every_state_once() -> None:
     halves = TestEveryDoorOnHalfTheStates.STATES + TestEveryDoorOnTheOtherHalf.STATES
+    halves += TestEveryDoorOnAnOwnDesign.STATES
     assert sorted(halves) == sorted(STATES)

@@ -61,6 +61,7 @@ def test_forged_records_leave_every_count_as_it_was(
     assert [lab.total for lab in forged.labs] == [lab.total for lab in expected.labs]
     assert any("not a test of this run" in flag for flag in forged.flags), forged.flags
     assert any("a second report of" in flag for flag in forged.flags), forged.flags
+    assert any("which never started" in flag for flag in forged.flags), forged.flags
     assert not expected.flags
 
 
@@ -90,3 +91,55 @@ def test_a_lab_never_counts_more_than_its_catalogued_cases(manifest: Manifest) -
     assert len(flags) == 3
     result = summarize(manifest, [lab], reports, catalog=catalog, target="")
     assert (result.labs[0].passed, result.labs[0].total) == (1, 1)
+
+
+def test_a_lab_is_a_stub_by_the_definition_python_runs(manifest: Manifest, kit: Path) -> None:
+    """The forged-report flag needs a lab whose functions are the starter's stubs: the last
+    definition of each name counts, its docstring aside (an edition may translate it)."""
+    from course.grading.forgery import forged_flags, stub_labs
+    from course.harness.kit import read_source
+
+    learner = {f.path: read_source(kit, f.starter) for f in manifest.files_with_role("learner")}
+    labs = list(manifest.required_labs)
+    assert stub_labs(manifest, kit, learner, labs) == [lab.id for lab in labs]
+    summary = "pi_course/summary.py"
+    solved = read_source(kit, "course/summary.py")
+    with_real = {**learner, summary: learner[summary] + b"\n\n" + solved}
+    assert "11.1" not in stub_labs(manifest, kit, with_real, labs)
+    stub_last = {**learner, summary: solved + b"\n\n" + learner[summary]}
+    assert "11.1" in stub_labs(manifest, kit, stub_last, labs)
+    lab = manifest.lab("11.1")
+    passing = TestOutcome("t::test_a", "test_a", "11.1", Status.PASSED)
+    claimed = summarize(
+        manifest,
+        [lab],
+        [passing],
+        catalog=Catalog((CatalogTest("t", "test_a", "11.1"),)),
+        target="",
+    )
+    assert forged_flags(claimed, ["11.1"]) == (
+        "Lab 11.1: a forged report: its functions are the starter's stubs, yet its tests report "
+        "passing",
+    )
+    assert forged_flags(claimed, []) == ()
+
+
+def test_records_no_test_run_writes_are_flagged() -> None:
+    """An end with no start, and anything after the session's end: only forged records."""
+    from course.harness.runner import RunLog, Watch
+
+    log, seen = RunLog(), []
+    watch = Watch(log, seen.append)
+    nodeid = "tests/chapter11/test_11_context_compaction.py::test_a"
+    end = {"event": "end", "nodeid": nodeid, "status": "passed", "message": ""}
+    watch.feed({"event": "start", "nodeid": nodeid})
+    watch.feed(end)
+    assert log.forged == []
+    watch.feed(end | {"nodeid": f"{nodeid}_invented"})
+    watch.feed({"event": "finish", "exitstatus": 0})
+    watch.feed({"event": "start", "nodeid": nodeid})
+    watch.feed(end)
+    assert log.forged == [
+        f"a report of '{nodeid}_invented' ending, which never started",
+        "a test report written after the test run ended",
+    ]

@@ -188,7 +188,9 @@ def test_a_test_report_the_probes_deny_earns_nothing(manifest: Manifest) -> None
     row = graded_row("eve", "eve", _claimed(manifest, denied), ())
     assert (row.status, row.score, row.passed, row.total) == ("pending", 0, 14, 14)
     assert [(lab.score, lab.agreed, lab.cases) for lab in row.labs] == [(0, 0, 10)] * 5
-    assert "probes contradict a passing test report" in row.flags
+    # the gradebook accuses nothing of itself: a lab whose functions are the starter's stubs is
+    # flagged by the engine, which reads the code (forgery.py); the reason says the rest
+    assert row.flags == () and row.notes == ()
     [line] = csv.DictReader(io.StringIO(gradebook_csv(LAB_IDS, [row])))
     assert (line["status"], line["score"], line["max_score"]) == ("pending", "0", "100")
     assert line["passed"] == "14"
@@ -244,3 +246,22 @@ def test_a_skipped_folder_is_a_skipped_row(manifest: Manifest) -> None:
     assert row.status == Status.SKIPPED and row.status.label == "skipped"
     assert {lab.status for lab in row.labs} == {Status.SKIPPED} and row.score == 0
     assert Status.read("skipped") == Status.ERROR, "a report never says skipped"
+
+
+def test_focused_tests_weaker_than_the_probes_are_a_note_not_a_flag(manifest: Manifest) -> None:
+    """Issue 43: an honest learner whose 2/2 tests pass while 1 of 40 cases disagrees was
+    flagged as if the report were forged; now it reads as what it is, naming the cases."""
+    one = ProbeSummary(
+        40,
+        39,
+        Status.FAILED,
+        ("create_compaction_entry: a valid record (11.4#025): got 1\n  input",),
+    )
+    row = graded_row("ada", "ada", _claimed(manifest, one), ())
+    assert row.flags == ()
+    assert "Lab 11.4: focused tests pass; 1 of 40 cases disagrees: 11.4#025" in row.notes
+    audit = "select_groups: 2 interactions (11.3#004, one of the assignment's own cases): failed"
+    only_audit = ProbeSummary(40, 40, Status.FAILED, (audit,))
+    row = graded_row("ada", "ada", _claimed(manifest, only_audit), ())
+    said = "Lab 11.3: focused tests pass and every shipped case agrees; cases drawn for the "
+    assert said + "assignment disagree: 11.3#004" in row.notes and row.flags == ()

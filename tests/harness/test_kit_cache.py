@@ -237,9 +237,10 @@ def test_an_instructor_s_audit_seed_is_drawn_once_then_kept(
     assert [run.run["probes"]["audit"]["seed"] for run in runs] == [9, 9]
 
 
-def test_a_roster_s_own_audit_seed_is_new_each_run_and_never_kept(
+def test_a_run_without_an_assignment_seed_draws_its_own_and_never_keeps_it(
     cache: Path, small_draw: list[int], manifest: Manifest, kit: Path, tmp_path: Path
 ) -> None:
+    """An autograder zip made before assignment files: each submission draws its own seed."""
     options = RosterOptions(grading=GradingOptions(sandbox="off"))
     runs = [
         grade_submissions(manifest, kit, tmp_path, [], options, io.StringIO(), []) for _ in "ab"

@@ -1,10 +1,11 @@
 """Each lab stands alone: writing one lab changes that lab's results and no other lab's.
 
-A lab is written four ways: the reference's functions moved in, and three solutions written
-from the starters' docstrings without the reference (``own_solutions/``). Written alone, a lab
-leaves every other lab's tests as in a fresh workspace (pending, at some lab's stub) and passes
-itself: it is graded with the reference's code for the labs it builds on (``isolated.py``).
-Written after the labs it builds on, it turns exactly its own lab green.
+A lab is written five ways: the reference's functions moved in, three solutions written from
+the starters' docstrings without the reference, and a variant of the third that estimates
+every group before choosing (``own_solutions/``). Written alone, a lab leaves every other lab's
+tests as in a fresh workspace (pending, at some lab's stub) and passes itself: it is graded
+with the reference's code for the labs it builds on (``isolated.py``). Written after the labs
+it builds on, it turns exactly its own lab green.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from course.harness.results import CheckpointResult
 pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
 
 OWN_SOLUTIONS = Path(__file__).parent / "own_solutions"
-AUTHORS = ("reference", "first", "second", "third")
+AUTHORS = ("reference", "first", "second", "third", "fourth")
 LABS = ("11.1", "11.2", "11.3", "11.4", "11.5", "11.opt")
 
 Outcomes = dict[str, tuple[str | None, str, str]]

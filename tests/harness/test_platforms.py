@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -230,8 +229,8 @@ def graded(
     yield found
 
 
-AUDIT_FLAG = re.compile(r"flag: Lab (\S+): every shipped probe case agrees, but")
-"""A lab the run's audit cases failed although every shipped case agrees."""
+AUDITED = "one of the assignment's own cases"
+"""In a lab's output: a case of the assignment's audit seed disagrees (its input withheld)."""
 SUBMISSIONS = ["fresh", "solved", "wrong", "hostile"]
 LABS = ["11.1", "11.2", "11.3", "11.4", "11.5"]
 EXPECTED = {
@@ -263,10 +262,10 @@ def test_each_lab_is_the_verdict_practice_gives_the_same_files(
     keys = ("status", "passed", "total", "agreed", "cases")
     got = {lab: tuple(test["extra_data"][k] for k in keys) for lab, test in labs.items()}
     expected = {lab: tuple(data[k] for k in keys) for lab, data in practice.items()}
-    # The autograder also draws cases of a seed no workspace holds (a fresh one per run): where
-    # they catch what the shipped cases let pass (Lab 11.5 using the wrong Lab 11.3, say), the
-    # lab fails with the same counts, and the run flags it.
-    audited = set(AUDIT_FLAG.findall(one.run.stdout))
+    # The autograder also draws cases of a seed no workspace holds (the assignment's, kept in
+    # the zip): where they catch what the shipped cases let pass (Lab 11.5 using the wrong Lab
+    # 11.3, say), the lab fails with the same counts, naming the case without its input.
+    audited = {lab for lab, test in labs.items() if AUDITED in test["output"]}
     expected = {lab: ("failed", *c[1:]) if lab in audited else c for lab, c in expected.items()}
     assert got == expected, f"{name}: autograder {got}\npractice {expected}"
     statuses = {lab: labs[lab]["extra_data"]["status"] for lab in EXPECTED[name]}
@@ -333,7 +332,7 @@ def test_learner_code_printing_the_instructor_test_shows_learners_nothing_of_it(
 def test_the_instructor_sees_the_limits_and_the_flags(graded: dict[str, Graded]) -> None:
     out = graded["hostile"].run.stdout
     assert "limits:" in out and "probes: seed 11" in out, out
-    assert "flag: probes contradict a passing test report" in out, out
+    assert "a forged report: its functions are the starter's stubs" in out, out
     assert graded["hostile"].results["score"] == 0
 
 
@@ -469,3 +468,31 @@ def test_the_classroom_workflow_scores_each_lab_as_practice_does(
     assert sum(points.values()) == verdict["score"] == 40, points
     assert verdict["max_score"] == sum(lab.points for lab in manifest.required_labs) == 100
     assert "\ngrade 40/100\n" in practice.stdout, practice.stdout
+
+
+def test_the_zip_keeps_one_audit_seed_for_every_submission(
+    manifest: Manifest, autograder: Path, tmp_path: Path
+) -> None:
+    """Issue 43: identical files resubmitted once moved from 80 to 60, each run drawing a fresh
+    audit seed. The zip carries the assignment's (made with it) and every run reads it."""
+    with zipfile.ZipFile(autograder) as archive:
+        kept = archive.read("assignment-11.toml").decode("utf-8")
+        script = archive.read("run_autograder").decode("utf-8")
+    assert '--assignment "$root/source/assignment-11.toml"' in script, script
+    seed = int(kept.rpartition("audit_seed = ")[2])
+    workspace = roster_workspace(manifest, tmp_path / "workspaces", "wrong", solved=5)
+    replace_in(
+        workspace / "pi_course" / "context.py",
+        "if used + cost > available:",
+        "if used + cost >= available:",
+    )
+    outputs = []
+    for attempt in ("first", "again"):
+        root = lay_out(autograder, tmp_path / attempt, workspace)
+        run = run_script(root / "run_autograder", root)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert f"audit seed {seed}," in run.stdout, run.stdout
+        outputs.append(json.loads((root / "results" / "results.json").read_text(encoding="utf-8")))
+    assert outputs[0] == outputs[1]
+    shown = json.dumps(outputs[0], ensure_ascii=False)
+    assert f"seed {seed}" not in shown and f"@{seed}" not in shown, "learners never see it"

@@ -242,7 +242,7 @@ def test_a_forged_test_report_earns_nothing_and_is_flagged(
     """The report claims 14/14; the probes get a stub's answer; the row earns nothing."""
     row = graded.rows[learner]
     assert_earns_nothing(row)
-    assert "probes contradict a passing test report" in row["flags"], row
+    assert "a forged report: its functions are the starter's stubs" in row["flags"], row
     labs = graded.learner(learner)["labs"]
     assert all(lab["probes"]["status"] == "pending" for lab in labs)
     assert "the test report says 3/3 tests passed, but probes pending" in row["note"]

@@ -4,19 +4,22 @@ nothing, while honest code gets the same verdict as at every other door.
 A workspace ships its seed's probe cases with the reference's answers (``probe_cases.json``).
 ``kev`` below reads them as a cheat would: its ``build_context`` is right on the chapter's own
 path and on every input the shipped cases hold, and wrong on anything else. Its own
-``checkpoint`` passes; the roster's audit cases (a new seed each run, recorded in the
-gradebook) fail it, flagged.
+``checkpoint`` passes; the roster's audit cases (the assignment's seed, kept in
+``assignment-11.toml`` beside the gradebook) fail it, flagged.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_support import cli, roster_workspace
+from harness_support import cli, replace_in, roster_workspace
+from mutants import MUTANTS
 
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
@@ -91,12 +94,13 @@ def test_the_roster_fails_keyed_answers_and_flags_them(roster: Path) -> None:
 
     honest = rows["ada"]
     assert (honest["status"], honest["score"], honest["passed"]) == ("passed", "100", "14"), honest
-    assert "drawn for this roster" not in honest["flags"]
+    assert "keyed" not in honest["flags"] and "impossible" not in honest["flags"], honest
 
     keyed = rows["kev"]
     assert keyed["status 11.3"] == "failed", keyed
-    assert "Lab 11.3: every shipped probe case agrees" in keyed["flags"], keyed
+    assert "Lab 11.3: answers keyed to the shipped cases" in keyed["flags"], keyed
     assert f"(seed {audit['seed']})" in keyed["flags"], keyed
+    assert book["probes"]["audit"]["assignment"] == str(roster / "assignment-11.toml")
     # its counts are the shipped cases', the same as at every door: all of them agree
     agreed, cases = keyed["cases 11.3"].split("/")
     assert keyed["lab 11.3"] == "3/3" and agreed == cases, keyed
@@ -119,4 +123,136 @@ def test_an_instructor_may_fix_the_audit_seed(manifest: Manifest, tmp_path: Path
 
 def test_the_audit_seed_goes_with_the_roster_only(roster: Path) -> None:
     run = cli("checkpoint", "11", "--audit-seed", "5", cwd=roster / "ada")
-    assert run.returncode == 2 and "--audit-seed go with --roster" in run.stderr, run.stderr
+    assert run.returncode == 2 and "--audit-seed and --assignment go with --roster" in run.stderr, (
+        run.stderr
+    )
+
+
+AUDIT_PENDING = """
+
+# --- right on every case the workspace ships, 'not implemented' on the grader's own cases ---
+import json as _json
+
+_honest_parse_summary = parse_summary
+
+
+def _grader_cases():
+    try:
+        with open(".probe-cases.json", encoding="utf-8") as cases:
+            drawn = _json.load(cases)
+    except OSError:  # the learner's own test run: no grader here
+        return set()
+    values = {True: set(), False: set()}  # the grader's own cases' values, and the shipped
+    for case in drawn:
+        if case["function"] == "summary.parse_summary":
+            values["@" in case["id"]].add(_json.dumps(case["args"]["value"], sort_keys=True))
+    return values[True] - values[False]
+
+
+_AUDIT = _grader_cases()
+
+
+def parse_summary(value, **more):  # type: ignore[no-redef]
+    if _json.dumps(value, sort_keys=True, default=repr) in _AUDIT:
+        raise LabNotImplemented("11.1", "compaction entry", "parse_summary", "")
+    return _honest_parse_summary(value, **more)
+"""
+
+
+def test_audit_cases_answered_pending_fail_the_lab_and_are_flagged(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    """Issue 44: the audit once skipped a lab whose audit answers were all 'pending'."""
+    roster = tmp_path / "class"
+    roster_workspace(manifest, roster, "ada", solved=1)
+    eve = roster_workspace(manifest, roster, "eve", solved=1)
+    summary = eve / "pi_course" / "summary.py"
+    summary.write_text(summary.read_text(encoding="utf-8") + AUDIT_PENDING, encoding="utf-8")
+    run = cli("checkpoint", "11", "--roster", str(roster), "--lab", "11.1")
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = {r["learner"]: r for r in csv.DictReader((roster / "gradebook.csv").open())}
+    assert (rows["ada"]["status"], rows["ada"]["score"]) == ("passed", "3")
+    assert "impossible" not in rows["ada"]["flags"]
+    forged = rows["eve"]
+    assert (forged["lab 11.1"], forged["status 11.1"], forged["score"]) == ("3/3", "failed", "0")
+    assert "Lab 11.1: impossible answers: its tests report passing" in forged["flags"], forged
+
+
+def test_one_assignment_file_keeps_one_seed_for_every_regrade(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    """Issue 43: each roster run drew a fresh audit seed, so a regrade could move a grade."""
+    roster = tmp_path / "class"
+    roster_workspace(manifest, roster, "ada", solved=1)
+    bo = roster_workspace(manifest, roster, "bo", solved=1)
+    mistake = next(m for m in MUTANTS if m.name == "accepts_a_whitespace_only_goal")
+    replace_in(bo / "pi_course" / mistake.module, mistake.old, mistake.new)
+    book, made = tmp_path / "book", tmp_path / "book" / "assignment-11.toml"
+
+    def graded(*more: str) -> tuple[dict[str, object], list[tuple[str, ...]]]:
+        run = cli("checkpoint", "11", "--roster", str(roster), "--gradebook", str(book), *more)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert (f"made {made}: keep it beside the gradebook to regrade" in run.stdout) == (
+            not more
+        ), run.stdout
+        data = json.loads((book / "gradebook.json").read_text(encoding="utf-8"))
+        rows = csv.DictReader((book / "gradebook.csv").open())
+        keys = ("learner", "status", "score", "flags", "note")
+        return data["probes"]["audit"], [tuple(row[k] for k in keys) for row in rows]
+
+    first = graded()
+    assert graded("--jobs", "1") == first
+    assert graded("--jobs", "2") == first
+    audit = first[0]
+    assert audit["assignment"] == str(made) and f"audit_seed = {audit['seed']}" in made.read_text()
+    # named elsewhere with --assignment; a file of another chapter is refused, naming it
+    other = tmp_path / "other.toml"
+    other.write_text('format = 1\nchapter = "12"\naudit_seed = 5\n', encoding="utf-8")
+    refused = cli("checkpoint", "11", "--roster", str(roster), "--assignment", str(other))
+    assert refused.returncode != 0 and "the assignment of chapter 12" in refused.stderr, (
+        refused.stderr
+    )
+
+
+def test_an_assignment_file_is_read_strictly(tmp_path: Path) -> None:
+    from course.grading.assignment import AssignmentError, read_assignment
+
+    path = tmp_path / "assignment-11.toml"
+    for text, says in (
+        ('format = 1\nchapter = "11"\naudit_seed = -4\n', "audit_seed: must be a whole number"),
+        ('format = 1\nchapter = "11"\naudit_seed = 4\nseed = 3\n', "seed: unknown field"),
+        ('format = 1\nchapter = "11"\n', "audit_seed: missing field"),
+        ("not toml =", str(path)),
+    ):
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(AssignmentError, match=re.escape(says)):
+            read_assignment(path, "11")
+
+
+def test_the_same_files_get_one_grade_under_new_rosters_and_practice(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    """Issue 43: ``<`` for ``<=`` in Lab 11.3 scored 11/14 under most audit seeds and 8/14
+    under some, with a flag. Each new roster (default options) makes its own assignment file,
+    so each draws its own seed: the rules, asked in every draw, and each lab graded on its own
+    keep the grade and the flags one (``bench/regrade.py`` does this 50 times)."""
+    workspace = roster_workspace(manifest, tmp_path / "source", "wrong", solved=5)
+    mistake = next(m for m in MUTANTS if m.name == "strict_less_at_the_edge")
+    replace_in(workspace / "pi_course" / mistake.module, mistake.old, mistake.new)
+    seen = set()
+    for attempt in range(3):
+        roster = tmp_path / f"roster-{attempt}"
+        shutil.copytree(workspace, roster / "wrong", symlinks=True)
+        book = tmp_path / f"book-{attempt}"
+        run = cli("checkpoint", "11", "--roster", str(roster), "--gradebook", str(book))
+        assert run.returncode == 0, run.stdout + run.stderr
+        data = json.loads((book / "gradebook.json").read_text(encoding="utf-8"))
+        (row,) = data["learners"]
+        seen.add((row["score"], tuple(f for f in row["flags"] if "copy" not in f)))
+        assert data["probes"]["audit"]["seed"] is not None
+    assert len(seen) == 1, seen
+    ((score, flags),) = seen
+    assert score == 80 and flags == (), seen
+    report = tmp_path / "practice.json"
+    cli("checkpoint", "11", "--practice", str(workspace), "--json", str(report))
+    assert json.loads(report.read_text(encoding="utf-8"))["score"] == score

@@ -220,13 +220,14 @@ def test_unsafe_archives_are_refused_with_their_reason(intake: Intake) -> None:
 def test_nothing_is_left_on_disk(intake: Intake) -> None:
     assert list(intake.temporary.iterdir()) == [], "every unpacked archive is removed"
     after = sorted(os.listdir(intake.roster))
-    assert after == sorted([*intake.before, "gradebook.csv", "gradebook.json"])
+    made = ["gradebook.csv", "gradebook.json", "assignment-11.toml"]
+    assert after == sorted([*intake.before, *made])
 
 
 def test_hostile_workspaces_in_archives_are_graded_as_they_are_in_folders(intake: Intake) -> None:
     forged = intake.row("h-forge")
     assert_earns_nothing(forged)
-    assert "probes contradict a passing test report" in forged["flags"]
+    assert "a forged report: its functions are the starter's stubs" in forged["flags"]
     assert "the test report says 3/3 tests passed, but probes pending" in forged["note"]
     conftest = intake.row("h-conftest")
     assert_honest_fresh(conftest)

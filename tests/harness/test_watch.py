@@ -16,6 +16,7 @@ from solutions import solve_lab
 
 from course.cli.watch import Event, Probe, RunAll, WatchLoop, serve
 from course.harness.catalog import Catalog, CatalogTest
+from course.harness.hints import HINTS_FILE
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult, TestOutcome, summarize
 from course.sandboxed.status import Status
@@ -78,9 +79,10 @@ def test_saving_a_solved_lab_turns_it_green_and_moves_on(
         assert "Lab 11.1 passes." in after
         process.stdin.write("h\n")
         process.stdin.flush()
-        hint = "".join(lines.until("re-run just it"))
-        assert "Next: Lab 11.2 interaction groups" in hint
-        assert " ".join(manifest.lab("11.2").hint.split()[:5]) in " ".join(hint.split())
+        hint = "".join(lines.until("shows hint 2 of 3"))
+        assert "Hint 1 of 3 · Lab 11.2 interaction groups" in hint
+        assert " ".join(manifest.lab("11.2").hints[0].split()[:5]) in " ".join(hint.split())
+        assert (workspace / HINTS_FILE).read_text("utf-8").endswith('"11.2" = 1\n')
         process.stdin.write("q\n")
         process.stdin.flush()
         assert process.wait(timeout=WAIT) == 0

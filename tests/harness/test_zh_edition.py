@@ -65,7 +65,7 @@ def reader_text(output: str) -> str:
 
 
 SHIPPED = json.loads((kit_root() / "starters" / "11-probes.json").read_text(encoding="utf-8"))
-CASE_ID = re.compile(r"[（(](\d+\.\w+#\d+)[）)]")
+CASE_ID = re.compile(r"[（(](\d+\.\w+#[\w-]+)[）)]")
 
 
 def probe_inputs(text: str) -> set[str]:

@@ -190,7 +190,7 @@ def is_python_value(text: str) -> bool:
 
 
 SHIPPED_PROBES = json.loads((REPO / "starters" / "11-probes.json").read_text(encoding="utf-8"))
-PROBE_CASE = re.compile(r"[（(](\d+\.\w+#\d+)[）)]")
+PROBE_CASE = re.compile(r"[（(](\d+\.\w+#[\w-]+)[）)]")
 ANSWER_FIELD = re.compile(r"([\w.\[\]]+)：(?:应为|应有|缺失|不应出现)")
 
 
