@@ -1,8 +1,10 @@
 """The class summary an instructor teaches from: per lab, rule and case, who failed, most first.
 
 Built from the gradebook's rows (each lab's ``probes.failing``: every disagreeing case id) and
-the run's probe sets (a case's rule, input and replay). ``summary_json`` is gradebook.json's
-``summary``; ``summary_html`` a self-contained page (inline SVG, no script, nothing fetched).
+the run's probe sets (a case's rule, input and replay). ``ClassSummary.to_json`` is
+gradebook.json's ``summary``; ``summary_html`` a self-contained page (inline SVG, no script,
+nothing fetched) an instructor may show the class: the assignment's own cases (``@SEED``) count
+in their rules only, never listed with their input, as learners never see them.
 """
 
 from __future__ import annotations
@@ -121,8 +123,9 @@ def class_summary(
             rules_here: set[str] = set()
             for case_id in dict.fromkeys(str(i) for i in failing):
                 case = known.get(case_id)
-                rule = rule_of(case[0]) if case else case_id
-                per_case.setdefault(case_id, []).append(grade.learner)
+                rule = rule_of(case[0]) if case else case_id.partition(AUDIT_MARK)[0]
+                if AUDIT_MARK not in case_id:
+                    per_case.setdefault(case_id, []).append(grade.learner)
                 lab_of[case_id] = lab_of[rule] = lab.id
                 if rule not in rules_here:
                     rules_here.add(rule)

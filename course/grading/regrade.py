@@ -46,6 +46,17 @@ def _pair(value: object, keys: Sequence[str], f: TableReader, key: str) -> dict[
     return {k: str(value[k]) for k in keys}
 
 
+def _hints(f: TableReader) -> dict[str, int]:
+    """The row's ``hints``: lab id → the highest hint level opened."""
+    value = f.raw("hints", {})
+    if not isinstance(value, Mapping) or not all(
+        isinstance(lab, str) and isinstance(level, int) and not isinstance(level, bool)
+        for lab, level in value.items()
+    ):
+        raise f.error("hints", "must be a table of lab ids to whole numbers")
+    return dict(value)
+
+
 def lab_from_json(data: object, where: str) -> LabGrade:
     f = TableReader(data, where, SOURCE, GradebookError)
     lab = LabGrade(
@@ -121,6 +132,7 @@ def grade_from_json(data: object, where: str) -> Grade:
         scaffold=(scaffold["began"], scaffold["kit"]) if scaffold else None,
         student=_pair(f.raw("student", None), ("id", "name", "email"), f, "student"),
         late=f.flag("late"),
+        hints=_hints(f),
     )
     f.finish()
     return grade

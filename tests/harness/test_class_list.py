@@ -213,6 +213,7 @@ def test_a_gradebook_reads_back_row_for_row_and_a_wrong_field_is_named(
 
     row = graded_row("ada", "r/ada", _result(manifest, {"11.3#002"}), ["late"], limits=("cpu",))
     row = replace(row, student={"id": "S1", "name": "Ada", "email": "a@x"}, late=True)
+    row = replace(row, hints={"11.2": 1, "11.3": 3})
     absent = ungraded_row("Cy", "", manifest.required_labs, Status.SKIPPED, "submitted nothing")
     path = tmp_path / "gradebook.json"
     path.write_text(gradebook_json("11", [row, absent], {"copies": {"pairs": 0}}), "utf-8")

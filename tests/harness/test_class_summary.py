@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from course.grading import probes as probing
@@ -138,3 +139,24 @@ def test_the_page_speaks_the_instructors_edition(manifest: Manifest, zh: None) -
     page = summary_html("11", class_summary(manifest.required_labs, rows, PROBES))
     assert '<html lang="zh">' in page and "第 11 章：全班概况" in page
     assert "各 Lab 通过率" in page and "Pass rate" not in page
+
+
+def test_the_assignments_own_cases_count_in_their_rules_and_are_never_listed(
+    manifest: Manifest,
+) -> None:
+    audit = replace(PROBES, seed=99)
+    row = graded_row("ada", "ada", _result(manifest, {"11.3#001"}), ())
+    labs = tuple(
+        replace(lab, probes={**lab.probes, "failing": ["11.3#001", "11.3#003@99"]})
+        if lab.id == "11.3" and lab.probes
+        else lab
+        for lab in row.labs
+    )
+    summary = class_summary(manifest.required_labs, [replace(row, labs=labs)], PROBES, audit)
+    assert [case.key for case in summary.cases] == ["11.3#001"]
+    assert {rule.key for rule in summary.rules} == {
+        "build_context: {count} interactions",
+        "build_context: a repeated id",
+    }
+    page = summary_html("11", summary)
+    assert "@99" not in page and "path: 3 entries" not in page

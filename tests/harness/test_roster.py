@@ -293,7 +293,7 @@ def test_a_daemon_dies_with_the_run_and_never_touches_the_gradebook(graded: Grad
     assert processes_with(DAEMON_TOKEN) == [], "every process learner code starts ends with its run"
     assert (
         (graded.roster / "gradebook-2.csv")
-        .read_text()
+        .read_text(encoding="utf-8-sig")
         .startswith("learner,status,score,max_score,passed")
     )
 

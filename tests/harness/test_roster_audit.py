@@ -170,7 +170,10 @@ def test_audit_cases_answered_pending_fail_the_lab_and_are_flagged(
     summary.write_text(summary.read_text(encoding="utf-8") + AUDIT_PENDING, encoding="utf-8")
     run = cli("checkpoint", "11", "--roster", str(roster), "--lab", "11.1")
     assert run.returncode == 0, run.stdout + run.stderr
-    rows = {r["learner"]: r for r in csv.DictReader((roster / "gradebook.csv").open())}
+    rows = {
+        r["learner"]: r
+        for r in csv.DictReader((roster / "gradebook.csv").open(encoding="utf-8-sig"))
+    }
     assert (rows["ada"]["status"], rows["ada"]["score"]) == ("passed", "3")
     assert "impossible" not in rows["ada"]["flags"]
     forged = rows["eve"]
@@ -196,7 +199,7 @@ def test_one_assignment_file_keeps_one_seed_for_every_regrade(
             not more
         ), run.stdout
         data = json.loads((book / "gradebook.json").read_text(encoding="utf-8"))
-        rows = csv.DictReader((book / "gradebook.csv").open())
+        rows = csv.DictReader((book / "gradebook.csv").open(encoding="utf-8-sig"))
         keys = ("learner", "status", "score", "flags", "note")
         return data["probes"]["audit"], [tuple(row[k] for k in keys) for row in rows]
 

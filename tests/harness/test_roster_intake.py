@@ -220,7 +220,8 @@ def test_unsafe_archives_are_refused_with_their_reason(intake: Intake) -> None:
 def test_nothing_is_left_on_disk(intake: Intake) -> None:
     assert list(intake.temporary.iterdir()) == [], "every unpacked archive is removed"
     after = sorted(os.listdir(intake.roster))
-    made = ["gradebook.csv", "gradebook.json", "assignment-11.toml"]
+    made = ["gradebook.csv", "gradebook.json", "assignment-11.toml", "gradebook-summary.html"]
+    made += ["gradebook-feedback"]  # a file per learner, nothing else
     assert after == sorted([*intake.before, *made])
 
 
