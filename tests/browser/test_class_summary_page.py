@@ -7,13 +7,16 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from conftest import CHROMIUM, CHROMIUM_ARGS, STEP_TIMEOUT_MS, require_browser
 
 from course.harness.kit import kit_root
 from course.harness.manifest import load_manifest
 from course.harness.workspace import create_workspace
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 pytestmark = [pytest.mark.browser]
 
@@ -36,7 +39,7 @@ def _workspace(roster: Path, name: str, solved: bool) -> Path:
 
 
 @pytest.fixture(scope="module")
-def class_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+def class_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """A roster of three graded: ada's work all right, ben's and cy's Lab 11.4 wrong alike."""
     roster = tmp_path_factory.mktemp("summary") / "roster"
     roster.mkdir()
@@ -61,42 +64,32 @@ def class_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
 
 
 def test_the_page_shows_the_plots_and_the_case_most_failed(
-    class_page: tuple[Path, dict[str, object]],
+    class_page: tuple[Path, dict[str, Any]], chromium_page: Page
 ) -> None:
-    require_browser()
-    from playwright.sync_api import sync_playwright
-
     page_path, summary = class_page
     cases = summary["cases"]
-    assert isinstance(cases, list) and cases, summary
+    assert cases, summary
     top = cases[0]
     assert (top["lab"], top["learners"], top["example"]) == ("11.4", 2, "ben")
     requested: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(STEP_TIMEOUT_MS)
-            page.on("request", lambda request: requested.append(request.url))
-            page.goto(page_path.as_uri())
-            rates = page.locator("svg#pass-rates")
-            assert rates.is_visible()
-            bars = rates.locator("g.bar")
-            assert bars.count() == 5
-            labs = {bars.nth(i).get_attribute("data-key"): i for i in range(5)}
-            lab_4 = bars.nth(labs["Lab 11.4"])
-            assert lab_4.get_attribute("data-value") == "1"  # ada's alone
-            assert lab_4.locator("rect.fill").bounding_box()["width"] > 0  # type: ignore[index]
-            most = page.locator("svg#most-failed")
-            assert most.is_visible()
-            first = most.locator("g.bar").first
-            assert first.get_attribute("data-key") == top["case"]
-            assert first.get_attribute("data-value") == "2"
-            row = page.locator("table#cases tbody tr").first
-            assert row.locator("td").first.inner_text() == top["case"]
-            assert "ben" in row.inner_text()
-        finally:
-            browser.close()
+    page = chromium_page
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(page_path.as_uri())
+    rates = page.locator("svg#pass-rates")
+    assert rates.is_visible()
+    bars = rates.locator("g.bar")
+    assert bars.count() == 5
+    labs = {bars.nth(i).get_attribute("data-key"): i for i in range(5)}
+    lab_4 = bars.nth(labs["Lab 11.4"])
+    assert lab_4.get_attribute("data-value") == "1"  # ada's alone
+    box = lab_4.locator("rect.fill").bounding_box()
+    assert box is not None and box["width"] > 0
+    most = page.locator("svg#most-failed")
+    assert most.is_visible()
+    first = most.locator("g.bar").first
+    assert first.get_attribute("data-key") == top["case"]
+    assert first.get_attribute("data-value") == "2"
+    row = page.locator("table#cases tbody tr").first
+    assert row.locator("td").first.inner_text() == top["case"]
+    assert "ben" in row.inner_text()
     assert requested == [page_path.as_uri()]  # nothing fetched but the page itself
