@@ -20,6 +20,7 @@ from typing import Literal
 
 from ..locale import gettext as _
 from ..locale import ngettext
+from ..sandboxed.columns import pad
 from ..sandboxed.marker import MARKER, WorkspaceError
 from .archives import DEFAULT_CAPS, Caps, Refused, archive_suffix, is_readable_archive, unpack
 from .gitrepo import Checkout
@@ -101,7 +102,7 @@ class Survey:
             lines.append(said.format(count=len(self.unnamed), entries=shown))
         if self.skipped:
             lines.append(_("Not in the gradebook ({count}):").format(count=len(self.skipped)))
-        lines += [f"  {clean(skip.name):<24} {skip.why}" for skip in self.skipped]
+        lines += [f"  {pad(clean(skip.name), 24)} {skip.why}" for skip in self.skipped]
         count = len(self.skipped)
         if self.skipped:
             said = ngettext(

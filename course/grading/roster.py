@@ -393,7 +393,7 @@ def row_line(row: Grade) -> str:
     note = f"  {one_line(row.note)}" if row.note else ""
     status = pad(row.status.label, 8)
     grade = f"{row.score}/{row.max_score}"
-    return f"  {row.learner:<24} {status} {grade}  {counts}{scaffold}{note}"
+    return f"  {pad(row.learner, 24)} {status} {grade}  {counts}{scaffold}{note}"
 
 
 def scale_line(labs: Sequence[Lab]) -> str:
