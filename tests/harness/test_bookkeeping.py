@@ -160,3 +160,25 @@ def test_the_rosters_reasons_and_closing_lines_speak_the_instructors_edition(
     assert closing[0] == "未列入成绩表（2 项）："
     assert closing[-1] == "名单：成绩表共 1 行，2 项未列入（见上）"
     assert "隐藏项" in closing[1] and "不是提交的文件" in closing[2]
+
+
+def test_feedback_of_a_run_with_instructor_tests_shows_the_kits_verdict_text_only(
+    manifest: Manifest,
+) -> None:
+    labs = tuple(
+        LabResult(
+            lab,
+            tuple(
+                TestOutcome(f"t::{lab.id}-{n}", f"test_{n}", lab.id, Status.FAILED, "SECRET x")
+                for n in range(lab.tests)
+            ),
+            lab.tests,
+            ProbeSummary(1, 1, Status.PASSED),
+        )
+        for lab in manifest.required_labs
+    )
+    result = CheckpointResult(manifest.chapter, "practice", labs, problems=("SECRET y",))
+    row = replace(graded_row("ada", "ada", result, ()), shown=result)
+    assert "SECRET" in feedback_text(manifest, row)
+    withheld = feedback_text(manifest, row, instructor=True)
+    assert "SECRET" not in withheld and "Lab 11.3" in withheld
