@@ -80,16 +80,19 @@ def rule_of(case: Mapping[str, Any]) -> str:
     return case_label({**case, "label_args": {}})
 
 
-def _cases_by_id(probes: ProbeSet | None, audit: ProbeSet | None) -> dict[str, tuple[Any, ...]]:
-    """Each case id a row may name: (case, its input lines, its replay command)."""
-    found: dict[str, tuple[Any, ...]] = {}
+Known = dict[str, tuple[str, tuple[str, ...], str]]
+
+
+def _cases_by_id(probes: ProbeSet | None, audit: ProbeSet | None) -> Known:
+    """Each case id a row may name: (its rule, its input lines, its replay command)."""
+    found: Known = {}
     for probe_set, mark in ((probes, ""), (audit, f"{AUDIT_MARK}{audit.seed if audit else ''}")):
         if probe_set is None:
             continue
         for case in probe_set.cases:
             case_id = str(case["id"])
             inputs = tuple(probe_set.inputs.get(case_id, ()))
-            found[case_id + mark] = (case, inputs, probe_set.replay(case_id))
+            found[case_id + mark] = (rule_of(case), inputs, probe_set.replay(case_id))
     return found
 
 
@@ -122,8 +125,8 @@ def class_summary(
             failing = (lab.probes or {}).get("failing", [])
             rules_here: set[str] = set()
             for case_id in dict.fromkeys(str(i) for i in failing):
-                case = known.get(case_id)
-                rule = rule_of(case[0]) if case else case_id.partition(AUDIT_MARK)[0]
+                drawn = known.get(case_id)
+                rule = drawn[0] if drawn else case_id.partition(AUDIT_MARK)[0]
                 if AUDIT_MARK not in case_id:
                     per_case.setdefault(case_id, []).append(grade.learner)
                 lab_of[case_id] = lab_of[rule] = lab.id
@@ -132,8 +135,7 @@ def class_summary(
                     per_rule.setdefault(rule, []).append(grade.learner)
 
     def case_failure(case_id: str) -> Failure:
-        case, inputs, replay = known.get(case_id, ({}, (), ""))
-        rule = rule_of(case) if case else case_id
+        rule, inputs, replay = known.get(case_id, (case_id, (), ""))
         learners = per_case[case_id]
         return Failure(case_id, lab_of[case_id], len(learners), learners[0], rule, inputs, replay)
 
