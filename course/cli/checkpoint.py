@@ -507,10 +507,13 @@ def _run(argv: Sequence[str] | None) -> int:
 
                 # learners read it on the platform: commands by their plain names, in the chosen
                 # edition; stdout is the instructor's
-                options = replace(options, grading=replace(grading, commands=BY_NAME))
+                # and in a container where bubblewrap cannot start, the fallback (engine.py)
+                mode: SandboxMode = "off" if args.unsandboxed else "container"
+                there = replace(grading, commands=BY_NAME, sandbox=mode)
+                options = replace(options, grading=there)
                 root, when = Path(args.gradescope), args.instructor_visibility
-                run_autograder(manifest, door.kit, root, options, when, out)
-                return 0
+                written = run_autograder(manifest, door.kit, root, options, when, out)
+                return 0 if written is not None else 1
             # the gradebook keeps the curriculum's own words; only the terminal is translated
             gradebook, roster = Path(args.gradebook or args.roster), Path(args.roster)
             try:

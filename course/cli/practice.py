@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..grading.github_classroom import WORKFLOW, workflow
+from ..grading.github import WORKFLOW, workflow
 from ..harness.editions import in_edition
 from ..harness.kit import KitError, chapter_fingerprints, kit_root, short
 from ..harness.learning import checkpoint_command, lab_command
@@ -50,12 +50,17 @@ def parser() -> argparse.ArgumentParser:
         ).format(editions=_(", ").join(EDITIONS), learning="LEARNING.md"),
     )
     p.add_argument(
-        "--classroom",
+        "--actions",
         action="store_true",
         help=_(
-            "also write {workflow}: GitHub Classroom's autograding, each lab's points from one "
-            "checkpoint run on every push (for a template repository)"
+            "also write {workflow}: GitHub Actions grading each lab on every push, a check run "
+            "and a summary per lab (for a template repository)"
         ).format(workflow=WORKFLOW),
+    )
+    p.add_argument(
+        "--classroom",
+        action="store_true",
+        help=_("GitHub Classroom is sunset: writes the workflow of --actions instead"),
     )
     # written out: ``parse_intermixed_args`` would cut ``len("usage: ")`` characters off the
     # translated usage line
@@ -83,6 +88,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         target = Path(args.directory) if args.directory else default_directory(manifest, Path.cwd())
         create_workspace(source_manifest, kit, target, edition, commands)
         if args.classroom:
+            sunset = _(
+                "practice: GitHub Classroom is sunset (discontinued 28 August 2026); writing "
+                "{workflow} for plain GitHub Actions instead (see docs/grading.md, or "
+                "course-kit classroom50 for Classroom 50)"
+            )
+            print(sunset.format(workflow=WORKFLOW), file=sys.stderr)
+        if args.actions or args.classroom:
             path = target / WORKFLOW
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(workflow(source_manifest), encoding="utf-8")
@@ -100,8 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_("  yours to edit: {path} (Lab {labs})").format(path=file.path, labs=labs))
     print(_("  focused tests: {path}").format(path=manifest.focused_tests))
     print(_("  start with:    {path}").format(path="LEARNING.md"))
-    if args.classroom:
-        print(_("  autograding:   {path} (GitHub Classroom)").format(path=WORKFLOW))
+    if args.actions or args.classroom:
+        print(_("  autograding:   {path} (GitHub Actions)").format(path=WORKFLOW))
     print()
     print(_("Next, run:"))
     first = lab_command(manifest, manifest.labs[0].id, commands=commands)

@@ -49,11 +49,20 @@ from .hidden import HiddenTests
 from .isolated import isolation_environment, isolation_files, joined, labs_to_isolate
 from .kitcache import kept_catalog
 from .safefs import Tree
-from .sandbox import Confinement, SandboxLimits, open_confinement, sandbox_status, user_site
+from .sandbox import (
+    Confinement,
+    SandboxLimits,
+    drop_user_check,
+    open_confinement,
+    sandbox_status,
+    user_site,
+)
 from .snapshot import Snapshot, reference_snapshot, workspace_snapshot
 
-SandboxMode = Literal["required", "auto", "off"]
-"""``required``: refuse to run without the sandbox; ``auto``: use it when it starts (and say
+SandboxMode = Literal["required", "container", "auto", "off"]
+"""``required``: refuse to run without the sandbox; ``container``: where it cannot start (a
+platform's container that makes no namespaces), learner code as an unprivileged host user who
+can write neither the kit nor the results, else refuse; ``auto``: use it when it starts (and say
 so when it does not); ``off``: run unsandboxed (the instructor's ``--unsandboxed``)."""
 
 
@@ -140,6 +149,36 @@ def write_files(root: Path, files: Mapping[str, bytes]) -> None:
 # --------------------------------------------------------------------------- running
 
 
+@dataclass(frozen=True)
+class Choice:
+    """How a run confines learner code: bubblewrap, or else a note saying why not, and in the
+    container fallback the host user learner code runs as."""
+
+    bwrap: str | None
+    unsandboxed: str
+    dropped: tuple[str, int] | None = None
+
+
+def confinement_choice(
+    manifest: Manifest, kit: Path, options: GradingOptions, guarded: Sequence[Path] = ()
+) -> Choice:
+    """The run's confinement (``SandboxUnavailable`` when the mode allows none that works here;
+    ``guarded``: what learner code must not write in the container fallback, besides the kit)."""
+    bwrap, unsandboxed = _confinement_choice(manifest, kit, options)
+    if bwrap is not None or options.sandbox != "container":
+        return Choice(bwrap, unsandboxed)
+    reason = sandbox_status(kit, (manifest.reference,))[1]
+    dropped, why = drop_user_check(tuple(p.resolve() for p in (kit, *guarded)))
+    if dropped is None:
+        said = _("{reason}; and learner code cannot run as an unprivileged user here: {why}")
+        raise SandboxUnavailable(said.format(reason=reason, why=why))
+    said = _(
+        "not sandboxed: {reason}; the code ran as an unprivileged host user (not root), who can "
+        "write neither the kit nor the results (the platform's container is the boundary)"
+    )
+    return Choice(None, said.format(reason=reason), dropped)
+
+
 def _confinement_choice(
     manifest: Manifest, kit: Path, options: GradingOptions
 ) -> tuple[str | None, str]:
@@ -162,6 +201,8 @@ def _confinement_choice(
         return bwrap, ""
     if options.sandbox == "required":
         raise SandboxUnavailable(reason)
+    if options.sandbox == "container":
+        return None, reason  # confinement_choice decides
     if os.geteuid() == 0:  # a learner's own code, but never as host root unconfined
         said = _("{reason}; as root, the code would run unconfined as host root")
         raise SandboxUnavailable(said.format(reason=reason))
@@ -205,7 +246,8 @@ def graded_run(
 ) -> Iterator[GradedRun]:
     """The graded copy of ``snapshot`` (with ``extra`` files) and its confinement, for as long
     as the block runs."""
-    bwrap, unsandboxed = _confinement_choice(manifest, kit, options)
+    choice = confinement_choice(manifest, kit, options, hide)
+    bwrap, unsandboxed = choice.bwrap, choice.unsandboxed
     with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
         base = Path(scratch)
         copy, library, run = base / "copy", base / "lib", base / "run"
@@ -234,6 +276,7 @@ def graded_run(
             limits=options.limits,
             run_directory=run,
             bwrap=bwrap,
+            dropped=choice.dropped,
         )
         with contextlib.ExitStack() as stack:
             stack.callback(confinement.close)

@@ -9,9 +9,12 @@ test per lab (its ``points`` when it passes whole) and per instructor test (show
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import stat
+import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -26,12 +29,16 @@ from .assignment import file_name, new_seed, read_assignment, render
 from .engine import SandboxUnavailable
 from .gradebook import Grade, encodable, json_fields, ungraded_row
 from .intake import GRADABLE, Submission, folder_entries, mark_older
+from .loose import build_workspace, describe, loose_upload
 from .roster import RosterOptions, grade_submissions, row_line
 from .safefs import atomic_write
+from .sandbox import python_directories
 from .visibility import Visibility
 from .withheld import verdict_only
 
 SUBMISSION = "submission"
+SOURCE = "source"
+RESULTS = "results"
 KIT_FILES = ("pyproject.toml", "README.md", "scripts/setup")  # what scripts/setup needs
 SKIPPED = ("__pycache__", ".pyc")
 
@@ -106,6 +113,8 @@ def submission_entry(root: Path) -> Submission | str:
     or why there is none to grade."""
     if not (root / SUBMISSION).is_dir():
         return _("{folder}: no submission folder").format(folder=root / SUBMISSION)
+    if not any((root / SUBMISSION).iterdir()):
+        return _("the submission is empty")
     entries = mark_older(folder_entries(root, SUBMISSION))
     gradable = [e for e in entries if e.kind in GRADABLE and not e.newer]
     if len(gradable) == 1:
@@ -117,6 +126,55 @@ def submission_entry(root: Path) -> Submission | str:
     return "; ".join(e.why for e in entries) or _("the submission is empty")
 
 
+def withhold(top: Path, keep: Sequence[Path]) -> None:
+    """Take group's and others' access away from ``top`` and everything in it, but for the
+    Python directories ``keep`` (the kit's ``.venv``) and the folders on their way, which others
+    may still enter (never list): learner code run as another user reads none of it."""
+    try:
+        mode = top.lstat().st_mode
+    except OSError:
+        return
+    if stat.S_ISLNK(mode) or any(top == path or top.is_relative_to(path) for path in keep):
+        return
+    on_the_way = stat.S_ISDIR(mode) and any(path.is_relative_to(top) for path in keep)
+    with contextlib.suppress(OSError):
+        os.chmod(top, (mode & 0o7700) | (0o011 if on_the_way else 0))
+    if on_the_way:
+        for child in top.iterdir():
+            withhold(child, keep)
+
+
+def guard(root: Path) -> None:
+    """Run as root, what the autograder holds (the kit, the instructor tests, the submission,
+    the results) made the grader's alone, should learner code run outside a sandbox."""
+    if os.geteuid() != 0:
+        return
+    keep = [path.resolve() for path in python_directories()]
+    for name in (SOURCE, SUBMISSION, RESULTS):
+        withhold(root / name, keep)
+
+
+def _upload(
+    manifest: Manifest, kit: Path, root: Path, stack: contextlib.ExitStack
+) -> tuple[Path, Submission | str, list[str]]:
+    """Where the submission is graded from (``root``, or a scratch folder of a workspace built
+    around loose lab files), the entry or why none, and what to say of it."""
+    entry = submission_entry(root)
+    if isinstance(entry, Submission) and entry.kind != "archive":
+        return root, entry, []
+    if not (root / SUBMISSION).is_dir() or not any((root / SUBMISSION).iterdir()):
+        return root, entry, []
+    loose = stack.enter_context(loose_upload(manifest, root / SUBMISSION))
+    if isinstance(loose, str) and isinstance(entry, Submission):  # an archive of a workspace
+        return root, entry, []
+    if isinstance(loose, str):
+        return root, _("{why}; nor loose lab files: {loose}").format(why=entry, loose=loose), []
+    scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="course-upload-")))
+    build_workspace(manifest, kit, loose, scratch / SUBMISSION)
+    built = Submission(SUBMISSION, "workspace", entry=SUBMISSION, below=(SUBMISSION,))
+    return scratch, built, describe(manifest, loose)
+
+
 def run_autograder(
     manifest: Manifest,
     kit: Path,
@@ -124,32 +182,54 @@ def run_autograder(
     options: RosterOptions,
     visibility: Visibility,
     out: TextIO,
-) -> Path:
+) -> Path | None:
     """Grade ``root/submission``, write ``root/results/results.json`` and say on ``out`` what
-    the run enforced; returns the results file. Never raises for what the submission holds."""
+    the run enforced; returns the results file. Never raises for what the submission holds;
+    where learner code cannot be confined at all it writes no results (Gradescope then shows an
+    autograder failure, never a grade) and returns ``None``."""
     root = root.resolve()
     labs = options.labs(manifest)
-    entry = submission_entry(root)
+    path = root / RESULTS / "results.json"
+    guard(root)
     said: list[str] = []
     options, kept = assignment_of(manifest, root, options)
     if not kept:
         said.append(_("  no assignment file: this run drew its own audit seed (rebuild the zip)"))
-    if isinstance(entry, str):
-        row = ungraded_row(SUBMISSION, str(root / SUBMISSION), labs, Status.ERROR, entry)
-    else:
-        try:
-            graded = grade_submissions(manifest, kit, root, [entry], options, out, hide=(root,))
-        except SandboxUnavailable as error:
-            why = _("the autograder's sandbox cannot start: {error}").format(error=error)
-            row = ungraded_row(entry.learner, str(root / SUBMISSION), labs, Status.ERROR, why)
+    with contextlib.ExitStack() as stack:
+        roster, entry, loose = _upload(manifest, kit, root, stack)
+        if isinstance(entry, str):
+            row = ungraded_row(SUBMISSION, str(root / SUBMISSION), labs, Status.ERROR, entry)
         else:
+            try:
+                hide = (root, roster)
+                graded = grade_submissions(manifest, kit, roster, [entry], options, out, hide=hide)
+            except SandboxUnavailable as error:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                failed = _(
+                    "The autograder cannot confine learner code here, so it graded nothing: "
+                    "{error}\nNo results.json is written: Gradescope shows the autograder failed "
+                    "(not a zero). Run the autograder where bubblewrap starts, or as root with "
+                    "setpriv (util-linux) installed."
+                )
+                print(failed.format(error=error), file=out)
+                return None
             row = graded.grades[0]
+            row = replace(row, notes=(*loose, *row.notes))
+            sandbox = graded.run["sandbox"]
+            if not sandbox["sandboxed"]:
+                said.append(
+                    _(
+                        "  isolation: bubblewrap cannot start in this container; the fallback "
+                        "ran learner code as an unprivileged user (see the limits)"
+                    )
+                )
             said += [_("  limits: {limit}").format(limit=line) for line in graded.enforced]
             probes = graded.run["probes"]
             audit = probes["audit"] or {"seed": None, "cases": 0}
             drawn = _("  probes: seed {seed}, {cases} cases; audit seed {audit}, {more} cases")
             said.append(drawn.format_map(probes | {"audit": audit["seed"], "more": audit["cases"]}))
-    path = root / "results" / "results.json"
+            said += [_("  upload: {line}").format(line=line) for line in loose]
     path.parent.mkdir(parents=True, exist_ok=True)
     instructor = options.grading.hidden is not None
     shown = encodable(results(manifest, row, visibility, instructor))
@@ -183,8 +263,9 @@ def assignment_of(
 # --------------------------------------------------------------------------- the zip
 
 SETUP = """#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder's image: bubblewrap and the
-# kit (bundled in kit/) are installed by the kit's own scripts/setup, into kit/.venv.
+# Gradescope runs this once, as root, when it builds the autograder's image: the kit (bundled in
+# kit/) with what grading needs and nothing else (no notebooks), bubblewrap and setpriv are
+# installed by the kit's own `scripts/setup --grading`, into kit/.venv.
 # COURSE_KIT_BIN=/path/to/bin uses a kit already installed there instead (a test, an own image).
 set -euo pipefail
 here="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
@@ -196,7 +277,7 @@ else
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.11 python3.11-venv
     export PYTHON=python3.11
   fi
-  bash "$here/kit/scripts/setup"
+  bash "$here/kit/scripts/setup" --grading
   COURSE_KIT_BIN="$here/kit/.venv/bin"
 fi
 "$COURSE_KIT_BIN/checkpoint" {chapter} --help >/dev/null

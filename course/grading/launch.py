@@ -39,8 +39,11 @@ def lower_limit(resource_id: int, value: int) -> None:
     resource.setrlimit(resource_id, (value, value))
 
 
-def stage(pairs: Sequence[Sequence[str]]) -> None:
-    """Bind each source on its mount point, in a new mount namespace nothing propagates from."""
+def stage(pairs: Sequence[Sequence[str]], covers: Sequence[str] = ()) -> None:
+    """Bind each source on its mount point, in a new mount namespace nothing propagates from;
+    then (``covers``: no sandbox follows, the command only switches user) cover each of
+    ``covers`` with an empty tmpfs others may enter and bind each source back at its own path
+    inside it, so the command reaches the sources and nothing else of the covered folder."""
     libc = ctypes.CDLL(None, use_errno=True)
 
     def check(result: int, what: str) -> None:
@@ -53,6 +56,13 @@ def stage(pairs: Sequence[Sequence[str]]) -> None:
     for source, target in pairs:
         flags = MS_BIND | MS_REC
         check(libc.mount(os.fsencode(source), os.fsencode(target), None, flags, None), target)
+    for cover in covers:
+        check(libc.mount(b"tmpfs", os.fsencode(cover), b"tmpfs", 0, b"mode=0755"), cover)
+    for source, target in pairs:
+        if any(os.path.commonpath([source, cover]) == cover for cover in covers):
+            os.makedirs(source, exist_ok=True)
+            flags = MS_BIND | MS_REC
+            check(libc.mount(os.fsencode(target), os.fsencode(source), None, flags, None), source)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -68,7 +78,7 @@ def main(argv: Sequence[str]) -> int:
             with open(os.path.join(cgroup, "cgroup.procs"), "w", encoding="ascii") as procs:
                 procs.write(str(os.getpid()))
         if spec.get("stage"):
-            stage(spec["stage"])
+            stage(spec["stage"], spec.get("cover", ()))
         for name, value in spec["limits"].items():
             lower_limit(LIMITS[name], int(value))
         os.execve(command[0], command, dict(spec.get("env", {})))

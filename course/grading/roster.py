@@ -31,7 +31,7 @@ from .classlist import Joined, Student, join_class_list, without_class_list
 from .classroom import with_copy_flags
 from .classsummary import class_summary, summary_html
 from .copies import Baseline, baseline, learner_prints
-from .engine import GradingOptions, SandboxUnavailable, for_learners, grade
+from .engine import GradingOptions, SandboxUnavailable, confinement_choice, for_learners, grade
 from .exports import write_exports
 from .feedback import write_feedback
 from .gitrepo import nearest_checkout
@@ -211,10 +211,13 @@ def grade_submissions(
     """Grade ``entries`` (found under ``roster``) each on its own, hiding ``hide`` from learner
     code, and compare the class; ``SandboxUnavailable`` when a required sandbox cannot start."""
     grading = options.grading
+    dropped = None
     if grading.sandbox == "required":
         bwrap, reason = sandbox_status(kit, (manifest.reference,))
         if bwrap is None:
             raise SandboxUnavailable(reason)
+    elif grading.sandbox == "container":  # SandboxUnavailable when nothing confines here
+        dropped = confinement_choice(manifest, kit, grading, hide).dropped
     labs = options.labs(manifest)
     seed = grading.seed if grading.seed is not None else manifest.probe_seed
     probes = probing.prepare(manifest, kit, labs, seed)
@@ -245,9 +248,10 @@ def grade_submissions(
                 grades.append(row)
                 show_progress(progress_stream, len(grades), len(entries), row)
     grades, compared = with_copy_flags(copies, with_unique_learners(grades))
-    enforced = planned_limits(grading.limits, sandboxed=grading.sandbox != "off")
+    sandboxed = grading.sandbox != "off" and dropped is None
+    enforced = planned_limits(grading.limits, sandboxed=sandboxed, dropped=dropped)
     run = {
-        "sandbox": {"sandboxed": grading.sandbox != "off", "enforced": list(enforced)},
+        "sandbox": {"sandboxed": sandboxed, "enforced": list(enforced)},
         "probes": {
             "seed": seed,
             "cases": len(probes.cases) if probes else 0,

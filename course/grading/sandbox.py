@@ -110,6 +110,65 @@ def host_user_check() -> tuple[tuple[str, int] | None, str]:
     return host, ""
 
 
+DROP_CHECK = """\
+import os, sys
+print(os.getuid())
+print("\\n".join(p for p in sys.argv[1:] if os.access(p, os.W_OK)))
+"""
+
+
+@functools.cache
+def drop_user_check(guarded: tuple[Path, ...] = ()) -> tuple[tuple[str, int] | None, str]:
+    """((setpriv, uid) or None, why not): whether a root grader can run learner code, without
+    bubblewrap, as ``HOST_UID``, a user who can write none of ``guarded`` (the kit, the results):
+    the fallback where namespaces cannot be made (a platform's container is the boundary)."""
+    host, why = _host_user()
+    if host is None:
+        return None, why
+    check = [sys.executable, "-I", "-S", "-c", DROP_CHECK, *map(str, guarded)]
+    with tempfile.TemporaryDirectory(prefix="course-drop-check-") as scratch:
+        spec: dict[str, object] = {"pids": os.devnull, "cgroups": [], "limits": {}}
+        spec |= {"env": {"PATH": "/usr/bin:/bin"}}
+        spec |= reach(python_directories(), Path(scratch))
+        try:
+            done = tried([*_launcher(spec), *drop_command(*host), *check])
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return None, f"setpriv did not start: {error}"
+    said = done.stdout.split("\n")
+    if done.returncode != 0 or said[:1] != [str(HOST_UID)]:
+        return (
+            None,
+            f"cannot run as user {HOST_UID} here ({last_said(done.stderr, done.returncode)})",
+        )
+    if writable := [line for line in said[1:] if line]:
+        return None, f"user {HOST_UID} could write {', '.join(writable)}"
+    return host, ""
+
+
+def blocking(path: Path) -> Path | None:
+    """The outermost folder above ``path`` that others cannot enter (``None``: none)."""
+    for folder in reversed(path.parents):
+        try:
+            if not folder.stat().st_mode & stat.S_IXOTH:
+                return folder
+        except OSError:
+            return folder
+    return None
+
+
+def reach(paths: Iterable[Path], under: Path) -> dict[str, object]:
+    """The launcher's ``stage`` and ``cover`` that let a user without a sandbox reach ``paths``
+    others cannot (a Python under ``/root``): each bound, in a mount namespace of its own, at
+    its own path inside an empty tmpfs over the folder that shuts others out."""
+    staged = staging(paths, under)
+    for _, point in staged:
+        point.mkdir(parents=True, exist_ok=True)
+    covers = {str(c) for path, _ in staged if (c := blocking(path)) is not None}
+    if not staged:
+        return {}
+    return {"stage": [[str(p), str(q)] for p, q in staged], "cover": sorted(covers)}
+
+
 def let_through(paths: Iterable[Path], writable: Iterable[Path], uid: int) -> None:
     """Let ``uid`` reach ``paths`` (and write ``writable``): the grader's private temporary
     folders on the way get search permission for others (never read), ``writable`` files
@@ -313,6 +372,12 @@ def enforced(
             found.append(f"learner code is host root outside its namespace: {why}")
         else:
             found.append("learner code is the grader's own host user outside its namespace")
+    elif host is not None:
+        found = [
+            "no sandbox (bubblewrap cannot make namespaces here): learner code runs as host "
+            f"user {host[1]} (not root), without capabilities or new privileges, able to write "
+            "neither the kit nor the results; the platform's container is the boundary"
+        ]
     else:
         found = ["no sandbox: learner code runs with the grader's own permissions"]
     held = cgroup is not None and cgroup.holder is not None
@@ -337,7 +402,7 @@ def enforced(
             f"{limits.processes} processes and threads for each process the run starts, with "
             "its children (systemd scope)"
         )
-    elif os.getuid() == 0 and not (sandboxed and host is not None):
+    elif os.getuid() == 0 and host is None:
         found.append("processes: RLIMIT_NPROC, which the kernel does not enforce for root")
     elif own_user:
         found.append(
@@ -345,7 +410,7 @@ def enforced(
             "host user: each run at a time has a user of its own)"
         )
     else:
-        who = f"user {host[1]}" if sandboxed and host is not None else "the user"
+        who = f"user {host[1]}" if host is not None else "the user"
         found.append(f"processes: at most {limits.processes} more than {who} runs (RLIMIT_NPROC)")
     found.append(f"files up to {limits.file_mb} MB; {limits.cpu_seconds} s of CPU per process")
     return tuple(found)
@@ -383,11 +448,14 @@ def joinable(cgroup: Cgroups) -> bool:
         return False
 
 
-def planned_limits(limits: SandboxLimits, *, sandboxed: bool) -> tuple[str, ...]:
-    """What a run would enforce here (cgroups are tried, then removed)."""
+def planned_limits(
+    limits: SandboxLimits, *, sandboxed: bool, dropped: tuple[str, int] | None = None
+) -> tuple[str, ...]:
+    """What a run would enforce here (cgroups are tried, then removed); ``dropped``: unsandboxed,
+    the user learner code runs as (``drop_user_check``)."""
     trial, scope = run_cgroups(limits, sandboxed=sandboxed)
     try:
-        host = host_user_check()[0] if sandboxed else None
+        host = host_user_check()[0] if sandboxed else dropped
         own = host is not None and (trial is None or trial.pids is None)
         if own and host is not None:  # as a run would: a user of its own, if one is free
             uid = slots.take()
@@ -415,6 +483,7 @@ class Confinement:
     host: tuple[str, int] | None = None  # (setpriv, uid) a root grader starts the sandbox as
     scope: tuple[str, str, bool] | None = None  # ``cgroups.systemd_scope``: one per process
     own_user: bool = False  # ``host``'s uid is this run's own (``slots``), given back on close
+    dropped: bool = False  # unsandboxed, learner code runs as ``host``'s uid (the fallback)
     expired: str = ""
 
     @functools.cached_property
@@ -435,7 +504,7 @@ class Confinement:
         if not self.sandboxed:
             home.mkdir(exist_ok=True)
         clean = confined_environment(env, self.python_path, home)
-        host = self.host if self.sandboxed else None
+        host = self.host if self.sandboxed or self.dropped else None
         spec: dict[str, object] = {
             "pids": str(self.run_directory / "pids"),
             "cgroups": [str(d) for d in (self.cgroup.directories if self.cgroup else [])],
@@ -443,6 +512,10 @@ class Confinement:
             # sandboxed, an empty environment: bwrap's first process in the sandbox keeps bwrap's
             "env": {} if self.sandboxed else clean,
         }
+        if not self.sandboxed and host is not None:  # the fallback: another user, no sandbox
+            let_through([*self.layout.graded, home], [home, *writable], host[1])
+            spec |= reach(self.layout.python, self.run_directory / "staged")
+            return _launcher(spec) + drop_command(*host) + command, clean
         if not self.sandboxed:
             return _launcher(spec) + command, clean
         assert self.bwrap is not None
@@ -465,7 +538,8 @@ class Confinement:
     def enforced(self) -> tuple[str, ...]:
         scoped = self.sandboxed and self.scope is not None
         own = self.own_user
-        return enforced(self.limits, self.cgroup, self.sandboxed, self.host, scoped, own)
+        host = self.host if self.sandboxed or self.dropped else None
+        return enforced(self.limits, self.cgroup, self.sandboxed, host, scoped, own)
 
     def out_of_memory(self) -> bool:
         return self.cgroup is not None and self.cgroup.out_of_memory()
@@ -568,11 +642,13 @@ def open_confinement(
     limits: SandboxLimits,
     run_directory: Path,
     bwrap: str | None,
+    dropped: tuple[str, int] | None = None,
 ) -> Confinement:
-    """A confinement for one graded run, with cgroups when they can be made."""
+    """A confinement for one graded run, with cgroups when they can be made (``dropped``:
+    unsandboxed, learner code run as that user, ``drop_user_check``)."""
     layout = default_layout(graded, hidden, limits.scratch_mb, limits.shared_memory_mb)
     cgroup, scope = run_cgroups(limits, sandboxed=sandboxed)
-    host = host_user_check()[0] if sandboxed else None
+    host = host_user_check()[0] if sandboxed else dropped
     # RLIMIT_NPROC counts a user's tasks: a run sharing its user with another shares its cap
     uid = slots.take() if host is not None and (cgroup is None or cgroup.pids is None) else None
     host = host if host is None or uid is None else (host[0], uid)
@@ -587,4 +663,5 @@ def open_confinement(
         host,
         scope,
         own_user=uid is not None,
+        dropped=not sandboxed and host is not None,
     )

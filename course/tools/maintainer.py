@@ -1,5 +1,5 @@
 """``course-kit``: the maintainer's command: starters, notebooks, catalogs, nbrefresh, crashtest,
-the Gradescope autograder of a chapter, and the zero-install site (lite)."""
+a chapter's Gradescope and Classroom 50 autograders, and the zero-install site (lite)."""
 
 from __future__ import annotations
 
@@ -84,6 +84,21 @@ def gradescope(args: argparse.Namespace) -> int:
     return 0
 
 
+def classroom50(args: argparse.Namespace) -> int:
+    """Write the chapter's Classroom 50 ``autograder.py`` (``grading/github.py``)."""
+    from ..grading.github import autograder
+
+    manifest = load_manifest(args.chapter)
+    out = Path(args.out or "autograder.py")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(autograder(manifest, args.kit or "", args.kit_ref), encoding="utf-8")
+    print(
+        f"wrote {out}: put it at CLASSROOM/autograders/ASSIGNMENT/autograder.py in the "
+        "classroom50 repository (docs/grading.md, Classroom 50)"
+    )
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="course-kit", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -120,6 +135,11 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="grade without bubblewrap where the platform's container cannot start it",
     )
+    a = sub.add_parser("classroom50", help="write a chapter's Classroom 50 autograder.py")
+    a.add_argument("chapter", help="chapter id, e.g. 11")
+    a.add_argument("-o", "--out", metavar="FILE", help="default: autograder.py here")
+    a.add_argument("--kit", metavar="URL", help="the kit's git URL the runner clones")
+    a.add_argument("--kit-ref", default="main", metavar="REF", help="its tag or branch")
     c = sub.add_parser("crashtest", help="kill JSONL writers at random and count lost entries")
     add_crashtest_options(c)
     lite = sub.add_parser("lite", help="build the zero-install site (JupyterLite + Pyodide)")
@@ -143,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return catalogs(args.check, args.update)
         if args.command == "gradescope":
             return gradescope(args)
+        if args.command == "classroom50":
+            return classroom50(args)
         if args.command == "nbrefresh":
             from .nbrefresh import main as refresh
 

@@ -6,10 +6,12 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +59,19 @@ def cli(
         timeout=300,
         check=False,
     )
+
+
+@contextlib.contextmanager
+def enterable_folder() -> Iterator[Path]:
+    """A scratch folder in the system's temporary folder that other users may enter (never
+    list), removed afterwards: pytest keeps its own folders its user's alone, and makes them
+    so again whenever another pytest run starts, so another user cannot count on reaching them."""
+    folder = Path(tempfile.mkdtemp(prefix="course-test-"))
+    folder.chmod(0o711)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def lab_verdicts(result: CheckpointResult) -> dict[str, tuple[str, int, int, int, int]]:

@@ -14,13 +14,13 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from unittest import mock
 
 import pytest
-from harness_support import CHAPTER, cli, roster_workspace
+from harness_support import CHAPTER, cli, enterable_folder, roster_workspace
 from hostile import MODULE, append
 
 from course.display.notebook import check
@@ -113,6 +113,11 @@ AUTO = (
     "learner's own code), and for root a refusal (--unsandboxed to run it anyway)"
 )
 REQUIRED = "the sandbox, else a refusal (--unsandboxed to run it anyway)"
+CONTAINER = (
+    "the sandbox; else (a container that makes no namespaces) a root grader runs learner code "
+    "outside a sandbox as an unprivileged host user who can write neither the kit nor the "
+    "results, saying so; else no results and a failed run"
+)
 AS = "; a root grader starts the sandbox as host user 65534 (nobody), without capabilities"
 DOORS: dict[str, tuple[Run, str]] = {
     "checkpoint in a workspace": (in_the_workspace, AUTO + AS),
@@ -122,15 +127,25 @@ DOORS: dict[str, tuple[Run, str]] = {
     "checkpoint --watch": (watch, AUTO + AS),
     "checkpoint --replay CASE (in a workspace)": (replay_in_the_workspace, AUTO + AS),
     "checkpoint --practice DIR --replay CASE": (replay_practice, REQUIRED + AS),
-    "checkpoint --gradescope ROOT": (gradescope, REQUIRED + AS),
+    "checkpoint --gradescope ROOT": (gradescope, CONTAINER + AS),
     "check() in a notebook": (notebook_check, AUTO + AS),
 }
 """Each door that runs learner code: how it is driven here, and how it confines that code."""
 
 
-def witnessed(manifest: Manifest, tmp_path: Path) -> tuple[Place, Path]:
-    """A workspace whose lab module leaves a witness when it runs unconfined, and the folder."""
-    folder = tmp_path / "witness"
+@pytest.fixture
+def shared() -> Iterator[Path]:
+    """A folder other users may enter."""
+    with enterable_folder() as folder:
+        yield folder
+
+
+def witnessed(
+    manifest: Manifest, tmp_path: Path, witness_in: Path | None = None
+) -> tuple[Place, Path]:
+    """A workspace whose lab module leaves a witness when it runs unconfined, and the folder
+    (in ``witness_in``, when given: a folder any user may enter)."""
+    folder = (witness_in or tmp_path) / "witness"
     folder.mkdir(mode=0o777)
     folder.chmod(0o777)
     workspace = roster_workspace(manifest, tmp_path / "roster", "ada")
@@ -151,7 +166,7 @@ def test_the_witness_is_written_by_learner_code_run_unconfined(
 @pytest.mark.parametrize("sandbox", ["sandbox", "no-sandbox"])
 @pytest.mark.parametrize("door", list(DOORS))
 def test_no_door_runs_learner_code_unconfined(
-    manifest: Manifest, tmp_path: Path, door: str, sandbox: str
+    manifest: Manifest, tmp_path: Path, shared: Path, door: str, sandbox: str
 ) -> None:
     """Where the sandbox starts, every door runs learner code in it; where it cannot, a door
     refuses rather than run learner code unconfined as root (or someone else's at all)."""
@@ -162,12 +177,20 @@ def test_no_door_runs_learner_code_unconfined(
             pytest.skip(f"the sandbox cannot start here ({why})")
     elif os.geteuid() != 0 and isolation.startswith(AUTO):
         pytest.skip("an ordinary user's own code may run unconfined, with a note")
-    at, folder = witnessed(manifest, tmp_path)
-    at = replace(at, no_sandbox=sandbox == "no-sandbox")
+    no_sandbox = sandbox == "no-sandbox"
+    fallback = isolation.startswith(CONTAINER) and no_sandbox and os.geteuid() == 0
+    # the witness folder reachable by any user, as it says, where learner code runs as another
+    at, folder = witnessed(manifest, tmp_path, shared if fallback else None)
+    at = replace(at, no_sandbox=no_sandbox)
     done = run(at)
     if isinstance(done, subprocess.CompletedProcess):
         expected = (0, 1) if sandbox == "sandbox" or "gradescope" in door else (2,)
         assert done.returncode in expected, done.stdout + done.stderr
     witnesses = {path.name: path.read_text() for path in folder.iterdir()}
     users = sorted({"root" if uid == "0" else f"uid {uid}" for uid in witnesses.values()})
+    if fallback:  # outside a sandbox, said so, and never as root
+        assert isinstance(done, subprocess.CompletedProcess)
+        assert "isolation: bubblewrap cannot start in this container" in done.stdout, done.stdout
+        assert witnesses and "root" not in users, (users, done.stdout)
+        return
     assert not witnesses, f"{door} ran learner code unconfined as {', '.join(users)} ({isolation})"

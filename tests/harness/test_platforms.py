@@ -14,9 +14,11 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_support import cli, replace_in, roster_workspace
+from harness_support import cli, enterable_folder, replace_in, roster_workspace
 from hostile import FORGE_RESULTS, MODULE, append
 from packing import zip_folder
 from solutions import solve_lab
@@ -425,49 +427,251 @@ def read_yaml(text: str) -> Any:
     return block(0, 0)[0]
 
 
-def test_the_classroom_workflow_scores_each_lab_as_practice_does(
+def unclipped(value: Any) -> Any:
+    """``value`` with each text's final newline cut, as ``read_yaml`` reads a literal block."""
+    if isinstance(value, dict):
+        return {key: unclipped(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [unclipped(item) for item in value]
+    return value.removesuffix("\n") if isinstance(value, str) else value
+
+
+def test_the_actions_workflow_grades_each_lab_in_a_check_run_of_its_own(
     manifest: Manifest, kit: Path, tmp_path: Path
 ) -> None:
+    """A job per lab (a check run each): its steps, run as the runner runs them, pass where
+    --practice says the lab passed, and write the lab to the job's summary."""
     workspace = tmp_path / "template"
-    made = cli("practice", "11", str(workspace), "--classroom")
+    made = cli("practice", "11", str(workspace), "--actions")
     assert made.returncode == 0, made.stderr
-    assert ".github/workflows/classroom.yml" in made.stdout
-    text = (workspace / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8")
-    steps = read_yaml(text)["jobs"]["run-autograding-tests"]["steps"]
+    assert ".github/workflows/checkpoint.yml (GitHub Actions)" in made.stdout
+    text = (workspace / ".github" / "workflows" / "checkpoint.yml").read_text(encoding="utf-8")
+    document = read_yaml(text)
+    yaml = pytest.importorskip("yaml")  # a YAML parser of its own (a dev dependency's) agrees
+    assert unclipped(yaml.safe_load(text)) == document  # but for a block's final newline
+    job = document["jobs"]["lab"]
+    assert job["runs-on"] == "ubuntu-latest" and job["strategy"]["fail-fast"] is False
+    matrix = job["strategy"]["matrix"]["lab"]
+    assert [lab["id"] for lab in matrix] == [lab.id for lab in manifest.required_labs]
+    steps = {step["name"]: step for step in job["steps"]}
+    assert list(steps) == [
+        "Checkout code", "Let bubblewrap make namespaces", "Install the kit",
+        "checkpoint 11 --lab", "Report the lab",
+    ]  # fmt: skip
+    userns = "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
+    assert userns in steps["Let bubblewrap make namespaces"]["run"]
+    assert 'scripts/setup" --grading' in steps["Install the kit"]["run"]
     for lab in manifest.required_labs[:2]:  # a learner on the way: two labs done
         solve_lab(manifest, kit, workspace, lab.id)
-    environment = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
-
-    def run(command: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            ["bash", "-e", "-c", command], cwd=workspace, env=environment,
-            capture_output=True, text=True, timeout=600, check=False,
-        )  # fmt: skip
-
-    grading = next(s for s in steps if s["name"] == "checkpoint 11")
-    ran = run(grading["run"])
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    graders = [s for s in steps if "autograding-command-grader" in s.get("uses", "")]
-    points = {}
-    for step in graders:
-        scored = run(step["with"]["command"])
-        points[step["id"]] = step["with"]["max-score"] if scored.returncode == 0 else 0
-    reporter = next(s for s in steps if "grading-reporter" in s.get("uses", ""))
-    assert reporter["with"]["runners"].split(",") == list(points)
-    assert set(reporter["env"]) == {f"{step.upper()}_RESULTS" for step in points}
     report = tmp_path / "practice.json"
     practice = cli("checkpoint", "11", "--practice", str(workspace), "--json", str(report))
     assert practice.returncode == 1, practice.stderr
+    expected = {lab["id"]: lab["status"] == "passed" for lab in json.loads(
+        report.read_text(encoding="utf-8"))["labs"] if not lab["optional"]}  # fmt: skip
+    passed = {}
+    for lab in matrix:
+        runner = tmp_path / f"runner-{lab['id']}"
+        runner.mkdir()
+        summary = runner / "summary.md"
+        environment = dict(
+            os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", RUNNER_TEMP=str(runner),
+            GITHUB_STEP_SUMMARY=str(summary), LAB=lab["id"], TITLE=lab["title"],
+        )  # fmt: skip
+
+        def run(command: str, environment: dict[str, str] = environment) -> int:
+            return subprocess.run(
+                ["bash", "-e", "-c", command], cwd=workspace, env=environment,
+                capture_output=True, text=True, timeout=600, check=False,
+            ).returncode  # fmt: skip
+
+        assert run(steps["checkpoint 11 --lab"]["run"]) == 0, lab
+        passed[lab["id"]] = run(steps["Report the lab"]["run"]) == 0
+        shown = summary.read_text(encoding="utf-8")
+        assert shown.startswith(f"### Lab {lab['id']} · {lab['title']}\n\n```text\nLab {lab['id']}")
+        points = manifest.lab(lab["id"]).points
+        earned = points if expected[lab["id"]] else 0
+        assert f"grade {earned}/{points}" in shown, shown
+    assert passed == expected, passed
+    assert list(passed.values()) == [True, True, False, False, False]
+
+
+def test_the_retired_classroom_option_says_classroom_is_sunset(tmp_path: Path) -> None:
+    made = cli("practice", "11", str(tmp_path / "template"), "--classroom")
+    assert made.returncode == 0, made.stderr
+    assert "GitHub Classroom is sunset (discontinued 28 August 2026)" in made.stderr
+    assert (tmp_path / "template" / ".github" / "workflows" / "checkpoint.yml").is_file()
+    assert not (tmp_path / "template" / ".github" / "workflows" / "classroom.yml").exists()
+
+
+RESULT_FIELDS = {
+    "schema", "classroom", "assignment", "submission", "commit", "release", "review",
+    "datetime", "graded_at", "score", "max-score", "tests",
+}  # fmt: skip
+"""What Classroom 50's result.json contract asks an autograder for (the runner stamps
+``owner`` and ``assignment_type``): its wiki's "Advanced Autograding"."""
+INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+def contract_problems(result: Any) -> list[str]:
+    """What in ``result`` Classroom 50's ``classroom50/result/v1`` contract does not allow."""
+    if not isinstance(result, dict):
+        return ["not an object"]
+    problems = [f"missing {key}" for key in sorted(RESULT_FIELDS - result.keys())]
+    if result.get("schema") != "classroom50/result/v1":
+        problems.append(f"schema: {result.get('schema')!r}")
+    for key in ("datetime", "graded_at"):
+        if not INSTANT.fullmatch(str(result.get(key, ""))):
+            problems.append(f"{key}: {result.get(key)!r} is not a UTC ISO 8601 instant")
+    tests = result.get("tests")
+    if not isinstance(tests, list):
+        return [*problems, "tests: not a list"]
+    for index, test in enumerate(tests):
+        if not isinstance(test.get("test-name"), str) or not isinstance(test.get("passed"), bool):
+            problems.append(f"tests[{index}]: test-name or passed")
+        for key in ("score", "max-score"):
+            if type(test.get(key)) is not int:
+                problems.append(f"tests[{index}].{key}: {test.get(key)!r} is not an int")
+    for key in ("score", "max-score"):
+        if result.get(key) != sum(test.get(key, 0) for test in tests):
+            problems.append(f"{key}: not the sum of the tests'")
+    return problems
+
+
+def test_the_contract_check_catches_what_classroom_50_refuses() -> None:
+    good = {key: "" for key in RESULT_FIELDS} | {
+        "schema": "classroom50/result/v1", "datetime": "2026-06-01T14:32:01Z",
+        "graded_at": "2026-06-01T14:33:11Z", "score": 4, "max-score": 5,
+        "tests": [{"test-name": "a", "passed": True, "score": 4, "max-score": 5}],
+    }  # fmt: skip
+    assert contract_problems(good) == []
+    bad = good | {"schema": "v1", "score": 3, "datetime": "yesterday"}
+    del bad["review"]
+    assert contract_problems(bad) == [
+        "missing review", "schema: 'v1'", "datetime: 'yesterday' is not a UTC ISO 8601 instant",
+        "score: not the sum of the tests'",
+    ]  # fmt: skip
+
+
+def test_the_classroom_50_autograder_grades_a_checkout_into_the_result_contract(
+    manifest: Manifest, kit: Path, tmp_path: Path
+) -> None:
+    """``course-kit classroom50`` writes autograder.py; run as the runner runs it (in the
+    learner's checkout, its variables set), it writes result.json: the contract's fields, a
+    test per lab, the grade --practice gives the same files."""
+    written = subprocess.run(
+        [str(BIN / "course-kit"), "classroom50", "11", "-o",
+         str(tmp_path / "autograders" / "chapter-11" / "autograder.py"),
+         "--kit", "https://example.invalid/kit.git", "--kit-ref", "term-2026"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert written.returncode == 0, written.stderr
+    script = tmp_path / "autograders" / "chapter-11" / "autograder.py"
+    checkout = roster_workspace(manifest, tmp_path, "checkout", solved=2)
+    git = ["git", "-C", str(checkout), "-c", "user.name=ada", "-c", "user.email=ada@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    when = "2026-06-01T14:32:05+00:00"
+    committed = dict(os.environ, GIT_COMMITTER_DATE=when, GIT_AUTHOR_DATE=when)
+    subprocess.run([*git, "commit", "-qm", "submit"], check=True, env=committed)
+    environment = dict(
+        os.environ, CLASSROOM="cs-2026", ASSIGNMENT="chapter-11", USERNAME="ada", OWNER="ada",
+        SUBMISSION_TAG="submit/2026-06-01T14-32-05Z-abc", COMMIT_URL="https://example.invalid/c",
+        RELEASE_URL="https://example.invalid/r", COURSE_KIT_BIN=str(BIN),
+    )  # fmt: skip
+    ran = subprocess.run(
+        [sys.executable, str(script)], cwd=checkout, env=environment,
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    result = json.loads((checkout / "result.json").read_text(encoding="utf-8"))
+    assert contract_problems(result) == [], result
+    assert result["datetime"] == "2026-06-01T14:32:05Z", "the commit's instant, not the run's"
+    assert (result["classroom"], result["assignment"]) == ("cs-2026", "chapter-11")
+    assert result["review"] == "https://example.invalid/c"
+    report = tmp_path / "practice.json"
+    practice = cli("checkpoint", "11", "--practice", str(checkout), "--json", str(report))
+    assert practice.returncode == 1, practice.stderr
     verdict = json.loads(report.read_text(encoding="utf-8"))
-    expected = {
-        f"lab-{lab['id'].replace('.', '-')}": lab["score"]
-        for lab in verdict["labs"]
-        if not lab["optional"]
+    labs = [lab for lab in verdict["labs"] if not lab["optional"]]
+    assert [(t["test-name"], t["score"], t["max-score"], t["passed"]) for t in result["tests"]] == [
+        (
+            f"Lab {lab['id']} · {lab['title']}",
+            lab["score"],
+            lab["points"],
+            lab["status"] == "passed",
+        )
+        for lab in labs
+    ]
+    assert (result["score"], result["max-score"]) == (verdict["score"], verdict["max_score"])
+    assert result["score"] == 40
+    text = script.read_text(encoding="utf-8")
+    assert 'KIT_REPOSITORY = "https://example.invalid/kit.git"' in text
+    assert 'KIT_REF = "term-2026"' in text
+
+
+# --------------------------------------------------------------------------- Gradescope as it runs
+
+FAKE_BWRAP = "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
+"""bubblewrap as it fails in a Docker container that may not make user namespaces."""
+NO_WRITE = """
+import pathlib as _pl
+for _target in {targets!r}:
+    try:
+        with open(_target, "a", encoding="utf-8") as _file:
+            _file.write("WRITTEN-BY-LEARNER")
+    except OSError:
+        pass
+"""
+"""Learner code that tries to write the platform's results and the kit's files."""
+NO_READ = """
+for _secret in {secrets!r}:
+    try:
+        open(_secret, "rb").read(1)
+    except OSError:
+        pass
+    else:
+        raise RuntimeError("READ " + _secret)
+"""
+"""Learner code that fails every lab if it can read the reference or the instructor tests."""
+
+
+@pytest.fixture
+def shared() -> Iterator[Path]:
+    """A folder other users may enter, as ``/autograder`` is on Gradescope."""
+    with enterable_folder() as folder:
+        yield folder
+
+
+def docker_like(tmp_path: Path) -> dict[str, str]:
+    """An environment whose ``bwrap`` fails as Docker's does."""
+    fake = tmp_path / "fake-bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text(FAKE_BWRAP, encoding="utf-8")
+    (fake / "bwrap").chmod(0o755)
+    return {"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"}
+
+
+def autograde(
+    autograder: Path, root: Path, upload: Path, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
+    """``run_autograder`` on ``upload``, and its results.json (None when none is written)."""
+    laid = lay_out(autograder, root, upload)
+    environment = dict(os.environ, AUTOGRADER_ROOT=str(laid), COURSE_KIT_BIN=str(BIN), **env or {})
+    run = subprocess.run(
+        ["bash", str(laid / "run_autograder")], cwd=laid, env=environment,
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    found = laid / "results" / "results.json"
+    results = json.loads(found.read_text(encoding="utf-8")) if found.exists() else None
+    return run, results
+
+
+def statuses(results: dict[str, Any]) -> dict[str, str]:
+    return {
+        t["extra_data"]["lab"]: t["extra_data"]["status"]
+        for t in results["tests"]
+        if "extra_data" in t
     }
-    assert points == expected
-    assert sum(points.values()) == verdict["score"] == 40, points
-    assert verdict["max_score"] == sum(lab.points for lab in manifest.required_labs) == 100
-    assert "\ngrade 40/100\n" in practice.stdout, practice.stdout
 
 
 def test_the_zip_keeps_one_audit_seed_for_every_submission(
@@ -496,3 +700,130 @@ def test_the_zip_keeps_one_audit_seed_for_every_submission(
     assert outputs[0] == outputs[1]
     shown = json.dumps(outputs[0], ensure_ascii=False)
     assert f"seed {seed}" not in shown and f"@{seed}" not in shown, "learners never see it"
+
+
+TWO_SOLVED = {"11.1": "passed", "11.2": "passed"} | dict.fromkeys(LABS[2:], "pending")
+
+
+def test_lab_files_uploaded_loose_are_graded_in_the_kits_scaffold(
+    manifest: Manifest, autograder: Path, tmp_path: Path
+) -> None:
+    """The natural upload: the files a learner edited, at the top, with a stray file."""
+    solved = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    for name in ("summary.py", "groups.py", "context.py"):
+        shutil.copy(solved / "pi_course" / name, upload / name)
+    (upload / "report.pdf").write_bytes(b"%PDF-1.4\n")
+    run, results = autograde(autograder, tmp_path / "autograder", upload)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert results is not None and schema_problems(results) == []
+    assert statuses(results) == TWO_SOLVED, results
+    assert results["score"] == sum(lab.points for lab in manifest.required_labs[:2])
+    said = results["output"]
+    assert "loose lab files put in the kit's scaffold: summary.py → pi_course/summary.py" in said
+    assert "not handed in, so the starter's: pi_course/compaction.py" in said, said
+    assert "also uploaded, not graded: report.pdf" in said, said
+    assert "upload: loose lab files" in run.stdout, run.stdout
+
+
+def test_a_zip_of_the_package_folder_is_graded_as_loose_files(
+    manifest: Manifest, autograder: Path, tmp_path: Path
+) -> None:
+    solved = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
+    package = tmp_path / "package"
+    shutil.copytree(solved / "pi_course", package / "pi_course")
+    zipped = zip_folder(package, tmp_path / "labs.zip")
+    run, results = autograde(autograder, tmp_path / "autograder", zipped)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert results is not None and statuses(results) == TWO_SOLVED, results
+    assert "pi_course/summary.py → pi_course/summary.py" in results["output"]
+
+
+def test_an_empty_upload_says_so(autograder: Path, tmp_path: Path) -> None:
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    results = ungraded(autograder, tmp_path / "autograder", upload)
+    assert results["output"].startswith("the submission is empty"), results["output"]
+
+
+def test_where_bubblewrap_cannot_start_learner_code_runs_as_another_user_and_says_so(
+    manifest: Manifest, autograder: Path, tmp_path: Path, shared: Path
+) -> None:
+    """Docker's refusal: the fallback grades as --practice does, learner code as an
+    unprivileged user who writes neither the results nor the kit, and stdout says so."""
+    root = shared / "autograder"  # learner code could enter it, but for the autograder's guard
+    workspace = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
+    targets = [str(root / "results" / "results.json"), str(root / "source" / "kit" / "README.md")]
+    append(workspace, MODULE, NO_WRITE.format(targets=targets))
+    secrets = [root / "source" / "kit" / "course" / "summary.py"]
+    secrets.append(root / "source" / "instructor" / "test_instructor.py")
+    append(workspace, MODULE, NO_READ.format(secrets=[str(path) for path in secrets]))
+    run, results = autograde(autograder, root, workspace, docker_like(tmp_path))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert results is not None and schema_problems(results) == []
+    assert statuses(results) == TWO_SOLVED, results
+    assert "isolation: bubblewrap cannot start in this container" in run.stdout, run.stdout
+    assert "No permissions to create new namespace" in run.stdout, run.stdout
+    assert re.search(r"learner code runs as host user 655\d\d \(not root\)", run.stdout), run.stdout
+    assert "WRITTEN-BY-LEARNER" not in (root / "source" / "kit" / "README.md").read_text("utf-8")
+    assert "WRITTEN-BY-LEARNER" not in (root / "results" / "results.json").read_text("utf-8")
+
+
+def test_where_nothing_can_confine_learner_code_the_autograder_fails_visibly(
+    manifest: Manifest, autograder: Path, tmp_path: Path, shared: Path
+) -> None:
+    """No namespaces, and the user learner code would run as could write the autograder's own
+    folder: no results.json and a non-zero exit, which Gradescope shows as an autograder
+    failure, never a zero."""
+    root = shared / "autograder"
+    root.mkdir()
+    root.chmod(0o777)  # a platform folder anyone may write: dropping to another user is no guard
+    workspace = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
+    run, results = autograde(autograder, root, workspace, docker_like(tmp_path))
+    assert run.returncode != 0, run.stdout + run.stderr
+    assert results is None, results
+    assert "cannot confine learner code here, so it graded nothing" in run.stdout, run.stdout
+    assert "No permissions to create new namespace" in run.stdout, run.stdout
+    assert f"user 65534 could write {root}" in run.stdout, run.stdout
+    assert "Gradescope shows the autograder failed" in run.stdout
+
+
+def test_setup_installs_what_grading_needs_and_nothing_else(autograder: Path, kit: Path) -> None:
+    """setup.sh runs the kit's setup for grading: the project's own dependencies (no extra, so
+    none of the notebooks' Jupyter stack), bubblewrap and setpriv."""
+    with zipfile.ZipFile(autograder) as archive:
+        setup = archive.read("setup.sh").decode()
+    assert 'bash "$here/kit/scripts/setup" --grading' in setup
+    script = (kit / "scripts" / "setup").read_text(encoding="utf-8")
+    assert 'if [ "$extra" = grading ]; then target="."; else target=".[$extra]"; fi' in script
+    assert "util-linux" in script  # setpriv, for the fallback where bubblewrap cannot start
+    project = tomllib.loads((kit / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    needed = {
+        re.split(r"[<>=\[ ]", dependency)[0].lower() for dependency in project["dependencies"]
+    }
+    assert needed == {"pytest", "watchfiles", "hypothesis", "babel"}, needed
+    unused = ("jupyterlab", "ipywidgets", "ipykernel", "nbval", "playwright")
+    assert not needed & set(unused)
+    refused = subprocess.run(
+        ["bash", str(kit / "scripts" / "setup"), "--bogus"], capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "--grading" in refused.stderr, refused.stderr
+
+
+def test_a_workspace_uploaded_without_its_hidden_marker_is_graded_from_its_lab_files(
+    manifest: Manifest, autograder: Path, tmp_path: Path
+) -> None:
+    """A workspace folder dragged into the upload (or zipped by a file manager) without the
+    hidden .course-workspace.toml: its lab files are found in its folder and graded."""
+    solved = roster_workspace(manifest, tmp_path / "workspaces", "practice-11", solved=2)
+    (solved / ".course-workspace.toml").unlink()
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    shutil.copytree(solved, upload / "practice-11")
+    run, results = autograde(autograder, tmp_path / "autograder", upload)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert results is not None and statuses(results) == TWO_SOLVED, results
+    said = results["output"]
+    assert "practice-11/pi_course/summary.py → pi_course/summary.py" in said, said

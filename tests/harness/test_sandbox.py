@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness_support import kill_processes_with, processes_with
+from harness_support import enterable_folder, kill_processes_with, processes_with
 
 from course.grading import cgroups
 from course.grading import sandbox as sandbox_module
@@ -25,6 +25,7 @@ from course.grading.sandbox import (
     bwrap_command,
     default_layout,
     drop_command,
+    drop_user_check,
     host_user_check,
     let_through,
     mount_arguments,
@@ -647,3 +648,51 @@ def test_when_the_host_user_cannot_start_it_the_check_is_made_again_as_root(
     assert host is None and "setpriv: permission denied" in why, why
     nobody = (shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin"), HOST_UID)
     assert fresh_checks == [nobody, nobody, None], "as nobody, its own check, then as root"
+
+
+def test_the_container_fallback_runs_learner_code_as_a_user_who_writes_nothing_guarded() -> None:
+    """Without bubblewrap (a container that makes no namespaces): learner code runs as an
+    unprivileged host user, reaches a Python only root may enter, and writes none of the
+    guarded folders; a guarded folder anyone may write makes the fallback refuse."""
+    if os.geteuid() != 0:
+        pytest.skip("the fallback drops from root to another user")
+    with enterable_folder() as folder:  # as /autograder: others may enter it
+        container_fallback(folder)
+
+
+def container_fallback(tmp_path: Path) -> None:
+    guarded = tmp_path / "results"
+    guarded.mkdir()
+    dropped, why = drop_user_check((guarded,))
+    assert dropped is not None, why
+    private = tmp_path / "private"
+    (private / "python").mkdir(parents=True)
+    (private / "python" / "marker.txt").write_text("reached\n", encoding="utf-8")
+    private.chmod(0o700)
+    run = tmp_path / "run"
+    run.mkdir()
+    layout = default_layout([], [], 8)
+    layout = Layout(layout.system, (*layout.python, private / "python"), (), scratch_mb=8)
+    confinement = Confinement(False, layout, (), SandboxLimits(), run, host=dropped, dropped=True)
+    code = (
+        "import os, pathlib, sys\n"
+        "print(os.getuid(), pathlib.Path(sys.argv[1]).read_text().strip())\n"
+        "try:\n    open(sys.argv[2], 'w').write('forged')\nexcept OSError as e:\n"
+        "    print('refused', e.errno)\n"
+    )
+    marker, forged = private / "python" / "marker.txt", guarded / "results.json"
+    try:
+        argv = [sys.executable, "-I", "-S", "-c", code, str(marker), str(forged)]
+        command, env = confinement.wrap(argv, {}, ())
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        confinement.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["65534", "reached", "refused", "13"], done.stdout
+    assert not forged.exists()
+    assert private.stat().st_mode & 0o777 == 0o700, "the host folder is left as it was"
+    assert "learner code runs as host user 65534 (not root)" in confinement.enforced()[0]
+    guarded.chmod(0o777)
+    drop_user_check.cache_clear()  # decided once per process; here the folder changed
+    refused, why = drop_user_check((guarded,))
+    assert refused is None and why == f"user 65534 could write {guarded}", why
