@@ -244,6 +244,23 @@ def parser() -> argparse.ArgumentParser:
         ).format(group="(?P<learner>...)", example="'(?P<learner>[^_]+)_'"),
     )
     p.add_argument(
+        "--class-list",
+        metavar="FILE",
+        help=_(
+            "with --roster: the class list, a CSV with the columns id, name and email: each row "
+            "joined to its student, a row for each who submitted nothing, and the gradebook "
+            "exported for Canvas and Moodle"
+        ),
+    )
+    p.add_argument(
+        "--only",
+        metavar="LEARNER",
+        help=_(
+            "with --roster: grade only LEARNER's submissions (a row's name in the gradebook) and "
+            "put their rows in place of the old ones in the gradebook a whole run wrote"
+        ),
+    )
+    p.add_argument(
         "--hidden",
         metavar="DIR",
         help=_("add the instructor tests DIR/test_*.py to the grade (learners never see them)"),
@@ -302,6 +319,8 @@ def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) ->
         p.error(_("--watch keeps running; it writes no --json"))
     if not args.roster and (args.gradebook or args.names):
         p.error(_("--gradebook and --names go with --roster"))
+    if not args.roster and (args.class_list or args.only):
+        p.error(_("--class-list and --only go with --roster"))
     if not (args.roster or args.gradescope) and (
         args.workspace_timeout is not None or args.audit_seed is not None or args.assignment
     ):
@@ -467,6 +486,7 @@ def _run(argv: Sequence[str] | None) -> int:
         sandbox: SandboxMode = "off" if args.unsandboxed else "required" if others else "auto"
         grading = GradingOptions(sandbox=sandbox, hidden=hidden, seed=args.seed, commands=commands)
         if args.roster or args.gradescope:
+            from ..grading.classlist import read_class_list
             from ..grading.intake import names_pattern
             from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
 
@@ -479,6 +499,8 @@ def _run(argv: Sequence[str] | None) -> int:
                 names=names_pattern(args.names) if args.names else None,
                 audit_seed=args.audit_seed,
                 assignment=Path(args.assignment).resolve() if args.assignment else None,
+                class_list=read_class_list(Path(args.class_list)) if args.class_list else (),
+                only=args.only or "",
             )
             if args.gradescope:
                 from ..grading.gradescope import run_autograder

@@ -88,13 +88,17 @@ class CopyFlag:
         0.97)``, ``in a group of 3 with bo, cy? (context.py 0.92)``."""
         where = f"({unit_name(self.lab)} {self.score:.2f})"
         if self.kind == "reference":
-            return f"copy of the reference? {where}"
+            return _("copy of the reference? {where}").format(where=where)
         others = [name for name in self.learners if name != learner]
         if self.kind == "pair":
-            return f"like {others[0]}? {where}"
+            return _("like {learner}? {where}").format(learner=others[0], where=where)
         shown = ", ".join(others[:NAMES_SHOWN])
-        more = f" and {len(others) - NAMES_SHOWN} more" if len(others) > NAMES_SHOWN else ""
-        return f"in a group of {len(self.learners)} with {shown}{more}? {where}"
+        if len(others) > NAMES_SHOWN:
+            shown = _("{names} and {count} more").format(
+                names=shown, count=len(others) - NAMES_SHOWN
+            )
+        said = _("in a group of {count} with {learners}? {where}")
+        return said.format(count=len(self.learners), learners=shown, where=where)
 
     def to_json(self) -> dict[str, Any]:
         data = json_fields(self, "id kind lab learners score threshold")
@@ -120,7 +124,7 @@ class CopyReport:
         """The row's flags: each copy flag it is in, and whether its code was cut."""
         found = [f.describe(learner) for f in self.flags if learner in f.learners]
         if self.cuts.get(learner):
-            found.append("copy check cut (see copies.cut)")
+            found.append(_("copy check cut (see copies.cut)"))
         return found
 
     def summary_lines(self) -> list[str]:

@@ -1,7 +1,8 @@
 """The gradebook: a row per learner folder, its CSV and JSON forms, written atomically.
 
 Every row says why (a reason per lab, a message per test, flags for the instructor). Learner text
-is stripped of control characters before it reaches a file or a terminal, and a CSV cell a
+is stripped of control characters before it reaches a file or a terminal (a message's line
+breaks are kept in the files, ``clean_lines``), and a CSV cell a
 spreadsheet would read as a formula gets a ``'`` in front. Instructor tests' text stays out of the
 CSV and the terminal (reasons come from ``engine.for_learners``). A row's ``score`` is the grade
 every door shows (``LabResult.score``): each lab's points when it passed whole, tests, instructor
@@ -15,7 +16,7 @@ import io
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain, count
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,17 @@ def clean(text: str) -> str:
     """``text`` on one line, non-printable characters escaped (``untrusted.escape``); never cut:
     learner text is cut once, where it enters (``untrusted.safe_name`` or ``safe_text``)."""
     return escape(text, keep="")
+
+
+def clean_lines(text: str) -> str:
+    """``text`` with each line ``clean``-ed and its line breaks kept (a CSV cell quotes them, JSON
+    writes ``\\n``): a test's message or a note of several lines stays readable."""
+    return "\n".join(clean(line).rstrip() for line in text.strip("\r\n").splitlines())
+
+
+def one_line(text: str) -> str:
+    """``text`` on one terminal line: its lines joined with `` | ``."""
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 def encodable(value: Any) -> Any:
@@ -107,6 +119,8 @@ class Grade:
     source: str = ""  # how the submission arrived: folder, zip, tar.gz…
     commit: str = ""  # the git commit graded
     scaffold: tuple[str, str] | None = None  # (began from, the kit's now) when they differ
+    student: Mapping[str, str] | None = None  # the class list's id, name and email (classlist.py)
+    late: bool = False  # the platform marked the submission late (``late`` of ``--names``)
     hints: Mapping[str, int] = field(default_factory=dict)
     """Lab id → the highest hint level the learner opened: information, never a penalty."""
     # The lab code's fingerprints (classroom.py), and the result as learners may see it
@@ -154,7 +168,8 @@ class Grade:
         tail = json_fields(self, "note problems notes flags tests limits source commit")
         began = dict(zip(("began", "kit"), self.scaffold, strict=True)) if self.scaffold else None
         labs = {"labs": [lab.to_json() for lab in self.labs]}
-        return head | labs | tail | {"scaffold": began, "hints": dict(self.hints)}
+        student = {"student": dict(self.student) if self.student else None, "late": self.late}
+        return head | labs | tail | {"scaffold": began, "hints": dict(self.hints)} | student
 
 
 def lab_reason(lab: LabResult) -> str:
@@ -164,7 +179,7 @@ def lab_reason(lab: LabResult) -> str:
     if lab.tests_status != Status.PASSED:
         test = next((t for t in lab.tests if t.status == lab.tests_status), None)
         if test is not None:
-            return clean(f"{test.name}: {test.message}")
+            return clean_lines(f"{test.name}: {test.message}")
     if lab.probes is not None and not lab.probes.agree:
         claimed = f"{len(lab.tests)}/{lab.total} tests passed"
         but = f"the test report says {claimed}, but " if lab.tests_status == Status.PASSED else ""
@@ -238,12 +253,12 @@ def graded_row(
             "lab": test.lab,
             "name": clean(test.name),
             "status": test.status,
-            "message": clean(test.message),
+            "message": clean_lines(test.message),
             "instructor": test.nodeid in instructor,
         }
         for test in result.tests
     )
-    problems = tuple(clean(p) for p in shown.problems)
+    problems = tuple(clean_lines(p) for p in shown.problems)
     return Grade(
         learner=clean(learner),
         workspace=clean(workspace),
@@ -252,7 +267,7 @@ def graded_row(
         total=result.total,
         labs=labs,
         problems=problems,
-        notes=tuple(clean(n) for n in [*shown.notes, *filter(None, weaker)]),
+        notes=tuple(clean_lines(n) for n in [*shown.notes, *filter(None, weaker)]),
         flags=tuple(dict.fromkeys(flags)),
         tests=tests,
         limits=tuple(limits),
@@ -291,6 +306,25 @@ def ungraded_row(
     )
 
 
+def with_unique_learners(grades: Sequence[Grade]) -> list[Grade]:
+    """The rows in learner order, each learner's name its row's key: of rows named alike, the one
+    graded keeps the name, the others (skipped last) become ``ben#2``, ``ben#3``… everywhere."""
+    order = sorted(grades, key=lambda g: (g.learner, g.status == Status.SKIPPED, g.workspace))
+    taken = {grade.learner for grade in order}
+    seen: set[str] = set()
+    unique = []
+    for grade in order:
+        key = grade.learner
+        if key in seen:
+            key = next(
+                f"{grade.learner}#{n}" for n in count(2) if f"{grade.learner}#{n}" not in taken
+            )
+            taken.add(key)
+        seen.add(key)
+        unique.append(replace(grade, learner=key))
+    return unique
+
+
 def _lab_cells(lab: LabGrade | None) -> tuple[object, object, object]:
     """A lab's ``lab``, ``cases`` and ``status`` cells (``3/3``, ``51/53`` or '' without cases)."""
     if lab is None:
@@ -306,8 +340,11 @@ def hints_cell(hints: Mapping[str, int]) -> str:
 def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
     per_lab = [f"{column} {i}" for column in ("lab", "cases", "status") for i in lab_ids]
     head = ["learner", "status", "score", "max_score", "passed", "total", "agreed", "cases"]
-    tail = ["flags", "note", "workspace", "source", "commit", "scaffold", "hints"]
-    rows: list[list[object]] = [[*head, *per_lab, *tail]]
+    tail = ["flags", "note", "workspace", "source", "commit", "scaffold", "hints", "late"]
+    # with a class list, its columns at the end
+    student_keys = ("id", "name", "email") if any(grade.student for grade in grades) else ()
+    people = [f"student_{key}" for key in student_keys]
+    rows: list[list[object]] = [[*head, *per_lab, *tail, *people]]
     for grade in grades:
         by_id = {lab.id: lab for lab in grade.labs}
         columns = zip(*(_lab_cells(by_id.get(i)) for i in lab_ids), strict=True)
@@ -315,7 +352,8 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
             [grade.learner, grade.status, grade.score, grade.max_score, grade.passed, grade.total]
             + [grade.agreed, grade.cases, *chain.from_iterable(columns)]
             + ["; ".join(grade.flags), grade.note, grade.workspace, grade.source, grade.commit]
-            + [grade.scaffold_cell, hints_cell(grade.hints)]
+            + [grade.scaffold_cell, hints_cell(grade.hints), "late" if grade.late else ""]
+            + [(grade.student or {}).get(key, "") for key in student_keys]
         )
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(
@@ -330,20 +368,42 @@ def gradebook_json(chapter: str, grades: Sequence[Grade], run: Mapping[str, Any]
 
 
 def is_gradebook_name(name: str) -> bool:
-    """``gradebook.csv``, ``gradebook-2.json``…: names the gradebook may be written to."""
-    return re.fullmatch(r"gradebook-?\d*\.(csv|json)", name) is not None
+    """``gradebook.csv``, ``gradebook-2.json``, ``gradebook-summary.html``,
+    ``gradebook-canvas.csv``…: names the gradebook and the files beside it may be written to."""
+    outputs = r"\.(csv|json)|-summary\.html|-(canvas|moodle)\.csv"
+    return re.fullmatch(rf"gradebook-?\d*({outputs})", name) is not None
+
+
+def is_feedback_folder(name: str) -> bool:
+    """``gradebook-feedback``, ``gradebook-2-feedback``: the feedback files' folder."""
+    return re.fullmatch(r"gradebook-?\d*-feedback", name) is not None
+
+
+def write_summary_page(csv_path: Path, page: str) -> Path:
+    """The class summary page beside the gradebook's CSV: ``gradebook-summary.html``."""
+    path = csv_path.with_name(f"{csv_path.stem}-summary.html")
+    atomic_write(path, page.encode("utf-8"))
+    return path
+
+
+def gradebook_paths(directory: Path) -> tuple[Path, Path]:
+    """Where the gradebook goes in ``directory``: ``gradebook.csv`` and ``.json``, else the
+    first ``gradebook-N.*`` pair no folder holds the name of."""
+    for number in count(1):
+        stem = "gradebook" if number == 1 else f"gradebook-{number}"
+        paths = (directory / f"{stem}.csv", directory / f"{stem}.json")
+        if not any(p.is_dir() and not p.is_symlink() for p in paths):
+            return paths
+    raise AssertionError("unreachable")  # count() never ends
 
 
 def write_gradebook(directory: Path, csv_text: str, json_text: str) -> tuple[Path, Path]:
     """Write both files atomically; if a directory holds a name, use ``gradebook-N.*``."""
     directory.mkdir(parents=True, exist_ok=True)
-    for number in count(1):
-        stem = "gradebook" if number == 1 else f"gradebook-{number}"
-        paths = (directory / f"{stem}.csv", directory / f"{stem}.json")
-        if not any(p.is_dir() and not p.is_symlink() for p in paths):
-            break
-    # both encoded before either is written: one is never left older than the other
-    csv_data, json_data = csv_text.encode("utf-8"), json_text.encode("utf-8")
+    paths = gradebook_paths(directory)
+    # both encoded before either is written: one is never left older than the other; the CSV
+    # with a byte order mark, without which Excel reads UTF-8 (a Chinese name) as a code page
+    csv_data, json_data = csv_text.encode("utf-8-sig"), json_text.encode("utf-8")
     atomic_write(paths[0], csv_data)
     atomic_write(paths[1], json_data)
     return paths

@@ -18,15 +18,19 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Literal
 
+from ..locale import gettext as _
+from ..locale import ngettext
+from ..sandboxed.columns import pad
 from ..sandboxed.marker import MARKER, WorkspaceError
 from .archives import DEFAULT_CAPS, Caps, Refused, archive_suffix, is_readable_archive, unpack
 from .gitrepo import Checkout
-from .gradebook import Grade, clean, is_gradebook_name
+from .gradebook import Grade, clean, is_feedback_folder, is_gradebook_name
 from .safefs import Tree, UnsafePath, lstat_kind
 
 SEARCH_DEPTH = 3  # how deep under a learner's folder (or unpacked archive) a workspace may be
 SUBMISSIONS_LISTED = 10  # a learner's submissions that are rows (the newest); the rest counted
 IGNORED_IN_ARCHIVES = ("__MACOSX",)
+LOOSE_NAMED = 5  # a folder of loose files: the names its reason lists (the rest are counted)
 
 Kind = Literal["workspace", "archive", "skipped", "symlink", "unreadable", "refused"]
 GRADABLE = ("workspace", "archive")
@@ -49,6 +53,7 @@ class Submission:
     named: bool = True  # False when a --names pattern did not match the entry's name
     newer: str = ""  # the newer submission of this learner graded instead
     older: tuple[str, ...] = ()  # the graded one's learner also handed in these, older
+    late: bool = False  # the platform's name marks it late (``marked_late``)
 
     @property
     def parts(self) -> tuple[str, ...]:
@@ -89,21 +94,26 @@ class Survey:
         lines = []
         if self.unnamed:
             shown = ", ".join(clean(entry) for entry in self.unnamed)
-            lines.append(
-                f"--names did not match {_entries(len(self.unnamed))}, each named by its whole "
-                f"name: {shown}"
+            said = ngettext(
+                "--names did not match {count} entry, each named by its whole name: {entries}",
+                "--names did not match {count} entries, each named by its whole name: {entries}",
+                len(self.unnamed),
             )
+            lines.append(said.format(count=len(self.unnamed), entries=shown))
         if self.skipped:
-            lines.append(f"Not in the gradebook ({len(self.skipped)}):")
-        lines += [f"  {clean(skip.name):<24} {skip.why}" for skip in self.skipped]
-        listed = " (listed above)" if self.skipped else ""
-        others = _entries(len(self.skipped))
-        lines.append(f"Roster: {rows} row(s) in the gradebook, {others} not in it{listed}")
+            lines.append(_("Not in the gradebook ({count}):").format(count=len(self.skipped)))
+        lines += [f"  {pad(clean(skip.name), 24)} {skip.why}" for skip in self.skipped]
+        count = len(self.skipped)
+        if self.skipped:
+            said = ngettext(
+                "Roster: {rows} row(s) in the gradebook, {count} entry not in it (listed above)",
+                "Roster: {rows} row(s) in the gradebook, {count} entries not in it (listed above)",
+                count,
+            )
+        else:
+            said = _("Roster: {rows} row(s) in the gradebook, {count} entries not in it")
+        lines.append(said.format(rows=rows, count=count))
         return lines
-
-
-def _entries(count: int) -> str:
-    return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
 def names_pattern(text: str) -> re.Pattern[str]:
@@ -111,9 +121,11 @@ def names_pattern(text: str) -> re.Pattern[str]:
     try:
         pattern = re.compile(text)
     except re.error as error:
-        raise NamesError(f"--names {text!r} is not a regular expression: {error}") from None
+        said = _("--names {pattern} is not a regular expression: {error}")
+        raise NamesError(said.format(pattern=repr(text), error=error)) from None
     if "learner" not in pattern.groupindex:
-        raise NamesError(f"--names {text!r} has no (?P<learner>...) group to take the name from")
+        said = _("--names {pattern} has no (?P<learner>...) group to take the name from")
+        raise NamesError(said.format(pattern=repr(text)))
     return pattern
 
 
@@ -127,6 +139,17 @@ def learner_name(name: str, pattern: re.Pattern[str] | None) -> tuple[str, bool]
     if learner:
         return learner, True
     return stem, pattern is None
+
+
+def marked_late(name: str, pattern: re.Pattern[str] | None) -> bool:
+    """Whether a platform's name marks the entry late: the ``--names`` pattern's ``late`` group
+    matched, or Canvas's ``_late_`` follows the learner's name (``smithben_late_12346_…``)."""
+    found = pattern.match(name) if pattern is not None else None
+    if pattern is None or found is None or not found.group("learner"):
+        return False
+    if "late" in pattern.groupindex:
+        return bool(found.group("late"))
+    return name[found.end("learner") :].startswith("_late_")
 
 
 def mark_older(submissions: Sequence[Submission]) -> list[Submission]:
@@ -147,7 +170,8 @@ def mark_older(submissions: Sequence[Submission]) -> list[Submission]:
             older = tuple(o.entry for o in gradable[item.learner] if o is not best)
             marked.append(replace(item, older=older))
         else:
-            why = f"an older submission of {item.learner}: {best.entry} is graded instead"
+            why = _("an older submission of {learner}: {entry} is graded instead")
+            why = why.format(learner=item.learner, entry=best.entry)
             marked.append(replace(item, newer=best.entry, why=why))
     return marked
 
@@ -166,10 +190,10 @@ def cap_submissions(
         if len(items) > listed:
             left = sorted(items, key=attrgetter("mtime", "entry", "below"), reverse=True)[listed:]
             dropped |= {id(item) for item in left}
-            why = (
-                f"{len(left)} more submissions, older than the {listed} listed: not graded "
-                f"(at most {listed} submissions of one learner are read)"
-            )
+            why = _(
+                "{count} more submissions, older than the {listed} listed: not graded "
+                "(at most {listed} submissions of one learner are read)"
+            ).format(count=len(left), listed=listed)
             skipped.append(Skip(learner, why))
     return [item for item in submissions if id(item) not in dropped], skipped
 
@@ -195,18 +219,34 @@ def folder_entries(
     the archives at its top, else a skipped entry saying why."""
     learner, named = learner_name(name, pattern)
     mtime = os.lstat(roster / name).st_mtime
-    entry = Submission(learner, "skipped", entry=name, mtime=mtime, named=named)
+    late = marked_late(name, pattern)
+    entry = Submission(learner, "skipped", entry=name, mtime=mtime, named=named, late=late)
     try:
         found = find_workspaces(Tree(roster, (name,)))
     except UnsafePath as error:
         return [replace(entry, kind="unreadable", why=str(error))]
     if not found:
         inside = _archives_inside(roster, entry)
-        return inside or [replace(entry, why=f"not a practice workspace (no {MARKER})")]
+        return inside or [replace(entry, why=_not_a_workspace(roster, name))]
     return [
         replace(entry, learner="/".join((learner, *below[1:])), kind="workspace", below=below)
         for below in found
     ]
+
+
+def _not_a_workspace(roster: Path, name: str) -> str:
+    """Why the folder ``roster/name`` holds no workspace: it is empty, or what it holds."""
+    try:
+        held = sorted(n for n in Tree(roster, (name,)).kinds() if n not in IGNORED_IN_ARCHIVES)
+    except UnsafePath as error:
+        return str(error)
+    if not held:
+        return _("empty submission")
+    shown = ", ".join(clean(n) for n in held[:LOOSE_NAMED])
+    if len(held) > LOOSE_NAMED:
+        shown += " " + _("and {count} more").format(count=len(held) - LOOSE_NAMED)
+    said = _("loose files: {files} (not a practice workspace: no {marker})")
+    return said.format(files=shown, marker=MARKER)
 
 
 def _archives_inside(roster: Path, folder: Submission) -> list[Submission]:
@@ -232,35 +272,46 @@ def _entry(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Sub
     """What one roster entry is: rows of the gradebook, or a skip with why."""
     kind = lstat_kind(roster / name)
     if name.startswith("."):
-        return Skip(name, "hidden")
+        return Skip(name, _("hidden"))
     if is_gradebook_name(name) and kind in ("file", "symlink"):
-        return Skip(name, "a gradebook (replaced when the gradebook is written, never read)")
+        return Skip(name, _("a gradebook (replaced when the gradebook is written, never read)"))
+    if is_feedback_folder(name) and kind == "directory":
+        return Skip(name, _("feedback files (rewritten when the gradebook is written, never read)"))
     if re.fullmatch(r"assignment-[\w.]+\.toml", name) and kind == "file":
-        return Skip(name, "the assignment file (its audit seed; read by the grader only)")
+        return Skip(name, _("the assignment file (its audit seed; read by the grader only)"))
     learner, named = learner_name(name, pattern)
+    late = marked_late(name, pattern)
     if kind == "symlink":
-        why = f"a symbolic link (to {os.readlink(roster / name)}): links are listed, never graded"
-        return [Submission(learner, "symlink", why, entry=name, named=named)]
+        why = _("a symbolic link (to {target}): links are listed, never graded")
+        why = why.format(target=os.readlink(roster / name))
+        return [Submission(learner, "symlink", why, entry=name, named=named, late=late)]
     if kind == "directory":
         return folder_entries(roster, name, pattern)
     if kind == "file" and archive_suffix(name):
         mtime = os.lstat(roster / name).st_mtime
         if is_readable_archive(name):
-            return [Submission(learner, "archive", entry=name, mtime=mtime, named=named)]
-        why = f"{archive_suffix(name)} archives are not read (.zip, .tar.gz and .tgz are)"
-        return [Submission(learner, "refused", why, entry=name, mtime=mtime, named=named)]
+            return [Submission(learner, "archive", entry=name, mtime=mtime, named=named, late=late)]
+        why = _("{suffix} archives are not read (.zip, .tar.gz and .tgz are)")
+        why = why.format(suffix=archive_suffix(name))
+        refused = Submission(learner, "refused", why, entry=name, mtime=mtime, named=named)
+        return [replace(refused, late=late)]
     if kind == "file":
-        return Skip(name, "a file that is not a submission (not a folder, .zip, .tar.gz or .tgz)")
-    return Skip(name, f"not a file or folder ({kind})")
+        return Skip(
+            name, _("a file that is not a submission (not a folder, .zip, .tar.gz or .tgz)")
+        )
+    return Skip(name, _("not a file or folder ({kind})").format(kind=kind))
 
 
 def survey(roster: Path, pattern: re.Pattern[str] | None = None) -> Survey:
     """Every entry of ``roster``: the gradebook's rows in name order, and what is skipped."""
     roster = roster.resolve()
     if not roster.is_dir():
-        raise WorkspaceError(f"{roster}: not a directory of learners' workspaces")
+        raise WorkspaceError(
+            _("{roster}: not a directory of learners' workspaces").format(roster=roster)
+        )
     if os.path.lexists(roster / MARKER):
-        raise WorkspaceError(f"{roster} is itself a workspace; check it with --practice")
+        said = _("{roster} is itself a workspace; check it with --practice")
+        raise WorkspaceError(said.format(roster=roster))
     rows: list[Submission] = []
     skipped: list[Skip] = []
     for name in sorted(os.listdir(roster)):
@@ -280,10 +331,12 @@ def archive_workspace(root: Path) -> Tree:
     except UnsafePath as error:
         raise Refused(str(error)) from None
     if not found:
-        raise Refused(f"holds no practice workspace (no {MARKER} at its top or in its folders)")
+        said = _("holds no practice workspace (no {marker} at its top or in its folders)")
+        raise Refused(said.format(marker=MARKER))
     if len(found) > 1:
         listed = ", ".join("/".join(parts) or "." for parts in found)
-        raise Refused(f"holds {len(found)} workspaces ({listed}); one archive is one learner's")
+        said = _("holds {count} workspaces ({listed}); one archive is one learner's")
+        raise Refused(said.format(count=len(found), listed=listed))
     return Tree(root, found[0])
 
 
@@ -301,7 +354,8 @@ def opened(roster: Path, submission: Submission, caps: Caps = DEFAULT_CAPS) -> I
             unpack(roster / submission.entry, root, caps)
             tree = archive_workspace(root)
         except Refused as error:
-            raise Refused(f"{submission.entry}: refused: {error}") from None
+            said = _("{entry}: refused: {error}")
+            raise Refused(said.format(entry=submission.entry, error=error)) from None
         yield tree
 
 
@@ -316,10 +370,13 @@ def where(roster: Path, submission: Submission, tree: Tree | None = None) -> str
 def with_intake(row: Grade, submission: Submission) -> Grade:
     """``row`` with how the submission arrived, and the learner's older submissions if any."""
     row = replace(row, source=row.source or submission.source)
+    if submission.late:
+        row = replace(row, late=True, flags=(*row.flags, _("late")))
     if not submission.older:
         return row
-    note = clean(f"also handed in {', '.join(submission.older)} (older, not graded)")
-    return replace(row, notes=(*row.notes, note), flags=(*row.flags, "several submissions"))
+    note = _("also handed in {entries} (older, not graded)")
+    note = clean(note.format(entries=", ".join(submission.older)))
+    return replace(row, notes=(*row.notes, note), flags=(*row.flags, _("several submissions")))
 
 
 def with_checkout(
@@ -332,8 +389,9 @@ def with_checkout(
     notes, flags = [checkout.note] if checkout.note else [], list(row.flags)
     changed = checkout.changed(files)
     if changed:
-        notes.append(f"changed since the commit, graded as they are: {', '.join(changed)}")
-        flags.append("changed since the commit")
+        said = _("changed since the commit, graded as they are: {files}")
+        notes.append(said.format(files=", ".join(changed)))
+        flags.append(_("changed since the commit"))
     notes = [clean(note) for note in notes]
     return replace(
         row, source=source, commit=checkout.commit, notes=(*row.notes, *notes), flags=tuple(flags)

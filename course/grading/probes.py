@@ -44,6 +44,9 @@ from .kitcache import keep
 
 Case = dict[str, Any]
 FAILURES_SHOWN = 3  # disagreeing cases a lab's verdict names (the rest are counted)
+FAILING_KEPT = 1000
+"""Disagreeing case ids a lab's summary keeps for the gradebook (a lab draws about 50 cases, an
+audit as many again): every one in practice, at most about 16 KB of ids per lab and learner."""
 NOT_RUN = "not_run"  # marks a case given up with its lab or its process: named last
 CASES_FILE = ".probe-cases.json"  # the cases in the graded copy (read-only in the sandbox)
 
@@ -514,7 +517,9 @@ def audited(
         if finding is not None and finding.kind == "pending":
             status = worst([summary.status, Status.FAILED])  # a contradiction, not a lab to do
         failures = (summary.failures + other.failures)[:FAILURES_SHOWN]
-        found[lab] = replace(summary, status=status, failures=failures)
+        marked = tuple(f"{case_id}{AUDIT_MARK}{audit.seed}" for case_id in other.failing)
+        failing = (summary.failing + marked)[:FAILING_KEPT]
+        found[lab] = replace(summary, status=status, failures=failures, failing=failing)
     return found, findings
 
 
@@ -585,5 +590,6 @@ def compare(
             for *_, case, given in named
         )
         agreed = statuses.count(Status.PASSED)
-        summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), failures)
+        failing_ids = tuple(str(case["id"]) for *_, case, _given in failing)[:FAILING_KEPT]
+        summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), failures, failing_ids)
     return summaries

@@ -27,20 +27,29 @@ from ..sandboxed.status import Status
 from . import probes as probing
 from .archives import Refused
 from .assignment import file_name, kept_or_made, new_seed
+from .classlist import Joined, Student, join_class_list, without_class_list
 from .classroom import with_copy_flags
+from .classsummary import class_summary, summary_html
 from .copies import Baseline, baseline, learner_prints
 from .engine import GradingOptions, SandboxUnavailable, confinement_choice, for_learners, grade
+from .exports import write_exports
+from .feedback import write_feedback
 from .gitrepo import nearest_checkout
 from .gradebook import (
     Grade,
     clean,
     gradebook_csv,
     gradebook_json,
+    gradebook_paths,
     graded_row,
+    one_line,
     ungraded_row,
+    with_unique_learners,
     write_gradebook,
+    write_summary_page,
 )
 from .intake import GRADABLE, Submission, opened, survey, where, with_checkout, with_intake
+from .regrade import belongs_to, merged, read_gradebook
 from .sandbox import planned_limits, sandbox_status
 from .snapshot import workspace_snapshot
 
@@ -78,6 +87,8 @@ class RosterOptions:
     names: re.Pattern[str] | None = None  # --names: a learner's name in a platform's naming
     audit_seed: int | None = None  # --audit-seed: overrides the assignment file's
     assignment: Path | None = None  # --assignment FILE (default: beside the gradebook)
+    class_list: tuple[Student, ...] = ()  # --class-list: rows joined to it, exports written
+    only: str = ""  # --only: this learner's submissions regraded into the gradebook there
 
     def labs(self, manifest: Manifest) -> list[Lab]:
         """The labs named, else the chapter's required labs."""
@@ -114,7 +125,9 @@ def grade_entry(
         return with_intake(ungraded_row(entry.learner, workspace, labs, status, why, flags), entry)
 
     if entry.newer or entry.kind in ("skipped", "symlink"):
-        return ungraded(Status.SKIPPED, entry.why, ["symlink"] if entry.kind == "symlink" else [])
+        return ungraded(
+            Status.SKIPPED, entry.why, [_("symlink")] if entry.kind == "symlink" else []
+        )
     if entry.kind in ("unreadable", "refused"):
         return ungraded(Status.ERROR, entry.why)
     try:
@@ -128,7 +141,7 @@ def grade_entry(
         left = within_deadline(options, started)
         graded = grade(manifest, kit, snapshot, labs, limits, left, hide=hide)
     except Refused as error:
-        return ungraded(Status.ERROR, str(error), ["refused archive"])
+        return ungraded(Status.ERROR, str(error), [_("refused archive")])
     except OverBudget as error:
         return ungraded(Status.TIMEOUT, str(error))
     except RecursionError:  # a learner's file nested past a reader's depth
@@ -182,6 +195,8 @@ class GradedClass:
     run: dict[str, Any]  # gradebook.json's description of the run
     enforced: tuple[str, ...]  # what the sandbox enforced, plainly (the limits: lines)
     copies: tuple[str, ...] = ()  # the copy check's flags and groups, a line each
+    probes: probing.ProbeSet | None = None  # the cases drawn, for the class summary
+    audit: probing.ProbeSet | None = None  # the cases no workspace holds
 
 
 def grade_submissions(
@@ -232,8 +247,7 @@ def grade_submissions(
             for row in future.result():
                 grades.append(row)
                 show_progress(progress_stream, len(grades), len(entries), row)
-    grades.sort(key=lambda g: g.learner)
-    grades, compared = with_copy_flags(copies, grades)
+    grades, compared = with_copy_flags(copies, with_unique_learners(grades))
     sandboxed = grading.sandbox != "off" and dropped is None
     enforced = planned_limits(grading.limits, sandboxed=sandboxed, dropped=dropped)
     run = {
@@ -251,7 +265,8 @@ def grade_submissions(
         },
         "copies": compared.to_json(),
     }
-    return GradedClass(tuple(labs), grades, run, tuple(enforced), tuple(compared.summary_lines()))
+    lines = tuple(compared.summary_lines())
+    return GradedClass(tuple(labs), grades, run, tuple(enforced), lines, probes, audit)
 
 
 def with_assignment(
@@ -278,11 +293,20 @@ def grade_roster(
     progress_stream: TextIO,
     out: TextIO,
 ) -> list[Grade]:
-    """Grade every workspace under ``roster`` and write the gradebook into ``gradebook``
-    (``SandboxUnavailable``, as above; ``EmptyRoster`` when no folder holds a workspace)."""
+    """Grade every workspace under ``roster`` (``options.only``: one learner's, into the
+    gradebook already there) and write the gradebook, its summary page, the feedback files and,
+    with a class list, the LMS exports into ``gradebook`` (``SandboxUnavailable``, as above;
+    ``EmptyRoster`` when no folder holds a workspace; ``GradebookError``)."""
     roster, gradebook = roster.resolve(), gradebook.resolve()
     found = survey(roster, options.names)
     entries = found.submissions
+    earlier = None
+    if options.only:
+        entries = tuple(entry for entry in entries if belongs_to(entry.learner, options.only))
+        if not entries:
+            said = _("{roster}: no submission of {learner}")
+            raise EmptyRoster(said.format(roster=roster, learner=options.only))
+        earlier = read_gradebook(gradebook_paths(gradebook)[1], manifest.chapter)
     if not any(entry.kind in GRADABLE for entry in entries):
         listed = [(e.learner, e.why) for e in entries] + [(s.name, s.why) for s in found.skipped]
         shown = "; ".join(f"{clean(name)}: {clean(why)}" for name, why in listed)
@@ -292,24 +316,70 @@ def grade_roster(
     graded = grade_submissions(
         manifest, kit, roster, entries, options, progress_stream, hide=(roster, gradebook)
     )
-    grades, pattern = graded.grades, options.names
+    pattern = options.names
     names = {"pattern": pattern.pattern, "unmatched": found.unnamed} if pattern else None
+    grades, run = graded.grades, graded.run | {"names": names}
+    if earlier is not None:
+        old_run, old_rows = earlier
+        grades = merged(old_rows, grades, options.only)
+        run = old_run | {"regraded": {"learner": options.only, **graded.run}}
+    bookkeeping: list[str] = []
+    if options.class_list:
+        joined = join_class_list(without_class_list(grades), options.class_list, graded.labs)
+        grades = joined.grades
+        bookkeeping = class_list_lines(joined)
+    summary = class_summary(graded.labs, grades, graded.probes, graded.audit)
     csv_text = gradebook_csv([lab.id for lab in graded.labs], grades)
-    json_text = gradebook_json(manifest.chapter, grades, graded.run | {"names": names})
+    json_text = gradebook_json(manifest.chapter, grades, run | {"summary": summary.to_json()})
     csv_path, json_path = write_gradebook(gradebook, csv_text, json_text)
+    page = write_summary_page(csv_path, summary_html(manifest.chapter, summary))
+    instructor = options.grading.hidden is not None  # learners see the kit's verdict text only
+    feedback = write_feedback(csv_path, manifest, grades, instructor)
+    if feedback is not None:
+        bookkeeping.append(_("Feedback for each learner: {folder}").format(folder=feedback))
+    if options.class_list:
+        canvas, moodle = write_exports(csv_path, manifest.chapter, grades)
+        said = _("LMS imports: {canvas} (Canvas), {moodle} (Moodle)")
+        bookkeeping.append(said.format(canvas=canvas, moodle=moodle))
     done = sum(g.status != Status.SKIPPED for g in grades)
     said = _("Graded {graded} workspace(s) of chapter {chapter} ({skipped} skipped): {csv}, {json}")
     counts = {"graded": done, "skipped": len(grades) - done, "chapter": manifest.chapter}
+    head = said.format(**counts, csv=csv_path, json=json_path)
+    rows, copies, closing = grades, graded.copies, found.closing(len(grades))
+    if options.only:
+        said = _(
+            "Regraded {learner} into {json}; the other rows and the copy check are the last "
+            "whole run's"
+        )
+        head = said.format(learner=options.only, json=json_path)
+        rows = [row for row in grades if belongs_to(row.learner, options.only)]
+        copies, closing = (), []
     lines = [
-        said.format(**counts, csv=csv_path, json=json_path),
+        head,
         *(_("  limits: {limit}").format(limit=line) for line in graded.enforced),
-        *(row_line(row) for row in grades),
+        *(row_line(row) for row in rows),
         scale_line(graded.labs),
-        *(f"  {line}" for line in graded.copies),
-        *found.closing(len(grades)),
+        *(f"  {line}" for line in copies),
+        *bookkeeping,
+        _("The class at a glance: {page}").format(page=page),
+        *closing,
     ]
     print("\n".join(lines), file=out)
     return grades
+
+
+def class_list_lines(joined: Joined) -> list[str]:
+    """What the class list did not settle: learners it does not list, or lists twice."""
+    lines = []
+    if joined.unlisted:
+        said = _("Not on the class list ({count}), not exported: {learners}")
+        names = ", ".join(joined.unlisted)
+        lines.append(said.format(count=len(joined.unlisted), learners=names))
+    if joined.ambiguous:
+        said = _("Matching two students of the class list ({count}), not exported: {learners}")
+        names = ", ".join(joined.ambiguous)
+        lines.append(said.format(count=len(joined.ambiguous), learners=names))
+    return lines
 
 
 def row_line(row: Grade) -> str:
@@ -324,10 +394,10 @@ def row_line(row: Grade) -> str:
     if row.scaffold is not None and row.scaffold[0] not in row.note:  # said once
         began = _("begun from scaffold {began}; the kit's is now {now}")
         scaffold = "  " + began.format(began=row.scaffold[0], now=row.scaffold[1])
-    note = f"  {row.note}" if row.note else ""
+    note = f"  {one_line(row.note)}" if row.note else ""
     status = pad(row.status.label, 8)
     grade = f"{row.score}/{row.max_score}"
-    return f"  {row.learner:<24} {status} {grade}  {counts}{scaffold}{note}"
+    return f"  {pad(row.learner, 24)} {status} {grade}  {counts}{scaffold}{note}"
 
 
 def scale_line(labs: Sequence[Lab]) -> str:

@@ -86,9 +86,8 @@ def _layout_notes(
             problem = _("{path} could not be read from the workspace ({error})").format(
                 path=file.path, error=error
             )
-        kind = "test" if file.role == "test" else "given"
         notes.append(_("{problem}; graded with the kit's copy").format(problem=problem))
-        flags.append(f"edited {kind} files")
+        flags.append(_("edited test files") if file.role == "test" else _("edited given files"))
     return notes, list(dict.fromkeys(flags))
 
 
@@ -148,7 +147,7 @@ def workspace_snapshot(
                 named=named, count=len(strays) - STRAYS_NAMED
             )
         notes.append(_("not graded (only the curriculum's files are): {named}").format(named=named))
-        flags.append("files outside the curriculum")
+        flags.append(_("files outside the curriculum"))
     starter = starter or chapter_fingerprints(manifest, kit).starter
     began, now = short(workspace.starter_fingerprint), short(starter)
     shown = safe_text(tree.base.joinpath(*tree.below), keep="")

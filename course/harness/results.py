@@ -95,6 +95,7 @@ class ProbeSummary:
     agreed: int
     status: Status  # passed when every case agreed; else the worst way a case disagreed
     failures: tuple[str, ...] = ()  # the first disagreeing cases, each named
+    failing: tuple[str, ...] = ()  # every disagreeing case's id, in draw order (see FAILING_KEPT)
 
     @property
     def agree(self) -> bool:
@@ -111,6 +112,7 @@ class ProbeSummary:
             "agreed": self.agreed,
             "status": str(self.status),
             "failures": list(self.failures),
+            "failing": list(self.failing),
         }
 
     @classmethod
@@ -121,6 +123,7 @@ class ProbeSummary:
             f.count("agreed"),
             f.status("status"),
             f.texts("failures", allow_empty=True),
+            f.texts("failing", allow_empty=True),
         )
         f.finish()
         return summary

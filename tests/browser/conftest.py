@@ -16,7 +16,7 @@ from lab_server import running_lab
 # Without Playwright the `lab` fixture fails and names the fix.
 with contextlib.suppress(ModuleNotFoundError):
     from playwright.sync_api import Error as PlaywrightError
-    from playwright.sync_api import ViewportSize, expect, sync_playwright
+    from playwright.sync_api import Page, ViewportSize, expect, sync_playwright
 
 CHROMIUM = Path("/usr/bin/chromium")
 """Debian's ``chromium`` package; Playwright's own browser downloads are not used."""
@@ -122,6 +122,22 @@ def pytest_terminal_summary(
         terminalreporter.section("browser artifacts")
         for path in paths:
             terminalreporter.write_line(str(path))
+
+
+@pytest.fixture
+def chromium_page() -> Iterator[Page]:
+    """A headless Chromium page with nothing served behind it: for a static file."""
+    require_browser()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            page.set_default_timeout(STEP_TIMEOUT_MS)
+            yield page
+        finally:
+            browser.close()
 
 
 @pytest.fixture(scope="session")

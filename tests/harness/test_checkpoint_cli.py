@@ -65,7 +65,13 @@ def test_one_lab_with_json_results(manifest: Manifest, tmp_path: Path) -> None:
             "score": 20,
             "status": "passed",
             "optional": False,
-            "probes": {"cases": cases, "agreed": cases, "status": "passed", "failures": []},
+            "probes": {
+                "cases": cases,
+                "agreed": cases,
+                "status": "passed",
+                "failures": [],
+                "failing": [],
+            },
         }
     ]
     assert [t["lab"] for t in data["tests"]] == ["11.3"] * 3

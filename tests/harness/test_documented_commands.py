@@ -179,7 +179,7 @@ def documented_commands() -> list[Documented]:
                 found.append(Documented(f"{name}:{first}", commands, "kit"))
         for cell in TABLE_COMMAND.finditer(text):
             command = cell.group(1).replace("\\|", "|")
-            if command.split()[0] in KIT_COMMANDS:
+            if command.split()[0].removeprefix(".venv/bin/") in KIT_COMMANDS:
                 line = text[: cell.start()].count("\n") + 1
                 found.append(Documented(f"{name}:{line}", (command,), "kit"))
     return found
@@ -229,6 +229,8 @@ class Places:
     """A workspace with every lab written (for ``--practice DIR``)."""
     roster: Path
     hidden: Path
+    classlist: Path
+    """A class list naming the roster's learner (``--class-list``)."""
 
 
 @pytest.fixture(scope="module")
@@ -254,12 +256,14 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Places:
     shutil.copyfile(KIT / "notebooks" / "11-2-interaction-groups.ipynb", tmp / "copy.ipynb")
     home = base / "home"
     home.mkdir()
+    classlist = base / "class-list.csv"
+    classlist.write_text("id,name,email\nS1,Ada Lovelace,ada@uni.edu\n", encoding="utf-8")
     view = base / "kit"
     view.mkdir()
     for entry in KIT.iterdir():
         if entry.name != ".git":
             (view / entry.name).symlink_to(entry)
-    return Places(view, home, tmp, workspace, roster, hidden)
+    return Places(view, home, tmp, workspace, roster, hidden, classlist)
 
 
 def concrete(command: str) -> str:
@@ -271,9 +275,13 @@ def concrete(command: str) -> str:
     command = re.sub(r"--roster (submissions|downloads|classroom)\b", "--roster {roster}", command)
     command = command.replace("--names PATTERN", "--names '(?P<learner>.+)'")
     command = command.replace("--hidden TESTS", "--hidden {hidden}")
+    # the class list and the learner regraded: the roster's own (ada, on the class list as S1)
+    command = re.sub(r"--class-list (FILE|class-list\.csv)", "--class-list {classlist}", command)
+    command = re.sub(r"--only (LEARNER|\w+)", "--only ada", command)
     command = command.replace("--json FILE", "--json {tmp}/result.json")
     command = command.replace("--trials N", "--trials 3")
     command = command.replace("--audit-seed N", "--audit-seed 7")
+    command = command.replace("--jobs N", "--jobs 1")
     command = command.replace("--assignment FILE", "--assignment {tmp}/assignment-11.toml")
     command = command.replace("NOTEBOOK …", "{tmp}/copy.ipynb")
     return re.sub(r" DIR\b", " {tmp}/new-workspace", command)
@@ -281,7 +289,7 @@ def concrete(command: str) -> str:
 
 def fill(script: str, places: Places) -> str:
     """The script with the places its placeholders stand for."""
-    for name in ("tmp", "workspace", "roster", "hidden"):
+    for name in ("tmp", "workspace", "roster", "hidden", "classlist"):
         script = script.replace(f"{{{name}}}", str(getattr(places, name)))
     return script
 

@@ -50,7 +50,7 @@ def test_an_empty_roster_exits_non_zero_and_says_what_it_found(tmp_path: Path) -
     strays = cli("checkpoint", "11", "--roster", str(tmp_path))
     assert strays.returncode == 1
     assert "alias: a symbolic link (to notes)" in strays.stderr
-    assert "notes: not a practice workspace" in strays.stderr
+    assert "notes: empty submission" in strays.stderr
     assert not (tmp_path / "gradebook.csv").exists()
 
 
@@ -152,7 +152,10 @@ def test_instructor_tests_add_to_the_grade_and_stay_out_of_workspaces(
     solved(manifest, kit, roster / "ben", 2)
     run = cli("checkpoint", "11", "--roster", str(roster), "--hidden", str(hidden))
     assert run.returncode == 0, run.stdout + run.stderr
-    rows = {r["learner"]: r for r in csv.DictReader((roster / "gradebook.csv").open())}
+    rows = {
+        r["learner"]: r
+        for r in csv.DictReader((roster / "gradebook.csv").open(encoding="utf-8-sig"))
+    }
     assert (rows["ada"]["passed"], rows["ada"]["total"]) == ("17", "17")
     assert [rows[learner]["score"] for learner in ("ada", "ben")] == ["100", "40"]
     assert [rows["ada"][f"lab {i}"] for i in ("11.1", "11.3")] == ["4/4", "5/5"]

@@ -165,7 +165,7 @@ def test_a_gradebook_that_cannot_be_written_whole_is_not_written_in_half(tmp_pat
     write_gradebook(tmp_path, "old csv\n", "{}\n")
     with pytest.raises(UnicodeEncodeError):
         write_gradebook(tmp_path, "new csv\n", '{"learner": "\ud800"}\n')
-    assert (tmp_path / "gradebook.csv").read_text(encoding="utf-8") == "old csv\n"
+    assert (tmp_path / "gradebook.csv").read_text(encoding="utf-8-sig") == "old csv\n"
     assert (tmp_path / "gradebook.json").read_text(encoding="utf-8") == "{}\n"
 
 
@@ -231,7 +231,7 @@ def graded(manifest: Manifest, tmp_path_factory: pytest.TempPathFactory) -> Iter
     run = cli(
         "checkpoint", "11", "--roster", str(roster), "--hidden", str(hidden), "--timeout", "2"
     )
-    csv_text = (roster / "gradebook.csv").read_text(encoding="utf-8")
+    csv_text = (roster / "gradebook.csv").read_text(encoding="utf-8-sig")
     json_text = (roster / "gradebook.json").read_text(encoding="utf-8")
     rows = {r["learner"]: r for r in csv.DictReader(io.StringIO(csv_text))}
     try:

@@ -171,7 +171,7 @@ def test_every_gradebook_writer_survives_a_name_that_is_not_utf8(
     written = json.loads((book / "gradebook.json").read_text(encoding="utf-8"))
     assert written["names"]["unmatched"] == ["ada-\\udcff"]
     assert [row["learner"] for row in written["learners"]] == ["ada-\\udcff", "bo"]
-    with (book / "gradebook.csv").open(encoding="utf-8", newline="") as table:
+    with (book / "gradebook.csv").open(encoding="utf-8-sig", newline="") as table:
         assert [row[0] for row in csv.reader(table)][1:] == ["ada-\\udcff", "bo"]
     assert "ada-\\udcff" in out.getvalue()
 

@@ -83,7 +83,10 @@ def test_keyed_answers_pass_the_learners_own_checkpoint(roster: Path) -> None:
 def test_the_roster_fails_keyed_answers_and_flags_them(roster: Path) -> None:
     run = cli("checkpoint", "11", "--roster", str(roster), "--jobs", "2")
     assert run.returncode == 0, run.stdout + run.stderr
-    rows = {r["learner"]: r for r in csv.DictReader((roster / "gradebook.csv").open())}
+    rows = {
+        r["learner"]: r
+        for r in csv.DictReader((roster / "gradebook.csv").open(encoding="utf-8-sig"))
+    }
     book = json.loads((roster / "gradebook.json").read_text(encoding="utf-8"))
     audit = book["probes"]["audit"]
     assert isinstance(audit["seed"], int) and audit["seed"] != book["probes"]["seed"]
@@ -167,7 +170,10 @@ def test_audit_cases_answered_pending_fail_the_lab_and_are_flagged(
     summary.write_text(summary.read_text(encoding="utf-8") + AUDIT_PENDING, encoding="utf-8")
     run = cli("checkpoint", "11", "--roster", str(roster), "--lab", "11.1")
     assert run.returncode == 0, run.stdout + run.stderr
-    rows = {r["learner"]: r for r in csv.DictReader((roster / "gradebook.csv").open())}
+    rows = {
+        r["learner"]: r
+        for r in csv.DictReader((roster / "gradebook.csv").open(encoding="utf-8-sig"))
+    }
     assert (rows["ada"]["status"], rows["ada"]["score"]) == ("passed", "20")
     assert "impossible" not in rows["ada"]["flags"]
     forged = rows["eve"]
@@ -193,7 +199,7 @@ def test_one_assignment_file_keeps_one_seed_for_every_regrade(
             not more
         ), run.stdout
         data = json.loads((book / "gradebook.json").read_text(encoding="utf-8"))
-        rows = csv.DictReader((book / "gradebook.csv").open())
+        rows = csv.DictReader((book / "gradebook.csv").open(encoding="utf-8-sig"))
         keys = ("learner", "status", "score", "flags", "note")
         return data["probes"]["audit"], [tuple(row[k] for k in keys) for row in rows]
 

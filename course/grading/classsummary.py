@@ -1,0 +1,278 @@
+"""The class summary an instructor teaches from: per lab, rule and case, who failed, most first.
+
+Built from the gradebook's rows (each lab's ``probes.failing``: every disagreeing case id) and
+the run's probe sets (a case's rule, input and replay). ``ClassSummary.to_json`` is
+gradebook.json's ``summary``; ``summary_html`` a self-contained page (inline SVG, no script,
+nothing fetched) an instructor may show the class: the assignment's own cases (``@SEED``) count
+in their rules only, never listed with their input, as learners never see them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from ..harness.manifest import Lab
+from ..locale import current_edition
+from ..locale import gettext as _
+from ..sandboxed.probecases import case_label
+from ..sandboxed.status import Status
+from .gradebook import Grade
+from .probes import AUDIT_MARK, ProbeSet
+
+CASES_PLOTTED = 15  # the most-failed cases the page draws (every one is in its table)
+
+
+@dataclass(frozen=True)
+class LabCount:
+    """One lab across the class: how many learners were graded on it and how many passed."""
+
+    lab: str
+    passed: int
+    graded: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"lab": self.lab, "passed": self.passed, "graded": self.graded}
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A rule or a case, how many learners failed it, and the first of them as an example."""
+
+    key: str  # a case id (``11.3#007``) or a rule (``build_context: a repeated id``)
+    lab: str
+    learners: int
+    example: str
+    rule: str = ""  # a case's rule
+    inputs: tuple[str, ...] = ()  # a case's input, as a failure describes it
+    replay: str = ""  # the command that replays a case
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"lab": self.lab, "learners": self.learners}
+        data |= {"example": self.example}
+        if self.rule:
+            data |= {"rule": self.rule, "input": list(self.inputs), "replay": self.replay}
+        return data
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    """The whole class: each lab's passes, and every rule and case failed, most failed first."""
+
+    learners: int  # rows graded (skipped rows left out)
+    labs: tuple[LabCount, ...]
+    rules: tuple[Failure, ...]
+    cases: tuple[Failure, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "learners": self.learners,
+            "labs": [lab.to_json() for lab in self.labs],
+            "rules": [{"rule": rule.key, **rule.to_json()} for rule in self.rules],
+            "cases": [{"case": case.key, **case.to_json()} for case in self.cases],
+        }
+
+
+def rule_of(case: Mapping[str, Any]) -> str:
+    """A case's rule: its function and its label before the case's values fill it in."""
+    return case_label({**case, "label_args": {}})
+
+
+Known = dict[str, tuple[str, tuple[str, ...], str]]
+
+
+def _cases_by_id(probes: ProbeSet | None, audit: ProbeSet | None) -> Known:
+    """Each case id a row may name: (its rule, its input lines, its replay command)."""
+    found: Known = {}
+    for probe_set, mark in ((probes, ""), (audit, f"{AUDIT_MARK}{audit.seed if audit else ''}")):
+        if probe_set is None:
+            continue
+        for case in probe_set.cases:
+            case_id = str(case["id"])
+            inputs = tuple(probe_set.inputs.get(case_id, ()))
+            found[case_id + mark] = (rule_of(case), inputs, probe_set.replay(case_id))
+    return found
+
+
+def _most_first(counts: Mapping[str, list[str]]) -> list[str]:
+    """Keys by how many learners they hold, most first; ties in key order."""
+    return sorted(counts, key=lambda key: (-len(counts[key]), key))
+
+
+def class_summary(
+    labs: Sequence[Lab],
+    grades: Sequence[Grade],
+    probes: ProbeSet | None = None,
+    audit: ProbeSet | None = None,
+) -> ClassSummary:
+    """The summary of ``grades`` (rows skipped count nowhere); a failing case no probe set
+    holds keeps its id as its rule."""
+    graded = [grade for grade in grades if grade.status != Status.SKIPPED]
+    known = _cases_by_id(probes, audit)
+    per_case: dict[str, list[str]] = {}
+    per_rule: dict[str, list[str]] = {}
+    lab_of: dict[str, str] = {}
+    passed = dict.fromkeys((lab.id for lab in labs), 0)
+    sat = dict.fromkeys((lab.id for lab in labs), 0)
+    for grade in graded:
+        for lab in grade.labs:
+            if lab.id not in passed:
+                continue
+            sat[lab.id] += 1
+            passed[lab.id] += lab.status == Status.PASSED
+            failing = (lab.probes or {}).get("failing", [])
+            rules_here: set[str] = set()
+            for case_id in dict.fromkeys(str(i) for i in failing):
+                drawn = known.get(case_id)
+                rule = drawn[0] if drawn else case_id.partition(AUDIT_MARK)[0]
+                if AUDIT_MARK not in case_id:
+                    per_case.setdefault(case_id, []).append(grade.learner)
+                lab_of[case_id] = lab_of[rule] = lab.id
+                if rule not in rules_here:
+                    rules_here.add(rule)
+                    per_rule.setdefault(rule, []).append(grade.learner)
+
+    def case_failure(case_id: str) -> Failure:
+        rule, inputs, replay = known.get(case_id, (case_id, (), ""))
+        learners = per_case[case_id]
+        return Failure(case_id, lab_of[case_id], len(learners), learners[0], rule, inputs, replay)
+
+    rules = tuple(
+        Failure(rule, lab_of[rule], len(per_rule[rule]), per_rule[rule][0])
+        for rule in _most_first(per_rule)
+    )
+    return ClassSummary(
+        learners=len(graded),
+        labs=tuple(LabCount(lab.id, passed[lab.id], sat[lab.id]) for lab in labs),
+        rules=rules,
+        cases=tuple(case_failure(case_id) for case_id in _most_first(per_case)),
+    )
+
+
+# --------------------------------------------------------------------------- the page
+
+BAR_WIDTH = 480  # the longest bar, in SVG units
+ROW_HEIGHT = 28
+LABEL_WIDTH = 210  # room for an audit case id, 11.4#001@544748915
+
+
+def _bars(name: str, title: str, bars: Sequence[tuple[str, int, int, str]]) -> str:
+    """A horizontal bar chart as inline SVG: (label, value, out of, what a bar says) each."""
+    height = ROW_HEIGHT * len(bars) + 10
+    width = LABEL_WIDTH + BAR_WIDTH + 140
+    parts = [
+        f'<svg id="{name}" class="plot" role="img" aria-label="{escape(title)}" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        'xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{escape(title)}</title>",
+    ]
+    for index, (label, value, total, said) in enumerate(bars):
+        y = 5 + index * ROW_HEIGHT
+        length = round(BAR_WIDTH * value / total) if total else 0
+        parts += [
+            f'<g class="bar" data-key="{escape(label)}" data-value="{value}">',
+            f"<title>{escape(said)}</title>",
+            f'<text x="{LABEL_WIDTH - 8}" y="{y + 17}" text-anchor="end">{escape(label)}</text>',
+            f'<rect x="{LABEL_WIDTH}" y="{y}" width="{BAR_WIDTH}" height="{ROW_HEIGHT - 6}" '
+            'class="track"/>',
+            f'<rect x="{LABEL_WIDTH}" y="{y}" width="{length}" height="{ROW_HEIGHT - 6}" '
+            'class="fill"/>',
+            f'<text x="{LABEL_WIDTH + BAR_WIDTH + 8}" y="{y + 17}">{escape(f"{value}/{total}")}'
+            "</text>",
+            "</g>",
+        ]
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _table(name: str, head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A table of text cells (escaped here); a cell of several lines is kept as written."""
+    cells = "".join(f"<th>{escape(cell)}</th>" for cell in head)
+    lines = [f'<table id="{name}"><thead><tr>{cells}</tr></thead><tbody>']
+    for row in rows:
+        shown = "".join(
+            f"<td><pre>{escape(cell)}</pre></td>" if "\n" in cell else f"<td>{escape(cell)}</td>"
+            for cell in row
+        )
+        lines.append(f"<tr>{shown}</tr>")
+    lines.append("</tbody></table>")
+    return "\n".join(lines)
+
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 70em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; }
+.plot text { font-size: 13px; fill: #222; }
+.plot .track { fill: #eee; } .plot .fill { fill: #3b7dd8; }
+#most-failed .fill { fill: #d8573b; }
+table { border-collapse: collapse; margin-top: 1em; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
+pre { margin: 0; white-space: pre-wrap; font-size: 0.9em; }
+"""
+
+
+def summary_html(chapter: str, summary: ClassSummary) -> str:
+    """The page: two plots (pass rates per lab; the most-failed cases), then every count."""
+    title = _("Chapter {chapter}: the class at a glance").format(chapter=chapter)
+    graded = _("{count} learner(s) graded").format(count=summary.learners)
+    lab_bars = [
+        (
+            _("Lab {lab}").format(lab=lab.lab),
+            lab.passed,
+            lab.graded,
+            _("Lab {lab}: {passed} of {graded} passed").format(
+                lab=lab.lab, passed=lab.passed, graded=lab.graded
+            ),
+        )
+        for lab in summary.labs
+    ]
+    case_bars = [
+        (
+            case.key,
+            case.learners,
+            summary.learners,
+            _("{case} ({rule}): {count} learner(s) failed it").format(
+                case=case.key, rule=case.rule, count=case.learners
+            ),
+        )
+        for case in summary.cases[:CASES_PLOTTED]
+    ]
+    pass_title = _("Pass rate per lab")
+    cases_title = _("The cases most failed")
+    lab_rows = [
+        [lab.lab, str(lab.passed), str(lab.graded - lab.passed), str(lab.graded)]
+        for lab in summary.labs
+    ]
+    rule_rows = [[rule.key, rule.lab, str(rule.learners), rule.example] for rule in summary.rules]
+    case_rows = [
+        [case.key, case.rule, str(case.learners), "\n".join(case.inputs), case.example, case.replay]
+        for case in summary.cases
+    ]
+    nothing = _("No learner failed a probe case.")
+    labs_title, rules_title = _("Labs"), _("Rules failed, most first")
+    failed_title = _("Cases failed, most first")
+    body = [
+        f"<h1>{escape(title)}</h1>",
+        f"<p>{escape(graded)}</p>",
+        f"<h2>{escape(pass_title)}</h2>",
+        _bars("pass-rates", pass_title, lab_bars),
+        f"<h2>{escape(cases_title)}</h2>",
+        _bars("most-failed", cases_title, case_bars) if case_bars else f"<p>{escape(nothing)}</p>",
+        f"<h2>{escape(labs_title)}</h2>",
+        _table("labs", [_("lab"), _("passed"), _("not passed"), _("graded")], lab_rows),
+        f"<h2>{escape(rules_title)}</h2>",
+        _table("rules", [_("rule"), _("lab"), _("learners"), _("for example")], rule_rows),
+        f"<h2>{escape(failed_title)}</h2>",
+        _table(
+            "cases",
+            [_("case"), _("rule"), _("learners"), _("input"), _("for example"), _("replay")],
+            case_rows,
+        ),
+    ]
+    head = (
+        f'<!DOCTYPE html>\n<html lang="{current_edition()}">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+    )
+    return head + "\n".join(body) + "\n</body>\n</html>\n"

@@ -1,0 +1,184 @@
+"""A term's bookkeeping: reasons an instructor can act on, one key per row, a CSV Excel reads,
+and messages of several lines kept readable."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from course.grading.feedback import feedback_text, write_feedback
+from course.grading.gradebook import (
+    gradebook_csv,
+    gradebook_json,
+    graded_row,
+    ungraded_row,
+    with_unique_learners,
+    write_gradebook,
+)
+from course.grading.intake import survey
+from course.grading.roster import row_line
+from course.harness.manifest import Manifest
+from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
+from course.sandboxed.marker import MARKER
+from course.sandboxed.status import Status
+
+
+def test_an_empty_folder_and_a_folder_of_loose_files_say_which(tmp_path: Path) -> None:
+    (tmp_path / "ada").mkdir()
+    (tmp_path / "ben").mkdir()
+    for name in ("report.pdf", "context.py"):
+        (tmp_path / "ben" / name).write_text("mine\n")
+    (tmp_path / "cy").mkdir()
+    for number in range(7):
+        (tmp_path / "cy" / f"f{number}.py").write_text("\n")
+    why = {entry.learner: entry.why for entry in survey(tmp_path).submissions}
+    assert why == {
+        "ada": "empty submission",
+        "ben": f"loose files: context.py, report.pdf (not a practice workspace: no {MARKER})",
+        "cy": "loose files: f0.py, f1.py, f2.py, f3.py, f4.py and 2 more "
+        f"(not a practice workspace: no {MARKER})",
+    }
+
+
+def test_rows_named_alike_get_one_key_each_the_graded_one_keeping_the_name(
+    manifest: Manifest,
+) -> None:
+    labs = manifest.required_labs
+    older = ungraded_row("ben", "r/ben", labs, Status.SKIPPED, "an older submission of ben")
+    graded = ungraded_row("ben", "r/ben.zip", labs, Status.ERROR, "refused")
+    taken = ungraded_row("ben#2", "r/ben#2", labs, Status.ERROR, "refused")
+    rows = with_unique_learners([older, taken, graded, older])
+    assert [(row.learner, row.workspace, row.status) for row in rows] == [
+        ("ben", "r/ben.zip", "error"),
+        ("ben#3", "r/ben", "skipped"),
+        ("ben#4", "r/ben", "skipped"),
+        ("ben#2", "r/ben#2", "error"),
+    ]
+
+
+def test_the_csv_opens_with_a_byte_order_mark_and_the_json_without(tmp_path: Path) -> None:
+    csv_path, json_path = write_gradebook(tmp_path, "learner\n李雷\n", "{}\n")
+    assert csv_path.read_bytes() == "\ufefflearner\n李雷\n".encode()
+    assert json_path.read_bytes() == b"{}\n"
+
+
+def test_a_message_of_several_lines_stays_readable(manifest: Manifest) -> None:
+    message = "AssertionError: the budget\nassert 31 == 29\n  where 31 = build()\x1b[0m"
+    labs = tuple(
+        LabResult(
+            lab,
+            tuple(
+                TestOutcome(
+                    f"t::{lab.id}-{n}",
+                    f"test_{n}",
+                    lab.id,
+                    Status.FAILED if lab.id == "11.3" and n == 0 else Status.PASSED,
+                    message if lab.id == "11.3" and n == 0 else "",
+                )
+                for n in range(lab.tests)
+            ),
+            lab.tests,
+            ProbeSummary(1, 1, Status.PASSED),
+        )
+        for lab in manifest.required_labs
+    )
+    row = graded_row("ada", "ada", CheckpointResult(manifest.chapter, "practice", labs), ())
+    said = "test_0: AssertionError: the budget\nassert 31 == 29\n  where 31 = build()\\x1b[0m"
+    assert row.note == said
+    data = json.loads(gradebook_json("11", [row], {}))["learners"][0]
+    assert data["note"] == said
+    [failed] = [test for test in data["tests"] if test["status"] == "failed"]
+    assert failed["message"] == said.removeprefix("test_0: ")
+    [cells] = csv.DictReader(io.StringIO(gradebook_csv(["11.3"], [row])))
+    assert cells["note"] == said
+    line = row_line(row)
+    assert "\n" not in line and "the budget | assert 31 == 29 | where 31" in line
+    assert "\n" not in row_line(replace(row, notes=("two\nlines",)))
+
+
+def test_feedback_shows_a_learner_their_labs_failing_cases_and_replays_only(
+    manifest: Manifest,
+) -> None:
+    from test_class_summary import _result
+
+    result = _result(manifest, {"11.3#001", "11.3#002", "11.3#003", "11.3#005"})
+    row = graded_row("ada", "ada", result, ["copies: ada and ben share Lab 11.3"])
+    row = replace(row, shown=result, notes=("also handed in ada.zip (older, not graded)",))
+    text = feedback_text(manifest, row)
+    assert text.startswith("Chapter 11 · ada\nGrade: 80/100\n")
+    assert "11.3#001" in text and "replay: checkpoint 11 --replay 11.3#001" in text
+    assert "and 1 more probe case like these" in text
+    assert "note: also handed in ada.zip" in text
+    assert "copies" not in text and "ben" not in text
+    absent = ungraded_row("cy", "", manifest.required_labs, Status.SKIPPED, "submitted nothing")
+    assert "Not graded: submitted nothing" in feedback_text(manifest, absent)
+
+
+def test_feedback_speaks_the_rosters_edition(manifest: Manifest, zh: None) -> None:
+    from test_class_summary import _result
+
+    result = _result(manifest, {"11.3#001"})
+    row = replace(graded_row("ada", "ada", result, ()), shown=result)
+    text = feedback_text(manifest, row)
+    assert text.startswith("第 11 章 · ada\n成绩：80/100\n"), text
+    assert "重新运行：checkpoint 11 --replay 11.3#001" in text
+
+
+def test_feedback_files_are_one_per_learner_and_never_through_a_link(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    labs = manifest.required_labs
+    rows = [
+        ungraded_row("gus/practice-11", "g", labs, Status.ERROR, "refused"),
+        ungraded_row("gus_practice-11", "g", labs, Status.ERROR, "refused"),
+        ungraded_row("ben#2", "b", labs, Status.SKIPPED, "an older submission of ben"),
+    ]
+    folder = write_feedback(tmp_path / "gradebook.csv", manifest, rows)
+    assert folder == tmp_path / "gradebook-feedback"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "gus_practice-11-2.txt",
+        "gus_practice-11.txt",
+    ]
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "gradebook-2-feedback").symlink_to(tmp_path / "elsewhere")
+    assert write_feedback(tmp_path / "gradebook-2.csv", manifest, rows) is None
+    assert not any((tmp_path / "elsewhere").iterdir())
+
+
+def test_the_rosters_reasons_and_closing_lines_speak_the_instructors_edition(
+    tmp_path: Path, zh: None
+) -> None:
+    (tmp_path / "ada").mkdir()
+    (tmp_path / "notes.txt").write_text("\n")
+    (tmp_path / ".hidden").mkdir()
+    found = survey(tmp_path)
+    assert [entry.why for entry in found.submissions] == ["空提交"]
+    closing = found.closing(1)
+    assert closing[0] == "未列入成绩表（2 项）："
+    assert closing[-1] == "名单：成绩表共 1 行，2 项未列入（见上）"
+    assert "隐藏项" in closing[1] and "不是提交的文件" in closing[2]
+
+
+def test_feedback_of_a_run_with_instructor_tests_shows_the_kits_verdict_text_only(
+    manifest: Manifest,
+) -> None:
+    labs = tuple(
+        LabResult(
+            lab,
+            tuple(
+                TestOutcome(f"t::{lab.id}-{n}", f"test_{n}", lab.id, Status.FAILED, "SECRET x")
+                for n in range(lab.tests)
+            ),
+            lab.tests,
+            ProbeSummary(1, 1, Status.PASSED),
+        )
+        for lab in manifest.required_labs
+    )
+    result = CheckpointResult(manifest.chapter, "practice", labs, problems=("SECRET y",))
+    row = replace(graded_row("ada", "ada", result, ()), shown=result)
+    assert "SECRET" in feedback_text(manifest, row)
+    withheld = feedback_text(manifest, row, instructor=True)
+    assert "SECRET" not in withheld and "Lab 11.3" in withheld
