@@ -275,6 +275,7 @@ def _gather(probes: ProbeSet, target: ProbeTarget, limits: Limits, *, frames: bo
     gathered = Answers(probes, frames=frames)
     labs = probes.labs()
     shorter = after_a_hang(limits)
+    budget, written = limits.written_bytes, 0  # the learner's disk cap, for the whole run
     with tempfile.TemporaryDirectory(prefix="probes-") as scratch:
         attempt = 0
         while labs:
@@ -284,9 +285,19 @@ def _gather(probes: ProbeSet, target: ProbeTarget, limits: Limits, *, frames: bo
             try:
                 stopped_in = _run_driver(probes, target, labs, results, limits, gathered)
             finally:
-                remove_written(results)
+                written += remove_written(results)
             labs = labs[labs.index(stopped_in) + 1 :] if stopped_in is not None else []
             limits = shorter
+            if labs and written > budget:
+                said = _(
+                    "not run: the probe processes wrote {size} MB of records, past the run's "
+                    "{limit} MB"
+                )
+                mb = 1024 * 1024
+                gathered.give_up(
+                    labs, Status.ERROR, said.format(size=written // mb, limit=budget // mb)
+                )
+                break
     return gathered
 
 

@@ -49,6 +49,7 @@ DUMP_BYTES = 256 * 1024  # read of a stack dump at most: learner code can add to
 DUMP_FRAMES = 400  # frames of a dump looked at (a real one has a few dozen per thread)
 MAX_STRAYS = 50  # reports of tests not collected, or repeated, kept for the flags
 MAX_COLLECT_ERRORS = 20
+MB = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class RunLog:
     dropped: int = 0  # records left out (``records.RecordReader``)
     cut: int = 0  # items of records' lists and objects left out (``records.MAX_ITEMS``)
     forged: list[str] = field(default_factory=list)  # records no test run writes (flags)
+    written: int = 0  # bytes the run's children left on the grader's disk (``written_bytes``)
 
     def impossible(self, said: str) -> None:
         if said not in self.forged:
@@ -188,7 +190,15 @@ def run_focused_tests(
             try:
                 collected = attempt(target, labs, results, remaining, limits, log, record)
             finally:  # read: what the child wrote leaves the grader's disk before the next one
-                remove_written(results)
+                log.written += remove_written(results)
+            if log.written > limits.written_bytes:  # the learner's disk cap, for the whole run
+                said = _(
+                    "the test processes wrote {size} MB of records and stack dumps, past the "
+                    "run's {limit} MB"
+                )
+                written = said.format(size=log.written // MB, limit=limits.written_bytes // MB)
+                log.fatal = NOT_RUN + written
+                break
             if any(o.status == Status.TIMEOUT for o in outcomes.values()):
                 limits = shorter
             if not order and collected is not None:

@@ -31,6 +31,7 @@ class Limits:
     output_bytes: int = 64 * 1024  # child output kept for diagnostics; the rest is dropped
     memory_mb: int = 2048  # address-space limit of the child (0: none)
     deadline: float | None = None  # ``time.monotonic()`` past which no child's records are read
+    written_bytes: int = 64 * 1024 * 1024  # what a run's children may leave on the grader's disk
 
 
 AFTER_A_HANG = 0.1  # the share of its limit a test or case gets once another overran
@@ -113,11 +114,16 @@ def start_child(
     return process, CappedOutput(process.stdout, limits.output_bytes)
 
 
-def remove_written(results: Path) -> None:
+def remove_written(results: Path) -> int:
     """Remove a child's results file and stack dump once read: learner code can fill each up
-    to its file size limit, so no more than one child's pair is ever on the grader's disk."""
+    to its file size limit, so no more than one child's pair is ever on the grader's disk.
+    Returns their size: a run counts it against ``Limits.written_bytes``, as the learner's."""
+    size = 0
     for path in (results, dump_file(results)):
+        with contextlib.suppress(OSError):
+            size += path.stat().st_size
         path.unlink(missing_ok=True)
+    return size
 
 
 def pause(process: Child) -> None:

@@ -208,6 +208,36 @@ def test_each_childs_written_files_leave_the_graders_disk_when_it_ends(tmp_path:
     assert seen == [[f"results-{n}.jsonl"] for n in range(1, 5)], "only the child's own file"
 
 
+def test_what_the_children_write_counts_against_the_runs_disk_cap(tmp_path: Path) -> None:
+    """Removed as each child ends, the files still count: a learner whose every child fills
+    its records and stack dump runs no further child once the run's cap is spent (before, a
+    new child started for each test, each free to write its 63 MiB pair again)."""
+    tests = [(f"t.py::test_{n}", f"test_{n}", f"11.{n + 1}") for n in range(4)]
+
+    def attempt(
+        target: RunTarget,
+        labs: Sequence[str],
+        results: Path,
+        nodeids: Sequence[str],
+        limits: Limits,
+        log: RunLog,
+        record: Record,
+    ) -> Collected:
+        for path in (results, dump_file(results)):
+            path.write_bytes(b"x" * 1024 * 1024)
+        nodeid, name, lab = next(t for t in tests if not nodeids or t[0] in nodeids)
+        record(TestOutcome(nodeid, name, lab, Status.FAILED, "filled its files"))
+        return tests
+
+    target = RunTarget(tmp_path, ("t.py",), "pi_course")
+    cap = Limits(written_bytes=3 * 1024 * 1024)
+    outcomes, log = run_focused_tests(target, attempt=attempt, limits=cap)
+    assert [o.status for o in outcomes] == [Status.FAILED] * 2 + [Status.ERROR] * 2
+    assert log.written == 4 * 1024 * 1024
+    said = "the test processes wrote 4 MB of records and stack dumps, past the run's 3 MB"
+    assert all(said in o.message and o.not_run for o in outcomes[2:]), outcomes[2:]
+
+
 def test_what_utf8_cannot_write_is_escaped_wherever_it_is_nested() -> None:
     """The one helper the CSV, ``gradebook.json`` and Gradescope's ``results.json`` go through."""
     name = os.fsdecode(b"bo-\xfe")
