@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from course.locale import gettext as _
+from course.locale.typography import tidy
 
 
 class LabNotImplemented(NotImplementedError):
@@ -20,9 +21,15 @@ class LabNotImplemented(NotImplementedError):
         self.title = title
         self.function = function
         self.hint = hint
+        said = _("Lab {lab_id} {title} not implemented yet ({function}): {todo}")
         super().__init__(
-            _("Lab {lab_id} {title} not implemented yet ({function}): {todo}").format(
-                lab_id=lab_id, title=_curriculum(title), function=function, todo=_curriculum(hint)
+            tidy(
+                said.format(
+                    lab_id=lab_id,
+                    title=_curriculum(title),
+                    function=function,
+                    todo=_curriculum(hint),
+                )
             )
         )
 

@@ -66,15 +66,15 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     requested = given(words, "--lang")
-    try:  # before parsing, so that even --help speaks it
-        edition = speak(requested)
+    try:  # before parsing, so that even --help speaks it: the workspace it stands in, if any
+        edition = speak(requested, Path.cwd())
     except EditionError as error:
         parser().error(str(error))
     args = parser().parse_intermixed_args(words)  # options before or after the directory
     commands = shell_commands()
     try:
         if args.lang != requested:  # an option was abbreviated
-            edition = speak(args.lang)
+            edition = speak(args.lang, Path.cwd())
         source_manifest = load_manifest(args.chapter)
         if edition not in source_manifest.notebooks:
             edition = source_manifest.default_edition

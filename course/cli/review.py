@@ -20,7 +20,7 @@ from ..harness.results import CheckpointResult, LabResult, TestOutcome, admit
 from ..harness.runner import Limits
 from ..harness.style import PLAIN, Style, status_label
 from ..locale import gettext as _
-from ..sandboxed.columns import wrap
+from ..sandboxed.columns import terminal_width, wrap
 from ..sandboxed.status import Status
 from ..sandboxed.verdicts import readable
 
@@ -93,7 +93,12 @@ def run_review(
 
 
 def _wrap(text: str, indent: str, first: str | None = None) -> list[str]:
-    return wrap(" ".join(text.split()), WIDTH, indent if first is None else first, indent)
+    return wrap(
+        " ".join(text.split()),
+        terminal_width(widest=WIDTH),
+        indent if first is None else first,
+        indent,
+    )
 
 
 def _said(outcome: TestOutcome | None, seen: set[str]) -> list[str]:

@@ -115,3 +115,56 @@ def problems(text: str, *, markdown: bool = False) -> list[Problem]:
 
 
 LINE_BREAK = "a line break inside a Chinese sentence"
+
+
+JOINED_HAN = re.compile(rf"(?<=[{HAN}{OPENING}{CLOSING}]) (?=[{HAN}{OPENING}{CLOSING}])")
+SPACE_AFTER_MARK = re.compile(rf"(?<=[{OPENING}{CLOSING}]) (?=[^\s|])")
+LATIN_COLON = re.compile(rf"(?<=[\w.\])'\"`]): (?=[{HAN}{OPENING}])")
+LIST_SEMICOLON = re.compile(r"(?<=\S); (?=\S)")
+
+
+def tidy(text: str) -> str:
+    """A filled-in zh text set as the chapter sets it: a placeholder that held a Chinese phrase
+    keeps no space beside Chinese (``交互分组 尚未实现`` → ``交互分组尚未实现``), no space after
+    a full-width mark, a full-width colon after Latin text before Chinese
+    (after ``compact-1.summary.files``), a full-width semicolon between list items.
+    A line without Chinese is left as it is; so is a run of spaces (a table's column)."""
+    return "\n".join(_tidy_line(line) if has_han(line) else line for line in text.split("\n"))
+
+
+def _tidy_line(line: str) -> str:
+    line = JOINED_HAN.sub("", line)
+    line = SPACE_AFTER_MARK.sub("", line)
+    line = LATIN_COLON.sub("\uff1a", line)
+    return LIST_SEMICOLON.sub("\uff1b", line)
+
+
+BACKTICK = "a Markdown backtick outside Markdown"
+RENDERED_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (BACKTICK, re.compile(r"`")),
+    ("a space inside a Chinese phrase", re.compile(rf"{CHINESE} {CHINESE}")),
+    ("a space after full-width punctuation", re.compile(rf"[{OPENING}{CLOSING}] [^\s|]")),
+    ("ASCII punctuation after Chinese text", re.compile(rf"{CHINESE}[,;()]|[{HAN}]:(?!\s*$)")),
+    ("an ASCII colon after Latin text in a Chinese line", LATIN_COLON),
+    ("a list joined with '; ' in a Chinese line", re.compile(r"\S; \S")),
+    ("an opening mark at the end of a line", re.compile(rf"[{OPENING}]$")),
+)
+"""What a rendered zh line (a terminal's, a notebook's output) may not show. A run of two or
+more spaces is a table's column, not a space inside a phrase."""
+NUMBER_CUT = "a line break between 第 and its number"
+
+
+def rendered_problems(text: str) -> list[Problem]:
+    """Where text the kit rendered for a zh reader (terminal lines, a notebook output's text)
+    breaks the chapter's typography: every line holding Chinese, checked as printed."""
+    found = [
+        Problem(rule, line[max(0, match.start() - 8) : match.end() + 8])
+        for line in text.split("\n")
+        if has_han(line)
+        for rule, pattern in RENDERED_RULES
+        for match in pattern.finditer(line)
+    ]
+    for before, after in itertools.pairwise(text.split("\n")):
+        if before.rstrip().endswith("第") and after.strip()[:1].isdigit():
+            found.append(Problem(NUMBER_CUT, f"{before[-8:]}⏎{after.strip()[:8]}"))
+    return found
