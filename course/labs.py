@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from course.locale import gettext as _
-from course.locale.typography import tidy
+from course.locale import tidy
 
 
 class LabNotImplemented(NotImplementedError):

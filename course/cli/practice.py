@@ -16,6 +16,7 @@ from ..harness.manifest import ManifestError, load_manifest
 from ..harness.workspace import create_workspace, default_directory
 from ..locale import EDITIONS, EditionError
 from ..locale import gettext as _
+from ..sandboxed.columns import unquoted
 from ..sandboxed.commands import shell_commands
 from ..sandboxed.marker import WorkspaceError, speak
 from .options import HelpFormatter, given
@@ -94,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     created = _("Created a chapter {chapter} practice workspace in {root}")
     print(created.format(chapter=manifest.chapter, root=root))
     parent_line = _("  parent {fingerprint}: {parent}")
-    print(parent_line.format(fingerprint=parent, parent=manifest.card.parent))
+    print(unquoted(parent_line.format(fingerprint=parent, parent=manifest.card.parent)))
     for file in manifest.files_with_role("learner"):
         labs = _(", ").join(lab.id for lab in manifest.labs if file.path in lab.files)
         print(_("  yours to edit: {path} (Lab {labs})").format(path=file.path, labs=labs))

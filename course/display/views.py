@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Protocol
 
-from ..locale.typography import tidy
+from ..locale import tidy
 from ..sandboxed.columns import CODE_SPAN, columns, pad, unquoted
 from ..sandboxed.status import HTML_COLOURS, TONE_MARKS, Tone
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..locale import current_edition, ngettext
+from ..locale import current_edition, ngettext, tidy
 from ..locale import gettext as _
 from ..sandboxed.columns import columns, pad, terminal_width, wrap
 from ..sandboxed.commands import BY_NAME, Commands, in_shell
@@ -217,7 +217,8 @@ def render_first_failure(result: LabResult) -> list[str]:
         if test.status.broken and not test.not_run:
             said = (readable(test.message).splitlines() or [""])[0]
             head = pad(status_label(test.status), 8)
-            return [f"    {line}" for line in _detail(head, f"{test.name}: {said}")]
+            named = _("{test}: {message}").format(test=test.name, message=said)
+            return [f"    {line}" for line in _detail(head, named)]
     probes = result.probes
     if probes is not None and probes.status.broken and probes.failures:
         said = probes.failures[0].splitlines()[0]
@@ -271,7 +272,7 @@ def _test_details(result: LabResult) -> list[str]:
             lines += _detail(head, stop.format(count=count, message=message))
             continue
         if count == 1:
-            lines += _detail(head, f"{first.name}: {message}")
+            lines += _detail(head, _("{test}: {message}").format(test=first.name, message=message))
         else:
             many = ngettext("{count} test: {message}", "{count} tests: {message}", count)
             lines += _detail(head, many.format(count=count, message=message))
@@ -304,7 +305,9 @@ def render_not_run(result: CheckpointResult) -> list[str]:
         who = _tests(len(group) - extra, extra)
         why = group[0].message.removeprefix(NOT_RUN)
         head = _("{status}:").format(status=status_label(group[0].status))
-        lines += _detail(head, _("{tests} not run: {reason}").format(tests=who, reason=why))
+        said = tidy(f"{head} " + _("{tests} not run: {reason}").format(tests=who, reason=why))
+        hanging = " " * columns(head if head.endswith("\uff1a") else f"{head} ")
+        lines += wrap(said, terminal_width(widest=WIDTH) - 4, subsequent_indent=hanging)
     return lines
 
 

@@ -16,9 +16,8 @@ from typing import Any
 
 from course.fields import KIND_NAMES, kind_name, kind_of
 from course.jsonl import BOM, _reject_constant
-from course.locale import N_, ngettext
+from course.locale import N_, ngettext, tidy
 from course.locale import gettext as _
-from course.locale.typography import tidy
 
 CURRENT_VERSION = 3
 """The newest Pi session format this module reads; ``migrate`` brings every file to it."""

@@ -13,14 +13,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from . import CLOSING, HAN, LATIN_COLON, OPENING
 from .english import BACKTICKED, without_literal_blocks
 
-HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-OPENING = "\uff08\u201c\u2018\u300a\u300c\u3010"
-"""Full-width marks that open: parenthesis, quotes, title and corner brackets."""
-CLOSING = "\uff0c\u3002\u3001\uff1b\uff1a\uff1f\uff01\uff09\u201d\u2019\u300b\u300d\u3011"
-"""Full-width marks that close or follow a word: comma, full stop, enumeration comma (the
-lists' mark), semicolon, colon, question and exclamation marks, closing brackets and quotes."""
 CODE = re.compile(rf"{BACKTICKED.pattern}|\[[^\[\]\n{HAN}]*\]|\([^()\n{HAN}]*,[^()\n{HAN}]*\)")
 """Code spans, and brackets of ASCII only (``[u1, a1]``, ``(entry_ids, reason)``): code."""
 PLACEHOLDER = re.compile(r"\{(\w*)([^{}\n]*)\}")
@@ -115,28 +110,6 @@ def problems(text: str, *, markdown: bool = False) -> list[Problem]:
 
 
 LINE_BREAK = "a line break inside a Chinese sentence"
-
-
-JOINED_HAN = re.compile(rf"(?<=[{HAN}{OPENING}{CLOSING}]) (?=[{HAN}{OPENING}{CLOSING}])")
-SPACE_AFTER_MARK = re.compile(rf"(?<=[{OPENING}{CLOSING}]) (?=[^\s|])")
-LATIN_COLON = re.compile(rf"(?<=[\w.\])'\"`]): (?=[{HAN}{OPENING}])")
-LIST_SEMICOLON = re.compile(r"(?<=\S); (?=\S)")
-
-
-def tidy(text: str) -> str:
-    """A filled-in zh text set as the chapter sets it: a placeholder that held a Chinese phrase
-    keeps no space beside Chinese (``交互分组 尚未实现`` → ``交互分组尚未实现``), no space after
-    a full-width mark, a full-width colon after Latin text before Chinese
-    (after ``compact-1.summary.files``), a full-width semicolon between list items.
-    A line without Chinese is left as it is; so is a run of spaces (a table's column)."""
-    return "\n".join(_tidy_line(line) if has_han(line) else line for line in text.split("\n"))
-
-
-def _tidy_line(line: str) -> str:
-    line = JOINED_HAN.sub("", line)
-    line = SPACE_AFTER_MARK.sub("", line)
-    line = LATIN_COLON.sub("\uff1a", line)
-    return LIST_SEMICOLON.sub("\uff1b", line)
 
 
 BACKTICK = "a Markdown backtick outside Markdown"
