@@ -47,8 +47,9 @@ def parser() -> argparse.ArgumentParser:
         metavar="EDITION",
         help=_(
             "the workspace's language edition: {editions}; its notebooks, {learning} and every "
-            "message (default: from LANG, else the chapter's first)"
-        ).format(editions=_(", ").join(EDITIONS), learning="LEARNING.md"),
+            "message (default: the edition of the workspace it is run in, else from LANG, else "
+            "{fallback})"
+        ).format(editions=_(", ").join(EDITIONS), learning="LEARNING.md", fallback=EDITIONS[0]),
     )
     p.add_argument(
         "--classroom",
