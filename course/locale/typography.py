@@ -117,7 +117,7 @@ RENDERED_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (BACKTICK, re.compile(r"`")),
     ("a space inside a Chinese phrase", re.compile(rf"{CHINESE} {CHINESE}")),
     ("a space after full-width punctuation", re.compile(rf"[{OPENING}{CLOSING}] [^\s|]")),
-    ("ASCII punctuation after Chinese text", re.compile(rf"{CHINESE}[,;()]|[{HAN}]:(?!\s*$)")),
+    ("ASCII punctuation after Chinese text", re.compile(rf"[{HAN}][,;:()]")),
     ("an ASCII colon after Latin text in a Chinese line", LATIN_COLON),
     ("a list joined with '; ' in a Chinese line", re.compile(r"\S; \S")),
     ("an opening mark at the end of a line", re.compile(rf"[{OPENING}]$")),
