@@ -14,9 +14,8 @@ from ..harness.kit import KitError, chapter_fingerprints, kit_root, short
 from ..harness.learning import checkpoint_command, lab_command
 from ..harness.manifest import ManifestError, load_manifest
 from ..harness.workspace import create_workspace, default_directory
-from ..locale import EDITIONS, EditionError
+from ..locale import EDITIONS, EditionError, unquoted
 from ..locale import gettext as _
-from ..sandboxed.columns import unquoted
 from ..sandboxed.commands import shell_commands
 from ..sandboxed.marker import WorkspaceError, speak
 from .options import HelpFormatter, given
@@ -48,8 +47,8 @@ def parser() -> argparse.ArgumentParser:
         help=_(
             "the workspace's language edition: {editions}; its notebooks, {learning} and every "
             "message (default: the edition of the workspace it is run in, else from LANG, else "
-            "{fallback})"
-        ).format(editions=_(", ").join(EDITIONS), learning="LEARNING.md", fallback=EDITIONS[0]),
+            "English)"
+        ).format(editions=_(", ").join(EDITIONS), learning="LEARNING.md"),
     )
     p.add_argument(
         "--classroom",

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Protocol
 
-from ..locale import tidy
-from ..sandboxed.columns import CODE_SPAN, columns, pad, unquoted
+from ..locale import CODE_SPAN, tidy, unquoted
+from ..sandboxed.columns import columns, pad
 from ..sandboxed.status import HTML_COLOURS, TONE_MARKS, Tone
 
 

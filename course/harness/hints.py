@@ -16,7 +16,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 from ..locale import gettext as _
-from ..sandboxed.columns import terminal_width, unquoted, wrap
+from ..locale import unquoted
+from ..sandboxed.columns import terminal_width, wrap
 from ..sandboxed.nofollow import UnsafePath, read_regular
 from ..sandboxed.tables import TableReader
 from ..sandboxed.untrusted import safe_text

@@ -38,6 +38,8 @@ _SPACE_AFTER_MARK = re.compile(rf"(?<=[{OPENING}{CLOSING}]) (?=[^\s|])")
 LATIN_COLON = re.compile(rf"(?<=[\w.\])'\"`]): (?=[{HAN}{OPENING}])")
 """An ASCII colon after Latin text, before Chinese: the chapter writes a full-width one."""
 _LIST_SEMICOLON = re.compile(r"(?<=\S); (?=\S)")
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+"""A Markdown code span: outside Markdown its backticks would show as themselves."""
 
 _chosen: str | None = None
 
@@ -146,6 +148,12 @@ def ngettext(singular: str, plural: str, count: int) -> str:
 def N_(message: str) -> str:
     """Mark a constant for extraction; it is translated where it is shown, with ``_()``."""
     return message
+
+
+def unquoted(text: str) -> str:
+    """``text`` with its Markdown code spans' backticks taken off (for a terminal, a traceback
+    or plain HTML, where a backtick would show as itself)."""
+    return CODE_SPAN.sub(r"\1", text)
 
 
 def tidy(text: str) -> str:

@@ -9,11 +9,12 @@ import textwrap
 import unicodedata
 from typing import TextIO
 
+from ..locale import unquoted
+
 WIDE = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"
 NO_LINE_END = "\uff08\u201c\u2018\u300a\u300c\u300e\u3010"
 """Marks a line does not end with (full-width opening brackets and quotes): they go down
 with what follows them."""
-CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _UNITS = re.compile(
     rf"\s+|[{NO_LINE_END}]*(?:`[^`\n]+`|第 ?\d+(?: ?[章行节项条个])?|[^\s{WIDE}`{NO_LINE_END}]+|\S)"
 )
@@ -42,12 +43,6 @@ def terminal_width(stream: TextIO | None = None, widest: int = WIDTH) -> int:
     except (OSError, ValueError):
         found = widest
     return max(NARROWEST, min(widest, found))
-
-
-def unquoted(text: str) -> str:
-    """``text`` with its Markdown code spans' backticks taken off (for a terminal or plain
-    HTML, where a backtick would show as itself)."""
-    return CODE_SPAN.sub(r"\1", text)
 
 
 def columns(text: str) -> int:

@@ -14,9 +14,9 @@ import pytest
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import write_po
 
-from course.locale import tidy
+from course.locale import tidy, unquoted
 from course.locale.typography import LINE_BREAK, NUMBER_CUT, problems, rendered_problems
-from course.sandboxed.columns import terminal_width, unquoted, wrap
+from course.sandboxed.columns import terminal_width, wrap
 from course.tools import catalogs
 
 PLANTED = [

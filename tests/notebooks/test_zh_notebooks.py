@@ -15,10 +15,10 @@ What is left out, and why, precisely:
   same for the real Pi session of 11-7 (its entries, its compaction's summary); entry ids are
   among these values. They are the learner's data, not the kit's words: the fixture's
   summaries and the Pi session are English.
-- **The reference's own output**: the message of an exception a lab function raised (what
-  follows ``已拒绝 · SomeError:``; not ``PiImportError``, whose message the kit words), the
-  ``reason``/``status`` values the lab functions return (``trimmed``, ``overflow``), Python
-  values printed by a cell (a line that is a Python literal; ``True``/``False``/``None``).
+- **The reference's own output**: the ``reason``/``status`` values the lab functions return
+  (``trimmed``, ``overflow``), Python values printed by a cell (a line that is a Python
+  literal; ``True``/``False``/``None``). A refusal the reference raised is shown in the
+  reader's edition (``course.locale.refusals``), so it is checked like the kit's own words.
 - **A probe failure's case data**: the input lines of a case the failure names (the case's
   arguments, as the shipped probe data ``starters/11-probes.json`` holds them) and the field of
   the answer that differs (the ``reason`` before ``应为``): the case's data and field names.
@@ -78,7 +78,6 @@ CUT_WIDTHS = (50, 60, 70, 90)
 RETURNED_VALUES = ("trimmed", "overflow")
 """``reason`` and ``status`` values the lab functions return (code names shown as data)."""
 PYTHON_CONSTANTS = ("True", "False", "None")
-REFUSED = re.compile(r"(已拒绝 · (?!PiImportError:)\w+: ).*")
 
 
 # --------------------------------------------------------------------------- the data
@@ -163,16 +162,6 @@ def pi_session_data() -> tuple[str, ...]:
 # --------------------------------------------------------------------------- what is checked
 
 
-def foreign_fragments(text: str) -> list[str]:
-    """Parts of a verdict or refusal that other code wrote (see the module's docstring)."""
-    found: list[str] = []
-    for line in text.splitlines():
-        refused = REFUSED.search(line)
-        if refused:
-            found.append(line[refused.end(1) :])
-    return found
-
-
 def without(text: str, removed: Iterable[str]) -> str:
     """``text`` with every ``removed`` string taken out where it stands as a whole."""
     for value in sorted(set(removed), key=len, reverse=True):
@@ -205,7 +194,6 @@ def probe_case_data(text: str) -> list[str]:
 def english_in(text: str, data: Iterable[str], html_text: str = "") -> list[str]:
     """The English words left in ``text`` (and ``html_text``) once the documented parts go."""
     removed = [
-        *foreign_fragments(text),
         *probe_case_data(text),
         *probe_case_data(html_text),
         *data,
@@ -223,6 +211,15 @@ def english_in(text: str, data: Iterable[str], html_text: str = "") -> list[str]
 
 def html_as_text(markup: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", " ", markup))
+
+
+CODE_ELEMENT = re.compile(r"<code>(.*?)</code>", re.DOTALL)
+
+
+def code_in(output: Any) -> list[str]:
+    """What an output's HTML shows as code (a message's code spans, their backticks gone)."""
+    markup = str(output.get("data", {}).get("text/html", ""))
+    return [html.unescape(code) for code in CODE_ELEMENT.findall(markup)]
 
 
 def output_texts(output: Any) -> tuple[str, str]:
@@ -248,7 +245,7 @@ def test_every_stored_output_of_the_zh_notebooks_is_chinese(path: Path) -> None:
             continue
         for output in cell.outputs:
             plain, markup = output_texts(output)
-            words = english_in(plain, data, markup)
+            words = english_in(plain, (*data, *code_in(output)), markup)
             if words:
                 found.append(f"cell {index}: {sorted(set(words))}\n{plain}")
     assert found == [], "\n\n".join(found)
