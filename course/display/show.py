@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..locale import N_, ngettext
+from ..locale import N_, SOURCE_EDITION, current_edition, ngettext
 from ..locale import gettext as _
 from ..locale.refusals import in_edition
 from ..sandboxed.untrusted import clip
@@ -375,5 +375,11 @@ def kept_from(label: str, result: Any) -> str:
         label=label,
         count=count,
         first=result.kept_entry_ids[0] if count else _("(nothing)"),
-        tokens=f"{result.tokens.messages:,}",
+        tokens=grouped(result.tokens.messages),
     )
+
+
+def grouped(number: int | float) -> str:
+    """A large count as the edition writes it: ``25,010`` in English, ``25010`` in Chinese (the
+    chapter groups no digits)."""
+    return f"{number:,}" if current_edition() == SOURCE_EDITION else f"{number}"
