@@ -65,7 +65,7 @@ from course.harness.results import CheckpointResult, LabResult, ProbeSummary, Te
 from course.labs import LabNotImplemented
 from course.locale import current_edition
 from course.locale.english import english_words
-from course.locale.typography import problems
+from course.locale.typography import problems, rendered_problems
 from course.sandboxed.marker import read_workspace
 from course.sandboxed.status import Status
 from course.summary import CompactionEntry, CompactionSummary, parse_summary
@@ -366,7 +366,8 @@ def test_every_view_rendered_in_zh_is_chinese(zh: None) -> None:
     shown = [*chapter_views(), *verdict_views(), *notes()]
     found = []
     for view in shown:
-        words = english_in(view.text, chapter_data(), html_as_text(view.html))
+        code = [html.unescape(found) for found in CODE_ELEMENT.findall(view.html)]
+        words = english_in(view.text, (*chapter_data(), *code), html_as_text(view.html))
         if words:
             found.append(f"{sorted(set(words))}\n{view.text}")
     for chapter in opened:
@@ -435,3 +436,30 @@ def test_a_planted_line_break_in_a_zh_cell_is_found() -> None:
     assert typography_of(source, "planted.md") == [
         "planted.md: a line break inside a Chinese sentence: '保留消息的⏎副本。'"
     ]
+
+
+@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=label)
+def test_every_stored_output_of_the_zh_notebooks_keeps_the_chapters_typography(
+    path: Path,
+) -> None:
+    """No Markdown backtick, no space inside a Chinese phrase, no ASCII colon or ``; `` after
+    Latin text in a Chinese line, in what a zh reader sees (streams, plain text, HTML as text);
+    the learner's data (the fixture, the model-facing summary message, the Pi session) as it
+    is."""
+    notebook = nbformat.read(path, as_version=4)
+    data = chapter_data() + (pi_session_data() if "real-session" in path.name else ())
+    found = []
+    for index, cell in enumerate(notebook.cells, start=1):
+        if cell.cell_type != "code":
+            continue
+        for output in cell.outputs:
+            for shown in output_texts(output):
+                kept = "\n".join(line for line in shown.splitlines() if not is_data(line, data))
+                found += [f"cell {index}: {problem}" for problem in rendered_problems(kept)]
+    assert found == [], "\n".join(found)
+
+
+def is_data(line: str, data: Iterable[str]) -> bool:
+    """Whether ``line`` shows a value of the learner's data (whole, or cut with ``…``)."""
+    shown = line.strip()
+    return any(value and (value in shown or shown.rstrip("…") in value) for value in data)
