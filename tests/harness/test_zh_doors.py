@@ -30,6 +30,7 @@ from course.harness.workspace import create_workspace
 from course.locale import EDITIONS, set_edition, translations
 from course.locale.english import english_words
 from course.locale.typography import rendered_problems
+from course.sandboxed.columns import columns
 from course.sandboxed.commands import key_legend
 from course.sandboxed.status import Status
 
@@ -191,6 +192,7 @@ def test_the_watch_speaks_the_edition(
         assert english_left(line.replace(legend, " "), manifest) == [], line
     for english in ("progress", "Now:", "keys:"):
         assert english not in text
+    assert typography_left(text) == [], text
 
 
 # --------------------------------------------------------------------------- every door, as printed
@@ -324,3 +326,11 @@ def test_a_reference_refusal_and_a_pending_note_reach_a_zh_notebook_in_chinese(
     assert waiting is not None
     assert "`" not in waiting.text and "<code>groups</code>" in waiting.html, waiting.html
     assert typography_left(waiting.text) == [], waiting.text
+
+
+def test_the_zh_usage_lines_up_under_the_first_option_by_columns(zh_workspace: Path) -> None:
+    helped = cli("checkpoint", "--help", cwd=zh_workspace, env=PLAIN_ENVIRONMENT)
+    first, *rest = helped.stdout.split("\n\n")[0].splitlines()
+    assert first.startswith("用法：checkpoint [-h]") and rest, helped.stdout
+    option = columns(first[: first.index("[-h]")])
+    assert all(columns(line) - columns(line.lstrip()) == option for line in rest), helped.stdout
