@@ -97,7 +97,9 @@ class FieldReader:
 
     def fail(self, path: str, problem: str) -> SessionEntryError:
         where = self.entry_id if self.entry_id else "entry"
-        return SessionEntryError(f"{where}{path}: {problem}")
+        return SessionEntryError(
+            _("{where}: {problem}").format(where=f"{where}{path}", problem=problem)
+        )
 
     def mapping(
         self, value: object, path: str, required: Iterable[str], optional: Iterable[str] = ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from course.locale import gettext as _
+from course.locale import tidy, unquoted
 
 
 class LabNotImplemented(NotImplementedError):
@@ -20,11 +21,10 @@ class LabNotImplemented(NotImplementedError):
         self.title = title
         self.function = function
         self.hint = hint
-        super().__init__(
-            _("Lab {lab_id} {title} not implemented yet ({function}): {todo}").format(
-                lab_id=lab_id, title=_curriculum(title), function=function, todo=_curriculum(hint)
-            )
+        said = _("Lab {lab_id} {title} not implemented yet ({function}): {todo}").format(
+            lab_id=lab_id, title=_curriculum(title), function=function, todo=_curriculum(hint)
         )
+        super().__init__(tidy(unquoted(said)))  # shown in tracebacks: no Markdown backticks
 
 
 def _curriculum(text: str) -> str:

@@ -96,7 +96,7 @@ def test_an_entry_error_names_the_entry_and_the_field_in_chinese(
     zh: None, value: dict[str, Any], named: str, data: tuple[str, ...]
 ) -> None:
     message = chinese(refusal(lambda: parse_session_entry(value)), *data)
-    assert message.startswith(f"{named}: "), message
+    assert message.startswith(f"{named}："), message
 
 
 def test_a_summary_error_names_the_field(zh: None) -> None:
@@ -109,11 +109,11 @@ def test_a_summary_error_names_the_field(zh: None) -> None:
 def test_a_field_reader_error_names_entry_and_field(zh: None) -> None:
     reader = FieldReader("m7")
     calls: list[tuple[Callable[[], object], str]] = [
-        (lambda: reader.string(3, ".key", non_empty=True), "m7.key: "),
-        (lambda: reader.string(" ", ".key", non_blank=True), "m7.key: "),
-        (lambda: reader.string_list({}, ".value"), "m7.value: "),
-        (lambda: reader.mapping([], ".value", ("a",)), "m7.value: "),
-        (lambda: reader.mapping({"b": 1}, ".value", ("a",)), "m7.value.b: "),
+        (lambda: reader.string(3, ".key", non_empty=True), "m7.key："),
+        (lambda: reader.string(" ", ".key", non_blank=True), "m7.key："),
+        (lambda: reader.string_list({}, ".value"), "m7.value："),
+        (lambda: reader.mapping([], ".value", ("a",)), "m7.value："),
+        (lambda: reader.mapping({"b": 1}, ".value", ("a",)), "m7.value.b："),
     ]
     for call, named in calls:
         with pytest.raises(SessionEntryError) as raised:

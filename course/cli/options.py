@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ..locale import N_, gettext, ngettext
-from ..sandboxed.columns import wide, wrap
+from ..sandboxed.columns import columns, wide, wrap
 
 ARGPARSE_WORDS = (
     N_("usage: "),
@@ -60,6 +60,24 @@ class HelpFormatter(argparse.HelpFormatter):
     def format_help(self) -> str:
         """argparse's help, a Chinese section heading ending in a full-width colon."""
         return HEADING.sub("\\1\uff1a", super().format_help())
+
+    def _format_usage(
+        self,
+        usage: str | None,
+        actions: Iterable[argparse.Action],
+        groups: Iterable[argparse._MutuallyExclusiveGroup],
+        prefix: str | None,
+    ) -> str:
+        """argparse's usage, its later lines under the first option by columns: argparse indents
+        them by the characters of a Chinese prefix, whose characters take two columns each."""
+        text = super()._format_usage(usage, actions, groups, prefix)
+        first, *rest = text.split("\n")
+        at = first.find(self._prog)
+        extra = columns(first[:at]) - at if at > 0 else 0
+        if extra <= 0 or not rest:
+            return text
+        rest = [" " * extra + line if line.startswith(" ") else line for line in rest]
+        return "\n".join([first, *rest])
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         if not wide(text):

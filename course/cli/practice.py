@@ -14,7 +14,7 @@ from ..harness.kit import KitError, chapter_fingerprints, kit_root, short
 from ..harness.learning import checkpoint_command, lab_command
 from ..harness.manifest import ManifestError, load_manifest
 from ..harness.workspace import create_workspace, default_directory
-from ..locale import EDITIONS, EditionError
+from ..locale import EDITIONS, EditionError, unquoted
 from ..locale import gettext as _
 from ..sandboxed.commands import shell_commands
 from ..sandboxed.marker import WorkspaceError, speak
@@ -46,7 +46,8 @@ def parser() -> argparse.ArgumentParser:
         metavar="EDITION",
         help=_(
             "the workspace's language edition: {editions}; its notebooks, {learning} and every "
-            "message (default: from LANG, else the chapter's first)"
+            "message (default: the edition of the workspace it is run in, else from LANG, else "
+            "English)"
         ).format(editions=_(", ").join(EDITIONS), learning="LEARNING.md"),
     )
     p.add_argument(
@@ -71,15 +72,15 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     requested = given(words, "--lang")
-    try:  # before parsing, so that even --help speaks it
-        edition = speak(requested)
+    try:  # before parsing, so that even --help speaks it: the workspace it stands in, if any
+        edition = speak(requested, Path.cwd())
     except EditionError as error:
         parser().error(str(error))
     args = parser().parse_intermixed_args(words)  # options before or after the directory
     commands = shell_commands()
     try:
         if args.lang != requested:  # an option was abbreviated
-            edition = speak(args.lang)
+            edition = speak(args.lang, Path.cwd())
         source_manifest = load_manifest(args.chapter)
         if edition not in source_manifest.notebooks:
             edition = source_manifest.default_edition
@@ -106,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     created = _("Created a chapter {chapter} practice workspace in {root}")
     print(created.format(chapter=manifest.chapter, root=root))
     parent_line = _("  parent {fingerprint}: {parent}")
-    print(parent_line.format(fingerprint=parent, parent=manifest.card.parent))
+    print(unquoted(parent_line.format(fingerprint=parent, parent=manifest.card.parent)))
     for file in manifest.files_with_role("learner"):
         labs = _(", ").join(lab.id for lab in manifest.labs if file.path in lab.files)
         print(_("  yours to edit: {path} (Lab {labs})").format(path=file.path, labs=labs))

@@ -20,7 +20,8 @@ from ..harness.results import CheckpointResult, LabResult, TestOutcome, admit
 from ..harness.runner import Limits
 from ..harness.style import PLAIN, Style, status_label
 from ..locale import gettext as _
-from ..sandboxed.columns import wrap
+from ..locale import unquoted
+from ..sandboxed.columns import terminal_width, wrap
 from ..sandboxed.status import Status
 from ..sandboxed.verdicts import readable
 
@@ -94,7 +95,12 @@ def run_review(
 
 
 def _wrap(text: str, indent: str, first: str | None = None) -> list[str]:
-    return wrap(" ".join(text.split()), WIDTH, indent if first is None else first, indent)
+    return wrap(
+        " ".join(text.split()),
+        terminal_width(widest=WIDTH),
+        indent if first is None else first,
+        indent,
+    )
 
 
 def _said(outcome: TestOutcome | None, seen: set[str]) -> list[str]:
@@ -147,8 +153,9 @@ def render_review(result: ReviewResult, style: Style = PLAIN, opened: Opened = N
             lines += [f"     {line}" for line in outcome.shown]
         else:
             said = _said(outcome, seen)
-            lines += ["     " + _("your code cannot show this yet: {said}").format(said=said[0])]
-            lines += [f"       {line}" for line in said[1:]]
+            cannot = _("your code cannot show this yet: {said}").format(said=said[0])
+            lines += ["     " + unquoted(cannot)]
+            lines += [f"       {unquoted(line)}" for line in said[1:]]
     lines += ["", _("Check:")]
     words = {Status.PASSED: _("holds"), Status.PENDING: _("not written yet")}
     for check in review.checks:

@@ -10,8 +10,9 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..locale import N_, ngettext
+from ..locale import N_, SOURCE_EDITION, current_edition, ngettext
 from ..locale import gettext as _
+from ..locale.refusals import in_edition
 from ..sandboxed.untrusted import clip
 from .views import View, esc, message, preformatted, stack, table
 
@@ -209,7 +210,7 @@ def summary(value: Any) -> View:
     else:
         items = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
     rows = [
-        [name, "; ".join(str(item) for item in content) or _("(none)")]
+        [name, _("; ").join(str(item) for item in content) or _("(none)")]
         if isinstance(content, list)
         else [name, content]
         for name, content in items
@@ -231,7 +232,8 @@ def chain(path: Sequence[Any]) -> View:
 def refused(error: BaseException) -> View:
     """A refusal, as the caller sees it: the error's type and message."""
     said = _("refused · {error_type}: {error}")
-    return message(said.format(error_type=type(error).__name__, error=error), "error")
+    shown = in_edition(str(error))
+    return message(said.format(error_type=type(error).__name__, error=shown), "error")
 
 
 def accepted_wrongly(label: str) -> View:
@@ -373,5 +375,11 @@ def kept_from(label: str, result: Any) -> str:
         label=label,
         count=count,
         first=result.kept_entry_ids[0] if count else _("(nothing)"),
-        tokens=f"{result.tokens.messages:,}",
+        tokens=grouped(result.tokens.messages),
     )
+
+
+def grouped(number: int | float) -> str:
+    """A large count as the edition writes it: ``25,010`` in English, ``25010`` in Chinese (the
+    chapter groups no digits)."""
+    return f"{number:,}" if current_edition() == SOURCE_EDITION else f"{number}"

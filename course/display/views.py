@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Protocol
 
+from ..locale import CODE_SPAN, tidy, unquoted
 from ..sandboxed.columns import columns, pad
 from ..sandboxed.status import HTML_COLOURS, TONE_MARKS, Tone
 
@@ -56,11 +57,21 @@ def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def code_spans(text: str) -> str:
+    """``text`` as HTML, its Markdown code spans as ``<code>``."""
+    parts = CODE_SPAN.split(text)  # text, code, text, code, ..., text
+    return "".join(
+        f"<code>{esc(part)}</code>" if index % 2 else esc(part) for index, part in enumerate(parts)
+    )
+
+
 def message(text: str, tone: Tone = "note") -> View:
-    """A one-line status: ✓ ok, … pending, ✗ error, · note."""
-    mark, body = TONE_MARKS[tone], esc(text).replace("\n", "<br>")
+    """A one-line status: ✓ ok, … pending, ✗ error, · note (a Markdown code span in ``text``
+    shows as code, never as backticks)."""
+    text = tidy(text)
+    mark, body = TONE_MARKS[tone], code_spans(text).replace("\n", "<br>")
     return View(
-        f"{mark} {text}",
+        f"{mark} {unquoted(text)}",
         f"<div style='color:{HTML_COLOURS[tone]}'><b>{mark}</b> <span style='white-space:pre-wrap'>"
         f"{body}</span></div>",
     )

@@ -16,7 +16,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 from ..locale import gettext as _
-from ..sandboxed.columns import wrap
+from ..locale import unquoted
+from ..sandboxed.columns import terminal_width, wrap
 from ..sandboxed.nofollow import UnsafePath, read_regular
 from ..sandboxed.tables import TableReader
 from ..sandboxed.untrusted import safe_text
@@ -133,13 +134,14 @@ def render_hint(hint: Hint, again: str) -> list[str]:
     head = _("Hint {level} of {levels} · Lab {lab} {title}").format(
         level=hint.level, levels=hint.levels, lab=lab.id, title=lab.title
     )
-    lines = [head, *wrap(" ".join(hint.text.split()), WIDTH, "  ", "  ")]
+    width = terminal_width(widest=WIDTH)
+    lines = [head, *wrap(" ".join(hint.text.split()), width, "  ", "  ")]
     if hint.level == 1:
         section = _("In the chapter: the section “{section}”").format(section=lab.section)
-        lines += wrap(section, WIDTH, "  ", "  ")
+        lines += wrap(section, width, "  ", "  ")
     if hint.level < hint.levels:
         said = _("Still stuck? `{command}` shows hint {level} of {levels}.")
-        lines.append(said.format(command=again, level=hint.level + 1, levels=hint.levels))
+        lines.append(unquoted(said.format(command=again, level=hint.level + 1, levels=hint.levels)))
     return lines
 
 
@@ -148,9 +150,9 @@ def hint_pointer(lab: Lab, opened: Opened, command: str) -> str:
     hint = next_hint(lab, opened)
     if opened.get(lab.id, 0) >= hint.levels:
         said = _("All {levels} hints for Lab {lab} are open: `{command}` shows the last again.")
-        return said.format(levels=hint.levels, lab=lab.id, command=command)
+        return unquoted(said.format(levels=hint.levels, lab=lab.id, command=command))
     said = _("stuck? `{command}` shows hint {level} of {levels} for Lab {lab}")
-    return said.format(command=command, level=hint.level, levels=hint.levels, lab=lab.id)
+    return unquoted(said.format(command=command, level=hint.level, levels=hint.levels, lab=lab.id))
 
 
 def hints_summary(labs: Collection[Lab], opened: Opened) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..locale import current_edition, ngettext, tidy
 from ..locale import gettext as _
-from ..locale import ngettext
-from ..sandboxed.columns import columns, pad, wrap
+from ..sandboxed.columns import columns, pad, terminal_width, wrap
 from ..sandboxed.commands import BY_NAME, Commands, in_shell
 from ..sandboxed.status import Status
 from ..sandboxed.verdicts import NOT_RUN, readable
@@ -32,7 +32,7 @@ def _field(label: str, text: str) -> list[str]:
     indent = " " * (LABEL_WIDTH + 2)
     wrapped = wrap(
         " ".join(text.split()),
-        width=WIDTH,
+        width=terminal_width(widest=WIDTH),
         initial_indent=f"  {_label(label)}",
         subsequent_indent=indent,
     )
@@ -73,11 +73,20 @@ def render_card(
     lines += _field(_("first red light"), card.first_red_light)
     lines += _field(_("focused tests"), manifest.focused_tests)
     lines += _command(_("locate"), in_shell(card.locate, commands))
-    lines += _command(_("practice"), in_shell(card.practice, commands))
+    lines += _command(_("practice"), in_shell(_practice_line(manifest), commands))
     lines += _command(_("focused run"), in_shell(card.focused_run, commands))
     lines += _field("", _("({note})").format(note=card.focused_run_note))
     lines += _field(_("evidence"), card.evidence)
     return "\n".join(lines)
+
+
+def _practice_line(manifest: Manifest) -> str:
+    """The card's practice command, carrying the edition it is read in when that is not the
+    chapter's first: run as printed, it makes a workspace in the reader's edition."""
+    edition = current_edition()
+    if edition == manifest.default_edition or edition not in manifest.notebooks:
+        return manifest.card.practice
+    return f"{manifest.card.practice} --lang {edition}"
 
 
 def expected_evidence(manifest: Manifest) -> str:
@@ -208,7 +217,8 @@ def render_first_failure(result: LabResult) -> list[str]:
         if test.status.broken and not test.not_run:
             said = (readable(test.message).splitlines() or [""])[0]
             head = pad(status_label(test.status), 8)
-            return [f"    {line}" for line in _detail(head, f"{test.name}: {said}")]
+            named = _("{test}: {message}").format(test=test.name, message=said)
+            return [f"    {line}" for line in _detail(head, named)]
     probes = result.probes
     if probes is not None and probes.status.broken and probes.failures:
         said = probes.failures[0].splitlines()[0]
@@ -221,7 +231,7 @@ def _detail(head: str, text: str) -> list[str]:
     first, *rest = text.splitlines() or [""]
     lines = wrap(
         f"{head} {' '.join(first.split())}",
-        width=WIDTH - 4,
+        width=terminal_width(widest=WIDTH) - 4,
         subsequent_indent=HANGING,
     )
     return lines + [HANGING + line for line in rest]
@@ -262,7 +272,7 @@ def _test_details(result: LabResult) -> list[str]:
             lines += _detail(head, stop.format(count=count, message=message))
             continue
         if count == 1:
-            lines += _detail(head, f"{first.name}: {message}")
+            lines += _detail(head, _("{test}: {message}").format(test=first.name, message=message))
         else:
             many = ngettext("{count} test: {message}", "{count} tests: {message}", count)
             lines += _detail(head, many.format(count=count, message=message))
@@ -295,7 +305,9 @@ def render_not_run(result: CheckpointResult) -> list[str]:
         who = _tests(len(group) - extra, extra)
         why = group[0].message.removeprefix(NOT_RUN)
         head = _("{status}:").format(status=status_label(group[0].status))
-        lines += _detail(head, _("{tests} not run: {reason}").format(tests=who, reason=why))
+        said = tidy(f"{head} " + _("{tests} not run: {reason}").format(tests=who, reason=why))
+        hanging = " " * columns(head if head.endswith("\uff1a") else f"{head} ")
+        lines += wrap(said, terminal_width(widest=WIDTH) - 4, subsequent_indent=hanging)
     return lines
 
 

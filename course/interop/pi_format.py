@@ -16,7 +16,7 @@ from typing import Any
 
 from course.fields import KIND_NAMES, kind_name, kind_of
 from course.jsonl import BOM, _reject_constant
-from course.locale import N_, ngettext
+from course.locale import N_, ngettext, tidy
 from course.locale import gettext as _
 
 CURRENT_VERSION = 3
@@ -241,6 +241,7 @@ def read_line(raw: bytes, number: int) -> tuple[list[PiLine], LineDamage | None]
             "holds {amount} JSON objects with no newline between them",
             count,
         ).format(amount=amount)
+        problem = tidy(problem)  # a number word in Chinese takes no spaces
     elif not values:
         problem = _("is not valid JSON ({reason})").format(reason=reason)
         skipped = [_("the whole line")]

@@ -13,14 +13,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from . import CLOSING, HAN, LATIN_COLON, OPENING
 from .english import BACKTICKED, without_literal_blocks
 
-HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-OPENING = "\uff08\u201c\u2018\u300a\u300c\u3010"
-"""Full-width marks that open: parenthesis, quotes, title and corner brackets."""
-CLOSING = "\uff0c\u3002\u3001\uff1b\uff1a\uff1f\uff01\uff09\u201d\u2019\u300b\u300d\u3011"
-"""Full-width marks that close or follow a word: comma, full stop, enumeration comma (the
-lists' mark), semicolon, colon, question and exclamation marks, closing brackets and quotes."""
 CODE = re.compile(rf"{BACKTICKED.pattern}|\[[^\[\]\n{HAN}]*\]|\([^()\n{HAN}]*,[^()\n{HAN}]*\)")
 """Code spans, and brackets of ASCII only (``[u1, a1]``, ``(entry_ids, reason)``): code."""
 PLACEHOLDER = re.compile(r"\{(\w*)([^{}\n]*)\}")
@@ -115,3 +110,34 @@ def problems(text: str, *, markdown: bool = False) -> list[Problem]:
 
 
 LINE_BREAK = "a line break inside a Chinese sentence"
+
+
+BACKTICK = "a Markdown backtick outside Markdown"
+RENDERED_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (BACKTICK, re.compile(r"`")),
+    ("a space inside a Chinese phrase", re.compile(rf"{CHINESE} {CHINESE}")),
+    ("a space after full-width punctuation", re.compile(rf"[{OPENING}{CLOSING}] [^\s|]")),
+    ("ASCII punctuation after Chinese text", re.compile(rf"[{HAN}][,;:()]")),
+    ("an ASCII colon after Latin text in a Chinese line", LATIN_COLON),
+    ("a list joined with '; ' in a Chinese line", re.compile(r"\S; \S")),
+    ("an opening mark at the end of a line", re.compile(rf"[{OPENING}]$")),
+)
+"""What a rendered zh line (a terminal's, a notebook's output) may not show. A run of two or
+more spaces is a table's column, not a space inside a phrase."""
+NUMBER_CUT = "a line break between 第 and its number"
+
+
+def rendered_problems(text: str) -> list[Problem]:
+    """Where text the kit rendered for a zh reader (terminal lines, a notebook output's text)
+    breaks the chapter's typography: every line holding Chinese, checked as printed."""
+    found = [
+        Problem(rule, line[max(0, match.start() - 8) : match.end() + 8])
+        for line in text.split("\n")
+        if has_han(line)
+        for rule, pattern in RENDERED_RULES
+        for match in pattern.finditer(line)
+    ]
+    for before, after in itertools.pairwise(text.split("\n")):
+        if before.rstrip().endswith("第") and after.strip()[:1].isdigit():
+            found.append(Problem(NUMBER_CUT, f"{before[-8:]}⏎{after.strip()[:8]}"))
+    return found

@@ -170,7 +170,7 @@ def case_label(case: Case) -> str:
     with contextlib.suppress(KeyError, IndexError, ValueError):
         label = _(label).format(**values)
     function = str(case.get("function", "")).partition(".")[2]
-    return f"{function}: {label}" if function else label
+    return _("{function}: {case}").format(function=function, case=label) if function else label
 
 
 def case_size(case: Case) -> int:

@@ -1,4 +1,4 @@
-"""Every command shown in README.md and docs/*.md runs as shown.
+"""Every command shown in README.md, docs/*.md and docs/zh/*.md runs as shown.
 
 The commands are read from the documents themselves: each line of a fenced ``bash`` block, and
 the first cell of each command table (``| `checkpoint 11 --lab 11.3` | …``). Placeholders
@@ -32,7 +32,11 @@ from course.harness.workspace import create_workspace
 pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
 
 KIT = kit_root()
-DOCUMENTS = [KIT / "README.md", *sorted((KIT / "docs").glob("*.md"))]
+DOCUMENTS = [
+    KIT / "README.md",
+    *sorted((KIT / "docs").glob("*.md")),
+    *sorted((KIT / "docs" / "zh").glob("*.md")),
+]
 KIT_COMMANDS = ("checkpoint", "practice", "course-kit", "session-log")
 TIMEOUT = 600
 """Seconds a command may take (the longest, the reliability tests, take about a minute)."""

@@ -90,7 +90,7 @@ def test_a_red_run_ends_with_where_the_next_hint_is_never_the_hint(manifest: Man
     for opened, level in (({}, 1), ({"11.3": 1}, 2)):
         summary = render_summary(manifest, _failing(manifest, "11.3"), opened=opened)
         last = summary.splitlines()[-1]
-        assert last == f"stuck? `checkpoint 11 --hint` shows hint {level} of 3 for Lab 11.3"
+        assert last == f"stuck? checkpoint 11 --hint shows hint {level} of 3 for Lab 11.3"
         for text in lab.hints:  # no level's words, however wrapped
             assert " ".join(text.split()[:8]) not in " ".join(summary.split())
     every = hint_pointer(lab, {"11.3": 3}, "checkpoint 11 --hint")
@@ -105,7 +105,7 @@ def test_checkpoint_hint_opens_the_next_level_for_the_lab_at_hand(
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith("Hint 1 of 3 · Lab 11.1 compaction entry"), first.stdout
     assert manifest.lab("11.1").section in first.stdout
-    assert "checkpoint 11 --hint` shows hint 2 of 3." in first.stdout
+    assert "checkpoint 11 --hint shows hint 2 of 3." in first.stdout
     chosen = cli("checkpoint", CHAPTER, "--lab", "11.4", "--hint", cwd=workspace)
     assert chosen.stdout.startswith("Hint 1 of 3 · Lab 11.4"), chosen.stdout
     again = cli("checkpoint", CHAPTER, "--lab", "11.4", "--hint", cwd=workspace)
@@ -123,7 +123,7 @@ def test_a_notebook_asks_for_a_hint_the_same_way(
     workspace = make_workspace("notebook-asks")
     view = hint("11.2", start=workspace / "notebooks")
     assert view.text.startswith("Hint 1 of 3 · Lab 11.2"), view.text
-    assert 'hint("11.2")` shows hint 2 of 3.' in view.text
+    assert 'hint("11.2") shows hint 2 of 3.' in view.text
     assert read_hints(workspace, labs_by_id(manifest.labs)) == {"11.2": 1}
     assert hint("11.9", start=workspace).text.startswith("✗")
 

@@ -8,8 +8,11 @@ hold as the rest of the edition arrives.
 from __future__ import annotations
 
 import io
+import os
 import queue
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +21,7 @@ from harness_support import cli
 
 from course.cli import checkpoint, practice
 from course.cli.watch import Event, Probe, WatchLoop, serve
+from course.fixtures import chapter_path_json
 from course.harness.catalog import Catalog, CatalogTest
 from course.harness.editions import in_edition
 from course.harness.manifest import Manifest, curriculum_texts
@@ -25,6 +29,8 @@ from course.harness.results import CheckpointResult, TestOutcome, summarize
 from course.harness.workspace import create_workspace
 from course.locale import EDITIONS, set_edition, translations
 from course.locale.english import english_words
+from course.locale.typography import rendered_problems
+from course.sandboxed.columns import columns
 from course.sandboxed.commands import key_legend
 from course.sandboxed.status import Status
 
@@ -186,3 +192,145 @@ def test_the_watch_speaks_the_edition(
         assert english_left(line.replace(legend, " "), manifest) == [], line
     for english in ("progress", "Now:", "keys:"):
         assert english not in text
+    assert typography_left(text) == [], text
+
+
+# --------------------------------------------------------------------------- every door, as printed
+
+PLAIN_ENVIRONMENT = {
+    "LANG": "C.UTF-8",
+    "COURSE_LANG": "",
+    "LANGUAGE": "",
+    "LC_ALL": "",
+    "LC_MESSAGES": "",
+}
+"""A terminal that says nothing about Chinese: the workspace alone chooses."""
+
+
+def typography_left(text: str) -> list[str]:
+    """What a zh reader would stumble on in rendered ``text``: a backtick, a space inside a
+    Chinese phrase, an ASCII colon or ``; `` after Latin text in a Chinese line, a bad break."""
+    return [str(problem) for problem in rendered_problems(text)]
+
+
+def test_practice_speaks_the_workspace_it_stands_in(zh_workspace: Path, tmp_path: Path) -> None:
+    helped = cli("practice", "--help", cwd=zh_workspace, env=PLAIN_ENVIRONMENT)
+    assert helped.returncode == 0 and helped.stdout.startswith("用法：practice"), helped.stdout
+    bare = cli("practice", cwd=zh_workspace, env=PLAIN_ENVIRONMENT)
+    assert bare.returncode == 2 and "缺少必需的参数" in bare.stderr, bare.stderr
+    taken = cli("practice", "11", str(zh_workspace), cwd=zh_workspace, env=PLAIN_ENVIRONMENT)
+    assert taken.returncode == 2 and "不是空目录" in taken.stderr, taken.stderr
+    for run in (helped, bare, taken):
+        assert typography_left(run.stdout + run.stderr) == [], run.stdout + run.stderr
+        assert "usage:" not in run.stdout + run.stderr
+    made = cli("practice", "11", str(tmp_path / "again"), cwd=zh_workspace, env=PLAIN_ENVIRONMENT)
+    assert made.returncode == 0 and "已在" in made.stdout, made.stderr
+    assert 'edition = "zh"' in (tmp_path / "again" / ".course-workspace.toml").read_text()
+    assert typography_left(made.stdout) == [], made.stdout
+
+
+def test_the_zh_cards_practice_line_makes_a_zh_workspace_as_printed(
+    zh_workspace: Path, tmp_path: Path
+) -> None:
+    card = cli("checkpoint", "11", "--card", cwd=zh_workspace, env=PLAIN_ENVIRONMENT)
+    line = next(line for line in card.stdout.splitlines() if line.startswith("  练习目录"))
+    command = line.removeprefix("  练习目录").strip()
+    assert command.endswith("practice 11 --lang zh"), line
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ran = subprocess.run(
+        ["bash", "-c", command],
+        cwd=elsewhere,
+        env={**os.environ, **{k: v for k, v in PLAIN_ENVIRONMENT.items() if v}},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    made = elsewhere / "practice-11" / ".course-workspace.toml"
+    assert 'edition = "zh"' in made.read_text(encoding="utf-8")
+    english = cli("checkpoint", "11", "--card", "--lang", "en", cwd=zh_workspace)
+    assert any(line.endswith("practice 11") for line in english.stdout.splitlines())
+
+
+ZH_DOORS = [
+    ("checkpoint", "11"),
+    ("checkpoint", "11", "--card"),
+    ("checkpoint", "11", "--help"),
+    ("checkpoint", "11", "--lab", "11.1"),
+    ("checkpoint", "11", "--lab", "11.2", "--hint"),
+    ("checkpoint", "11", "--review"),
+    ("checkpoint", "11", "--replay", "11.1#001"),
+    ("practice", "--help"),
+]
+
+
+@pytest.mark.parametrize("door", ZH_DOORS, ids=" ".join)
+def test_each_door_of_a_fresh_zh_workspace_keeps_the_chapters_typography(
+    manifest: Manifest, zh_workspace: Path, door: tuple[str, ...]
+) -> None:
+    tool, *args = door
+    run = cli(tool, *args, cwd=zh_workspace, env=PLAIN_ENVIRONMENT)
+    shown = run.stdout + run.stderr
+    assert CHINESE.search(shown), shown
+    assert typography_left(shown) == [], shown
+
+
+def test_plain_pytest_in_a_zh_workspace_keeps_the_chapters_typography(
+    zh_workspace: Path,
+) -> None:
+    environment = {**os.environ, **{k: v for k, v in PLAIN_ENVIRONMENT.items() if v}}
+    for name in ("COURSE_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        environment.pop(name, None)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/chapter11", "-k", "lab_11_2", "-q"],
+        cwd=zh_workspace,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert "交互分组尚未实现" in run.stdout, run.stdout
+    said = [line for line in run.stdout.splitlines() if line.startswith(("E ", "FAILED"))]
+    kit_lines = "\n".join(line for line in said if CHINESE.search(line))  # not pytest's code
+    assert kit_lines, run.stdout
+    assert typography_left(kit_lines) == [], kit_lines
+
+
+def test_a_reference_refusal_and_a_pending_note_reach_a_zh_notebook_in_chinese(
+    manifest: Manifest, speaking_zh: None
+) -> None:
+    from course.display import show
+    from course.display.notebook import PendingCells
+    from course.groups import InteractionError, check_tool_pairs
+    from course.labs import LabNotImplemented
+    from course.session import parse_session_entry
+
+    path = [parse_session_entry(value) for value in chapter_path_json()]
+    broken = [entry for entry in path if entry.id != "r-test"]
+    with pytest.raises(InteractionError) as raised:
+        check_tool_pairs(broken[4:])
+    view = show.refused(raised.value)
+    assert "tool call test-1 仍没有 result" in view.text, view.text
+    assert english_left(view.text, manifest) == [], view.text
+    assert typography_left(view.text) == [], view.text
+
+    stub = LabNotImplemented("11.2", "interaction groups", "group_interactions", "")
+    cells = PendingCells()
+    note = cells.note_for(stub)
+    assert note is not None and "交互分组尚未实现" in note.text, note
+    cells.waiting["groups"] = cells._waits_for(stub)
+    waiting = cells.note_for(NameError("name 'groups' is not defined", name="groups"))
+    assert waiting is not None
+    assert "`" not in waiting.text and "<code>groups</code>" in waiting.html, waiting.html
+    assert typography_left(waiting.text) == [], waiting.text
+
+
+def test_the_zh_usage_lines_up_under_the_first_option_by_columns(zh_workspace: Path) -> None:
+    helped = cli("checkpoint", "--help", cwd=zh_workspace, env=PLAIN_ENVIRONMENT)
+    first, *rest = helped.stdout.split("\n\n")[0].splitlines()
+    assert first.startswith("用法：checkpoint [-h]") and rest, helped.stdout
+    option = columns(first[: first.index("[-h]")])
+    assert all(columns(line) - columns(line.lstrip()) == option for line in rest), helped.stdout

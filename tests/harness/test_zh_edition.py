@@ -48,6 +48,9 @@ def tool_names(path: list[Any]) -> set[str]:
 
 DATA = {*get_args(Reason), *get_args(GroupStatus), *tool_names(chapter_path())}
 """Ids the learner's code returns and the review shows as data: reasons, statuses, tools."""
+COMMAND_WORDS = {"zh", "starters"}
+"""Words of commands a terminal shows without Markdown's backticks: ``practice 11 --lang zh``
+(the card's line), ``course-kit starters`` (the scaffold's)."""
 
 
 def reader_text(output: str) -> str:
@@ -77,7 +80,8 @@ def probe_inputs(text: str) -> set[str]:
 
 
 def prose_words(line: str) -> list[str]:
-    return [w for w in english_words(line) if w not in DATA and "-" not in w]
+    found = english_words(line)
+    return [w for w in found if w not in DATA and w not in COMMAND_WORDS and "-" not in w]
 
 
 def assert_chinese(output: str, what: str) -> None:

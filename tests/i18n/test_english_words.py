@@ -8,7 +8,7 @@ LAYOUT = "写出来是::\n\n    [Compaction summary of earlier messages]\n    Go
 
 
 def test_prose_english_is_found() -> None:
-    assert english_words("摘要 keeps the goal") == ["keeps", "the", "goal"]
+    assert english_words("摘要 keeps the history") == ["keeps", "the", "history"]
 
 
 def test_a_literal_block_after_double_colon_is_program_output_not_prose() -> None:

@@ -7,13 +7,16 @@ is exempt (code, ids, value placeholders, literal blocks).
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import write_po
 
-from course.locale.typography import LINE_BREAK, problems
+from course.locale import tidy, unquoted
+from course.locale.typography import LINE_BREAK, NUMBER_CUT, problems, rendered_problems
+from course.sandboxed.columns import terminal_width, wrap
 from course.tools import catalogs
 
 PLANTED = [
@@ -88,3 +91,103 @@ def test_catalogs_check_names_a_planted_avoided_word(
     assert [g.problem for g in catalogs.gaps("zh", source)] == [
         "glossary avoids 理由 (reason: reason)"
     ]
+
+
+# What the kit renders: filled placeholders, joined lists, wrapped lines (``rendered_problems``),
+# and what sets them right (``tidy``, ``wrap``, ``unquoted``).
+
+RENDERED = [
+    ("Lab 11.2 交互分组 尚未实现（group_interactions）", "a space inside a Chinese phrase"),
+    ("在 练习目录 /tmp/ws 中", "a space inside a Chinese phrase"),
+    ("第 440 行包含 两 个 JSON 对象", "a space inside a Chinese phrase"),
+    ("活动路径只恢复选中分支; JSONL 以换行提交", "a list joined with '; ' in a Chinese line"),
+    ("compact-1.summary.files: 未知字段", "an ASCII colon after Latin text in a Chinese line"),
+    ("用 `FieldReader` 读取每个字段", "a Markdown backtick outside Markdown"),
+    ("超时： 2 项测试未运行", "a space after full-width punctuation"),
+    ("gradebook.csv 写到哪个目录（", "an opening mark at the end of a line"),
+    ("都能工作；第\n11 章的脚手架", "a line break between 第 and its number"),
+]
+
+
+@pytest.mark.parametrize(("text", "rule"), RENDERED, ids=[t for t, _ in RENDERED])
+def test_a_planted_break_of_each_rendered_rule_is_found(text: str, rule: str) -> None:
+    assert rule in [p.rule for p in rendered_problems(text)], rendered_problems(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Lab 11.2  交互分组          0/3 项测试 · 0/63 个用例  待实现",  # a table's columns
+        "Lab 11.1 compaction entry 尚未实现（parse_compaction_entry）",
+        'value: {"goal": "确认 session 恢复", "next": ["a", "b"]}',
+        "An English line: with a colon; and a semicolon.",
+        "build_context（max_tokens=24）：(kept_entry_ids, reason)",
+    ],
+)
+def test_rendered_columns_code_and_english_lines_are_exempt(text: str) -> None:
+    assert rendered_problems(text) == []
+
+
+@pytest.mark.parametrize(
+    ("filled", "tidied"),
+    [
+        (
+            "Lab 11.2 交互分组 尚未实现（group_interactions）",
+            "Lab 11.2 交互分组尚未实现（group_interactions）",
+        ),
+        ("Lab 11.1 compaction entry 尚未实现", "Lab 11.1 compaction entry 尚未实现"),
+        ("第 440 行包含 两 个 JSON 对象", "第 440 行包含两个 JSON 对象"),
+        ("compact-1.summary.files: 未知字段", "compact-1.summary.files：未知字段"),
+        ("活动路径只恢复选中分支; JSONL 以换行提交", "活动路径只恢复选中分支；JSONL 以换行提交"),
+        ("超时： 2 项测试未运行", "超时：2 项测试未运行"),
+        ("请先完成 前面的某个 Lab", "请先完成前面的某个 Lab"),
+        ("compact-1.summary.files: unknown field", "compact-1.summary.files: unknown field"),
+    ],
+)
+def test_tidy_sets_a_filled_in_text_as_the_chapter_does(filled: str, tidied: str) -> None:
+    assert tidy(filled) == tidied
+    assert rendered_problems(tidied) == []
+
+
+def test_wrap_never_breaks_inside_a_code_span_and_drops_its_backticks() -> None:
+    text = "三项测试都停在 `Lab 11.1 compaction entry 尚未实现`，然后继续"
+    lines = wrap(text, 24)
+    assert any("Lab 11.1 compaction entry 尚未实现" in line for line in lines), lines
+    assert not any("`" in line for line in lines)
+    assert [p.rule for p in rendered_problems("\n".join(lines))] == []
+    english = wrap("the tests stop at `Lab 11.1 compaction entry not implemented yet` here", 30)
+    assert "Lab 11.1 compaction entry not implemented yet" in english, english
+
+
+def test_wrap_keeps_a_chapter_number_and_an_opening_bracket_with_what_follows() -> None:
+    for width in range(10, 24):
+        lines = wrap("记录、两种 Store 都能工作；第 11 章的脚手架（DIR）写到这里", width)
+        assert NUMBER_CUT not in [p.rule for p in rendered_problems("\n".join(lines))], lines
+        assert not any(line.endswith("（") for line in lines), lines
+        assert not any(line.endswith("第") for line in lines), lines
+
+
+def test_wrap_leaves_no_single_chinese_character_on_the_last_line() -> None:
+    lines = wrap("保存并重开一条 compaction 记录", 28)
+    assert lines == ["保存并重开一条 compaction", "记录"], lines
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_width_follows_a_terminal_and_is_fixed_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert terminal_width(Terminal()) == 80
+    assert terminal_width(io.StringIO()) == 100, "a pipe or a file: the report's own width"
+    monkeypatch.setenv("COLUMNS", "300")
+    assert terminal_width(Terminal()) == 100, "never wider than the report"
+    monkeypatch.setenv("COLUMNS", "20")
+    assert terminal_width(Terminal()) == 40, "never narrower than a readable line"
+
+
+def test_unquoted_drops_backticks_of_code_spans_only() -> None:
+    assert unquoted("用 `FieldReader` 读取，`a` 和 `b`") == "用 FieldReader 读取，a 和 b"

@@ -15,10 +15,10 @@ What is left out, and why, precisely:
   same for the real Pi session of 11-7 (its entries, its compaction's summary); entry ids are
   among these values. They are the learner's data, not the kit's words: the fixture's
   summaries and the Pi session are English.
-- **The reference's own output**: the message of an exception a lab function raised (what
-  follows ``已拒绝 · SomeError:``; not ``PiImportError``, whose message the kit words), the
-  ``reason``/``status`` values the lab functions return (``trimmed``, ``overflow``), Python
-  values printed by a cell (a line that is a Python literal; ``True``/``False``/``None``).
+- **The reference's own output**: the ``reason``/``status`` values the lab functions return
+  (``trimmed``, ``overflow``), Python values printed by a cell (a line that is a Python
+  literal; ``True``/``False``/``None``). A refusal the reference raised is shown in the
+  reader's edition (``course.locale.refusals``), so it is checked like the kit's own words.
 - **A probe failure's case data**: the input lines of a case the failure names (the case's
   arguments, as the shipped probe data ``starters/11-probes.json`` holds them) and the field of
   the answer that differs (the ``reason`` before ``应为``): the case's data and field names.
@@ -65,7 +65,7 @@ from course.harness.results import CheckpointResult, LabResult, ProbeSummary, Te
 from course.labs import LabNotImplemented
 from course.locale import current_edition
 from course.locale.english import english_words
-from course.locale.typography import problems
+from course.locale.typography import problems, rendered_problems
 from course.sandboxed.marker import read_workspace
 from course.sandboxed.status import Status
 from course.summary import CompactionEntry, CompactionSummary, parse_summary
@@ -78,7 +78,6 @@ CUT_WIDTHS = (50, 60, 70, 90)
 RETURNED_VALUES = ("trimmed", "overflow")
 """``reason`` and ``status`` values the lab functions return (code names shown as data)."""
 PYTHON_CONSTANTS = ("True", "False", "None")
-REFUSED = re.compile(r"(已拒绝 · (?!PiImportError:)\w+: ).*")
 
 
 # --------------------------------------------------------------------------- the data
@@ -163,16 +162,6 @@ def pi_session_data() -> tuple[str, ...]:
 # --------------------------------------------------------------------------- what is checked
 
 
-def foreign_fragments(text: str) -> list[str]:
-    """Parts of a verdict or refusal that other code wrote (see the module's docstring)."""
-    found: list[str] = []
-    for line in text.splitlines():
-        refused = REFUSED.search(line)
-        if refused:
-            found.append(line[refused.end(1) :])
-    return found
-
-
 def without(text: str, removed: Iterable[str]) -> str:
     """``text`` with every ``removed`` string taken out where it stands as a whole."""
     for value in sorted(set(removed), key=len, reverse=True):
@@ -205,7 +194,6 @@ def probe_case_data(text: str) -> list[str]:
 def english_in(text: str, data: Iterable[str], html_text: str = "") -> list[str]:
     """The English words left in ``text`` (and ``html_text``) once the documented parts go."""
     removed = [
-        *foreign_fragments(text),
         *probe_case_data(text),
         *probe_case_data(html_text),
         *data,
@@ -223,6 +211,15 @@ def english_in(text: str, data: Iterable[str], html_text: str = "") -> list[str]
 
 def html_as_text(markup: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", " ", markup))
+
+
+CODE_ELEMENT = re.compile(r"<code>(.*?)</code>", re.DOTALL)
+
+
+def code_in(output: Any) -> list[str]:
+    """What an output's HTML shows as code (a message's code spans, their backticks gone)."""
+    markup = str(output.get("data", {}).get("text/html", ""))
+    return [html.unescape(code) for code in CODE_ELEMENT.findall(markup)]
 
 
 def output_texts(output: Any) -> tuple[str, str]:
@@ -248,7 +245,7 @@ def test_every_stored_output_of_the_zh_notebooks_is_chinese(path: Path) -> None:
             continue
         for output in cell.outputs:
             plain, markup = output_texts(output)
-            words = english_in(plain, data, markup)
+            words = english_in(plain, (*data, *code_in(output)), markup)
             if words:
                 found.append(f"cell {index}: {sorted(set(words))}\n{plain}")
     assert found == [], "\n\n".join(found)
@@ -369,7 +366,8 @@ def test_every_view_rendered_in_zh_is_chinese(zh: None) -> None:
     shown = [*chapter_views(), *verdict_views(), *notes()]
     found = []
     for view in shown:
-        words = english_in(view.text, chapter_data(), html_as_text(view.html))
+        code = [html.unescape(found) for found in CODE_ELEMENT.findall(view.html)]
+        words = english_in(view.text, (*chapter_data(), *code), html_as_text(view.html))
         if words:
             found.append(f"{sorted(set(words))}\n{view.text}")
     for chapter in opened:
@@ -438,3 +436,30 @@ def test_a_planted_line_break_in_a_zh_cell_is_found() -> None:
     assert typography_of(source, "planted.md") == [
         "planted.md: a line break inside a Chinese sentence: '保留消息的⏎副本。'"
     ]
+
+
+@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=label)
+def test_every_stored_output_of_the_zh_notebooks_keeps_the_chapters_typography(
+    path: Path,
+) -> None:
+    """No Markdown backtick, no space inside a Chinese phrase, no ASCII colon or ``; `` after
+    Latin text in a Chinese line, in what a zh reader sees (streams, plain text, HTML as text);
+    the learner's data (the fixture, the model-facing summary message, the Pi session) as it
+    is."""
+    notebook = nbformat.read(path, as_version=4)
+    data = chapter_data() + (pi_session_data() if "real-session" in path.name else ())
+    found = []
+    for index, cell in enumerate(notebook.cells, start=1):
+        if cell.cell_type != "code":
+            continue
+        for output in cell.outputs:
+            for shown in output_texts(output):
+                kept = "\n".join(line for line in shown.splitlines() if not is_data(line, data))
+                found += [f"cell {index}: {problem}" for problem in rendered_problems(kept)]
+    assert found == [], "\n".join(found)
+
+
+def is_data(line: str, data: Iterable[str]) -> bool:
+    """Whether ``line`` shows a value of the learner's data (whole, or cut with ``…``)."""
+    shown = line.strip()
+    return any(value and (value in shown or shown.rstrip("…") in value) for value in data)
