@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..locale import ENVIRONMENT
+from ..locale import gettext as _
 from ..sandboxed.isolation import SPEC_VARIABLE
 from . import cgroups, slots
 from .cgroups import Cgroups, last_said, tried
@@ -161,9 +162,9 @@ def reach(paths: Iterable[Path], under: Path) -> dict[str, object]:
     others cannot (a Python under ``/root``): each bound, in a mount namespace of its own, at
     its own path inside an empty tmpfs over the folder that shuts others out."""
     staged = staging(paths, under)
-    for _, point in staged:
+    for _source, point in staged:
         point.mkdir(parents=True, exist_ok=True)
-    covers = {str(c) for path, _ in staged if (c := blocking(path)) is not None}
+    covers = {str(c) for path, _point in staged if (c := blocking(path)) is not None}
     if not staged:
         return {}
     return {"stage": [[str(p), str(q)] for p, q in staged], "cover": sorted(covers)}
@@ -350,69 +351,84 @@ def enforced(
     scoped: bool = False,
     own_user: bool = False,
 ) -> tuple[str, ...]:
-    """What is enforced, plainly (``host``: the user the sandbox starts as; ``own_user``: a
-    user of the run's own, ``slots``)."""
+    """What is enforced, plainly, in the door's edition (``host``: the user the sandbox starts
+    as; ``own_user``: a user of the run's own, ``slots``)."""
     if sandboxed:
-        found = [
-            "own user, PID, network, IPC and UTS namespaces; new session, no terminal; "
-            "empty environment for the sandbox's first process; "
-            "read-only system and Python; read-only graded copy; "
-            f"private {limits.scratch_mb} MB /tmp and {limits.shared_memory_mb} MB /dev/shm, "
-            "read-only /dev; kit, roster and gradebook not mounted"
-        ]
+        said = _(
+            "own user, PID, network, IPC and UTS namespaces; new session, no terminal; empty "
+            "environment for the sandbox's first process; read-only system and Python; "
+            "read-only graded copy; private {scratch} MB /tmp and {shm} MB /dev/shm, read-only "
+            "/dev; kit, roster and gradebook not mounted"
+        )
+        found = [said.format(scratch=limits.scratch_mb, shm=limits.shared_memory_mb)]
         if host is not None and own_user:
-            found.append(
-                f"learner code is host user {host[1]} (not root), a user of this run's own, "
-                "outside its namespace"
+            said = _(
+                "learner code is host user {uid} (not root), a user of this run's own, outside "
+                "its namespace"
             )
+            found.append(said.format(uid=host[1]))
         elif host is not None:
-            found.append(f"learner code is host user {host[1]} (not root) outside its namespace")
+            said = _("learner code is host user {uid} (not root) outside its namespace")
+            found.append(said.format(uid=host[1]))
         elif os.geteuid() == 0:
             why = host_user_check()[1]
-            found.append(f"learner code is host root outside its namespace: {why}")
+            said = _("learner code is host root outside its namespace: {why}")
+            found.append(said.format(why=why))
         else:
-            found.append("learner code is the grader's own host user outside its namespace")
+            found.append(_("learner code is the grader's own host user outside its namespace"))
     elif host is not None:
-        found = [
-            "no sandbox (bubblewrap cannot make namespaces here): learner code runs as host "
-            f"user {host[1]} (not root), without capabilities or new privileges, able to write "
-            "neither the kit nor the results; the platform's container is the boundary"
-        ]
+        said = _(
+            "no sandbox (bubblewrap cannot make namespaces here): learner code runs as host user "
+            "{uid} (not root), without capabilities or new privileges, able to write neither "
+            "the kit nor the results; the platform's container is the boundary"
+        )
+        found = [said.format(uid=host[1])]
     else:
-        found = ["no sandbox: learner code runs with the grader's own permissions"]
+        found = [_("no sandbox: learner code runs with the grader's own permissions")]
     held = cgroup is not None and cgroup.holder is not None
+    scope = _("systemd scope of the run, cgroup v2")
     if cgroup is not None and cgroup.memory is not None:
-        how = "systemd scope of the run, cgroup v2" if held else f"memory cgroup {cgroup.version}"
-        found.append(f"memory {limits.memory_mb} MB for all processes together ({how})")
+        how = scope if held else _("memory cgroup {version}").format(version=cgroup.version)
+        said = _("memory {size} MB for all processes together ({how})")
+        found.append(said.format(size=limits.memory_mb, how=how))
     elif scoped:
-        found.append(
-            f"memory {limits.memory_mb} MB for each process the run starts, with its children "
-            "(systemd scope; no cap on all of them together)"
+        said = _(
+            "memory {size} MB for each process the run starts, with its children (systemd "
+            "scope; no cap on all of them together)"
         )
+        found.append(said.format(size=limits.memory_mb))
     else:
-        found.append(
-            f"memory {limits.address_space_mb} MB address space per process only "
-            "(no writable memory cgroup, so no cap on all processes together)"
+        said = _(
+            "memory {size} MB address space per process only (no writable memory cgroup, so no "
+            "cap on all processes together)"
         )
+        found.append(said.format(size=limits.address_space_mb))
     if cgroup is not None and cgroup.pids is not None:
-        how = "systemd scope of the run, cgroup v2" if held else f"pids cgroup {cgroup.version}"
-        found.append(f"{limits.processes} processes and threads together ({how})")
+        how = scope if held else _("pids cgroup {version}").format(version=cgroup.version)
+        said = _("{count} processes and threads together ({how})")
+        found.append(said.format(count=limits.processes, how=how))
     elif scoped:
-        found.append(
-            f"{limits.processes} processes and threads for each process the run starts, with "
-            "its children (systemd scope)"
+        said = _(
+            "{count} processes and threads for each process the run starts, with its children "
+            "(systemd scope)"
         )
+        found.append(said.format(count=limits.processes))
     elif os.getuid() == 0 and host is None:
-        found.append("processes: RLIMIT_NPROC, which the kernel does not enforce for root")
+        found.append(_("processes: RLIMIT_NPROC, which the kernel does not enforce for root"))
     elif own_user:
-        found.append(
-            f"{limits.processes} processes and threads together (RLIMIT_NPROC of the run's own "
-            "host user: each run at a time has a user of its own)"
+        said = _(
+            "{count} processes and threads together (RLIMIT_NPROC of the run's own host user: "
+            "each run at a time has a user of its own)"
         )
+        found.append(said.format(count=limits.processes))
+    elif host is not None:
+        said = _("processes: at most {count} more than user {uid} runs (RLIMIT_NPROC)")
+        found.append(said.format(count=limits.processes, uid=host[1]))
     else:
-        who = f"user {host[1]}" if host is not None else "the user"
-        found.append(f"processes: at most {limits.processes} more than {who} runs (RLIMIT_NPROC)")
-    found.append(f"files up to {limits.file_mb} MB; {limits.cpu_seconds} s of CPU per process")
+        said = _("processes: at most {count} more than the user runs (RLIMIT_NPROC)")
+        found.append(said.format(count=limits.processes))
+    said = _("files up to {size} MB; {seconds} s of CPU per process")
+    found.append(said.format(size=limits.file_mb, seconds=limits.cpu_seconds))
     return tuple(found)
 
 
@@ -490,7 +506,7 @@ class Confinement:
     def staged(self) -> tuple[tuple[Path, Path], ...]:
         """``staging`` of this Python's directories, mount points made in the run's folder."""
         found = staging(self.layout.python, self.run_directory / "staged")
-        for _, point in found:
+        for _source, point in found:
             point.mkdir(parents=True, exist_ok=True)
         return found
 
