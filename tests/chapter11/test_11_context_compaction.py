@@ -519,6 +519,20 @@ def test_lab_11_2_groups_the_chapter_path_into_three_interactions(impl: Any) -> 
     path = chapter_path(impl)
     before = snapshot(impl, path)
     groups = impl.groups.group_interactions(path)
+
+    # nothing is kept between calls: a second path with the same ids is its own
+    other = chapter_json(impl)
+    other[0]["message"]["content"] = "另一个问题"
+    later = impl.groups.group_interactions(entries_of(impl, other))
+    same(
+        _(
+            "group_interactions of a second path with the same ids, u1 asking something else, "
+            "called after the chapter path's: u1's message (nothing is kept between calls)"
+        ),
+        later[0].entries[0].message,
+        other[0]["message"],
+    )
+
     same(
         _("the chapter path's groups (entry_ids)"),
         [g.entry_ids for g in groups],
@@ -618,19 +632,6 @@ def test_lab_11_2_groups_the_chapter_path_into_three_interactions(impl: Any) -> 
         of(case, "how many groups"),
         len(completes(case, lambda: impl.groups.group_interactions(long))),
         700,
-    )
-
-    other = chapter_json(impl)
-    other[0]["message"]["content"] = "另一个问题"
-    impl.groups.group_interactions(path)
-    later = impl.groups.group_interactions(entries_of(impl, other))
-    same(
-        _(
-            "group_interactions of a second path with the same ids, u1 asking something else, "
-            "called after the chapter path's: u1's message (nothing is kept between calls)"
-        ),
-        later[0].entries[0].message,
-        other[0]["message"],
     )
 
 
@@ -738,6 +739,20 @@ def test_lab_11_2_rejects_broken_tool_facts(impl: Any) -> None:
 @pytest.mark.lab("11.3")
 def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any, monkeypatch: Any) -> None:
     path = chapter_path(impl)
+    # nothing is kept between calls: a second path with the same ids is its own
+    other = chapter_json(impl)
+    other[7]["message"]["content"][0]["text"] = "另一份文件"
+    build(impl, path, 31)
+    later = build(impl, entries_of(impl, other), 31)
+    same(
+        _(
+            "build_context of a second path with the same ids, r-read saying something else, "
+            "called after the chapter path's: the message of r-read"
+        ),
+        later.messages[later.kept_entry_ids.index("r-read")],
+        other[7]["message"],
+    )
+
     before = snapshot(impl, path)
     result = build(impl, path, 31)
     kept = ["u2", "a2"] + THIRD_GROUP
@@ -1018,20 +1033,6 @@ def test_lab_11_3_trims_only_at_group_boundaries(impl: Any) -> None:
         _("expected the newest groups kept and trimmed; got {reason}, {count} kept").format(
             reason=shown(result.reason), count=len(result.kept_entry_ids)
         ),
-    )
-
-    # nothing is kept between calls: a second path with the same ids is its own
-    other = chapter_json(impl)
-    other[7]["message"]["content"][0]["text"] = "另一份文件"
-    build(impl, path, 31)
-    later = build(impl, entries_of(impl, other), 31)
-    same(
-        _(
-            "build_context of a second path with the same ids, r-read saying something else, "
-            "called after the chapter path's: the message of r-read"
-        ),
-        later.messages[later.kept_entry_ids.index("r-read")],
-        other[7]["message"],
     )
 
 
