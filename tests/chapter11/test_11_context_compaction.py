@@ -619,7 +619,7 @@ def test_lab_11_2_groups_the_chapter_path_into_three_interactions(impl: Any) -> 
         value["parentId"] = names.get(value["parentId"], value["parentId"])
     case = _("groups of the chapter path with u1 and a1 renamed 用户-1 and 助手-1")
     groups = accepted(case, lambda: impl.groups.group_interactions(entries_of(impl, renamed)))
-    same(case, [g.entry_ids for g in groups][0], ["用户-1", "助手-1"])
+    same(case, [g.entry_ids for g in groups][:1], [["用户-1", "助手-1"]])
 
     long = entries_of(impl, long_path_json(700))
     ids = [entry.id for entry in long]

@@ -640,7 +640,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "        return index if isinstance(path[index], CompactionEntry) else newest(index - 1)\n"
         "\n    return newest(len(path) - 1)\n",
         "11.5",
-        "the latest compaction is found by a recursive call per entry: RecursionError on long paths",
+        "the latest compaction is found by a recursive call per entry: RecursionError when long",
         ("2,102 entries", "RecursionError"),
     ),
     Mutant(
