@@ -53,7 +53,9 @@ def test_every_lab_function_is_probed_and_the_reference_answers_or_refuses(
     reasons = Counter(
         drawn.expected[str(case["id"])]["value"]["reason"]
         for case in drawn.cases
-        if case["function"] == "context.build_context" and "value" in drawn.expected[case["id"]]
+        if case["function"] == "context.build_context"
+        and "value" in drawn.expected[case["id"]]
+        and "contract" not in case["args"]  # a case of the contract's classes answers its own way
     )
     assert set(reasons) == {"within_budget", "trimmed", "single_group_overflow"}
 
