@@ -351,6 +351,27 @@ def test_a_later_lab_s_wrong_value_is_blamed_on_it_not_on_the_green_lab_that_rai
     assert work_on is not None and work_on.id == "11.5"
 
 
+def test_an_exception_raised_in_the_test_s_own_line_shows_that_line(
+    manifest: Manifest, kit: Path, own_run: Check, make_workspace: MakeWorkspace
+) -> None:
+    """The learner's parse_summary empties the caller's dict: the test's next read of it
+    raises a bare ``KeyError: 'goal'`` in the test's own code; the message shows that line."""
+    workspace = solved_workspace(manifest, kit, make_workspace, "empties")
+    sabotage(
+        workspace,
+        "summary",
+        "parse_summary",
+        "found = _was_parse_summary(*args, **kwargs)\n"
+        "    args[0].clear() if isinstance(args[0], dict) else None\n"
+        "    return found",
+    )
+    result = own_run(workspace, labs=["11.1"])
+    test = next(t for t in result.tests if t.name.endswith("parses_a_compaction_entry_strictly"))
+    assert test.status == "failed" and "KeyError: 'goal'" in test.message, test
+    assert "raised in the test's own code, at test_11_context_compaction.py:" in test.message
+    assert 'raw["summary"]["goal"]' in test.message, test.message
+
+
 @pytest.mark.parametrize(
     ("code", "cause"),
     [("import sys\nsys.exit(3)", "sys.exit(3)"), ("import os\nos._exit(0)", "os._exit(0)")],
