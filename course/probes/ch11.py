@@ -415,17 +415,21 @@ def summarize(package: str, case: Mapping[str, Any]) -> list[str]:
     case's estimator), a budget's numbers, the other arguments as JSON."""
     impl = Implementation(package)
     args = impl.fixture(case["args"])
-    estimate = estimator(impl, str(args.get("estimator", "length")))
+    name = str(args.get("estimator", "length"))
+    estimate = estimator(impl, name)
     lines: list[str] = []
     plain: list[str] = []
+    pictured = 0  # where the path pictures end: their costs' source is said there
     for key, value in args.items():
         if key in PATH_KEYS:
             lines += _path_lines(key, value, estimate)
+            pictured = len(lines)
         elif key == "groups" and isinstance(value, list):
             for index, group in enumerate(value):
                 lines += _path_lines(f"groups[{index}]", group, estimate)
             if not value:
                 lines.append("groups: []")
+            pictured = len(lines)
         elif key == "budget" and isinstance(value, dict):
             numbers = " · ".join(f"{k}={_shown_json(v)}" for k, v in value.items())
             lines.append(f"budget: {numbers}")
@@ -433,9 +437,39 @@ def summarize(package: str, case: Mapping[str, Any]) -> list[str]:
             lines.append(f"{key}: {_shown_json(value)}")
         else:
             plain.append(f"{key}={_shown_json(value)}")
+    if pictured:
+        lines.insert(pictured, costs_source(name))
     if plain:
         lines.append(" · ".join(plain))
     return lines
+
+
+def costs_source(name: str) -> str:
+    """One line saying where a path picture's numbers come from: the estimator and its rule.
+
+    An English message kept as it is (an input line is stored with the case); ``describe``
+    shows it in the edition that shows the case."""
+    return COSTS.get(name, COSTS["length"])
+
+
+COSTS: dict[str, str] = {
+    "chapter": N_(
+        "costs: the chapter's estimator, its table for the chapter's messages (u1 3, a1 4 …) "
+        "and one token per 40 characters of text, rounded up, for any other"
+    ),
+    "length": N_(
+        "costs: the test estimator 'length', 1 + (characters of the message's content as "
+        "JSON) // 6, not the chapter's table"
+    ),
+    "scribble": N_(
+        "costs: the test estimator 'scribble', 1 + (characters of the message's content as "
+        "JSON) // 6, not the chapter's table; it also writes on the message it is handed"
+    ),
+    "negative": N_("costs: an estimator answering -5 for every message but the system prompt"),
+    "nan": N_("costs: an estimator answering nan for every message but the system prompt"),
+    "text": N_("costs: an estimator answering '3' for every message but the system prompt"),
+}
+"""Where a path picture's costs come from, by the case's estimator."""
 
 
 def role_of(entry: Mapping[str, Any]) -> Any:
