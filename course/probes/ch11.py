@@ -625,7 +625,7 @@ def second_answer(path: Entries, at: int) -> Entries:
 
 
 def budget_json(rng: random.Random, groups: Sequence[Sequence[Mapping[str, Any]]]) -> Json:
-    prompt = rng.choice(["", "sys", "You compact context.", "系统"])
+    prompt = rng.choice(["", "sys", "You compact context.", "Be brief."])
     reserved, margin = rng.randint(0, 6), rng.randint(0, 3)
     system = length_estimate({"role": "system", "content": prompt})
     available = rng.choice(edge_budgets(rng, groups) or [0])
@@ -1187,3 +1187,17 @@ def contract_5(cases: Cases) -> None:
     ]
     label = N_("a second path with the same ids, keeping from another interaction, in turn")
     in_turn(cases, RESUME, label, {"path": resumed[0]}, {"path": resumed[1]})
+    for first_kept in ("calls", "a2", "r-read"):
+        record: dict[str, Json] = {"type": "compaction", "id": "compact-1", "parentId": "a3"}
+        record |= {
+            "timestamp": 100,
+            "summary": COMPACT_1,
+            "firstKeptEntryId": first_kept,
+            "tokensBefore": 29,
+        }
+        shown = {"entry": first_kept}
+        label = N_("the chapter's path and compact-1 keeping {entry}, not a user message")
+        kept_inside: list[Json] = [{SPLICE: "chapter_path_json"}, record]
+        cases.add(RESUME, label, shown, path=kept_inside)
+        budget = CHAPTER_BUDGET | {"max_tokens": 100}
+        cases.add(BUILD, label, shown, path=kept_inside, budget=budget, estimator="chapter")
