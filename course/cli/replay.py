@@ -59,6 +59,13 @@ def replay(
             print(unsandboxed, file=out)
     frames = render_frames(found, limit=len(found))
     if probecases.agreement(probes.expected[case_id], got) == Status.PASSED:
+        if root is not None and _fails_after_others(door, case_id, grading, limits, probes.seed):
+            alone = _(
+                "{case}: passes alone; failed after other cases — look for state kept between "
+                "calls (a module-level cache, a counter, a default argument that is changed)"
+            )
+            print(alone.format(case=probecases.case_label(case)), file=out)
+            return 1
         agrees = _("{case}: agrees with the reference")
         print(agrees.format(case=probecases.case_label(case)), file=out)
         return 0
@@ -101,3 +108,22 @@ def _confined(
         )
         answers, frames = probing.answers_and_frames(one, target, limits)
     return answers[case_id], list(frames.get(case_id, ())), run.unsandboxed
+
+
+def _fails_after_others(
+    door: Door, case_id: str, grading: GradingOptions, limits: Limits, seed: int
+) -> bool:
+    """Whether the workspace's code disagrees on ``case_id`` when it answers, in one process,
+    every case the run answers before it (every lab's, in the run's order), then that case."""
+    manifest = door.manifest
+    everything = probing.prepare(manifest, door.kit, list(manifest.labs), seed)
+    assert everything is not None  # the manifest names a probe module
+    ordered = [str(case["id"]) for case in everything.cases]
+    before = replace(everything, cases=everything.cases[: ordered.index(case_id) + 1])
+    modules = tuple(sorted({f.module for lab in manifest.labs for f in lab.functions}))
+    with graded_run(manifest, door.kit, door.snapshot, grading, probes=before) as run:
+        target = probing.ProbeTarget(
+            run.copy, manifest.package, modules, (run.copy, run.library), run.wrap
+        )
+        answers = probing.run_probes(before, target, limits)
+    return probecases.agreement(everything.expected[case_id], answers[case_id]) != Status.PASSED

@@ -30,6 +30,7 @@ from ..harness.results import (
     ProbeSummary,
     TestOutcome,
     attribute,
+    green_labs,
     summarize,
 )
 from ..harness.runner import Limits, RunTarget, run_focused_tests
@@ -373,7 +374,9 @@ def _run_copy(
 
         outcomes = [_each_text(o, unprefixed) for o in outcomes]
         extra = [o for o in outcomes if o.nodeid.partition("::")[0] in uncounted]
-        outcomes = [attribute(manifest, o) for o in outcomes if o not in extra]
+        outcomes = [o for o in outcomes if o not in extra]
+        green = green_labs(outcomes)  # a green lab's function is never the one blamed
+        outcomes = [attribute(manifest, o, green) for o in outcomes]
         summaries = {}
         findings: list[probing.AuditFinding] = []
         if probes is not None:

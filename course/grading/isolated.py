@@ -147,8 +147,9 @@ def joined(own: CheckpointResult, isolated: CheckpointResult) -> CheckpointResul
         tests = tuple(_test_joined(test, _first(by_node.get(test.nodeid))) for test in lab.tests)
         labs.append(replace(lab, tests=tests, probes=_probes_joined(lab.probes, other.probes)))
     failing = [lab.lab.id for lab in labs if lab.status != Status.PASSED and not lab.lab.optional]
+    owners = {name: lab.lab.id for lab in own.labs for name in lab.lab.solution}
     notes = [
-        _breaks_note(before, failing)
+        _breaks_note(before, failing, owners)
         for before, after in zip(own.labs, labs, strict=True)
         if after.status == Status.PASSED and before.status != Status.PASSED
     ]
@@ -165,10 +166,13 @@ def _first(tests: list[TestOutcome] | None) -> TestOutcome | None:
     return tests.pop(0) if tests else None
 
 
-def _breaks_note(lab: LabResult, failing: list[str]) -> str:
+def _breaks_note(lab: LabResult, failing: list[str], owners: Mapping[str, str]) -> str:
     """What the learner's own run showed of a lab that passes with the reference's other labs:
-    the labs whose functions were running where it failed, else the labs that still fail."""
+    the labs whose functions were running where it failed (green ones too: here the lab fails
+    only through them), else the labs that still fail."""
     culprits = {t.culprit for t in lab.tests if t.culprit and t.culprit != lab.lab.id}
+    running = {owners.get(f"{f.module}.{f.function}") for t in lab.tests for f in t.frames}
+    culprits = culprits or {other for other in running if other and other != lab.lab.id}
     culprits = culprits or {other for other in failing if other != lab.lab.id}
     broken = [t for t in lab.tests if t.status != Status.PASSED]
     first = broken[0].name if broken else (lab.probes.difference if lab.probes else "")

@@ -7,7 +7,7 @@ process, and a lab passes only if its tests and its probe cases do: a forged rep
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -419,14 +419,26 @@ def summarize(
     )
 
 
-def attribute(manifest: Manifest, outcome: TestOutcome) -> TestOutcome:
+def attribute(manifest: Manifest, outcome: TestOutcome, green: Collection[str] = ()) -> TestOutcome:
     """``outcome`` with its culprit: the lab of the innermost lab function among its frames
-    (a given function that raised is passed over), and its frame: the learner's code."""
+    (a given function that raised is passed over), and its frame: the learner's code.
+
+    A lab of ``green`` (its own tests all pass) is passed over as well: its function raised on
+    a value another lab's code produced, so the culprit is the innermost caller of a lab that
+    is not green; when every lab in the frames is green the test's own lab is at fault (a value
+    that lab's code returned earlier, no longer running), and the outcome names no culprit."""
     for frame in reversed(outcome.frames):
         lab = manifest.lab_of_function(frame.module, frame.function)
-        if lab is not None:
+        if lab is not None and lab.id not in green:
             return replace(outcome, culprit=lab.id, culprit_frame=frame)
-    return outcome
+    return replace(outcome, culprit=None, culprit_frame=None)
+
+
+def green_labs(outcomes: Sequence[TestOutcome]) -> frozenset[str]:
+    """The labs whose tests ran in ``outcomes`` and all passed."""
+    ran = {o.lab for o in outcomes if o.lab is not None}
+    broken = {o.lab for o in outcomes if o.status != Status.PASSED}
+    return frozenset(lab for lab in ran if lab not in broken)
 
 
 def lab_to_work_on(manifest: Manifest, result: CheckpointResult) -> Lab | None:

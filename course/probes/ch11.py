@@ -89,7 +89,10 @@ class Implementation:
 def evaluate(package: str, case: Mapping[str, Any]) -> Json:
     """The JSON answer of ``package`` to one case; exceptions propagate to the caller."""
     impl = Implementation(package)
-    return CALLS[case["function"]](impl, impl.fixture(case["args"]))
+    args = impl.fixture(case["args"])
+    if CONTRACT in args:  # a case about one class of the contract (see CONTRACTS)
+        return CONTRACTS[args[CONTRACT]](impl, str(case["function"]), args)
+    return CALLS[case["function"]](impl, args)
 
 
 def length_estimate(message: Mapping[str, Any]) -> int:
@@ -105,7 +108,10 @@ def scribbling_estimate(message: dict[str, Any]) -> int:
 
 
 def estimator(impl: Implementation, name: str) -> Estimate:
-    """The case's estimator by name: ``chapter`` (the chapter's own), ``scribble``, ``length``."""
+    """The case's estimator by name: ``chapter`` (the chapter's own), ``scribble``, ``length``,
+    or one of ``BAD_ANSWERS`` (a bad answer for every message but the prompt)."""
+    if name in BAD_ANSWERS:
+        return bad_for_messages(BAD_ANSWERS[name])
     if name == "chapter":
         chapter: Estimate = impl.fixtures.chapter_estimator
         return chapter
@@ -409,17 +415,21 @@ def summarize(package: str, case: Mapping[str, Any]) -> list[str]:
     case's estimator), a budget's numbers, the other arguments as JSON."""
     impl = Implementation(package)
     args = impl.fixture(case["args"])
-    estimate = estimator(impl, str(args.get("estimator", "length")))
+    name = str(args.get("estimator", "length"))
+    estimate = estimator(impl, name)
     lines: list[str] = []
     plain: list[str] = []
+    pictured = 0  # where the path pictures end: their costs' source is said there
     for key, value in args.items():
         if key in PATH_KEYS:
             lines += _path_lines(key, value, estimate)
+            pictured = len(lines)
         elif key == "groups" and isinstance(value, list):
             for index, group in enumerate(value):
                 lines += _path_lines(f"groups[{index}]", group, estimate)
             if not value:
                 lines.append("groups: []")
+            pictured = len(lines)
         elif key == "budget" and isinstance(value, dict):
             numbers = " · ".join(f"{k}={_shown_json(v)}" for k, v in value.items())
             lines.append(f"budget: {numbers}")
@@ -427,9 +437,39 @@ def summarize(package: str, case: Mapping[str, Any]) -> list[str]:
             lines.append(f"{key}: {_shown_json(value)}")
         else:
             plain.append(f"{key}={_shown_json(value)}")
+    if pictured:
+        lines.insert(pictured, costs_source(name))
     if plain:
         lines.append(" · ".join(plain))
     return lines
+
+
+def costs_source(name: str) -> str:
+    """One line saying where a path picture's numbers come from: the estimator and its rule.
+
+    An English message kept as it is (an input line is stored with the case); ``describe``
+    shows it in the edition that shows the case."""
+    return COSTS.get(name, COSTS["length"])
+
+
+COSTS: dict[str, str] = {
+    "chapter": N_(
+        "costs: the chapter's estimator, its table for the chapter's messages (u1 3, a1 4 …) "
+        "and one token per 40 characters of text, rounded up, for any other"
+    ),
+    "length": N_(
+        "costs: the test estimator 'length', 1 + (characters of the message's content as "
+        "JSON) // 6, not the chapter's table"
+    ),
+    "scribble": N_(
+        "costs: the test estimator 'scribble', 1 + (characters of the message's content as "
+        "JSON) // 6, not the chapter's table; it also writes on the message it is handed"
+    ),
+    "negative": N_("costs: an estimator answering -5 for every message but the system prompt"),
+    "nan": N_("costs: an estimator answering nan for every message but the system prompt"),
+    "text": N_("costs: an estimator answering '3' for every message but the system prompt"),
+}
+"""Where a path picture's costs come from, by the case's estimator."""
 
 
 def role_of(entry: Mapping[str, Any]) -> Any:
@@ -585,7 +625,7 @@ def second_answer(path: Entries, at: int) -> Entries:
 
 
 def budget_json(rng: random.Random, groups: Sequence[Sequence[Mapping[str, Any]]]) -> Json:
-    prompt = rng.choice(["", "sys", "You compact context.", "系统"])
+    prompt = rng.choice(["", "sys", "You compact context.", "Be brief."])
     reserved, margin = rng.randint(0, 6), rng.randint(0, 3)
     system = length_estimate({"role": "system", "content": prompt})
     available = rng.choice(edge_budgets(rng, groups) or [0])
@@ -823,6 +863,7 @@ def lab_1(cases: Cases, rng: random.Random) -> None:
         cases.add(PARSE_ENTRY, label, value=base | change)
     missing = {k: v for k, v in base.items() if k != "summary"}
     cases.add(PARSE_ENTRY, N_("a missing summary"), value=missing)
+    contract_1(cases)
 
 
 def lab_2(cases: Cases, rng: random.Random) -> None:
@@ -866,6 +907,7 @@ def lab_2(cases: Cases, rng: random.Random) -> None:
         broken = broken_history(rng, group)
         if broken is not None and broken[0]["message"]["role"] == "user":
             cases.add(PAIRS, N_("a broken interaction"), entries=broken)
+    contract_2(cases)
 
 
 def lab_3(cases: Cases, rng: random.Random) -> None:
@@ -912,6 +954,7 @@ def lab_3(cases: Cases, rng: random.Random) -> None:
     twice = path + [copy.deepcopy(messages_of(path)[0])] if messages_of(path) else path
     budget = budget_json(rng, split_json(path))
     cases.add(BUILD, N_("a repeated id"), path=twice, budget=budget, estimator="length")
+    contract_3(cases)
 
 
 def lab_4(cases: Cases, rng: random.Random) -> None:
@@ -949,6 +992,7 @@ def lab_4(cases: Cases, rng: random.Random) -> None:
     cases.rule("first-kept-inside", CREATE, within, **chapter | {"first_kept": "a2"})
     label = N_("the chapter's path ending in metadata")
     cases.add(CREATE, label, **chapter | {"path": AFTER_METADATA})
+    contract_4(cases)
 
 
 def lab_5(cases: Cases, rng: random.Random) -> None:
@@ -990,6 +1034,7 @@ def lab_5(cases: Cases, rng: random.Random) -> None:
     cases.chapter_budgets(
         N_("the chapter's resume, max_tokens={max_tokens}"), RESUMED, (31, 19, 40)
     )
+    contract_5(cases)
 
 
 def lab_optional(cases: Cases, rng: random.Random) -> None:
@@ -1011,3 +1056,305 @@ def cases(seed: int, labs: Sequence[str]) -> list[Case]:
         LABS[lab](collected, random.Random(f"{seed}:{lab}"))
         found += collected.items
     return found
+
+
+# ---------------------------------------------------------------- the contract's classes
+# Cases appended to each lab's list: the types at the record's boundary, errors raised rather
+# than swallowed, arguments left as they were and results not aliased, every estimator answer
+# checked, long paths within one estimate per message and without recursion, and calls made in
+# turn (state kept between calls shows). A case names its class with ``args[CONTRACT]``.
+
+CONTRACT = "contract"
+"""The key of a case's ``args`` naming its ``CONTRACTS`` handler."""
+
+BAD_ANSWERS: dict[str, Json] = {"negative": -5, "nan": float("nan"), "text": "3"}
+"""Estimators by name that answer a bad value for every message but the system prompt."""
+
+
+def bad_for_messages(bad: Json) -> Estimate:
+    """An estimator answering ``bad`` for any message but the prompt (``length_estimate``'s)."""
+
+    def answer(message: dict[str, Any]) -> Any:
+        return length_estimate(message) if message.get("role") == "system" else bad
+
+    return answer
+
+
+def number_kinds(*numbers: object) -> list[str]:
+    """Each number's type name: ``29`` and ``29.0`` are equal as data, not as kinds."""
+    return [type(number).__name__ for number in numbers]
+
+
+def long_path(interactions: int, compact_at: Sequence[int] = ()) -> Entries:
+    """A long valid history: per interaction a user message, a tool call and its result (call
+    ids reused in every interaction), and before each interaction of ``compact_at`` a record
+    ``c<n>`` keeping from the interaction before it."""
+    path: Entries = []
+    for n in range(interactions):
+        if n in compact_at:
+            summary: Json = {"goal": f"goal {n}"} | {key: [] for key in SUMMARY_KEYS}
+            record = compaction_json(random.Random(n), n, path[-1]["id"], f"u{n - 1}", summary)
+            path.append(record | {"id": f"c{n}"})
+        call = {"type": "toolCall", "id": "read-1", "name": "read", "arguments": {"n": n}}
+        result: dict[str, Json] = {"role": "toolResult", "toolCallId": "read-1"}
+        result |= {
+            "toolName": "read",
+            "content": [{"type": "text", "text": f"line {n}"}],
+            "isError": False,
+        }
+        user = {"role": "user", "content": f"question {n}"}
+        path += [
+            message_entry(f"u{n}", path[-1]["id"] if path else None, user),
+            message_entry(f"a{n}", f"u{n}", {"role": "assistant", "content": [call]}),
+            message_entry(f"r{n}", f"a{n}", result),
+        ]
+    return path
+
+
+def ends(values: Sequence[Any]) -> list[Any]:
+    """A long list's length and its first and last items (an answer of a few values)."""
+    return [len(values), *values[:1], *values[-1:]]
+
+
+def _kinds(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
+    """A record parsed or created: its data, its numbers' kinds, and the input left as it was."""
+    if function == PARSE_ENTRY:  # the chapter's record with ``change``'s fields in place
+        args = args | {"value": args["value"] | args.get("change", {})}
+        if "goal" in args:
+            args["value"]["summary"]["goal"] = args["goal"]
+    before = copy.deepcopy(args)
+    make = _parse_compaction_entry if function == PARSE_ENTRY else _create_compaction_entry
+    answer = make(impl, args)
+    record = answer["entry"]
+    kinds = number_kinds(record["timestamp"], record["tokens_before"])
+    return answer | {"kinds": kinds, "input_unchanged": args == before}
+
+
+def _in_turn(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
+    """``function`` called on each of ``args["calls"]`` in turn, in one process (groups
+    answered with their messages, so a second path with the same ids shows as itself)."""
+    if function not in (SPLIT, GROUP):
+        return [CALLS[function](impl, call) for call in args["calls"]]
+    split = getattr(impl.groups, function.partition(".")[2])
+    answers = []
+    for call in args["calls"]:
+        groups = split(path_entries(impl, call["path"]))
+        answers.append([[e.message for e in getattr(g, "entries", g)] for g in groups])
+    return answers
+
+
+def _long(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
+    """``function`` on a long path: a few values of its answer, the caller's list afterwards,
+    and the estimator calls beyond the bound."""
+    values = long_path(args["interactions"], args.get("compact_at", ()))
+    path = path_entries(impl, values)
+    given = ids(path)
+    answer: dict[str, Json] = {}
+    if function in (SPLIT, GROUP):
+        groups = getattr(impl.groups, function.partition(".")[2])(path)
+        answer["groups"] = ends([getattr(g, "entry_ids", None) or ids(g) for g in groups])
+    elif function == LATEST:
+        answer["latest"] = impl.compaction.latest_compaction(path)
+    elif function == RESUME:
+        compaction, suffix = impl.compaction.resume_suffix(path)
+        answer["compaction"] = getattr(compaction, "id", None)
+        answer["suffix"] = ends(ids(suffix))
+    elif function == CREATE:
+        entry = impl.compaction.create_compaction_entry(
+            path,
+            id="compact-long",
+            timestamp=1,
+            summary={"goal": "long"} | {key: [] for key in SUMMARY_KEYS},
+            first_kept_entry_id=args["first_kept"],
+            tokens_before=len(path),
+        )
+        answer["parent"] = entry.parent_id
+    else:
+        asking = Asking(length_estimate, path)
+        result = impl.context.build_context(path, **args["budget"], estimate_tokens=asking)
+        answer["kept"] = ends(result.kept_entry_ids)
+        answer |= {"reason": result.reason, "compaction": result.compaction_id}
+        answer["messages"] = result.tokens.messages
+        bound = asking.beyond_bound(openers(args["budget"], result))
+        answer["estimated_more_than_once"] = ends(bound["estimated_more_than_once"])
+        answer["estimated_elsewhere"] = bound["estimated_elsewhere"]
+    return answer | {"path_after": ids(path) == given}
+
+
+def _orphan(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
+    """``function`` on the chapter's path with r-test answering ``unknown-1``: refused."""
+    path = copy.deepcopy(args["path"])
+    path[6]["message"]["toolCallId"] = "unknown-1"
+    return CALLS[function](impl, args | {"path": path})
+
+
+def _unaliased(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
+    """What ``function`` answers, with the caller's list afterwards and whether the result is
+    that very list."""
+    if function == SELECT:
+        groups = [path_entries(impl, group) for group in args["groups"]]
+        before = [ids(group) for group in groups]
+        chosen = impl.context.select_groups(groups, args["available"], length_estimate)
+        return {"entries": ids(chosen.entries), "groups_after": [ids(g) for g in groups] == before}
+    path = path_entries(impl, args["path"])
+    given = ids(path)
+    compaction, suffix = impl.compaction.resume_suffix(path)
+    return {
+        "compaction": getattr(compaction, "id", None),
+        "suffix": ids(suffix),
+        "suffix_is_the_callers_list": suffix is path,
+        "path_after": ids(path) == given,
+    }
+
+
+CONTRACTS: dict[str, Callable[[Implementation, str, dict[str, Any]], Json]] = {
+    "kinds": _kinds,
+    "in_turn": _in_turn,
+    "long": _long,
+    "orphan": _orphan,
+    "unaliased": _unaliased,
+}
+
+
+CONTRACT_RECORD = {"id": "压缩-1", "parentId": "助手-3", "firstKeptEntryId": "用户-2"}
+"""A record's ids in another script: accepted as any id."""
+
+
+def contract_1(cases: Cases) -> None:
+    """The record's boundary: numbers kept as given (an int stays an int), a goal not stripped,
+    ids in any script; a timestamp of True, "100", NaN or a huge integer refused."""
+    record = {FIXTURE: "compact_1_json"}
+    changes: list[dict[str, Json]] = [{"timestamp": 0}, {"tokensBefore": 0}, CONTRACT_RECORD]
+    changes += [{"timestamp": bad} for bad in (True, "100", float("nan"), 10**400)]
+    for change in changes:
+        shown = {"change": _shown_json(change)}
+        label = N_("compact-1 with {change}")
+        cases.add(PARSE_ENTRY, label, shown, value=record, change=change, contract="kinds")
+    label = N_("compact-1 with a goal that has spaces around it")
+    cases.add(PARSE_ENTRY, label, value=record, goal="  Fix resume  ", contract="kinds")
+
+
+def renamed_ids(path: Entries, prefix: str = "编号-") -> Entries:
+    """``path`` with every id (and each parent id) given a prefix in another script."""
+    renamed = copy.deepcopy(path)
+    for entry in renamed:
+        entry["id"] = prefix + entry["id"]
+        if entry.get("parentId"):
+            entry["parentId"] = prefix + entry["parentId"]
+    return renamed
+
+
+def reworded(path: Entries) -> Entries:
+    """``path`` with its newest user message asking something else: the same ids."""
+    other = copy.deepcopy(path)
+    newest = other[indexes(other, "user")[-1]]
+    newest["message"]["content"] = "Another question entirely"
+    return other
+
+
+def in_turn(cases: Cases, function: str, label: str, first: Json, second: Json) -> None:
+    """A case calling ``function`` on ``first``, ``second`` and ``first`` again, in turn."""
+    calls = [first, second, first]
+    cases.add(function, label, None, calls=calls, contract="in_turn")
+
+
+LONG = 700
+"""Interactions in a long path (three entries each): past where a recursive walk fails."""
+
+
+def contract_2(cases: Cases) -> None:
+    histories = cases.histories(2, 4, 2, shift=11)
+    for path in histories:
+        cases.add(SPLIT, N_("ids in another script"), path=renamed_ids(path))
+    label = N_("a second path with the same ids, its newest question reworded, in turn")
+    in_turn(cases, GROUP, label, {"path": histories[0]}, {"path": reworded(histories[0])})
+    in_turn(cases, SPLIT, label, {"path": histories[1]}, {"path": reworded(histories[1])})
+    shown: dict[str, Json] = {"count": LONG, "entries": 3 * LONG}
+    for function in (SPLIT, GROUP):
+        label = N_("a long path: {count} interactions, {entries} entries")
+        cases.add(function, label, shown, interactions=LONG, contract="long")
+
+
+def contract_3(cases: Cases) -> None:
+    budget = CHAPTER_BUDGET | {"max_tokens": 31}
+    label = N_("the chapter's path with r-test answering unknown-1 (a broken history)")
+    cases.add(
+        BUILD, label, path=CHAPTER_PATH, budget=budget, estimator="chapter", contract="orphan"
+    )
+    path = cases.histories(2, 4, 1, shift=12)[0]
+    groups = split_json(path)
+    rng = random.Random(f"{cases.seed}:{cases.lab}:contract")
+    for name in BAD_ANSWERS:
+        shown: dict[str, Json] = {"answer": repr(BAD_ANSWERS[name])}
+        label = N_("an estimator answering {answer} for each message (the prompt's is fine)")
+        cases.add(BUILD, label, shown, path=path, budget=budget_json(rng, groups), estimator=name)
+        cases.add(SELECT, label, shown, groups=groups, available=1000, estimator=name)
+    label = N_("the caller's list of groups afterwards")
+    cases.add(
+        SELECT, label, groups=groups, available=edge_budgets(rng, groups)[0], contract="unaliased"
+    )
+    budget = {"max_tokens": 1200, "system_prompt": "sys", "reserved_output": 4, "safety_margin": 2}
+    label = N_("a long path: {count} interactions, {entries} entries")
+    shown = {"count": LONG, "entries": 3 * LONG}
+    cases.add(BUILD, label, shown, interactions=LONG, budget=budget, contract="long")
+    label = N_("a second path with the same ids, its newest question reworded, in turn")
+    first = {"path": path, "budget": budget_json(rng, groups), "estimator": "length"}
+    in_turn(cases, BUILD, label, first, first | {"path": reworded(path)})
+
+
+def contract_4(cases: Cases) -> None:
+    chapter = {"path": CHAPTER_PATH, "id": "compact-1", "timestamp": 100, "summary": COMPACT_1}
+    chapter |= {"summary_object": False, "first_kept": "u2", "tokens_before": 29}
+    changes: list[dict[str, Json]] = [{"timestamp": 0}, {"tokens_before": 0}, {"id": "压缩-1"}]
+    changes += [{"timestamp": bad} for bad in (True, "100", float("nan"))]
+    for change in changes:
+        shown: dict[str, Json] = {"change": _shown_json(change)}
+        label = N_("the chapter's path, compact-1 with {change}")
+        cases.add(CREATE, label, shown, **chapter | change, contract="kinds")
+    label = N_("a long path: {count} interactions, {entries} entries")
+    shown = {"count": LONG, "entries": 3 * LONG}
+    cases.add(CREATE, label, shown, interactions=LONG, first_kept="u350", contract="long")
+
+
+def contract_5(cases: Cases) -> None:
+    label = N_("the caller's list afterwards, and a suffix that is not that list")
+    for path in (CHAPTER_PATH, RESUMED):
+        cases.add(RESUME, label, path=path, contract="unaliased")
+    label = N_("a long path: {count} interactions, {entries} entries, compactions c50 and c100")
+    shown: dict[str, Json] = {"count": LONG, "entries": 3 * LONG + 2}
+    compact_at = [50, 100]
+    for function in (LATEST, RESUME):
+        cases.add(function, label, shown, interactions=LONG, compact_at=compact_at, contract="long")
+    budget = {"max_tokens": 4000, "system_prompt": "sys", "reserved_output": 4, "safety_margin": 2}
+    cases.add(
+        BUILD,
+        label,
+        shown,
+        interactions=LONG,
+        compact_at=compact_at,
+        budget=budget,
+        contract="long",
+    )
+    path = cases.histories(2, 4, 1, shift=13)[0]
+    starts = [group[0]["id"] for group in split_json(path)]
+    summary = cases.summaries(1)[0]
+    resumed = [
+        path + [compaction_json(random.Random(0), 1, path[-1]["id"], start, summary)]
+        for start in (starts[0], starts[-1])
+    ]
+    label = N_("a second path with the same ids, keeping from another interaction, in turn")
+    in_turn(cases, RESUME, label, {"path": resumed[0]}, {"path": resumed[1]})
+    for first_kept in ("calls", "a2", "r-read"):
+        record: dict[str, Json] = {"type": "compaction", "id": "compact-1", "parentId": "a3"}
+        record |= {
+            "timestamp": 100,
+            "summary": COMPACT_1,
+            "firstKeptEntryId": first_kept,
+            "tokensBefore": 29,
+        }
+        shown = {"entry": first_kept}
+        label = N_("the chapter's path and compact-1 keeping {entry}, not a user message")
+        kept_inside: list[Json] = [{SPLICE: "chapter_path_json"}, record]
+        cases.add(RESUME, label, shown, path=kept_inside)
+        budget = CHAPTER_BUDGET | {"max_tokens": 100}
+        cases.add(BUILD, label, shown, path=kept_inside, budget=budget, estimator="chapter")

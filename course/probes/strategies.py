@@ -18,9 +18,12 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from .ch11 import SUMMARY_KEYS
 
 TEXT = st.text(
-    alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x2FFF, categories=["L", "N", "Zs"]),
+    alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E, categories=["L", "N", "Zs"]),
     max_size=12,
 )
+"""Readable text for fields whose characters no lab handles (a message's words, a goal): a
+probe's input reads in either edition. Ids in another script are cases of their own
+(``ch11.renamed_ids``), where their handling is under test."""
 JSON_SCALARS = (
     st.none()
     | st.booleans()

@@ -16,6 +16,7 @@ import threading
 import time
 import traceback
 from collections.abc import Generator
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
@@ -151,6 +152,18 @@ class PrintedOutput(io.StringIO):
         return lines, max(0, total - len(lines))
 
 
+def own_line(item: pytest.Item, tb: Any) -> str:
+    """``test_x.py:123: raw["summary"]["goal"]``: where an exception was raised when that is
+    the test's own file (its innermost frame), so a learner sees which of the test's lines
+    failed; ``""`` when it was raised anywhere else (the learner's code, a given module)."""
+    innermost = traceback.extract_tb(tb)[-1:] if tb is not None else []
+    if not innermost or Path(innermost[0].filename) != Path(str(item.path)):
+        return ""
+    where = innermost[0]
+    text = " ".join((where.line or "").split())
+    return f"{Path(where.filename).name}:{where.lineno}: {text}"
+
+
 def lab_of(item: pytest.Item) -> str | None:
     marker = item.get_closest_marker("lab")
     return str(marker.args[0]) if marker is not None and marker.args else None
@@ -249,7 +262,12 @@ class Reporter:
             frames = self.frames_of(error, call.excinfo.tb)
             if isinstance(error, pytest.fail.Exception):  # pytest.fail(): the test's own words
                 error = AssertionError(str(error))
-            self.outcome[item.nodeid] = verdict(call.when, error, frames)
+            found = verdict(call.when, error, frames)
+            line = "" if isinstance(error, AssertionError) else own_line(item, call.excinfo.tb)
+            if line:
+                said = _("raised in the test's own code, at {line}").format(line=line)
+                found = replace(found, message=f"{found.message}\n{said}")
+            self.outcome[item.nodeid] = found
         elif report.skipped:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else _("skipped")
             said = _("the test was skipped: {reason}").format(reason=reason)

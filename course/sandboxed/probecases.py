@@ -193,7 +193,7 @@ def describe(
     said = _("{label} ({case}): {difference}")
     parted = difference(expected, actual)
     lines = [said.format(label=case_label(case), case=case["id"], difference=parted)]
-    lines += [f"  {line}" for line in inputs]
+    lines += [f"  {_(line)}" for line in inputs]  # an input line may be a message (its costs)
     if replay:
         lines.append("  " + _("replay: {command}").format(command=replay))
     # the learner's answer is data as sent: escaped here, where it becomes text

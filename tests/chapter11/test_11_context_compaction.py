@@ -225,6 +225,87 @@ def accepted(case: str, call: Callable[[], Any]) -> Any:
         )
 
 
+def completes(case: str, call: Callable[[], Any]) -> Any:
+    """Run ``call`` on valid input; fail with ``case`` if it refuses or runs out of stack."""
+    try:
+        return accepted(case, call)
+    except RecursionError:
+        pass  # failed below, outside the handler: the message is not chained to the error
+    pytest.fail(
+        _(
+            "{case}: RecursionError: the path is walked by a call per entry; a loop has no "
+            "such limit"
+        ).format(case=case),
+        pytrace=False,
+    )
+
+
+class Counting:
+    """An estimator that counts its calls, then answers as ``estimate``."""
+
+    def __init__(self, estimate: Callable[[dict[str, Any]], Any]) -> None:
+        self.estimate = estimate
+        self.calls = 0
+
+    def __call__(self, message: dict[str, Any]) -> Any:
+        self.calls += 1
+        return self.estimate(message)
+
+
+def one_per_message(case: str, counting: Counting, messages: int) -> None:
+    """Fail with ``case`` when the estimator was called more than ``messages`` times."""
+    holds(
+        case,
+        counting.calls <= messages,
+        _(
+            "the estimator was called {calls} times for {messages} messages (each at most once)"
+        ).format(calls=counting.calls, messages=messages),
+    )
+
+
+def long_path_json(interactions: int, compact_at: tuple[int, ...] = ()) -> list[dict[str, Any]]:
+    """A long valid history: per interaction a user message, a tool call and its result (the
+    call ids reused in every interaction), and before each interaction of ``compact_at`` a
+    compaction record ``c<n>`` keeping from the interaction before it."""
+    path: list[dict[str, Any]] = []
+    for n in range(interactions):
+        if n in compact_at:
+            path.append(
+                {
+                    "type": "compaction",
+                    "id": f"c{n}",
+                    "parentId": path[-1]["id"],
+                    "timestamp": n,
+                    "summary": {"goal": f"goal {n}"} | {key: [] for key in LIST_KEYS},
+                    "firstKeptEntryId": f"u{n - 1}",
+                    "tokensBefore": n,
+                }
+            )
+        call = {"type": "toolCall", "id": "read-1", "name": "read", "arguments": {"n": n}}
+        result = {"role": "toolResult", "toolCallId": "read-1", "toolName": "read"}
+        result |= {"content": [{"type": "text", "text": f"line {n}"}], "isError": False}
+        path += [
+            message_json(f"u{n}", path[-1]["id"] if path else "", "user", f"question {n}"),
+            message_json(f"a{n}", f"u{n}", "assistant", [call]),
+            {**message_json(f"r{n}", f"a{n}", "toolResult", None), "message": result},
+        ]
+    path[0]["parentId"] = None
+    return path
+
+
+LIST_KEYS = ("constraints", "completed", "decisions", "changedFiles", "unresolved", "next")
+
+
+def entries_of(impl: Any, values: list[dict[str, Any]]) -> list[Any]:
+    """Entries from JSON: compactions built from the public types (no Lab 11.1 or 11.4 code)."""
+    return [
+        compaction_record(impl, v)
+        if v["type"] == "compaction"
+        else impl.session.parse_session_entry(v)
+        for v in values
+    ]
+
+
 # --------------------------------------------------------------------------- Lab 11.1
 
 
@@ -308,6 +389,35 @@ def test_lab_11_1_parses_a_compaction_entry_strictly(impl: Any) -> None:
     for case, (value, field) in cases.items():
         error = refused(case, lambda v=value: impl.session.parse_session_entry(v), "compact-1")
         holds(case, field in error, should_name(field, error))
+
+    # the record's boundary: numbers and strings kept as given, ids in any script
+    given = compact_1_json(impl) | {"timestamp": 0, "id": "压缩-1", "parentId": "助手-3"}
+    given |= {"firstKeptEntryId": "用户-2"}
+    given["summary"]["goal"] = "  Fix resume  "
+    before = copy.deepcopy(given)
+    case = _(
+        "a record with timestamp 0, ids 压缩-1 / 助手-3 / 用户-2 and a goal with spaces around it"
+    )
+    entry = accepted(case, lambda: impl.session.parse_session_entry(given))
+    same(
+        of(case, "(timestamp, tokens_before) and their types"),
+        [(v, type(v).__name__) for v in (entry.timestamp, entry.tokens_before)],
+        [(0, "int"), (29, "int")],
+    )
+    same(
+        of(case, "(id, parent_id, first_kept_entry_id)"),
+        (entry.id, entry.parent_id, entry.first_kept_entry_id),
+        ("压缩-1", "助手-3", "用户-2"),
+    )
+    same(of(case, "summary.goal (kept as given)"), entry.summary.goal, "  Fix resume  ")
+    same(_("the object given to the parser, after parsing (left as it was)"), given, before)
+    for bad in (True, "100", math.nan, 10**400):
+        case = _("timestamp {value}").format(value=shown(bad, 40))
+        error = refused(
+            case,
+            lambda b=bad: impl.session.parse_session_entry(compact_1_json(impl) | {"timestamp": b}),
+        )
+        holds(case, "timestamp" in error, should_name("timestamp", error))
 
 
 @pytest.mark.lab("11.1")
@@ -410,6 +520,20 @@ def test_lab_11_2_groups_the_chapter_path_into_three_interactions(impl: Any) -> 
     path = chapter_path(impl)
     before = snapshot(impl, path)
     groups = impl.groups.group_interactions(path)
+
+    # nothing is kept between calls: a second path with the same ids is its own
+    other = chapter_json(impl)
+    other[0]["message"]["content"] = "另一个问题"
+    later = impl.groups.group_interactions(entries_of(impl, other))
+    same(
+        _(
+            "group_interactions of a second path with the same ids, u1 asking something else, "
+            "called after the chapter path's: u1's message (nothing is kept between calls)"
+        ),
+        later[0].entries[0].message,
+        other[0]["message"],
+    )
+
     same(
         _("the chapter path's groups (entry_ids)"),
         [g.entry_ids for g in groups],
@@ -486,6 +610,29 @@ def test_lab_11_2_groups_the_chapter_path_into_three_interactions(impl: Any) -> 
         _("groups of [u1, a1, a1b] (a1b: a second assistant message without tool calls)"),
         [g.entry_ids for g in impl.groups.group_interactions(two_answers)],
         [["u1", "a1", "a1b"]],
+    )
+
+    # ids in any script; a long path; one call after another on paths sharing ids
+    renamed = chapter_json(impl)
+    names = {"u1": "用户-1", "a1": "助手-1"}
+    for value in renamed:
+        value["id"] = names.get(value["id"], value["id"])
+        value["parentId"] = names.get(value["parentId"], value["parentId"])
+    case = _("groups of the chapter path with u1 and a1 renamed 用户-1 and 助手-1")
+    groups = accepted(case, lambda: impl.groups.group_interactions(entries_of(impl, renamed)))
+    same(case, [g.entry_ids for g in groups][:1], [["用户-1", "助手-1"]])
+
+    long = entries_of(impl, long_path_json(700))
+    ids = [entry.id for entry in long]
+    case = _("split_interactions of a path of 2,100 entries (700 interactions)")
+    split = completes(case, lambda: impl.groups.split_interactions(long))
+    same(of(case, "how many interactions"), len(split), 700)
+    same(_("{case}: the caller's list afterwards").format(case=case), [e.id for e in long], ids)
+    case = _("group_interactions of a path of 2,100 entries (700 interactions)")
+    same(
+        of(case, "how many groups"),
+        len(completes(case, lambda: impl.groups.group_interactions(long))),
+        700,
     )
 
 
@@ -593,6 +740,20 @@ def test_lab_11_2_rejects_broken_tool_facts(impl: Any) -> None:
 @pytest.mark.lab("11.3")
 def test_lab_11_3_deducts_fixed_costs_before_choosing_groups(impl: Any, monkeypatch: Any) -> None:
     path = chapter_path(impl)
+    # nothing is kept between calls: a second path with the same ids is its own
+    other = chapter_json(impl)
+    other[7]["message"]["content"][0]["text"] = "另一份文件"
+    build(impl, path, 31)
+    later = build(impl, entries_of(impl, other), 31)
+    same(
+        _(
+            "build_context of a second path with the same ids, r-read saying something else, "
+            "called after the chapter path's: the message of r-read"
+        ),
+        later.messages[later.kept_entry_ids.index("r-read")],
+        other[7]["message"],
+    )
+
     before = snapshot(impl, path)
     result = build(impl, path, 31)
     kept = ["u2", "a2"] + THIRD_GROUP
@@ -827,6 +988,54 @@ def test_lab_11_3_trims_only_at_group_boundaries(impl: Any) -> None:
         _("a returned message is the very object the estimator was given"),
     )
 
+    # every estimator answer is checked, a message's as well as the prompt's
+    for answer in (-5, math.nan, "3"):
+
+        def bad_for_u3(message: dict[str, Any], a: object = answer) -> Any:
+            if message.get("content") == messages_by_id(impl, ["u3"])[0]["content"]:
+                return a
+            return impl.fixtures.chapter_estimator(message)
+
+        refused(
+            _("an estimator answering {answer} for u3 alone (the prompt's answer is fine)").format(
+                answer=repr(answer)
+            ),
+            lambda e=bad_for_u3: build(impl, path, 31, estimator=e),
+        )
+
+    # a broken history is refused, never answered with fewer groups
+    orphan = chapter_json(impl)
+    orphan[6]["message"]["toolCallId"] = "unknown-1"
+    refused(
+        _("build_context of the chapter path whose r-test answers unknown-1 (a broken history)"),
+        lambda: build(impl, entries_of(impl, orphan), 31),
+        "unknown-1",
+    )
+
+    # the caller's groups stay as they were
+    groups = [list(g.entries) for g in impl.groups.group_interactions(path)]
+    order = [[e.id for e in g] for g in groups]
+    impl.context.select_groups(groups, 22, impl.fixtures.chapter_estimator)
+    same(
+        _("the caller's list of groups after select_groups (left as it was)"),
+        [[e.id for e in g] for g in groups],
+        order,
+    )
+
+    # a long path: each message estimated at most once, and no limit of depth
+    long = entries_of(impl, long_path_json(700))
+    counting = Counting(impl.fixtures.chapter_estimator)
+    case = _("build_context of a path of 2,100 entries (700 interactions) with max_tokens=1000")
+    result = completes(case, lambda: build(impl, long, 1000, estimator=counting))
+    one_per_message(case, counting, len(long) + 1)
+    holds(
+        case,
+        result.reason == "trimmed" and result.kept_entry_ids[-1] == "r699",
+        _("expected the newest groups kept and trimmed; got {reason}, {count} kept").format(
+            reason=shown(result.reason), count=len(result.kept_entry_ids)
+        ),
+    )
+
 
 # --------------------------------------------------------------------------- Lab 11.4
 
@@ -939,6 +1148,22 @@ def test_lab_11_4_rejects_empty_paths_duplicate_ids_and_in_group_cuts(impl: Any)
     )
     refused("tokens_before -1", lambda: create(impl, path, tokens_before=-1), "tokensBefore")
     refused("timestamp -1", lambda: create(impl, path, timestamp=-1), "timestamp")
+    for bad in (True, "100", math.nan):
+        case = _("timestamp {value}").format(value=shown(bad))
+        error = refused(case, lambda b=bad: create(impl, path, timestamp=b))
+        holds(case, "timestamp" in error, should_name("timestamp", error))
+
+    case = _("a record 压缩-1 with timestamp 0 and tokens_before 29")
+    entry = accepted(case, lambda: create(impl, path, "压缩-1", timestamp=0))
+    same(
+        of(case, "(id, timestamp, tokens_before) and the numbers' types"),
+        (entry.id, *[(v, type(v).__name__) for v in (entry.timestamp, entry.tokens_before)]),
+        ("压缩-1", (0, "int"), (29, "int")),
+    )
+    long = entries_of(impl, long_path_json(700))
+    case = _("create_compaction_entry on a path of 2,100 entries (700 interactions)")
+    entry = completes(case, lambda: create(impl, long, first_kept="u350"))
+    same(of(case, "parent_id"), entry.parent_id, "r699")
 
 
 # --------------------------------------------------------------------------- Lab 11.5
@@ -1058,6 +1283,50 @@ def test_lab_11_5_repeated_builds_are_equal_and_isolated(impl: Any) -> None:
         second,
     )
     same(_("the resumed path after building (never rewritten)"), snapshot(impl, path), before)
+
+    plain = chapter_path(impl)
+    compaction, suffix = impl.compaction.resume_suffix(plain)
+    holds(
+        _("resume_suffix of the chapter path (no compaction)"),
+        compaction is None and suffix == plain and suffix is not plain,
+        _("expected (None, a new list of the path's entries); got ({compaction}, {kind})").format(
+            compaction=shown(compaction, 60),
+            kind=_("the caller's own list") if suffix is plain else shown(returned(suffix), 120),
+        ),
+    )
+
+    # a long path with a compaction every 100 interactions
+    values = long_path_json(700, compact_at=(50, 100))
+    long = entries_of(impl, values)
+    ids = [entry.id for entry in long]
+    case = _(
+        "resume_suffix of a path of 2,102 entries (700 interactions, compactions c50 and c100)"
+    )
+    compaction, suffix = completes(case, lambda: impl.compaction.resume_suffix(long))
+    same(
+        of(case, "(compaction, first and last ids, length)"),
+        (getattr(compaction, "id", compaction), suffix[0].id, suffix[-1].id, len(suffix)),
+        ("c100", "u99", "r699", 1803),
+    )
+    same(_("{case}: the caller's list afterwards").format(case=case), [e.id for e in long], ids)
+    counting = Counting(impl.fixtures.chapter_estimator)
+    case = _("build_context of a path of 2,102 entries (compactions c50 and c100), max_tokens=1000")
+    result = completes(case, lambda: build(impl, long, 1000, estimator=counting))
+    one_per_message(case, counting, 1803 + 2)
+    same(of(case, "compaction_id"), result.compaction_id, "c100")
+
+    # nothing is kept between calls: a second path with the same ids is its own
+    other = resumed_path(impl, first_kept="u3")
+    impl.compaction.resume_suffix(resumed_path(impl))
+    _compaction, suffix = impl.compaction.resume_suffix(other)
+    same(
+        _(
+            "resume_suffix of a second path with the same ids, compact-1 keeping u3, called "
+            "after the first's: the suffix's ids"
+        ),
+        [entry.id for entry in suffix],
+        THIRD_GROUP + ["u4", "a4"],
+    )
 
 
 @pytest.mark.lab("11.5")

@@ -484,6 +484,166 @@ MUTANTS: tuple[Mutant, ...] = (
         ("resume_suffix after compact-2", "compact-1", "- expected, + got"),
     ),
     Mutant(
+        "tokens_before_becomes_a_float",
+        "summary.py",
+        'tokens_before=r.number(e["tokensBefore"], ".tokensBefore"),',
+        'tokens_before=float(r.number(e["tokensBefore"], ".tokensBefore")),',
+        "11.1",
+        "tokensBefore 29 is read back as 29.0",
+        ("(timestamp, tokens_before) and their types", "(29.0, 'float')"),
+    ),
+    Mutant(
+        "strips_the_goal",
+        "summary.py",
+        'goal=r.string(s["goal"], f"{path}.goal", non_blank=True)',
+        'goal=r.string(s["goal"], f"{path}.goal", non_blank=True).strip()',
+        "11.1",
+        "the goal is stripped instead of kept as given",
+        ("summary.goal (kept as given)", "'Fix resume'"),
+    ),
+    Mutant(
+        "replaces_a_zero_timestamp",
+        "summary.py",
+        'timestamp=r.number(e["timestamp"], ".timestamp"),',
+        'timestamp=r.number(e["timestamp"], ".timestamp") or 1,',
+        "11.1",
+        "a timestamp of 0 is taken as missing and replaced",
+        ("a record with timestamp 0", "(1, 'int')"),
+    ),
+    Mutant(
+        "refuses_ids_outside_ascii",
+        "groups.py",
+        "        if not isinstance(entry, MessageEntry):\n            continue\n",
+        "        if not isinstance(entry, MessageEntry):\n            continue\n"
+        "        if not entry.id.isascii():\n"
+        '            raise InteractionError(f"{entry.id}: an id must be ASCII")\n',
+        "11.2",
+        "entry ids outside ASCII are refused",
+        ("用户-1", "wrongly refused"),
+    ),
+    Mutant(
+        "walks_the_path_recursively",
+        "groups.py",
+        "    for item in path:\n        entry = item if",
+        "    def walk(items: Sequence[SessionEntry]) -> Iterator[SessionEntry]:\n"
+        "        if items:\n"
+        "            yield items[0]\n"
+        "            yield from walk(items[1:])\n"
+        "\n"
+        "    for item in walk(path):\n        entry = item if",
+        "11.2",
+        "the path is walked by a recursive call per entry: RecursionError past 1,000 entries",
+        ("2,100 entries", "RecursionError"),
+    ),
+    Mutant(
+        "caches_groups_by_ids",
+        "groups.py",
+        "    return [\n        InteractionGroup([parse_message_entry(entry) for entry in group])\n"
+        "        for group in split_interactions(path)\n    ]\n",
+        "    key = tuple(getattr(entry, 'id', None) for entry in path)\n"
+        "    if key not in _GROUPED:\n"
+        "        _GROUPED[key] = [\n"
+        "            InteractionGroup([parse_message_entry(entry) for entry in group])\n"
+        "            for group in split_interactions(path)\n        ]\n"
+        "    return [\n"
+        "        InteractionGroup([parse_message_entry(e) for e in g.entries]) "
+        "for g in _GROUPED[key]\n    ]\n\n\n"
+        "_GROUPED: dict[tuple[object, ...], list[InteractionGroup]] = {}\n",
+        "11.2",
+        "a module-level cache keyed by the path's ids answers a second path with the same ids",
+        ("a second path with the same ids", "u1's message", "got:", "另一个问题"),
+    ),
+    Mutant(
+        "swallows_a_broken_history",
+        "context.py",
+        "    chosen = select_groups(\n        split_interactions(opening.entries),\n",
+        "    try:\n        interactions = split_interactions(opening.entries)\n"
+        "    except ValueError:\n        interactions = []\n"
+        "    chosen = select_groups(\n        interactions,\n",
+        "11.3",
+        "a broken history is answered with an empty within_budget request",
+        ("r-test answers unknown-1", "wrongly accepted", "kept_entry_ids=[]"),
+    ),
+    Mutant(
+        "checks_only_the_prompts_estimate",
+        "context.py",
+        "cost = sum(estimate(estimate_tokens, entry.message, entry.id) for entry in copies)",
+        "cost = sum(\n"
+        "            c if type(c) in (int, float) and c >= 0 else 0\n"
+        "            for c in (estimate_tokens(copy_json(entry.message)) for entry in copies)\n"
+        "        )",
+        "11.3",
+        "a message's estimate of -5, NaN or '3' is counted as 0; only the prompt's is checked",
+        ("for u3 alone", "wrongly accepted"),
+    ),
+    Mutant(
+        "reverses_the_callers_groups",
+        "context.py",
+        "    for group in reversed(groups):\n",
+        "    groups.reverse()  # type: ignore[attr-defined]\n    for group in groups:\n",
+        "11.3",
+        "select_groups reverses the caller's list of groups in place",
+        ("the caller's list of groups after select_groups", "- expected, + got"),
+    ),
+    Mutant(
+        "caches_contexts_by_ids",
+        "context.py",
+        "        report.append(GroupBudget(group.entry_ids, cost, status))\n    return report\n",
+        "        report.append(GroupBudget(group.entry_ids, cost, status))\n    return report\n"
+        "\n\n_uncached_build = build_context\n"
+        "_BUILT: dict[object, BuildContextResult] = {}\n\n\n"
+        "def build_context(path: Sequence[SessionEntry], **options: Any) -> BuildContextResult:\n"
+        "    key = (tuple(e.id for e in path), repr(sorted(\n"
+        "        (k, v) for k, v in options.items() if k != 'estimate_tokens')))\n"
+        "    if key not in _BUILT:\n"
+        "        _BUILT[key] = _uncached_build(path, **options)\n"
+        "    return __import__('copy').deepcopy(_BUILT[key])\n",
+        "11.3",
+        "a module-level cache keyed by the path's ids answers a second path with the same ids",
+        ("a second path with the same ids", "the message of r-read", "- expected, + got"),
+    ),
+    Mutant(
+        "replaces_a_zero_timestamp_on_create",
+        "compaction.py",
+        '            "timestamp": timestamp,\n',
+        '            "timestamp": timestamp or 1,\n',
+        "11.4",
+        "a timestamp of 0 is taken as missing and replaced",
+        ("a record 压缩-1 with timestamp 0", "(1, 'int')"),
+    ),
+    Mutant(
+        "tokens_before_becomes_a_float_on_create",
+        "compaction.py",
+        '            "tokensBefore": tokens_before,\n',
+        '            "tokensBefore": float(tokens_before),\n',
+        "11.4",
+        "tokens_before 29 is stored as 29.0",
+        ("a record 压缩-1 with timestamp 0", "(29.0, 'float')"),
+    ),
+    Mutant(
+        "returns_the_callers_list_as_the_suffix",
+        "compaction.py",
+        "        return None, list(path)\n",
+        "        return None, path  # type: ignore[return-value]\n",
+        "11.5",
+        "without a compaction, resume_suffix hands back the caller's own list",
+        ("resume_suffix of the chapter path (no compaction)", "the caller's own list"),
+    ),
+    Mutant(
+        "finds_the_latest_compaction_recursively",
+        "compaction.py",
+        "    for index in range(len(path) - 1, -1, -1):\n"
+        "        if isinstance(path[index], CompactionEntry):\n"
+        "            return index\n    return None\n",
+        "    def newest(index: int) -> int | None:\n"
+        "        if index < 0:\n            return None\n"
+        "        return index if isinstance(path[index], CompactionEntry) else newest(index - 1)\n"
+        "\n    return newest(len(path) - 1)\n",
+        "11.5",
+        "the latest compaction is found by a recursive call per entry: RecursionError when long",
+        ("2,102 entries", "RecursionError"),
+    ),
+    Mutant(
         "summary_headings_without_colons",
         "compaction.py",
         '        lines.append(f"{heading}:")\n',

@@ -323,6 +323,55 @@ def test_a_failure_raised_in_given_code_is_blamed_on_the_lab_function_that_calle
         assert "check_unique_ids" not in line and "entries.py" not in line, text
 
 
+def test_a_later_lab_s_wrong_value_is_blamed_on_it_not_on_the_green_lab_that_raised(
+    manifest: Manifest, kit: Path, own_run: Check, make_workspace: MakeWorkspace
+) -> None:
+    """Lab 11.5's resume_suffix starts one entry late, at an assistant message; Lab 11.2's
+    split_interactions (green) then refuses that suffix. The fault is Lab 11.5's own."""
+    workspace = solved_workspace(manifest, kit, make_workspace, "off-by-one")
+    replace_in(
+        workspace / "pi_course" / "compaction.py",
+        "[entry for entry in path[start:] if isinstance(entry, MessageEntry)]",
+        "[entry for entry in path[start + 1 :] if isinstance(entry, MessageEntry)]",
+    )
+    result = own_run(workspace)
+    assert {lab.lab.id: str(lab.status) for lab in result.labs if lab.lab.id != "11.opt"} == {
+        "11.1": "passed", "11.2": "passed", "11.3": "passed", "11.4": "passed",
+        "11.5": "failed",
+    }  # fmt: skip
+    lab = result.lab("11.5")
+    assert lab is not None
+    raised_in_11_2 = [
+        t for t in lab.tests if "split_interactions" in [f.function for f in t.frames]
+    ]
+    assert raised_in_11_2, lab.tests
+    assert all(t.culprit in (None, "11.5") for t in lab.tests), lab.tests
+    assert "Lab 11.2's code" not in render_lab(lab)
+    work_on = lab_to_work_on(manifest, result)
+    assert work_on is not None and work_on.id == "11.5"
+
+
+def test_an_exception_raised_in_the_test_s_own_line_shows_that_line(
+    manifest: Manifest, kit: Path, own_run: Check, make_workspace: MakeWorkspace
+) -> None:
+    """The learner's parse_summary empties the caller's dict: the test's next read of it
+    raises a bare ``KeyError: 'goal'`` in the test's own code; the message shows that line."""
+    workspace = solved_workspace(manifest, kit, make_workspace, "empties")
+    sabotage(
+        workspace,
+        "summary",
+        "parse_summary",
+        "found = _was_parse_summary(*args, **kwargs)\n"
+        "    args[0].clear() if isinstance(args[0], dict) else None\n"
+        "    return found",
+    )
+    result = own_run(workspace, labs=["11.1"])
+    test = next(t for t in result.tests if t.name.endswith("parses_a_compaction_entry_strictly"))
+    assert test.status == "failed" and "KeyError: 'goal'" in test.message, test
+    assert "raised in the test's own code, at test_11_context_compaction.py:" in test.message
+    assert 'raw["summary"]["goal"]' in test.message, test.message
+
+
 @pytest.mark.parametrize(
     ("code", "cause"),
     [("import sys\nsys.exit(3)", "sys.exit(3)"), ("import os\nos._exit(0)", "os._exit(0)")],

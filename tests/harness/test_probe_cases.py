@@ -151,6 +151,32 @@ def test_a_case_that_agrees_replays_as_agreeing_and_an_unknown_one_is_named(
     assert unknown.returncode == 2 and "11.3#999" in unknown.stderr, unknown
 
 
+def test_a_case_that_fails_only_after_other_cases_replays_as_state_kept_between_calls(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, check: Check
+) -> None:
+    workspace = make_workspace("stateful")
+    for lab in manifest.labs:
+        solve_lab(manifest, kit, workspace, lab.id)
+    # summary_message answers its first two calls, then a stale text: state kept between calls
+    stale = "{'role': 'user', 'content': 'stale'}"
+    sabotage(
+        workspace,
+        "compaction",
+        "summary_message",
+        "globals().setdefault('_CALLS', []).append(1)\n"
+        f"    return _was_summary_message(*args) if len(_CALLS) < 3 else {stale}",
+    )
+    result = check(workspace, labs=["11.5"])
+    summary = result.labs[0].probes
+    assert summary is not None and not summary.agree
+    case = failure_ids(summary)[0]
+    alone = cli("checkpoint", CHAPTER, "--replay", case, cwd=workspace)
+    assert alone.returncode == 1, alone.stdout + alone.stderr
+    assert "passes alone; failed after other cases" in alone.stdout, alone.stdout
+    assert "look for state kept between calls" in alone.stdout, alone.stdout
+    assert "agrees with the reference" not in alone.stdout, alone.stdout
+
+
 def test_a_roster_draws_the_instructor_s_seed_and_the_gradebook_records_it(
     manifest: Manifest, tmp_path: Path
 ) -> None:

@@ -53,7 +53,9 @@ def test_every_lab_function_is_probed_and_the_reference_answers_or_refuses(
     reasons = Counter(
         drawn.expected[str(case["id"])]["value"]["reason"]
         for case in drawn.cases
-        if case["function"] == "context.build_context" and "value" in drawn.expected[case["id"]]
+        if case["function"] == "context.build_context"
+        and "value" in drawn.expected[case["id"]]
+        and "contract" not in case["args"]  # a case of the contract's classes answers its own way
     )
     assert set(reasons) == {"within_budget", "trimmed", "single_group_overflow"}
 
@@ -222,9 +224,21 @@ def test_a_path_is_shown_as_entry_ids_with_roles_and_costs() -> None:
     cost = ch11.length_estimate(user)
     assert ch11.summarize("course", case) == [
         f"path: u1 user {cost}",
+        "costs: the test estimator 'length', 1 + (characters of the message's content as JSON)"
+        " // 6, not the chapter's table",
         'budget: max_tokens=31 · system_prompt="sys"',
         'estimator="length"',
     ]
+
+
+@pytest.mark.usefixtures("zh")
+def test_a_path_picture_s_costs_line_reads_in_the_edition_that_shows_it() -> None:
+    from course.probes import ch11
+
+    case = {"id": "11.3#001", "function": "context.build_context", "label": "x", "args": {}}
+    line = ch11.costs_source("chapter")
+    said = probecases.describe(case, {"value": 1}, {"value": 2}, [line])
+    assert "成本：本章的估算器" in said and line not in said, said
 
 
 def test_a_lab_names_its_smallest_disagreeing_cases_first(drawn: probes.ProbeSet) -> None:
