@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
+from ..harness.editions import in_edition
 from ..harness.manifest import Manifest
 from ..harness.report import render_lab
 from ..locale import gettext as _
@@ -38,7 +40,8 @@ def feedback_text(manifest: Manifest, row: Grade, instructor: bool = False) -> s
         lines.append(_("Not graded: {reason}").format(reason=reason))
     else:
         lines += [_("Evidence: {evidence}").format(evidence=shown.evidence), ""]
-        lines += [render_lab(lab) for lab in shown.required]
+        titled = in_edition(manifest)  # the labs' titles in the roster's edition
+        lines += [render_lab(replace(lab, lab=titled.lab(lab.lab.id))) for lab in shown.required]
         problems = shown.problems if instructor else row.problems
         lines += ["", *(_("problem: {problem}").format(problem=p) for p in problems)]
         lines += [_("note: {note}").format(note=note) for note in row.notes]

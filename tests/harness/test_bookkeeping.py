@@ -125,6 +125,7 @@ def test_feedback_speaks_the_rosters_edition(manifest: Manifest, zh: None) -> No
     text = feedback_text(manifest, row)
     assert text.startswith("第 11 章 · ada\n成绩：80/100\n"), text
     assert "重新运行：checkpoint 11 --replay 11.3#001" in text
+    assert "预算投影" in text and "budget projection" not in text, "the labs' titles too"
 
 
 def test_feedback_files_are_one_per_learner_and_never_through_a_link(
