@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..locale import gettext as _
+from ..locale import unquoted
 from .commands import BY_NAME, Commands
 from .status import Status
 from .untrusted import clip, safe_text
@@ -193,8 +194,15 @@ def describe(
     said = _("{label} ({case}): {difference}")
     parted = difference(expected, actual)
     lines = [said.format(label=case_label(case), case=case["id"], difference=parted)]
-    lines += [f"  {_(line)}" for line in inputs]  # an input line may be a message (its costs)
+    lines += [f"  {_translated(line)}" for line in inputs]
     if replay:
         lines.append("  " + _("replay: {command}").format(command=replay))
     # the learner's answer is data as sent: escaped here, where it becomes text
     return "\n".join(safe_text(line, LINE_LIMIT, keep="") for line in lines)
+
+
+def _translated(line: str) -> str:
+    """An input line as the edition shows it: a catalog message (a path picture's costs) in
+    the edition's words, without Markdown backticks; a line of data as it is."""
+    shown = _(line)
+    return unquoted(shown) if shown != line else line

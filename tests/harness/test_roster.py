@@ -46,8 +46,8 @@ HONEST = {
     # a syntax error in groups.py costs Lab 11.2 alone: each other lab is graded on its own
     "dee": ("error", 11, 80, ["passed", "error", "passed", "passed", "passed"]),
     "eve": ("timeout", 11, 80, ["passed"] * 4 + ["timeout"]),
-    # Lab 11.4 passes one test of two: shown, but a failed lab earns nothing
-    "fay": ("failed", 10, 60, ["passed"] * 3 + ["failed", "pending"]),
+    # Lab 11.4's mistake fails both its tests and its cases: a failed lab earns nothing
+    "fay": ("failed", 9, 60, ["passed"] * 3 + ["failed", "pending"]),
     "gus/practice-11": ("passed", 14, 100, ["passed"] * 5),
     # begun from another scaffold than the kit's: graded as any other, and noted
     "hal": ("passed", 14, 100, ["passed"] * 5),
@@ -213,7 +213,7 @@ def test_copy_flags_and_groups_are_on_the_terminal(graded: GradedClass) -> None:
     assert "still running after 2s" in graded.rows["eve"]["note"]
     fay = graded.learner("fay")["labs"][3]
     assert fay["status"] == "failed" and fay["probes"]["status"] == "failed"
-    assert (fay["passed"], fay["score"], graded.rows["fay"]["lab 11.4"]) == (1, 0, "1/2")
+    assert (fay["passed"], fay["score"], graded.rows["fay"]["lab 11.4"]) == (0, 0, "0/2")
     assert [lab["points"] for lab in graded.learner("fay")["labs"]] == [20] * 5
     assert fay["agreed"] < fay["cases"] == fay["probes"]["cases"]
     assert "Score: out of 100, a lab's points earned only when it passes whole" in graded.run.stdout
