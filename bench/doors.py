@@ -36,15 +36,20 @@ WATCH_GOAL = 2.0
 COMMAND = [sys.executable, "-m", "course.cli.checkpoint", "11"]
 
 
-def door_command() -> list[str]:
-    """``checkpoint 11`` as a learner runs it here: where the sandbox cannot start (a kit
-    reached through links, say) a root learner's door refuses, so the bench says so and
-    measures the door with ``--unsandboxed``."""
+def unsandboxed_here() -> list[str]:
+    """``["--unsandboxed"]`` where the sandbox cannot start for a root grader (a kit reached
+    through links, say: the doors refuse there), saying so; else nothing. A bench measures the
+    door as it runs here."""
     bwrap, reason = sandbox_status(kit_root(), ("course",))
     if bwrap is not None or os.geteuid() != 0:
-        return COMMAND
+        return []
     print(f"(not sandboxed here, measured with --unsandboxed: {reason})")
-    return [*COMMAND, "--unsandboxed"]
+    return ["--unsandboxed"]
+
+
+def door_command() -> list[str]:
+    """``checkpoint 11`` as a learner runs it here."""
+    return [*COMMAND, *unsandboxed_here()]
 
 
 def solved_workspace(folder: Path) -> Path:

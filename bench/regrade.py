@@ -24,6 +24,7 @@ if str(ROOT) not in sys.path:  # run as a script: make ``course`` and the test h
     sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
+from doors import unsandboxed_here  # noqa: E402
 from harness_support import replace_in  # noqa: E402
 from mutants import MUTANTS  # noqa: E402
 from solutions import solve_lab  # noqa: E402
@@ -49,13 +50,15 @@ def mistaken_workspace(folder: Path, name: str) -> Path:
     return workspace
 
 
-def roster_grade(workspace: Path, folder: Path) -> tuple[int, tuple[str, ...], float]:
+def roster_grade(
+    workspace: Path, folder: Path, more: list[str]
+) -> tuple[int, tuple[str, ...], float]:
     """(score, flags, seconds) of one new roster holding ``workspace`` alone."""
     roster = folder / "submissions"
     shutil.copytree(workspace, roster / "learner", symlinks=True)
     started = time.perf_counter()
     run = subprocess.run(
-        [*CHECKPOINT, "--roster", str(roster), "--gradebook", str(folder)],
+        [*CHECKPOINT, "--roster", str(roster), "--gradebook", str(folder), *more],
         capture_output=True,
         text=True,
         check=False,
@@ -68,10 +71,10 @@ def roster_grade(workspace: Path, folder: Path) -> tuple[int, tuple[str, ...], f
     return int(row["score"]), tuple(row["flags"]), took
 
 
-def practice_grade(workspace: Path, folder: Path) -> int:
+def practice_grade(workspace: Path, folder: Path, more: list[str]) -> int:
     report = folder / "practice.json"
     subprocess.run(
-        [*CHECKPOINT, "--practice", str(workspace), "--json", str(report)],
+        [*CHECKPOINT, "--practice", str(workspace), "--json", str(report), *more],
         capture_output=True,
         text=True,
         check=False,
@@ -85,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mutants", default=DEFAULT_MUTANTS, help="curated mistakes, by name")
     args = p.parse_args(argv)
     names = [name for name in args.mutants.split(",") if name]
-    steady = 0
+    steady, more = 0, unsandboxed_here()
     with tempfile.TemporaryDirectory(prefix="bench-regrade-") as scratch:
         base = Path(scratch)
         for name in names:
@@ -93,10 +96,12 @@ def main(argv: list[str] | None = None) -> int:
             seen: set[tuple[int, tuple[str, ...]]] = set()
             seconds = []
             for attempt in range(args.rosters):
-                score, flags, took = roster_grade(workspace, base / name / f"roster-{attempt}")
+                score, flags, took = roster_grade(
+                    workspace, base / name / f"roster-{attempt}", more
+                )
                 seen.add((score, flags))
                 seconds.append(took)
-            practice = practice_grade(workspace, base / name)
+            practice = practice_grade(workspace, base / name, more)
             scores = sorted({score for score, _ in seen})
             flag_sets = sorted({flags for _, flags in seen})
             one = len(seen) == 1 and scores == [practice]
