@@ -33,7 +33,14 @@ from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.harness.records import MAX_LINES, RecordReader
 from course.harness.results import TestOutcome
-from course.harness.runner import Collected, Record, RunLog, RunTarget, run_focused_tests
+from course.harness.runner import (
+    Attempt,
+    Collected,
+    Record,
+    RunLog,
+    RunTarget,
+    run_focused_tests,
+)
 from course.harness.supervisor import Limits
 from course.sandboxed.frames import dump_file
 from course.sandboxed.status import Status
@@ -179,12 +186,10 @@ def test_every_gradebook_writer_survives_a_name_that_is_not_utf8(
 # --------------------------------------------------------------------------- written files
 
 
-def test_each_childs_written_files_leave_the_graders_disk_when_it_ends(tmp_path: Path) -> None:
-    """Before, every child's results file and stack dump (63 MiB each, past the reader's cap)
-    stayed until the run ended: 1,641 MiB in 5 s. Each attempt here reports one test and ends,
-    as a child killed in its test does, its files filled."""
-    tests = [(f"t.py::test_{n}", f"test_{n}", f"11.{n + 1}") for n in range(4)]
-    seen: list[list[str]] = []
+def filling(tests: Collected, seen: list[list[str]] | None = None) -> Attempt:
+    """An attempt that fills its results file and stack dump (1 MiB each), reports one test
+    still to go and ends, as a child killed in its test does (``seen``: the folder's files as
+    each attempt starts)."""
 
     def attempt(
         target: RunTarget,
@@ -195,15 +200,25 @@ def test_each_childs_written_files_leave_the_graders_disk_when_it_ends(tmp_path:
         log: RunLog,
         record: Record,
     ) -> Collected:
-        seen.append(sorted(path.name for path in results.parent.iterdir()))
+        if seen is not None:
+            seen.append(sorted(path.name for path in results.parent.iterdir()))
         for path in (results, dump_file(results)):
             path.write_bytes(b"x" * 1024 * 1024)
         nodeid, name, lab = next(t for t in tests if not nodeids or t[0] in nodeids)
         record(TestOutcome(nodeid, name, lab, Status.FAILED, "filled its files"))
         return tests
 
+    return attempt
+
+
+def test_each_childs_written_files_leave_the_graders_disk_when_it_ends(tmp_path: Path) -> None:
+    """Before, every child's results file and stack dump (63 MiB each, past the reader's cap)
+    stayed until the run ended: 1,641 MiB in 5 s. Each attempt here reports one test and ends,
+    as a child killed in its test does, its files filled."""
+    tests: Collected = [(f"t.py::test_{n}", f"test_{n}", f"11.{n + 1}") for n in range(4)]
+    seen: list[list[str]] = []
     target = RunTarget(tmp_path, ("t.py",), "pi_course")
-    outcomes, _ = run_focused_tests(target, attempt=attempt)
+    outcomes, _ = run_focused_tests(target, attempt=filling(tests, seen))
     assert [o.status for o in outcomes] == [Status.FAILED] * 4
     assert seen == [[f"results-{n}.jsonl"] for n in range(1, 5)], "only the child's own file"
 
@@ -212,26 +227,10 @@ def test_what_the_children_write_counts_against_the_runs_disk_cap(tmp_path: Path
     """Removed as each child ends, the files still count: a learner whose every child fills
     its records and stack dump runs no further child once the run's cap is spent (before, a
     new child started for each test, each free to write its 63 MiB pair again)."""
-    tests = [(f"t.py::test_{n}", f"test_{n}", f"11.{n + 1}") for n in range(4)]
-
-    def attempt(
-        target: RunTarget,
-        labs: Sequence[str],
-        results: Path,
-        nodeids: Sequence[str],
-        limits: Limits,
-        log: RunLog,
-        record: Record,
-    ) -> Collected:
-        for path in (results, dump_file(results)):
-            path.write_bytes(b"x" * 1024 * 1024)
-        nodeid, name, lab = next(t for t in tests if not nodeids or t[0] in nodeids)
-        record(TestOutcome(nodeid, name, lab, Status.FAILED, "filled its files"))
-        return tests
-
+    tests: Collected = [(f"t.py::test_{n}", f"test_{n}", f"11.{n + 1}") for n in range(4)]
     target = RunTarget(tmp_path, ("t.py",), "pi_course")
     cap = Limits(written_bytes=3 * 1024 * 1024)
-    outcomes, log = run_focused_tests(target, attempt=attempt, limits=cap)
+    outcomes, log = run_focused_tests(target, attempt=filling(tests), limits=cap)
     assert [o.status for o in outcomes] == [Status.FAILED] * 2 + [Status.ERROR] * 2
     assert log.written == 4 * 1024 * 1024
     said = "the test processes wrote 4 MB of records and stack dumps, past the run's 3 MB"
