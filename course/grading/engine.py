@@ -462,7 +462,7 @@ def grade(
     stubs = forgery.stub_labs(manifest, kit, snapshot.learner, labs)
     impossible = forgery.forged_flags(result, stubs) + probing.audit_flags(own.findings, result)
     result = replace(result, flags=result.flags + impossible)
-    alone = labs_to_isolate(manifest, result, snapshot.learner) if snapshot.isolate else []
+    alone = labs_to_isolate(result, stubs) if snapshot.isolate else []
     left = options.deadline_seconds
     if left is not None:  # one deadline for both runs: the isolated one gets what is left
         left -= time.monotonic() - started

@@ -11,15 +11,13 @@ answer of it is shown (the messages shown are the learner's own run's).
 
 from __future__ import annotations
 
-import ast
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from ..harness.kit import read_source
 from ..harness.manifest import Lab, Manifest
-from ..harness.pysource import parse
 from ..harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
 from ..locale import gettext as _
 from ..sandboxed.isolation import SPEC_VARIABLE
@@ -29,49 +27,11 @@ SPEC = ".isolation.json"  # in the isolated graded copy
 REFERENCE = ".reference"  # the folder of the reference's lab modules there
 
 
-def _stub(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A starter's body: at most a docstring, then ``raise LabNotImplemented(...)``."""
-    body = list(function.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    if len(body) != 1 or not isinstance(body[0], ast.Raise):
-        return False
-    raised = body[0].exc
-    called = raised.func if isinstance(raised, ast.Call) else raised
-    return isinstance(called, ast.Name) and called.id == "LabNotImplemented"
-
-
-def unwritten_labs(manifest: Manifest, learner: Mapping[str, bytes]) -> set[str]:
-    """The labs none of whose functions the learner has written (each is the starter's stub,
-    or missing): a run of their own would show nothing new."""
-    bound: dict[str, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-    for module in {f.module for lab in manifest.labs for f in lab.functions}:
-        source = learner.get(f"{manifest.package}/{module}.py", b"")
-        try:
-            tree = parse(source, f"{module}.py")
-        except (SyntaxError, ValueError):
-            bound[module] = {}
-            continue
-        defined = (ast.FunctionDef, ast.AsyncFunctionDef)
-        # the last definition of a name is the one the module binds
-        bound[module] = {node.name: node for node in tree.body if isinstance(node, defined)}
-    unwritten = set()
-    for lab in manifest.labs:
-        found = [bound[f.module].get(f.function) for f in lab.functions]
-        if all(node is None or _stub(node) for node in found):
-            unwritten.add(lab.id)
-    return unwritten
-
-
-def labs_to_isolate(
-    manifest: Manifest, result: CheckpointResult, learner: Mapping[str, bytes]
-) -> list[Lab]:
-    """The labs ``result`` did not pass whose functions the learner has written."""
-    unwritten = unwritten_labs(manifest, learner)
+def labs_to_isolate(result: CheckpointResult, stubs: Sequence[str]) -> list[Lab]:
+    """The labs ``result`` did not pass whose functions the learner has written (``stubs``: the
+    labs still the starter's, ``forgery.stub_labs``: a run of their own shows nothing new)."""
     return [
-        lab.lab
-        for lab in result.labs
-        if lab.status != Status.PASSED and lab.lab.id not in unwritten
+        lab.lab for lab in result.labs if lab.status != Status.PASSED and lab.lab.id not in stubs
     ]
 
 

@@ -19,7 +19,7 @@ from solutions import solve_lab
 
 from course.grading import probes
 from course.grading.engine import GradingOptions, evaluate
-from course.grading.isolated import unwritten_labs
+from course.grading.forgery import stub_labs
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 
@@ -110,7 +110,15 @@ def test_only_written_labs_that_fail_are_graded_again(
         f"{manifest.package}/{name}.py": (workspace / manifest.package / f"{name}.py").read_bytes()
         for name in ("summary", "groups", "context", "compaction")
     }
-    assert unwritten_labs(manifest, learner) == {lab.id for lab in manifest.labs}
+    assert set(stub_labs(manifest, kit, learner, manifest.labs)) == {
+        lab.id for lab in manifest.labs
+    }
     solve_lab(manifest, kit, workspace, "11.3")
     learner["pi_course/context.py"] = (workspace / "pi_course" / "context.py").read_bytes()
-    assert unwritten_labs(manifest, learner) == {"11.1", "11.2", "11.4", "11.5", "11.opt"}
+    assert set(stub_labs(manifest, kit, learner, manifest.labs)) == {
+        "11.1",
+        "11.2",
+        "11.4",
+        "11.5",
+        "11.opt",
+    }
