@@ -24,6 +24,7 @@ import pytest
 
 from ..locale import gettext as _
 from .diffs import explain_equality
+from .focused import PACKAGE_VARIABLE
 from .frames import Frame, dump_file, learner_frames, traceback_triples
 from .isolation import Isolation
 from .records import OUTPUT_CHARS, OUTPUT_LINES, Event, write_record
@@ -31,7 +32,6 @@ from .stackdump import StackDumper
 from .status import Status
 from .verdicts import Verdict, verdict
 
-PACKAGE_VARIABLE = "COURSE_LAB_PACKAGE"
 CAPTURING_FIXTURES = frozenset({"capsys", "capsysbinary", "capfd", "capfdbinary"})
 """A test using one of these reads its own output: the reporter leaves its output alone."""
 _REAL_EXIT = os._exit
