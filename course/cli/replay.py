@@ -16,6 +16,7 @@ from ..grading.door import Door
 from ..grading.engine import GradingOptions, graded_run
 from ..harness.kit import KitError
 from ..harness.manifest import Lab, ManifestError
+from ..harness.reference import import_reference
 from ..harness.supervisor import Limits
 from ..locale import gettext as _
 from ..sandboxed import probecases
@@ -82,6 +83,7 @@ def _by_the_reference(
     """The kit's own reference answering ``case`` in this process (no learner code runs)."""
     manifest = door.manifest
     chapter = load_module(door.kit / str(manifest.probes), "course_probes_replay")
+    import_reference(manifest, door.kit)
     try:
         return {"value": probecases.to_data(chapter.evaluate(manifest.reference, case))}, []
     except Exception as error:

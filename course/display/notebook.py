@@ -32,6 +32,7 @@ from ..harness.hints import (
 from ..harness.kit import KitError, kit_root
 from ..harness.manifest import Manifest, ManifestError, load_manifest
 from ..harness.pysource import parse
+from ..harness.reference import import_reference
 from ..harness.results import CheckpointResult
 from ..harness.runner import Limits
 from ..harness.webworker import in_a_browser
@@ -70,7 +71,7 @@ class OpenedChapter:
 
 def _alias_reference(manifest: Manifest) -> ModuleType:
     """Register the reference and its listed modules under the learner's package name."""
-    reference = importlib.import_module(manifest.reference)
+    reference = import_reference(manifest, kit_root())
     sys.modules[manifest.package] = reference
     prefix = f"{manifest.package}/"
     for file in manifest.files:

@@ -38,7 +38,8 @@ from ..harness.runner import (
 from ..harness.supervisor import after_a_hang
 from ..locale import ENVIRONMENT, current_edition, set_edition
 from ..sandboxed.deadline import Deadline, deadline
-from ..sandboxed.plugin import PACKAGE_VARIABLE, lab_of
+from ..sandboxed.focused import PACKAGE_VARIABLE
+from ..sandboxed.plugin import lab_of
 from ..sandboxed.probe_driver import load_module
 from ..sandboxed.probecases import Answer, answer
 from .probes import Answers, ProbeSet, ProbeTarget

@@ -21,6 +21,7 @@ from typing import Any
 from ..harness.kit import digest, fingerprint, kit_cache, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.records import RecordReader
+from ..harness.reference import import_reference
 from ..harness.results import CheckpointResult, ProbeSummary
 from ..harness.supervisor import (
     Limits,
@@ -124,6 +125,7 @@ def draw(manifest: Manifest, kit: Path, seed: int) -> ProbeSet | None:
         from ..probes.strategies import caches_kept_in
 
         module = load_module(kit / manifest.probes, "course_probes_reference")
+        import_reference(manifest, kit)
         with caches_kept_in(kit_cache() / "hypothesis"):
             cases = module.cases(seed, labs)
         json.dumps(cases)

@@ -110,7 +110,8 @@ CatalogReader = Callable[[Mapping[str, bytes], Sequence[str]], Catalog]
 def kit_catalog(manifest: Manifest, kit: Path, read: CatalogReader = read_catalog) -> Catalog:
     """The chapter's focused tests as the kit ships them, checked against the manifest's counts
     (``read``: ``read_catalog``, or a reader that keeps what it read, the grader's)."""
-    files = {path: read_source(kit, path) for path in manifest.test_files}
+    shipped = {file.path: file.starter for file in manifest.files}  # a test's place in the kit
+    files = {path: read_source(kit, shipped.get(path, path)) for path in manifest.test_files}
     catalog = read(files, [lab.id for lab in manifest.labs])
     for lab in manifest.labs:
         if catalog.count(lab.id) != lab.tests:

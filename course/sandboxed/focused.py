@@ -27,6 +27,7 @@ from types import ModuleType
 import pytest
 
 from .marker import find_workspace, read_workspace, speak
+
 PACKAGE_VARIABLE = "COURSE_LAB_PACKAGE"
 """Names the package under test; the reporter (``plugin.py``) and the runner set it."""
 REFERENCE_PACKAGE = "course"
@@ -103,9 +104,9 @@ def import_module(package: str, name: str, workspace: Path | None, beside: Path)
     ``beside/name.py``; in a workspace, it must come from the workspace."""
     qualified = f"{package}.{name}"
     reference_file = beside / f"{name}.py"
-    if workspace is None and package == REFERENCE_PACKAGE and qualified not in sys.modules:
-        if importlib.util.find_spec(qualified) is None and reference_file.is_file():
-            return mount(package, name, reference_file)
+    kit_run = workspace is None and package == REFERENCE_PACKAGE and reference_file.is_file()
+    if kit_run and qualified not in sys.modules and importlib.util.find_spec(qualified) is None:
+        return mount(package, name, reference_file)
     loaded = importlib.import_module(qualified)
     if workspace is not None:
         where = Path(loaded.__file__ or "").resolve()

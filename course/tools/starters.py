@@ -7,7 +7,7 @@ import ast
 import functools
 import json
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..grading.probes import draw
 from ..harness.manifest import Lab, LabFunction, Manifest, WorkspaceFile
@@ -92,9 +92,15 @@ def _with_stub_import(source: str, tree: ast.Module) -> str:
     return "".join(lines[:last] + [STUB_IMPORT] + lines[last:])
 
 
-def probe_data_path(manifest: Manifest) -> str:
-    """Where the kit keeps the probe cases a workspace's plain pytest runs (kit-relative)."""
-    return f"starters/{manifest.chapter}-probes.json"
+PROBE_DATA = "probe_cases.json"
+"""The workspace file the probe cases' plain pytest run reads, where a chapter ships one."""
+
+
+def probe_data_path(manifest: Manifest) -> str | None:
+    """Where the kit keeps the probe cases a workspace's plain pytest runs (kit-relative: the
+    starter of the workspace's ``probe_cases.json``; None: the chapter ships none)."""
+    shipped = (f.starter for f in manifest.files if PurePosixPath(f.path).name == PROBE_DATA)
+    return next(shipped, None)
 
 
 def probe_data(manifest: Manifest, kit: Path) -> str | None:
@@ -124,9 +130,10 @@ def generated_starters(manifest: Manifest, kit: Path) -> dict[str, str]:
     for file in manifest.files_with_role("learner"):
         reference = (kit / file.reference).read_text(encoding="utf-8")
         out[file.starter] = generate_starter(reference, stubs_for(manifest, file), file.reference)
-    data = probe_data(manifest, kit)
-    if data is not None:
-        out[probe_data_path(manifest)] = data
+    path = probe_data_path(manifest)
+    data = None if path is None else probe_data(manifest, kit)
+    if path is not None and data is not None:
+        out[path] = data
     return out
 
 

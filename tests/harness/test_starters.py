@@ -231,6 +231,7 @@ def test_the_probe_cases_a_workspace_runs_follow_the_reference(tmp_path: Path) -
     that answers differently makes it stale, named, until regenerated."""
     kit = copy_of_the_kit(tmp_path)
     data = probe_data_path(MANIFEST)
+    assert data is not None
     shipped = json.loads((kit / data).read_text(encoding="utf-8"))
     assert shipped["seed"] == MANIFEST.probe_seed and shipped["chapter"] == MANIFEST.chapter
     assert set(shipped["expected"]) == {case["id"] for case in shipped["cases"]}

@@ -137,7 +137,8 @@ def linear_path(rng: random.Random, interactions: int) -> list[dict[str, Any]]:
             if role == "assistant":
                 content = [{"type": "text", "text": content}]
             entry = {"type": "message", "id": f"{prefix}{turn}", "parentId": parent}
-            path.append(entry | {"timestamp": len(path) + 1, "message": {"role": role, "content": content}})  # fmt: skip
+            entry |= {"timestamp": len(path) + 1, "message": {"role": role, "content": content}}
+            path.append(entry)
     return path
 
 

@@ -27,9 +27,11 @@ def message_text(message: object) -> str:
     """The text a message carries: its string content, or its blocks' texts in order.
 
     A block is ``{"type": "text", "text": ...}``, or a ``toolCall`` whose ``name`` and
-    ``arguments`` (as compact JSON with sorted keys) are text too. Refuses with a
-    ``TokenEstimateError`` naming the field: a message that is not an object, content neither a
-    string nor a list, a block not an object, a block of another type, a text not a string.
+    ``arguments`` (``json.dumps`` with sorted keys, ``ensure_ascii=False``) are text too.
+    Refuses with a ``TokenEstimateError`` naming the field: a message that is not an object
+    (``message``), content neither a string nor a list (``message.content``), a block not an
+    object (``message.content[i]``), a text not a string (``message.content[i].text``), a
+    block of another type (``message.content[i].type``).
     """
     if not isinstance(message, Mapping):
         said = _("message: must be an object, got {kind}")
@@ -40,25 +42,24 @@ def message_text(message: object) -> str:
     if not isinstance(content, list):
         said = _("message.content: must be a string or a list of blocks, got {kind}")
         raise TokenEstimateError(said.format(kind=kind_name(content)))
-    return "".join(_block_text(block, f"message.content[{i}]") for i, block in enumerate(content))
-
-
-def _block_text(block: object, where: str) -> str:
-    if not isinstance(block, Mapping):
-        said = _("{where}: must be an object, got {kind}")
-        raise TokenEstimateError(said.format(where=where, kind=kind_name(block)))
-    kind = block.get("type")
-    if kind == "text":
-        text = block.get("text")
-        if not isinstance(text, str):
+    texts = []
+    for index, block in enumerate(content):
+        where = f"message.content[{index}]"
+        if not isinstance(block, Mapping):
+            said = _("{where}: must be an object, got {kind}")
+            raise TokenEstimateError(said.format(where=where, kind=kind_name(block)))
+        if block.get("type") == "toolCall":
+            arguments = json.dumps(block.get("arguments"), ensure_ascii=False, sort_keys=True)
+            texts.append(f"{block.get('name', '')}{arguments}")
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif block.get("type") == "text":
             said = _("{where}.text: must be a string, got {kind}")
-            raise TokenEstimateError(said.format(where=where, kind=kind_name(text)))
-        return text
-    if kind == "toolCall":
-        arguments = json.dumps(block.get("arguments"), ensure_ascii=False, sort_keys=True)
-        return f"{block.get('name', '')}{arguments}"
-    said = _("{where}.type: must be 'text' or 'toolCall', got {kind}")
-    raise TokenEstimateError(said.format(where=where, kind=repr(kind)))
+            raise TokenEstimateError(said.format(where=where, kind=kind_name(block.get("text"))))
+        else:
+            said = _("{where}.type: must be 'text' or 'toolCall', got {kind}")
+            raise TokenEstimateError(said.format(where=where, kind=repr(block.get("type"))))
+    return "".join(texts)
 
 
 def estimate_tokens(message: Message) -> int:

@@ -1,4 +1,4 @@
-"""Wiring for chapter 12's focused tests: the ``impl`` fixture's modules (``course.sandboxed.focused``)."""
+"""Chapter 12's focused tests exercise these modules (``course.sandboxed.focused``)."""
 
 from course.sandboxed.focused import focused_tests
 

@@ -45,7 +45,8 @@ def test_lab_12_1_counts_four_ascii_characters_a_token(impl: Any) -> None:
         got = estimate(message)
         assert got == expected, said.format(message=message, expected=expected, got=got)
         assert type(got) is int, _("an estimate is a whole number of tokens")
-    blocks = {"role": "assistant", "content": [{"type": "text", "text": "hello "}, {"type": "text", "text": "world"}]}  # fmt: skip
+    halves = [{"type": "text", "text": "hello "}, {"type": "text", "text": "world"}]
+    blocks = {"role": "assistant", "content": halves}
     assert estimate(blocks) == 6, _("a message's text blocks count as one text")
 
 
