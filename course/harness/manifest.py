@@ -153,6 +153,8 @@ class Manifest:
     review: Review | None = None
     probes: str | None = None  # the probe module (kit-relative): cases, how to call each lab
     probe_seed: int = 0  # every door draws with it, so the same files get the same verdict
+    parent: str | None = None
+    """The chapter this one builds on: its workspace files come first (``inherit``)."""
 
     def lab_of_function(self, module: str, function: str) -> Lab | None:
         """The lab whose solution is ``module.function`` (``compaction.latest_compaction``)."""
@@ -306,8 +308,13 @@ def _workspace_file(f: TableReader) -> WorkspaceFile:
     return WorkspaceFile(path, starter, reference, role, f.flag("optional"))
 
 
+DEFAULT_NOTEBOOKS = {"en": "notebooks", "zh": "notebooks/zh"}
+"""The editions' notebook folders of a manifest that names none."""
+
+
 def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
-    """Read a manifest from TOML text; ``ManifestError`` names the field that is wrong."""
+    """Read a manifest from TOML text; ``ManifestError`` names the field that is wrong. A
+    ``parent`` is only named here: ``with_parents`` gives the chapter its parent's files."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -316,21 +323,23 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
     focused_tests = _relative_path(f, "focused_tests")
     labs = tuple(_lab(g, focused_tests) for g in _each(f, "labs"))
     files = tuple(_workspace_file(g) for g in _each(f, "workspace"))
+    chapter = f.text("chapter")
     manifest = Manifest(
-        chapter=f.text("chapter"),
+        chapter=chapter,
         title=f.text("title"),
         package=f.text("package"),
         reference=f.text("reference"),
         focused_tests=focused_tests,
-        default_workspace=f.text("default_workspace"),
+        default_workspace=f.text("default_workspace", f"practice-{chapter}"),
         card=_card(_table(f, "card")),
         labs=labs,
         files=files,
-        notebooks=_editions(f.raw("notebooks"), f),
+        notebooks=_editions(f.raw("notebooks", DEFAULT_NOTEBOOKS), f),
         source=source,
         review=_review(_table(f, "review")) if "review" in f.table else None,
         probes=_relative_path(f, "probes") if "probes" in f.table else None,
         probe_seed=f.count("probe_seed") if "probe_seed" in f.table else 0,
+        parent=f.text("parent") if "parent" in f.table else None,
     )
     f.finish()
     _check_consistency(manifest, f)
@@ -362,6 +371,47 @@ def _check_consistency(manifest: Manifest, f: TableReader) -> None:
                 raise f.error(
                     f"labs[{index}].files", f"{path!r} is not a learner file of the workspace"
                 )
+
+
+def inherit(child: Manifest, parent: Manifest) -> Manifest:
+    """``child`` with ``parent``'s workspace files first: the parent's learner files become given
+    files taught from their reference; a path the child lists itself is the child's."""
+    if child.package != parent.package:
+        said = f"must be {parent.package!r}, the package of its parent chapter {parent.chapter}"
+        raise ManifestError(f"{child.source}: package: {said}")
+    own = {file.path for file in child.files}
+    given = tuple(
+        replace(file, starter=file.reference, role="given") if file.role == "learner" else file
+        for file in parent.files
+        if file.path not in own
+    )
+    return replace(child, files=given + child.files)
+
+
+def with_parents(manifests: Sequence[Manifest]) -> list[Manifest]:
+    """Every manifest with its parents' files (``inherit``, a parent of a parent first); an
+    unknown parent or a cycle is a ``ManifestError`` naming the ``parent`` field."""
+    by_chapter = {manifest.chapter: manifest for manifest in manifests}
+    done: dict[str, Manifest] = {}
+
+    def resolved(manifest: Manifest, chain: tuple[str, ...]) -> Manifest:
+        if manifest.chapter in done:
+            return done[manifest.chapter]
+        result = manifest
+        if manifest.parent is not None:
+            parent = by_chapter.get(manifest.parent)
+            if parent is None:
+                known = ", ".join(sorted(by_chapter))
+                said = f"no chapter {manifest.parent!r} to inherit from (chapters: {known})"
+                raise ManifestError(f"{manifest.source}: parent: {said}")
+            if parent.chapter in (*chain, manifest.chapter):
+                cycle = " -> ".join((*chain, manifest.chapter, parent.chapter))
+                raise ManifestError(f"{manifest.source}: parent: a cycle ({cycle})")
+            result = inherit(manifest, resolved(parent, (*chain, manifest.chapter)))
+        done[manifest.chapter] = result
+        return result
+
+    return [resolved(manifest, ()) for manifest in manifests]
 
 
 def translated(manifest: Manifest, translate: Callable[[str], str]) -> Manifest:
@@ -408,8 +458,11 @@ def curriculum_texts(manifest: Manifest) -> list[str]:
 
 def _installed(prefix: str = "") -> Iterator[Manifest]:
     """The installed curricula, each read with ``prefix`` before its file name as its source."""
-    for item in sorted(CURRICULA.glob("*.toml")):
-        yield parse_manifest(item.read_text("utf-8"), prefix + item.name)
+    read = [
+        parse_manifest(item.read_text("utf-8"), prefix + item.name)
+        for item in sorted(CURRICULA.glob("*.toml"))
+    ]
+    yield from with_parents(read)
 
 
 def available_chapters() -> list[str]:

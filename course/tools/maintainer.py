@@ -1,5 +1,6 @@
-"""``course-kit``: the maintainer's command: starters, notebooks, catalogs, nbrefresh, crashtest,
-a chapter's Gradescope and Classroom 50 autograders, and the zero-install site (lite)."""
+"""``course-kit``: the maintainer's command: starters, notebooks, catalogs, the chapter contract,
+nbrefresh, crashtest, a chapter's Gradescope and Classroom 50 autograders, and the zero-install
+site (lite)."""
 
 from __future__ import annotations
 
@@ -67,6 +68,22 @@ def notebooks(check: bool, run: bool) -> int:
     return status
 
 
+def chapters() -> int:
+    """Check every chapter found against the chapter contract (``contract.py``)."""
+    from .contract import contract_problems
+
+    kit = kit_root()
+    found = [load_manifest(chapter) for chapter in available_chapters()]
+    problems = [problem for manifest in found for problem in contract_problems(manifest, kit)]
+    for problem in problems:
+        print(f"course-kit: {problem}", file=sys.stderr)
+    if problems:
+        return 1
+    named = ", ".join(f"{m.chapter} ({len(m.labs)} labs)" for m in found)
+    print(f"chapters: {named} meet the contract (docs/chapters.md)")
+    return 0
+
+
 def gradescope(args: argparse.Namespace) -> int:
     """Write the chapter's Gradescope autograder zip (``grading/gradescope.py``)."""
     from ..grading.gradescope import autograder_files, write_zip  # the grading machinery
@@ -112,6 +129,7 @@ def parser() -> argparse.ArgumentParser:
     g = sub.add_parser("catalogs", help="build the editions' .mo files from their .po catalogs")
     g.add_argument("--update", action="store_true", help="add newly marked messages to each .po")
     g.add_argument("--check", action="store_true", help="exit 1 naming every untranslated message")
+    sub.add_parser("chapters", help="check every chapter's files against the chapter contract")
     z = sub.add_parser("gradescope", help="write a chapter's Gradescope autograder zip")
     z.add_argument("chapter", help="chapter id, e.g. 11")
     z.add_argument("-o", "--out", metavar="FILE", help="default: autograder-CHAPTER.zip here")
@@ -161,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .catalogs import main as catalogs
 
             return catalogs(args.check, args.update)
+        if args.command == "chapters":
+            return chapters()
         if args.command == "gradescope":
             return gradescope(args)
         if args.command == "classroom50":

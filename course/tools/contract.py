@@ -1,0 +1,84 @@
+"""The chapter contract's checks on the kit's files, which the manifest reader leaves out.
+
+The reader (``harness.manifest``) checks a manifest's own text and runs in every command, in
+a practice workspace too, where one edition's notebooks and no probe module are present: it
+stays cheap and reads no other file. These checks read the kit: every file a manifest names
+exists, each lab's notebook is in every edition's folder, the probe module defines the
+interface ``grading.probes`` and ``sandboxed.probe_driver`` call. ``course-kit chapters`` and
+the suite (``tests/harness/test_chapter_contract.py``) run them.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from ..harness.manifest import Manifest
+
+PROBE_FUNCTIONS = {"cases": ("seed", "labs"), "evaluate": ("package", "case")}
+"""What a probe module must define, with its parameters: ``cases(seed, labs)`` draws the cases
+of ``labs`` (every lab when empty) as JSON data; ``evaluate(package, case)`` answers one case
+with the package's code."""
+OPTIONAL_PROBE_FUNCTIONS = {"summarize": ("package", "case")}
+"""What it may define: ``summarize(package, case)``, the lines that describe a case's input."""
+
+
+def probe_problems(source: str) -> list[str]:
+    """What ``source`` (a probe module's text) lacks of the probe interface, or ``[]``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        return [f"is not valid Python (line {error.lineno}: {error.msg})"]
+    defined = {
+        node.name: node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    problems = []
+    for name, parameters in (PROBE_FUNCTIONS | OPTIONAL_PROBE_FUNCTIONS).items():
+        wanted = f"{name}({', '.join(parameters)})"
+        node = defined.get(name)
+        if node is None:
+            if name in PROBE_FUNCTIONS:
+                problems.append(f"defines no top-level function {wanted}")
+            continue
+        if not _accepts(node, len(parameters)):
+            problems.append(f"{name} must take {len(parameters)} arguments: {wanted}")
+    return problems
+
+
+def _accepts(node: ast.FunctionDef | ast.AsyncFunctionDef, count: int) -> bool:
+    """Whether the function can be called with ``count`` positional arguments alone."""
+    if any(default is None for default in node.args.kw_defaults):
+        return False  # a keyword-only argument without a default
+    positional = len(node.args.posonlyargs) + len(node.args.args)
+    required = positional - len(node.args.defaults)
+    return required <= count and (count <= positional or node.args.vararg is not None)
+
+
+def contract_problems(manifest: Manifest, kit: Path) -> list[str]:
+    """Every way the kit's files break ``manifest``'s contract, each naming the field."""
+    problems: list[str] = []
+
+    def missing(field: str, relative: str, what: str = "file") -> None:
+        if not (kit / relative).is_file():
+            problems.append(f"{manifest.source}: {field}: no {what} {relative!r} in the kit")
+
+    for file in manifest.files:
+        missing(f"workspace {file.path!r} starter", file.starter)
+        if file.reference != file.starter:
+            missing(f"workspace {file.path!r} reference", file.reference)
+    for path in manifest.card.teaching_files:
+        missing("card.teaching_files", path)
+    for index, lab in enumerate(manifest.labs):
+        for edition, folder in manifest.notebooks.items():
+            where = f"{folder}/{lab.notebook}"
+            missing(f"labs[{index}].notebook", where, f"{edition} notebook")
+    if manifest.probes is not None:
+        module = kit / manifest.probes
+        if not module.is_file():
+            missing("probes", manifest.probes, "probe module")
+        else:
+            found = probe_problems(module.read_text("utf-8"))
+            problems += [f"{manifest.source}: probes: {manifest.probes} {p}" for p in found]
+    return problems
