@@ -98,9 +98,9 @@ PROBE_DATA = "probe_cases.json"
 
 def probe_data_path(manifest: Manifest) -> str | None:
     """Where the kit keeps the probe cases a workspace's plain pytest runs (kit-relative: the
-    starter of the workspace's ``probe_cases.json``; None: the chapter ships none)."""
-    shipped = (f.starter for f in manifest.files if PurePosixPath(f.path).name == PROBE_DATA)
-    return next(shipped, None)
+    starter of ``probe_cases.json`` beside the focused tests; None: the chapter ships none)."""
+    beside = PurePosixPath(manifest.focused_tests).with_name(PROBE_DATA).as_posix()
+    return next((f.starter for f in manifest.files if f.path == beside), None)
 
 
 def probe_data(manifest: Manifest, kit: Path) -> str | None:
