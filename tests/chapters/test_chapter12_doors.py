@@ -1,0 +1,262 @@
+"""Every door for a chapter that is not 11: the test chapter 12 (``tests/chapters/ch12``).
+
+It is found through ``COURSE_CHAPTERS`` (this folder's conftest) and added with data and
+chapter code alone: ``test_no_machinery_module_names_chapter_12`` keeps it so. A door is
+driven the way its user drives it (the commands, a roster in the sandbox, Gradescope's
+``run_autograder``, the Actions workflow's steps, Classroom 50's autograder), on the reference,
+a starter workspace and a learner who solved Lab 12.1: each says what ``--practice`` says.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from harness_support import cli, roster_workspace
+from solutions import solve_lab
+from test_watch import Lines
+
+from course.harness.kit import kit_root
+from course.harness.manifest import Manifest, load_manifest
+
+CHAPTER = "12"
+CHAPTER_FOLDER = Path(__file__).resolve().parent / "ch12"
+BIN = Path(sys.executable).parent
+MACHINERY = ("cli", "grading", "harness", "sandboxed", "display", "tools", "locale")
+
+
+@pytest.fixture(scope="module")
+def manifest() -> Manifest:
+    return load_manifest(CHAPTER)
+
+
+@pytest.fixture(scope="module")
+def kit() -> Path:
+    return kit_root()
+
+
+@pytest.fixture(scope="module")
+def starter(manifest: Manifest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh chapter 12 workspace, as ``practice 12`` lays it out."""
+    return roster_workspace(manifest, tmp_path_factory.mktemp("starter"), "practice-12")
+
+
+@pytest.fixture(scope="module")
+def halfway(manifest: Manifest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A learner who solved Lab 12.1 and not yet Lab 12.2."""
+    return roster_workspace(manifest, tmp_path_factory.mktemp("halfway"), "practice-12", 1)
+
+
+def practice_report(workspace: Path, tmp_path: Path, *args: str) -> dict[str, str]:
+    """Each lab's status as ``checkpoint 12 --practice`` gives it."""
+    saved = tmp_path / f"practice-{workspace.parent.name}.json"
+    done = cli("checkpoint", CHAPTER, "--practice", str(workspace), "--json", str(saved), *args)
+    assert saved.is_file(), done.stdout + done.stderr
+    report = json.loads(saved.read_text(encoding="utf-8"))
+    return {lab["id"]: lab["status"] for lab in report["labs"]}
+
+
+# --------------------------------------------------------------------------- the learner's doors
+
+
+def test_practice_lays_out_chapter_11_given_and_the_chapter_12_files(tmp_path: Path) -> None:
+    made = cli("practice", CHAPTER, str(tmp_path / "mine"))
+    assert made.returncode == 0, made.stderr
+    workspace = tmp_path / "mine"
+    starter = (CHAPTER_FOLDER / "starters" / "12-tokens.py").read_text(encoding="utf-8")
+    assert (workspace / "pi_course" / "tokens.py").read_text(encoding="utf-8") == starter
+    context = (kit_root() / "course" / "context.py").read_text(encoding="utf-8")
+    assert (workspace / "pi_course" / "context.py").read_text(encoding="utf-8") == context
+    assert (workspace / "tests" / "chapter12" / "test_12_token_estimation.py").is_file()
+    notebooks = sorted(path.name for path in (workspace / "notebooks").iterdir())
+    assert notebooks == ["12-token-estimation.ipynb"], "only the chapter's own notebooks"
+    assert 'chapter = "12"' in (workspace / ".course-workspace.toml").read_text(encoding="utf-8")
+
+
+def test_checkpoint_on_the_reference_passes_every_lab_with_its_evidence(tmp_path: Path) -> None:
+    done = cli("checkpoint", CHAPTER, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert re.search(r"^Lab 12\.1 +character estimate +3/3 tests · (\d+)/\1 cases +passed$",
+                     done.stdout, re.M), done.stdout  # fmt: skip
+    assert re.search(r"^Lab 12\.2 +budget with the estimate +2/2 tests · (\d+)/\1 cases +passed$",
+                     done.stdout, re.M), done.stdout  # fmt: skip
+    assert "evidence         5 tests, 3/3 → 2/2, cover the character count, its refusals," in (
+        done.stdout
+    )
+    assert [line for line in lines if line in ("3/3 → 2/2", "5/5", "grade 100/100")] == [
+        "3/3 → 2/2",
+        "5/5",
+        "grade 100/100",
+    ]
+
+
+def test_checkpoint_in_a_starter_workspace_finds_every_lab_pending(starter: Path) -> None:
+    done = cli("checkpoint", CHAPTER, cwd=starter)
+    assert done.returncode == 1, done.stdout + done.stderr
+    for lab, title in (("12.1", "character estimate"), ("12.2", "budget with the estimate")):
+        [line] = [x for x in done.stdout.splitlines() if x.startswith(f"Lab {lab} ")]
+        assert title in line and line.rstrip().endswith("pending"), line
+    assert "0/3 → 0/2" in done.stdout and "0/5" in done.stdout
+
+
+def test_one_lab_and_the_practice_verdict_agree(halfway: Path, tmp_path: Path) -> None:
+    one = cli("checkpoint", CHAPTER, "--lab", "12.1", cwd=halfway)
+    assert one.returncode == 0, one.stdout + one.stderr
+    assert re.search(r"^Lab 12\.1 .*3/3 tests · (\d+)/\1 cases +passed$", one.stdout, re.M)
+    assert "Lab 12.2" not in one.stdout.split("Checking")[-1].split("\n", 1)[1].split("next")[0]
+    assert practice_report(halfway, tmp_path) == {"12.1": "passed", "12.2": "pending"}
+
+
+def test_watch_turns_a_saved_lab_green_and_moves_on(manifest: Manifest, tmp_path: Path) -> None:
+    workspace = roster_workspace(manifest, tmp_path, "watched")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "course.cli.checkpoint", CHAPTER, "--watch"],
+        cwd=workspace, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    assert process.stdin is not None
+    lines = Lines(process)
+    try:
+        lines.until("save a file to re-run Lab 12.1")
+        solve_lab(manifest, kit_root(), workspace, "12.1")  # a real save of pi_course/tokens.py
+        after = "".join(lines.until("Now: Lab 12.2"))
+        assert "saved tokens.py" in after
+        assert "progress  3/3 → 0/2   3/5" in after, after
+        process.stdin.write("q\n")
+        process.stdin.flush()
+        assert process.wait(timeout=60) in (0, 1)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_replay_answers_one_case_on_the_saved_code(halfway: Path) -> None:
+    agrees = cli("checkpoint", CHAPTER, "--replay", "12.1#001", cwd=halfway)
+    assert agrees.returncode == 0, agrees.stdout + agrees.stderr
+    assert "agrees with the reference" in agrees.stdout
+    pending = cli("checkpoint", CHAPTER, "--replay", "12.2#001", cwd=halfway)
+    assert pending.returncode == 1, pending.stdout + pending.stderr
+    assert "12.2#001" in pending.stdout and "not implemented yet" in pending.stdout
+
+
+# --------------------------------------------------------------------------- the instructor's doors
+
+
+def test_a_roster_of_two_grades_in_the_sandbox(manifest: Manifest, tmp_path: Path) -> None:
+    roster = tmp_path / "class"
+    roster_workspace(manifest, roster, "ada", solved=2)
+    roster_workspace(manifest, roster, "ben", solved=1)
+    run = cli("checkpoint", CHAPTER, "--roster", str(roster), "--jobs", "1")
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = {row["learner"]: row for row in csv.DictReader(
+        (roster / "gradebook.csv").open(encoding="utf-8-sig"))}  # fmt: skip
+    assert {name: (row["status"], row["score"], row["total"]) for name, row in rows.items()} == {
+        "ada": ("passed", "100", "5"),
+        "ben": ("pending", "60", "5"),
+    }
+    assert (rows["ben"]["lab 12.1"], rows["ben"]["lab 12.2"]) == ("3/3", "0/2")
+    book = json.loads((roster / "gradebook.json").read_text(encoding="utf-8"))
+    assert book["sandbox"]["sandboxed"] is True and book["chapter"] == CHAPTER
+
+
+def test_gradescope_grades_a_submission_as_practice_does(
+    manifest: Manifest, halfway: Path, tmp_path: Path
+) -> None:
+    from test_platforms import lay_out, run_script
+
+    zipped = tmp_path / "autograder.zip"
+    written = subprocess.run(
+        [str(BIN / "course-kit"), "gradescope", CHAPTER, "-o", str(zipped)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert written.returncode == 0, written.stderr
+    assert zipfile.ZipFile(zipped).namelist(), "an autograder zip"
+    root = lay_out(zipped, tmp_path / "autograder", halfway)
+    run = run_script(root / "run_autograder", root)
+    assert run.returncode == 0, run.stdout + run.stderr
+    results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    labs = {t["extra_data"]["lab"]: t for t in results["tests"] if "extra_data" in t}
+    assert {lab: (t["score"], t["max_score"]) for lab, t in labs.items()} == {
+        "12.1": (60, 60),
+        "12.2": (0, 40),
+    }
+    assert practice_report(halfway, tmp_path) == {"12.1": "passed", "12.2": "pending"}
+
+
+def test_the_actions_workflow_runs_a_job_per_chapter_12_lab(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "template"
+    made = cli("practice", CHAPTER, str(workspace), "--actions")
+    assert made.returncode == 0, made.stderr
+    text = (workspace / ".github" / "workflows" / "checkpoint.yml").read_text(encoding="utf-8")
+    assert "checkpoint 12 --lab" in text and "checkpoint 11" not in text
+    for lab in manifest.required_labs:
+        assert f"id: '{lab.id}'" in text or f'id: "{lab.id}"' in text or f"id: {lab.id}" in text
+
+
+def test_classroom_50_writes_an_autograder_for_chapter_12(tmp_path: Path) -> None:
+    script = tmp_path / "autograder.py"
+    written = subprocess.run(
+        [str(BIN / "course-kit"), "classroom50", CHAPTER, "-o", str(script)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert written.returncode == 0, written.stderr
+    text = script.read_text(encoding="utf-8")
+    assert "checkpoint" in text and '"12"' in text
+
+
+# --------------------------------------------------------------------------- the chapter is data
+
+
+def test_the_manifest_inherits_chapter_11_and_lists_only_its_own_files(
+    manifest: Manifest,
+) -> None:
+    own = [file.path for file in manifest.files if file.path.endswith(("tokens.py",)) or
+           "chapter12" in file.path]  # fmt: skip
+    assert own == [
+        "pi_course/tokens.py",
+        "tests/chapter12/conftest.py",
+        "tests/chapter12/test_12_token_estimation.py",
+    ]
+    context = next(file for file in manifest.files if file.path == "pi_course/context.py")
+    assert (context.role, context.starter) == ("given", "course/context.py")
+
+
+CHAPTER_WORDS = re.compile(
+    r"""["']12(\.\d)?["']|\bch(apter)?[ _-]?12\b|practice-12|\b12\.[12]\b|tests/chapters|"""
+    r"""\btokens\.py\b|from \.?tokens import|\b(pi_)?course\.tokens\b|estimated_context|"""
+    r"""TokenEstimateError|message_text|"""
+    r"""token estimation|character estimate""",
+    re.IGNORECASE,
+)
+"""How a machinery module would name chapter 12: its id, its folder, its modules and names."""
+
+
+def test_no_machinery_module_names_chapter_12(kit: Path) -> None:
+    found = []
+    for package in MACHINERY:
+        for path in sorted((kit / "course" / package).rglob("*")):
+            if path.suffix not in (".py", ".toml", ".cfg", ".md"):
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if CHAPTER_WORDS.search(line):
+                    found.append(f"{path.relative_to(kit)}:{number}: {line.strip()}")
+    assert found == [], "\n".join(found)
+
+
+def test_a_planted_mention_is_found(tmp_path: Path) -> None:
+    """The check above can fail: each way of naming the chapter is caught."""
+    for line in ['load_manifest("12")', "from .tokens import x", "tests/chapters/ch12",
+                 "practice-12", "Lab 12.2", "estimated_context(path)"]:  # fmt: skip
+        assert CHAPTER_WORDS.search(line), line
+    for line in ["short(full)[:12]", "width = 120", "11.2", "estimate_tokens(message)"]:
+        assert not CHAPTER_WORDS.search(line), line
