@@ -20,7 +20,12 @@ from typing import IO, Any
 from ..grading.safefs import atomic_write
 from ..harness.docstrings import docstrings
 from ..harness.kit import kit_root
-from ..harness.manifest import curriculum_texts, parse_manifest
+from ..harness.manifest import (
+    available_chapters,
+    curriculum_texts,
+    load_manifest,
+    parse_manifest,
+)
 from ..locale import (
     CHAPTER_EDITION,
     DOMAIN,
@@ -75,8 +80,8 @@ def given_modules() -> frozenset[Path]:
     kit = kit_root()
     return frozenset(
         (kit / file.starter).resolve()
-        for path in sorted((kit / "course" / "curricula").glob("*.toml"))
-        for file in parse_manifest(path.read_text("utf-8"), str(path)).files_with_role("given")
+        for chapter in available_chapters()
+        for file in load_manifest(chapter).files_with_role("given")
         if file.starter.endswith(".py")
     )
 
