@@ -14,8 +14,11 @@ Scalars are written as JSON strings, which YAML reads as they are.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+from ..harness.kit import kit_root
 from ..harness.manifest import Manifest
+from ..harness.roots import VARIABLE, chapters_root
 
 WORKFLOW = ".github/workflows/checkpoint.yml"
 REPORT = "$RUNNER_TEMP/checkpoint.json"  # outside the checkout: grading never reads it
@@ -62,9 +65,12 @@ def _yaml(value: object, indent: int) -> list[str]:
     return lines
 
 
-def workflow(manifest: Manifest) -> str:
+def workflow(manifest: Manifest, kit: Path | None = None) -> str:
     """The Actions workflow's text (see the module's docstring)."""
     chapter = manifest.chapter
+    root = chapters_root(manifest, kit or kit_root())  # a chapter not built in: name its folder
+    named = f'\necho "{VARIABLE}=$RUNNER_TEMP/kit/{root}" >> "$GITHUB_ENV"'
+    install = INSTALL + (named if root else "")
     labs = [{"id": lab.id, "title": lab.title} for lab in manifest.required_labs]
     # exit 1 (the lab not passing) is a verdict, which the next step reports; else a failure
     grading = f'checkpoint {chapter} --lab "$LAB" --no-card --json "{REPORT}" || [ $? -eq 1 ]'
@@ -86,7 +92,7 @@ def workflow(manifest: Manifest) -> str:
                 "KIT_REPOSITORY": "${{ vars.COURSE_KIT_REPOSITORY }}",
                 "KIT_REF": "${{ vars.COURSE_KIT_REF || 'main' }}",
             },
-            "run": INSTALL,
+            "run": install,
         },
         {"name": f"checkpoint {chapter} --lab", "env": lab_env, "run": grading},
         {"name": "Report the lab", "env": lab_env, "run": summary},
@@ -134,6 +140,7 @@ from pathlib import Path
 CHAPTER = {chapter_json}
 KIT_REPOSITORY = {repository_json}  # COURSE_KIT_REPOSITORY overrides it
 KIT_REF = {ref_json}  # COURSE_KIT_REF overrides it
+CHAPTERS = {chapters_json}  # the kit's folder of chapters holding this one, if not built in
 LABS = {labs_json}
 USERNS = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
 
@@ -188,6 +195,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="autograder-") as folder:
         scratch = Path(folder)
         commands = kit_bin(scratch)
+        if CHAPTERS and "{variable}" not in os.environ:  # the kit is the one of its .venv/bin
+            os.environ["{variable}"] = str(commands.resolve().parents[1] / CHAPTERS)
         allow_namespaces()
         report = scratch / "report.json"
         graded = run(
@@ -238,7 +247,9 @@ if __name__ == "__main__":
 '''
 
 
-def autograder(manifest: Manifest, repository: str = "", ref: str = "main") -> str:
+def autograder(
+    manifest: Manifest, repository: str = "", ref: str = "main", kit: Path | None = None
+) -> str:
     """Classroom 50's ``autograder.py`` for the chapter (``repository``: the kit's git URL)."""
     labs = [
         {"id": lab.id, "name": f"Lab {lab.id} · {lab.title}", "points": lab.points}
@@ -249,5 +260,7 @@ def autograder(manifest: Manifest, repository: str = "", ref: str = "main") -> s
         chapter_json=json.dumps(manifest.chapter),
         repository_json=json.dumps(repository),
         ref_json=json.dumps(ref),
+        chapters_json=repr(chapters_root(manifest, kit or kit_root())),  # a Python literal
+        variable=VARIABLE,
         labs_json=json.dumps(labs, ensure_ascii=False, indent=4),
     )

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from ..harness.manifest import Manifest
 from ..harness.report import render_lab
+from ..harness.roots import VARIABLE, chapter_files, chapters_root
 from ..locale import gettext as _
 from ..sandboxed.status import Status
 from .assignment import file_name, new_seed, read_assignment, render
@@ -280,7 +281,7 @@ else
   bash "$here/kit/scripts/setup" --grading
   COURSE_KIT_BIN="$here/kit/.venv/bin"
 fi
-"$COURSE_KIT_BIN/checkpoint" {chapter} --help >/dev/null
+{chapters}"$COURSE_KIT_BIN/checkpoint" {chapter} --help >/dev/null
 echo "setup.sh: chapter {chapter}'s autograder is ready"
 """
 
@@ -290,7 +291,7 @@ RUN = """#!/usr/bin/env bash
 set -euo pipefail
 root="${{AUTOGRADER_ROOT:-/autograder}}"
 bin="${{COURSE_KIT_BIN:-$root/source/kit/.venv/bin}}"
-exec "$bin/checkpoint" {arguments}
+{chapters}exec "$bin/checkpoint" {arguments}
 """
 
 
@@ -298,6 +299,7 @@ def kit_files(manifest: Manifest, kit: Path) -> dict[str, bytes]:
     """What the autograder bundles of the kit: its package, the curriculum's files and what
     ``scripts/setup`` installs it with."""
     paths = {*KIT_FILES, *(path for f in manifest.files for path in (f.starter, f.reference))}
+    paths |= {*chapter_files(manifest, kit), *([manifest.probes] if manifest.probes else [])}
     for path in (kit / "course").rglob("*"):
         if path.is_file() and not any(part.endswith(SKIPPED) for part in path.parts):
             paths.add(path.relative_to(kit).as_posix())
@@ -321,9 +323,12 @@ def autograder_files(
     if instructor:
         words.append('--hidden "$root/source/instructor"')
     seed = audit_seed if audit_seed is not None else new_seed(manifest.probe_seed)
+    root = chapters_root(manifest, kit)  # a chapter not built in: the run names its folder
+    setup = f'export {VARIABLE}="$here/kit/{root}"\n' if root else ""
+    run = f'export {VARIABLE}="$root/source/kit/{root}"\n' if root else ""
     files = {
-        "setup.sh": SETUP.format(chapter=manifest.chapter).encode(),
-        "run_autograder": RUN.format(arguments=" ".join(words)).encode(),
+        "setup.sh": SETUP.format(chapter=manifest.chapter, chapters=setup).encode(),
+        "run_autograder": RUN.format(arguments=" ".join(words), chapters=run).encode(),
         name: render(manifest.chapter, seed).encode(),  # made with the zip, kept in it
     }
     files |= {f"instructor/{name}": data for name, data in (instructor or {}).items()}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from course.harness.kit import kit_root
 from course.harness.manifest import Manifest, load_manifest
 
 CHAPTER = "12"
+CHAPTER_ROOTS = "COURSE_CHAPTERS"
 CHAPTER_FOLDER = Path(__file__).resolve().parent / "ch12"
 BIN = Path(sys.executable).parent
 MACHINERY = ("cli", "grading", "harness", "sandboxed", "display", "tools", "locale")
@@ -168,10 +170,15 @@ def test_a_roster_of_two_grades_in_the_sandbox(manifest: Manifest, tmp_path: Pat
     assert book["sandbox"]["sandboxed"] is True and book["chapter"] == CHAPTER
 
 
-def test_gradescope_grades_a_submission_as_practice_does(
-    manifest: Manifest, halfway: Path, tmp_path: Path
-) -> None:
-    from test_platforms import lay_out, run_script
+def away_from_here(**more: str) -> dict[str, str]:
+    """The environment a platform runs in: the kit's commands, and no ``COURSE_CHAPTERS`` (the
+    autograder names the chapter's folder itself)."""
+    environment = {k: v for k, v in os.environ.items() if k != CHAPTER_ROOTS}
+    return environment | {"COURSE_KIT_BIN": str(BIN)} | more
+
+
+def test_gradescope_grades_a_submission_as_practice_does(halfway: Path, tmp_path: Path) -> None:
+    from test_platforms import lay_out
 
     zipped = tmp_path / "autograder.zip"
     written = subprocess.run(
@@ -179,9 +186,15 @@ def test_gradescope_grades_a_submission_as_practice_does(
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert written.returncode == 0, written.stderr
-    assert zipfile.ZipFile(zipped).namelist(), "an autograder zip"
+    names = zipfile.ZipFile(zipped).namelist()
+    for name in ("chapter.toml", "probes.py", "tokens.py", "tests/test_12_token_estimation.py"):
+        assert f"kit/tests/chapters/ch12/{name}" in names, name
     root = lay_out(zipped, tmp_path / "autograder", halfway)
-    run = run_script(root / "run_autograder", root)
+    there = away_from_here(AUTOGRADER_ROOT=str(root))
+    run = subprocess.run(
+        ["bash", str(root / "run_autograder")], cwd=root, env=there,
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     labs = {t["extra_data"]["lab"]: t for t in results["tests"] if "extra_data" in t}
@@ -200,19 +213,31 @@ def test_the_actions_workflow_runs_a_job_per_chapter_12_lab(
     assert made.returncode == 0, made.stderr
     text = (workspace / ".github" / "workflows" / "checkpoint.yml").read_text(encoding="utf-8")
     assert "checkpoint 12 --lab" in text and "checkpoint 11" not in text
+    named = 'echo "COURSE_CHAPTERS=$RUNNER_TEMP/kit/tests/chapters" >> "$GITHUB_ENV"'
+    assert named in text, "the installed kit's chapters, for the steps after"
     for lab in manifest.required_labs:
-        assert f"id: '{lab.id}'" in text or f'id: "{lab.id}"' in text or f"id: {lab.id}" in text
+        assert json.dumps(lab.id) in text, lab.id
 
 
-def test_classroom_50_writes_an_autograder_for_chapter_12(tmp_path: Path) -> None:
+def test_classroom_50_grades_a_checkout_of_chapter_12(manifest: Manifest, tmp_path: Path) -> None:
     script = tmp_path / "autograder.py"
     written = subprocess.run(
         [str(BIN / "course-kit"), "classroom50", CHAPTER, "-o", str(script)],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert written.returncode == 0, written.stderr
-    text = script.read_text(encoding="utf-8")
-    assert "checkpoint" in text and '"12"' in text
+    checkout = roster_workspace(manifest, tmp_path, "checkout", solved=1)
+    ran = subprocess.run(
+        [sys.executable, str(script)], cwd=checkout, env=away_from_here(),
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    result = json.loads((checkout / "result.json").read_text(encoding="utf-8"))
+    tests = [(t["test-name"], t["score"], t["max-score"]) for t in result["tests"]]
+    assert tests == [
+        ("Lab 12.1 · character estimate", 60, 60),
+        ("Lab 12.2 · budget with the estimate", 0, 40),
+    ]
 
 
 # --------------------------------------------------------------------------- the chapter is data
