@@ -162,6 +162,8 @@ class Manifest:
     parent: str | None = None
     """The chapter this one builds on: its workspace files come first (``inherit``)."""
     folder: str = ""  # the chapter's folder (kit-relative, or absolute outside the kit)
+    notebook_sources: str = ""  # the notebooks' sources (kit-relative; "": FOLDER/notebooks)
+    other_notebooks: tuple[str, ...] = ()  # a workspace's notebooks besides the labs' ones
 
     def lab_of_function(self, module: str, function: str) -> Lab | None:
         """The lab whose solution is ``module.function`` (``compaction.latest_compaction``)."""
@@ -190,6 +192,19 @@ class Manifest:
     def test_files(self) -> tuple[str, ...]:
         """Every lab's test file, each once, in lab order."""
         return tuple(dict.fromkeys(lab.test_file for lab in self.labs))
+
+    @property
+    def notebook_names(self) -> tuple[str, ...]:
+        """The chapter's notebooks (file names in each edition's folder), each once, sorted:
+        the labs' and the other ones the manifest lists."""
+        return tuple(sorted({lab.notebook for lab in self.labs} | set(self.other_notebooks)))
+
+    @property
+    def source_folder(self) -> str:
+        """Where the chapter's notebook sources are (kit-relative or absolute; "": none)."""
+        if self.notebook_sources:
+            return self.notebook_sources
+        return f"{self.folder}/notebooks" if self.folder else ""
 
     @property
     def default_edition(self) -> str:
@@ -347,6 +362,10 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
         probes=_relative_path(f, "probes") if "probes" in f.table else None,
         probe_seed=f.count("probe_seed") if "probe_seed" in f.table else 0,
         parent=f.text("parent") if "parent" in f.table else None,
+        notebook_sources=(
+            _relative_path(f, "notebook_sources") if "notebook_sources" in f.table else ""
+        ),
+        other_notebooks=f.texts("other_notebooks", allow_empty=True),
     )
     f.finish()
     _check_consistency(manifest, f)
