@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-CHAPTER_ROOTS = "COURSE_CHAPTERS"  # more folders of chapters, after the built-in ones
+from course.harness.manifest import CHAPTER_ROOTS
+
 CHAPTERS = Path(__file__).resolve().parent
 HARNESS_TESTS = CHAPTERS.parent / "harness"
 if str(HARNESS_TESTS) not in sys.path:

@@ -24,10 +24,9 @@ from solutions import solve_lab
 from test_watch import Lines
 
 from course.harness.kit import kit_root
-from course.harness.manifest import Manifest, load_manifest
+from course.harness.manifest import CHAPTER_ROOTS, Manifest, load_manifest
 
 CHAPTER = "12"
-CHAPTER_ROOTS = "COURSE_CHAPTERS"
 CHAPTER_FOLDER = Path(__file__).resolve().parent / "ch12"
 BIN = Path(sys.executable).parent
 MACHINERY = ("cli", "grading", "harness", "sandboxed", "display", "tools", "locale")
