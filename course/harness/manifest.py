@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from ..locale import CHAPTER_ROOTS
 from ..locale import gettext as _
 from ..sandboxed.tables import TableReader
 
 CURRICULA = Path(__file__).resolve().parents[1] / "curricula"
 """The installed curricula (package data beside the harness; a path, not ``importlib.resources``,
 whose import every command would pay for)."""
+MANIFEST_NAME = "chapter.toml"
 FileRole = Literal["learner", "given", "test"]
 FILE_ROLES: tuple[FileRole, ...] = ("learner", "given", "test")
 
@@ -456,11 +459,26 @@ def curriculum_texts(manifest: Manifest) -> list[str]:
     return seen
 
 
+def chapter_folders() -> list[tuple[Path, str]]:
+    """Every chapter's folder with the name it is known by (kit-relative for a built-in one):
+    the built-in chapters, then those of each ``COURSE_CHAPTERS`` folder, each in name order."""
+    built_in = _manifests(CURRICULA)
+    found = [(item.parent, f"course/curricula/{item.parent.name}") for item in built_in]
+    for root in os.environ.get(CHAPTER_ROOTS, "").split(os.pathsep):
+        if root.strip():
+            found += [(item.parent, str(item.parent)) for item in _manifests(Path(root).absolute())]
+    return found
+
+
+def _manifests(root: Path) -> list[Path]:
+    return sorted(root.glob(f"*/{MANIFEST_NAME}"))
+
+
 def _installed(prefix: str = "") -> Iterator[Manifest]:
-    """The installed curricula, each read with ``prefix`` before its file name as its source."""
+    """Every chapter found, read, each with its parents' files."""
     read = [
-        parse_manifest(item.read_text("utf-8"), prefix + item.name)
-        for item in sorted(CURRICULA.glob("*.toml"))
+        parse_manifest((path / MANIFEST_NAME).read_text("utf-8"), f"{name}/{MANIFEST_NAME}")
+        for path, name in chapter_folders()
     ]
     yield from with_parents(read)
 
@@ -473,7 +491,7 @@ def available_chapters() -> list[str]:
 
 def load_manifest(chapter: str) -> Manifest:
     """The manifest of ``chapter`` (e.g. ``"11"``), from the installed curricula."""
-    for manifest in _installed("course/curricula/"):
+    for manifest in _installed():
         if manifest.chapter == chapter:
             return manifest
     known = _(", ").join(available_chapters()) or _("none")

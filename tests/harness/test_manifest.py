@@ -12,7 +12,9 @@ import pytest
 from course.harness.kit import kit_root
 from course.harness.manifest import ManifestError, load_manifest, parse_manifest
 
-SHIPPED = (Path(__file__).parents[2] / "course" / "curricula" / "ch11.toml").read_text("utf-8")
+SHIPPED = (Path(__file__).parents[2] / "course" / "curricula" / "ch11" / "chapter.toml").read_text(
+    "utf-8"
+)
 
 
 def lab_markers(test_file: Path) -> Counter[str]:
