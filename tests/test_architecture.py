@@ -168,7 +168,7 @@ def test_only_untrusted_cuts_text() -> None:
             and any("…" in text for text in strings(node.right))
         )
 
-    assert found_in(cuts, {untrusted.__name__}, skip=("course.probes",)) == []
+    assert found_in(cuts, {untrusted.__name__}, skip=("course.curricula",)) == []
 
 
 def test_json_and_toml_from_outside_are_read_by_a_strict_reader() -> None:

@@ -18,6 +18,7 @@ from ..locale import EDITIONS, EditionError, unquoted
 from ..locale import gettext as _
 from ..sandboxed.commands import shell_commands
 from ..sandboxed.marker import WorkspaceError, speak
+from .exits import quiet_on_closed_pipe
 from .options import HelpFormatter, given
 
 USAGE_ERROR = 2
@@ -70,6 +71,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return quiet_on_closed_pipe(lambda: _run(argv))
+
+
+def _run(argv: Sequence[str] | None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     requested = given(words, "--lang")
     try:  # before parsing, so that even --help speaks it: the workspace it stands in, if any

@@ -50,13 +50,12 @@ def notebooks(check: bool, run: bool) -> int:
     """Build every edition's notebooks from their sources, then run the ones that changed."""
     kit = kit_root()
     status = 0
-    for chapter in available_chapters():
-        folders = load_manifest(chapter).notebooks
-        if check:
-            stale = stale_notebooks(kit, folders)
-            status |= _report(stale, "run `course-kit notebooks` to rebuild it from its source")
-            continue
-        written = write_notebooks(kit, folders)
+    manifests = [load_manifest(chapter) for chapter in available_chapters()]
+    if check:
+        stale = stale_notebooks(kit, manifests)
+        status |= _report(stale, "run `course-kit notebooks` to rebuild it from its source")
+    for manifest in [] if check else manifests:
+        written = write_notebooks(kit, manifest)
         for path in written:
             print(f"wrote {path.relative_to(kit)}")
         if run and written:
@@ -121,7 +120,9 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     s = sub.add_parser("starters", help="generate starters/ from the reference and the manifest")
     s.add_argument("--check", action="store_true", help="exit 1 naming every stale starter")
-    n = sub.add_parser("notebooks", help="build every edition's notebooks from notebooks/source")
+    n = sub.add_parser(
+        "notebooks", help="build every edition's notebooks from each chapter's sources"
+    )
     n.add_argument("--check", action="store_true", help="exit 1 naming every stale notebook")
     n.add_argument("--no-run", action="store_true", help="write the cells, do not execute")
     r = sub.add_parser("nbrefresh", help="re-run notebooks and store deterministic outputs")
