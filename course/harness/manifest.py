@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from ..locale import CHAPTER_ROOTS as CHAPTER_ROOTS  # the doors pass it to their children
 from ..locale import gettext as _
 from ..sandboxed.tables import TableReader
 
@@ -16,9 +17,6 @@ CURRICULA = Path(__file__).resolve().parents[1] / "curricula"
 """The built-in chapters, a folder ``chNN/`` each holding its ``chapter.toml`` (package data
 beside the harness; a path, not ``importlib.resources``, whose import every command would pay
 for)."""
-CHAPTER_ROOTS = "COURSE_CHAPTERS"
-"""The environment variable naming more folders of chapters (``os.pathsep``-separated), read
-after the built-in ones."""
 MANIFEST_NAME = "chapter.toml"
 FileRole = Literal["learner", "given", "test"]
 FILE_ROLES: tuple[FileRole, ...] = ("learner", "given", "test")
@@ -159,11 +157,11 @@ class Manifest:
     review: Review | None = None
     probes: str | None = None  # the probe module (kit-relative): cases, how to call each lab
     probe_seed: int = 0  # every door draws with it, so the same files get the same verdict
-    parent: str | None = None
-    """The chapter this one builds on: its workspace files come first (``inherit``)."""
     folder: str = ""  # the chapter's folder (kit-relative, or absolute outside the kit)
     notebook_sources: str = ""  # the notebooks' sources (kit-relative; "": FOLDER/notebooks)
     other_notebooks: tuple[str, ...] = ()  # a workspace's notebooks besides the labs' ones
+    parent: str | None = None
+    """The chapter this one builds on: its workspace files come first (``inherit``)."""
 
     def lab_of_function(self, module: str, function: str) -> Lab | None:
         """The lab whose solution is ``module.function`` (``compaction.latest_compaction``)."""
@@ -361,11 +359,11 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
         review=_review(_table(f, "review")) if "review" in f.table else None,
         probes=_relative_path(f, "probes") if "probes" in f.table else None,
         probe_seed=f.count("probe_seed") if "probe_seed" in f.table else 0,
-        parent=f.text("parent") if "parent" in f.table else None,
         notebook_sources=(
             _relative_path(f, "notebook_sources") if "notebook_sources" in f.table else ""
         ),
         other_notebooks=f.texts("other_notebooks", allow_empty=True),
+        parent=f.text("parent") if "parent" in f.table else None,
     )
     f.finish()
     _check_consistency(manifest, f)
@@ -498,10 +496,10 @@ def _manifests(root: Path) -> list[Path]:
 
 
 def _installed() -> Iterator[Manifest]:
-    """Every chapter found, read, with its parents' files (``with_parents``); a chapter id met
-    twice is an error naming both manifests."""
+    """Every chapter found, read, each with its parents' files (``with_parents``); a chapter id
+    met twice is an error naming both manifests."""
     seen: dict[str, str] = {}
-    read: list[Manifest] = []
+    read = []
     for path, name in chapter_folders():
         source = f"{name}/{MANIFEST_NAME}"
         try:

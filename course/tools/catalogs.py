@@ -1,8 +1,11 @@
 """``course-kit catalogs``: extract the messages, keep every ``.po`` whole, build the ``.mo``.
 
-Babel does the extracting, merging and compiling; ``babel.cfg`` says where the messages are.
-``--check`` fails on any message an edition does not translate (a learner would read English),
-on a translation left fuzzy or stale, and on one whose ``{placeholders}`` differ from the source.
+One catalog per owner: the kit's (``course/locale``: the machinery's messages, found by the
+kit's ``babel.cfg``) and each chapter's (``<folder>/locale``, found by the ``babel.cfg`` in the
+chapter's folder; paths in it are relative to the kit, as in its manifest). Babel does the
+extracting, merging and compiling. ``--check`` fails on any message an edition does not
+translate (a learner would read English), on a translation left fuzzy or stale, and on one whose
+``{placeholders}`` differ from the source.
 """
 
 from __future__ import annotations
@@ -20,18 +23,14 @@ from typing import IO, Any
 from ..grading.safefs import atomic_write
 from ..harness.docstrings import docstrings
 from ..harness.kit import kit_root
-from ..harness.manifest import (
-    available_chapters,
-    curriculum_texts,
-    load_manifest,
-    parse_manifest,
-)
+from ..harness.manifest import MANIFEST_NAME, chapter_folders, curriculum_texts, parse_manifest
 from ..locale import (
+    CHAPTER_DOMAIN,
     CHAPTER_EDITION,
     DOMAIN,
     EDITIONS,
+    LOCALE_DIR,
     SOURCE_EDITION,
-    catalog_path,
     compile_catalog,
 )
 from ..locale.english import english_words
@@ -74,41 +73,74 @@ def extract_lesson(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -
         yield from extract_docstrings(io.BytesIO(data), keywords, tags, options)
 
 
+@dataclass(frozen=True)
+class Catalog:
+    """One catalog: whose messages it holds, the ``babel.cfg`` that finds them, and its ``.po``
+    (and ``.mo``) per edition under ``locale``."""
+
+    owner: str  # "the kit" or "chapter 11", for messages
+    config: Path
+    locale: Path
+    domain: str
+
+    def path(self, edition: str, suffix: str = ".po") -> Path:
+        return self.locale / edition / "LC_MESSAGES" / f"{self.domain}{suffix}"
+
+
+def kit_catalog() -> Catalog:
+    return Catalog("the kit", kit_root() / "babel.cfg", LOCALE_DIR, DOMAIN)
+
+
+def all_catalogs() -> list[Catalog]:
+    """The kit's catalog, then each chapter's (every chapter found, ``COURSE_CHAPTERS``'s too)."""
+    found = [kit_catalog()]
+    for folder, _name in chapter_folders():
+        chapter = parse_manifest((folder / MANIFEST_NAME).read_text("utf-8"), str(folder)).chapter
+        found.append(
+            Catalog(f"chapter {chapter}", folder / "babel.cfg", folder / "locale", CHAPTER_DOMAIN)
+        )
+    return found
+
+
 @functools.cache
 def given_modules() -> frozenset[Path]:
-    """The kit's modules every curriculum copies into a workspace as given."""
+    """The kit's modules a chapter copies into a workspace as given: those its own manifest
+    lists (a parent's learner modules a child is given have their docstrings in the starters)."""
     kit = kit_root()
     return frozenset(
         (kit / file.starter).resolve()
-        for chapter in available_chapters()
-        for file in load_manifest(chapter).files_with_role("given")
+        for folder, _name in chapter_folders()
+        for file in parse_manifest(
+            (folder / MANIFEST_NAME).read_text("utf-8"), str(folder)
+        ).files_with_role("given")
         if file.starter.endswith(".py")
     )
 
 
-def template() -> Any:
-    """The catalog template: every message the kit's sources mark, as Babel extracts it."""
-    from babel.messages.catalog import Catalog
+def template(catalog: Catalog | None = None) -> Any:
+    """The catalog's template: every message its ``babel.cfg`` finds, as Babel extracts it."""
+    from babel.messages.catalog import Catalog as Messages
     from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
     from babel.messages.frontend import parse_mapping_cfg
 
     kit = kit_root()
-    with (kit / "babel.cfg").open(encoding="utf-8") as config:
-        method_map, options_map = parse_mapping_cfg(config, "babel.cfg")  # type: ignore[no-untyped-call]
-    catalog = Catalog(project="course-kit", domain=DOMAIN, charset="utf-8")
+    catalog = catalog or kit_catalog()
+    with catalog.config.open(encoding="utf-8") as config:
+        method_map, options_map = parse_mapping_cfg(config, str(catalog.config))  # type: ignore[no-untyped-call]
+    messages = Messages(project="course-kit", domain=catalog.domain, charset="utf-8")
     for filename, lineno, message, comments, context in extract_from_dir(
         str(kit), method_map, options_map, keywords=DEFAULT_KEYWORDS
     ):
-        catalog.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
-    return catalog
+        messages.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
+    return messages
 
 
-def read_catalog(edition: str) -> Any:
+def read_catalog(edition: str, catalog: Catalog | None = None) -> Any:
     from babel.messages.pofile import read_po
 
-    path = catalog_path(edition)
-    with path.open("rb") as file:
-        return read_po(file, locale=edition, domain=DOMAIN)
+    catalog = catalog or kit_catalog()
+    with catalog.path(edition).open("rb") as file:
+        return read_po(file, locale=edition, domain=catalog.domain)
 
 
 @dataclass(frozen=True)
@@ -154,17 +186,21 @@ def _problem(message: Any, translated: Any, edition: str) -> str | None:
     return None
 
 
-def gaps(edition: str, source: Any | None = None) -> list[Gap]:
-    """Every message of the sources that ``edition`` leaves to English, or translates wrongly."""
-    source = template() if source is None else source
-    path = catalog_path(edition)
+def gaps(edition: str, source: Any | None = None, catalog: Catalog | None = None) -> list[Gap]:
+    """Every message of the sources that ``edition`` leaves to English, or translates wrongly
+    (in ``catalog``: the kit's unless said)."""
+    catalog = catalog or kit_catalog()
+    if not catalog.config.is_file():
+        return [Gap(edition, str(catalog.config), f"{catalog.owner} has no babel.cfg")]
+    source = template(catalog) if source is None else source
+    path = catalog.path(edition)
     if not path.is_file():
         return [Gap(edition, str(path), "no catalog")]
-    catalog = read_catalog(edition)
-    found = ((m, _problem(m, catalog.get(_key(m), m.context), edition)) for m in source if m.id)
+    messages = read_catalog(edition, catalog)
+    found = ((m, _problem(m, messages.get(_key(m), m.context), edition)) for m in source if m.id)
     wrong = [Gap(edition, _key(message), problem) for message, problem in found if problem]
     known = {_key(m) for m in source if m.id}
-    obsolete = [_key(m) for m in catalog if m.id and _key(m) not in known]
+    obsolete = [_key(m) for m in messages if m.id and _key(m) not in known]
     return wrong + [Gap(edition, key, "obsolete: no source marks it any more") for key in obsolete]
 
 
@@ -178,37 +214,38 @@ def house_style(text: str, edition: str, *, markdown: bool = False) -> list[str]
 
 
 HEADER = """\
-# The {edition} edition of the course kit's messages. The English source text is in the code;
+# The {edition} edition of {owner}'s messages. The English source text is in the code;
 # fill in the msgstr lines. `course-kit catalogs --update` adds newly marked messages and
-# `course-kit catalogs --check` lists what is left (see docs/editions.md)."""
+# `course-kit catalogs --check` lists what is left (see docs/editions.md, docs/chapters.md)."""
 
 
-def update() -> list[Path]:
+def update(catalog: Catalog | None = None) -> list[Path]:
     """Merge the sources' messages into every edition's ``.po`` (new ones untranslated)."""
-    from babel.messages.catalog import Catalog
+    from babel.messages.catalog import Catalog as Messages
     from babel.messages.pofile import write_po
 
-    source = template()
+    catalog = catalog or kit_catalog()
+    source = template(catalog)
     written = []
     for edition in TRANSLATED:
-        path = catalog_path(edition)
+        path = catalog.path(edition)
         if path.is_file():
-            catalog = read_catalog(edition)
+            messages = read_catalog(edition, catalog)
         else:
-            catalog = Catalog(locale=edition, domain=DOMAIN, project="course-kit")
-        source.creation_date = catalog.creation_date  # a merge alone changes no header line
-        catalog.update(source, no_fuzzy_matching=True)
-        catalog.obsolete.clear()
+            messages = Messages(locale=edition, domain=catalog.domain, project="course-kit")
+        source.creation_date = messages.creation_date  # a merge alone changes no header line
+        messages.update(source, no_fuzzy_matching=True)
+        messages.obsolete.clear()
         # the header says what the file is, with no template placeholders and no changing date
-        catalog.header_comment = HEADER.format(edition=edition)
-        catalog.project, catalog.version = "course-kit", "11"
-        catalog.msgid_bugs_address = "the kit's issue tracker"
-        catalog.last_translator = catalog.language_team = "course-kit maintainers"
-        catalog.revision_date = catalog.creation_date
-        catalog.fuzzy = False
+        messages.header_comment = HEADER.format(edition=edition, owner=catalog.owner)
+        messages.project, messages.version = "course-kit", catalog.owner
+        messages.msgid_bugs_address = "the kit's issue tracker"
+        messages.last_translator = messages.language_team = "course-kit maintainers"
+        messages.revision_date = messages.creation_date
+        messages.fuzzy = False
         path.parent.mkdir(parents=True, exist_ok=True)
         out = io.BytesIO()
-        write_po(out, catalog, width=100, omit_header=False, sort_output=False)
+        write_po(out, messages, width=100, omit_header=False, sort_output=False)
         path.write_bytes(out.getvalue())
         written.append(path)
     return written
@@ -232,12 +269,17 @@ def build_one(po: Path, mo: Path) -> bool:
 
 def main(check: bool, do_update: bool) -> int:
     kit = kit_root()
+    catalogs = all_catalogs()
     if do_update:
-        for path in update():
-            print(f"wrote {path.relative_to(kit)}")
+        for catalog in catalogs:
+            for path in update(catalog):
+                print(f"wrote {shown(path, kit)}")
     if check:
-        source = template()
-        found = [gap for edition in TRANSLATED for gap in gaps(edition, source)]
+        found, counts = [], []
+        for catalog in catalogs:
+            source = template(catalog) if catalog.config.is_file() else []
+            found += [gap for edition in TRANSLATED for gap in gaps(edition, source, catalog)]
+            counts.append(f"{catalog.owner} {len([m for m in source if m.id])}")
         for gap in found:
             print(f"course-kit: {gap}", file=sys.stderr)
         if found:
@@ -247,9 +289,15 @@ def main(check: bool, do_update: bool) -> int:
                 file=sys.stderr,
             )
             return 1
-        print(f"catalogs: every edition translates all {len(source)} messages")
+        print(f"catalogs: every edition translates every message ({', '.join(counts)})")
         return 0
-    for edition in TRANSLATED:  # compile each .po into the .mo the kit reads
-        if build_one(catalog_path(edition), mo := catalog_path(edition, ".mo")):
-            print(f"wrote {mo.relative_to(kit)}")
+    for catalog in catalogs:  # compile each .po into the .mo the kit reads
+        for edition in TRANSLATED:
+            if build_one(catalog.path(edition), mo := catalog.path(edition, ".mo")):
+                print(f"wrote {shown(mo, kit)}")
     return 0
+
+
+def shown(path: Path, kit: Path) -> str:
+    """``path`` relative to the kit when it is inside it."""
+    return str(path.relative_to(kit)) if path.is_relative_to(kit) else str(path)
