@@ -8,6 +8,7 @@ and a learner's workspace.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -67,16 +68,17 @@ def test_lab_12_1_counts_cjk_characters_and_tool_calls(impl: Any) -> None:
 @pytest.mark.lab("12.1")
 def test_lab_12_1_refuses_what_is_not_a_message(impl: Any) -> None:
     refused = {
-        "message:": ["hello"],
-        "message.content:": {"role": "user", "content": 7},
-        "message.content[1]:": {"role": "user", "content": [{"type": "text", "text": ""}, "x"]},
-        "message.content[0].text:": {"role": "user", "content": [{"type": "text", "text": None}]},
-        "message.content[0].type:": {"role": "user", "content": [{"type": "image"}]},
+        "message": ["hello"],
+        "message.content": {"role": "user", "content": 7},
+        "message.content[1]": {"role": "user", "content": [{"type": "text", "text": ""}, "x"]},
+        "message.content[0].text": {"role": "user", "content": [{"type": "text", "text": None}]},
+        "message.content[0].type": {"role": "user", "content": [{"type": "image"}]},
     }
     for field, message in refused.items():
         before = copy.deepcopy(message)
         said = refusal(impl, message)
-        assert said.startswith(field), _("the refusal should name {field}, got {said}").format(
+        named = re.match(re.escape(field) + "[:：]", said)  # the colon of either edition
+        assert named, _("the refusal should name {field}, got {said}").format(
             field=field, said=said
         )
         assert message == before, _("a refused message is left as it was")
