@@ -239,6 +239,36 @@ def test_classroom_50_grades_a_checkout_of_chapter_12(manifest: Manifest, tmp_pa
     ]
 
 
+def test_the_zh_edition_speaks_the_chapters_own_catalog(tmp_path: Path) -> None:
+    workspace = tmp_path / "zh"
+    made = cli("practice", CHAPTER, str(workspace), "--lang", "zh")
+    assert made.returncode == 0, made.stderr
+    done = cli("checkpoint", CHAPTER, cwd=workspace)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "下一步：Lab 12.1 字符估算（0/3 项测试" in done.stdout, done.stdout
+    assert "实践 12.1 · 用字符数估算一条消息的 token" in done.stdout
+    starter = (workspace / "pi_course" / "tokens.py").read_text(encoding="utf-8")
+    assert "一条消息的 token 成本，只根据字符数计算（不用分词器）。" in starter
+
+
+def test_the_catalogs_and_the_contract_cover_chapter_12() -> None:
+    catalogs = subprocess.run(
+        [str(BIN / "course-kit"), "catalogs", "--check"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert catalogs.returncode == 0, catalogs.stdout + catalogs.stderr
+    assert re.search(r"chapter 12 \d+\)", catalogs.stdout), catalogs.stdout
+    contract = subprocess.run(
+        [str(BIN / "course-kit"), "chapters"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert contract.returncode == 0, contract.stdout + contract.stderr
+    assert "12 (2 labs)" in contract.stdout
+
+
 # --------------------------------------------------------------------------- the chapter is data
 
 
