@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
@@ -201,7 +202,7 @@ def update() -> list[Path]:
         catalog.obsolete.clear()
         # the header says what the file is, with no template placeholders and no changing date
         catalog.header_comment = HEADER.format(edition=edition)
-        catalog.project, catalog.version = "course-kit", "11"
+        catalog.project, catalog.version = "course-kit", metadata.version("course")
         catalog.msgid_bugs_address = "the kit's issue tracker"
         catalog.last_translator = catalog.language_team = "course-kit maintainers"
         catalog.revision_date = catalog.creation_date
