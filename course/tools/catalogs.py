@@ -17,6 +17,7 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
@@ -238,7 +239,7 @@ def update(catalog: Catalog | None = None) -> list[Path]:
         messages.obsolete.clear()
         # the header says what the file is, with no template placeholders and no changing date
         messages.header_comment = HEADER.format(edition=edition, owner=catalog.owner)
-        messages.project, messages.version = "course-kit", catalog.owner
+        messages.project, messages.version = "course-kit", metadata.version("course")
         messages.msgid_bugs_address = "the kit's issue tracker"
         messages.last_translator = messages.language_team = "course-kit maintainers"
         messages.revision_date = messages.creation_date
