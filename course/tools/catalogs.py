@@ -27,8 +27,8 @@ from ..harness.kit import kit_root
 from ..harness.manifest import MANIFEST_NAME, chapter_folders, curriculum_texts, parse_manifest
 from ..locale import (
     CHAPTER_DOMAIN,
-    CHAPTER_ROOTS,
     CHAPTER_EDITION,
+    CHAPTER_ROOTS,
     DOMAIN,
     EDITIONS,
     LOCALE_DIR,
