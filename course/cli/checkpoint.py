@@ -46,7 +46,7 @@ from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
 from .exits import INTERRUPTED, quiet_on_closed_pipe
 from .locate import Where, around, locate, print_edits, print_verdict, to_check
-from .options import HelpFormatter, given
+from .options import HelpFormatter, chapter_help, given
 
 if TYPE_CHECKING:
     from ..grading.engine import GradingOptions, SandboxMode
@@ -103,7 +103,7 @@ def parser() -> argparse.ArgumentParser:
             "workspace of a class with --roster."
         ),
     )
-    p.add_argument("chapter", help=_("chapter id, e.g. 11"))
+    p.add_argument("chapter", help=chapter_help())
     target = p.add_mutually_exclusive_group()
     target.add_argument("--practice", metavar="DIR", help=_("check the practice workspace DIR"))
     target.add_argument(
@@ -151,8 +151,8 @@ def parser() -> argparse.ArgumentParser:
         "--replay",
         metavar="CASE",
         help=_(
-            "run one probe case (an id such as 11.3#007, as a failure names it) on the saved "
-            "code, showing its input, the difference and your code's frames"
+            "run one probe case (its id, as a failure names it: LAB#NUMBER) on the saved code, "
+            "showing its input, the difference and your code's frames"
         ),
     )
     mode.add_argument(

@@ -19,7 +19,7 @@ from ..locale import gettext as _
 from ..sandboxed.commands import shell_commands
 from ..sandboxed.marker import WorkspaceError, speak
 from .exits import quiet_on_closed_pipe
-from .options import HelpFormatter, given
+from .options import HelpFormatter, chapter_help, given
 
 USAGE_ERROR = 2
 
@@ -34,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
             "tests wired to that copy, and {learning}."
         ).format(learning="LEARNING.md"),
     )
-    p.add_argument("chapter", help=_("chapter id, e.g. 11"))
+    p.add_argument("chapter", help=chapter_help())
     p.add_argument(
         "directory",
         nargs="?",

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..locale import CHAPTER_ROOTS as CHAPTER_ROOTS  # the doors pass it to their children
+from ..locale import EDITIONS, SOURCE_EDITION
 from ..locale import gettext as _
 from ..sandboxed.tables import TableReader
 
@@ -328,8 +329,11 @@ def _workspace_file(f: TableReader) -> WorkspaceFile:
     return WorkspaceFile(path, starter, reference, role, f.flag("optional"))
 
 
-DEFAULT_NOTEBOOKS = {"en": "notebooks", "zh": "notebooks/zh"}
-"""The editions' notebook folders of a manifest that names none."""
+DEFAULT_NOTEBOOKS = {SOURCE_EDITION: "notebooks"} | {
+    edition: f"notebooks/{edition}" for edition in EDITIONS if edition != SOURCE_EDITION
+}
+"""The editions' notebook folders of a manifest that names none: ``notebooks`` for the source
+edition, ``notebooks/<edition>`` for each other."""
 
 
 def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:

@@ -115,7 +115,10 @@ def chapter_roots(roots: str | None = None) -> list[Path]:
     """The folders that hold chapters: the built-in ones, then each ``COURSE_CHAPTERS`` folder
     (``roots``: that variable's value, read from the environment when ``None``)."""
     given = os.environ.get(CHAPTER_ROOTS, "") if roots is None else roots
-    return [BUILT_IN_CHAPTERS, *(Path(root).absolute() for root in given.split(os.pathsep) if root)]
+    return [
+        BUILT_IN_CHAPTERS,
+        *(Path(root).absolute() for root in given.split(os.pathsep) if root.strip()),
+    ]
 
 
 def chapter_locales(roots: str | None = None) -> list[Path]:

@@ -17,6 +17,7 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,6 +28,7 @@ from ..harness.manifest import MANIFEST_NAME, chapter_folders, curriculum_texts,
 from ..locale import (
     CHAPTER_DOMAIN,
     CHAPTER_EDITION,
+    CHAPTER_ROOTS,
     DOMAIN,
     EDITIONS,
     LOCALE_DIR,
@@ -102,19 +104,21 @@ def all_catalogs() -> list[Catalog]:
     return found
 
 
-@functools.cache
 def given_modules() -> frozenset[Path]:
-    """The kit's modules a chapter copies into a workspace as given: those its own manifest
-    lists (a parent's learner modules a child is given have their docstrings in the starters)."""
+    """The kit's modules whose docstrings a workspace shows: the given modules each chapter's own
+    manifest lists, and its learner modules' references (a child chapter is given those)."""
+    return _given_modules(os.environ.get(CHAPTER_ROOTS, ""))
+
+
+@functools.cache
+def _given_modules(roots: str) -> frozenset[Path]:
     kit = kit_root()
-    return frozenset(
-        (kit / file.starter).resolve()
-        for folder, _name in chapter_folders()
-        for file in parse_manifest(
-            (folder / MANIFEST_NAME).read_text("utf-8"), str(folder)
-        ).files_with_role("given")
-        if file.starter.endswith(".py")
-    )
+    found = set()
+    for folder, _name in chapter_folders():
+        manifest = parse_manifest((folder / MANIFEST_NAME).read_text("utf-8"), str(folder))
+        found |= {file.starter for file in manifest.files_with_role("given")}
+        found |= {file.reference for file in manifest.files_with_role("learner")}
+    return frozenset((kit / path).resolve() for path in found if path.endswith(".py"))
 
 
 def template(catalog: Catalog | None = None) -> Any:
@@ -238,7 +242,7 @@ def update(catalog: Catalog | None = None) -> list[Path]:
         messages.obsolete.clear()
         # the header says what the file is, with no template placeholders and no changing date
         messages.header_comment = HEADER.format(edition=edition, owner=catalog.owner)
-        messages.project, messages.version = "course-kit", catalog.owner
+        messages.project, messages.version = "course-kit", metadata.version("course")
         messages.msgid_bugs_address = "the kit's issue tracker"
         messages.last_translator = messages.language_team = "course-kit maintainers"
         messages.revision_date = messages.creation_date

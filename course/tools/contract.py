@@ -14,6 +14,7 @@ import ast
 from pathlib import Path
 
 from ..harness.manifest import Manifest
+from ..harness.pysource import parse
 
 PROBE_FUNCTIONS = {"cases": ("seed", "labs"), "evaluate": ("package", "case")}
 """What a probe module must define, with its parameters: ``cases(seed, labs)`` draws the cases
@@ -26,7 +27,7 @@ OPTIONAL_PROBE_FUNCTIONS = {"summarize": ("package", "case")}
 def probe_problems(source: str) -> list[str]:
     """What ``source`` (a probe module's text) lacks of the probe interface, or ``[]``."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError as error:
         return [f"is not valid Python (line {error.lineno}: {error.msg})"]
     defined = {

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..cli.options import chapter_help
 from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.visibility import VISIBILITIES
 from ..harness.kit import KitError, kit_root
@@ -132,7 +133,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--check", action="store_true", help="exit 1 naming every untranslated message")
     sub.add_parser("chapters", help="check every chapter's files against the chapter contract")
     z = sub.add_parser("gradescope", help="write a chapter's Gradescope autograder zip")
-    z.add_argument("chapter", help="chapter id, e.g. 11")
+    z.add_argument("chapter", help=chapter_help())
     z.add_argument("-o", "--out", metavar="FILE", help="default: autograder-CHAPTER.zip here")
     z.add_argument("--hidden", metavar="DIR", help="instructor tests DIR/test_*.py to bundle")
     z.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per test")
@@ -155,7 +156,7 @@ def parser() -> argparse.ArgumentParser:
         help="grade without bubblewrap where the platform's container cannot start it",
     )
     a = sub.add_parser("classroom50", help="write a chapter's Classroom 50 autograder.py")
-    a.add_argument("chapter", help="chapter id, e.g. 11")
+    a.add_argument("chapter", help=chapter_help())
     a.add_argument("-o", "--out", metavar="FILE", help="default: autograder.py here")
     a.add_argument("--kit", metavar="URL", help="the kit's git URL the runner clones")
     a.add_argument("--kit-ref", default="main", metavar="REF", help="its tag or branch")

@@ -95,7 +95,7 @@ def test_the_child_reads_the_chapters_messages_and_the_kits(
 
 def _catalogs(manifest: Manifest) -> tuple[Path, Path]:
     """The zh catalogs of ``manifest``'s chapter and of the kit."""
-    folder = kit_root() / manifest.source.rpartition("/")[0]
+    folder = kit_root() / manifest.folder
     return chapter_catalog_path(folder, "zh"), catalog_path("zh")
 
 
