@@ -271,6 +271,24 @@ def build_one(po: Path, mo: Path) -> bool:
     return True
 
 
+def disagreements(edition: str, catalogs: list[Catalog]) -> list[Gap]:
+    """Every message two catalogs translate differently: a learner would read one or the other
+    depending on which chapters are found (the first catalog that has it answers)."""
+    seen: dict[str, tuple[str, Any]] = {}
+    found = []
+    for catalog in catalogs:
+        if not catalog.path(edition).is_file():
+            continue
+        for message in read_catalog(edition, catalog):
+            if not message.id or not all(_forms(message.string)):
+                continue
+            first = seen.setdefault(_key(message), (catalog.owner, message.string))
+            if first[1] != message.string:
+                problem = f"translated differently in {first[0]} and {catalog.owner}"
+                found.append(Gap(edition, _key(message), problem))
+    return found
+
+
 def main(check: bool, do_update: bool) -> int:
     kit = kit_root()
     catalogs = all_catalogs()
@@ -284,6 +302,7 @@ def main(check: bool, do_update: bool) -> int:
             source = template(catalog) if catalog.config.is_file() else []
             found += [gap for edition in TRANSLATED for gap in gaps(edition, source, catalog)]
             counts.append(f"{catalog.owner} {len([m for m in source if m.id])}")
+        found += [gap for edition in TRANSLATED for gap in disagreements(edition, catalogs)]
         for gap in found:
             print(f"course-kit: {gap}", file=sys.stderr)
         if found:
