@@ -11,6 +11,7 @@ import pytest
 
 from course.harness.kit import kit_root
 from course.harness.manifest import (
+    CHAPTER_ROOTS,
     DEFAULT_NOTEBOOKS,
     Card,
     Manifest,
@@ -266,3 +267,20 @@ def test_every_chapter_of_the_kit_meets_the_contract() -> None:
 def test_course_kit_chapters_checks_every_chapter(capsys: pytest.CaptureFixture[str]) -> None:
     assert course_kit(["chapters"]) == 0
     assert "meet the contract" in capsys.readouterr().out
+
+
+def test_a_chapter_found_elsewhere_inherits_a_built_in_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ch98").mkdir()
+    text = chapter("98", "11").replace('package = "pkg"', 'package = "pi_course"')
+    (tmp_path / "ch98" / "chapter.toml").write_text(text.replace("pkg/", "pi_course/"), "utf-8")
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
+    eleven, child = load_manifest("11"), load_manifest("98")
+    assert child.parent == "11"
+    inherited = child.files[: len(eleven.files)]
+    assert [f.path for f in inherited] == [f.path for f in eleven.files]
+    learner = {f.path: f.reference for f in eleven.files_with_role("learner")}
+    assert {f.path: f.starter for f in inherited if f.path in learner} == learner
+    assert all(f.role == "given" for f in inherited if f.path in learner)
+    assert [f.path for f in child.files_with_role("learner")] == ["pi_course/mod98.py"]
