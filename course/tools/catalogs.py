@@ -223,8 +223,26 @@ HEADER = """\
 # `course-kit catalogs --check` lists what is left (see docs/editions.md, docs/chapters.md)."""
 
 
-def update(catalog: Catalog | None = None) -> list[Path]:
-    """Merge the sources' messages into every edition's ``.po`` (new ones untranslated)."""
+Known = dict[str, dict[str, Any]]
+"""Translations by edition and message, as a catalog holds them (a string, or plural forms)."""
+
+
+def known_translations(catalogs: list[Catalog]) -> Known:
+    """Every translation the catalogs hold today, the first catalog's where two hold one."""
+    known: Known = {edition: {} for edition in TRANSLATED}
+    for catalog in catalogs:
+        for edition in TRANSLATED:
+            if catalog.path(edition).is_file():
+                for message in read_catalog(edition, catalog):
+                    if message.id and all(_forms(message.string)) and not message.fuzzy:
+                        known[edition].setdefault(_key(message), message.string)
+    return known
+
+
+def update(catalog: Catalog | None = None, known: Known | None = None) -> list[Path]:
+    """Merge the sources' messages into every edition's ``.po``: a new one takes the translation
+    ``known`` holds for it (a message that moved from another catalog keeps its own), else
+    none."""
     from babel.messages.catalog import Catalog as Messages
     from babel.messages.pofile import write_po
 
@@ -240,6 +258,11 @@ def update(catalog: Catalog | None = None) -> list[Path]:
         source.creation_date = messages.creation_date  # a merge alone changes no header line
         messages.update(source, no_fuzzy_matching=True)
         messages.obsolete.clear()
+        for message in messages:
+            moved = (known or {}).get(edition, {}).get(_key(message)) if message.id else None
+            if moved is not None and not all(_forms(message.string)):
+                if isinstance(moved, tuple) == isinstance(message.id, tuple):
+                    message.string = moved
         # the header says what the file is, with no template placeholders and no changing date
         messages.header_comment = HEADER.format(edition=edition, owner=catalog.owner)
         messages.project, messages.version = "course-kit", metadata.version("course")
@@ -293,8 +316,9 @@ def main(check: bool, do_update: bool) -> int:
     kit = kit_root()
     catalogs = all_catalogs()
     if do_update:
+        known = known_translations(catalogs)  # read before any catalog drops what moved out
         for catalog in catalogs:
-            for path in update(catalog):
+            for path in update(catalog, known):
                 print(f"wrote {shown(path, kit)}")
     if check:
         found, counts = [], []

@@ -88,3 +88,17 @@ def test_a_message_two_catalogs_translate_differently_is_named(
     assert [(gap.message, gap.problem) for gap in found] == [
         (KITS_OWN, "translated differently in the kit and chapter 98")
     ]
+
+
+def test_a_message_that_moves_to_another_catalog_keeps_its_translation(tmp_path: Path) -> None:
+    """``catalogs --update`` fills a catalog's new message from the one that held it: moving a
+    module into a chapter (or splitting a catalog) loses no translation."""
+    (tmp_path / "babel.cfg").write_text("[python: course/locale/__init__.py]\n", "utf-8")
+    moved = catalogs.Catalog("a new chapter", tmp_path / "babel.cfg", tmp_path, "chapter")
+    catalogs.update(moved)
+    assert catalogs.read_catalog("zh", moved)[KITS_OWN].string == ""
+    moved.path("zh").unlink()
+    catalogs.update(moved, catalogs.known_translations([catalogs.kit_catalog()]))
+    assert catalogs.read_catalog("zh", moved)[KITS_OWN].string == translations("zh").gettext(
+        KITS_OWN
+    )
