@@ -164,6 +164,10 @@ def _forms(text: str | tuple[str, ...]) -> list[str]:
     return list(text) if isinstance(text, tuple) else [text]
 
 
+def _plural(text: object) -> bool:
+    return isinstance(text, tuple | list)
+
+
 def _key(message: Any) -> str:
     return str(_forms(message.id)[0])
 
@@ -258,11 +262,12 @@ def update(catalog: Catalog | None = None, known: Known | None = None) -> list[P
         source.creation_date = messages.creation_date  # a merge alone changes no header line
         messages.update(source, no_fuzzy_matching=True)
         messages.obsolete.clear()
+        held = (known or {}).get(edition, {})
         for message in messages:
-            moved = (known or {}).get(edition, {}).get(_key(message)) if message.id else None
-            if moved is not None and not all(_forms(message.string)):
-                if isinstance(moved, tuple) == isinstance(message.id, tuple):
-                    message.string = moved
+            moved = held.get(_key(message)) if message.id else None
+            plural = isinstance(message.id, tuple)
+            if moved is not None and not all(_forms(message.string)) and _plural(moved) == plural:
+                message.string = moved
         # the header says what the file is, with no template placeholders and no changing date
         messages.header_comment = HEADER.format(edition=edition, owner=catalog.owner)
         messages.project, messages.version = "course-kit", metadata.version("course")
