@@ -162,7 +162,7 @@ class Manifest:
     notebook_sources: str = ""  # the notebooks' sources (kit-relative; "": FOLDER/notebooks)
     other_notebooks: tuple[str, ...] = ()  # a workspace's notebooks besides the labs' ones
     parent: str | None = None
-    """The chapter this one builds on: its workspace files come first (``inherit``)."""
+    """The chapter this one builds on: its modules come first (``inherit``)."""
 
     def lab_of_function(self, module: str, function: str) -> Lab | None:
         """The lab whose solution is ``module.function`` (``compaction.latest_compaction``)."""
@@ -402,8 +402,9 @@ def _check_consistency(manifest: Manifest, f: TableReader) -> None:
 
 
 def inherit(child: Manifest, parent: Manifest) -> Manifest:
-    """``child`` with ``parent``'s workspace files first: the parent's learner files become given
-    files taught from their reference; a path the child lists itself is the child's."""
+    """``child`` with ``parent``'s modules first: its given files as they are, its learner files
+    as given files taught from their reference; not its test files (the child's tests prove the
+    child's labs). A path the child lists itself is the child's."""
     if child.package != parent.package:
         said = f"must be {parent.package!r}, the package of its parent chapter {parent.chapter}"
         raise ManifestError(f"{child.source}: package: {said}")
@@ -411,7 +412,7 @@ def inherit(child: Manifest, parent: Manifest) -> Manifest:
     given = tuple(
         replace(file, starter=file.reference, role="given") if file.role == "learner" else file
         for file in parent.files
-        if file.path not in own
+        if file.role != "test" and file.path not in own
     )
     return replace(child, files=given + child.files)
 

@@ -164,6 +164,10 @@ def _forms(text: str | tuple[str, ...]) -> list[str]:
     return list(text) if isinstance(text, tuple) else [text]
 
 
+def _plural(text: object) -> bool:
+    return isinstance(text, tuple | list)
+
+
 def _key(message: Any) -> str:
     return str(_forms(message.id)[0])
 
@@ -223,8 +227,26 @@ HEADER = """\
 # `course-kit catalogs --check` lists what is left (see docs/editions.md, docs/chapters.md)."""
 
 
-def update(catalog: Catalog | None = None) -> list[Path]:
-    """Merge the sources' messages into every edition's ``.po`` (new ones untranslated)."""
+Known = dict[str, dict[str, Any]]
+"""Translations by edition and message, as a catalog holds them (a string, or plural forms)."""
+
+
+def known_translations(catalogs: list[Catalog]) -> Known:
+    """Every translation the catalogs hold today, the first catalog's where two hold one."""
+    known: Known = {edition: {} for edition in TRANSLATED}
+    for catalog in catalogs:
+        for edition in TRANSLATED:
+            if catalog.path(edition).is_file():
+                for message in read_catalog(edition, catalog):
+                    if message.id and all(_forms(message.string)) and not message.fuzzy:
+                        known[edition].setdefault(_key(message), message.string)
+    return known
+
+
+def update(catalog: Catalog | None = None, known: Known | None = None) -> list[Path]:
+    """Merge the sources' messages into every edition's ``.po``: a new one takes the translation
+    ``known`` holds for it (a message that moved from another catalog keeps its own), else
+    none."""
     from babel.messages.catalog import Catalog as Messages
     from babel.messages.pofile import write_po
 
@@ -240,6 +262,12 @@ def update(catalog: Catalog | None = None) -> list[Path]:
         source.creation_date = messages.creation_date  # a merge alone changes no header line
         messages.update(source, no_fuzzy_matching=True)
         messages.obsolete.clear()
+        held = (known or {}).get(edition, {})
+        for message in messages:
+            moved = held.get(_key(message)) if message.id else None
+            plural = isinstance(message.id, tuple)
+            if moved is not None and not all(_forms(message.string)) and _plural(moved) == plural:
+                message.string = moved
         # the header says what the file is, with no template placeholders and no changing date
         messages.header_comment = HEADER.format(edition=edition, owner=catalog.owner)
         messages.project, messages.version = "course-kit", metadata.version("course")
@@ -271,12 +299,31 @@ def build_one(po: Path, mo: Path) -> bool:
     return True
 
 
+def disagreements(edition: str, catalogs: list[Catalog]) -> list[Gap]:
+    """Every message two catalogs translate differently: a learner would read one or the other
+    depending on which chapters are found (the first catalog that has it answers)."""
+    seen: dict[str, tuple[str, Any]] = {}
+    found = []
+    for catalog in catalogs:
+        if not catalog.path(edition).is_file():
+            continue
+        for message in read_catalog(edition, catalog):
+            if not message.id or not all(_forms(message.string)):
+                continue
+            first = seen.setdefault(_key(message), (catalog.owner, message.string))
+            if first[1] != message.string:
+                problem = f"translated differently in {first[0]} and {catalog.owner}"
+                found.append(Gap(edition, _key(message), problem))
+    return found
+
+
 def main(check: bool, do_update: bool) -> int:
     kit = kit_root()
     catalogs = all_catalogs()
     if do_update:
+        known = known_translations(catalogs)  # read before any catalog drops what moved out
         for catalog in catalogs:
-            for path in update(catalog):
+            for path in update(catalog, known):
                 print(f"wrote {shown(path, kit)}")
     if check:
         found, counts = [], []
@@ -284,6 +331,7 @@ def main(check: bool, do_update: bool) -> int:
             source = template(catalog) if catalog.config.is_file() else []
             found += [gap for edition in TRANSLATED for gap in gaps(edition, source, catalog)]
             counts.append(f"{catalog.owner} {len([m for m in source if m.id])}")
+        found += [gap for edition in TRANSLATED for gap in disagreements(edition, catalogs)]
         for gap in found:
             print(f"course-kit: {gap}", file=sys.stderr)
         if found:

@@ -11,6 +11,7 @@ import pytest
 
 from course.harness.kit import kit_root
 from course.harness.manifest import (
+    CHAPTER_ROOTS,
     DEFAULT_NOTEBOOKS,
     Card,
     Manifest,
@@ -88,9 +89,12 @@ def test_a_child_inherits_its_parents_files_the_learner_files_given() -> None:
         "course/mod11.py",
         "course/mod11.py",
     )
-    assert inherited["tests/chapter11/test_it.py"].role == "test"
-    assert inherited["pkg/mod12.py"].role == "learner"
-    assert [file.path for file in child.files][:2] == ["pkg/mod11.py", "tests/chapter11/test_it.py"]
+    assert "tests/chapter11/test_it.py" not in inherited, "the parent's tests stay the parent's"
+    assert [file.path for file in child.files] == [
+        "pkg/mod11.py",
+        "pkg/mod12.py",
+        "tests/chapter12/test_it.py",
+    ]
 
 
 def test_a_parent_of_a_parent_is_inherited_whatever_the_order() -> None:
@@ -98,9 +102,7 @@ def test_a_parent_of_a_parent_is_inherited_whatever_the_order() -> None:
     roles = {file.path: file.role for file in grandchild.files}
     assert roles == {
         "pkg/mod11.py": "given",
-        "tests/chapter11/test_it.py": "test",
         "pkg/mod12.py": "given",
-        "tests/chapter12/test_it.py": "test",
         "pkg/mod13.py": "learner",
         "tests/chapter13/test_it.py": "test",
     }
@@ -266,3 +268,22 @@ def test_every_chapter_of_the_kit_meets_the_contract() -> None:
 def test_course_kit_chapters_checks_every_chapter(capsys: pytest.CaptureFixture[str]) -> None:
     assert course_kit(["chapters"]) == 0
     assert "meet the contract" in capsys.readouterr().out
+
+
+def test_a_chapter_found_elsewhere_inherits_a_built_in_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ch98").mkdir()
+    text = chapter("98", "11").replace('package = "pkg"', 'package = "pi_course"')
+    (tmp_path / "ch98" / "chapter.toml").write_text(text.replace("pkg/", "pi_course/"), "utf-8")
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
+    eleven, child = load_manifest("11"), load_manifest("98")
+    assert child.parent == "11"
+    modules = [f for f in eleven.files if f.role != "test"]
+    inherited = child.files[: len(modules)]
+    assert [f.path for f in inherited] == [f.path for f in modules]
+    assert [f.path for f in child.files_with_role("test")] == ["tests/chapter98/test_it.py"]
+    learner = {f.path: f.reference for f in eleven.files_with_role("learner")}
+    assert {f.path: f.starter for f in inherited if f.path in learner} == learner
+    assert all(f.role == "given" for f in inherited if f.path in learner)
+    assert [f.path for f in child.files_with_role("learner")] == ["pi_course/mod98.py"]

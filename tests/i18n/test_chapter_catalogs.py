@@ -76,3 +76,29 @@ def test_catalogs_check_covers_every_chapter_found(
     assert found[-1].path("zh") == chapter_catalog_path(folder, "zh")
     assert catalogs.main(check=True, do_update=False) == 1
     assert "course-kit: zh: chapter 98 has no babel.cfg" in capsys.readouterr().err
+
+
+def test_a_message_two_catalogs_translate_differently_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extra_chapter(tmp_path, {KITS_OWN: "改写的"})
+    assert catalogs.disagreements("zh", catalogs.all_catalogs()) == []
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
+    found = catalogs.disagreements("zh", catalogs.all_catalogs())
+    assert [(gap.message, gap.problem) for gap in found] == [
+        (KITS_OWN, "translated differently in the kit and chapter 98")
+    ]
+
+
+def test_a_message_that_moves_to_another_catalog_keeps_its_translation(tmp_path: Path) -> None:
+    """``catalogs --update`` fills a catalog's new message from the one that held it: moving a
+    module into a chapter (or splitting a catalog) loses no translation."""
+    (tmp_path / "babel.cfg").write_text("[python: course/locale/__init__.py]\n", "utf-8")
+    moved = catalogs.Catalog("a new chapter", tmp_path / "babel.cfg", tmp_path, "chapter")
+    catalogs.update(moved)
+    assert catalogs.read_catalog("zh", moved)[KITS_OWN].string == ""
+    moved.path("zh").unlink()
+    catalogs.update(moved, catalogs.known_translations([catalogs.kit_catalog()]))
+    assert catalogs.read_catalog("zh", moved)[KITS_OWN].string == translations("zh").gettext(
+        KITS_OWN
+    )
