@@ -75,6 +75,7 @@ def test_practice_lays_out_chapter_11_given_and_the_chapter_12_files(tmp_path: P
     context = (kit_root() / "course" / "context.py").read_text(encoding="utf-8")
     assert (workspace / "pi_course" / "context.py").read_text(encoding="utf-8") == context
     assert (workspace / "tests" / "chapter12" / "test_12_token_estimation.py").is_file()
+    assert not (workspace / "tests" / "chapter11").exists(), "a parent's tests stay with it"
     notebooks = sorted(path.name for path in (workspace / "notebooks").iterdir())
     assert notebooks == ["12-token-estimation.ipynb"], "only the chapter's own notebooks"
     assert 'chapter = "12"' in (workspace / ".course-workspace.toml").read_text(encoding="utf-8")
