@@ -32,11 +32,11 @@ PACKAGE_VARIABLE = "COURSE_LAB_PACKAGE"
 """Names the package under test; the reporter (``plugin.py``) and the runner set it."""
 REFERENCE_PACKAGE = "course"
 
-ALLOWED_KIT_PACKAGES = ("harness", "locale", "probes", "sandboxed")
+ALLOWED_KIT_PACKAGES = ("curricula", "harness", "locale", "sandboxed")
 """The kit's own packages a workspace may import: the harness, the code that runs beside the
 learner's (``course.sandboxed``: the marker's reader, the reporter, the diffs), the editions'
 gettext (the given modules speak the learner's edition through ``course.locale``) and the
-probe cases' generator (which calls the package under test by name, and holds no answer)."""
+chapters' code, whose probe module calls the package under test by name and holds no answer."""
 
 
 class Implementation:
