@@ -150,6 +150,17 @@ def test_replay_answers_one_case_on_the_saved_code(halfway: Path) -> None:
     assert "12.2#001" in pending.stdout and "not implemented yet" in pending.stdout
 
 
+def test_hints_come_from_the_manifest_and_a_missing_review_is_said(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    starter = roster_workspace(manifest, tmp_path, "hinted")  # a hint opened is recorded there
+    hint = cli("checkpoint", CHAPTER, "--hint", cwd=starter)
+    assert hint.returncode == 0, hint.stdout + hint.stderr
+    assert "In the chapter: the section “用字符数估算 token”" in hint.stdout
+    review = cli("checkpoint", CHAPTER, "--review", cwd=starter)
+    assert "chapter 12 has no closing review" in review.stdout + review.stderr
+
+
 # --------------------------------------------------------------------------- the instructor's doors
 
 
