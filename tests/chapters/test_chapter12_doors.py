@@ -13,6 +13,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -25,6 +26,7 @@ from test_watch import Lines
 
 from course.harness.kit import kit_root
 from course.harness.manifest import CHAPTER_ROOTS, Manifest, load_manifest
+from course.tools.starters import stale_starters
 
 CHAPTER = "12"
 CHAPTER_FOLDER = Path(__file__).resolve().parent / "ch12"
@@ -263,22 +265,35 @@ def test_the_zh_edition_speaks_the_chapters_own_catalog(tmp_path: Path) -> None:
     assert "一条消息的 token 成本，只根据字符数计算（不用分词器）。" in starter
 
 
-def test_the_catalogs_and_the_contract_cover_chapter_12() -> None:
-    catalogs = subprocess.run(
-        [str(BIN / "course-kit"), "catalogs", "--check"],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+def course_kit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "course-kit"), *args], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_the_maintainers_checks_cover_chapter_12() -> None:
+    """``course-kit catalogs --check``, ``chapters``, ``starters --check`` and ``notebooks
+    --check`` read chapter 12 too, where ``COURSE_CHAPTERS`` names its folder."""
+    catalogs = course_kit("catalogs", "--check")
     assert catalogs.returncode == 0, catalogs.stdout + catalogs.stderr
     assert re.search(r"chapter 12 \d+\)", catalogs.stdout), catalogs.stdout
-    contract = subprocess.run(
-        [str(BIN / "course-kit"), "chapters"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    contract = course_kit("chapters")
     assert contract.returncode == 0, contract.stdout + contract.stderr
     assert "12 (2 labs)" in contract.stdout
+    for generated in ("starters", "notebooks"):
+        checked = course_kit(generated, "--check")
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_stale_chapter_12_starter_is_named(manifest: Manifest, tmp_path: Path) -> None:
+    """The starters' check reads chapter 12's starter: an edited copy of it is named."""
+    for part in ("course", "tests/chapters/ch12"):
+        ignored = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(kit_root() / part, tmp_path / part, ignore=ignored)
+    starter = tmp_path / "tests" / "chapters" / "ch12" / "starters" / "12-tokens.py"
+    assert stale_starters(manifest, tmp_path) == []
+    starter.write_text(starter.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    assert stale_starters(manifest, tmp_path) == ["tests/chapters/ch12/starters/12-tokens.py"]
 
 
 # --------------------------------------------------------------------------- the chapter is data
