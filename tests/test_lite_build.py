@@ -370,3 +370,15 @@ def test_a_roster_grades_a_site_workspace_s_zip_to_its_own_counts(
     assert lab_counts(row["labs"]) == expected
     assert expected["11.1"][0] == "passed"
     assert not [f for f in row["flags"] if "edited" in f], "an optional file left out is no edit"
+
+
+ABSENT_IN_PYODIDE = ("pwd",)
+"""Standard modules the browser's Python does not have, which a module imported on the path of
+``check()`` must therefore import only where it uses them (a root grader's host users, say)."""
+
+
+def test_check_imports_without_the_modules_the_browser_lacks() -> None:
+    blocked = "".join(f"sys.modules[{name!r}] = None\n" for name in ABSENT_IN_PYODIDE)
+    script = f"import sys\n{blocked}import course.display.notebook, course.grading.engine\n"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
