@@ -84,11 +84,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"size: {size:.2f} MB (target {SIZE_TARGET_MB:g} MB)")
     for part, part_size in part_sizes(site).items():
         print(f"  {part}: {part_size / 1e6:.2f} MB")
-    if args.runs < 1:
-        return 0
+    if args.runs > 0:
+        report_starts(site, args.runs)
+    if args.checks > 0:
+        with served(site) as base:
+            report_checks(timed_checks(base, args.checks))
+    return 0
+
+
+def report_starts(site: Path, runs: int) -> None:
+    """Open the site ``runs`` times in fresh profiles; print the first kernel start."""
     starts, outside = [], 0
     with served(site) as base:
-        for _ in range(args.runs):
+        for _ in range(runs):
             with (
                 tempfile.TemporaryDirectory() as profile,
                 offline_browser(base, Path(profile)) as (lab, blocked),
@@ -100,10 +108,6 @@ def main(argv: list[str] | None = None) -> int:
         f" over {len(starts)} fresh profiles (target {START_TARGET_S:g} s)"
     )
     print(f"requests outside 127.0.0.1: {outside}")
-    if args.checks > 0:
-        with served(site) as base:
-            report_checks(timed_checks(base, args.checks))
-    return 0
 
 
 def timed_checks(base: str, count: int) -> list[float]:
