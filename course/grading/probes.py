@@ -27,6 +27,7 @@ from ..harness.supervisor import (
     Wrap,
     after_a_hang,
     kill_group,
+    let_exit,
     pause,
     remove_written,
     start_child,
@@ -363,6 +364,8 @@ def _run_driver(
                 return lab
             pause(process)
     finally:
+        if done and not exited:
+            let_exit(process)
         kill_group(process)
         tail = [line for line in output.text().splitlines() if line.strip()][-1:]
     if records.dropped or records.cut:

@@ -59,7 +59,10 @@ def files_under(trees):
             for name in folders + names:
                 path = os.path.join(folder, name)
                 info = os.lstat(path)
-                found[path] = (info.st_mode, info.st_size, info.st_mtime_ns)
+                kept = os.path.isdir(path) and not os.path.islink(path)
+                found[path] = (
+                    (info.st_mode,) if kept else (info.st_mode, info.st_size, info.st_mtime_ns)
+                )
     return found
 
 def warm(trees, preloaded):
@@ -70,7 +73,7 @@ def warm(trees, preloaded):
         "modules": dict(sys.modules),
         "namespaces": {
             name: dict(vars(module)) for name, module in sys.modules.items()
-            if isinstance(getattr(module, "__dict__", None), dict)
+            if isinstance(getattr(module, "__dict__", None), dict) and vars(module) is not globals()
         },
         "lists": {
             id(target): (target, list(target))

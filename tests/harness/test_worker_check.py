@@ -306,3 +306,92 @@ def test_the_worker_gets_the_graded_folders_not_this_pythons_installation(tmp_pa
     assert graded_roots(env, copy) == [copy, library]
     files = bundle(graded_roots(env, copy), skip=[copy / "results.jsonl"])
     assert sorted(files) == [str(copy / "pkg" / "a.py"), str(library / "course" / "__init__.py")]
+
+
+AFTER_A_RUN = """
+import builtins, json, os, sys
+tree = sys.argv[1]
+os.makedirs(os.path.join(tree, "old"))
+with open(os.path.join(tree, "old", "kept.txt"), "w") as kept:
+    kept.write("there before")
+warm([tree], ["json"])
+with open(os.path.join(tree, "planted.py"), "w") as module:
+    module.write("X = 1\\n")
+sys.path.insert(0, tree)
+import planted
+builtins.planted = planted
+json.dumps = lambda *args, **kwargs: "null"
+os.environ["PLANTED"] = "1"
+os.chdir(tree)
+with open(os.path.join(tree, "old", "new.txt"), "w") as new:
+    new.write("left behind")
+os.makedirs(os.path.join(tree, "made", "deeper"))
+clean_after_the_run = clean()
+left = {
+    "modules": "planted" in sys.modules,
+    "builtins": hasattr(builtins, "planted"),
+    "json.dumps": json.dumps([1]),
+    "environment": "PLANTED" in os.environ,
+    "path": tree in sys.path,
+    "folder": os.getcwd() == tree,
+    "files": sorted(os.listdir(tree)) + sorted(os.listdir(os.path.join(tree, "old"))),
+}
+with open(os.path.join(tree, "old", "kept.txt"), "w") as kept:
+    kept.write("changed by a run")
+print(json.dumps({"left": left, "clean": [clean_after_the_run, clean()]}))
+"""
+
+
+def test_a_cleaned_worker_keeps_nothing_of_the_run(tmp_path: Path) -> None:
+    script = BOOT + AFTER_A_RUN
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert said["left"] == {
+        "modules": False,
+        "builtins": False,
+        "json.dumps": "[1]",
+        "environment": False,
+        "path": False,
+        "folder": False,
+        "files": ["old", "kept.txt"],
+    }
+    # a file that was there before and that a run changed cannot be put back: not clean
+    assert said["clean"] == [True, False]
+
+
+def test_the_next_check_reuses_the_warm_worker_and_none_of_its_state(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    planting = make_workspace("planting")
+    solve_lab(manifest, kit, planting, "11.1")
+    with (planting / "pi_course" / "summary.py").open("a", encoding="utf-8") as module:
+        # what a learner's module could leave in a worker that is not cleaned
+        module.write("\nimport json\njson.dumps = lambda *args, **kwargs: 'null'\n")
+    solved = make_workspace("solved")
+    solve_lab(manifest, kit, solved, "11.1")
+    booted = WarmChannel.booted
+    through_workers(manifest, kit, planting, "11.1", 10.0)
+    got = through_workers(manifest, kit, solved, "11.1", 10.0)
+    assert WarmChannel.booted == booted + 1, "each check booted workers of its own"
+    assert got == on_the_command_line(solved, "11.1", 10.0, tmp_path)
+    assert got["labs"]["11.1"]["status"] == "passed"
+
+
+def test_a_worker_ended_for_overrunning_is_replaced_by_a_fresh_one(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    looping = make_workspace("looping")
+    solve_lab(manifest, kit, looping, "11.1")
+    sabotage(looping, "summary", "parse_summary", LOOPS["swallowing every exception"])
+    solved = make_workspace("solved")
+    solve_lab(manifest, kit, solved, "11.1")
+    ended = through_workers(manifest, kit, looping, "11.1", QUICK.test_seconds)
+    assert ended["labs"]["11.1"]["status"] == "timeout"
+    booted = WarmChannel.booted
+    assert webworker.WARM.idle is not None, "no fresh worker took the place of the one ended"
+    got = through_workers(manifest, kit, solved, "11.1", 10.0)
+    assert WarmChannel.booted == booted, "the fresh worker did not serve the next check"
+    assert got == on_the_command_line(solved, "11.1", 10.0, tmp_path)
