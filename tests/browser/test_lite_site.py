@@ -20,6 +20,8 @@ from course.harness.manifest import load_manifest
 
 pytestmark = pytest.mark.browser
 
+FOLDER = "ch11"
+"""The site's folder of chapter 11's workspaces (``course.tools.lite.chapter_folder``)."""
 KERNEL_START_LIMIT_S = 60.0
 """A generous bound for the test; the benchmark (bench/lite.py) measures the real start."""
 REFERENCE = {lab: kit_root() / "course" / f"{lab}.py" for lab in ("summary", "groups", "context")}
@@ -129,18 +131,18 @@ def test_the_site_works_offline_in_both_editions(
     edition: str, lite_site: Path, tmp_path: Path
 ) -> None:
     with served(lite_site) as base, offline_browser(base, tmp_path / "profile") as (lab, outside):
-        first = f"{edition}/notebooks/{notebooks(edition)[0]}"
+        first = f"{FOLDER}/{edition}/notebooks/{notebooks(edition)[0]}"
         assert lab.open_lab(first) < KERNEL_START_LIMIT_S
 
         # Run All through every notebook of the edition: no cell raises.
         for name in notebooks(edition):
-            assert lab.run_all(f"{edition}/notebooks/{name}") == [], name
+            assert lab.run_all(f"{FOLDER}/{edition}/notebooks/{name}") == [], name
 
         # check("11.1") grades in the kernel: pending, then passed once Lab 11.1 is written.
         assert browser_check(lab, "11.1")[0] == "pending"
 
         # Lab 11.1 written in the editor, read back by the kernel.
-        summary = f"{edition}/pi_course/summary.py"
+        summary = f"{FOLDER}/{edition}/pi_course/summary.py"
         mine = REFERENCE["summary"].read_text(encoding="utf-8")
         write_in_editor(lab, summary, mine)
         lab.command("docmanager:open", {"path": first})
@@ -158,7 +160,7 @@ def test_the_site_works_offline_in_both_editions(
         for module in ("groups", "context"):
             text = REFERENCE[module].read_text(encoding="utf-8")
             lab.execute(f"open('../pi_course/{module}.py', 'w', encoding='utf-8').write({text!r})")
-        explorer_notebook = f"{edition}/notebooks/11-3-budget-projection.ipynb"
+        explorer_notebook = f"{FOLDER}/{edition}/notebooks/11-3-budget-projection.ipynb"
         assert lab.run_all(explorer_notebook) == []
         notebook = lab.page.locator(".jp-NotebookPanel:visible .jp-Notebook")
         explorer = widget_output(notebook, "max_tokens")
@@ -182,7 +184,7 @@ def test_the_site_works_offline_in_both_editions(
         # Downloaded as a zip, graded by a roster to the workspace's own counts.
         lab.execute("from course.display.transfer import save_workspace; save_workspace()")
         with lab.page.expect_download() as download:
-            lab.command("filebrowser:go-to-path", {"path": f"{edition}.zip"})  # selects it
+            lab.command("filebrowser:go-to-path", {"path": f"{FOLDER}/{edition}.zip"})  # selects it
             lab.command("filebrowser:download")
         roster = tmp_path / "roster"
         roster.mkdir()
