@@ -277,7 +277,9 @@ def budget_report(
     One ``GroupBudget`` per group, in order: its cost is its messages' ``estimate`` summed, its
     status what ``select_groups`` decides (``kept``, ``trimmed``, or ``overflow`` for the newest
     under ``single_group_overflow``). ``available`` is checked as a budget number (a
-    ``BudgetError`` naming it); the groups are left as they were.
+    ``BudgetError`` naming it); the groups are left as they were. No bound on estimator calls
+    holds here: a report may ask for a message's cost again, each answer checked as the
+    projection checks it (a ``BudgetError`` naming the entry).
     """
     available = check_amount(available, "available")
     chosen = select_groups([group.entries for group in groups], available, estimate_tokens)

@@ -114,16 +114,14 @@ def _fails_after_others(
     door: Door, case_id: str, grading: GradingOptions, limits: Limits, seed: int
 ) -> bool:
     """Whether the workspace's code disagrees on ``case_id`` when it answers, in one process,
-    every case the run answers before it (every lab's, in the run's order), then that case."""
+    every case as the run asks them (every lab's, in draw order and again in reverse)."""
     manifest = door.manifest
-    everything = probing.prepare(manifest, door.kit, list(manifest.labs), seed)
-    assert everything is not None  # the manifest names a probe module
-    ordered = [str(case["id"]) for case in everything.cases]
-    before = replace(everything, cases=everything.cases[: ordered.index(case_id) + 1])
+    before = probing.prepare(manifest, door.kit, list(manifest.labs), seed)
+    assert before is not None  # the manifest names a probe module
     modules = tuple(sorted({f.module for lab in manifest.labs for f in lab.functions}))
     with graded_run(manifest, door.kit, door.snapshot, grading, probes=before) as run:
         target = probing.ProbeTarget(
             run.copy, manifest.package, modules, (run.copy, run.library), run.wrap
         )
         answers = probing.run_probes(before, target, limits)
-    return probecases.agreement(everything.expected[case_id], answers[case_id]) != Status.PASSED
+    return probecases.agreement(before.expected[case_id], answers[case_id]) != Status.PASSED

@@ -38,7 +38,7 @@ from ..sandboxed import probecases
 from ..sandboxed.commands import BY_NAME, Commands
 from ..sandboxed.frames import Frame, frames_from_json
 from ..sandboxed.probe_driver import load_module
-from ..sandboxed.probecases import Answer, agreement, answer
+from ..sandboxed.probecases import AGAIN, Answer, agreement, answer
 from ..sandboxed.records import Event
 from ..sandboxed.status import Status, worst
 from .kitcache import keep
@@ -249,8 +249,10 @@ class ProbeTarget:
 class Answers:
     """Answers gathered across driver processes, and what is still to ask."""
 
-    def __init__(self, probes: ProbeSet, frames: bool = False) -> None:
+    def __init__(self, probes: ProbeSet, frames: bool = False, again: bool = False) -> None:
         self.answers: dict[str, Answer] = {}
+        self.again: dict[str, Answer] | None = {} if again else None
+        """The second answers (``probecases.AGAIN``), when the cases are asked twice."""
         self.frames: dict[str, tuple[Frame, ...]] | None = {} if frames else None
         self.lab_of = {str(case["id"]): str(case["lab"]) for case in probes.cases}
 
@@ -267,6 +269,14 @@ class Answers:
         said = _("importing the package did not finish within {seconds:g}s")
         self.give_up(labs, Status.TIMEOUT, said.format(seconds=seconds))
 
+    def merged(self) -> dict[str, Answer]:
+        """Each case's answer, carrying its second answer where the two differ."""
+        for case_id, second in (self.again or {}).items():
+            first = self.answers.get(case_id)
+            if first is not None and second != first and "missing" not in first:
+                self.answers[case_id] = first | {AGAIN: second}
+        return self.answers
+
     def case_hung(self, case_id: str, lab: str, seconds: float) -> None:
         """``case_id`` ran past ``seconds``: the later cases of its ``lab`` are not run."""
         still = _("still running after {seconds:g}s").format(seconds=seconds)
@@ -275,8 +285,9 @@ class Answers:
 
 
 def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[str, Answer]:
-    """The learner package's answer to every case (a ``missing`` one when none came)."""
-    return _gather(probes, target, limits, frames=False).answers
+    """The learner package's answer to every case (a ``missing`` one when none came), each case
+    asked in draw order and again in reverse (``probecases.ONCE``, ``probecases.AGAIN``)."""
+    return _gather(probes, target, limits, frames=False, again=True).merged()
 
 
 def answers_and_frames(
@@ -288,8 +299,10 @@ def answers_and_frames(
     return gathered.answers, gathered.frames or {}
 
 
-def _gather(probes: ProbeSet, target: ProbeTarget, limits: Limits, *, frames: bool) -> Answers:
-    gathered = Answers(probes, frames=frames)
+def _gather(
+    probes: ProbeSet, target: ProbeTarget, limits: Limits, *, frames: bool, again: bool = False
+) -> Answers:
+    gathered = Answers(probes, frames=frames, again=again)
     labs = probes.labs()
     shorter = after_a_hang(limits)
     budget, written = limits.written_bytes, 0  # the learner's disk cap, for the whole run
@@ -333,6 +346,7 @@ def _run_driver(
     command += [option for module in target.modules for option in ("--import", module)]
     command += [option for lab in labs for option in ("--lab", lab)]
     command += ["--frames"] if gathered.frames is not None else []
+    command += ["--again"] if gathered.again is not None else []
     env = dict(os.environ) | {
         "PYTHONPATH": os.pathsep.join(str(p) for p in target.python_path),
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -343,7 +357,7 @@ def _run_driver(
     records = RecordReader(results, limits.deadline)
     since = time.monotonic()
     started: float | None = None
-    imported, current, done = False, None, False
+    imported, current, done, second = False, None, False, False
     try:
         while True:
             exited = process.poll() is not None
@@ -355,11 +369,16 @@ def _run_driver(
                 elif event == Event.IMPORTED:
                     imported = True
                 elif event == Event.START:
-                    current = str(item.get("id"))
+                    current, second = str(item.get("id")), item.get(AGAIN) is True
                 elif event == Event.DONE:
                     done = True
                 elif event == Event.ANSWER and item.get("id") in gathered.lab_of:
                     case_id = str(item["id"])
+                    if item.get(AGAIN) is True:
+                        if gathered.again is not None:
+                            gathered.again.setdefault(case_id, _answer(item))
+                        current = None
+                        continue
                     gathered.answers.setdefault(case_id, _answer(item))
                     if gathered.frames is not None:
                         gathered.frames.setdefault(case_id, frames_from_json(item.get("frames")))
@@ -373,6 +392,12 @@ def _run_driver(
                 return None
             if started is not None and not imported and now - started > limits.test_seconds:
                 gathered.import_hung(labs, limits.test_seconds)
+                return None
+            if current is not None and now - since > limits.test_seconds and second:
+                if gathered.again is not None:  # every case has its first answer: stop here
+                    said = _("still running after {seconds:g}s")
+                    message = said.format(seconds=limits.test_seconds)
+                    gathered.again[current] = {"missing": Status.TIMEOUT, "message": message}
                 return None
             if current is not None and now - since > limits.test_seconds:
                 lab = gathered.lab_of.get(current, labs[0])
@@ -392,6 +417,10 @@ def _run_driver(
         )
         gathered.give_up(labs, Status.ERROR, said.format(dropped=records.dropped, cut=records.cut))
     stopped = None if done else next((lab for lab in labs if gathered.unanswered(lab)), None)
+    if not done and second and current is not None and gathered.again is not None:
+        said = _("the probe process exited with code {code} while this case was asked again")
+        lost = {"missing": Status.ERROR, "message": said.format(code=process.returncode)}
+        gathered.again.setdefault(current, lost)
     if stopped is not None:
         if tail:
             said = _("the probe process exited with code {code}: {output}")

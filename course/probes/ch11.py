@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from course.locale import N_
+from course.sandboxed.probecases import ONCE
 
 Case = dict[str, Any]
 Json = Any
@@ -414,7 +415,8 @@ def summarize(package: str, case: Mapping[str, Any]) -> list[str]:
     """A case's input in a few lines: every path as entry ids with roles and costs (by the
     case's estimator), a budget's numbers, the other arguments as JSON."""
     impl = Implementation(package)
-    args = impl.fixture(case["args"])
+    raw = case["args"]
+    args = impl.fixture(raw)
     name = str(args.get("estimator", "length"))
     estimate = estimator(impl, name)
     lines: list[str] = []
@@ -434,7 +436,7 @@ def summarize(package: str, case: Mapping[str, Any]) -> list[str]:
             numbers = " · ".join(f"{k}={_shown_json(v)}" for k, v in value.items())
             lines.append(f"budget: {numbers}")
         elif isinstance(value, dict | list):
-            lines.append(f"{key}: {_shown_json(value)}")
+            lines.append(f"{key}: {shown_data(impl, raw.get(key, value))}")
         else:
             plain.append(f"{key}={_shown_json(value)}")
     if pictured:
@@ -442,6 +444,47 @@ def summarize(package: str, case: Mapping[str, Any]) -> list[str]:
     if plain:
         lines.append(" · ".join(plain))
     return lines
+
+
+NAMED_DATA = ("COMPACT_1_SUMMARY", "COMPACT_2_SUMMARY", "compact_1_json")
+"""The chapter's records and summaries an input line names rather than prints: the same line
+in every edition, and the learner finds them in ``fixtures``."""
+
+
+def data_name(impl: Implementation, name: str) -> str:
+    """``fixtures.COMPACT_1_SUMMARY``, or ``fixtures.compact_1_json()`` for a function."""
+    return f"fixtures.{name}()" if callable(getattr(impl.fixtures, name)) else f"fixtures.{name}"
+
+
+def shown_data(impl: Implementation, value: Json) -> str:
+    """An argument as its input line shows it: the chapter's data by its name in ``fixtures``
+    (with the keys a case changed), anything else as JSON."""
+    if isinstance(value, dict) and set(value) == {FIXTURE}:
+        return data_name(impl, str(value[FIXTURE]))
+    if isinstance(value, dict):
+        for name in NAMED_DATA:
+            near = _changed_from(impl, name, value)
+            if near is not None:
+                return near
+    return _shown_json(value)
+
+
+def _changed_from(impl: Implementation, name: str, value: dict[str, Json]) -> str | None:
+    """``value`` as ``fixtures.NAME`` with its changes, when it keeps most of that data."""
+    data, resolved = impl.data(name), impl.fixture(value)
+    if not isinstance(data, dict) or not isinstance(resolved, dict):
+        return None
+    kept = [key for key in data if key in resolved and resolved[key] == data[key]]
+    if len(kept) * 2 <= len(data):
+        return None
+    parts = [data_name(impl, name)]
+    gone = [key for key in data if key not in value]
+    if gone:
+        parts.append("without " + ", ".join(json.dumps(key) for key in gone))
+    changed = {key: item for key, item in value.items() if key not in kept}
+    if changed:
+        parts.append("with " + _shown_json(changed))
+    return " ".join(parts)
 
 
 def costs_source(name: str) -> str:
@@ -620,7 +663,7 @@ def failed_results(path: Entries) -> Entries | None:
 
 def second_answer(path: Entries, at: int) -> Entries:
     """``path`` with a second assistant message, without tool calls, after entry ``at``."""
-    answer = {"role": "assistant", "content": [{"type": "text", "text": "还有一点"}]}
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "One more thing"}]}
     return path[: at + 1] + [message_entry("more", path[at]["id"], answer)] + path[at + 1 :]
 
 
@@ -780,7 +823,10 @@ class Cases:
     def _case(
         self, case_id: str, function: str, label: str, label_args: Json, args: dict[str, Json]
     ) -> None:
-        case = {"id": case_id, "lab": self.lab, "function": function, "label": label}
+        case: dict[str, Json] = {"id": case_id, "lab": self.lab, "function": function}
+        case["label"] = label
+        if args.get(CONTRACT) == "long":  # thousands of entries: asked in draw order only
+            case[ONCE] = True
         self.items.append(case | {"label_args": label_args or {}, "args": args})
 
     def histories(self, least: int, most: int, count: int, shift: int = 0) -> list[Entries]:
@@ -935,7 +981,10 @@ def lab_3(cases: Cases, rng: random.Random) -> None:
         cases.budgets(SELECT, rng, groups, name)
     for path in cases.histories(1, 4, 4, shift=1):
         groups = split_json(path)
-        summary = {"role": "user", "content": "[Compaction summary] 目标：继续"}
+        summary = {
+            "role": "user",
+            "content": "[Compaction summary of earlier messages]\nGoal: go on",
+        }
         tokens = length_estimate(summary)
         opening = {"messages": [summary], "tokens": tokens, "compaction_id": "compact-x"}
         budget = budget_json(rng, groups)

@@ -19,7 +19,7 @@ from typing import IO
 
 from .frames import learner_frames, traceback_triples
 from .isolation import Isolation
-from .probecases import Answer, Case, Evaluate, answer, raised, to_data
+from .probecases import AGAIN, ONCE, Answer, Case, Evaluate, answer, raised, to_data
 from .records import Event, write_record
 
 
@@ -57,9 +57,11 @@ def run(
     cases: Sequence[Case],
     stream: IO[str],
     frames: bool = False,
+    again: bool = False,
 ) -> None:
     """Import the package's modules, then answer every case, one record at a time (with the
-    package's frames of an exception, when ``frames``)."""
+    package's frames of an exception, when ``frames``); with ``again``, every case not marked
+    ``ONCE`` a second time, in reverse order, its records marked ``AGAIN``."""
     write_record(stream, Event.STARTED)
     for module in modules:
         try:
@@ -69,19 +71,24 @@ def run(
     isolation = Isolation.from_environment()
     write_record(stream, Event.IMPORTED)
     gc.freeze()  # a process of its own: what it imported stays out of the cases' collections
-    for case in cases:
-        write_record(stream, Event.START, id=case["id"])
+    asked = [(case, False) for case in cases]
+    if again:
+        asked += [(case, True) for case in reversed(cases) if not case.get(ONCE)]
+    for case, second in asked:
+        marks = {AGAIN: True} if second else {}
+        write_record(stream, Event.START, id=case["id"], **marks)
         if isolation is not None:
             try:
                 isolation.activate(str(case["lab"]))
             except Exception as error:  # the lab's own module does not import
-                write_record(stream, Event.ANSWER, id=case["id"], **raised(error))
+                write_record(stream, Event.ANSWER, id=case["id"], **raised(error), **marks)
                 continue
         if not frames:
-            write_record(stream, Event.ANSWER, id=case["id"], **answer(evaluate, package, case))
+            got = answer(evaluate, package, case)
+            write_record(stream, Event.ANSWER, id=case["id"], **got, **marks)
             continue
         got, passed = answer_with_frames(evaluate, package, case)
-        write_record(stream, Event.ANSWER, id=case["id"], **got, frames=passed)
+        write_record(stream, Event.ANSWER, id=case["id"], **got, frames=passed, **marks)
     write_record(stream, Event.DONE)
 
 
@@ -94,12 +101,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--import", dest="modules", action="append", default=[], metavar="MODULE")
     p.add_argument("--lab", dest="labs", action="append", default=[], help="only these labs")
     p.add_argument("--frames", action="store_true", help="the package's frames of an exception")
+    p.add_argument("--again", action="store_true", help="ask the cases again, in reverse order")
     args = p.parse_args(argv)
     cases = json.loads(Path(args.cases).read_text(encoding="utf-8"))
     chosen = [case for case in cases if not args.labs or case["lab"] in args.labs]
     probes = load_module(Path(args.chapter_probes), "course_chapter_probes")
     with open(args.results, "a", encoding="utf-8") as stream:
-        run(probes.evaluate, args.package, args.modules, chosen, stream, args.frames)
+        run(probes.evaluate, args.package, args.modules, chosen, stream, args.frames, args.again)
     return 0
 
 

@@ -25,6 +25,12 @@ MESSAGE_LIMIT = 300
 SHOWN_VALUE = 80  # longest value shown on either side of a difference (cut around it)
 LINE_LIMIT = 320  # longest line of a described case
 REPLAY_OPTION = "--replay"
+ONCE = "once"
+"""A case marked ``{"once": true}`` (a costly one) is asked in draw order only; every other case
+is asked a second time, in reverse order after the first pass (``AGAIN``), so an answer that
+depends on the cases asked before it shows."""
+AGAIN = "again"
+"""An answer's second answer, given in the reverse pass, when it differs from the first."""
 
 Case = Mapping[str, Any]
 """One drawn case: ``id``, ``lab``, ``function``, ``args``, ``label`` and ``label_args``."""
@@ -102,10 +108,14 @@ def agreement(expected: Answer, actual: Answer) -> Status:
         return Status.TIMEOUT if actual["missing"] == Status.TIMEOUT else Status.ERROR
     if actual.get("raised") == Status.PENDING:
         return Status.PENDING
+    first = Status.FAILED
     for key in ("value", "raised"):
         if key in expected and key in actual:
-            return Status.PASSED if expected[key] == actual[key] else Status.FAILED
-    return Status.FAILED
+            first = Status.PASSED if expected[key] == actual[key] else Status.FAILED
+            break
+    if first == Status.PASSED and isinstance(actual.get(AGAIN), dict):
+        return agreement(expected, actual[AGAIN])
+    return first
 
 
 def _cut(text: str, at: int, limit: int = SHOWN_VALUE) -> str:
@@ -151,6 +161,13 @@ def first_difference(expected: Any, actual: Any, where: str = "") -> str:
 
 def difference(expected: Answer, actual: Answer) -> str:
     """Where the learner's answer parts from the reference's, in a line."""
+    again = actual.get(AGAIN)
+    if isinstance(again, dict) and agreement(expected, {**actual, AGAIN: None}) == Status.PASSED:
+        said = _(
+            "agrees when asked in turn; asked again after the cases drawn after it, "
+            "{difference} — look for state kept between calls"
+        )
+        return said.format(difference=difference(expected, again))
     if "missing" in actual or actual.get("raised") == Status.PENDING:
         return str(actual.get("message", ""))
     if "value" in expected and "value" in actual:

@@ -337,3 +337,79 @@ def test_a_case_holding_values_beyond_plain_data_is_still_answered(chapter_probe
     given = chapter_probes.Implementation("course").fixture(args)
     assert given["kind"] is Kind.ONE and given["n"] == 1
     assert given["rest"] == [chapter_probes.Implementation("course").fixtures.chapter_path_json()]
+
+
+STATEFUL_LAB = """
+asked: dict[object, int] = {}
+
+
+def twice(x):
+    asked[x] = asked.get(x, 0) + 1  # state kept between calls: a second call answers otherwise
+    return x * asked[x]
+"""
+ORDER_PROBES = """
+import importlib
+
+
+def evaluate(package, case):
+    return importlib.import_module(package + ".lab").twice(case["args"]["x"])
+"""
+
+
+def order_probes(tmp_path: Path, kit: Path, *, once: bool) -> dict[str, probecases.Answer]:
+    """Two cases answered by a function that remembers its calls (the second marked ``once``
+    when ``once``), through the grader's run of the probe driver."""
+    (tmp_path / "stateful").mkdir()
+    (tmp_path / "stateful" / "__init__.py").write_text("")
+    (tmp_path / "stateful" / "lab.py").write_text(STATEFUL_LAB)
+    (tmp_path / "order_probes.py").write_text(ORDER_PROBES)
+    cases = (
+        {"id": "9.1#001", "lab": "9.1", "function": "lab.twice", "args": {"x": 2}},
+        {"id": "9.1#002", "lab": "9.1", "function": "lab.twice", "args": {"x": 3}}
+        | ({probecases.ONCE: True} if once else {}),
+    )
+    expected = {"9.1#001": {"value": 2}, "9.1#002": {"value": 3}}
+    drawn = probes.ProbeSet(seed=0, module="order_probes.py", cases=cases, expected=expected)
+    probes.write_cases(drawn, tmp_path)
+    target = probes.ProbeTarget(tmp_path, "stateful", ("lab",), (tmp_path, kit))
+    return probes.run_probes(drawn, target, probes.Limits())
+
+
+def test_a_case_is_asked_again_in_reverse_order_and_state_kept_between_calls_shows(
+    tmp_path: Path, kit: Path
+) -> None:
+    answers = order_probes(tmp_path, kit, once=False)
+    first = answers["9.1#001"]
+    assert first["value"] == 2 and first[probecases.AGAIN] == {"value": 4}, first
+    expected: probecases.Answer = {"value": 2}
+    assert probecases.agreement(expected, first) == Status.FAILED
+    said = probecases.difference(expected, first)
+    assert said.startswith("agrees when asked in turn; asked again after the cases drawn"), said
+    assert 'expected 2, got 4' in said and "look for state kept between calls" in said, said
+
+
+def test_a_case_marked_once_is_asked_in_draw_order_only(tmp_path: Path, kit: Path) -> None:
+    answers = order_probes(tmp_path, kit, once=True)
+    assert answers["9.1#002"] == {"value": 3}, "a costly case is asked once"
+    assert answers["9.1#001"][probecases.AGAIN] == {"value": 4}
+
+
+def test_an_answer_the_same_in_both_orders_carries_no_second_answer() -> None:
+    expected: probecases.Answer = {"value": [1, 2]}
+    assert probecases.agreement(expected, {"value": [1, 2]}) == Status.PASSED
+    differs: probecases.Answer = {"value": [1, 2], probecases.AGAIN: {"raised": "KeyError"}}
+    assert probecases.agreement(expected, differs) == Status.FAILED
+    wrong_first: probecases.Answer = {"value": [2], probecases.AGAIN: {"value": [1, 2]}}
+    assert probecases.agreement(expected, wrong_first) == Status.FAILED, "the first answer decides"
+    assert "asked again" not in probecases.difference(expected, wrong_first)
+
+
+def test_the_chapter_s_data_is_named_in_a_case_s_input_not_printed(chapter_probes: Any) -> None:
+    record = {"$fixture": "compact_1_json"}
+    case = {"id": "11.1#x", "lab": "11.1", "args": {"value": record, "change": {"id": "c"}}}
+    lines = chapter_probes.summarize("course", case)
+    assert "value: fixtures.compact_1_json()" in lines, lines
+    summary = chapter_probes.Implementation("course").data("COMPACT_1_SUMMARY")
+    broken = {k: v for k, v in summary.items() if k != "next"} | {"goal": "   "}
+    shown = chapter_probes.summarize("course", {"id": "x", "lab": "11.1", "args": {"v": broken}})
+    assert shown == ['v: fixtures.COMPACT_1_SUMMARY without "next" with {"goal": "   "}'], shown
