@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
@@ -12,8 +13,13 @@ from ..locale import gettext as _
 from ..sandboxed.tables import TableReader
 
 CURRICULA = Path(__file__).resolve().parents[1] / "curricula"
-"""The installed curricula (package data beside the harness; a path, not ``importlib.resources``,
-whose import every command would pay for)."""
+"""The built-in chapters, a folder ``chNN/`` each holding its ``chapter.toml`` (package data
+beside the harness; a path, not ``importlib.resources``, whose import every command would pay
+for)."""
+CHAPTER_ROOTS = "COURSE_CHAPTERS"
+"""The environment variable naming more folders of chapters (``os.pathsep``-separated), read
+after the built-in ones."""
+MANIFEST_NAME = "chapter.toml"
 FileRole = Literal["learner", "given", "test"]
 FILE_ROLES: tuple[FileRole, ...] = ("learner", "given", "test")
 
@@ -153,6 +159,9 @@ class Manifest:
     review: Review | None = None
     probes: str | None = None  # the probe module (kit-relative): cases, how to call each lab
     probe_seed: int = 0  # every door draws with it, so the same files get the same verdict
+    folder: str = ""  # the chapter's folder (kit-relative, or absolute outside the kit)
+    notebook_sources: str = ""  # the notebooks' sources (kit-relative; "": FOLDER/notebooks)
+    other_notebooks: tuple[str, ...] = ()  # a workspace's notebooks besides the labs' ones
 
     def lab_of_function(self, module: str, function: str) -> Lab | None:
         """The lab whose solution is ``module.function`` (``compaction.latest_compaction``)."""
@@ -181,6 +190,19 @@ class Manifest:
     def test_files(self) -> tuple[str, ...]:
         """Every lab's test file, each once, in lab order."""
         return tuple(dict.fromkeys(lab.test_file for lab in self.labs))
+
+    @property
+    def notebook_names(self) -> tuple[str, ...]:
+        """The chapter's notebooks (file names in each edition's folder), each once, sorted:
+        the labs' and the other ones the manifest lists."""
+        return tuple(sorted({lab.notebook for lab in self.labs} | set(self.other_notebooks)))
+
+    @property
+    def source_folder(self) -> str:
+        """Where the chapter's notebook sources are (kit-relative or absolute; "": none)."""
+        if self.notebook_sources:
+            return self.notebook_sources
+        return f"{self.folder}/notebooks" if self.folder else ""
 
     @property
     def default_edition(self) -> str:
@@ -331,6 +353,10 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
         review=_review(_table(f, "review")) if "review" in f.table else None,
         probes=_relative_path(f, "probes") if "probes" in f.table else None,
         probe_seed=f.count("probe_seed") if "probe_seed" in f.table else 0,
+        notebook_sources=(
+            _relative_path(f, "notebook_sources") if "notebook_sources" in f.table else ""
+        ),
+        other_notebooks=f.texts("other_notebooks", allow_empty=True),
     )
     f.finish()
     _check_consistency(manifest, f)
@@ -406,10 +432,37 @@ def curriculum_texts(manifest: Manifest) -> list[str]:
     return seen
 
 
-def _installed(prefix: str = "") -> Iterator[Manifest]:
-    """The installed curricula, each read with ``prefix`` before its file name as its source."""
-    for item in sorted(CURRICULA.glob("*.toml")):
-        yield parse_manifest(item.read_text("utf-8"), prefix + item.name)
+def chapter_folders() -> list[tuple[Path, str]]:
+    """Every chapter's folder with the name it is known by (kit-relative for a built-in one):
+    the built-in chapters, then those of each ``COURSE_CHAPTERS`` folder, each in name order."""
+    built_in = _manifests(CURRICULA)
+    found = [(item.parent, f"course/curricula/{item.parent.name}") for item in built_in]
+    for root in os.environ.get(CHAPTER_ROOTS, "").split(os.pathsep):
+        if root.strip():
+            found += [(item.parent, str(item.parent)) for item in _manifests(Path(root).absolute())]
+    return found
+
+
+def _manifests(root: Path) -> list[Path]:
+    return sorted(root.glob(f"*/{MANIFEST_NAME}"))
+
+
+def _installed() -> Iterator[Manifest]:
+    """Every chapter found, read; a chapter id met twice is an error naming both manifests."""
+    seen: dict[str, str] = {}
+    for path, name in chapter_folders():
+        source = f"{name}/{MANIFEST_NAME}"
+        try:
+            text = (path / MANIFEST_NAME).read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ManifestError(f"{source}: cannot be read ({error})") from None
+        manifest = replace(parse_manifest(text, source), folder=name)
+        if manifest.chapter in seen:
+            said = _("{source}: chapter {chapter!r} is already defined by {other}")
+            other = seen[manifest.chapter]
+            raise ManifestError(said.format(source=source, chapter=manifest.chapter, other=other))
+        seen[manifest.chapter] = source
+        yield manifest
 
 
 def available_chapters() -> list[str]:
@@ -419,8 +472,9 @@ def available_chapters() -> list[str]:
 
 
 def load_manifest(chapter: str) -> Manifest:
-    """The manifest of ``chapter`` (e.g. ``"11"``), from the installed curricula."""
-    for manifest in _installed("course/curricula/"):
+    """The manifest of ``chapter``: a built-in chapter's, else one a ``COURSE_CHAPTERS``
+    folder holds."""
+    for manifest in _installed():
         if manifest.chapter == chapter:
             return manifest
     known = _(", ").join(available_chapters()) or _("none")

@@ -14,13 +14,19 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
 from ..grading.safefs import atomic_write
 from ..harness.docstrings import docstrings
 from ..harness.kit import kit_root
-from ..harness.manifest import curriculum_texts, parse_manifest
+from ..harness.manifest import (
+    available_chapters,
+    curriculum_texts,
+    load_manifest,
+    parse_manifest,
+)
 from ..locale import (
     CHAPTER_EDITION,
     DOMAIN,
@@ -75,8 +81,8 @@ def given_modules() -> frozenset[Path]:
     kit = kit_root()
     return frozenset(
         (kit / file.starter).resolve()
-        for path in sorted((kit / "course" / "curricula").glob("*.toml"))
-        for file in parse_manifest(path.read_text("utf-8"), str(path)).files_with_role("given")
+        for chapter in available_chapters()
+        for file in load_manifest(chapter).files_with_role("given")
         if file.starter.endswith(".py")
     )
 
@@ -196,7 +202,7 @@ def update() -> list[Path]:
         catalog.obsolete.clear()
         # the header says what the file is, with no template placeholders and no changing date
         catalog.header_comment = HEADER.format(edition=edition)
-        catalog.project, catalog.version = "course-kit", "11"
+        catalog.project, catalog.version = "course-kit", metadata.version("course")
         catalog.msgid_bugs_address = "the kit's issue tracker"
         catalog.last_translator = catalog.language_team = "course-kit maintainers"
         catalog.revision_date = catalog.creation_date

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..cli.options import chapter_help
 from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.visibility import VISIBILITIES
 from ..harness.kit import KitError, kit_root
@@ -49,13 +50,12 @@ def notebooks(check: bool, run: bool) -> int:
     """Build every edition's notebooks from their sources, then run the ones that changed."""
     kit = kit_root()
     status = 0
-    for chapter in available_chapters():
-        folders = load_manifest(chapter).notebooks
-        if check:
-            stale = stale_notebooks(kit, folders)
-            status |= _report(stale, "run `course-kit notebooks` to rebuild it from its source")
-            continue
-        written = write_notebooks(kit, folders)
+    manifests = [load_manifest(chapter) for chapter in available_chapters()]
+    if check:
+        stale = stale_notebooks(kit, manifests)
+        status |= _report(stale, "run `course-kit notebooks` to rebuild it from its source")
+    for manifest in [] if check else manifests:
+        written = write_notebooks(kit, manifest)
         for path in written:
             print(f"wrote {path.relative_to(kit)}")
         if run and written:
@@ -104,7 +104,9 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     s = sub.add_parser("starters", help="generate starters/ from the reference and the manifest")
     s.add_argument("--check", action="store_true", help="exit 1 naming every stale starter")
-    n = sub.add_parser("notebooks", help="build every edition's notebooks from notebooks/source")
+    n = sub.add_parser(
+        "notebooks", help="build every edition's notebooks from each chapter's sources"
+    )
     n.add_argument("--check", action="store_true", help="exit 1 naming every stale notebook")
     n.add_argument("--no-run", action="store_true", help="write the cells, do not execute")
     r = sub.add_parser("nbrefresh", help="re-run notebooks and store deterministic outputs")
@@ -113,7 +115,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--update", action="store_true", help="add newly marked messages to each .po")
     g.add_argument("--check", action="store_true", help="exit 1 naming every untranslated message")
     z = sub.add_parser("gradescope", help="write a chapter's Gradescope autograder zip")
-    z.add_argument("chapter", help="chapter id, e.g. 11")
+    z.add_argument("chapter", help=chapter_help())
     z.add_argument("-o", "--out", metavar="FILE", help="default: autograder-CHAPTER.zip here")
     z.add_argument("--hidden", metavar="DIR", help="instructor tests DIR/test_*.py to bundle")
     z.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per test")
@@ -136,7 +138,7 @@ def parser() -> argparse.ArgumentParser:
         help="grade without bubblewrap where the platform's container cannot start it",
     )
     a = sub.add_parser("classroom50", help="write a chapter's Classroom 50 autograder.py")
-    a.add_argument("chapter", help="chapter id, e.g. 11")
+    a.add_argument("chapter", help=chapter_help())
     a.add_argument("-o", "--out", metavar="FILE", help="default: autograder.py here")
     a.add_argument("--kit", metavar="URL", help="the kit's git URL the runner clones")
     a.add_argument("--kit-ref", default="main", metavar="REF", help="its tag or branch")

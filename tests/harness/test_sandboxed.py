@@ -30,7 +30,7 @@ import pytest
 import course.sandboxed.probe_driver as driver
 code = pytest.main(["-p", "course.sandboxed.plugin", "-p", "no:cacheprovider", "-q",
                     "--course-results", results, *sys.argv[4:]])
-driver.load_module(driver.Path(copy, "course/probes/ch11.py"), "chapter_probes")
+driver.load_module(driver.Path(copy, "course/curricula/ch11/probes.py"), "chapter_probes")
 mods = sys.modules.items()
 kit = {n: getattr(m, "__file__", None) for n, m in mods if n.split(".")[0] == "course"}
 print(json.dumps({"code": int(code), "kit": kit}))

@@ -17,7 +17,7 @@ from course.locale.english import BACKTICKED as ENGLISH_BACKTICKED
 from course.locale.glossary import avoided_words
 
 GLOSSARY = tomllib.loads((LOCALE_DIR / "zh" / "glossary.toml").read_text("utf-8"))
-ZH_NOTEBOOK_SOURCES = Path(__file__).resolve().parents[2] / "notebooks" / "source"
+ZH_NOTEBOOK_SOURCES = Path(__file__).resolve().parents[2] / load_manifest("11").source_folder
 BACKTICKED = ENGLISH_BACKTICKED
 
 
@@ -52,7 +52,9 @@ def zh_texts() -> list[tuple[str, str]]:
     """(where, text) of everything the zh edition writes: the catalog (messages, the card, the
     given and learner modules' docstrings), the zh notebook sources and a zh LEARNING.md."""
     texts = [(f"catalog: {m[:50]!r}", s) for m, s in _pairs()]
-    for path in sorted(ZH_NOTEBOOK_SOURCES.glob("*.md")):
+    sources = sorted(ZH_NOTEBOOK_SOURCES.glob("*.md"))
+    assert sources, f"no notebook source in {ZH_NOTEBOOK_SOURCES}"
+    for path in sources:
         texts += [(f"{path.name}: zh block", block) for block in zh_blocks(path)]
     manifest = load_manifest("11")
     learning = render_learning(manifest, "0" * 40, ["notebooks/11-0-chapter.ipynb"], edition="zh")
