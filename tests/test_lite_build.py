@@ -421,3 +421,40 @@ def test_a_probe_set_shipped_with_the_kit_spares_the_first_check_its_draw(
     assert got is not None
     expected = probes.prepare(manifest, kit, manifest.labs, manifest.probe_seed)
     assert got.to_json() == expected.to_json()
+
+
+PO = b"""msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\\n"
+
+msgid "Lab 13.1"
+msgstr "\xe5\xae\x9e\xe9\xaa\x8c 13.1"
+"""
+
+
+def test_a_chapter_that_course_chapters_adds_is_in_the_site_and_its_wheel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Built with ``COURSE_CHAPTERS`` set, the site holds that root's chapters too, and the
+    wheel carries each one's folder among the built-in chapters, where the browser finds it."""
+    from course.locale import compile_catalog
+
+    folder = tmp_path / "chapters" / "ch13"
+    (folder / "locale" / "zh" / "LC_MESSAGES").mkdir(parents=True)
+    ch11 = (kit_root() / "course" / "curricula" / "ch11" / "chapter.toml").read_text("utf-8")
+    (folder / "chapter.toml").write_text(ch11.replace('chapter = "11"', 'chapter = "13"', 1))
+    (folder / "locale" / "zh" / "LC_MESSAGES" / "chapter.po").write_bytes(PO)
+    built_in = available_chapters()
+    monkeypatch.setenv("COURSE_CHAPTERS", str(folder.parent))
+    chapters = lite.site_chapters()
+    assert [m.chapter for m in chapters] == [*built_in, "13"]
+    lite.lay_workspaces(tmp_path / "contents", ["en"], chapters)
+    assert (tmp_path / "contents" / "ch13" / "en" / "pi_course").is_dir()
+    carried = lite.added_chapters(kit_root(), chapters)
+    assert sorted(carried) == [
+        "course/curricula/ch13/chapter.toml",
+        "course/curricula/ch13/locale/zh/LC_MESSAGES/chapter.mo",
+    ]
+    assert carried["course/curricula/ch13/chapter.toml"] == (folder / "chapter.toml").read_bytes()
+    mo = carried["course/curricula/ch13/locale/zh/LC_MESSAGES/chapter.mo"]
+    assert mo == compile_catalog(PO)

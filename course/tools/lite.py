@@ -309,8 +309,37 @@ def build_kit_wheel(kit: Path, into: Path, chapters: Sequence[Manifest]) -> Path
     pip = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
     run([*pip, "--wheel-dir", str(into), str(source)], _("building the kit's wheel"))
     wheel = next(into.glob("course-*.whl"))
-    add_to_wheel(wheel, kit_sources(kit, chapters) | drawn_probe_sets(kit, chapters))
+    carried = kit_sources(kit, chapters) | added_chapters(kit, chapters)
+    add_to_wheel(wheel, carried | drawn_probe_sets(kit, chapters))
     return wheel
+
+
+BUILT_IN = "course/curricula/"
+"""Where the kit's own chapters are (``Manifest.folder``), and where the browser finds one."""
+
+
+def added_chapters(kit: Path, chapters: Sequence[Manifest]) -> dict[str, bytes]:
+    """The folders of the chapters ``COURSE_CHAPTERS`` adds, for the wheel: each at its place
+    in the kit (its manifest's paths are kit-relative), and again among the built-in chapters,
+    where the browser's kernel finds it (a browser has no environment to name the folder in),
+    its catalogs compiled as the package's are (``ship_compiled_catalogs``)."""
+    files: dict[str, bytes] = {}
+    for manifest in chapters:
+        if manifest.folder.startswith(BUILT_IN):
+            continue
+        folder = Path(manifest.folder)
+        for path in sorted(folder.rglob("*")):
+            if not path.is_file() or "__pycache__" in path.parts or path.suffix == ".mo":
+                continue
+            inside = path.relative_to(folder).as_posix()
+            if folder.is_relative_to(kit):
+                files[path.relative_to(kit).as_posix()] = path.read_bytes()
+            data = compiled(path, path.with_suffix(".mo")) if path.suffix == ".po" else None
+            if data is not None:
+                files[f"{BUILT_IN}{folder.name}/{inside[: -len('.po')]}.mo"] = data
+            elif path.suffix != ".po":
+                files[f"{BUILT_IN}{folder.name}/{inside}"] = path.read_bytes()
+    return files
 
 
 def kit_sources(kit: Path, chapters: Sequence[Manifest]) -> dict[str, bytes]:
