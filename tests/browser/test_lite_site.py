@@ -12,11 +12,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))  # the 
 
 import pytest
 from lab_page import label_texts, move_slider_with_keys, slider_row, widget_output
-from lite_site import LitePage, offline_browser, served
+from lite_site import (
+    LitePage,
+    chapter_workspace,
+    check_in_page,
+    offline_browser,
+    served,
+    solve_in_page,
+)
 from mutants import BROWSER_CHECKED, Mutant
 
 from course.harness.kit import kit_root
-from course.harness.manifest import load_manifest
+from course.harness.manifest import available_chapters, load_manifest
 
 pytestmark = pytest.mark.browser
 
@@ -73,17 +80,7 @@ def checkpoint(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def browser_check(lab: LitePage, lab_id: str, seconds: float = 10.0) -> tuple[object, ...]:
-    """``check(lab_id)`` run in the page's kernel: the lab's status and counts (else its
-    problem), as ``lab_counts`` gives them."""
-    said = lab.execute(
-        "from course.display.notebook import check\n"
-        f"v = check({lab_id!r}, timeout={seconds!r})\n"
-        "print(*[f'{x.status} {x.passed} {x.total} {x.agreed} {x.cases}' for x in v.labs]"
-        " or [v.problem], sep='\\n')"
-    )
-    status, *counts = said.split()
-    assert counts, f"check({lab_id!r}) gave no verdict: {said}"
-    return (status, *map(int, counts))
+    return check_in_page(lab, lab_id, seconds)
 
 
 def checked_in_the_browser(
@@ -218,3 +215,22 @@ def test_the_site_works_offline_in_both_editions(
         workspace, "summary.py", swallowing_loop(mine), "11.1", LOOP_SECONDS, tmp_path
     )
     assert in_a_loop == here, f"an endless loop: browser {in_a_loop}, CLI {here}"
+
+
+@pytest.mark.parametrize("chapter", available_chapters())
+def test_every_chapter_s_first_lab_is_checked_in_the_site(
+    chapter: str, lite_site: Path, tmp_path: Path
+) -> None:
+    """Each chapter of the site (with ``COURSE_CHAPTERS`` set, those it adds too): its first
+    lab is pending in a fresh workspace, and passed once the reference is written, in every
+    edition the chapter has."""
+    manifest = load_manifest(chapter)
+    first = manifest.labs[0]
+    with served(lite_site) as base, offline_browser(base, tmp_path / "profile") as (lab, outside):
+        for edition in manifest.notebooks:
+            workspace = chapter_workspace(manifest, edition)
+            lab.open_lab(f"{workspace}/notebooks/{first.notebook}")
+            assert check_in_page(lab, first.id)[0] == "pending", (chapter, edition)
+            solve_in_page(lab, manifest, first.id)
+            assert check_in_page(lab, first.id)[0] == "passed", (chapter, edition)
+        assert outside.urls == []
