@@ -147,6 +147,9 @@ class LitePage:
         self.page.wait_for_function(
             "(path) => window.jupyterapp.shell.currentWidget?.context?.path === path", arg=path
         )
+        self.page.wait_for_function(  # its session is made after the tab opens
+            "() => window.jupyterapp.shell.currentWidget.sessionContext?.session?.kernel"
+        )
         assert self.execute("1 + 1") == "2"
         return time.monotonic() - started
 
