@@ -284,9 +284,6 @@ def test_only_editions_py_chooses_the_edition() -> None:
 # ------------------------------------------------------------------ no chapter in the machinery
 
 MACHINERY = tuple(f"course.{package}" for package in CHAPTER_FREE_PACKAGES)
-LEFT_TO_LITE = "course.tools.lite:"
-"""Issue 48's browser edition for any chapter (its own branch) takes out the zero-install
-site's ``load_manifest("11")``; then this exception goes too."""
 TEST_CHAPTERS = PACKAGE.parent / "tests" / "chapters"
 """The chapters kept with the suite: the machinery must not name them either."""
 
@@ -418,7 +415,7 @@ def test_the_machinery_names_no_chapter(monkeypatch: pytest.MonkeyPatch) -> None
     code, or, for a chapter kept with the suite, mentions it even in prose."""
     assert [name for name in sources() if name.startswith(MACHINERY)], "no machinery found"
     found = machinery_naming_chapters(monkeypatch)
-    assert [place for place in found if not place.startswith(LEFT_TO_LITE)] == []
+    assert found == []
 
 
 PLANTED = {

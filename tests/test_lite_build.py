@@ -18,7 +18,7 @@ from children import lab_counts, practice_and_roster
 
 from course.display.transfer import save_workspace
 from course.harness.kit import kit_root
-from course.harness.manifest import load_manifest
+from course.harness.manifest import available_chapters, load_manifest
 from course.harness.workspace import create_workspace
 from course.tools import lite
 from course.tools.maintainer import main as course_kit
@@ -144,7 +144,7 @@ def test_the_wheel_ships_each_catalog_compiled_and_no_po(tmp_path: Path) -> None
 def test_the_kit_wheel_carries_what_grading_reads_beside_the_package(tmp_path: Path) -> None:
     """In the browser ``kit_root()`` is the installed package's parent: the starters and the
     focused tests must lie there, recorded in the wheel, for ``check()`` to grade."""
-    sources = lite.kit_sources(kit_root())
+    sources = lite.kit_sources(kit_root(), [load_manifest("11")])
     wheel = make_wheel(tmp_path, "course", [], ["course/__init__.py"])
     lite.add_to_wheel(wheel, sources)
     installed = tmp_path / "site-packages"
@@ -333,8 +333,8 @@ def test_the_sessions_left_out_are_read_by_no_notebook_and_the_one_kept_is() -> 
 @pytest.fixture(scope="module")
 def site_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     contents = tmp_path_factory.mktemp("contents")
-    lite.lay_workspaces(contents, ["en"])
-    return contents / "en"
+    lite.lay_workspaces(contents, ["en"], [load_manifest("11")])
+    return contents / "ch11" / "en"
 
 
 def pytest_in(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -371,3 +371,91 @@ def test_a_roster_grades_a_site_workspace_s_zip_to_its_own_counts(
     assert lab_counts(row["labs"]) == expected
     assert expected["11.1"][0] == "passed"
     assert not [f for f in row["flags"] if "edited" in f], "an optional file left out is no edit"
+
+
+ABSENT_IN_PYODIDE = ("pwd",)
+"""Standard modules the browser's Python does not have, which a module imported on the path of
+``check()`` must therefore import only where it uses them (a root grader's host users, say)."""
+
+
+def test_check_imports_without_the_modules_the_browser_lacks() -> None:
+    blocked = "".join(f"sys.modules[{name!r}] = None\n" for name in ABSENT_IN_PYODIDE)
+    script = f"import sys\n{blocked}import course.display.notebook, course.grading.engine\n"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_site_holds_a_folder_per_chapter_and_edition(tmp_path: Path) -> None:
+    chapters = lite.site_chapters()
+    assert [m.chapter for m in chapters] == available_chapters()
+    lite.lay_workspaces(tmp_path, ["en", "zh"], chapters)
+    folders = sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.glob("*/*"))
+    expected = [f"ch{m.chapter}/{e}" for m in chapters for e in ("en", "zh") if e in m.notebooks]
+    assert folders == sorted(expected)
+    config = lite.site_config([], lite.site_title(chapters))["jupyter-config-data"]
+    assert config["appName"] == " · ".join(m.title for m in chapters)
+
+
+def test_a_probe_set_shipped_with_the_kit_spares_the_first_check_its_draw(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The site's wheel carries each chapter's probe set beside the package: ``prepare`` reads
+    it where the cache has none, instead of drawing it (tens of seconds in a browser)."""
+    from course.grading import probes
+
+    manifest, kit = load_manifest("11"), kit_root()
+    shipped = lite.drawn_probe_sets(kit, [manifest])
+    installed = tmp_path / "site-packages"
+    installed.mkdir()
+    (installed / "course").symlink_to(kit / "course", target_is_directory=True)
+    for path, data in shipped.items():
+        (installed / path).parent.mkdir(parents=True, exist_ok=True)
+        (installed / path).write_bytes(data)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
+
+    def no_draw(*args: object) -> None:
+        raise AssertionError("the probe cases were drawn again")
+
+    monkeypatch.setattr(probes, "draw", no_draw)
+    got = probes.prepare(manifest, installed, manifest.labs, manifest.probe_seed)
+    monkeypatch.undo()
+    assert got is not None
+    expected = probes.prepare(manifest, kit, manifest.labs, manifest.probe_seed)
+    assert got.to_json() == expected.to_json()
+
+
+PO = b"""msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\\n"
+
+msgid "Lab 13.1"
+msgstr "\xe5\xae\x9e\xe9\xaa\x8c 13.1"
+"""
+
+
+def test_a_chapter_that_course_chapters_adds_is_in_the_site_and_its_wheel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Built with ``COURSE_CHAPTERS`` set, the site holds that root's chapters too, and the
+    wheel carries each one's folder among the built-in chapters, where the browser finds it."""
+    from course.locale import compile_catalog
+
+    folder = tmp_path / "chapters" / "ch13"
+    (folder / "locale" / "zh" / "LC_MESSAGES").mkdir(parents=True)
+    ch11 = (kit_root() / "course" / "curricula" / "ch11" / "chapter.toml").read_text("utf-8")
+    (folder / "chapter.toml").write_text(ch11.replace('chapter = "11"', 'chapter = "13"', 1))
+    (folder / "locale" / "zh" / "LC_MESSAGES" / "chapter.po").write_bytes(PO)
+    built_in = available_chapters()
+    monkeypatch.setenv("COURSE_CHAPTERS", str(folder.parent))
+    chapters = lite.site_chapters()
+    assert [m.chapter for m in chapters] == [*built_in, "13"]
+    lite.lay_workspaces(tmp_path / "contents", ["en"], chapters)
+    assert (tmp_path / "contents" / "ch13" / "en" / "pi_course").is_dir()
+    carried = lite.added_chapters(kit_root(), chapters)
+    assert sorted(carried) == [
+        "course/curricula/ch13/chapter.toml",
+        "course/curricula/ch13/locale/zh/LC_MESSAGES/chapter.mo",
+    ]
+    assert carried["course/curricula/ch13/chapter.toml"] == (folder / "chapter.toml").read_bytes()
+    mo = carried["course/curricula/ch13/locale/zh/LC_MESSAGES/chapter.mo"]
+    assert mo == compile_catalog(PO)

@@ -28,6 +28,7 @@ from ..harness.supervisor import (
     Wrap,
     after_a_hang,
     kill_group,
+    let_exit,
     pause,
     remove_written,
     start_child,
@@ -168,15 +169,31 @@ def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
     return f"{fingerprint(files)}-{seed}"
 
 
+SHIPPED_SETS = "probe-sets"
+"""Beside the kit's package: sets ``prepare`` kept when the kit was packaged, read where the
+cache has none (the zero-install site's wheel carries its chapters' sets for the seed ``check()``
+uses: drawing them in a browser takes the first check tens of seconds)."""
+
+
+def kept_set_names(manifest: Manifest, kit: Path, seed: int) -> tuple[str, str]:
+    """The file names ``prepare`` keeps a set under: its answers, then its cases."""
+    stem = f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}"
+    return f"{stem}.answers.json", f"{stem}.cases.json"
+
+
 def prepare(manifest: Manifest, kit: Path, labs: Sequence[Lab], seed: int) -> ProbeSet | None:
     """The cases of ``labs`` and the reference's answers, drawn once per kit and seed (drawing
     takes seconds: the set is cached under a key of all it follows from, when it can be: the
-    cases as the cases file holds them, and the rest of ``ProbeSet.to_json`` beside them)."""
+    cases as the cases file holds them, and the rest of ``ProbeSet.to_json`` beside them; a set
+    shipped with the kit, ``SHIPPED_SETS``, serves where the cache has none)."""
     if manifest.probes is None:
         return None
-    stem = f"probes-{manifest.chapter}-{_cache_key(manifest, kit, seed)}"
-    paths = kit_cache() / f"{stem}.answers.json", kit_cache() / f"{stem}.cases.json"
+    answers, cases = kept_set_names(manifest, kit, seed)
+    paths = kit_cache() / answers, kit_cache() / cases
     probes = _read_cached(*paths, seed, manifest)
+    if probes is None:
+        shipped = kit / SHIPPED_SETS
+        probes = _read_cached(shipped / answers, shipped / cases, seed, manifest)
     if probes is None:
         probes = draw(manifest, kit, seed)
         assert probes is not None  # the manifest names a probe module
@@ -390,6 +407,8 @@ def _run_driver(
                 return lab
             pause(process)
     finally:
+        if done and not exited:
+            let_exit(process)
         kill_group(process)
         tail = [line for line in output.text().splitlines() if line.strip()][-1:]
     if records.dropped or records.cut:

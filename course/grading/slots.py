@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pwd
 import threading
 from pathlib import Path
 
@@ -46,6 +45,8 @@ def mapped(uid: int, uid_map: str) -> bool:
 
 
 def _unnamed(uid: int) -> bool:
+    import pwd  # here: the browser's Python, which grades without host users, has no pwd
+
     try:
         pwd.getpwuid(uid)
     except KeyError:

@@ -126,6 +126,16 @@ def remove_written(results: Path) -> int:
     return size
 
 
+EXIT_GRACE_SECONDS = 2.0  # for a child that said it is done to exit on its own
+
+
+def let_exit(process: Child) -> None:
+    """Give a child that said it is done a moment to exit before it is killed: a worker that
+    exits is kept warm for the next child (``webworker.WarmWorkers``), a killed one is not."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=EXIT_GRACE_SECONDS)
+
+
 def pause(process: Child) -> None:
     """Wait one poll's length, less if the child ends (a worker's messages arrive meanwhile)."""
     with contextlib.suppress(subprocess.TimeoutExpired):

@@ -1,12 +1,14 @@
-"""A child process in the browser: a second Pyodide in a Web Worker, ended when it overruns.
+"""A child process in the browser: a Pyodide in a Web Worker, kept warm, ended when it overruns.
 
-``WorkerChild`` stands where ``subprocess.Popen`` stands for the supervisor: a fresh Pyodide in a
+``WorkerChild`` stands where ``subprocess.Popen`` stands for the supervisor: a Pyodide in a
 worker gets the graded copy and the grader's library, and runs ``python -m MODULE ARGS``. The
 files the parent watches are devices there whose writes are posted back and appended to the
 parent's copy; the parent waits with ``pyodide.ffi.run_sync`` (JavaScript Promise Integration),
 while the worker's messages arrive. ``kill`` terminates the worker, so an endless loop ends
-however it is written (a bare ``except:`` or a C loop) and the page keeps working. The worker
-sees only the graded copy, never the learner's files or the kernel's modules.
+however it is written (a bare ``except:`` or a C loop) and the page keeps working; a fresh worker
+boots in its place. A worker that ran its child to the end is cleaned (the run's modules, state
+and files gone) and serves the next child (``WarmWorkers``): a check boots no Pyodide but the
+first. The worker sees only the graded copy, never the learner's files or the kernel's modules.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import os
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import count
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,7 +32,9 @@ WORKER_PACKAGES = ("pytest", "hypothesis")
 STARTUP_SECONDS = 60.0  # a worker's Pyodide boot, after which the child failed to start
 
 BOOT = """
-import os, runpy, sys, traceback
+import builtins, os, runpy, shutil, sys, traceback, warnings
+
+MISSING = object()
 
 def run(argv, env, cwd):
     os.environ.clear()
@@ -45,20 +51,115 @@ def run(argv, env, cwd):
         traceback.print_exc()
         return 1
     return 0
+
+def files_under(trees):
+    found = {}
+    for tree in trees:
+        for folder, folders, names in os.walk(tree):
+            for name in folders + names:
+                path = os.path.join(folder, name)
+                info = os.lstat(path)
+                kept = os.path.isdir(path) and not os.path.islink(path)
+                found[path] = (
+                    (info.st_mode,) if kept else (info.st_mode, info.st_size, info.st_mtime_ns)
+                )
+    return found
+
+def warm(trees, preloaded):
+    global BEFORE
+    for name in preloaded:
+        __import__(name)
+    BEFORE = {
+        "modules": dict(sys.modules),
+        "namespaces": {
+            name: dict(vars(module)) for name, module in sys.modules.items()
+            if isinstance(getattr(module, "__dict__", None), dict) and vars(module) is not globals()
+        },
+        "lists": {
+            id(target): (target, list(target))
+            for target in (sys.path, sys.meta_path, sys.path_hooks, sys.argv, warnings.filters)
+        },
+        "environ": dict(os.environ),
+        "cwd": os.getcwd(),
+        "limits": (sys.getrecursionlimit(), sys.get_int_max_str_digits()),
+        "trees": tuple(trees),
+        "files": files_under(trees),
+    }
+
+def clean():
+    for name in set(sys.modules) - set(BEFORE["modules"]):
+        del sys.modules[name]
+    sys.modules.update(BEFORE["modules"])
+    for name, kept in BEFORE["namespaces"].items():
+        namespace = vars(BEFORE["modules"][name])
+        for key in [key for key in namespace if key not in kept]:
+            del namespace[key]
+        for key, value in kept.items():
+            if namespace.get(key, MISSING) is not value:
+                namespace[key] = value
+    for target, kept in BEFORE["lists"].values():
+        target[:] = kept
+    sys.path_importer_cache.clear()
+    os.environ.clear()
+    os.environ.update(BEFORE["environ"])
+    os.chdir(BEFORE["cwd"])
+    sys.setrecursionlimit(BEFORE["limits"][0])
+    sys.set_int_max_str_digits(BEFORE["limits"][1])
+    sys.settrace(None)
+    sys.setprofile(None)
+    now, kept = files_under(BEFORE["trees"]), BEFORE["files"]
+    for path in sorted(set(now) - set(kept), reverse=True):
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.lexists(path):
+            os.unlink(path)
+    return all(now[path] == kept[path] for path in kept if path in now) and set(kept) <= set(now)
 """
-"""``python -m`` as a child would run it, from a fresh namespace (nothing of the kit imported
-before the child's own path is in place)."""
+"""The worker's Python: ``run`` runs ``python -m`` as a child would, from a fresh namespace
+(nothing of the kit imported before the child's own path is in place); ``warm`` notes the state
+of a booted worker, ``clean`` puts it back after a run (see ``docs/lite.md``): the modules the
+run imported are forgotten, the names it rebound in the modules loaded before are bound again,
+``sys``'s lists, the environment and the folder restored, and the files it left removed. It
+answers whether the worker may serve again: not if a file there before the run was changed."""
+
+PRELOADED = ("pytest", "hypothesis")
+"""Imported once when a worker boots (part of the state every run starts from): each run of a
+warm worker would otherwise import them again."""
+
+
+def worker_trees() -> list[str]:
+    """The folders of a worker's file system a run may write to, as this kernel's Pyodide (the
+    worker's) has them: the graded copy is laid under the temporary folder; what a run leaves
+    in any of them is removed after it."""
+    return [tempfile.gettempdir(), str(Path.home()), sysconfig.get_paths()["purelib"]]
+
 
 WORKER = """
 const post = (message) => self.postMessage(message);
-self.onmessage = async ({ data }) => {
+let booted = null;
+let current = null;
+let queue = Promise.resolve();
+const say = (text) => post({ kind: "output", id: current, text: text + "\\n" });
+
+async function boot(data) {
+  const { loadPyodide } = await import(data.indexURL + "pyodide.mjs");
+  const py = await loadPyodide({
+    indexURL: data.indexURL, packages: data.packages, stdout: say, stderr: say,
+  });
+  const scope = py.toPy({});
+  py.runPython(data.boot, { globals: scope });
+  scope.get("warm")(py.toPy(data.trees), py.toPy(data.preloaded));
+  return { py, scope };
+}
+
+async function serve(data) {
+  current = data.id;
   let py;
   try {
-    const { loadPyodide } = await import(data.indexURL + "pyodide.mjs");
-    const say = (text) => post({ kind: "output", text: text + "\\n" });
-    py = await loadPyodide({
-      indexURL: data.indexURL, packages: data.packages, stdout: say, stderr: say,
-    });
+    booted = booted || boot(data);
+    const worker = await booted;
+    py = worker.py;
+    if (!data.argv) return;  // only booted, ahead of the next run
     const FS = py.FS;
     for (const [path, bytes] of Object.entries(data.files)) {
       FS.mkdirTree(path.slice(0, path.lastIndexOf("/")) || "/");
@@ -69,26 +170,30 @@ self.onmessage = async ({ data }) => {
       FS.registerDevice(device, {
         open() {}, close() {}, read() { return 0; }, llseek() { return 0; },
         write(stream, buffer, offset, length) {
-          post({ kind: "write", path, bytes: buffer.slice(offset, offset + length) });
+          post({ kind: "write", id: data.id, path, bytes: buffer.slice(offset, offset + length) });
           return length;
         },
       });
       FS.mkdirTree(path.slice(0, path.lastIndexOf("/")) || "/");
       FS.mkdev(path, device);
     });
-    post({ kind: "ready" });
-    const scope = py.toPy({});
-    py.runPython(data.boot, { globals: scope });
-    const code = scope.get("run")(py.toPy(data.argv), py.toPy(data.env), data.cwd);
-    post({ kind: "exit", code });
+    post({ kind: "ready", id: data.id });
+    const code = worker.scope.get("run")(py.toPy(data.argv), py.toPy(data.env), data.cwd);
+    const reusable = Boolean(worker.scope.get("clean")());
+    post({ kind: "exit", id: data.id, code, reusable });
   } catch (error) {
+    booted = Promise.reject(error);  // a worker that failed serves no more runs
+    booted.catch(() => {});
     const status = error && error.status;  // os._exit ends the runtime with an ExitStatus
-    if (typeof status === "number") post({ kind: "exit", code: status });
-    else post({ kind: "error", message: String(error && error.message || error) });
+    if (typeof status === "number") post({ kind: "exit", id: data.id, code: status });
+    else post({ kind: "error", id: data.id, message: String(error && error.message || error) });
   }
-};
+}
+
+self.onmessage = ({ data }) => { queue = queue.then(() => serve(data)); };
 """
-"""The worker's script (a module worker made from a Blob URL)."""
+"""The worker's script (a module worker made from a Blob URL): it boots Pyodide once, then
+serves one run per message, in turn, cleaning up after each."""
 
 CHANNEL = """
 (source) => {
@@ -173,6 +278,51 @@ class BrowserChannel:
         self._end.stop()
 
 
+class WarmWorkers:
+    """The worker kept warm between runs: at most one, idle (booted, or booting ahead of the
+    next run). A run takes it, or a new one; gives it back when it ended clean; a run ended
+    for overrunning stops its worker, and a fresh one boots in its place."""
+
+    def __init__(self) -> None:
+        self.idle: Channel | None = None
+
+    def take(self) -> Channel:
+        channel, self.idle = self.idle, None
+        return channel if channel is not None else BrowserChannel()
+
+    def give(self, channel: Channel) -> None:
+        if self.idle is not None:
+            self.idle.stop()
+        self.idle = channel
+
+    def replace(self) -> None:
+        """Boot a fresh worker now, while the run goes on without it."""
+        channel = self.take()
+        channel.start(boot_message())
+        self.give(channel)
+
+    def end(self) -> None:
+        """Stop the idle worker (the next run boots its own)."""
+        if self.idle is not None:
+            self.idle.stop()
+            self.idle = None
+
+
+WARM = WarmWorkers()
+RUN_IDS = count(1)
+
+
+def boot_message() -> dict[str, Any]:
+    """What a worker needs to boot: with no ``argv``, a message asks only that."""
+    return {
+        "id": 0,
+        "packages": list(WORKER_PACKAGES),
+        "boot": BOOT,
+        "trees": worker_trees(),
+        "preloaded": list(PRELOADED),
+    }
+
+
 def bundle(roots: Iterable[Path], skip: Sequence[Path] = ()) -> dict[str, bytes]:
     """Every file under ``roots`` (their ``__pycache__`` left out), by absolute path."""
     files: dict[str, bytes] = {}
@@ -237,14 +387,16 @@ class WorkerChild(KeptOutput):
         self.returncode: int | None = None
         self.ready = False
         self.streamed = {str(path): path for path in streamed}
-        self._channel = channel if channel is not None else BrowserChannel()
+        self.id = next(RUN_IDS)
+        self._kept_warm = channel is None
+        self._channel: Channel | None = WARM.take() if channel is None else channel
         files = bundle(graded_roots(env, cwd), skip=streamed)
         self._channel.start(
-            {
-                "packages": list(WORKER_PACKAGES),
+            boot_message()
+            | {
+                "id": self.id,
                 "files": files,
                 "streamed": list(self.streamed),
-                "boot": BOOT,
                 "argv": self.args[1:],
                 "env": dict(env),
                 "cwd": str(cwd),
@@ -265,7 +417,11 @@ class WorkerChild(KeptOutput):
         self.keep(text.encode("utf-8", "replace"))
 
     def _receive(self) -> None:
+        if self._channel is None:
+            return
         for message in self._channel.take():
+            if message.get("id", self.id) != self.id:
+                continue  # what an earlier run of a warm worker said last
             kind = message.get("kind")
             if kind == "ready":
                 self.ready = True
@@ -277,9 +433,23 @@ class WorkerChild(KeptOutput):
             elif kind == "exit" and self.returncode is None:
                 code = message.get("code")
                 self.returncode = code if isinstance(code, int) else 1
+                self._let_go(reusable=bool(message.get("reusable")))
+                return
             elif kind == "error" and self.returncode is None:
                 self._say(f"{message.get('message', '')}\n")
                 self.returncode = 1
+                self._let_go(reusable=False)
+                return
+
+    def _let_go(self, reusable: bool) -> None:
+        """Done with the worker: kept warm for the next run if it ended clean, else stopped."""
+        channel, self._channel = self._channel, None
+        if channel is None:
+            return
+        if reusable and self._kept_warm:
+            WARM.give(channel)
+        else:
+            channel.stop()
 
     def poll(self) -> int | None:
         self._receive()
@@ -287,14 +457,18 @@ class WorkerChild(KeptOutput):
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait until the child ends (at most ``timeout`` seconds: then ``TimeoutExpired``)."""
-        if self.poll() is None:
+        if self.poll() is None and self._channel is not None:
             self._channel.next(timeout if timeout is not None else STARTUP_SECONDS)
         if (code := self.poll()) is None:
             raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
         return code
 
     def kill(self) -> None:
-        """Terminate the worker: whatever ran in it stops at once."""
-        self._channel.stop()
-        if self.returncode is None:
-            self.returncode = -9
+        """Terminate the worker: whatever ran in it stops at once. A warm worker's place is
+        taken by a fresh one, booting meanwhile. A child that ended has let its worker go."""
+        if self.returncode is not None:
+            return
+        self.returncode = -9
+        self._let_go(reusable=False)
+        if self._kept_warm:
+            WARM.replace()

@@ -29,8 +29,9 @@ from typing import Any
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from ..grading.probes import SHIPPED_SETS, kept_set_names, prepare
 from ..harness.kit import kit_cache, kit_root
-from ..harness.manifest import load_manifest
+from ..harness.manifest import Manifest, available_chapters, load_manifest
 from ..harness.pysource import parse
 from ..harness.workspace import create_workspace
 from ..locale import EDITIONS, compiled
@@ -95,7 +96,7 @@ class LiteConfig:
         # named terminal program, of which the site has none (wcwidth then uses none)
         ("wcwidth", ("wcwidth/table_grapheme_overrides/_known_",)),
         # two of the kit's three sample Pi sessions (620 KB): no notebook reads them; the
-        # importer's notebook (11-7) reads damaged-line-session, which stays
+        # importer's notebook reads damaged-line-session, which stays
         ("course", tuple(f"course/data/pi-sessions/{name}.jsonl.gz" for name in UNREAD_SESSIONS)),
     )
     """Files left out of a wheel, by project: the paths starting with one of these."""
@@ -224,7 +225,23 @@ def lock(info: Mapping[str, Any], wheels: Sequence[Wheel]) -> dict[str, Any]:
     return {"info": dict(info), "packages": packages}
 
 
-def site_config(package_names: Iterable[str]) -> dict[str, Any]:
+def site_chapters() -> list[Manifest]:
+    """The chapters the site holds: every chapter the kit has (its own, then those
+    ``COURSE_CHAPTERS`` adds), in order."""
+    return [load_manifest(chapter) for chapter in available_chapters()]
+
+
+def chapter_folder(manifest: Manifest) -> str:
+    """The site's folder of a chapter's workspaces (``chNN``), one per edition inside it."""
+    return f"ch{manifest.chapter}"
+
+
+def site_title(chapters: Sequence[Manifest]) -> str:
+    """The lab's name: its chapters' titles."""
+    return " · ".join(manifest.title for manifest in chapters)
+
+
+def site_config(package_names: Iterable[str], title: str = "") -> dict[str, Any]:
     """``jupyter-lite.json`` for the site: the kernel loads the local Pyodide, every package
     preloaded, nothing from PyPI."""
     kernel_settings = {
@@ -236,7 +253,7 @@ def site_config(package_names: Iterable[str]) -> dict[str, Any]:
     return {
         "jupyter-lite-schema-version": 0,
         "jupyter-config-data": {
-            "appName": "Context compaction",
+            "appName": title or "JupyterLite",
             "exposeAppInBrowser": "true",  # window.jupyterapp, for the browser test and bench
             "litePluginSettings": {"@jupyterlite/pyodide-kernel-extension:kernel": kernel_settings},
             "disabledExtensions": ["@jupyterlab/apputils-extension:announcements"],
@@ -281,8 +298,9 @@ def fetch_wheels(cache: Path, config: LiteConfig = CONFIG) -> Path:
     return folder
 
 
-def build_kit_wheel(kit: Path, into: Path) -> Path:
-    """The kit's own wheel, built from a copy of its package (the source tree stays clean)."""
+def build_kit_wheel(kit: Path, into: Path, chapters: Sequence[Manifest]) -> Path:
+    """The kit's own wheel, built from a copy of its package (the source tree stays clean),
+    with what grading reads beside the package for ``chapters``."""
     source = into / "source"
     shutil.copytree(kit / "course", source / "course", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
@@ -291,19 +309,66 @@ def build_kit_wheel(kit: Path, into: Path) -> Path:
     pip = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
     run([*pip, "--wheel-dir", str(into), str(source)], _("building the kit's wheel"))
     wheel = next(into.glob("course-*.whl"))
-    add_to_wheel(wheel, kit_sources(kit))
+    carried = kit_sources(kit, chapters) | added_chapters(kit, chapters)
+    add_to_wheel(wheel, carried | drawn_probe_sets(kit, chapters))
     return wheel
 
 
-def kit_sources(kit: Path) -> dict[str, bytes]:
-    """The kit's files outside the package that grading reads (the starters, the focused tests
-    and their data): in the browser they lie beside the installed package, where ``kit_root``
-    looks, so ``check()`` grades there as on a computer."""
-    manifest = load_manifest("11")
-    paths = {f.starter for f in manifest.files} | {f.reference for f in manifest.files}
+BUILT_IN = "course/curricula/"
+"""Where the kit's own chapters are (``Manifest.folder``), and where the browser finds one."""
+
+
+def added_chapters(kit: Path, chapters: Sequence[Manifest]) -> dict[str, bytes]:
+    """The folders of the chapters ``COURSE_CHAPTERS`` adds, for the wheel: each at its place
+    in the kit (its manifest's paths are kit-relative), and again among the built-in chapters,
+    where the browser's kernel finds it (a browser has no environment to name the folder in),
+    its catalogs compiled as the package's are (``ship_compiled_catalogs``)."""
+    files: dict[str, bytes] = {}
+    for manifest in chapters:
+        if manifest.folder.startswith(BUILT_IN):
+            continue
+        folder = Path(manifest.folder)
+        for path in sorted(folder.rglob("*")):
+            if not path.is_file() or "__pycache__" in path.parts or path.suffix == ".mo":
+                continue
+            inside = path.relative_to(folder).as_posix()
+            if folder.is_relative_to(kit):
+                files[path.relative_to(kit).as_posix()] = path.read_bytes()
+            data = compiled(path, path.with_suffix(".mo")) if path.suffix == ".po" else None
+            if data is not None:
+                files[f"{BUILT_IN}{folder.name}/{inside[: -len('.po')]}.mo"] = data
+            elif path.suffix != ".po":
+                files[f"{BUILT_IN}{folder.name}/{inside}"] = path.read_bytes()
+    return files
+
+
+def kit_sources(kit: Path, chapters: Sequence[Manifest]) -> dict[str, bytes]:
+    """The kit's files outside the package that grading reads (each chapter's starters, focused
+    tests and their data): in the browser they lie beside the installed package, where
+    ``kit_root`` looks, so ``check()`` grades there as on a computer."""
+    paths = {
+        path for manifest in chapters for f in manifest.files for path in (f.starter, f.reference)
+    }
     return {
         path: (kit / path).read_bytes() for path in sorted(paths) if path.split("/")[0] != "course"
     }
+
+
+def drawn_probe_sets(kit: Path, chapters: Sequence[Manifest]) -> dict[str, bytes]:
+    """Each chapter's probe set for the seed ``check()`` draws with, as ``prepare`` keeps it,
+    for the wheel to carry beside the package (``SHIPPED_SETS``): drawn here once, so that no
+    learner's first check in the browser draws it (tens of seconds there)."""
+    files = {}
+    for manifest in chapters:
+        if manifest.probes is None:
+            continue
+        prepare(manifest, kit, manifest.labs, manifest.probe_seed)
+        for name in kept_set_names(manifest, kit, manifest.probe_seed):
+            kept = kit_cache() / name
+            if not kept.is_file():
+                raise LiteError(_("{path}: the probe set drawn is not there").format(path=kept))
+            files[f"{SHIPPED_SETS}/{name}"] = kept.read_bytes()
+    return files
 
 
 def record_line(path: str, data: bytes) -> str:
@@ -433,19 +498,21 @@ def kernel_shims(into: Path, config: LiteConfig = CONFIG) -> Path:
     return into
 
 
-def lay_workspaces(contents: Path, editions: Sequence[str]) -> None:
-    """A fresh practice workspace per edition (``en/``, ``zh/``), without the files the manifest
-    calls ``optional``: chapter 11's ``probe_cases.json`` (700 KB each) is the kit's
-    ``starters/11-probes.json``, which the wheel carries and ``test_11_probe_cases.py`` reads when
-    the workspace has none (the lab serves a ``.json`` file parsed, so the kernel could not read
-    it anyway); ``checkpoint --roster`` takes no note of a saved zip lacking it."""
+def lay_workspaces(contents: Path, editions: Sequence[str], chapters: Sequence[Manifest]) -> None:
+    """A fresh practice workspace per chapter and edition (``chNN/en/``, ``chNN/zh/``…) of the
+    editions the chapter has, without the files its manifest calls ``optional`` (a large probe
+    case file, say, whose copy the wheel carries among the kit's files and which the focused
+    tests read when the workspace has none: the lab serves a ``.json`` file parsed, so the
+    kernel could not read it anyway); ``checkpoint --roster`` takes no note of a saved zip
+    lacking it."""
     kit = kit_root()
-    manifest = load_manifest("11")
-    for edition in editions:
-        create_workspace(manifest, kit, contents / edition, edition)
-        for file in manifest.files:
-            if file.optional:
-                (contents / edition / file.path).unlink()
+    for manifest in chapters:
+        for edition in [edition for edition in editions if edition in manifest.notebooks]:
+            workspace = contents / chapter_folder(manifest) / edition
+            create_workspace(manifest, kit, workspace, edition)
+            for file in manifest.files:
+                if file.optional:
+                    (workspace / file.path).unlink(missing_ok=True)
 
 
 def stage_pyodide(lite_dir: Path, core: Path, wheels: Sequence[Path]) -> list[str]:
@@ -462,8 +529,12 @@ def stage_pyodide(lite_dir: Path, core: Path, wheels: Sequence[Path]) -> list[st
     return list(the_lock["packages"])
 
 
-def build(out: Path, editions: Sequence[str], cache: Path) -> Path:
-    """Build the site into ``out`` (which must not exist yet, or be empty)."""
+def build(
+    out: Path, editions: Sequence[str], cache: Path, chapters: Sequence[Manifest] | None = None
+) -> Path:
+    """Build the site of ``chapters`` (default: every chapter the kit has) into ``out`` (which
+    must not exist yet, or be empty)."""
+    chapters = site_chapters() if chapters is None else chapters
     if out.exists() and any(out.iterdir()):
         raise LiteError(_("{path}: exists and is not empty").format(path=out))
     cache = cache / f"lite-{CONFIG.cache_key()}"
@@ -472,14 +543,14 @@ def build(out: Path, editions: Sequence[str], cache: Path) -> Path:
     downloaded = fetch_wheels(cache)
     with tempfile.TemporaryDirectory(prefix="course-lite-") as scratch:
         base = Path(scratch)
-        kit_wheel = build_kit_wheel(kit_root(), base / "kit")
+        kit_wheel = build_kit_wheel(kit_root(), base / "kit", chapters)
         wheels = chosen_wheels([kit_wheel.parent, kernel_shims(base / "shims"), downloaded])
         wheels = trimmed(wheels, base / "trimmed")
         lite_dir, contents = base / "lite", base / "contents"
         names = stage_pyodide(lite_dir, core, wheels)
-        config = json.dumps(site_config(names), indent=1)
+        config = json.dumps(site_config(names, site_title(chapters)), indent=1)
         (lite_dir / "jupyter-lite.json").write_text(config, "utf-8")
-        lay_workspaces(contents, editions)
+        lay_workspaces(contents, editions, chapters)
         command = [sys.executable, "-m", "jupyterlite_core", "build"]
         options = [
             "--lite-dir", str(lite_dir),
@@ -545,9 +616,10 @@ def site_size(out: Path) -> int:
     return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
 
 
-def main(out: Path, edition: str, cache: Path | None) -> int:
+def main(out: Path, edition: str, cache: Path | None, chapters: Sequence[str] | None = None) -> int:
     editions = EDITIONS if edition == "both" else (edition,)
-    build(out, editions, cache or kit_cache())
+    chosen = [load_manifest(chapter) for chapter in chapters] if chapters else site_chapters()
+    build(out, editions, cache or kit_cache(), chosen)
     built = _("built the site in {path} ({size:.1f} MB); serve it with any static web server")
     print(built.format(path=out, size=site_size(out) / 1e6))
     return 0

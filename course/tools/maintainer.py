@@ -166,6 +166,13 @@ def parser() -> argparse.ArgumentParser:
     lite.add_argument("out", type=Path, help="the folder to build the site into")
     lite.add_argument("--edition", choices=(*EDITIONS, "both"), default="both")
     lite.add_argument("--cache", type=Path, help="where downloads are kept between builds")
+    lite.add_argument(
+        "--chapter",
+        action="append",
+        dest="chapters",
+        metavar="CHAPTER",
+        help="a chapter the site holds (repeat it; default: every chapter the kit has)",
+    )
     return p
 
 
@@ -196,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .lite import main as lite
 
             try:
-                return lite(args.out, args.edition, args.cache)
+                return lite(args.out, args.edition, args.cache, args.chapters)
             except LiteError as error:
                 print(f"course-kit: {error}", file=sys.stderr)
                 return 1

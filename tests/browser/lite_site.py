@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from course.harness.kit import kit_cache, kit_root
-from course.tools.lite import CONFIG
+from course.harness.manifest import Manifest
+from course.tools.lite import CONFIG, chapter_folder, site_chapters
 
 KIT_SOURCES = ("course", "starters", "notebooks", "tests/chapter11", "pyproject.toml")
-"""What the site is built from, besides the fetched versions: a change rebuilds it."""
+"""What the site is built from, besides the fetched versions and each chapter's folder (those
+``COURSE_CHAPTERS`` adds too): a change rebuilds it."""
 CHROMIUM = "/usr/bin/chromium"
 BUILD_TIMEOUT = 900
 RUN_TIMEOUT_S = 240.0
@@ -54,7 +56,7 @@ def kit_digest() -> str:
     """A hash of the kit's files the site carries."""
     total = hashlib.sha256(CONFIG.cache_key().encode())
     root = kit_root()
-    for name in KIT_SOURCES:
+    for name in [*KIT_SOURCES, *(manifest.folder for manifest in site_chapters())]:
         base = root / name
         paths = sorted(base.rglob("*")) if base.is_dir() else [base]
         for path in paths:
@@ -145,6 +147,9 @@ class LitePage:
         self.page.wait_for_function(
             "(path) => window.jupyterapp.shell.currentWidget?.context?.path === path", arg=path
         )
+        self.page.wait_for_function(  # its session is made after the tab opens
+            "() => window.jupyterapp.shell.currentWidget.sessionContext?.session?.kernel"
+        )
         assert self.execute("1 + 1") == "2"
         return time.monotonic() - started
 
@@ -199,6 +204,38 @@ class LitePage:
                     .filter(o => o.output_type === 'error')
                     .map(o => o.ename + ': ' + o.evalue); }"""
         )
+
+
+CHECK = """
+from course.display.notebook import check
+v = check({lab!r}, timeout={seconds!r})
+print(*[f'{{x.status}} {{x.passed}} {{x.total}} {{x.agreed}} {{x.cases}}' for x in v.labs]
+      or [v.problem], sep='\\n')
+"""
+
+
+def check_in_page(lab: LitePage, lab_id: str, seconds: float = 10.0) -> tuple[object, ...]:
+    """``check(lab_id)`` run in the page's kernel: the lab's status and counts (else its
+    problem), as a roster's gradebook gives them."""
+    said = lab.execute(CHECK.format(lab=lab_id, seconds=seconds))
+    status, *counts = said.split()
+    assert counts, f"check({lab_id!r}) gave no verdict: {said}"
+    return (status, *map(int, counts))
+
+
+def chapter_workspace(manifest: Manifest, edition: str) -> str:
+    """The site's folder of ``manifest``'s workspace in ``edition``."""
+    return f"{chapter_folder(manifest)}/{edition}"
+
+
+def solve_in_page(lab: LitePage, manifest: Manifest, lab_id: str) -> None:
+    """Write the reference of each learner file of ``lab_id`` into the workspace of the
+    notebook open in the page (its kernel runs in the workspace's ``notebooks/``)."""
+    [wanted] = [each for each in manifest.labs if each.id == lab_id]
+    files = {file.path: file for file in manifest.files}
+    for path in wanted.files:
+        text = (kit_root() / files[path].reference).read_text(encoding="utf-8")
+        lab.execute(f"open('../{path}', 'w', encoding='utf-8').write({text!r})")
 
 
 @contextmanager

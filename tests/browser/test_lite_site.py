@@ -12,14 +12,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))  # the 
 
 import pytest
 from lab_page import label_texts, move_slider_with_keys, slider_row, widget_output
-from lite_site import LitePage, offline_browser, served
+from lite_site import (
+    LitePage,
+    chapter_workspace,
+    check_in_page,
+    offline_browser,
+    served,
+    solve_in_page,
+)
 from mutants import BROWSER_CHECKED, Mutant
 
 from course.harness.kit import kit_root
-from course.harness.manifest import load_manifest
+from course.harness.manifest import available_chapters, load_manifest
 
 pytestmark = pytest.mark.browser
 
+FOLDER = "ch11"
+"""The site's folder of chapter 11's workspaces (``course.tools.lite.chapter_folder``)."""
 KERNEL_START_LIMIT_S = 60.0
 """A generous bound for the test; the benchmark (bench/lite.py) measures the real start."""
 REFERENCE = {lab: kit_root() / "course" / f"{lab}.py" for lab in ("summary", "groups", "context")}
@@ -71,17 +80,7 @@ def checkpoint(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def browser_check(lab: LitePage, lab_id: str, seconds: float = 10.0) -> tuple[object, ...]:
-    """``check(lab_id)`` run in the page's kernel: the lab's status and counts (else its
-    problem), as ``lab_counts`` gives them."""
-    said = lab.execute(
-        "from course.display.notebook import check\n"
-        f"v = check({lab_id!r}, timeout={seconds!r})\n"
-        "print(*[f'{x.status} {x.passed} {x.total} {x.agreed} {x.cases}' for x in v.labs]"
-        " or [v.problem], sep='\\n')"
-    )
-    status, *counts = said.split()
-    assert counts, f"check({lab_id!r}) gave no verdict: {said}"
-    return (status, *map(int, counts))
+    return check_in_page(lab, lab_id, seconds)
 
 
 def checked_in_the_browser(
@@ -129,18 +128,18 @@ def test_the_site_works_offline_in_both_editions(
     edition: str, lite_site: Path, tmp_path: Path
 ) -> None:
     with served(lite_site) as base, offline_browser(base, tmp_path / "profile") as (lab, outside):
-        first = f"{edition}/notebooks/{notebooks(edition)[0]}"
+        first = f"{FOLDER}/{edition}/notebooks/{notebooks(edition)[0]}"
         assert lab.open_lab(first) < KERNEL_START_LIMIT_S
 
         # Run All through every notebook of the edition: no cell raises.
         for name in notebooks(edition):
-            assert lab.run_all(f"{edition}/notebooks/{name}") == [], name
+            assert lab.run_all(f"{FOLDER}/{edition}/notebooks/{name}") == [], name
 
         # check("11.1") grades in the kernel: pending, then passed once Lab 11.1 is written.
         assert browser_check(lab, "11.1")[0] == "pending"
 
         # Lab 11.1 written in the editor, read back by the kernel.
-        summary = f"{edition}/pi_course/summary.py"
+        summary = f"{FOLDER}/{edition}/pi_course/summary.py"
         mine = REFERENCE["summary"].read_text(encoding="utf-8")
         write_in_editor(lab, summary, mine)
         lab.command("docmanager:open", {"path": first})
@@ -158,7 +157,7 @@ def test_the_site_works_offline_in_both_editions(
         for module in ("groups", "context"):
             text = REFERENCE[module].read_text(encoding="utf-8")
             lab.execute(f"open('../pi_course/{module}.py', 'w', encoding='utf-8').write({text!r})")
-        explorer_notebook = f"{edition}/notebooks/11-3-budget-projection.ipynb"
+        explorer_notebook = f"{FOLDER}/{edition}/notebooks/11-3-budget-projection.ipynb"
         assert lab.run_all(explorer_notebook) == []
         notebook = lab.page.locator(".jp-NotebookPanel:visible .jp-Notebook")
         explorer = widget_output(notebook, "max_tokens")
@@ -182,7 +181,7 @@ def test_the_site_works_offline_in_both_editions(
         # Downloaded as a zip, graded by a roster to the workspace's own counts.
         lab.execute("from course.display.transfer import save_workspace; save_workspace()")
         with lab.page.expect_download() as download:
-            lab.command("filebrowser:go-to-path", {"path": f"{edition}.zip"})  # selects it
+            lab.command("filebrowser:go-to-path", {"path": f"{FOLDER}/{edition}.zip"})  # selects it
             lab.command("filebrowser:download")
         roster = tmp_path / "roster"
         roster.mkdir()
@@ -216,3 +215,22 @@ def test_the_site_works_offline_in_both_editions(
         workspace, "summary.py", swallowing_loop(mine), "11.1", LOOP_SECONDS, tmp_path
     )
     assert in_a_loop == here, f"an endless loop: browser {in_a_loop}, CLI {here}"
+
+
+@pytest.mark.parametrize("chapter", available_chapters())
+def test_every_chapter_s_first_lab_is_checked_in_the_site(
+    chapter: str, lite_site: Path, tmp_path: Path
+) -> None:
+    """Each chapter of the site (with ``COURSE_CHAPTERS`` set, those it adds too): its first
+    lab is pending in a fresh workspace, and passed once the reference is written, in every
+    edition the chapter has."""
+    manifest = load_manifest(chapter)
+    first = manifest.labs[0]
+    with served(lite_site) as base, offline_browser(base, tmp_path / "profile") as (lab, outside):
+        for edition in manifest.notebooks:
+            workspace = chapter_workspace(manifest, edition)
+            lab.open_lab(f"{workspace}/notebooks/{first.notebook}")
+            assert check_in_page(lab, first.id)[0] == "pending", (chapter, edition)
+            solve_in_page(lab, manifest, first.id)
+            assert check_in_page(lab, first.id)[0] == "passed", (chapter, edition)
+        assert outside.urls == []

@@ -1,24 +1,27 @@
 """The browser's check() through Web Workers gives the command line's verdict, stopping any loop.
 
-In the browser each child of a run (the focused tests, the probe driver) is a second Pyodide in
-a Web Worker (``course/harness/webworker.py``), ended when it overruns. Here the same path runs
-on this machine's Python: ``sys.platform`` says ``emscripten``, and each worker is played by a
-``SubprocessChannel`` that runs the worker's own ``BOOT`` code in a fresh Python and speaks the
-worker's messages. Everything above the channel is the code the browser runs: the engine's
-browser branch, ``start_child``'s worker, the supervisor's waits and kills. The real worker is
-driven in Chromium by ``tests/browser/test_lite_site.py``.
+In the browser each child of a run (the focused tests, the probe driver) runs in a Pyodide in a
+Web Worker (``course/harness/webworker.py``), kept warm between runs, ended when it overruns.
+Here the same path runs on this machine's Python: ``sys.platform`` says ``emscripten``, and each
+worker is played by a ``WarmChannel``: a Python that runs the worker's own ``BOOT`` code, serves
+one run after another as the worker does (cleaning up after each), and speaks the worker's
+messages. Everything above the channel is the code the browser runs: the engine's browser
+branch, ``start_child``'s worker, the supervisor's waits and kills. The real worker is driven in
+Chromium by ``tests/browser/test_lite_site.py``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,43 +42,77 @@ from course.grading.engine import GradingOptions, evaluate
 from course.harness import webworker
 from course.harness.manifest import Manifest
 from course.harness.runner import Limits
-from course.harness.webworker import BOOT, STARTUP_SECONDS, WorkerChild, bundle, graded_roots
+from course.harness.webworker import (
+    BOOT,
+    PRELOADED,
+    STARTUP_SECONDS,
+    WorkerChild,
+    bundle,
+    graded_roots,
+)
 
 pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
 
-RUN_BOOT = BOOT + (
-    "\nimport json, sys\nasked = json.load(sys.stdin)\n"
-    "sys.exit(run(asked['argv'], asked['env'], asked['cwd']))\n"
+SERVE = (
+    BOOT
+    + """
+import json, os, sys
+protocol = os.fdopen(int(sys.argv[1]), "w", buffering=1)
+warm(json.loads(sys.argv[2]), json.loads(sys.argv[3]))
+for line in sys.stdin:
+    asked = json.loads(line)
+    protocol.write(json.dumps({"kind": "ready", "id": asked["id"]}) + "\\n")
+    code = run(asked["argv"], asked["env"], asked["cwd"])
+    exit = {"kind": "exit", "id": asked["id"], "code": code, "reusable": bool(clean())}
+    protocol.write(json.dumps(exit) + "\\n")
+"""
 )
+"""The worker's loop (``WORKER``) in Python: boot once, then serve each run asked on stdin."""
 
 
-class SubprocessChannel:
-    """A worker played by a child Python running ``BOOT``: same files (one file system), the
-    same messages (ready, output, exit), and ``stop`` kills it as ``terminate`` ends a worker."""
+class WarmChannel:
+    """A worker played by a Python that boots once and serves run after run, as the browser's
+    worker does: same files (one file system), the same messages (ready, output, exit), and
+    ``stop`` kills it as ``terminate`` ends a worker. ``booted`` counts the Pythons started."""
+
+    booted = 0
 
     def __init__(self) -> None:
+        WarmChannel.booted += 1
         self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self, message: Mapping[str, Any]) -> None:
+        self.scratch = tempfile.mkdtemp(prefix="worker-tree-")  # the tree its runs may write
+        reading, writing = os.pipe()
         self.process = subprocess.Popen(
-            [sys.executable, "-c", RUN_BOOT],
+            [sys.executable, "-c", SERVE, str(writing), json.dumps([self.scratch])]
+            + [json.dumps(list(PRELOADED))],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
+            pass_fds=[writing],
         )
-        assert self.process.stdin is not None and self.process.stdout is not None
-        asked = {key: message[key] for key in ("argv", "env", "cwd")}
-        self.process.stdin.write(json.dumps(asked).encode())
-        self.process.stdin.close()
-        self.messages.put({"kind": "ready"})
-        threading.Thread(target=self._relay, args=(self.process,), daemon=True).start()
+        os.close(writing)
+        assert self.process.stdout is not None
+        threading.Thread(
+            target=self._relay_output, args=(self.process.stdout,), daemon=True
+        ).start()
+        threading.Thread(target=self._relay_protocol, args=(reading,), daemon=True).start()
 
-    def _relay(self, process: subprocess.Popen[bytes]) -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
+    def _relay_output(self, stream: Any) -> None:
+        for line in stream:
             self.messages.put({"kind": "output", "text": line.decode("utf-8", "replace")})
-        self.messages.put({"kind": "exit", "code": process.wait()})
+
+    def _relay_protocol(self, reading: int) -> None:
+        with os.fdopen(reading, encoding="utf-8") as protocol:
+            for line in protocol:
+                self.messages.put(json.loads(line))
+
+    def start(self, message: Mapping[str, Any]) -> None:
+        if "argv" not in message:  # only booted ahead: this one booted when it was made
+            return
+        assert self.process.stdin is not None
+        asked = {key: message[key] for key in ("id", "argv", "env", "cwd")}
+        self.process.stdin.write((json.dumps(asked) + "\n").encode())
+        self.process.stdin.flush()
 
     def next(self, seconds: float) -> None:
         ends = time.monotonic() + seconds
@@ -89,9 +126,16 @@ class SubprocessChannel:
         return taken
 
     def stop(self) -> None:
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait()
+        self.process.kill()
+        self.process.wait()
+
+
+@pytest.fixture(autouse=True)
+def no_worker_left_warm() -> Iterator[None]:
+    """Each test starts with no warm worker, and leaves none running."""
+    webworker.WARM.end()
+    yield
+    webworker.WARM.end()
 
 
 def through_workers(
@@ -100,7 +144,7 @@ def through_workers(
     options = GradingOptions(in_process=False)  # the browser's default where workers can start
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sys, "platform", "emscripten")
-        patch.setattr(webworker, "BrowserChannel", SubprocessChannel)
+        patch.setattr(webworker, "BrowserChannel", WarmChannel)
         result = evaluate(manifest, kit, workspace, [lab], Limits(test_seconds=seconds), options)
     return essentials(result.to_json())
 
@@ -262,3 +306,92 @@ def test_the_worker_gets_the_graded_folders_not_this_pythons_installation(tmp_pa
     assert graded_roots(env, copy) == [copy, library]
     files = bundle(graded_roots(env, copy), skip=[copy / "results.jsonl"])
     assert sorted(files) == [str(copy / "pkg" / "a.py"), str(library / "course" / "__init__.py")]
+
+
+AFTER_A_RUN = """
+import builtins, json, os, sys
+tree = sys.argv[1]
+os.makedirs(os.path.join(tree, "old"))
+with open(os.path.join(tree, "old", "kept.txt"), "w") as kept:
+    kept.write("there before")
+warm([tree], ["json"])
+with open(os.path.join(tree, "planted.py"), "w") as module:
+    module.write("X = 1\\n")
+sys.path.insert(0, tree)
+import planted
+builtins.planted = planted
+json.dumps = lambda *args, **kwargs: "null"
+os.environ["PLANTED"] = "1"
+os.chdir(tree)
+with open(os.path.join(tree, "old", "new.txt"), "w") as new:
+    new.write("left behind")
+os.makedirs(os.path.join(tree, "made", "deeper"))
+clean_after_the_run = clean()
+left = {
+    "modules": "planted" in sys.modules,
+    "builtins": hasattr(builtins, "planted"),
+    "json.dumps": json.dumps([1]),
+    "environment": "PLANTED" in os.environ,
+    "path": tree in sys.path,
+    "folder": os.getcwd() == tree,
+    "files": sorted(os.listdir(tree)) + sorted(os.listdir(os.path.join(tree, "old"))),
+}
+with open(os.path.join(tree, "old", "kept.txt"), "w") as kept:
+    kept.write("changed by a run")
+print(json.dumps({"left": left, "clean": [clean_after_the_run, clean()]}))
+"""
+
+
+def test_a_cleaned_worker_keeps_nothing_of_the_run(tmp_path: Path) -> None:
+    script = BOOT + AFTER_A_RUN
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert said["left"] == {
+        "modules": False,
+        "builtins": False,
+        "json.dumps": "[1]",
+        "environment": False,
+        "path": False,
+        "folder": False,
+        "files": ["old", "kept.txt"],
+    }
+    # a file that was there before and that a run changed cannot be put back: not clean
+    assert said["clean"] == [True, False]
+
+
+def test_the_next_check_reuses_the_warm_worker_and_none_of_its_state(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    planting = make_workspace("planting")
+    solve_lab(manifest, kit, planting, "11.1")
+    with (planting / "pi_course" / "summary.py").open("a", encoding="utf-8") as module:
+        # what a learner's module could leave in a worker that is not cleaned
+        module.write("\nimport json\njson.dumps = lambda *args, **kwargs: 'null'\n")
+    solved = make_workspace("solved")
+    solve_lab(manifest, kit, solved, "11.1")
+    booted = WarmChannel.booted
+    through_workers(manifest, kit, planting, "11.1", 10.0)
+    got = through_workers(manifest, kit, solved, "11.1", 10.0)
+    assert WarmChannel.booted == booted + 1, "each check booted workers of its own"
+    assert got == on_the_command_line(solved, "11.1", 10.0, tmp_path)
+    assert got["labs"]["11.1"]["status"] == "passed"
+
+
+def test_a_worker_ended_for_overrunning_is_replaced_by_a_fresh_one(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    looping = make_workspace("looping")
+    solve_lab(manifest, kit, looping, "11.1")
+    sabotage(looping, "summary", "parse_summary", LOOPS["swallowing every exception"])
+    solved = make_workspace("solved")
+    solve_lab(manifest, kit, solved, "11.1")
+    ended = through_workers(manifest, kit, looping, "11.1", QUICK.test_seconds)
+    assert ended["labs"]["11.1"]["status"] == "timeout"
+    booted = WarmChannel.booted
+    assert webworker.WARM.idle is not None, "no fresh worker took the place of the one ended"
+    got = through_workers(manifest, kit, solved, "11.1", 10.0)
+    assert WarmChannel.booted == booted, "the fresh worker did not serve the next check"
+    assert got == on_the_command_line(solved, "11.1", 10.0, tmp_path)
