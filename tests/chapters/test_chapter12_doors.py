@@ -296,6 +296,28 @@ def test_a_stale_chapter_12_starter_is_named(manifest: Manifest, tmp_path: Path)
     assert stale_starters(manifest, tmp_path) == ["tests/chapters/ch12/starters/12-tokens.py"]
 
 
+def test_the_zero_install_site_carries_chapter_12(manifest: Manifest, tmp_path: Path) -> None:
+    """The site's parts that need no download: chapter 12 is among the site's chapters, gets
+    a workspace per edition, and its wheel carries the chapter where the browser finds it
+    (among the built-in chapters, its catalog compiled) and its files where the manifest
+    names them. The built site itself is driven by ``tests/browser/test_lite_site.py``
+    (``--lite-site``: it downloads npm and PyPI packages)."""
+    from course.tools import lite
+
+    assert CHAPTER in [chapter.chapter for chapter in lite.site_chapters()]
+    lite.lay_workspaces(tmp_path, ["en", "zh"], [manifest])
+    for edition in ("en", "zh"):
+        workspace = tmp_path / "ch12" / edition
+        assert (workspace / "pi_course" / "tokens.py").is_file(), edition
+        assert (workspace / "notebooks" / "12-token-estimation.ipynb").is_file(), edition
+    carried = lite.kit_sources(kit_root(), [manifest]) | lite.added_chapters(kit_root(), [manifest])
+    for path in ("chapter.toml", "probes.py", "locale/zh/LC_MESSAGES/chapter.mo"):
+        assert f"course/curricula/ch12/{path}" in carried, path
+    for file in manifest.files:
+        if file.starter.startswith("tests/chapters/"):
+            assert file.starter in carried and file.reference in carried, file.path
+
+
 # --------------------------------------------------------------------------- the chapter is data
 
 
