@@ -32,6 +32,7 @@ CHAPTER = "12"
 CHAPTER_FOLDER = Path(__file__).resolve().parent / "ch12"
 BIN = Path(sys.executable).parent
 MACHINERY = ("cli", "grading", "harness", "sandboxed", "display", "tools", "locale")
+pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
 
 
 @pytest.fixture(scope="module")
