@@ -219,18 +219,46 @@ def test_gradescope_grades_a_submission_as_practice_does(halfway: Path, tmp_path
     assert practice_report(halfway, tmp_path) == {"12.1": "passed", "12.2": "pending"}
 
 
-def test_the_actions_workflow_runs_a_job_per_chapter_12_lab(
+def test_the_actions_workflow_grades_each_chapter_12_lab_in_a_job(
     manifest: Manifest, tmp_path: Path
 ) -> None:
+    """The workflow ``practice 12 DIR --actions`` writes: a job per lab whose grading and report
+    steps, run as the runner runs them after the install step, pass where the lab passes."""
+    from test_platforms import read_yaml
+
     workspace = tmp_path / "template"
     made = cli("practice", CHAPTER, str(workspace), "--actions")
     assert made.returncode == 0, made.stderr
+    solve_lab(manifest, kit_root(), workspace, "12.1")
     text = (workspace / ".github" / "workflows" / "checkpoint.yml").read_text(encoding="utf-8")
-    assert "checkpoint 12 --lab" in text and "checkpoint 11" not in text
+    job = read_yaml(text)["jobs"]["lab"]
+    assert [lab["id"] for lab in job["strategy"]["matrix"]["lab"]] == ["12.1", "12.2"]
+    steps = {step["name"]: step["run"] for step in job["steps"] if "run" in step}
     named = 'echo "COURSE_CHAPTERS=$RUNNER_TEMP/kit/tests/chapters" >> "$GITHUB_ENV"'
-    assert named in text, "the installed kit's chapters, for the steps after"
+    assert named in steps["Install the kit"], "the installed kit's chapters, for the steps after"
+    passed = {}
     for lab in manifest.required_labs:
-        assert json.dumps(lab.id) in text, lab.id
+        runner = tmp_path / f"runner-{lab.id}"
+        runner.mkdir()
+        environment = away_from_here(
+            PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
+            RUNNER_TEMP=str(runner),
+            GITHUB_STEP_SUMMARY=str(runner / "summary.md"),
+            LAB=lab.id,
+            TITLE=lab.title,
+        ) | {CHAPTER_ROOTS: str(kit_root() / "tests" / "chapters")}  # as the install step says
+        codes = [
+            subprocess.run(
+                ["bash", "-e", "-c", steps[name]], cwd=workspace, env=environment,
+                capture_output=True, text=True, timeout=600, check=False,
+            ).returncode
+            for name in ("checkpoint 12 --lab", "Report the lab")
+        ]  # fmt: skip
+        assert codes[0] == 0, lab.id
+        passed[lab.id] = codes[1] == 0
+        shown = (runner / "summary.md").read_text(encoding="utf-8")
+        assert shown.startswith(f"### Lab {lab.id} · {lab.title}\n"), shown
+    assert passed == {"12.1": True, "12.2": False}
 
 
 def test_classroom_50_grades_a_checkout_of_chapter_12(manifest: Manifest, tmp_path: Path) -> None:
