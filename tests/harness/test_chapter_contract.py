@@ -287,3 +287,15 @@ def test_a_chapter_found_elsewhere_inherits_a_built_in_parent(
     assert {f.path: f.starter for f in inherited if f.path in learner} == learner
     assert all(f.role == "given" for f in inherited if f.path in learner)
     assert [f.path for f in child.files_with_role("learner")] == ["pi_course/mod98.py"]
+
+
+def test_course_kit_chapters_names_what_a_chapter_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ch98").mkdir()
+    (tmp_path / "ch98" / "chapter.toml").write_text(chapter("98"), "utf-8")
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
+    assert course_kit(["chapters"]) == 1
+    err = capsys.readouterr().err
+    assert "ch98/chapter.toml: labs[0].notebook: no en notebook 'notebooks/98-1.ipynb'" in err
+    assert "ch98/chapter.toml: workspace 'pkg/mod98.py' starter: no file" in err
