@@ -251,6 +251,12 @@ def test_a_probe_module_without_the_interface_names_the_probes_field(tmp_path: P
         (PROBES.replace("(seed, labs)", "(*args)"), []),
         (PROBES.replace("(seed, labs)", "(seed, labs, *, fast)"), ["cases must take 2"]),
         ("def cases(", ["is not valid Python (line 1"]),
+        ("from course.locale import N_\nimport json\n" + PROBES, []),
+        ("import hypothesis\n" + PROBES, ["imports hypothesis at its top level"]),
+        ("from course.harness import kit\n" + PROBES, ["imports course.harness at its top"]),
+        ("try:\n    import numpy\nexcept ImportError:\n    pass\n" + PROBES, ["numpy"]),
+        ("if TYPE_CHECKING:\n    import hypothesis\n" + PROBES, []),
+        (PROBES + "def later():\n    import hypothesis\n", []),
     ],
 )
 def test_the_probe_interface_is_read_from_the_source(source: str, problems: list[str]) -> None:
