@@ -107,10 +107,13 @@ def contract_problems(manifest: Manifest, kit: Path) -> list[str]:
             missing(f"workspace {file.path!r} reference", file.reference)
     for path in manifest.card.teaching_files:
         missing("card.teaching_files", path)
-    for index, lab in enumerate(manifest.labs):
+    notebooks = [(f"labs[{i}].notebook", lab.notebook) for i, lab in enumerate(manifest.labs)]
+    notebooks += [
+        (f"other_notebooks[{i}]", name) for i, name in enumerate(manifest.other_notebooks)
+    ]
+    for field, name in notebooks:
         for edition, folder in manifest.notebooks.items():
-            where = f"{folder}/{lab.notebook}"
-            missing(f"labs[{index}].notebook", where, f"{edition} notebook")
+            missing(field, f"{folder}/{name}", f"{edition} notebook")
     if manifest.probes is not None:
         module = kit / manifest.probes
         if not module.is_file():

@@ -4,7 +4,7 @@ each error naming the field (docs/chapters.md)."""
 from __future__ import annotations
 
 import re
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -212,6 +212,14 @@ def test_a_labs_notebook_missing_in_one_edition_names_the_field(tmp_path: Path) 
     (tmp_path / "notebooks" / "zh" / "12-1.ipynb").unlink()
     assert contract_problems(manifest, tmp_path) == [
         "ch12/chapter.toml: labs[0].notebook: no zh notebook 'notebooks/zh/12-1.ipynb' in the kit"
+    ]
+
+
+def test_another_notebook_missing_names_the_field(tmp_path: Path) -> None:
+    manifest = replace(small_kit(tmp_path), other_notebooks=("12-0.ipynb",))
+    (tmp_path / "notebooks" / "12-0.ipynb").write_text("", encoding="utf-8")
+    assert contract_problems(manifest, tmp_path) == [
+        "ch12/chapter.toml: other_notebooks[0]: no zh notebook 'notebooks/zh/12-0.ipynb' in the kit"
     ]
 
 
