@@ -38,10 +38,10 @@ from inprocess_probes import (  # noqa: E402
 )
 from mutants import MUTANTS  # noqa: E402
 
+from course.curricula.ch11 import probes as ch11  # noqa: E402
 from course.grading.probes import KEYED_LEAST, KEYED_SHARE  # noqa: E402
 from course.harness.kit import kit_root  # noqa: E402
 from course.harness.manifest import load_manifest  # noqa: E402
-from course.probes import ch11  # noqa: E402
 
 SIZES = (0, 2, 5, 10, 20)
 """Numbered audit cases kept per lab (besides the rules); ``all`` is measured as well."""

@@ -23,7 +23,7 @@ if str(ROOT) not in sys.path:  # run as a script: make ``course`` importable
     sys.path.insert(0, str(ROOT))
 
 from course.context import build_context  # noqa: E402
-from course.display.explorer import BudgetExplorer  # noqa: E402
+from course.curricula.ch11.explorer import BudgetExplorer  # noqa: E402
 from course.fixtures import Budget  # noqa: E402
 from course.groups import group_interactions  # noqa: E402
 from course.interop import import_pi_session, pi_session_files  # noqa: E402

@@ -1,5 +1,5 @@
 """Hypothesis strategies only the suite uses: any JSON value, one valid entry of any type, and an
-additive estimator (the probes' own strategies are ``course.probes.strategies``)."""
+additive estimator (the probes' own strategies are ``course.curricula.ch11.strategies``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from course.probes.strategies import JSON, SUMMARIES, TEXT, interactions
+from course.curricula.ch11.strategies import JSON, SUMMARIES, TEXT, interactions
 
 ANY_JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
+import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 import course
 from course import jsonl, locale
@@ -18,6 +23,7 @@ from course.fields import FieldReader
 from course.grading import cgroups, inprocess, launch, probes
 from course.harness import pysource, runner, supervisor
 from course.harness.kit import kit_root
+from course.harness.manifest import CHAPTER_ROOTS, Manifest, available_chapters, load_manifest
 from course.harness.records import RecordReader
 from course.locale import EDITIONS, ENVIRONMENT
 from course.sandboxed import probe_driver, status, untrusted
@@ -26,6 +32,8 @@ from course.sandboxed.records import Event
 from course.sandboxed.tables import TableReader
 
 PACKAGE = Path(course.__file__).resolve().parent
+CHAPTER_FREE_PACKAGES = ("cli", "grading", "harness", "sandboxed", "display", "tools", "locale")
+"""The machinery (docs/chapters.md): it names no chapter."""
 Source = tuple[ast.Module, tuple[str, ...]]
 """A module's tree and the folders between ``course/`` and its file."""
 
@@ -168,7 +176,7 @@ def test_only_untrusted_cuts_text() -> None:
             and any("…" in text for text in strings(node.right))
         )
 
-    assert found_in(cuts, {untrusted.__name__}, skip=("course.probes",)) == []
+    assert found_in(cuts, {untrusted.__name__}, skip=("course.curricula",)) == []
 
 
 def test_json_and_toml_from_outside_are_read_by_a_strict_reader() -> None:
@@ -271,3 +279,179 @@ def test_only_editions_py_chooses_the_edition() -> None:
         return calls(node, "set_edition")
 
     assert found_in(chooses, {speak.__module__, inprocess.__name__, locale.__name__}) == []
+
+
+# ------------------------------------------------------------------ no chapter in the machinery
+
+MACHINERY = tuple(f"course.{package}" for package in CHAPTER_FREE_PACKAGES)
+LEFT_TO_LITE = "course.tools.lite:"
+"""Issue 48's browser edition for any chapter (its own branch) takes out the zero-install
+site's ``load_manifest("11")``; then this exception goes too."""
+TEST_CHAPTERS = PACKAGE.parent / "tests" / "chapters"
+"""The chapters kept with the suite: the machinery must not name them either."""
+
+
+@dataclass(frozen=True)
+class ChapterWords:
+    """How a chapter can be named: its id, its labs' ids and its chapter-only names (the
+    functions its labs write, its fixture data's names)."""
+
+    chapter: str
+    labs: frozenset[str]
+    names: frozenset[str]
+
+    def in_code(self, text: str) -> bool:
+        """A string or a name of code naming the chapter: ``"11"``, ``"11.3"``, ``ch11``,
+        ``practice-11``, ``CHAPTER_11`` (never Python's version, ``3.11`` or ``(3, 11)``)."""
+        number = re.escape(self.chapter)
+        return text in self.names or bool(
+            re.search(rf"(?<![\w.])(?<!\d, ){number}(?![\w])|(?i:chapter|ch)_?{number}(?!\d)", text)
+        )
+
+    def in_prose(self, text: str) -> bool:
+        """Prose (a docstring) naming the chapter beyond an example of the kit's own: a lab id,
+        ``ch12``, ``chapter 12``, ``checkpoint 12``, ``practice-12``."""
+        number = re.escape(self.chapter)
+        labs = "|".join(re.escape(lab) for lab in sorted(self.labs))
+        return bool(
+            re.search(rf"(?<![\w.])({labs})(?![\w])", text)
+            or re.search(rf"(?i:chapter|ch|checkpoint|practice)[ _-]?{number}(?!\d)", text)
+        )
+
+
+def chapter_words(manifest: Manifest) -> ChapterWords:
+    names = {function.function for lab in manifest.labs for function in lab.functions}
+    for file in manifest.files:
+        if Path(file.path).name == "fixtures.py":  # the chapter's data: its names are its own
+            tree = ast.parse((kit_root() / file.reference).read_text("utf-8"))
+            names |= {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+            names |= {
+                target.id
+                for node in tree.body
+                if isinstance(node, ast.Assign)
+                for target in node.targets
+                if isinstance(target, ast.Name) and target.id.isupper()
+            }
+    labs = frozenset(lab.id for lab in manifest.labs)
+    public = frozenset(name for name in names if not name.startswith("_"))
+    return ChapterWords(manifest.chapter, labs, public)
+
+
+def every_chapter(monkeypatch: pytest.MonkeyPatch) -> list[tuple[ChapterWords, bool]]:
+    """Each chapter the kit ships or the suite keeps, and whether it is built in."""
+    if TEST_CHAPTERS.is_dir():
+        roots = [os.environ.get(CHAPTER_ROOTS, ""), str(TEST_CHAPTERS)]
+        monkeypatch.setenv(CHAPTER_ROOTS, os.pathsep.join(root for root in roots if root))
+    found = [load_manifest(chapter) for chapter in available_chapters()]
+    return [(chapter_words(m), m.folder.startswith("course/curricula/")) for m in found]
+
+
+def docstrings_of(tree: ast.AST) -> set[int]:
+    """The ids of the string statements of ``tree``: docstrings, of modules, classes,
+    functions and attributes (prose, not code)."""
+    return {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    }
+
+
+def names_a_chapter(
+    name: str, tree: ast.Module, folders: tuple[str, ...], words: ChapterWords, built_in: bool
+) -> list[str]:
+    """``module:line: code`` of each place in ``tree`` that names the chapter or imports a
+    chapter's module. Prose may take a built-in chapter as its example; code never does."""
+    prose = docstrings_of(tree)
+    found = []
+    for node in ast.walk(tree):
+        texts: list[str] = []
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) in prose:
+                if not built_in and words.in_prose(node.value):
+                    found.append(f"{name}:{node.lineno}: {node.value[:120]!r}")
+                continue
+            texts.append(node.value)
+        elif isinstance(node, ast.Name):
+            texts.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            texts.append(node.attr)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            texts.append(node.name)
+        elif isinstance(node, ast.arg | ast.keyword) and node.arg:
+            texts.append(node.arg)
+        elif isinstance(node, ast.alias):
+            texts += [node.name, node.asname or ""]
+        if isinstance(node, ast.Import | ast.ImportFrom) and imports_a_chapter(node, folders):
+            found.append(where(name, node))
+        elif any(words.in_code(text) for text in texts if text):
+            found.append(where(name, node) if hasattr(node, "lineno") else f"{name}: {texts}")
+    return found
+
+
+def imports_a_chapter(node: ast.Import | ast.ImportFrom, folders: tuple[str, ...]) -> bool:
+    """Whether ``node`` imports a module of ``course.curricula`` (a chapter's code)."""
+    if isinstance(node, ast.Import):
+        modules = [alias.name for alias in node.names]
+    else:
+        base = ["course", *folders][: len(folders) + 1 - node.level + 1] if node.level else []
+        module = ".".join([*base, *([node.module] if node.module else [])])
+        modules = [module] + [f"{module}.{alias.name}" for alias in node.names]
+    return any(m == "course.curricula" or m.startswith("course.curricula.") for m in modules)
+
+
+def machinery_naming_chapters(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    chapters = every_chapter(monkeypatch)
+    return [
+        found
+        for name, (tree, folders) in sources().items()
+        if name.startswith(MACHINERY)
+        for words, built_in in chapters
+        for found in names_a_chapter(name, tree, folders, words, built_in)
+    ]
+
+
+def test_the_machinery_names_no_chapter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/chapters.md: the machinery finds a chapter through its manifest; no machinery
+    module names one (its id, its labs, its lab functions or its fixture data), imports one's
+    code, or, for a chapter kept with the suite, mentions it even in prose."""
+    assert [name for name in sources() if name.startswith(MACHINERY)], "no machinery found"
+    found = machinery_naming_chapters(monkeypatch)
+    assert [place for place in found if not place.startswith(LEFT_TO_LITE)] == []
+
+
+PLANTED = {
+    'LOCATE = "checkpoint 11"': True,
+    'FOLDER = "practice-11"': True,
+    'CASE = "11.3#007"': True,
+    "def ch11_view() -> None: ...": True,
+    "result = build_context(path)": True,
+    "budget = fixtures.CHAPTER_BUDGET": True,
+    "from course.curricula.ch11 import show": True,
+    "from ..curricula import ch11": True,
+    "import course.curricula.ch11.probes": True,
+    'WANTED = (3, 11)  # "python3.11", not a chapter': False,
+    '"""Prose may cite ``checkpoint 11 --lab 11.3`` as its example."""': False,
+    "def every_chapter() -> None: ...": False,
+}
+
+
+@pytest.mark.parametrize(("code", "named"), list(PLANTED.items()), ids=list(PLANTED))
+def test_a_planted_mention_of_a_chapter_is_found(code: str, named: bool) -> None:
+    """The check above finds a chapter planted in a machinery module, and only that."""
+    manifest = load_manifest("11")
+    tree = ast.parse(code)
+    found = names_a_chapter(
+        "course.grading.planted", tree, ("grading",), chapter_words(manifest), True
+    )
+    assert bool(found) is named, found
+
+
+def test_a_test_chapter_is_not_named_even_in_prose() -> None:
+    twelve = ChapterWords("12", frozenset({"12.1", "12.2"}), frozenset({"estimate_tokens"}))
+    prose = ast.parse('"""As ``checkpoint 12 --lab 12.1`` shows."""')
+    assert names_a_chapter("course.harness.planted", prose, ("harness",), twelve, False)
+    assert not names_a_chapter("course.harness.planted", prose, ("harness",), twelve, True)
+    short = ast.parse('"""The 12-character form printed on cards."""')
+    assert not names_a_chapter("course.harness.planted", short, ("harness",), twelve, False)

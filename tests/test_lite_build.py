@@ -130,14 +130,15 @@ def test_the_wheel_ships_each_catalog_compiled_and_no_po(tmp_path: Path) -> None
     from course.harness.kit import kit_root
     from course.locale import compile_catalog
 
-    locale = tmp_path / "locale"
-    shutil.copytree(kit_root() / "course" / "locale", locale)
-    po = locale / "zh" / "LC_MESSAGES" / "course.po"
-    source = po.read_bytes()
-    (locale / "zh" / "LC_MESSAGES" / "course.mo").unlink(missing_ok=True)  # stale or absent
-    lite.ship_compiled_catalogs(locale)
-    assert not list(locale.rglob("*.po"))
-    assert (locale / "zh" / "LC_MESSAGES" / "course.mo").read_bytes() == compile_catalog(source)
+    package = tmp_path / "course"
+    shutil.copytree(kit_root() / "course", package, ignore=shutil.ignore_patterns("*.mo"))
+    catalogs = sorted(package.rglob("*.po"))
+    assert len(catalogs) > 1, "the kit's catalog and each chapter's"
+    sources = {po: po.read_bytes() for po in catalogs}
+    lite.ship_compiled_catalogs(package)
+    assert not list(package.rglob("*.po"))
+    for po, source in sources.items():
+        assert po.with_suffix(".mo").read_bytes() == compile_catalog(source), po
 
 
 def test_the_kit_wheel_carries_what_grading_reads_beside_the_package(tmp_path: Path) -> None:

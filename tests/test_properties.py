@@ -13,8 +13,8 @@ from json_strategies import ANY_JSON, length_estimator, valid_entries
 
 from course.compaction import create_compaction_entry
 from course.context import budget_report, build_context
+from course.curricula.ch11.strategies import SUMMARIES, histories
 from course.groups import group_interactions
-from course.probes.strategies import SUMMARIES, histories
 from course.session import (
     JsonlSessionStore,
     SessionEntryError,

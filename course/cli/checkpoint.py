@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
@@ -45,8 +44,9 @@ from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, Commands, key_legend, shell_commands
 from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
+from .exits import INTERRUPTED, quiet_on_closed_pipe
 from .locate import Where, around, locate, print_edits, print_verdict, to_check
-from .options import HelpFormatter, given
+from .options import HelpFormatter, chapter_help, given
 
 if TYPE_CHECKING:
     from ..grading.engine import GradingOptions, SandboxMode
@@ -59,8 +59,6 @@ __all__ = ["main", "parser"]
 
 USAGE_ERROR = 2
 T = TypeVar("T")
-CLOSED_PIPE = 128 + signal.SIGPIPE
-INTERRUPTED = 128 + signal.SIGINT
 
 
 def _parsed(convert: Callable[[str], T], text: str, refusal: str) -> T:
@@ -105,7 +103,7 @@ def parser() -> argparse.ArgumentParser:
             "workspace of a class with --roster."
         ),
     )
-    p.add_argument("chapter", help=_("chapter id, e.g. 11"))
+    p.add_argument("chapter", help=chapter_help())
     target = p.add_mutually_exclusive_group()
     target.add_argument("--practice", metavar="DIR", help=_("check the practice workspace DIR"))
     target.add_argument(
@@ -153,8 +151,8 @@ def parser() -> argparse.ArgumentParser:
         "--replay",
         metavar="CASE",
         help=_(
-            "run one probe case (an id such as 11.3#007, as a failure names it) on the saved "
-            "code, showing its input, the difference and your code's frames"
+            "run one probe case (its id, as a failure names it: LAB#NUMBER) on the saved code, "
+            "showing its input, the difference and your code's frames"
         ),
     )
     mode.add_argument(
@@ -573,13 +571,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        code = _run(argv)
-        sys.stdout.flush()
-        return code
-    except BrokenPipeError:  # e.g. `checkpoint 11 | head`: the reader has all it wanted
-        with contextlib.suppress(OSError, ValueError, AttributeError):  # what is left: nowhere
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return CLOSED_PIPE
+        return quiet_on_closed_pipe(lambda: _run(argv))
     except KeyboardInterrupt:
         print(_("checkpoint: stopped"), file=sys.stderr)
         return INTERRUPTED

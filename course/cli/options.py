@@ -7,6 +7,7 @@ import argparse
 import re
 from collections.abc import Iterable, Sequence
 
+from ..harness.manifest import ManifestError, available_chapters
 from ..locale import N_, gettext, ngettext
 from ..sandboxed.columns import columns, wide, wrap
 
@@ -88,3 +89,12 @@ class HelpFormatter(argparse.HelpFormatter):
         if not wide(text):
             return super()._fill_text(text, width, indent)
         return "\n".join(wrap(" ".join(text.split()), width, indent, indent))
+
+
+def chapter_help() -> str:
+    """The help of a command's chapter argument: the chapters the kit finds, by id."""
+    try:
+        chapters = gettext(", ").join(available_chapters())
+    except ManifestError as error:  # the command says so when it loads the chapter
+        chapters = str(error)
+    return gettext("chapter id ({chapters})").format(chapters=chapters)

@@ -18,7 +18,8 @@ from ..locale import EDITIONS, EditionError, unquoted
 from ..locale import gettext as _
 from ..sandboxed.commands import shell_commands
 from ..sandboxed.marker import WorkspaceError, speak
-from .options import HelpFormatter, given
+from .exits import quiet_on_closed_pipe
+from .options import HelpFormatter, chapter_help, given
 
 USAGE_ERROR = 2
 
@@ -33,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
             "tests wired to that copy, and {learning}."
         ).format(learning="LEARNING.md"),
     )
-    p.add_argument("chapter", help=_("chapter id, e.g. 11"))
+    p.add_argument("chapter", help=chapter_help())
     p.add_argument(
         "directory",
         nargs="?",
@@ -70,6 +71,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return quiet_on_closed_pipe(lambda: _run(argv))
+
+
+def _run(argv: Sequence[str] | None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     requested = given(words, "--lang")
     try:  # before parsing, so that even --help speaks it: the workspace it stands in, if any

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Protocol
 
-from ..locale import CODE_SPAN, tidy, unquoted
+from ..locale import CODE_SPAN, SOURCE_EDITION, current_edition, tidy, unquoted
+from ..locale import gettext as _
+from ..locale.refusals import in_edition
 from ..sandboxed.columns import columns, pad
 from ..sandboxed.status import HTML_COLOURS, TONE_MARKS, Tone
 
@@ -107,3 +109,34 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, title: st
         "\n".join(lines),
         f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>",
     )
+
+
+def number(value: object) -> str:
+    """``31`` for 31 and 31.0, ``2.5`` for 2.5."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def refused(error: BaseException) -> View:
+    """A refusal, as the caller sees it: the error's type and message."""
+    said = _("refused · {error_type}: {error}")
+    shown = in_edition(str(error))
+    return message(said.format(error_type=type(error).__name__, error=shown), "error")
+
+
+def accepted_wrongly(label: str) -> View:
+    """An input the caller expected to be refused, that the code under test accepted."""
+    said = _("accepted ✗ · {label}: this input should have been refused")
+    return message(said.format(label=label), "error")
+
+
+def note(text_: str) -> View:
+    """A one-line remark."""
+    return message(text_, "note")
+
+
+def grouped(number: int | float) -> str:
+    """A large count as the edition writes it: ``25,010`` in English, ``25010`` in Chinese (whose
+    text groups no digits)."""
+    return f"{number:,}" if current_edition() == SOURCE_EDITION else f"{number}"

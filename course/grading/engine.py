@@ -37,7 +37,15 @@ from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
 from ..harness.webworker import in_a_browser
 from ..harness.workspace import PYTEST_INI, render_marker
-from ..locale import EDITIONS, SOURCE_EDITION, catalog_path, compiled, current_edition
+from ..locale import (
+    BUILT_IN_CHAPTERS,
+    EDITIONS,
+    catalog_path,
+    chapter_catalog_path,
+    chapter_locales,
+    compiled,
+    current_edition,
+)
 from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, Commands
 from ..sandboxed.marker import MARKER
@@ -126,17 +134,23 @@ def graded_files(
 
 def grader_library() -> dict[str, bytes]:
     """The kit's code the graded run needs: ``course.sandboxed`` whole and the editions'
-    catalogs (the run speaks the learner's edition); nothing else (``test_sandboxed.py``) but
-    their bytecode (``bytecode.py``)."""
+    catalogs, the kit's and every chapter's (the run speaks the learner's edition); nothing else
+    (``test_sandboxed.py``) but their bytecode (``bytecode.py``)."""
     package = Path(__file__).resolve().parents[1]
     shipped = [package / "__init__.py", package / "locale" / "__init__.py"]
     shipped += sorted((package / "sandboxed").glob("*.py"))
     files = {p.relative_to(package.parent).as_posix(): p.read_bytes() for p in shipped}
-    for edition in EDITIONS:
+    for edition in EDITIONS[1:]:  # English, the source text, has no catalog
         mo = catalog_path(edition, ".mo")
-        data = None if edition == SOURCE_EDITION else compiled(catalog_path(edition), mo)
-        if data is not None:
+        if (data := compiled(catalog_path(edition), mo)) is not None:
             files[mo.relative_to(package.parent).as_posix()] = data
+        # each chapter's catalog where the child looks for a built-in chapter's: the focused
+        # tests and the given modules speak the chapter's messages (``locale.translations``)
+        for folder in chapter_locales():
+            po = chapter_catalog_path(folder, edition)
+            if (data := compiled(po, po.with_suffix(".mo"))) is not None:
+                inside = chapter_catalog_path(BUILT_IN_CHAPTERS / folder.name, edition, ".mo")
+                files.setdefault(inside.relative_to(package.parent).as_posix(), data)
     return files
 
 

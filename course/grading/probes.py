@@ -121,7 +121,7 @@ def draw(manifest: Manifest, kit: Path, seed: int) -> ProbeSet | None:
         return None
     labs = [lab.id for lab in manifest.labs]
     try:
-        from ..probes.strategies import caches_kept_in
+        from .draws import caches_kept_in
 
         module = load_module(kit / manifest.probes, "course_probes_reference")
         with caches_kept_in(kit_cache() / "hypothesis"):

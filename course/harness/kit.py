@@ -88,11 +88,12 @@ def chapter_fingerprints(manifest: Manifest, root: Path) -> Fingerprints:
 
 
 def notebook_sources(manifest: Manifest, root: Path, edition: str | None = None) -> list[str]:
-    """Kit-relative paths of one edition's notebooks (the default edition's unless named)."""
+    """Kit-relative paths of one edition's notebooks of the chapter (the default edition's unless
+    named): the labs' and the manifest's ``other_notebooks``."""
     edition = edition or manifest.default_edition
     folder = manifest.notebooks.get(edition)
     if folder is None:
         known = ", ".join(manifest.notebooks)
         said = _("no notebook edition {edition} (editions: {known})")
         raise KitError(said.format(edition=repr(edition), known=known))
-    return sorted(path.relative_to(root).as_posix() for path in (root / folder).glob("*.ipynb"))
+    return [f"{folder}/{name}" for name in manifest.notebook_names]

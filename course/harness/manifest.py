@@ -8,12 +8,15 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
+# the chapters' folders: the built-in ones (``locale.BUILT_IN_CHAPTERS``: package data, a path
+# rather than ``importlib.resources``, whose import every command would pay for), then those of
+# ``COURSE_CHAPTERS``, which the doors pass to their children
+from ..locale import CHAPTER_ROOTS as CHAPTER_ROOTS
+from ..locale import EDITIONS, SOURCE_EDITION, chapter_roots
 from ..locale import gettext as _
 from ..sandboxed.tables import TableReader
 
-CURRICULA = Path(__file__).resolve().parents[1] / "curricula"
-"""The installed curricula (package data beside the harness; a path, not ``importlib.resources``,
-whose import every command would pay for)."""
+MANIFEST_NAME = "chapter.toml"
 FileRole = Literal["learner", "given", "test"]
 FILE_ROLES: tuple[FileRole, ...] = ("learner", "given", "test")
 
@@ -153,6 +156,11 @@ class Manifest:
     review: Review | None = None
     probes: str | None = None  # the probe module (kit-relative): cases, how to call each lab
     probe_seed: int = 0  # every door draws with it, so the same files get the same verdict
+    folder: str = ""  # the chapter's folder (kit-relative, or absolute outside the kit)
+    notebook_sources: str = ""  # the notebooks' sources (kit-relative; "": FOLDER/notebooks)
+    other_notebooks: tuple[str, ...] = ()  # a workspace's notebooks besides the labs' ones
+    parent: str | None = None
+    """The chapter this one builds on: its modules come first (``inherit``)."""
 
     def lab_of_function(self, module: str, function: str) -> Lab | None:
         """The lab whose solution is ``module.function`` (``compaction.latest_compaction``)."""
@@ -181,6 +189,19 @@ class Manifest:
     def test_files(self) -> tuple[str, ...]:
         """Every lab's test file, each once, in lab order."""
         return tuple(dict.fromkeys(lab.test_file for lab in self.labs))
+
+    @property
+    def notebook_names(self) -> tuple[str, ...]:
+        """The chapter's notebooks (file names in each edition's folder), each once, sorted:
+        the labs' and the other ones the manifest lists."""
+        return tuple(sorted({lab.notebook for lab in self.labs} | set(self.other_notebooks)))
+
+    @property
+    def source_folder(self) -> str:
+        """Where the chapter's notebook sources are (kit-relative or absolute; "": none)."""
+        if self.notebook_sources:
+            return self.notebook_sources
+        return f"{self.folder}/notebooks" if self.folder else ""
 
     @property
     def default_edition(self) -> str:
@@ -306,8 +327,16 @@ def _workspace_file(f: TableReader) -> WorkspaceFile:
     return WorkspaceFile(path, starter, reference, role, f.flag("optional"))
 
 
+DEFAULT_NOTEBOOKS = {SOURCE_EDITION: "notebooks"} | {
+    edition: f"notebooks/{edition}" for edition in EDITIONS if edition != SOURCE_EDITION
+}
+"""The editions' notebook folders of a manifest that names none: ``notebooks`` for the source
+edition, ``notebooks/<edition>`` for each other."""
+
+
 def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
-    """Read a manifest from TOML text; ``ManifestError`` names the field that is wrong."""
+    """Read a manifest from TOML text; ``ManifestError`` names the field that is wrong. A
+    ``parent`` is only named here: ``with_parents`` gives the chapter its parent's files."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -316,21 +345,27 @@ def parse_manifest(text: str, source: str = "<manifest>") -> Manifest:
     focused_tests = _relative_path(f, "focused_tests")
     labs = tuple(_lab(g, focused_tests) for g in _each(f, "labs"))
     files = tuple(_workspace_file(g) for g in _each(f, "workspace"))
+    chapter = f.text("chapter")
     manifest = Manifest(
-        chapter=f.text("chapter"),
+        chapter=chapter,
         title=f.text("title"),
         package=f.text("package"),
         reference=f.text("reference"),
         focused_tests=focused_tests,
-        default_workspace=f.text("default_workspace"),
+        default_workspace=f.text("default_workspace", f"practice-{chapter}"),
         card=_card(_table(f, "card")),
         labs=labs,
         files=files,
-        notebooks=_editions(f.raw("notebooks"), f),
+        notebooks=_editions(f.raw("notebooks", DEFAULT_NOTEBOOKS), f),
         source=source,
         review=_review(_table(f, "review")) if "review" in f.table else None,
         probes=_relative_path(f, "probes") if "probes" in f.table else None,
         probe_seed=f.count("probe_seed") if "probe_seed" in f.table else 0,
+        notebook_sources=(
+            _relative_path(f, "notebook_sources") if "notebook_sources" in f.table else ""
+        ),
+        other_notebooks=f.texts("other_notebooks", allow_empty=True),
+        parent=f.text("parent") if "parent" in f.table else None,
     )
     f.finish()
     _check_consistency(manifest, f)
@@ -362,6 +397,48 @@ def _check_consistency(manifest: Manifest, f: TableReader) -> None:
                 raise f.error(
                     f"labs[{index}].files", f"{path!r} is not a learner file of the workspace"
                 )
+
+
+def inherit(child: Manifest, parent: Manifest) -> Manifest:
+    """``child`` with ``parent``'s modules first: its given files as they are, its learner files
+    as given files taught from their reference; not its test files (the child's tests prove the
+    child's labs). A path the child lists itself is the child's."""
+    if child.package != parent.package:
+        said = f"must be {parent.package!r}, the package of its parent chapter {parent.chapter}"
+        raise ManifestError(f"{child.source}: package: {said}")
+    own = {file.path for file in child.files}
+    given = tuple(
+        replace(file, starter=file.reference, role="given") if file.role == "learner" else file
+        for file in parent.files
+        if file.role != "test" and file.path not in own
+    )
+    return replace(child, files=given + child.files)
+
+
+def with_parents(manifests: Sequence[Manifest]) -> list[Manifest]:
+    """Every manifest with its parents' files (``inherit``, a parent of a parent first); an
+    unknown parent or a cycle is a ``ManifestError`` naming the ``parent`` field."""
+    by_chapter = {manifest.chapter: manifest for manifest in manifests}
+    done: dict[str, Manifest] = {}
+
+    def resolved(manifest: Manifest, chain: tuple[str, ...]) -> Manifest:
+        if manifest.chapter in done:
+            return done[manifest.chapter]
+        result = manifest
+        if manifest.parent is not None:
+            parent = by_chapter.get(manifest.parent)
+            if parent is None:
+                known = ", ".join(sorted(by_chapter))
+                said = f"no chapter {manifest.parent!r} to inherit from (chapters: {known})"
+                raise ManifestError(f"{manifest.source}: parent: {said}")
+            if parent.chapter in (*chain, manifest.chapter):
+                cycle = " -> ".join((*chain, manifest.chapter, parent.chapter))
+                raise ManifestError(f"{manifest.source}: parent: a cycle ({cycle})")
+            result = inherit(manifest, resolved(parent, (*chain, manifest.chapter)))
+        done[manifest.chapter] = result
+        return result
+
+    return [resolved(manifest, ()) for manifest in manifests]
 
 
 def translated(manifest: Manifest, translate: Callable[[str], str]) -> Manifest:
@@ -406,10 +483,39 @@ def curriculum_texts(manifest: Manifest) -> list[str]:
     return seen
 
 
-def _installed(prefix: str = "") -> Iterator[Manifest]:
-    """The installed curricula, each read with ``prefix`` before its file name as its source."""
-    for item in sorted(CURRICULA.glob("*.toml")):
-        yield parse_manifest(item.read_text("utf-8"), prefix + item.name)
+def chapter_folders() -> list[tuple[Path, str]]:
+    """Every chapter's folder with the name it is known by (kit-relative for a built-in one):
+    the built-in chapters, then those of each ``COURSE_CHAPTERS`` folder, each in name order."""
+    built_in, *elsewhere = chapter_roots()  # the locale's: it finds the chapters' catalogs
+    found = [(item.parent, f"course/curricula/{item.parent.name}") for item in _manifests(built_in)]
+    for root in elsewhere:
+        found += [(item.parent, str(item.parent)) for item in _manifests(root)]
+    return found
+
+
+def _manifests(root: Path) -> list[Path]:
+    return sorted(root.glob(f"*/{MANIFEST_NAME}"))
+
+
+def _installed() -> Iterator[Manifest]:
+    """Every chapter found, read, each with its parents' files (``with_parents``); a chapter id
+    met twice is an error naming both manifests."""
+    seen: dict[str, str] = {}
+    read = []
+    for path, name in chapter_folders():
+        source = f"{name}/{MANIFEST_NAME}"
+        try:
+            text = (path / MANIFEST_NAME).read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ManifestError(f"{source}: cannot be read ({error})") from None
+        manifest = replace(parse_manifest(text, source), folder=name)
+        if manifest.chapter in seen:
+            said = _("{source}: chapter {chapter!r} is already defined by {other}")
+            other = seen[manifest.chapter]
+            raise ManifestError(said.format(source=source, chapter=manifest.chapter, other=other))
+        seen[manifest.chapter] = source
+        read.append(manifest)
+    yield from with_parents(read)
 
 
 def available_chapters() -> list[str]:
@@ -419,8 +525,9 @@ def available_chapters() -> list[str]:
 
 
 def load_manifest(chapter: str) -> Manifest:
-    """The manifest of ``chapter`` (e.g. ``"11"``), from the installed curricula."""
-    for manifest in _installed("course/curricula/"):
+    """The manifest of ``chapter``: a built-in chapter's, else one a ``COURSE_CHAPTERS``
+    folder holds."""
+    for manifest in _installed():
         if manifest.chapter == chapter:
             return manifest
     known = _(", ").join(available_chapters()) or _("none")

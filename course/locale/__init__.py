@@ -1,9 +1,14 @@
 """The kit's editions: which language a learner reads, and gettext for it.
 
 Learner-facing strings are English inside ``_()`` (``N_()`` for constants translated later);
-English is the source text, the other editions' catalogs are ``<edition>/LC_MESSAGES/course.po``.
-The door sets the edition (``--lang``, else the workspace's); otherwise ``COURSE_LANG``, then
-``LANGUAGE``, ``LC_ALL``, ``LC_MESSAGES`` and ``LANG`` choose.
+English is the source text. An edition's messages are looked up in every chapter's catalog
+(``<chapter folder>/locale/<edition>/LC_MESSAGES/chapter.po``: the built-in chapters', then those
+of the ``COURSE_CHAPTERS`` folders), then in the kit's (``<edition>/LC_MESSAGES/course.po``,
+the machinery's messages). The door sets the edition (``--lang``, else the workspace's);
+otherwise ``COURSE_LANG``, then ``LANGUAGE``, ``LC_ALL``, ``LC_MESSAGES`` and ``LANG`` choose.
+
+Standard library only: the graded copy's child imports this module with ``course.sandboxed``
+and the compiled catalogs the grader writes beside it (``grading.engine.grader_library``).
 """
 
 from __future__ import annotations
@@ -22,9 +27,16 @@ SOURCE_EDITION = EDITIONS[0]
 CHAPTER_EDITION = EDITIONS[1]
 """The edition the chapter is written in: its glossary and typography are the house style."""
 DOMAIN = "course"
+CHAPTER_DOMAIN = "chapter"
+"""The name of a chapter's catalog (``chapter.po``) in its folder's ``locale/``."""
 ENVIRONMENT = "COURSE_LANG"
 """The variable a door sets for its children, and a user may set to choose the edition."""
+CHAPTER_ROOTS = "COURSE_CHAPTERS"
+"""The environment variable naming more folders of chapters (``os.pathsep``-separated), found
+after the built-in ones."""
 LOCALE_DIR = Path(__file__).resolve().parent
+BUILT_IN_CHAPTERS = LOCALE_DIR.parent / "curricula"
+"""The built-in chapters' folders, ``chNN/`` each (in the graded copy: their compiled catalogs)."""
 
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 OPENING = "\uff08\u201c\u2018\u300a\u300c\u3010"
@@ -90,15 +102,57 @@ def current_edition() -> str:
 
 
 def catalog_path(edition: str, suffix: str = ".po") -> Path:
+    """The kit's catalog of ``edition`` (the machinery's messages)."""
     return LOCALE_DIR / edition / "LC_MESSAGES" / f"{DOMAIN}{suffix}"
 
 
-@functools.cache
+def chapter_catalog_path(folder: Path, edition: str, suffix: str = ".po") -> Path:
+    """The catalog of ``edition`` of the chapter in ``folder``."""
+    return folder / "locale" / edition / "LC_MESSAGES" / f"{CHAPTER_DOMAIN}{suffix}"
+
+
+def chapter_roots(roots: str | None = None) -> list[Path]:
+    """The folders that hold chapters: the built-in ones, then each ``COURSE_CHAPTERS`` folder
+    (``roots``: that variable's value, read from the environment when ``None``)."""
+    given = os.environ.get(CHAPTER_ROOTS, "") if roots is None else roots
+    return [
+        BUILT_IN_CHAPTERS,
+        *(Path(root).absolute() for root in given.split(os.pathsep) if root.strip()),
+    ]
+
+
+def chapter_locales(roots: str | None = None) -> list[Path]:
+    """The chapters' folders that hold a ``locale/``, in lookup order (each root in name order)."""
+    return [
+        folder
+        for root in chapter_roots(roots)
+        for folder in sorted(root.glob("*/"))
+        if (folder / "locale").is_dir()
+    ]
+
+
 def translations(edition: str) -> _gettext.NullTranslations:
-    """The edition's catalog; English, the source text, has none."""
+    """The edition's messages: the chapters' catalogs, then the kit's; English, the source
+    text, has none."""
+    return _translations(edition, os.environ.get(CHAPTER_ROOTS, ""))
+
+
+@functools.cache
+def _translations(edition: str, roots: str) -> _gettext.NullTranslations:
     if edition == SOURCE_EDITION:
         return _gettext.NullTranslations()
-    return read_translations(catalog_path(edition), catalog_path(edition, ".mo"))
+    pairs = [
+        (chapter_catalog_path(folder, edition), chapter_catalog_path(folder, edition, ".mo"))
+        for folder in chapter_locales(roots)
+    ]
+    pairs.append((catalog_path(edition), catalog_path(edition, ".mo")))
+    found = [read_translations(po, mo) for po, mo in pairs]
+    chain = [catalog for catalog in found if isinstance(catalog, _gettext.GNUTranslations)]
+    if not chain:
+        return _gettext.NullTranslations()
+    for catalog in chain[1:]:
+        chain[0].add_fallback(catalog)  # each is asked in turn, the kit's last
+    return chain[0]
 
 
 def read_translations(po: Path, mo: Path) -> _gettext.NullTranslations:

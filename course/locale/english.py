@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 
-from . import CHAPTER_EDITION
+from . import CHAPTER_EDITION, CHAPTER_ROOTS
 from .glossary import glossary
 
 # Markdown and reStructuredText; a reST inline literal may wrap onto the next line
@@ -14,9 +15,13 @@ WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'\u2019-]*")
 CODE_NEIGHBOURS = set("._/\\=()[]{}<>:#@$%*+|~")
 
 
-@functools.cache
 def allowed_words(edition: str = CHAPTER_EDITION) -> frozenset[str]:
-    """The edition's documented English words (the glossary's ``[english] allowed``)."""
+    """The edition's documented English words (the glossaries' ``[english] allowed``)."""
+    return _allowed_words(edition, os.environ.get(CHAPTER_ROOTS, ""))
+
+
+@functools.cache
+def _allowed_words(edition: str, roots: str) -> frozenset[str]:
     table = glossary(edition).get("english", {})
     return frozenset(word.lower() for word in table.get("allowed", []))
 

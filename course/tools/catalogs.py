@@ -1,8 +1,11 @@
 """``course-kit catalogs``: extract the messages, keep every ``.po`` whole, build the ``.mo``.
 
-Babel does the extracting, merging and compiling; ``babel.cfg`` says where the messages are.
-``--check`` fails on any message an edition does not translate (a learner would read English),
-on a translation left fuzzy or stale, and on one whose ``{placeholders}`` differ from the source.
+One catalog per owner: the kit's (``course/locale``: the machinery's messages, found by the
+kit's ``babel.cfg``) and each chapter's (``<folder>/locale``, found by the ``babel.cfg`` in the
+chapter's folder; paths in it are relative to the kit, as in its manifest). Babel does the
+extracting, merging and compiling. ``--check`` fails on any message an edition does not
+translate (a learner would read English), on a translation left fuzzy or stale, and on one whose
+``{placeholders}`` differ from the source.
 """
 
 from __future__ import annotations
@@ -12,21 +15,24 @@ import io
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
 from ..grading.safefs import atomic_write
 from ..harness.docstrings import docstrings
 from ..harness.kit import kit_root
-from ..harness.manifest import curriculum_texts, parse_manifest
+from ..harness.manifest import MANIFEST_NAME, chapter_folders, curriculum_texts, parse_manifest
 from ..locale import (
+    CHAPTER_DOMAIN,
     CHAPTER_EDITION,
+    CHAPTER_ROOTS,
     DOMAIN,
     EDITIONS,
+    LOCALE_DIR,
     SOURCE_EDITION,
-    catalog_path,
     compile_catalog,
 )
 from ..locale.english import english_words
@@ -69,41 +75,76 @@ def extract_lesson(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -
         yield from extract_docstrings(io.BytesIO(data), keywords, tags, options)
 
 
-@functools.cache
+@dataclass(frozen=True)
+class Catalog:
+    """One catalog: whose messages it holds, the ``babel.cfg`` that finds them, and its ``.po``
+    (and ``.mo``) per edition under ``locale``."""
+
+    owner: str  # "the kit" or "chapter 11", for messages
+    config: Path
+    locale: Path
+    domain: str
+
+    def path(self, edition: str, suffix: str = ".po") -> Path:
+        return self.locale / edition / "LC_MESSAGES" / f"{self.domain}{suffix}"
+
+
+def kit_catalog() -> Catalog:
+    return Catalog("the kit", kit_root() / "babel.cfg", LOCALE_DIR, DOMAIN)
+
+
+def all_catalogs() -> list[Catalog]:
+    """The kit's catalog, then each chapter's (every chapter found, ``COURSE_CHAPTERS``'s too)."""
+    found = [kit_catalog()]
+    for folder, _name in chapter_folders():
+        chapter = parse_manifest((folder / MANIFEST_NAME).read_text("utf-8"), str(folder)).chapter
+        found.append(
+            Catalog(f"chapter {chapter}", folder / "babel.cfg", folder / "locale", CHAPTER_DOMAIN)
+        )
+    return found
+
+
 def given_modules() -> frozenset[Path]:
-    """The kit's modules every curriculum copies into a workspace as given."""
+    """The kit's modules whose docstrings a workspace shows: the given modules each chapter's own
+    manifest lists, and its learner modules' references (a child chapter is given those)."""
+    return _given_modules(os.environ.get(CHAPTER_ROOTS, ""))
+
+
+@functools.cache
+def _given_modules(roots: str) -> frozenset[Path]:
     kit = kit_root()
-    return frozenset(
-        (kit / file.starter).resolve()
-        for path in sorted((kit / "course" / "curricula").glob("*.toml"))
-        for file in parse_manifest(path.read_text("utf-8"), str(path)).files_with_role("given")
-        if file.starter.endswith(".py")
-    )
+    found = set()
+    for folder, _name in chapter_folders():
+        manifest = parse_manifest((folder / MANIFEST_NAME).read_text("utf-8"), str(folder))
+        found |= {file.starter for file in manifest.files_with_role("given")}
+        found |= {file.reference for file in manifest.files_with_role("learner")}
+    return frozenset((kit / path).resolve() for path in found if path.endswith(".py"))
 
 
-def template() -> Any:
-    """The catalog template: every message the kit's sources mark, as Babel extracts it."""
-    from babel.messages.catalog import Catalog
+def template(catalog: Catalog | None = None) -> Any:
+    """The catalog's template: every message its ``babel.cfg`` finds, as Babel extracts it."""
+    from babel.messages.catalog import Catalog as Messages
     from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
     from babel.messages.frontend import parse_mapping_cfg
 
     kit = kit_root()
-    with (kit / "babel.cfg").open(encoding="utf-8") as config:
-        method_map, options_map = parse_mapping_cfg(config, "babel.cfg")  # type: ignore[no-untyped-call]
-    catalog = Catalog(project="course-kit", domain=DOMAIN, charset="utf-8")
+    catalog = catalog or kit_catalog()
+    with catalog.config.open(encoding="utf-8") as config:
+        method_map, options_map = parse_mapping_cfg(config, str(catalog.config))  # type: ignore[no-untyped-call]
+    messages = Messages(project="course-kit", domain=catalog.domain, charset="utf-8")
     for filename, lineno, message, comments, context in extract_from_dir(
         str(kit), method_map, options_map, keywords=DEFAULT_KEYWORDS
     ):
-        catalog.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
-    return catalog
+        messages.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
+    return messages
 
 
-def read_catalog(edition: str) -> Any:
+def read_catalog(edition: str, catalog: Catalog | None = None) -> Any:
     from babel.messages.pofile import read_po
 
-    path = catalog_path(edition)
-    with path.open("rb") as file:
-        return read_po(file, locale=edition, domain=DOMAIN)
+    catalog = catalog or kit_catalog()
+    with catalog.path(edition).open("rb") as file:
+        return read_po(file, locale=edition, domain=catalog.domain)
 
 
 @dataclass(frozen=True)
@@ -121,6 +162,10 @@ class Gap:
 
 def _forms(text: str | tuple[str, ...]) -> list[str]:
     return list(text) if isinstance(text, tuple) else [text]
+
+
+def _plural(text: object) -> bool:
+    return isinstance(text, tuple | list)
 
 
 def _key(message: Any) -> str:
@@ -149,17 +194,21 @@ def _problem(message: Any, translated: Any, edition: str) -> str | None:
     return None
 
 
-def gaps(edition: str, source: Any | None = None) -> list[Gap]:
-    """Every message of the sources that ``edition`` leaves to English, or translates wrongly."""
-    source = template() if source is None else source
-    path = catalog_path(edition)
+def gaps(edition: str, source: Any | None = None, catalog: Catalog | None = None) -> list[Gap]:
+    """Every message of the sources that ``edition`` leaves to English, or translates wrongly
+    (in ``catalog``: the kit's unless said)."""
+    catalog = catalog or kit_catalog()
+    if not catalog.config.is_file():
+        return [Gap(edition, str(catalog.config), f"{catalog.owner} has no babel.cfg")]
+    source = template(catalog) if source is None else source
+    path = catalog.path(edition)
     if not path.is_file():
         return [Gap(edition, str(path), "no catalog")]
-    catalog = read_catalog(edition)
-    found = ((m, _problem(m, catalog.get(_key(m), m.context), edition)) for m in source if m.id)
+    messages = read_catalog(edition, catalog)
+    found = ((m, _problem(m, messages.get(_key(m), m.context), edition)) for m in source if m.id)
     wrong = [Gap(edition, _key(message), problem) for message, problem in found if problem]
     known = {_key(m) for m in source if m.id}
-    obsolete = [_key(m) for m in catalog if m.id and _key(m) not in known]
+    obsolete = [_key(m) for m in messages if m.id and _key(m) not in known]
     return wrong + [Gap(edition, key, "obsolete: no source marks it any more") for key in obsolete]
 
 
@@ -173,37 +222,75 @@ def house_style(text: str, edition: str, *, markdown: bool = False) -> list[str]
 
 
 HEADER = """\
-# The {edition} edition of the course kit's messages. The English source text is in the code;
+# The {edition} edition of {owner}'s messages. The English source text is in the code;
 # fill in the msgstr lines. `course-kit catalogs --update` adds newly marked messages and
-# `course-kit catalogs --check` lists what is left (see docs/editions.md)."""
+# `course-kit catalogs --check` lists what is left (see docs/editions.md, docs/chapters.md)."""
 
 
-def update() -> list[Path]:
-    """Merge the sources' messages into every edition's ``.po`` (new ones untranslated)."""
-    from babel.messages.catalog import Catalog
+Known = dict[str, dict[str, Any]]
+"""Translations by edition and message, as a catalog holds them (a string, or plural forms)."""
+
+
+def known_translations(catalogs: list[Catalog], extra: Sequence[Path] = ()) -> Known:
+    """Every translation the catalogs hold today, then those of the ``extra`` ``.po`` files (each
+    of the edition its ``Language`` header names); the first one read where two hold one."""
+    from babel.messages.pofile import read_po
+
+    read = [
+        (edition, read_catalog(edition, catalog))
+        for catalog in catalogs
+        for edition in TRANSLATED
+        if catalog.path(edition).is_file()
+    ]
+    for path in extra:
+        with path.open("rb") as file:
+            messages = read_po(file)
+        if str(messages.locale or "") not in TRANSLATED:
+            raise OSError(f"{path}: its Language header names none of {', '.join(TRANSLATED)}")
+        read.append((str(messages.locale), messages))
+    known: Known = {edition: {} for edition in TRANSLATED}
+    for edition, messages in read:
+        for message in messages:
+            if message.id and all(_forms(message.string)) and not message.fuzzy:
+                known[edition].setdefault(_key(message), message.string)
+    return known
+
+
+def update(catalog: Catalog | None = None, known: Known | None = None) -> list[Path]:
+    """Merge the sources' messages into every edition's ``.po``: a new one takes the translation
+    ``known`` holds for it (a message that moved from another catalog keeps its own), else
+    none."""
+    from babel.messages.catalog import Catalog as Messages
     from babel.messages.pofile import write_po
 
-    source = template()
+    catalog = catalog or kit_catalog()
+    source = template(catalog)
     written = []
     for edition in TRANSLATED:
-        path = catalog_path(edition)
+        path = catalog.path(edition)
         if path.is_file():
-            catalog = read_catalog(edition)
+            messages = read_catalog(edition, catalog)
         else:
-            catalog = Catalog(locale=edition, domain=DOMAIN, project="course-kit")
-        source.creation_date = catalog.creation_date  # a merge alone changes no header line
-        catalog.update(source, no_fuzzy_matching=True)
-        catalog.obsolete.clear()
+            messages = Messages(locale=edition, domain=catalog.domain, project="course-kit")
+        source.creation_date = messages.creation_date  # a merge alone changes no header line
+        messages.update(source, no_fuzzy_matching=True)
+        messages.obsolete.clear()
+        held = (known or {}).get(edition, {})
+        for message in messages:
+            moved = held.get(_key(message)) if message.id else None
+            plural = isinstance(message.id, tuple)
+            if moved is not None and not all(_forms(message.string)) and _plural(moved) == plural:
+                message.string = moved
         # the header says what the file is, with no template placeholders and no changing date
-        catalog.header_comment = HEADER.format(edition=edition)
-        catalog.project, catalog.version = "course-kit", "11"
-        catalog.msgid_bugs_address = "the kit's issue tracker"
-        catalog.last_translator = catalog.language_team = "course-kit maintainers"
-        catalog.revision_date = catalog.creation_date
-        catalog.fuzzy = False
+        messages.header_comment = HEADER.format(edition=edition, owner=catalog.owner)
+        messages.project, messages.version = "course-kit", metadata.version("course")
+        messages.msgid_bugs_address = "the kit's issue tracker"
+        messages.last_translator = messages.language_team = "course-kit maintainers"
+        messages.revision_date = messages.creation_date
+        messages.fuzzy = False
         path.parent.mkdir(parents=True, exist_ok=True)
         out = io.BytesIO()
-        write_po(out, catalog, width=100, omit_header=False, sort_output=False)
+        write_po(out, messages, width=100, omit_header=False, sort_output=False)
         path.write_bytes(out.getvalue())
         written.append(path)
     return written
@@ -225,14 +312,39 @@ def build_one(po: Path, mo: Path) -> bool:
     return True
 
 
-def main(check: bool, do_update: bool) -> int:
+def disagreements(edition: str, catalogs: list[Catalog]) -> list[Gap]:
+    """Every message two catalogs translate differently: a learner would read one or the other
+    depending on which chapters are found (the first catalog that has it answers)."""
+    seen: dict[str, tuple[str, Any]] = {}
+    found = []
+    for catalog in catalogs:
+        if not catalog.path(edition).is_file():
+            continue
+        for message in read_catalog(edition, catalog):
+            if not message.id or not all(_forms(message.string)):
+                continue
+            first = seen.setdefault(_key(message), (catalog.owner, message.string))
+            if first[1] != message.string:
+                problem = f"translated differently in {first[0]} and {catalog.owner}"
+                found.append(Gap(edition, _key(message), problem))
+    return found
+
+
+def main(check: bool, do_update: bool, sources: Sequence[Path] = ()) -> int:
     kit = kit_root()
+    catalogs = all_catalogs()
     if do_update:
-        for path in update():
-            print(f"wrote {path.relative_to(kit)}")
+        known = known_translations(catalogs, sources)  # before a catalog drops what moved out
+        for catalog in catalogs:
+            for path in update(catalog, known):
+                print(f"wrote {shown(path, kit)}")
     if check:
-        source = template()
-        found = [gap for edition in TRANSLATED for gap in gaps(edition, source)]
+        found, counts = [], []
+        for catalog in catalogs:
+            source = template(catalog) if catalog.config.is_file() else []
+            found += [gap for edition in TRANSLATED for gap in gaps(edition, source, catalog)]
+            counts.append(f"{catalog.owner} {len([m for m in source if m.id])}")
+        found += [gap for edition in TRANSLATED for gap in disagreements(edition, catalogs)]
         for gap in found:
             print(f"course-kit: {gap}", file=sys.stderr)
         if found:
@@ -242,9 +354,15 @@ def main(check: bool, do_update: bool) -> int:
                 file=sys.stderr,
             )
             return 1
-        print(f"catalogs: every edition translates all {len(source)} messages")
+        print(f"catalogs: every edition translates every message ({', '.join(counts)})")
         return 0
-    for edition in TRANSLATED:  # compile each .po into the .mo the kit reads
-        if build_one(catalog_path(edition), mo := catalog_path(edition, ".mo")):
-            print(f"wrote {mo.relative_to(kit)}")
+    for catalog in catalogs:  # compile each .po into the .mo the kit reads
+        for edition in TRANSLATED:
+            if build_one(catalog.path(edition), mo := catalog.path(edition, ".mo")):
+                print(f"wrote {shown(mo, kit)}")
     return 0
+
+
+def shown(path: Path, kit: Path) -> str:
+    """``path`` relative to the kit when it is inside it."""
+    return str(path.relative_to(kit)) if path.is_relative_to(kit) else str(path)

@@ -175,7 +175,7 @@ def run(trials: int, seed: int, directory: Path) -> TrialTally:
 def add_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The crash test's options, on its own parser or on ``course-kit crashtest``."""
     parser.add_argument("--trials", type=int, default=20, help="number of kills (default 20)")
-    parser.add_argument("--seed", type=int, default=11, help="random seed (default 11)")
+    parser.add_argument("--seed", type=int, default=11, help="random seed (default %(default)s)")
     parser.add_argument("--dir", type=Path, help="keep the log in this directory")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--fsync", action="store_true", help=argparse.SUPPRESS)

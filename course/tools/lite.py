@@ -287,7 +287,7 @@ def build_kit_wheel(kit: Path, into: Path) -> Path:
     shutil.copytree(kit / "course", source / "course", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(kit / name, source / name)
-    ship_compiled_catalogs(source / "course" / "locale")
+    ship_compiled_catalogs(source / "course")
     pip = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
     run([*pip, "--wheel-dir", str(into), str(source)], _("building the kit's wheel"))
     wheel = next(into.glob("course-*.whl"))
@@ -326,11 +326,12 @@ def add_to_wheel(wheel: Path, files: Mapping[str, bytes]) -> None:
             archive.writestr(name, data)
 
 
-def ship_compiled_catalogs(locale: Path) -> None:
-    """Leave each edition's compiled ``.mo`` in the copy and take its ``.po`` out: in the
-    browser the kit must not compile a catalog (that needs Babel), and a wheel's unpacked files
-    keep no order of modification times to say the ``.mo`` is current."""
-    for po in sorted(locale.glob("*/LC_MESSAGES/*.po")):
+def ship_compiled_catalogs(package: Path) -> None:
+    """Leave each catalog's compiled ``.mo`` in the copy of the package (the kit's and each
+    chapter's) and take its ``.po`` out: in the browser the kit must not compile a catalog (that
+    needs Babel), and a wheel's unpacked files keep no order of modification times to say the
+    ``.mo`` is current."""
+    for po in sorted(package.glob("**/locale/*/LC_MESSAGES/*.po")):
         data = compiled(po, po.with_suffix(".mo"))
         if data is not None:
             po.with_suffix(".mo").write_bytes(data)

@@ -1,5 +1,6 @@
-"""``course-kit``: the maintainer's command: starters, notebooks, catalogs, nbrefresh, crashtest,
-a chapter's Gradescope and Classroom 50 autograders, and the zero-install site (lite)."""
+"""``course-kit``: the maintainer's command: starters, notebooks, catalogs, the chapter contract,
+nbrefresh, crashtest, a chapter's Gradescope and Classroom 50 autograders, and the zero-install
+site (lite)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..cli.options import chapter_help
 from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.visibility import VISIBILITIES
 from ..harness.kit import KitError, kit_root
@@ -49,13 +51,12 @@ def notebooks(check: bool, run: bool) -> int:
     """Build every edition's notebooks from their sources, then run the ones that changed."""
     kit = kit_root()
     status = 0
-    for chapter in available_chapters():
-        folders = load_manifest(chapter).notebooks
-        if check:
-            stale = stale_notebooks(kit, folders)
-            status |= _report(stale, "run `course-kit notebooks` to rebuild it from its source")
-            continue
-        written = write_notebooks(kit, folders)
+    manifests = [load_manifest(chapter) for chapter in available_chapters()]
+    if check:
+        stale = stale_notebooks(kit, manifests)
+        status |= _report(stale, "run `course-kit notebooks` to rebuild it from its source")
+    for manifest in [] if check else manifests:
+        written = write_notebooks(kit, manifest)
         for path in written:
             print(f"wrote {path.relative_to(kit)}")
         if run and written:
@@ -65,6 +66,22 @@ def notebooks(check: bool, run: bool) -> int:
     if check and status == 0:
         print("notebooks: every edition matches its source")
     return status
+
+
+def chapters() -> int:
+    """Check every chapter found against the chapter contract (``contract.py``)."""
+    from .contract import contract_problems
+
+    kit = kit_root()
+    found = [load_manifest(chapter) for chapter in available_chapters()]
+    problems = [problem for manifest in found for problem in contract_problems(manifest, kit)]
+    for problem in problems:
+        print(f"course-kit: {problem}", file=sys.stderr)
+    if problems:
+        return 1
+    named = ", ".join(f"{m.chapter} ({len(m.labs)} labs)" for m in found)
+    print(f"chapters: {named} meet the contract (docs/chapters.md)")
+    return 0
 
 
 def gradescope(args: argparse.Namespace) -> int:
@@ -104,7 +121,9 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     s = sub.add_parser("starters", help="generate starters/ from the reference and the manifest")
     s.add_argument("--check", action="store_true", help="exit 1 naming every stale starter")
-    n = sub.add_parser("notebooks", help="build every edition's notebooks from notebooks/source")
+    n = sub.add_parser(
+        "notebooks", help="build every edition's notebooks from each chapter's sources"
+    )
     n.add_argument("--check", action="store_true", help="exit 1 naming every stale notebook")
     n.add_argument("--no-run", action="store_true", help="write the cells, do not execute")
     r = sub.add_parser("nbrefresh", help="re-run notebooks and store deterministic outputs")
@@ -112,8 +131,19 @@ def parser() -> argparse.ArgumentParser:
     g = sub.add_parser("catalogs", help="build the editions' .mo files from their .po catalogs")
     g.add_argument("--update", action="store_true", help="add newly marked messages to each .po")
     g.add_argument("--check", action="store_true", help="exit 1 naming every untranslated message")
+    g.add_argument(
+        "--from",
+        dest="sources",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="PO",
+        help="with --update: take a new message's translation from this .po too (the other side "
+        "of a merge)",
+    )
+    sub.add_parser("chapters", help="check every chapter's files against the chapter contract")
     z = sub.add_parser("gradescope", help="write a chapter's Gradescope autograder zip")
-    z.add_argument("chapter", help="chapter id, e.g. 11")
+    z.add_argument("chapter", help=chapter_help())
     z.add_argument("-o", "--out", metavar="FILE", help="default: autograder-CHAPTER.zip here")
     z.add_argument("--hidden", metavar="DIR", help="instructor tests DIR/test_*.py to bundle")
     z.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per test")
@@ -136,7 +166,7 @@ def parser() -> argparse.ArgumentParser:
         help="grade without bubblewrap where the platform's container cannot start it",
     )
     a = sub.add_parser("classroom50", help="write a chapter's Classroom 50 autograder.py")
-    a.add_argument("chapter", help="chapter id, e.g. 11")
+    a.add_argument("chapter", help=chapter_help())
     a.add_argument("-o", "--out", metavar="FILE", help="default: autograder.py here")
     a.add_argument("--kit", metavar="URL", help="the kit's git URL the runner clones")
     a.add_argument("--kit-ref", default="main", metavar="REF", help="its tag or branch")
@@ -160,7 +190,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "catalogs":
             from .catalogs import main as catalogs
 
-            return catalogs(args.check, args.update)
+            return catalogs(args.check, args.update, args.sources)
+        if args.command == "chapters":
+            return chapters()
         if args.command == "gradescope":
             return gradescope(args)
         if args.command == "classroom50":

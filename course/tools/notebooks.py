@@ -1,6 +1,7 @@
 """Notebooks built from one source per notebook: shared code cells, prose in every edition.
 
-A source file ``notebooks/source/NAME.md`` is a sequence of blocks, each opened by a marker
+A chapter's notebook sources are in its folder (``course/curricula/chNN/notebooks/NAME.md``, or
+the manifest's ``notebook_sources``). A source is a sequence of blocks, each opened by a marker
 line: ``<!-- code -->`` starts a code cell; ``<!-- en -->``, ``<!-- zh -->`` … start one
 edition's text of a markdown cell, and every edition's block follows in turn. Building writes
 ``NAME.ipynb`` into each edition's folder (the manifest's ``notebooks`` table), so the code
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SOURCE_FOLDER = "notebooks/source"
+from ..harness.manifest import Manifest
+
 MARKER = re.compile(r"^<!-- (code|[a-z]{2}) -->\s*$")
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
@@ -102,14 +104,19 @@ def cell_sources(notebook: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def planned(kit: Path, folders: dict[str, str]) -> dict[Path, dict[str, Any]]:
-    """Every edition's notebook that the sources give, by its path."""
+def planned(kit: Path, manifest: Manifest) -> dict[Path, dict[str, Any]]:
+    """Every edition's notebook that the chapter's sources give, by its path; a source whose
+    notebook the manifest does not list (a lab's ``notebook``, ``other_notebooks``) is an error."""
     out = {}
-    for source in sorted((kit / SOURCE_FOLDER).glob("*.md")):
-        where = source.relative_to(kit).as_posix()
-        cells = parse_source(source.read_text(encoding="utf-8"), list(folders), where)
-        for edition, folder in folders.items():
-            path = kit / folder / f"{source.stem}.ipynb"
+    folder = manifest.source_folder
+    for source in sorted((kit / folder).glob("*.md")) if folder else []:
+        where = f"{folder}/{source.name}"
+        if f"{source.stem}.ipynb" not in manifest.notebook_names:
+            said = f"{where}: {source.stem}.ipynb is not a notebook of {manifest.source}"
+            raise NotebookSourceError(said + " (a lab's notebook or other_notebooks)")
+        cells = parse_source(source.read_text(encoding="utf-8"), list(manifest.notebooks), where)
+        for edition, edition_folder in manifest.notebooks.items():
+            path = kit / edition_folder / f"{source.stem}.ipynb"
             out[path] = edition_notebook(cells, edition, source.stem)
     return out
 
@@ -120,28 +127,38 @@ def _matches(path: Path, notebook: dict[str, Any]) -> bool:
     return cell_sources(stored) == cell_sources(notebook)
 
 
-def stale_notebooks(kit: Path, folders: dict[str, str]) -> list[str]:
-    """Notebooks whose cells differ from their source (or that no source gives)."""
+def stale_notebooks(kit: Path, manifests: Sequence[Manifest]) -> list[str]:
+    """Notebooks whose cells differ from their source, that no source gives, or that a chapter
+    lists without a source (the editions' folders may hold several chapters' notebooks)."""
     stale = []
-    plan = planned(kit, folders)
+    plan: dict[Path, dict[str, Any]] = {}
+    for manifest in manifests:
+        chapter = planned(kit, manifest)
+        plan |= chapter
+        for name in manifest.notebook_names:
+            for folder in manifest.notebooks.values():
+                if kit / folder / name not in chapter:
+                    stale.append(f"{folder}/{name} has no source in {manifest.source_folder}")
     for path, notebook in plan.items():
         if not path.is_file():
             stale.append(f"{path.relative_to(kit)} is missing")
         elif not _matches(path, notebook):
             stale.append(f"{path.relative_to(kit)} differs from its source")
-    for folder in folders.values():
+    folders = sorted({folder for manifest in manifests for folder in manifest.notebooks.values()})
+    for folder in folders:
         stale += [
-            f"{path.relative_to(kit)} has no source in {SOURCE_FOLDER}"
+            f"{path.relative_to(kit)} has no source in any chapter"
             for path in sorted((kit / folder).glob("*.ipynb"))
             if path not in plan
         ]
-    return stale
+    return list(dict.fromkeys(stale))
 
 
-def write_notebooks(kit: Path, folders: dict[str, str]) -> list[Path]:
-    """Write every notebook whose cells changed; returns the paths written (outputs cleared)."""
+def write_notebooks(kit: Path, manifest: Manifest) -> list[Path]:
+    """Write every notebook of the chapter whose cells changed; returns the paths written
+    (outputs cleared)."""
     written = []
-    for path, notebook in planned(kit, folders).items():
+    for path, notebook in planned(kit, manifest).items():
         if path.is_file() and _matches(path, notebook):
             continue
         path.parent.mkdir(parents=True, exist_ok=True)

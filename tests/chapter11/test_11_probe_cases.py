@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from course.curricula.ch11 import probes as ch11
 from course.harness.kit import kit_root
-from course.probes import ch11
 from course.sandboxed import probecases
 from course.sandboxed.commands import shell_commands
 from course.sandboxed.status import Status

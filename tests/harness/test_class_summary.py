@@ -37,7 +37,7 @@ CASES = (
 )
 PROBES = probing.ProbeSet(
     seed=7,
-    module="course/probes/ch11.py",
+    module="course/curricula/ch11/probes.py",
     cases=CASES,
     expected={str(case["id"]): {"value": 1} for case in CASES},
     inputs={str(case["id"]): (f"path: {case['args']['n']} entries",) for case in CASES},

@@ -475,6 +475,26 @@ def test_a_closed_pipe_ends_quietly(kit: Path) -> None:
     assert run.returncode == 141, "the checkpoint stops as a closed pipe's writer does"
 
 
+def test_practice_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """``practice 11 DIR | head -1``: the reader gone after one line, as checkpoint ends."""
+    reader, writer = os.pipe()
+    os.close(reader)  # nobody reads: every write, the closing flush included, finds it closed
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "course.cli.practice", "11", str(tmp_path / "ws")],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    assert run.stderr == "", run.stderr
+    assert run.returncode == 141, "practice stops as a closed pipe's writer does"
+    assert (tmp_path / "ws" / "LEARNING.md").is_file(), "the workspace is made before it says so"
+
+
 def test_plain_pytest_in_a_workspace_loads_no_installed_plugin(
     manifest: Manifest, make_workspace: MakeWorkspace
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -10,9 +11,15 @@ from pathlib import Path
 import pytest
 
 from course.harness.kit import kit_root
-from course.harness.manifest import ManifestError, load_manifest, parse_manifest
+from course.harness.manifest import (
+    CHAPTER_ROOTS,
+    ManifestError,
+    available_chapters,
+    load_manifest,
+    parse_manifest,
+)
 
-SHIPPED = (Path(__file__).parents[2] / "course" / "curricula" / "ch11.toml").read_text("utf-8")
+SHIPPED = (Path(__file__).parents[2] / "course/curricula/ch11/chapter.toml").read_text("utf-8")
 
 
 def lab_markers(test_file: Path) -> Counter[str]:
@@ -162,3 +169,43 @@ def test_a_chapter_without_a_review_reads_as_none() -> None:
     end = SHIPPED.index("# The workspace: path inside it")
     without = SHIPPED[:start] + SHIPPED[end:]
     assert parse_manifest(without, "ch11.toml").review is None
+
+
+def a_chapter_root(root: Path, folder: str, chapter: str) -> Path:
+    """``root`` holding ``folder/chapter.toml``: chapter 11's manifest, renumbered."""
+    (root / folder).mkdir(parents=True)
+    text = SHIPPED.replace('chapter = "11"', f'chapter = "{chapter}"', 1)
+    (root / folder / "chapter.toml").write_text(text, encoding="utf-8")
+    return root
+
+
+def test_course_chapters_adds_chapters_after_the_built_in_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = a_chapter_root(tmp_path / "more", "ch12", "12")
+    monkeypatch.setenv(CHAPTER_ROOTS, os.pathsep.join([str(tmp_path / "none"), "", str(root)]))
+    assert available_chapters() == ["11", "12"]
+    twelve = load_manifest("12")
+    assert twelve.folder == str(root / "ch12")
+    assert twelve.source == f"{root / 'ch12'}/chapter.toml"
+    assert twelve.source_folder == f"{root / 'ch12'}/notebooks"
+    eleven = load_manifest("11")
+    assert (eleven.folder, eleven.source) == (
+        "course/curricula/ch11",
+        "course/curricula/ch11/chapter.toml",
+    )
+    monkeypatch.delenv(CHAPTER_ROOTS)
+    assert available_chapters() == ["11"]
+    with pytest.raises(ManifestError, match="no curriculum for chapter '12'"):
+        load_manifest("12")
+
+
+def test_a_chapter_found_twice_is_refused_naming_both_manifests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = a_chapter_root(tmp_path / "more", "ch11-again", "11")
+    monkeypatch.setenv(CHAPTER_ROOTS, str(root))
+    said = f"{root / 'ch11-again'}/chapter.toml: chapter '11' is already defined by "
+    said += "course/curricula/ch11/chapter.toml"
+    with pytest.raises(ManifestError, match=re.escape(said)):
+        available_chapters()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 from harness_support import Check, MakeWorkspace, cli, replace_in
@@ -11,7 +12,7 @@ from harness_support import Check, MakeWorkspace, cli, replace_in
 from course.harness.kit import chapter_fingerprints, digest, notebook_sources, read_source
 from course.harness.learning import lab_command
 from course.harness.manifest import Manifest
-from course.harness.workspace import REUSE_REFUSED
+from course.harness.workspace import REUSE_REFUSED, WORKSPACE_NOTEBOOKS, workspace_layout
 from course.sandboxed.commands import shell_commands
 from course.sandboxed.marker import MARKER
 
@@ -36,6 +37,20 @@ def test_practice_lays_out_the_manifest_files_and_says_what_to_run(
     first = lab_command(manifest, "11.1", commands=shell_commands())
     assert f"cd {shlex.quote(str(target.resolve()))} && {first}" in run.stdout
     assert parent[:12] in run.stdout
+
+
+def test_a_workspace_gets_only_its_chapters_notebooks(manifest: Manifest, kit: Path) -> None:
+    """The labs' notebooks and the manifest's ``other_notebooks``, never the rest of the
+    edition's folder (which another chapter's notebooks share)."""
+    labs_only = replace(manifest, other_notebooks=())
+    for chapter in (manifest, labs_only):
+        for edition in chapter.notebooks:
+            files = workspace_layout(chapter, kit, edition)
+            given = sorted(path for path in files if path.startswith(f"{WORKSPACE_NOTEBOOKS}/"))
+            expected = {lab.notebook for lab in chapter.labs} | set(chapter.other_notebooks)
+            assert given == [f"{WORKSPACE_NOTEBOOKS}/{name}" for name in sorted(expected)]
+    assert "11-0-chapter.ipynb" in manifest.other_notebooks
+    assert "11-0-chapter.ipynb" not in labs_only.notebook_names
 
 
 def test_learning_md_has_the_first_steps_every_lab_command_and_the_fingerprint(

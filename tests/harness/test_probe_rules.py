@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from course.curricula.ch11 import probes as ch11
 from course.grading import probes as probing
 from course.harness.manifest import Manifest
-from course.probes import ch11
 from course.sandboxed.probecases import answer
 
 SEEDS = (11, 0, 7, 4242, 2**31 - 1)

@@ -72,8 +72,8 @@ import json, sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
-from course.probes import ch11
-from course.probes.strategies import caches_kept_in
+from course.curricula.ch11 import probes as ch11
+from course.grading.draws import caches_kept_in
 with caches_kept_in(Path(sys.argv[1])):
     print(json.dumps(ch11.cases(7, ["11.1"])))
 """
@@ -83,7 +83,7 @@ def test_hypothesis_s_kept_caches_change_no_draw(tmp_path: Path) -> None:
     """The grader keeps hypothesis's caches in the kit's cache folder (``caches_kept_in``): a
     seed draws the same cases without them, in the process that builds them, in a later one
     that reads them, and where the folder cannot be made (a fresh temporary one serves)."""
-    from course.probes import ch11
+    from course.curricula.ch11 import probes as ch11
 
     fresh = json.loads(json.dumps(ch11.cases(7, ["11.1"])))
     (tmp_path / "a-file").write_text("", encoding="utf-8")
@@ -209,7 +209,7 @@ def test_a_replay_command_is_written_as_this_shell_runs_it() -> None:
 
 
 def test_a_path_is_shown_as_entry_ids_with_roles_and_costs() -> None:
-    from course.probes import ch11
+    from course.curricula.ch11 import probes as ch11
 
     user = {"role": "user", "content": "hello there"}
     case = {
@@ -233,7 +233,7 @@ def test_a_path_is_shown_as_entry_ids_with_roles_and_costs() -> None:
 
 @pytest.mark.usefixtures("zh")
 def test_a_path_picture_s_costs_line_reads_in_the_edition_that_shows_it() -> None:
-    from course.probes import ch11
+    from course.curricula.ch11 import probes as ch11
 
     case = {"id": "11.3#001", "function": "context.build_context", "label": "x", "args": {}}
     line = ch11.costs_source("chapter")
@@ -385,7 +385,7 @@ def test_a_case_is_asked_again_in_reverse_order_and_state_kept_between_calls_sho
     assert probecases.agreement(expected, first) == Status.FAILED
     said = probecases.difference(expected, first)
     assert said.startswith("agrees when asked in turn; asked again after the cases drawn"), said
-    assert 'expected 2, got 4' in said and "look for state kept between calls" in said, said
+    assert "expected 2, got 4" in said and "look for state kept between calls" in said, said
 
 
 def test_a_case_marked_once_is_asked_in_draw_order_only(tmp_path: Path, kit: Path) -> None:

@@ -21,9 +21,9 @@ import pytest
 from harness_support import cli, replace_in, roster_workspace
 from mutants import MUTANTS
 
+from course.curricula.ch11 import probes as ch11
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
-from course.probes import ch11
 
 KEYED = """
 

@@ -14,12 +14,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+from babel.messages.pofile import read_po
+
 import course.sandboxed
 from course.grading.bytecode import bytecode
 from course.grading.engine import graded_files, grader_library, write_files
 from course.grading.snapshot import reference_snapshot
+from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
-from course.locale import EDITIONS, SOURCE_EDITION, catalog_path
+from course.locale import (
+    EDITIONS,
+    SOURCE_EDITION,
+    catalog_path,
+    chapter_catalog_path,
+    chapter_locales,
+)
 
 CHILD_SIDE = """
 import json, os, sys
@@ -30,7 +39,7 @@ import pytest
 import course.sandboxed.probe_driver as driver
 code = pytest.main(["-p", "course.sandboxed.plugin", "-p", "no:cacheprovider", "-q",
                     "--course-results", results, *sys.argv[4:]])
-driver.load_module(driver.Path(copy, "course/probes/ch11.py"), "chapter_probes")
+driver.load_module(driver.Path(copy, "course/curricula/ch11/probes.py"), "chapter_probes")
 mods = sys.modules.items()
 kit = {n: getattr(m, "__file__", None) for n, m in mods if n.split(".")[0] == "course"}
 print(json.dumps({"code": int(code), "kit": kit}))
@@ -45,15 +54,49 @@ def package_files() -> set[str]:
 
 
 def test_the_graded_library_is_the_sandboxed_package_and_the_editions() -> None:
-    catalogs = {
-        catalog_path(edition, ".mo").relative_to(Path(course.sandboxed.__file__).parents[2])
-        for edition in EDITIONS
-        if edition != SOURCE_EDITION
+    root = Path(course.sandboxed.__file__).parents[2]
+    translated = [edition for edition in EDITIONS if edition != SOURCE_EDITION]
+    catalogs = {catalog_path(edition, ".mo").relative_to(root) for edition in translated}
+    catalogs |= {
+        chapter_catalog_path(folder, edition, ".mo").relative_to(root)
+        for folder in chapter_locales()
+        for edition in translated
     }
     expected = package_files() | {"course/__init__.py", "course/locale/__init__.py"}
     expected |= {path.as_posix() for path in catalogs}
     got = set(grader_library())
     assert got == expected, f"extra: {sorted(got - expected)}; missing: {sorted(expected - got)}"
+
+
+CHILD_TRANSLATES = """
+import json, sys
+sys.path[:0] = [sys.argv[1]]
+from course.locale import translations
+zh = translations("zh")
+print(json.dumps([zh.gettext(message) for message in sys.argv[2:]]))
+"""
+
+
+def test_the_child_reads_the_chapters_messages_and_the_kits(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    """The graded copy's focused tests and given modules speak the chapter's catalog; the
+    sandboxed package speaks the kit's."""
+    chapter, kit = (read_po(path.open("rb")) for path in _catalogs(manifest))
+    own = next(m.id for m in chapter if m.id and m.string and kit.get(m.id) is None)
+    machinery = next(m.id for m in kit if m.id and m.string and chapter.get(m.id) is None)
+    write_files(tmp_path / "lib", grader_library())
+    env = {**os.environ, "PYTHONPATH": ""}
+    command = [sys.executable, "-c", CHILD_TRANSLATES, str(tmp_path / "lib"), own, machinery]
+    run = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    said = json.loads(run.stdout)
+    assert said == [chapter[own].string, kit[machinery].string]
+
+
+def _catalogs(manifest: Manifest) -> tuple[Path, Path]:
+    """The zh catalogs of ``manifest``'s chapter and of the kit."""
+    folder = kit_root() / manifest.folder
+    return chapter_catalog_path(folder, "zh"), catalog_path("zh")
 
 
 def test_the_child_side_imports_nothing_of_the_kit_outside_the_sandboxed_package(

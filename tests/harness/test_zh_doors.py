@@ -302,7 +302,7 @@ def test_plain_pytest_in_a_zh_workspace_keeps_the_chapters_typography(
 def test_a_reference_refusal_and_a_pending_note_reach_a_zh_notebook_in_chinese(
     manifest: Manifest, speaking_zh: None
 ) -> None:
-    from course.display import show
+    from course.curricula.ch11 import show
     from course.display.notebook import PendingCells
     from course.groups import InteractionError, check_tool_pairs
     from course.labs import LabNotImplemented

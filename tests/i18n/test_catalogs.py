@@ -14,7 +14,6 @@ from course.harness.kit import kit_root
 from course.locale import (
     EDITIONS,
     SOURCE_EDITION,
-    catalog_path,
     compile_catalog,
     read_translations,
     set_edition,
@@ -25,13 +24,16 @@ from course.tools import catalogs
 TRANSLATED = [edition for edition in EDITIONS if edition != SOURCE_EDITION]
 
 
-@pytest.fixture(scope="module")
-def extracted(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
-    """What ``pybabel extract`` finds in the kit, run as a maintainer runs it."""
-    pot = tmp_path_factory.mktemp("pot") / "course.pot"
+CATALOGS = catalogs.all_catalogs()
+
+
+def extracted(catalog: catalogs.Catalog, tmp_path: Path) -> set[str]:
+    """What ``pybabel extract`` finds with the catalog's ``babel.cfg``, run as a maintainer runs
+    it (from the kit's root: the paths in every ``babel.cfg`` are relative to it)."""
+    pot = tmp_path / "messages.pot"
     pybabel = Path(sys.executable).with_name("pybabel")
     subprocess.run(
-        [str(pybabel), "extract", "-F", "babel.cfg", "-o", str(pot), "--no-location", "."],
+        [str(pybabel), "extract", "-F", str(catalog.config), "-o", str(pot), "--no-location", "."],
         cwd=kit_root(),
         check=True,
         capture_output=True,
@@ -40,21 +42,36 @@ def extracted(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
         return {m.id if isinstance(m.id, str) else m.id[0] for m in read_po(file) if m.id}
 
 
+@pytest.mark.parametrize("catalog", CATALOGS, ids=lambda catalog: catalog.owner)
 @pytest.mark.parametrize("edition", TRANSLATED)
 def test_pybabel_extract_finds_no_message_outside_the_catalog(
-    edition: str, extracted: set[str]
+    edition: str, catalog: catalogs.Catalog, tmp_path: Path
 ) -> None:
-    with catalog_path(edition).open("rb") as file:
-        catalog = {m.id if isinstance(m.id, str) else m.id[0] for m in read_po(file) if m.id}
-    missing = sorted(extracted - catalog)
-    assert not missing, f"{len(missing)} message(s) not in the {edition} catalog: {missing[:5]}"
-    assert len(extracted) > 200, "the extraction found too little: is babel.cfg still right?"
+    found = extracted(catalog, tmp_path)
+    with catalog.path(edition).open("rb") as file:
+        held = {m.id if isinstance(m.id, str) else m.id[0] for m in read_po(file) if m.id}
+    missing = sorted(found - held)
+    assert not missing, f"{len(missing)} message(s) not in {catalog.path(edition)}: {missing[:5]}"
+    assert len(found) > 100, "the extraction found too little: is its babel.cfg still right?"
 
 
+def test_the_kits_catalog_holds_no_chapters_message() -> None:
+    """A message only a chapter's sources mark lives in that chapter's catalog alone."""
+    kit, *chapters = CATALOGS
+    machinery = {m.id for m in catalogs.template(kit) if m.id}
+    for chapter in chapters:
+        with chapter.path("zh").open("rb") as file:
+            chapters_own = {m.id for m in read_po(file) if m.id} - machinery
+        with kit.path("zh").open("rb") as file:
+            in_kit = {m.id for m in read_po(file) if m.id} & chapters_own
+        assert chapters_own and not in_kit, f"{chapter.owner}'s messages in the kit's: {in_kit}"
+
+
+@pytest.mark.parametrize("catalog", CATALOGS, ids=lambda catalog: catalog.owner)
 @pytest.mark.parametrize("edition", TRANSLATED)
-def test_no_message_falls_back_to_english(edition: str) -> None:
+def test_no_message_falls_back_to_english(edition: str, catalog: catalogs.Catalog) -> None:
     """Untranslated, fuzzy, stale, placeholder or English-left messages: the count stays 0."""
-    gaps = catalogs.gaps(edition)
+    gaps = catalogs.gaps(edition, catalog=catalog)
     assert [str(gap) for gap in gaps] == []
 
 

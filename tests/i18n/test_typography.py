@@ -62,33 +62,33 @@ def test_a_line_break_inside_a_sentence_is_a_problem_only_where_it_renders() -> 
     assert problems("调用\n`read-1` 和", markdown=True) == [], "the space before code is right"
 
 
-def test_catalogs_check_names_a_planted_typography_break(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def planted_catalog(folder: Path, messages: Catalog) -> catalogs.Catalog:
+    """A catalog in ``folder`` holding ``messages`` as its zh translation."""
+    (folder / "babel.cfg").write_text("[python: nothing/**.py]\n", encoding="utf-8")
+    catalog = catalogs.Catalog("a planted catalog", folder / "babel.cfg", folder, "course")
+    catalog.path("zh").parent.mkdir(parents=True)
+    with catalog.path("zh").open("wb") as file:
+        write_po(file, messages)
+    return catalog
+
+
+def test_catalogs_check_names_a_planted_typography_break(tmp_path: Path) -> None:
     source = Catalog(locale="zh", domain="course")
     source.add("costing {costs} tokens")
     planted = Catalog(locale="zh", domain="course")
     planted.add("costing {costs} tokens", "成本分别为 7, 7, 15 token（{costs}）")
-    po = tmp_path / "course.po"
-    with po.open("wb") as file:
-        write_po(file, planted)
-    monkeypatch.setattr(catalogs, "catalog_path", lambda edition, suffix=".po": po)
-    gaps = catalogs.gaps("zh", source)
+    catalog = planted_catalog(tmp_path, planted)
+    gaps = catalogs.gaps("zh", source, catalog)
     assert len(gaps) == 1 and "typography: a list with ', '" in gaps[0].problem, gaps
 
 
-def test_catalogs_check_names_a_planted_avoided_word(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_catalogs_check_names_a_planted_avoided_word(tmp_path: Path) -> None:
     source = Catalog(locale="zh", domain="course")
     source.add("reason    {reason}")
     planted = Catalog(locale="zh", domain="course")
     planted.add("reason    {reason}", "理由：{reason}")
-    po = tmp_path / "course.po"
-    with po.open("wb") as file:
-        write_po(file, planted)
-    monkeypatch.setattr(catalogs, "catalog_path", lambda edition, suffix=".po": po)
-    assert [g.problem for g in catalogs.gaps("zh", source)] == [
+    catalog = planted_catalog(tmp_path, planted)
+    assert [g.problem for g in catalogs.gaps("zh", source, catalog)] == [
         "glossary avoids 理由 (reason: reason)"
     ]
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course.context import build_context
-from course.display.explorer import BudgetExplorer
+from course.curricula.ch11.explorer import BudgetExplorer
 from course.fixtures import CHAPTER_BUDGET, chapter_estimator, chapter_path
 from course.groups import group_interactions
 from course.labs import LabNotImplemented
@@ -115,7 +115,7 @@ def test_the_budget_keeps_its_type_and_the_sliders_start_at_the_chapters_numbers
 def test_many_groups_are_shown_bucketed() -> None:
     groups = [SimpleNamespace(entry_ids=[f"u{i}", f"a{i}"]) for i in range(400)]
     result = SimpleNamespace(kept_entry_ids=[i for g in groups[-100:] for i in g.entry_ids])
-    from course.display.show import bars
+    from course.curricula.ch11.show import bars
 
     text = bars(groups, result.kept_entry_ids).text
     strip, note = text.splitlines()

@@ -18,7 +18,9 @@ from course.tools.notebooks import NotebookSourceError, parse_source
 MANIFEST = load_manifest("11")
 PATHS = sorted(path for folder in EDITIONS.values() for path in folder.glob("*.ipynb"))
 LAB_CHECK = re.compile(r'^check\("(\d+\.[\w]+)"\)$', re.MULTILINE)
-REFERENCE_IMPORT = re.compile(r"^\s*(from|import)\s+course\.(?!display\b|interop\b)", re.MULTILINE)
+REFERENCE_IMPORT = re.compile(
+    r"^\s*(from|import)\s+course\.(?!display\b|interop\b|curricula\.ch11\b)", re.MULTILINE
+)
 
 
 def read(path: Path) -> nbformat.NotebookNode:

@@ -49,7 +49,7 @@ from notebook_support import EDITIONS, REPO, create_workspace
 
 from course import fixtures
 from course.compaction import latest_compaction, summary_message
-from course.display import show
+from course.curricula.ch11 import show
 from course.display.notebook import (
     OpenedChapter,
     PendingCells,
@@ -412,7 +412,8 @@ def test_a_kernel_in_a_workspace_speaks_the_edition_its_marker_records(
 # --------------------------------------------------------------------------- typography
 
 
-ZH_SOURCES = sorted((REPO / "notebooks" / "source").glob("*.md"))
+ZH_SOURCES = sorted((REPO / load_manifest("11").source_folder).glob("*.md"))
+assert ZH_SOURCES, "chapter 11's notebook sources are missing"
 
 
 def typography_of(source: str, where: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""The budget explorer: sliders call your ``build_context`` and show what it returned."""
+"""Chapter 11's budget explorer: sliders call your ``build_context`` and show what it returned."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from ..locale import N_
-from ..locale import gettext as _
+from course.display.notebook import pending_note
+from course.display.views import View, esc
+from course.locale import N_
+from course.locale import gettext as _
+
 from . import show
-from .notebook import pending_note
-from .views import View, esc
 
 SLIDERS = ("max_tokens", "reserved_output", "safety_margin")
 """The budget's numeric fields the explorer turns into sliders."""

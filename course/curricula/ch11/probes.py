@@ -1,6 +1,6 @@
 """Chapter 11's differential probes: seeded inputs for every lab and how to call its functions.
 
-The grader draws the cases (``cases``: ``course.probes.strategies`` by seed, and a seeded
+The grader draws the cases (``cases``: ``course.curricula.ch11.strategies`` by seed, and a seeded
 generator) and ``evaluate``s each with the reference outside any sandbox and with the learner's
 package inside one; the JSON answers must be equal. ``evaluate`` imports only the standard
 library and reads answers through the public types' attributes, so it serves both sides."""
@@ -792,7 +792,9 @@ class Cases:
     """Collects one lab's cases, numbering them; draws its examples with the lab's seed."""
 
     def __init__(self, lab: str, seed: int) -> None:
-        from course.probes import strategies  # on first use: answering a case needs no hypothesis
+        from course.curricula.ch11 import (
+            strategies,
+        )  # on first use: answering a case needs no hypothesis
 
         self.lab, self.seed = lab, seed
         self.items: list[Case] = []

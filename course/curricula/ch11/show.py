@@ -1,4 +1,4 @@
-"""Renderers for what the chapter's functions return: entries, groups, projections, records.
+"""Chapter 11's renderers for what its functions return: entries, groups, projections, records.
 
 Each only shows the value it is given (never groups, selects or resumes), so a learner's bug shows.
 """
@@ -10,20 +10,19 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..locale import N_, SOURCE_EDITION, current_edition, ngettext
-from ..locale import gettext as _
-from ..locale.refusals import in_edition
-from ..sandboxed.untrusted import clip
-from .views import View, esc, message, preformatted, stack, table
+from course.display.views import View, esc, preformatted, stack, table
+
+# the generic views, reached through ``show`` too in a notebook
+from course.display.views import accepted_wrongly as accepted_wrongly
+from course.display.views import grouped as grouped
+from course.display.views import note as note
+from course.display.views import number as number
+from course.display.views import refused as refused
+from course.locale import N_, ngettext
+from course.locale import gettext as _
+from course.sandboxed.untrusted import clip
 
 Estimate = Callable[[dict[str, Any]], float]
-
-
-def number(value: object) -> str:
-    """``31`` for 31 and 31.0, ``2.5`` for 2.5."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def content_line(message: Mapping[str, Any]) -> str:
@@ -229,24 +228,6 @@ def chain(path: Sequence[Any]) -> View:
     return preformatted("\n".join(lines))
 
 
-def refused(error: BaseException) -> View:
-    """A refusal, as the caller sees it: the error's type and message."""
-    said = _("refused · {error_type}: {error}")
-    shown = in_edition(str(error))
-    return message(said.format(error_type=type(error).__name__, error=shown), "error")
-
-
-def accepted_wrongly(label: str) -> View:
-    """An input the caller expected to be refused, that the code under test accepted."""
-    said = _("accepted ✗ · {label}: this input should have been refused")
-    return message(said.format(label=label), "error")
-
-
-def note(text_: str) -> View:
-    """A one-line remark."""
-    return message(text_, "note")
-
-
 def outcomes(rows: Sequence[tuple[str, object]]) -> View:
     """Budgets against what the function returned: consecutive equal outcomes share a row."""
     merged: list[list[str]] = []
@@ -377,9 +358,3 @@ def kept_from(label: str, result: Any) -> str:
         first=result.kept_entry_ids[0] if count else _("(nothing)"),
         tokens=grouped(result.tokens.messages),
     )
-
-
-def grouped(number: int | float) -> str:
-    """A large count as the edition writes it: ``25,010`` in English, ``25010`` in Chinese (the
-    chapter groups no digits)."""
-    return f"{number:,}" if current_edition() == SOURCE_EDITION else f"{number}"
