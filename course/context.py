@@ -274,12 +274,10 @@ def budget_report(
 ) -> list[GroupBudget]:
     """Optional · Each group's ids, cost and fate (kept / trimmed / overflow) under ``available``.
 
-    One ``GroupBudget`` per group, in order: its cost is its messages' ``estimate`` summed, its
-    status what ``select_groups`` decides (``kept``, ``trimmed``, or ``overflow`` for the newest
-    under ``single_group_overflow``). ``available`` is checked as a budget number (a
-    ``BudgetError`` naming it); the groups are left as they were. No bound on estimator calls
-    holds here: a report may ask for a message's cost again, each answer checked as the
-    projection checks it (a ``BudgetError`` naming the entry).
+    One ``GroupBudget`` per group, in order: its cost, its messages' ``estimate`` summed (a
+    message may be estimated again here: no call bound), its status what ``select_groups``
+    decides (``kept``, ``trimmed``, or ``overflow`` for the newest under ``single_group_overflow``).
+    ``available`` is checked as a budget number (a ``BudgetError`` naming it); groups stay as given.
     """
     available = check_amount(available, "available")
     chosen = select_groups([group.entries for group in groups], available, estimate_tokens)

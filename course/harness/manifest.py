@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..locale import CHAPTER_ROOTS as CHAPTER_ROOTS  # the doors pass it to their children
-from ..locale import EDITIONS, SOURCE_EDITION
+# the chapters' folders: the built-in ones (``locale.BUILT_IN_CHAPTERS``: package data, a path
+# rather than ``importlib.resources``, whose import every command would pay for), then those of
+# ``COURSE_CHAPTERS``, which the doors pass to their children
+from ..locale import CHAPTER_ROOTS as CHAPTER_ROOTS
+from ..locale import EDITIONS, SOURCE_EDITION, chapter_roots
 from ..locale import gettext as _
 from ..sandboxed.tables import TableReader
 
-CURRICULA = Path(__file__).resolve().parents[1] / "curricula"
-"""The built-in chapters, a folder ``chNN/`` each holding its ``chapter.toml`` (package data
-beside the harness; a path, not ``importlib.resources``, whose import every command would pay
-for)."""
 MANIFEST_NAME = "chapter.toml"
 FileRole = Literal["learner", "given", "test"]
 FILE_ROLES: tuple[FileRole, ...] = ("learner", "given", "test")
@@ -488,11 +486,10 @@ def curriculum_texts(manifest: Manifest) -> list[str]:
 def chapter_folders() -> list[tuple[Path, str]]:
     """Every chapter's folder with the name it is known by (kit-relative for a built-in one):
     the built-in chapters, then those of each ``COURSE_CHAPTERS`` folder, each in name order."""
-    built_in = _manifests(CURRICULA)
-    found = [(item.parent, f"course/curricula/{item.parent.name}") for item in built_in]
-    for root in os.environ.get(CHAPTER_ROOTS, "").split(os.pathsep):
-        if root.strip():
-            found += [(item.parent, str(item.parent)) for item in _manifests(Path(root).absolute())]
+    built_in, *elsewhere = chapter_roots()  # the locale's: it finds the chapters' catalogs
+    found = [(item.parent, f"course/curricula/{item.parent.name}") for item in _manifests(built_in)]
+    for root in elsewhere:
+        found += [(item.parent, str(item.parent)) for item in _manifests(root)]
     return found
 
 

@@ -15,7 +15,7 @@ import io
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -231,15 +231,28 @@ Known = dict[str, dict[str, Any]]
 """Translations by edition and message, as a catalog holds them (a string, or plural forms)."""
 
 
-def known_translations(catalogs: list[Catalog]) -> Known:
-    """Every translation the catalogs hold today, the first catalog's where two hold one."""
+def known_translations(catalogs: list[Catalog], extra: Sequence[Path] = ()) -> Known:
+    """Every translation the catalogs hold today, then those of the ``extra`` ``.po`` files (each
+    of the edition its ``Language`` header names); the first one read where two hold one."""
+    from babel.messages.pofile import read_po
+
+    read = [
+        (edition, read_catalog(edition, catalog))
+        for catalog in catalogs
+        for edition in TRANSLATED
+        if catalog.path(edition).is_file()
+    ]
+    for path in extra:
+        with path.open("rb") as file:
+            messages = read_po(file)
+        if str(messages.locale or "") not in TRANSLATED:
+            raise OSError(f"{path}: its Language header names none of {', '.join(TRANSLATED)}")
+        read.append((str(messages.locale), messages))
     known: Known = {edition: {} for edition in TRANSLATED}
-    for catalog in catalogs:
-        for edition in TRANSLATED:
-            if catalog.path(edition).is_file():
-                for message in read_catalog(edition, catalog):
-                    if message.id and all(_forms(message.string)) and not message.fuzzy:
-                        known[edition].setdefault(_key(message), message.string)
+    for edition, messages in read:
+        for message in messages:
+            if message.id and all(_forms(message.string)) and not message.fuzzy:
+                known[edition].setdefault(_key(message), message.string)
     return known
 
 
@@ -317,11 +330,11 @@ def disagreements(edition: str, catalogs: list[Catalog]) -> list[Gap]:
     return found
 
 
-def main(check: bool, do_update: bool) -> int:
+def main(check: bool, do_update: bool, sources: Sequence[Path] = ()) -> int:
     kit = kit_root()
     catalogs = all_catalogs()
     if do_update:
-        known = known_translations(catalogs)  # read before any catalog drops what moved out
+        known = known_translations(catalogs, sources)  # before a catalog drops what moved out
         for catalog in catalogs:
             for path in update(catalog, known):
                 print(f"wrote {shown(path, kit)}")

@@ -11,6 +11,7 @@ the suite (``tests/harness/test_chapter_contract.py``) run them.
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 from ..harness.manifest import Manifest
@@ -35,7 +36,12 @@ def probe_problems(source: str) -> list[str]:
         for node in tree.body
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     }
-    problems = []
+    problems = [
+        f"imports {name} at its top level, which the sandbox lacks: only the standard library, "
+        f"{' and '.join(IN_THE_SANDBOX)} are there (import it where cases runs)"
+        for name in _top_level_imports(tree.body)
+        if not _in_the_sandbox(name)
+    ]
     for name, parameters in (PROBE_FUNCTIONS | OPTIONAL_PROBE_FUNCTIONS).items():
         wanted = f"{name}({', '.join(parameters)})"
         node = defined.get(name)
@@ -46,6 +52,36 @@ def probe_problems(source: str) -> list[str]:
         if not _accepts(node, len(parameters)):
             problems.append(f"{name} must take {len(parameters)} arguments: {wanted}")
     return problems
+
+
+IN_THE_SANDBOX = ("course.sandboxed", "course.locale")
+"""The kit's packages the graded copy carries (``grading.engine.grader_library``): the probe
+driver loads the probe module there, so what it imports on loading must be among them."""
+
+
+def _top_level_imports(body: list[ast.stmt]) -> list[str]:
+    """The modules ``body`` imports when it runs (a function's body runs later; a block under
+    ``if TYPE_CHECKING:`` never)."""
+    found: list[str] = []
+    for node in body:
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append(node.module)
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            found += _top_level_imports(node.orelse)
+        elif isinstance(node, ast.If | ast.Try | ast.With | ast.ClassDef):
+            inner = [*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", [])]
+            inner += [stmt for handler in getattr(node, "handlers", []) for stmt in handler.body]
+            found += _top_level_imports(inner)
+    return found
+
+
+def _in_the_sandbox(module: str) -> bool:
+    top = module.partition(".")[0]
+    if top in sys.stdlib_module_names or top == "__future__":
+        return True
+    return any(module == kit or module.startswith(f"{kit}.") for kit in IN_THE_SANDBOX)
 
 
 def _accepts(node: ast.FunctionDef | ast.AsyncFunctionDef, count: int) -> bool:
@@ -71,10 +107,13 @@ def contract_problems(manifest: Manifest, kit: Path) -> list[str]:
             missing(f"workspace {file.path!r} reference", file.reference)
     for path in manifest.card.teaching_files:
         missing("card.teaching_files", path)
-    for index, lab in enumerate(manifest.labs):
+    notebooks = [(f"labs[{i}].notebook", lab.notebook) for i, lab in enumerate(manifest.labs)]
+    notebooks += [
+        (f"other_notebooks[{i}]", name) for i, name in enumerate(manifest.other_notebooks)
+    ]
+    for field, name in notebooks:
         for edition, folder in manifest.notebooks.items():
-            where = f"{folder}/{lab.notebook}"
-            missing(f"labs[{index}].notebook", where, f"{edition} notebook")
+            missing(field, f"{folder}/{name}", f"{edition} notebook")
     if manifest.probes is not None:
         module = kit / manifest.probes
         if not module.is_file():

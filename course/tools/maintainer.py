@@ -131,6 +131,16 @@ def parser() -> argparse.ArgumentParser:
     g = sub.add_parser("catalogs", help="build the editions' .mo files from their .po catalogs")
     g.add_argument("--update", action="store_true", help="add newly marked messages to each .po")
     g.add_argument("--check", action="store_true", help="exit 1 naming every untranslated message")
+    g.add_argument(
+        "--from",
+        dest="sources",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="PO",
+        help="with --update: take a new message's translation from this .po too (the other side "
+        "of a merge)",
+    )
     sub.add_parser("chapters", help="check every chapter's files against the chapter contract")
     z = sub.add_parser("gradescope", help="write a chapter's Gradescope autograder zip")
     z.add_argument("chapter", help=chapter_help())
@@ -187,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "catalogs":
             from .catalogs import main as catalogs
 
-            return catalogs(args.check, args.update)
+            return catalogs(args.check, args.update, args.sources)
         if args.command == "chapters":
             return chapters()
         if args.command == "gradescope":

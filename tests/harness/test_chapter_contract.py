@@ -4,7 +4,7 @@ each error naming the field (docs/chapters.md)."""
 from __future__ import annotations
 
 import re
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -215,6 +215,14 @@ def test_a_labs_notebook_missing_in_one_edition_names_the_field(tmp_path: Path) 
     ]
 
 
+def test_another_notebook_missing_names_the_field(tmp_path: Path) -> None:
+    manifest = replace(small_kit(tmp_path), other_notebooks=("12-0.ipynb",))
+    (tmp_path / "notebooks" / "12-0.ipynb").write_text("", encoding="utf-8")
+    assert contract_problems(manifest, tmp_path) == [
+        "ch12/chapter.toml: other_notebooks[0]: no zh notebook 'notebooks/zh/12-0.ipynb' in the kit"
+    ]
+
+
 def test_a_missing_starter_names_its_workspace_file(tmp_path: Path) -> None:
     manifest = small_kit(tmp_path)
     (tmp_path / "starters" / "12-mod.py").unlink()
@@ -251,6 +259,12 @@ def test_a_probe_module_without_the_interface_names_the_probes_field(tmp_path: P
         (PROBES.replace("(seed, labs)", "(*args)"), []),
         (PROBES.replace("(seed, labs)", "(seed, labs, *, fast)"), ["cases must take 2"]),
         ("def cases(", ["is not valid Python (line 1"]),
+        ("from course.locale import N_\nimport json\n" + PROBES, []),
+        ("import hypothesis\n" + PROBES, ["imports hypothesis at its top level"]),
+        ("from course.harness import kit\n" + PROBES, ["imports course.harness at its top"]),
+        ("try:\n    import numpy\nexcept ImportError:\n    pass\n" + PROBES, ["numpy"]),
+        ("if TYPE_CHECKING:\n    import hypothesis\n" + PROBES, []),
+        (PROBES + "def later():\n    import hypothesis\n", []),
     ],
 )
 def test_the_probe_interface_is_read_from_the_source(source: str, problems: list[str]) -> None:
@@ -287,3 +301,15 @@ def test_a_chapter_found_elsewhere_inherits_a_built_in_parent(
     assert {f.path: f.starter for f in inherited if f.path in learner} == learner
     assert all(f.role == "given" for f in inherited if f.path in learner)
     assert [f.path for f in child.files_with_role("learner")] == ["pi_course/mod98.py"]
+
+
+def test_course_kit_chapters_names_what_a_chapter_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ch98").mkdir()
+    (tmp_path / "ch98" / "chapter.toml").write_text(chapter("98"), "utf-8")
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
+    assert course_kit(["chapters"]) == 1
+    err = capsys.readouterr().err
+    assert "ch98/chapter.toml: labs[0].notebook: no en notebook 'notebooks/98-1.ipynb'" in err
+    assert "ch98/chapter.toml: workspace 'pkg/mod98.py' starter: no file" in err

@@ -102,3 +102,15 @@ def test_a_message_that_moves_to_another_catalog_keeps_its_translation(tmp_path:
     assert catalogs.read_catalog("zh", moved)[KITS_OWN].string == translations("zh").gettext(
         KITS_OWN
     )
+
+
+def test_update_takes_translations_from_another_po_too(tmp_path: Path) -> None:
+    """``catalogs --update --from PO``: the other side of a merge lends its translations."""
+    (tmp_path / "babel.cfg").write_text("[python: course/locale/__init__.py]\n", "utf-8")
+    merged = catalogs.Catalog("a merged catalog", tmp_path / "babel.cfg", tmp_path, "chapter")
+    other = Catalog(locale="zh", domain="course")
+    other.add(KITS_OWN, "另一边的译文")
+    with (tmp_path / "other.po").open("wb") as file:
+        write_po(file, other)
+    catalogs.update(merged, catalogs.known_translations([], [tmp_path / "other.po"]))
+    assert catalogs.read_catalog("zh", merged)[KITS_OWN].string == "另一边的译文"
