@@ -39,11 +39,12 @@ class Implementation:
     fixtures: ModuleType
 
 
-ALLOWED_KIT_PACKAGES = ("harness", "locale", "probes", "sandboxed")
+ALLOWED_KIT_PACKAGES = ("curricula", "harness", "locale", "sandboxed")
 """The kit's own packages a workspace may import: the harness, the code that runs beside the
 learner's (``course.sandboxed``: this file's marker reader, the reporter, the diffs), the
 editions' gettext (the given modules speak the learner's edition through ``course.locale``) and
-the probe cases' generator (which calls the package under test by name, and holds no answer)."""
+the chapters' code, whose probe module calls the package under test by name and holds no
+answer."""
 
 
 class _NoReference(importlib.abc.MetaPathFinder):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
@@ -13,7 +14,13 @@ from notebook_support import EDITIONS, NOTEBOOKS, REPO, code_cells
 
 from course.harness.manifest import load_manifest
 from course.tools.nbrefresh import WIDGET_VIEW, clean, problems
-from course.tools.notebooks import NotebookSourceError, parse_source
+from course.tools.notebooks import (
+    NotebookSourceError,
+    parse_source,
+    planned,
+    stale_notebooks,
+    write_notebooks,
+)
 
 MANIFEST = load_manifest("11")
 PATHS = sorted(path for folder in EDITIONS.values() for path in folder.glob("*.ipynb"))
@@ -147,3 +154,30 @@ def test_unstable_text_is_found(text: str) -> None:
     notebook.cells[0].execution_count = 1
     notebook.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
     assert problems(notebook)
+
+
+def test_a_chapter_builds_the_notebooks_its_manifest_lists_from_its_own_sources(
+    tmp_path: Path,
+) -> None:
+    """``course-kit notebooks`` per chapter: a listed notebook without a source, a source the
+    manifest does not list and a built notebook no chapter gives are each named."""
+    kit = tmp_path
+    manifest = replace(MANIFEST, notebook_sources="src", other_notebooks=())
+    (kit / "src").mkdir()
+    source = "<!-- en -->\nHello.\n<!-- zh -->\n你好。\n<!-- code -->\nx = 1\n"
+    (kit / "src" / "11-1-compaction-record.md").write_text(source, encoding="utf-8")
+    built = [
+        kit / folder / "11-1-compaction-record.ipynb" for folder in manifest.notebooks.values()
+    ]
+    assert sorted(planned(kit, manifest)) == sorted(built)
+    stale = stale_notebooks(kit, [manifest])
+    assert "notebooks/11-1-compaction-record.ipynb is missing" in stale
+    assert "notebooks/zh/11-2-interaction-groups.ipynb has no source in src" in stale
+    assert write_notebooks(kit, manifest) == built
+    (kit / "notebooks" / "11-0-chapter.ipynb").write_text("{}", encoding="utf-8")
+    stale = stale_notebooks(kit, [manifest])
+    assert "notebooks/11-0-chapter.ipynb has no source in any chapter" in stale
+    assert not [line for line in stale if line.startswith("notebooks/11-1-")]
+    (kit / "src" / "11-9-extra.md").write_text(source, encoding="utf-8")
+    with pytest.raises(NotebookSourceError, match=r"src/11-9-extra\.md: 11-9-extra\.ipynb is not"):
+        planned(kit, manifest)
