@@ -148,7 +148,8 @@ class LitePage:
             "(path) => window.jupyterapp.shell.currentWidget?.context?.path === path", arg=path
         )
         self.page.wait_for_function(  # its session is made after the tab opens
-            "() => window.jupyterapp.shell.currentWidget.sessionContext?.session?.kernel"
+            "() => window.jupyterapp.shell.currentWidget.sessionContext?.session?.kernel",
+            timeout=RUN_TIMEOUT_S * 1000,
         )
         assert self.execute("1 + 1") == "2"
         return time.monotonic() - started

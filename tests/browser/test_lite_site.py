@@ -226,11 +226,13 @@ def test_every_chapter_s_first_lab_is_checked_in_the_site(
     edition the chapter has."""
     manifest = load_manifest(chapter)
     first = manifest.labs[0]
-    with served(lite_site) as base, offline_browser(base, tmp_path / "profile") as (lab, outside):
+    with served(lite_site) as base:
         for edition in manifest.notebooks:
-            workspace = chapter_workspace(manifest, edition)
-            lab.open_lab(f"{workspace}/notebooks/{first.notebook}")
-            assert check_in_page(lab, first.id)[0] == "pending", (chapter, edition)
-            solve_in_page(lab, manifest, first.id)
-            assert check_in_page(lab, first.id)[0] == "passed", (chapter, edition)
-        assert outside.urls == []
+            profile = tmp_path / f"profile-{edition}"
+            with offline_browser(base, profile) as (lab, outside):
+                workspace = chapter_workspace(manifest, edition)
+                lab.open_lab(f"{workspace}/notebooks/{first.notebook}")
+                assert check_in_page(lab, first.id)[0] == "pending", (chapter, edition)
+                solve_in_page(lab, manifest, first.id)
+                assert check_in_page(lab, first.id)[0] == "passed", (chapter, edition)
+                assert outside.urls == []
