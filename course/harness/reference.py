@@ -27,9 +27,13 @@ def outside_modules(manifest: Manifest) -> dict[str, str]:
 
 def import_reference(manifest: Manifest, kit: Path) -> ModuleType:
     """``manifest.reference`` imported, each of its ``outside_modules`` loaded from its file
-    under the reference's name, so ``<reference>.<module>`` answers as the learner's would."""
+    under the reference's name, so ``<reference>.<module>`` answers as the learner's would;
+    then every learner module of it, so one that cannot be imported raises here, before a
+    probe case takes its ``ImportError`` for the reference's answer."""
     package = importlib.import_module(manifest.reference)
     for name, relative in outside_modules(manifest).items():
         if f"{manifest.reference}.{name}" not in sys.modules:
             mount(manifest.reference, name, kit / relative)
+    for file in manifest.files_with_role("learner"):
+        importlib.import_module(f"{manifest.reference}.{PurePosixPath(file.path).stem}")
     return package

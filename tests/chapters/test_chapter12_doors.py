@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -345,6 +346,22 @@ def test_the_zero_install_site_carries_chapter_12(manifest: Manifest, tmp_path: 
     for file in manifest.files:
         if file.starter.startswith("tests/chapters/"):
             assert file.starter in carried and file.reference in carried, file.path
+
+
+def test_a_reference_that_cannot_import_a_lab_module_draws_no_case(
+    manifest: Manifest, kit: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the reference's lab module cannot be imported, the draw stops, saying so: no
+    case keeps an ``ImportError`` as the reference's answer (nor reaches the kit's cache)."""
+    from course.grading.probes import draw
+
+    monkeypatch.delitem(sys.modules, "course.tokens", raising=False)
+    inside = tuple(  # a reference said to be in the package, where there is none
+        replace(file, reference="course/tokens.py") if file.path == "pi_course/tokens.py" else file
+        for file in manifest.files
+    )
+    with pytest.raises(RuntimeError, match="cannot draw the probe cases"):
+        draw(replace(manifest, files=inside), kit, manifest.probe_seed)
 
 
 # --------------------------------------------------------------------------- the chapter is data
