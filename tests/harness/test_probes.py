@@ -385,7 +385,7 @@ def test_a_case_is_asked_again_in_reverse_order_and_state_kept_between_calls_sho
     assert probecases.agreement(expected, first) == Status.FAILED
     said = probecases.difference(expected, first)
     assert said.startswith("agrees when asked in turn; asked again after the cases drawn"), said
-    assert 'expected 2, got 4' in said and "look for state kept between calls" in said, said
+    assert "expected 2, got 4" in said and "look for state kept between calls" in said, said
 
 
 def test_a_case_marked_once_is_asked_in_draw_order_only(tmp_path: Path, kit: Path) -> None:
