@@ -459,3 +459,12 @@ def test_a_chapter_that_course_chapters_adds_is_in_the_site_and_its_wheel(
     assert carried["course/curricula/ch13/chapter.toml"] == (folder / "chapter.toml").read_bytes()
     mo = carried["course/curricula/ch13/locale/zh/LC_MESSAGES/chapter.mo"]
     assert mo == compile_catalog(PO)
+
+
+def test_a_chapter_the_kit_does_not_have_is_named_before_anything_is_built(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site = tmp_path / "site"
+    assert course_kit(["lite", str(site), "--chapter", "99", "--cache", str(tmp_path / "c")]) == 2
+    assert "'99'" in capsys.readouterr().err
+    assert not site.exists() and not (tmp_path / "c").exists()
