@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cpu_ledger import CpuLedger
 from hypothesis import settings
 from schedule import COSTLY, costly_first
 
@@ -40,6 +41,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also build the zero-install site from npm and PyPI and drive it offline in "
         "Chromium (tests/browser/test_lite_site.py; minutes, see docs/lite.md)",
     )
+    parser.addoption(
+        "--cpu-ledger",
+        metavar="DIR",
+        default=None,
+        help="write each test's CPU seconds (its own and its children's) to DIR (give it as "
+        "--cpu-ledger=DIR: a DIR standing alone is taken for a test path before this option is "
+        "known); "
+        "python tests/cpu_ledger.py DIR sums them (docs/performance.md)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -52,6 +62,9 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{COSTLY}: the scope's tests take far longer than most; xdist hands it out first "
         "(tests/schedule.py)",
     )
+    ledger = config.getoption("cpu_ledger")
+    if ledger:
+        config.pluginmanager.register(CpuLedger(Path(ledger).resolve()), "cpu_ledger")
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

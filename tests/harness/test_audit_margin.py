@@ -32,7 +32,11 @@ def test_no_curated_mistake_is_flagged_and_a_keyed_solution_is(
 
     def found(package: str) -> list[tuple[str, str]]:
         mine = statuses(shipped, expected, answers(package, shipped))
-        theirs = statuses(audit, expected_audit, answers(package, audit))
+        # A lab whose shipped cases show a mistake has no finding, whatever its audit cases
+        # answer (``audit_finding``): only the labs whose shipped cases all agree are audited.
+        clean = {lab for lab, seen in mine.items() if all(s == P for _, s in seen)}
+        asked = [case for case in audit if str(case["lab"]) in clean]
+        theirs = statuses(asked, expected_audit, answers(package, asked))
         return [(f.lab, f.kind) for f in findings(mine, theirs, AUDIT_SEED)]
 
     flagged = {}
