@@ -57,7 +57,8 @@ def folded(text: str) -> str:
 def read_class_list(path: Path) -> tuple[Student, ...]:
     """The students of ``path``; ``ClassListError`` naming the line and field that is wrong."""
     try:
-        data = path.read_bytes()[: MAX_BYTES + 1]
+        with path.open("rb") as file:  # no more than the cap is read, whatever the file's size
+            data = file.read(MAX_BYTES + 1)
     except OSError as error:
         said = _("{path}: cannot read the class list ({reason})")
         raise ClassListError(said.format(path=path, reason=error.strerror or error)) from None

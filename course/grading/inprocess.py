@@ -37,13 +37,11 @@ from ..harness.runner import (
 )
 from ..harness.supervisor import after_a_hang
 from ..locale import ENVIRONMENT, current_edition, set_edition
-from ..locale import gettext as _
 from ..sandboxed.deadline import Deadline, deadline
 from ..sandboxed.focused import PACKAGE_VARIABLE
 from ..sandboxed.plugin import lab_of
 from ..sandboxed.probe_driver import load_module
 from ..sandboxed.probecases import ONCE, Answer, answer
-from ..sandboxed.status import Status
 from .probes import Answers, ProbeSet, ProbeTarget
 
 
@@ -189,16 +187,14 @@ def answer_here(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[s
                 gathered.answers[case_id] = json.loads(json.dumps(got, ensure_ascii=False))
         for case in reversed(probes.cases):  # asked again, as the driver asks them
             case_id = str(case["id"])
-            if case.get(ONCE) or "missing" in gathered.answers.get(case_id, {"missing": 1}):
+            first = gathered.answers.get(case_id)
+            if case.get(ONCE) or first is None or "missing" in first:
                 continue
             with deadline(seconds) as limit:
                 got = answer(chapter.evaluate, target.package, case)
             if limit.overran:
-                still = _("still running after {seconds:g}s").format(seconds=seconds)
-                assert gathered.again is not None
-                gathered.again[case_id] = {"missing": Status.TIMEOUT, "message": still}
+                gathered.hung_again(case_id, seconds)
                 break
-            assert gathered.again is not None
-            gathered.again[case_id] = json.loads(json.dumps(got, ensure_ascii=False))
+            gathered.answered_again(case_id, json.loads(json.dumps(got, ensure_ascii=False)))
     sys.modules.pop("course_chapter_probes", None)
     return gathered.merged()

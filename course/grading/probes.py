@@ -248,6 +248,10 @@ class ProbeTarget:
     environment: tuple[tuple[str, str], ...] = ()  # more for the driver (an isolated run's)
 
 
+def _still(seconds: float) -> str:
+    return _("still running after {seconds:g}s").format(seconds=seconds)
+
+
 class Answers:
     """Answers gathered across driver processes, and what is still to ask."""
 
@@ -271,6 +275,15 @@ class Answers:
         said = _("importing the package did not finish within {seconds:g}s")
         self.give_up(labs, Status.TIMEOUT, said.format(seconds=seconds))
 
+    def answered_again(self, case_id: str, answer: Answer) -> None:
+        """``case_id``'s second answer, kept when the cases are asked twice."""
+        if self.again is not None:
+            self.again.setdefault(case_id, answer)
+
+    def hung_again(self, case_id: str, seconds: float) -> None:
+        """``case_id`` ran past ``seconds`` when asked again (every case has its first answer)."""
+        self.answered_again(case_id, {"missing": Status.TIMEOUT, "message": _still(seconds)})
+
     def merged(self) -> dict[str, Answer]:
         """Each case's answer, carrying its second answer where the two differ."""
         for case_id, second in (self.again or {}).items():
@@ -281,8 +294,7 @@ class Answers:
 
     def case_hung(self, case_id: str, lab: str, seconds: float) -> None:
         """``case_id`` ran past ``seconds``: the later cases of its ``lab`` are not run."""
-        still = _("still running after {seconds:g}s").format(seconds=seconds)
-        self.answers.setdefault(case_id, {"missing": Status.TIMEOUT, "message": still})
+        self.answers.setdefault(case_id, {"missing": Status.TIMEOUT, "message": _still(seconds)})
         self.give_up([lab], Status.TIMEOUT, _("not run: an earlier case of this lab hung"))
 
 
@@ -377,8 +389,7 @@ def _run_driver(
                 elif event == Event.ANSWER and item.get("id") in gathered.lab_of:
                     case_id = str(item["id"])
                     if item.get(AGAIN) is True:
-                        if gathered.again is not None:
-                            gathered.again.setdefault(case_id, _answer(item))
+                        gathered.answered_again(case_id, _answer(item))
                         current = None
                         continue
                     gathered.answers.setdefault(case_id, _answer(item))
@@ -395,13 +406,10 @@ def _run_driver(
             if started is not None and not imported and now - started > limits.test_seconds:
                 gathered.import_hung(labs, limits.test_seconds)
                 return None
-            if current is not None and now - since > limits.test_seconds and second:
-                if gathered.again is not None:  # every case has its first answer: stop here
-                    said = _("still running after {seconds:g}s")
-                    message = said.format(seconds=limits.test_seconds)
-                    gathered.again[current] = {"missing": Status.TIMEOUT, "message": message}
-                return None
             if current is not None and now - since > limits.test_seconds:
+                if second:  # every case has its first answer: stop here
+                    gathered.hung_again(current, limits.test_seconds)
+                    return None
                 lab = gathered.lab_of.get(current, labs[0])
                 gathered.case_hung(current, lab, limits.test_seconds)
                 return lab
@@ -419,10 +427,10 @@ def _run_driver(
         )
         gathered.give_up(labs, Status.ERROR, said.format(dropped=records.dropped, cut=records.cut))
     stopped = None if done else next((lab for lab in labs if gathered.unanswered(lab)), None)
-    if not done and second and current is not None and gathered.again is not None:
+    if not done and second and current is not None:
         said = _("the probe process exited with code {code} while this case was asked again")
         lost = {"missing": Status.ERROR, "message": said.format(code=process.returncode)}
-        gathered.again.setdefault(current, lost)
+        gathered.answered_again(current, lost)
     if stopped is not None:
         if tail:
             said = _("the probe process exited with code {code}: {output}")

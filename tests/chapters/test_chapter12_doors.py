@@ -196,10 +196,7 @@ def test_gradescope_grades_a_submission_as_practice_does(halfway: Path, tmp_path
     from test_platforms import lay_out
 
     zipped = tmp_path / "autograder.zip"
-    written = subprocess.run(
-        [str(BIN / "course-kit"), "gradescope", CHAPTER, "-o", str(zipped)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    written = course_kit("gradescope", CHAPTER, "-o", str(zipped))
     assert written.returncode == 0, written.stderr
     names = zipfile.ZipFile(zipped).namelist()
     for name in ("chapter.toml", "probes.py", "tokens.py", "tests/test_12_token_estimation.py"):
@@ -264,10 +261,7 @@ def test_the_actions_workflow_grades_each_chapter_12_lab_in_a_job(
 
 def test_classroom_50_grades_a_checkout_of_chapter_12(manifest: Manifest, tmp_path: Path) -> None:
     script = tmp_path / "autograder.py"
-    written = subprocess.run(
-        [str(BIN / "course-kit"), "classroom50", CHAPTER, "-o", str(script)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    written = course_kit("classroom50", CHAPTER, "-o", str(script))
     assert written.returncode == 0, written.stderr
     checkout = roster_workspace(manifest, tmp_path, "checkout", solved=1)
     ran = subprocess.run(

@@ -414,14 +414,7 @@ def test_a_dropped_sandbox_reaches_a_python_inside_a_folder_only_root_may_enter(
         pytest.skip(f"no drop to an unprivileged host user here: {why}")
     bwrap, reason = sandbox_status(kit_root(), ("course",))
     assert bwrap is not None, reason
-    private = tmp_path / "private"
-    (private / "python").mkdir(parents=True)
-    (private / "python" / "marker.txt").write_text("reached\n", encoding="utf-8")
-    private.chmod(0o700)
-    run = tmp_path / "run"
-    run.mkdir()
-    layout = default_layout([], [], 8)
-    layout = Layout(layout.system, (*layout.python, private / "python"), (), scratch_mb=8)
+    layout, run, private = private_python(tmp_path)
     confinement = Confinement(True, layout, (), SandboxLimits(), run, bwrap, host=host)
     try:
         marker = str(private / "python" / "marker.txt")
@@ -665,14 +658,7 @@ def container_fallback(tmp_path: Path) -> None:
     guarded.mkdir()
     dropped, why = drop_user_check((guarded,))
     assert dropped is not None, why
-    private = tmp_path / "private"
-    (private / "python").mkdir(parents=True)
-    (private / "python" / "marker.txt").write_text("reached\n", encoding="utf-8")
-    private.chmod(0o700)
-    run = tmp_path / "run"
-    run.mkdir()
-    layout = default_layout([], [], 8)
-    layout = Layout(layout.system, (*layout.python, private / "python"), (), scratch_mb=8)
+    layout, run, private = private_python(tmp_path)
     confinement = Confinement(False, layout, (), SandboxLimits(), run, host=dropped, dropped=True)
     code = (
         "import os, pathlib, sys\n"
@@ -696,3 +682,17 @@ def container_fallback(tmp_path: Path) -> None:
     drop_user_check.cache_clear()  # decided once per process; here the folder changed
     refused, why = drop_user_check((guarded,))
     assert refused is None and why == f"user 65534 could write {guarded}", why
+
+
+def private_python(tmp_path: Path) -> tuple[Layout, Path, Path]:
+    """A layout whose Python includes ``private/python``, a folder only its owner may enter
+    (holding ``marker.txt``); an empty run folder; and ``private``."""
+    private = tmp_path / "private"
+    (private / "python").mkdir(parents=True)
+    (private / "python" / "marker.txt").write_text("reached\n", encoding="utf-8")
+    private.chmod(0o700)
+    run = tmp_path / "run"
+    run.mkdir()
+    layout = default_layout([], [], 8)
+    layout = Layout(layout.system, (*layout.python, private / "python"), (), scratch_mb=8)
+    return layout, run, private
