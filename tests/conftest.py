@@ -45,7 +45,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--cpu-ledger",
         metavar="DIR",
         default=None,
-        help="write each test's CPU seconds (its own and its children's) to DIR (give it as "
+        help="write each test's CPU seconds (its process tree's, through a cgroup) to DIR (give it as "
         "--cpu-ledger=DIR: a DIR standing alone is taken for a test path before this option is "
         "known); "
         "python tests/cpu_ledger.py DIR sums them (docs/performance.md)",

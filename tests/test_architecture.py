@@ -452,3 +452,24 @@ def test_a_test_chapter_is_not_named_even_in_prose() -> None:
     assert not names_a_chapter("course.harness.planted", prose, ("harness",), twelve, True)
     short = ast.parse('"""The 12-character form printed on cards."""')
     assert not names_a_chapter("course.harness.planted", short, ("harness",), twelve, False)
+
+
+GRADER_MODULES = ("course.cli.checkpoint", "course.grading.engine", "course.grading.probes")
+"""What ``checkpoint`` loads before it grades: the grader itself runs no test, so it needs no
+pytest (only its sandboxed children do, and they start their own)."""
+
+
+def test_the_grader_imports_no_pytest() -> None:
+    """pytest costs every check's grader process 0.06 to 0.08 s of CPU to import
+    (docs/performance.md); a module it loads asks for it only where a test runs."""
+    import subprocess
+    import sys
+
+    shown = (
+        f"import sys\nimport {', '.join(GRADER_MODULES)}\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest')))"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", shown], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert ran.stdout.strip() == "[]", ran.stdout
