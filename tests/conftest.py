@@ -45,10 +45,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--cpu-ledger",
         metavar="DIR",
         default=None,
-        help="write each test's CPU seconds (its process tree's, through a cgroup) to DIR (give it as "
-        "--cpu-ledger=DIR: a DIR standing alone is taken for a test path before this option is "
-        "known); "
-        "python tests/cpu_ledger.py DIR sums them (docs/performance.md)",
+        help="write each test's CPU seconds (its process tree's, through a cgroup) to DIR "
+        "(give it as --cpu-ledger=DIR: a DIR standing alone is taken for a test path before "
+        "this option is known); python tests/cpu_ledger.py DIR sums them (docs/performance.md)",
     )
 
 
