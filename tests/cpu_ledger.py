@@ -98,7 +98,14 @@ class CpuLedger:
         self.folder = folder
         self.out: IO[str] | None = None
         self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        self.tree = TreeClock(f"course-cpu-ledger-{self.worker}-{os.getpid()}")
+        self._tree: TreeClock | None = None
+
+    @property
+    def tree(self) -> TreeClock:
+        """Made by the first test this process runs (xdist's controller runs none)."""
+        if self._tree is None:
+            self._tree = TreeClock(f"course-cpu-ledger-{self.worker}-{os.getpid()}")
+        return self._tree
 
     def _file(self) -> IO[str]:
         if self.out is None:
@@ -109,7 +116,8 @@ class CpuLedger:
         return self.out
 
     def pytest_unconfigure(self) -> None:
-        self.tree.close()
+        if self._tree is not None:
+            self._tree.close()
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:

@@ -11,6 +11,8 @@ import ast
 import functools
 import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -462,9 +464,6 @@ pytest (only its sandboxed children do, and they start their own)."""
 def test_the_grader_imports_no_pytest() -> None:
     """pytest costs every check's grader process 0.06 to 0.08 s of CPU to import
     (docs/performance.md); a module it loads asks for it only where a test runs."""
-    import subprocess
-    import sys
-
     shown = (
         f"import sys\nimport {', '.join(GRADER_MODULES)}\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest')))"

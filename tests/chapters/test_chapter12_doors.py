@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from harness_support import cli, roster_workspace
 from solutions import solve_lab
+from test_architecture import CHAPTER_FREE_PACKAGES
 from test_watch import Lines
 
 from course.harness.kit import kit_root
@@ -32,7 +33,6 @@ from course.tools.starters import stale_starters
 CHAPTER = "12"
 CHAPTER_FOLDER = Path(__file__).resolve().parent / "ch12"
 BIN = Path(sys.executable).parent
-MACHINERY = ("cli", "grading", "harness", "sandboxed", "display", "tools", "locale")
 pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
 
 
@@ -387,7 +387,7 @@ CHAPTER_WORDS = re.compile(
 
 def test_no_machinery_module_names_chapter_12(kit: Path) -> None:
     found = []
-    for package in MACHINERY:
+    for package in CHAPTER_FREE_PACKAGES:
         for path in sorted((kit / "course" / package).rglob("*")):
             if path.suffix not in (".py", ".toml", ".cfg", ".md"):
                 continue
