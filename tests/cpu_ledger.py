@@ -12,7 +12,9 @@ its own never reaches its parent's ``RUSAGE_CHILDREN`` (the namespace's init rea
 sandboxed check's pytest and probe driver, most of its CPU, are not in it. ``tree`` is read from
 a cgroup (v2) the worker moves itself into at its start, which every process it starts inherits;
 where no cgroup can be made (not root, no cgroup2 mount, a manager that does not delegate) the
-ledger says so and ``tree`` is left out.
+ledger says so and ``tree`` is left out. The two clocks are the kernel's two accounts: the
+cgroup's is charged as the scheduler updates it, so at a test's end it can trail the process's
+own by the slice still running (a few milliseconds); compare them at that grain, not exactly.
 """
 
 from __future__ import annotations
@@ -121,8 +123,10 @@ class CpuLedger:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
-        own, children = cpu_seconds()
+        # The tree is read outside the process's own readings: made (and joined) before them,
+        # read first at the start and last at the end, so it spans everything they count.
         tree = self.tree.seconds()
+        own, children = cpu_seconds()
         started = time.monotonic()
         yield
         own_after, children_after = cpu_seconds()
