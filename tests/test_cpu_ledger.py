@@ -14,6 +14,15 @@ from typing import Any, cast
 import pytest
 from cpu_ledger import CpuLedger, read, report
 
+TICK_GRAIN = 0.05  # seconds the cgroup's account may trail the process's own
+SPIN = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass"
+
+
+def spin(seconds: float) -> None:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
 
 def test_a_test_gets_a_line_with_its_own_and_its_childrens_cpu(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -37,18 +46,7 @@ def test_a_test_gets_a_line_with_its_own_and_its_childrens_cpu(
     if ledger.tree.why:
         assert json.loads(lines[0]) == {"no_tree": ledger.tree.why}
     else:
-        # the cgroup's account may trail the process's own by the slice still running
         assert found["tree"] >= found["self"] - TICK_GRAIN >= 0.2 - TICK_GRAIN, found
-
-
-TICK_GRAIN = 0.05
-SPIN = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass"
-
-
-def spin(seconds: float) -> None:
-    end = time.process_time() + seconds
-    while time.process_time() < end:
-        pass
 
 
 def test_the_tree_counts_a_child_in_a_pid_namespace_that_children_misses(
