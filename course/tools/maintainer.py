@@ -12,7 +12,7 @@ from pathlib import Path
 from ..cli.options import chapter_help
 from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.visibility import VISIBILITIES
-from ..harness.kit import KitError, kit_root
+from ..harness.kit import KitError, kit_root, shown
 from ..harness.manifest import ManifestError, available_chapters, load_manifest
 from ..locale import EDITIONS
 from .crashtest import add_options as add_crashtest_options
@@ -58,7 +58,7 @@ def notebooks(check: bool, run: bool) -> int:
     for manifest in [] if check else manifests:
         written = write_notebooks(kit, manifest)
         for path in written:
-            print(f"wrote {path.relative_to(kit)}")
+            print(f"wrote {shown(path, kit)}")
         if run and written:
             from .nbrefresh import main as refresh
 
@@ -69,15 +69,15 @@ def notebooks(check: bool, run: bool) -> int:
 
 
 def chapters() -> int:
-    """Check every chapter found against the chapter contract (``contract.py``)."""
-    from .contract import contract_problems
+    """Check every chapter found against the chapter contract (``contract.py``), naming every
+    problem of every chapter at once."""
+    from .contract import every_problem
 
-    kit = kit_root()
-    found = [load_manifest(chapter) for chapter in available_chapters()]
-    problems = [problem for manifest in found for problem in contract_problems(manifest, kit)]
+    found, problems = every_problem(kit_root())
     for problem in problems:
         print(f"course-kit: {problem}", file=sys.stderr)
     if problems:
+        print(f"chapters: {len(problems)} problem(s) to fix (docs/chapters.md)", file=sys.stderr)
         return 1
     named = ", ".join(f"{m.chapter} ({len(m.labs)} labs)" for m in found)
     print(f"chapters: {named} meet the contract (docs/chapters.md)")

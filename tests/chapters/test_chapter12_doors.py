@@ -200,7 +200,7 @@ def test_gradescope_grades_a_submission_as_practice_does(halfway: Path, tmp_path
     assert written.returncode == 0, written.stderr
     names = zipfile.ZipFile(zipped).namelist()
     for name in ("chapter.toml", "probes.py", "tokens.py", "tests/test_12_token_estimation.py"):
-        assert f"kit/tests/chapters/ch12/{name}" in names, name
+        assert f"kit/chapters/ch12/{name}" in names, name  # its folder, wherever it is
     root = lay_out(zipped, tmp_path / "autograder", halfway)
     there = away_from_here(AUTOGRADER_ROOT=str(root))
     run = subprocess.run(
@@ -232,8 +232,7 @@ def test_the_actions_workflow_grades_each_chapter_12_lab_in_a_job(
     job = read_yaml(text)["jobs"]["lab"]
     assert [lab["id"] for lab in job["strategy"]["matrix"]["lab"]] == ["12.1", "12.2"]
     steps = {step["name"]: step["run"] for step in job["steps"] if "run" in step}
-    named = 'echo "COURSE_CHAPTERS=$RUNNER_TEMP/kit/tests/chapters" >> "$GITHUB_ENV"'
-    assert named in steps["Install the kit"], "the installed kit's chapters, for the steps after"
+    assert list(steps)[1:3] == ["Install the kit", "Unpack the chapter"]
     passed = {}
     for lab in manifest.required_labs:
         runner = tmp_path / f"runner-{lab.id}"
@@ -241,10 +240,20 @@ def test_the_actions_workflow_grades_each_chapter_12_lab_in_a_job(
         environment = away_from_here(
             PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
             RUNNER_TEMP=str(runner),
+            GITHUB_ENV=str(runner / "env"),
             GITHUB_STEP_SUMMARY=str(runner / "summary.md"),
             LAB=lab.id,
             TITLE=lab.title,
-        ) | {CHAPTER_ROOTS: str(kit_root() / "tests" / "chapters")}  # as the install step says
+        )
+        unpacked = subprocess.run(
+            ["bash", "-e", "-c", steps["Unpack the chapter"]], cwd=workspace, env=environment,
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert unpacked.returncode == 0, unpacked.stderr
+        named = (runner / "env").read_text(encoding="utf-8").strip()
+        assert named == f"{CHAPTER_ROOTS}={runner}/chapters", "the steps after find the chapter"
+        assert (runner / "chapters" / "ch12" / "chapter.toml").is_file()
+        environment[CHAPTER_ROOTS] = named.partition("=")[2]
         codes = [
             subprocess.run(
                 ["bash", "-e", "-c", steps[name]], cwd=workspace, env=environment,
@@ -309,15 +318,18 @@ def test_the_maintainers_checks_cover_chapter_12() -> None:
         assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-def test_a_stale_chapter_12_starter_is_named(manifest: Manifest, tmp_path: Path) -> None:
-    """The starters' check reads chapter 12's starter: an edited copy of it is named."""
-    for part in ("course", "tests/chapters/ch12"):
-        ignored = shutil.ignore_patterns("__pycache__")
-        shutil.copytree(kit_root() / part, tmp_path / part, ignore=ignored)
-    starter = tmp_path / "tests" / "chapters" / "ch12" / "starters" / "12-tokens.py"
-    assert stale_starters(manifest, tmp_path) == []
+def test_a_stale_chapter_12_starter_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The starters' check reads chapter 12's starter where its folder is: an edited copy of
+    the folder, found there, is named."""
+    shutil.copytree(CHAPTER_FOLDER, tmp_path / "ch12", ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
+    copy = load_manifest(CHAPTER)
+    starter = tmp_path / "ch12" / "starters" / "12-tokens.py"
+    assert stale_starters(copy, kit_root()) == []
     starter.write_text(starter.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
-    assert stale_starters(manifest, tmp_path) == ["tests/chapters/ch12/starters/12-tokens.py"]
+    assert stale_starters(copy, kit_root()) == [str(starter)]
 
 
 def test_the_zero_install_site_carries_chapter_12(manifest: Manifest, tmp_path: Path) -> None:
@@ -335,11 +347,9 @@ def test_the_zero_install_site_carries_chapter_12(manifest: Manifest, tmp_path: 
         assert (workspace / "pi_course" / "tokens.py").is_file(), edition
         assert (workspace / "notebooks" / "12-token-estimation.ipynb").is_file(), edition
     carried = lite.kit_sources(kit_root(), [manifest]) | lite.added_chapters(kit_root(), [manifest])
-    for path in ("chapter.toml", "probes.py", "locale/zh/LC_MESSAGES/chapter.mo"):
+    for path in ("chapter.toml", "probes.py", "tokens.py", "locale/zh/LC_MESSAGES/chapter.mo"):
         assert f"course/curricula/ch12/{path}" in carried, path
-    for file in manifest.files:
-        if file.starter.startswith("tests/chapters/"):
-            assert file.starter in carried and file.reference in carried, file.path
+    assert not [path for path in carried if path.startswith("tests/chapters/")], "once, built in"
 
 
 def test_a_reference_that_cannot_import_a_lab_module_draws_no_case(
