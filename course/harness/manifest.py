@@ -79,7 +79,8 @@ class Lab:
     goal: str
     """What the lab builds, in a sentence (LEARNING.md); never how."""
     section: str
-    """The chapter's heading that explains the lab's idea, as the chapter writes it."""
+    """The chapter's heading that explains the lab's idea, as the chapter writes it (in a door,
+    as its edition reads it: ``sections``)."""
     hints: tuple[str, ...]
     """Help on request, one level at a time: the idea, a strategy in words, the steps."""
     heading: str
@@ -90,6 +91,14 @@ class Lab:
     optional: bool = False  # reported on its own, never counted toward the evidence
     points: int = 0
     """What a platform grades it (``points``, else its tests), earned only when it passes whole."""
+    sections: tuple[tuple[str, str], ...] = ()
+    """The heading in each edition the chapter is written in (``section = { en = …, zh = … }``);
+    none when ``section`` is one heading, the same in every edition."""
+
+    def in_edition(self, edition: str) -> Lab:
+        """The lab with its ``section`` in ``edition`` (its first one's where it has none)."""
+        section = dict(self.sections).get(edition, self.section)
+        return self if section == self.section else replace(self, section=section)
 
     @property
     def solution(self) -> tuple[str, ...]:
@@ -329,16 +338,31 @@ def _hints(f: _Reader) -> tuple[str, ...]:
     return hints
 
 
+def _section(f: _Reader) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A lab's ``section``: one heading, or a table of each edition's; the first is the default."""
+    value = f.raw("section", None)
+    if not isinstance(value, dict):
+        return f.text("section"), ()
+    wrong = [key for key, text in value.items() if not isinstance(text, str) or not text.strip()]
+    unknown = [key for key in value if key not in EDITIONS]
+    if not value or wrong or unknown:
+        said = f"must be a heading or a table of edition = heading ({', '.join(EDITIONS)})"
+        f.fail("section", f"{said}, got {value!r}")
+    sections = tuple((str(key), str(text)) for key, text in value.items())
+    return (sections[0][1] if sections else ""), sections
+
+
 def _lab(f: _Reader, focused_tests: str) -> Lab:
     functions = tuple(_lab_function(g) for g in _each(f, "functions"))
     optional = f.flag("optional")
+    section, sections = _section(f)
     lab = Lab(
         id=f.text("id"),
         title=f.text("title"),
         tests=f.count("tests", minimum=1),
         files=f.texts("files"),
         goal=f.text("goal"),
-        section=f.text("section"),
+        section=section,
         hints=_hints(f),
         heading=f.text("heading"),
         notebook=f.text("notebook"),
@@ -346,6 +370,7 @@ def _lab(f: _Reader, focused_tests: str) -> Lab:
         functions=functions,
         test_file=_path(f, "test_file", WORKSPACE, focused_tests),
         optional=optional,
+        sections=sections,
     )
     return replace(lab, points=f.count("points") if "points" in f.table else lab.tests)
 

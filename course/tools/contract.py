@@ -24,6 +24,7 @@ from ..harness.manifest import (
     parents_resolver,
 )
 from ..harness.pysource import parse
+from ..harness.reference import outside_modules
 from ..locale import EDITIONS, SOURCE_EDITION
 from .catalogs import Catalog, chapter_catalog, english_translated, kit_catalog, unmatched_patterns
 from .notebooks import outputs_behind, stray_sources
@@ -173,6 +174,29 @@ def outside_problems(manifest: Manifest, kit: Path) -> list[str]:
     return problems
 
 
+def shadowed_problems(manifest: Manifest, kit: Path) -> list[str]:
+    """The chapter's modules kept outside the reference package whose name the package already
+    has, with other code: the kit's own process would import the package's module instead of the
+    chapter's (``harness/reference.py``), and grade against it."""
+    home = kit.joinpath(*manifest.reference.split("."))
+    outside = outside_modules(manifest)
+    problems = []
+    for file in manifest.files:
+        name = Path(file.path).stem
+        inside, path = home / f"{name}.py", kit / file.reference
+        if outside.get(name) != file.reference or not inside.is_file() or not path.is_file():
+            continue
+        if inside.read_bytes() != path.read_bytes():
+            said = (
+                f"{written(manifest, file.reference)!r} is imported as {manifest.reference}.{name}"
+            )
+            problems.append(
+                f"{manifest.source}: workspace {file.path!r} reference: {said}, which the kit's "
+                f"{inside.relative_to(kit)} already is: name the module otherwise"
+            )
+    return problems
+
+
 def notebook_problems(
     manifest: Manifest, kit: Path, english: dict[str, frozenset[str]]
 ) -> list[str]:
@@ -238,6 +262,6 @@ def every_problem(kit: Path) -> tuple[list[Manifest], list[str]]:
         except ManifestError as error:
             problems.append(str(error))
             continue
-        problems += contract_problems(whole, kit)
+        problems += contract_problems(whole, kit) + shadowed_problems(manifest, kit)
         checked.append(whole)
     return checked, list(dict.fromkeys(problems))

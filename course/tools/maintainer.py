@@ -16,10 +16,14 @@ from ..harness.kit import KitError, kit_root, shown
 from ..harness.manifest import ManifestError, available_chapters, load_manifest
 from ..locale import EDITIONS
 from .crashtest import add_options as add_crashtest_options
+from .newchapter import NewChapterError
 from .notebooks import NotebookSourceError, stale_notebooks, write_notebooks
 from .starters import StarterError, stale_starters, write_starters
 
-FAILURES = (KitError, ManifestError, StarterError, NotebookSourceError, HiddenTestError, OSError)
+FAILURES = (
+    *(KitError, ManifestError, StarterError, NotebookSourceError, HiddenTestError, OSError),
+    NewChapterError,
+)
 """What a command reports in one line, exiting 2."""
 
 
@@ -142,6 +146,11 @@ def parser() -> argparse.ArgumentParser:
         "of a merge)",
     )
     sub.add_parser("chapters", help="check every chapter's files against the chapter contract")
+    w = sub.add_parser("new-chapter", help="write a new chapter's folder to fill in")
+    w.add_argument("chapter", metavar="N", help="the new chapter's id")
+    w.add_argument("folder", metavar="DIR", type=Path, help="its folder (new, or empty)")
+    w.add_argument("--parent", metavar="CHAPTER", help="the chapter it builds on (default: none)")
+    w.add_argument("--module", help="its module's name (default: chapterN)")
     z = sub.add_parser("gradescope", help="write a chapter's Gradescope autograder zip")
     z.add_argument("chapter", help=chapter_help())
     z.add_argument("-o", "--out", metavar="FILE", help="default: autograder-CHAPTER.zip here")
@@ -200,6 +209,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return catalogs(args.check, args.update, args.sources)
         if args.command == "chapters":
             return chapters()
+        if args.command == "new-chapter":
+            from .newchapter import main as new_chapter
+
+            return new_chapter(args.chapter, args.folder, args.module, args.parent)
         if args.command == "gradescope":
             return gradescope(args)
         if args.command == "classroom50":

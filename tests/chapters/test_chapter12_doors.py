@@ -160,7 +160,7 @@ def test_hints_come_from_the_manifest_and_a_missing_review_is_said(
     starter = roster_workspace(manifest, tmp_path, "hinted")  # a hint opened is recorded there
     hint = cli("checkpoint", CHAPTER, "--hint", cwd=starter)
     assert hint.returncode == 0, hint.stdout + hint.stderr
-    assert "In the chapter: the section “用字符数估算 token”" in hint.stdout
+    assert "In the chapter: the section “Estimating tokens by characters”" in hint.stdout
     review = cli("checkpoint", CHAPTER, "--review", cwd=starter)
     assert "chapter 12 has no closing review" in review.stdout + review.stderr
 

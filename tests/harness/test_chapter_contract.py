@@ -476,3 +476,32 @@ def test_zh_outputs_stored_before_the_translation_are_named(
         f"notebooks.zh: notebooks/zh/12-token-estimation.ipynb's stored outputs show {english!r} "
         f"in English, which its catalog translates: run `course-kit nbrefresh {notebook}`"
     ) in said
+
+
+def test_a_section_may_head_each_edition_and_a_door_shows_its_own() -> None:
+    from course.harness.editions import in_edition
+    from course.locale import set_edition
+
+    text = (kit_root() / "tests" / "chapters" / "ch12" / "chapter.toml").read_text("utf-8")
+    manifest = parse_manifest(text, "ch12/chapter.toml")
+    shown = {}
+    try:
+        for edition in ("en", "zh"):
+            set_edition(edition)
+            shown[edition] = in_edition(manifest).labs[0].section
+    finally:
+        set_edition(None)
+    assert shown == {"en": "Estimating tokens by characters", "zh": "用字符数估算 token"}
+    one = text.replace(
+        'section = { en = "Estimating tokens by characters", zh = "用字符数估算 token" }',
+        'section = "用字符数估算 token"',
+    )
+    assert parse_manifest(one, "ch12/chapter.toml").labs[0].in_edition("en").section == (
+        "用字符数估算 token"
+    ), "one heading: the same in every edition"
+    for wrong in ('{ fr = "Estimer" }', "{ en = 3 }", "{}"):
+        bad = text.replace(
+            '{ en = "Estimating tokens by characters", zh = "用字符数估算 token" }', wrong
+        )
+        with pytest.raises(ManifestError, match=re.escape("labs[0].section: must be a heading")):
+            parse_manifest(bad, "ch12/chapter.toml")
