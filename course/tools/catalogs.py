@@ -156,22 +156,29 @@ TELLING = 20
 least): shorter text (an id, a word, a list of ids) may be shown as it is in any edition."""
 
 
+def translated(edition: str, catalogs: Sequence[Catalog]) -> dict[str, str]:
+    """Each message ``catalogs`` translate in ``edition``, by its English, as a learner reads it
+    (the first catalog that translates it answers)."""
+    found: dict[str, str] = {}
+    for catalog in catalogs:
+        if catalog.path(edition).is_file():
+            for message in read_catalog(edition, catalog):
+                translation = " ".join(_forms(message.string))
+                if message.id and translation.strip():
+                    found.setdefault(_key(message), translation)
+    return found
+
+
 def english_translated(edition: str, catalogs: Sequence[Catalog]) -> frozenset[str]:
     """The English text, between placeholders and code, of every message ``catalogs``
     translate in ``edition`` that its translation does not keep: a notebook's stored outputs of
     that edition that still show it were stored before the translation (``notebooks``)."""
     found = set()
-    for catalog in catalogs:
-        if not catalog.path(edition).is_file():
-            continue
-        for message in read_catalog(edition, catalog):
-            translation = " ".join(_forms(message.string))
-            if not message.id or not translation.strip():
-                continue
-            for text in re.split(r"\{[^{}]*\}|\n|`", _key(message)):
-                text = text.strip()
-                if len(text) >= TELLING and text.count(" ") >= 3 and text not in translation:
-                    found.add(text)
+    for message, translation in translated(edition, catalogs).items():
+        for text in re.split(r"\{[^{}]*\}|\n|`", message):
+            text = text.strip()
+            if len(text) >= TELLING and text.count(" ") >= 3 and text not in translation:
+                found.add(text)
     return frozenset(found)
 
 

@@ -13,6 +13,7 @@ finds a file, the probe module defines the interface ``grading.probes`` and
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -26,7 +27,14 @@ from ..harness.manifest import (
 from ..harness.pysource import parse
 from ..harness.reference import outside_modules
 from ..locale import EDITIONS, SOURCE_EDITION
-from .catalogs import Catalog, chapter_catalog, english_translated, kit_catalog, unmatched_patterns
+from .catalogs import (
+    Catalog,
+    chapter_catalog,
+    english_translated,
+    kit_catalog,
+    translated,
+    unmatched_patterns,
+)
 from .notebooks import outputs_behind, stray_sources
 
 PROBE_FUNCTIONS = {"cases": ("seed", "labs"), "evaluate": ("package", "case")}
@@ -197,19 +205,30 @@ def shadowed_problems(manifest: Manifest, kit: Path) -> list[str]:
     return problems
 
 
-def notebook_problems(
-    manifest: Manifest, kit: Path, english: dict[str, frozenset[str]]
-) -> list[str]:
+Translated = dict[str, tuple[frozenset[str], dict[str, str]]]
+"""By edition: the English texts its catalogs translate (``english_translated``), and each
+message's translation (``translated``)."""
+
+
+def notebook_problems(manifest: Manifest, kit: Path, catalogs: Translated) -> list[str]:
     """Stray notebook sources, and the built notebooks of an edition whose stored outputs still
-    show English text its catalogs now translate (``english``: ``english_translated`` by
-    edition): ``course-kit nbrefresh`` stores them again."""
+    show English its catalogs now translate (a long message's text, or a lab's line with its
+    English title): ``course-kit nbrefresh`` stores them again."""
     problems = [
         f"{manifest.source}: notebook_sources: {said}" for said in stray_sources(kit, manifest)
     ]
     for edition, folder in manifest.notebooks.items():
-        for name in manifest.notebook_names if edition in english else ():
+        if edition not in catalogs:
+            continue
+        english, titles = catalogs[edition]
+        lab_lines = [
+            rf"Lab {re.escape(lab.id)}\s+{re.escape(lab.title)}\b"
+            for lab in manifest.labs
+            if titles.get(lab.title, lab.title) != lab.title
+        ]
+        for name in manifest.notebook_names:
             path = kit / folder / name
-            behind = outputs_behind(path, english[edition]) if path.is_file() else []
+            behind = outputs_behind(path, english, lab_lines) if path.is_file() else []
             if behind:
                 shown = written(manifest, f"{folder}/{name}")
                 problems.append(
@@ -251,12 +270,16 @@ def every_problem(kit: Path) -> tuple[list[Manifest], list[str]]:
         seen[manifest.chapter] = manifest.source
         read.append((manifest, chapter_catalog(manifest, path)))
     catalogs = [kit_catalog(), *(catalog for _manifest, catalog in read)]
-    english = {e: english_translated(e, catalogs) for e in EDITIONS if e != SOURCE_EDITION}
+    texts = {
+        edition: (english_translated(edition, catalogs), translated(edition, catalogs))
+        for edition in EDITIONS
+        if edition != SOURCE_EDITION
+    }
     resolve = parents_resolver([manifest for manifest, _catalog in read])
     checked = []
     for manifest, catalog in read:
         problems += outside_problems(manifest, kit) + catalog_problems(manifest, catalog)
-        problems += notebook_problems(manifest, kit, english)
+        problems += notebook_problems(manifest, kit, texts)
         try:
             whole = resolve(manifest)
         except ManifestError as error:

@@ -194,8 +194,12 @@ def output_text(notebook: dict[str, Any]) -> str:
     return "\n".join(shown)
 
 
-def outputs_behind(path: Path, english: Collection[str]) -> list[str]:
-    """The ``english`` texts (messages its edition's catalogs translate) that the notebook at
-    ``path`` still shows in its stored outputs: they were stored before the translation."""
+def outputs_behind(
+    path: Path, english: Collection[str], lab_lines: Sequence[str] = ()
+) -> list[str]:
+    """What the notebook at ``path`` still shows in English in its stored outputs, stored before
+    the translation: the ``english`` texts (those its edition's catalogs translate), and the
+    labs' lines (``Lab 13.1  clip``) of ``lab_lines``, regular expressions."""
     shown = output_text(json.loads(path.read_text(encoding="utf-8")))
-    return sorted(text for text in english if text in shown)
+    found = sorted(text for text in english if text in shown)
+    return found + [m.group(0) for line in lab_lines if (m := re.search(line, shown))]

@@ -457,18 +457,30 @@ def test_a_babel_pattern_that_finds_nothing_is_named(
     ) in said
 
 
+@pytest.mark.parametrize(
+    ("shown", "named"),
+    [
+        ("Lab 12.1 · Count a message's tokens from its characters", None),  # the lab's heading
+        ("Lab 12.1  character estimate  3/3 tests · 20/20 cases", "Lab 12.1  character estimate"),
+    ],
+)
 def test_zh_outputs_stored_before_the_translation_are_named(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    shown: str,
+    named: str | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """A zh notebook whose stored outputs show English text its catalog translates was stored
-    before the translation: nbval would fail its cells, and the check says to refresh it."""
+    """A zh notebook whose stored outputs show English its catalog translates (a long message,
+    or a lab's line with its title) was stored before the translation: nbval would fail its
+    cells, and the check says to refresh it."""
     folder = chapter_copy(tmp_path)
     monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
     notebook = folder / "notebooks" / "zh" / "12-token-estimation.ipynb"
     data = json.loads(notebook.read_text(encoding="utf-8"))
     code = next(cell for cell in data["cells"] if cell["cell_type"] == "code")
-    english = "Lab 12.1 · Count a message's tokens from its characters"  # the lab's heading
-    code["outputs"].append({"name": "stdout", "output_type": "stream", "text": [english]})
+    code["outputs"].append({"name": "stdout", "output_type": "stream", "text": [shown]})
+    english = named or shown
     notebook.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     status, said = chapters_said(capsys)
     assert status == 1
