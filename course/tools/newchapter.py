@@ -88,7 +88,7 @@ def translations(chapter: str, module: str, parent: str | None) -> dict[str, str
     """The skeleton's texts in Chinese, by their English (whitespace collapsed)."""
     values = {"N": chapter, "M": module, "P": parent or ""}
     text = Template(_template("translations.toml.tmpl")).substitute(values)
-    return {_collapsed(m["en"]): m["zh"] for m in tomllib.loads(text)["message"]}
+    return {_collapsed(m["source"]): m["translation"] for m in tomllib.loads(text)["message"]}
 
 
 def _collapsed(text: str) -> str:

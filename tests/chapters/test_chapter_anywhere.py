@@ -141,6 +141,12 @@ def test_practice_and_checkpoint_in_both_editions(manifest: Manifest, tmp_path: 
     assert "下一步：Lab 12.1 字符估算（0/3 项测试" in done.stdout, done.stdout
     hint = cli("checkpoint", CHAPTER, "--hint", cwd=tmp_path / "zh")
     assert hint.returncode == 0 and "用字符数估算 token" in hint.stdout, hint.stdout
+    sections = {  # each edition's heading of the chapter's section, where the manifest gives one
+        edition: (tmp_path / edition / "LEARNING.md").read_text(encoding="utf-8")
+        for edition in ("en", "zh")
+    }
+    assert "“Estimating tokens by characters”" in sections["en"]
+    assert "“用字符数估算 token”" in sections["zh"]
 
     reference = cli("checkpoint", CHAPTER, cwd=tmp_path)
     assert reference.returncode == 0, reference.stdout + reference.stderr

@@ -155,3 +155,16 @@ def test_a_chapters_catalog_is_extracted_from_its_folder_wherever_it_is(
     assert found[tmp_path] == found[inside] and len(found[inside]) > 50
     places = {where for locations in found[inside].values() for where, _ in locations}
     assert {"tokens.py", "chapter.toml", "probes.py"} <= places
+
+
+def test_a_chapter_folder_that_is_a_link_gives_its_messages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder of chapters may name a chapter by a link to its folder: its catalog is
+    extracted from the folder the link leads to (it was once a catalog of no message)."""
+    shutil.copytree(KIT / "tests" / "chapters" / "ch12", tmp_path / "kept" / "ch12")
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "ch12").symlink_to(tmp_path / "kept" / "ch12")
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path / "chapters"))
+    [catalog] = [c for c in catalogs.all_catalogs() if c.owner == "chapter 12"]
+    assert len([m for m in catalogs.template(catalog) if m.id]) > 50
