@@ -33,6 +33,7 @@ from ..harness.results import (
     green_labs,
     summarize,
 )
+from ..harness.roots import carried
 from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
 from ..harness.webworker import in_a_browser
@@ -125,8 +126,8 @@ def graded_files(
     marker = render_marker(manifest, starter, {}, "graded copy", current_edition())
     files[MARKER] = marker.encode("utf-8")
     files["pytest.ini"] = PYTEST_INI.encode("utf-8")
-    if manifest.probes is not None:
-        files[manifest.probes] = read_source(kit, manifest.probes)
+    if manifest.probes is not None:  # where the probe set names it (``carried``)
+        files[carried(manifest.probes)] = read_source(kit, manifest.probes)
     if hidden is not None:
         files |= hidden.paths(manifest)
     return files

@@ -13,12 +13,11 @@ Scalars are written as JSON strings, which YAML reads as they are.
 
 from __future__ import annotations
 
+import base64
 import json
-from pathlib import Path
 
-from ..harness.kit import kit_root
 from ..harness.manifest import Manifest
-from ..harness.roots import VARIABLE, chapters_root
+from ..harness.roots import CARRIED, VARIABLE, chapter_bundle, chapters_root
 
 WORKFLOW = ".github/workflows/checkpoint.yml"
 REPORT = "$RUNNER_TEMP/checkpoint.json"  # outside the checkout: grading never reads it
@@ -65,12 +64,34 @@ def _yaml(value: object, indent: int) -> list[str]:
     return lines
 
 
-def workflow(manifest: Manifest, kit: Path | None = None) -> str:
+def bundle_lines(manifest: Manifest) -> list[str]:
+    """The folders that travel with the chapter (``roots.chapter_bundle``) in base64, a line of
+    76 characters at a time ([] for a built-in chapter of built-in parents)."""
+    if chapters_root(manifest) is None:
+        return []
+    return base64.encodebytes(chapter_bundle(manifest)).decode("ascii").split()
+
+
+def unpack_script(lines: list[str]) -> str:
+    """The step that unpacks the chapter's folders into ``$RUNNER_TEMP/chapters`` and names
+    that folder in ``COURSE_CHAPTERS`` for the steps after."""
+    into = f'"$RUNNER_TEMP/{CARRIED}"'
+    return "\n".join(
+        [
+            "# the chapter's folder travels in this file: the kit's clone does not hold it",
+            f"mkdir -p {into}",
+            f"base64 -d <<'BUNDLE' | tar -xz -C {into}",
+            *lines,
+            "BUNDLE",
+            f'echo "{VARIABLE}=$RUNNER_TEMP/{CARRIED}" >> "$GITHUB_ENV"',
+        ]
+    )
+
+
+def workflow(manifest: Manifest) -> str:
     """The Actions workflow's text (see the module's docstring)."""
     chapter = manifest.chapter
-    root = chapters_root(manifest, kit or kit_root())  # a chapter not built in: name its folder
-    named = f'\necho "{VARIABLE}=$RUNNER_TEMP/kit/{root}" >> "$GITHUB_ENV"'
-    install = INSTALL + (named if root else "")
+    bundle = bundle_lines(manifest)
     labs = [{"id": lab.id, "title": lab.title} for lab in manifest.required_labs]
     # exit 1 (the lab not passing) is a verdict, which the next step reports; else a failure
     grading = f'checkpoint {chapter} --lab "$LAB" --no-card --json "{REPORT}" || [ $? -eq 1 ]'
@@ -83,6 +104,7 @@ def workflow(manifest: Manifest, kit: Path | None = None) -> str:
         'exit "$status"'
     )
     lab_env = {"LAB": "${{ matrix.lab.id }}", "TITLE": "${{ matrix.lab.title }}"}
+    unpack: list[dict[str, object]] = [{"name": "Unpack the chapter", "run": unpack_script(bundle)}]
     steps: list[dict[str, object]] = [
         {"name": "Checkout code", "uses": "actions/checkout@v4"},
         {"name": "Let bubblewrap make namespaces", "run": ALLOW_NAMESPACES},
@@ -92,8 +114,9 @@ def workflow(manifest: Manifest, kit: Path | None = None) -> str:
                 "KIT_REPOSITORY": "${{ vars.COURSE_KIT_REPOSITORY }}",
                 "KIT_REF": "${{ vars.COURSE_KIT_REF || 'main' }}",
             },
-            "run": install,
+            "run": INSTALL,
         },
+        *(unpack if bundle else []),
         {"name": f"checkpoint {chapter} --lab", "env": lab_env, "run": grading},
         {"name": "Report the lab", "env": lab_env, "run": summary},
     ]
@@ -129,18 +152,21 @@ lab worth its points when it passes whole. It exits non-zero only when it could 
 runner then records an error, never a zero).
 """
 
+import base64
 import datetime
+import io
 import json
 import os
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
 CHAPTER = {chapter_json}
 KIT_REPOSITORY = {repository_json}  # COURSE_KIT_REPOSITORY overrides it
 KIT_REF = {ref_json}  # COURSE_KIT_REF overrides it
-CHAPTERS = {chapters_json}  # the kit's folder of chapters holding this one, if not built in
+BUNDLE = {bundle}  # the chapter's folder (a tar.gz in base64), if it is not built in
 LABS = {labs_json}
 USERNS = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
 
@@ -165,6 +191,14 @@ def kit_bin(scratch):
     if run(["bash", str(kit / "scripts" / "setup"), "--grading"]).returncode != 0:
         sys.exit("autograder: the kit could not be installed")
     return kit / ".venv" / "bin"
+
+
+def unpack(scratch):
+    """The chapter's folder, carried in BUNDLE, unpacked where the kit finds it."""
+    folder = scratch / "chapters"
+    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(BUNDLE)), mode="r:gz") as archive:
+        archive.extractall(folder, filter="data")
+    return folder
 
 
 def allow_namespaces():
@@ -195,8 +229,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="autograder-") as folder:
         scratch = Path(folder)
         commands = kit_bin(scratch)
-        if CHAPTERS and "{variable}" not in os.environ:  # the kit is the one of its .venv/bin
-            os.environ["{variable}"] = str(commands.resolve().parents[1] / CHAPTERS)
+        if BUNDLE and "{variable}" not in os.environ:
+            os.environ["{variable}"] = str(unpack(scratch))
         allow_namespaces()
         report = scratch / "report.json"
         graded = run(
@@ -247,9 +281,14 @@ if __name__ == "__main__":
 '''
 
 
-def autograder(
-    manifest: Manifest, repository: str = "", ref: str = "main", kit: Path | None = None
-) -> str:
+def python_text(lines: list[str]) -> str:
+    """A Python literal of the joined ``lines``, one line of source each."""
+    if not lines:
+        return '""'
+    return "(\n" + "".join(f"    {json.dumps(line)}\n" for line in lines) + ")"
+
+
+def autograder(manifest: Manifest, repository: str = "", ref: str = "main") -> str:
     """Classroom 50's ``autograder.py`` for the chapter (``repository``: the kit's git URL)."""
     labs = [
         {"id": lab.id, "name": f"Lab {lab.id} · {lab.title}", "points": lab.points}
@@ -260,7 +299,7 @@ def autograder(
         chapter_json=json.dumps(manifest.chapter),
         repository_json=json.dumps(repository),
         ref_json=json.dumps(ref),
-        chapters_json=repr(chapters_root(manifest, kit or kit_root())),  # a Python literal
+        bundle=python_text(bundle_lines(manifest)),
         variable=VARIABLE,
         labs_json=json.dumps(labs, ensure_ascii=False, indent=4),
     )

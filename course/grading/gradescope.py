@@ -297,13 +297,18 @@ bin="${{COURSE_KIT_BIN:-$root/source/kit/.venv/bin}}"
 
 def kit_files(manifest: Manifest, kit: Path) -> dict[str, bytes]:
     """What the autograder bundles of the kit: its package, the curriculum's files and what
-    ``scripts/setup`` installs it with."""
-    paths = {*KIT_FILES, *(path for f in manifest.files for path in (f.starter, f.reference))}
-    paths |= {*chapter_files(manifest, kit), *([manifest.probes] if manifest.probes else [])}
+    ``scripts/setup`` installs it with; a chapter found through ``COURSE_CHAPTERS``, wherever
+    it is, travels as its folder (``harness/roots.py``)."""
+    named = [path for f in manifest.files for path in (f.starter, f.reference)]
+    named += [manifest.probes] if manifest.probes else []
+    paths = {*KIT_FILES, *(path for path in named if not Path(path).is_absolute())}
     for path in (kit / "course").rglob("*"):
         if path.is_file() and not any(part.endswith(SKIPPED) for part in path.parts):
             paths.add(path.relative_to(kit).as_posix())
-    return {f"kit/{p}": (kit / p).read_bytes() for p in sorted(paths)}
+    files = {f"kit/{p}": (kit / p).read_bytes() for p in sorted(paths)}
+    return files | {
+        f"kit/{name}": path.read_bytes() for name, path in chapter_files(manifest).items()
+    }
 
 
 def autograder_files(
@@ -323,7 +328,7 @@ def autograder_files(
     if instructor:
         words.append('--hidden "$root/source/instructor"')
     seed = audit_seed if audit_seed is not None else new_seed(manifest.probe_seed)
-    root = chapters_root(manifest, kit)  # a chapter not built in: the run names its folder
+    root = chapters_root(manifest)  # a chapter not built in: the run names its folder
     setup = f'export {VARIABLE}="$here/kit/{root}"\n' if root else ""
     run = f'export {VARIABLE}="$root/source/kit/{root}"\n' if root else ""
     files = {

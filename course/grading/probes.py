@@ -23,6 +23,7 @@ from ..harness.manifest import Lab, Manifest
 from ..harness.records import RecordReader
 from ..harness.reference import import_reference
 from ..harness.results import CheckpointResult, ProbeSummary
+from ..harness.roots import carried
 from ..harness.supervisor import (
     Limits,
     Wrap,
@@ -58,7 +59,7 @@ class ProbeSet:
     """One run's cases, the reference's answers to them, and each case's input described."""
 
     seed: int
-    module: str  # the probe module, relative to the kit (and to the graded copy)
+    module: str  # the probe module, relative to the graded copy (``roots.carried``)
     cases: tuple[Case, ...]
     expected: Mapping[str, Answer]
     inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # ``summarize``'s lines
@@ -153,7 +154,8 @@ def _probe_set(
 ) -> ProbeSet:
     assert manifest.probes is not None
     chapter, home_seed = manifest.chapter, manifest.probe_seed
-    return ProbeSet(seed, manifest.probes, tuple(cases), expected, inputs, chapter, home_seed)
+    module = carried(manifest.probes)  # its place in the graded copy
+    return ProbeSet(seed, module, tuple(cases), expected, inputs, chapter, home_seed)
 
 
 def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
@@ -163,8 +165,8 @@ def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
     folder = (kit / manifest.probes).parent
     files = {path.name: path.read_bytes() for path in sorted(folder.glob("*.py"))}
     files["\0probecases"] = Path(probecases.__file__).read_bytes()
-    files |= {
-        f.reference: read_source(kit, f.reference) for f in manifest.files if f.role != "test"
+    files |= {  # by workspace path: the same key wherever the chapter's folder is
+        f.path: read_source(kit, f.reference) for f in manifest.files if f.role != "test"
     }
     return f"{fingerprint(files)}-{seed}"
 

@@ -288,6 +288,8 @@ def concrete(command: str) -> str:
     command = command.replace("--jobs N", "--jobs 1")
     command = command.replace("--assignment FILE", "--assignment {tmp}/assignment-11.toml")
     command = command.replace("NOTEBOOK …", "{tmp}/copy.ipynb")
+    # a chapter of its own, in a folder of chapters no other command names
+    command = command.replace("new-chapter N DIR", "new-chapter 97 {tmp}/chapters/ch97")
     return re.sub(r" DIR\b", " {tmp}/new-workspace", command)
 
 

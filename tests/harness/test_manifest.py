@@ -172,9 +172,11 @@ def test_a_chapter_without_a_review_reads_as_none() -> None:
 
 
 def a_chapter_root(root: Path, folder: str, chapter: str) -> Path:
-    """``root`` holding ``folder/chapter.toml``: chapter 11's manifest, renumbered."""
+    """``root`` holding ``folder/chapter.toml``: chapter 11's manifest, renumbered, its paths
+    written from its folder (as every chapter found through ``COURSE_CHAPTERS`` writes them)."""
     (root / folder).mkdir(parents=True)
     text = SHIPPED.replace('chapter = "11"', f'chapter = "{chapter}"', 1)
+    text = text.replace('\npaths = "kit"\n', "\n", 1)
     (root / folder / "chapter.toml").write_text(text, encoding="utf-8")
     return root
 

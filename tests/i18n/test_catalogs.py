@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from babel.messages.pofile import read_po
 
-from course.harness.kit import kit_root
 from course.locale import (
     EDITIONS,
     SOURCE_EDITION,
@@ -29,12 +28,12 @@ CATALOGS = catalogs.all_catalogs()
 
 def extracted(catalog: catalogs.Catalog, tmp_path: Path) -> set[str]:
     """What ``pybabel extract`` finds with the catalog's ``babel.cfg``, run as a maintainer runs
-    it (from the kit's root: the paths in every ``babel.cfg`` are relative to it)."""
+    it (from where its paths are written from: the chapter's folder, or the kit's root)."""
     pot = tmp_path / "messages.pot"
     pybabel = Path(sys.executable).with_name("pybabel")
     subprocess.run(
         [str(pybabel), "extract", "-F", str(catalog.config), "-o", str(pot), "--no-location", "."],
-        cwd=kit_root(),
+        cwd=catalog.base,
         check=True,
         capture_output=True,
     )
