@@ -4,12 +4,12 @@ learners who share code, flagged lab by lab and file by file.
 Under docstrings that pin a function's shape every correct answer resembles the reference, so
 each lab (and each learner file) is flagged against the class's own spread: a learner whose
 function streams are the reference's or whose code contains its fingerprint, or all its
-statements, almost whole (``reference``); learners alike once what the scaffold gives everyone and what the kit's
-independent solutions share is left out, or whose code is equal whole (``pair`` for two,
-``cluster`` for three or more: a group to show, never noise to drop). The kit's own solutions
-calibrate the floors (``tests/harness/test_copies.py``); pairs come from an inverted index of
-hashes, so a class of a hundred costs little. A flag is for the instructor to look at, never a
-grade.
+statements, almost whole (``reference``); learners alike once what the scaffold gives
+everyone and what the kit's independent solutions share is left out, or whose code is equal
+whole (``pair`` for two, ``cluster`` for three or more: a group to show, never noise to drop).
+The kit's own solutions calibrate the floors (``tests/harness/test_copies.py``); pairs come
+from an inverted index of hashes, so a class of a hundred costs little. A flag is for the
+instructor to look at, never a grade.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Built from the gradebook's rows (each lab's ``probes.failing``: every disagreeing case id) and
 the run's probe sets (a case's rule, input and replay). ``ClassSummary.to_json`` is
 gradebook.json's ``summary``; ``summary_html`` a self-contained page (inline SVG, no script,
-nothing fetched) an instructor may show the class: the assignment's own cases (``@SEED``) count
+nothing fetched) an instructor may show the class: the assignment's own cases (``@audit``) count
 in their rules only, never listed with their input, as learners never see them.
 """
 
@@ -86,7 +86,7 @@ Known = dict[str, tuple[str, tuple[str, ...], str]]
 def _cases_by_id(probes: ProbeSet | None, audit: ProbeSet | None) -> Known:
     """Each case id a row may name: (its rule, its input lines, its replay command)."""
     found: Known = {}
-    for probe_set, mark in ((probes, ""), (audit, f"{AUDIT_MARK}{audit.seed if audit else ''}")):
+    for probe_set, mark in ((probes, ""), (audit, AUDIT_MARK)):
         if probe_set is None:
             continue
         for case in probe_set.cases:

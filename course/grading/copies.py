@@ -4,8 +4,9 @@ As MOSS does: code becomes a stream of syntax tokens without what does not chang
 (what a script can change is undone first, ``normalise.py``; then docstrings, comments,
 annotations, local names numbered by first use, a function's own name, the learner's own
 top-level names as one placeholder); its k-grams are hashed and winnowed, and each statement
-is hashed on its own too, so statements put between the copied ones hide nothing. What is read is what Python runs: a name's last binding (the last ``def``,
-or an alias ``name = other``). A lab's fingerprint is that of its functions and of the learner's
+is hashed on its own too, so statements put between the copied ones hide nothing. What is
+read is what Python runs: a name's last binding (the last ``def``, or an alias
+``name = other``). A lab's fingerprint is that of its functions and of the learner's
 helpers they call, read before anything is judged short; each file's fingerprint is that of its
 whole top level, so renaming, wrapping and appending hide nothing. Every read is bounded and
 what is cut is said. Made only for roster rows, never at a learner's door; the comparison lives
