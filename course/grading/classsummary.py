@@ -3,7 +3,7 @@
 Built from the gradebook's rows (each lab's ``probes.failing``: every disagreeing case id) and
 the run's probe sets (a case's rule, input and replay). ``ClassSummary.to_json`` is
 gradebook.json's ``summary``; ``summary_html`` a self-contained page (inline SVG, no script,
-nothing fetched) an instructor may show the class: the assignment's own cases (``@SEED``) count
+nothing fetched) an instructor may show the class: the assignment's own cases (``@audit``) count
 in their rules only, never listed with their input, as learners never see them.
 """
 
@@ -81,18 +81,25 @@ def rule_of(case: Mapping[str, Any]) -> str:
 
 
 Known = dict[str, tuple[str, tuple[str, ...], str]]
+AUDIT_SEPARATOR = "@"
+"""In a failing case's id, what starts its audit mark (``@audit``; ``@SEED`` in a gradebook
+made before issue 53): no shipped case's id holds it."""
 
 
 def _cases_by_id(probes: ProbeSet | None, audit: ProbeSet | None) -> Known:
     """Each case id a row may name: (its rule, its input lines, its replay command)."""
     found: Known = {}
-    for probe_set, mark in ((probes, ""), (audit, f"{AUDIT_MARK}{audit.seed if audit else ''}")):
+    sets = [(probes, [""])]
+    if audit is not None:  # a row of a gradebook made before issue 53 says ``@SEED``
+        sets.append((audit, [AUDIT_MARK, f"{AUDIT_SEPARATOR}{audit.seed}"]))
+    for probe_set, marks in sets:
         if probe_set is None:
             continue
         for case in probe_set.cases:
             case_id = str(case["id"])
             inputs = tuple(probe_set.inputs.get(case_id, ()))
-            found[case_id + mark] = (rule_of(case), inputs, probe_set.replay(case_id))
+            for mark in marks:
+                found[case_id + mark] = (rule_of(case), inputs, probe_set.replay(case_id))
     return found
 
 
@@ -126,8 +133,8 @@ def class_summary(
             rules_here: set[str] = set()
             for case_id in dict.fromkeys(str(i) for i in failing):
                 drawn = known.get(case_id)
-                rule = drawn[0] if drawn else case_id.partition(AUDIT_MARK)[0]
-                if AUDIT_MARK not in case_id:
+                rule = drawn[0] if drawn else case_id.partition(AUDIT_SEPARATOR)[0]
+                if AUDIT_SEPARATOR not in case_id:
                     per_case.setdefault(case_id, []).append(grade.learner)
                 lab_of[case_id] = lab_of[rule] = lab.id
                 if rule not in rules_here:

@@ -370,9 +370,12 @@ def _run_copy(
             from . import inprocess  # pytest is imported only where the tests run here
 
             attempt, answer = inprocess.run_here, inprocess.answer_here
+        # without a sandbox, a run's processes share a user and /tmp: the audit's cases are
+        # asked once every other process of the run has ended (issue 53)
+        now, later = probing.apart(asked) if asked and run.unsandboxed else (asked, None)
 
         def answered() -> dict[str, Answer]:
-            return answer(asked, where, limits) if asked is not None else {}
+            return answer(now, where, limits) if now is not None else {}
 
         if options.in_process or in_a_browser():  # one at a time: a tab's kernel has no threads
             outcomes, log = run_focused_tests(target, labs=chosen, limits=limits, attempt=attempt)
@@ -382,6 +385,10 @@ def _run_copy(
                 answers = pool.submit(answered)  # the probes' process runs beside the tests'
                 outcomes, log = run_focused_tests(target, labs=chosen, limits=limits)
             got = answers.result()
+        if later is not None:
+            if run.confinement is not None:
+                run.confinement.kill()
+            got |= answer(later, where, limits)
 
         # The graded copy is a temporary folder: messages name its files as the learner does.
         def unprefixed(text: str) -> str:

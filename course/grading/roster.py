@@ -276,7 +276,10 @@ def with_assignment(
     assignment file in ``folder``, made there on first use (with ``--audit-seed``'s seed, if
     given) and announced; ``--audit-seed`` overrides a kept file's seed for this run."""
     path = options.assignment or folder / file_name(manifest.chapter)
-    found, made = kept_or_made(path, manifest.chapter, manifest.probe_seed, options.audit_seed)
+    named = options.assignment is not None  # the instructor's own: used wherever it came from
+    found, made = kept_or_made(
+        path, manifest.chapter, manifest.probe_seed, options.audit_seed, named
+    )
     if made:
         said = _("made {file}: keep it beside the gradebook to regrade")
         print(said.format(file=path), file=out)

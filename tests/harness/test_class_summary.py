@@ -147,7 +147,9 @@ def test_the_assignments_own_cases_count_in_their_rules_and_are_never_listed(
     audit = replace(PROBES, seed=99)
     row = graded_row("ada", "ada", _result(manifest, {"11.3#001"}), ())
     labs = tuple(
-        replace(lab, probes={**lab.probes, "failing": ["11.3#001", "11.3#003@99"]})
+        replace(
+            lab, probes={**lab.probes, "failing": ["11.3#001", "11.3#003@audit", "11.3#003@99"]}
+        )
         if lab.id == "11.3" and lab.probes
         else lab
         for lab in row.labs
@@ -159,4 +161,4 @@ def test_the_assignments_own_cases_count_in_their_rules_and_are_never_listed(
         "build_context: a repeated id",
     }
     page = summary_html("11", summary)
-    assert "@99" not in page and "path: 3 entries" not in page
+    assert "@99" not in page and "@audit" not in page and "path: 3 entries" not in page
