@@ -288,6 +288,7 @@ def concrete(command: str) -> str:
     command = command.replace("--jobs N", "--jobs 1")
     command = command.replace("--assignment FILE", "--assignment {tmp}/assignment-11.toml")
     command = command.replace("NOTEBOOK …", "{tmp}/copy.ipynb")
+    command = command.replace("--from OLD", "--from {workspace}")
     return re.sub(r" DIR\b", " {tmp}/new-workspace", command)
 
 
