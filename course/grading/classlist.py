@@ -151,7 +151,7 @@ def join_class_list(
         if rows:
             contested.append((f"{student.name} ({student.id})", tuple(rows)))
             said = _("{count} entries name this student, so none is exported: {learners}")
-            why = said.format(count=len(rows), learners=", ".join(rows))
+            why = said.format(count=len(rows), learners=_(", ").join(rows))
             row = ungraded_row(key, "", labs, Status.ERROR, why)
         else:
             row = ungraded_row(key, "", labs, Status.SKIPPED, _("submitted nothing"))

@@ -88,7 +88,7 @@ def feedback_cell(grade: Grade, titles: Mapping[str, str]) -> str:
         )
         for lab in grade.labs
     ]
-    return "; ".join([said, *labs])
+    return _("; ").join([said, *labs])
 
 
 def canvas_csv(chapter: str, grades: Sequence[Grade], exports: Exports = Exports()) -> str:

@@ -60,7 +60,7 @@ class NothingToGrade(WorkspaceError):
 def files_are_not_a_submission() -> str:
     """Why a file at the roster's top is not a row (the archives read named)."""
     said = _("a file that is not a submission (not a folder, nor an archive: {suffixes})")
-    return said.format(suffixes=", ".join(READ_SUFFIXES))
+    return said.format(suffixes=_(", ").join(READ_SUFFIXES))
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ class Survey:
         """The lines after the rows: what ``--names`` did not match, what is skipped, counts."""
         lines = []
         if self.unnamed:
-            shown = ", ".join(clean(entry) for entry in self.unnamed)
+            shown = _(", ").join(clean(entry) for entry in self.unnamed)
             said = ngettext(
                 "--names did not match {count} entry, each named by its whole name: {entries}",
                 "--names did not match {count} entries, each named by its whole name: {entries}",
@@ -288,7 +288,7 @@ def holding(held: Sequence[str]) -> str:
     graded: ``empty submission``, or the entries, a few named."""
     if not held:
         return _("empty submission")
-    shown = ", ".join(clean(n) for n in held[:LOOSE_NAMED])
+    shown = _(", ").join(clean(n) for n in held[:LOOSE_NAMED])
     if len(held) > LOOSE_NAMED:
         shown += " " + _("and {count} more").format(count=len(held) - LOOSE_NAMED)
     said = _("no lab files and no practice workspace (no {marker}): {files}")
@@ -341,7 +341,7 @@ def _entry(
         if is_readable_archive(name):
             return [Submission(learner, "archive", entry=name, mtime=mtime, named=named, late=late)]
         why = _("{suffix} archives are not read ({suffixes} are)")
-        why = why.format(suffix=archive_suffix(name), suffixes=", ".join(READ_SUFFIXES))
+        why = why.format(suffix=archive_suffix(name), suffixes=_(", ").join(READ_SUFFIXES))
         refused = Submission(learner, "refused", why, entry=name, mtime=mtime, named=named)
         return [replace(refused, late=late)]
     if kind == "file" and pattern is not None and named:
@@ -428,7 +428,7 @@ def archive_workspace(root: Path) -> Tree | None:
     except UnsafePath as error:
         raise Refused(str(error)) from None
     if len(found) > 1:
-        listed = ", ".join("/".join(parts) or "." for parts in found)
+        listed = _(", ").join("/".join(parts) or "." for parts in found)
         said = _("holds {count} workspaces ({listed}); one archive is one learner's")
         raise Many(said.format(count=len(found), listed=listed))
     return Tree(root, found[0]) if found else None
@@ -490,7 +490,8 @@ def opened(
             refused = type(error)(said.format(entry=submission.entry, error=error))
             raise refused from None
         except (Many, NothingToGrade) as error:
-            raise type(error)(f"{submission.entry}: {error}") from None
+            said = _("{entry}: {why}").format(entry=submission.entry, why=error)
+            raise type(error)(said) from None
         yield found
 
 
@@ -514,7 +515,7 @@ def with_intake(row: Grade, submission: Submission) -> Grade:
     if not submission.older:
         return row
     note = _("also handed in {entries} (older, not graded)")
-    note = clean(note.format(entries=", ".join(submission.older)))
+    note = clean(note.format(entries=_(", ").join(submission.older)))
     return replace(row, notes=(*row.notes, note), flags=(*row.flags, _("several submissions")))
 
 
@@ -529,7 +530,7 @@ def with_checkout(
     changed = checkout.changed(files)
     if changed:
         said = _("changed since the commit, graded as they are: {files}")
-        notes.append(said.format(files=", ".join(changed)))
+        notes.append(said.format(files=_(", ").join(changed)))
         flags.append(_("changed since the commit"))
     notes = [clean(note) for note in notes]
     return replace(

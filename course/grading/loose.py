@@ -134,7 +134,7 @@ def loose_snapshot(manifest: Manifest, kit: Path, loose: Loose, where: str) -> S
 def describe(manifest: Manifest, loose: Loose) -> list[str]:
     """What the instructor (and the learner) should know of a loose upload."""
     paths = [f.path for f in manifest.files_with_role("learner") if f.path in loose.found_as]
-    found = ", ".join(
+    found = _(", ").join(
         path if loose.found_as[path] == path else f"{loose.found_as[path]} → {path}"
         for path in paths
     )
@@ -143,7 +143,9 @@ def describe(manifest: Manifest, loose: Loose) -> list[str]:
     missing = [f.path for f in manifest.files_with_role("learner") if f.path not in loose.files]
     if missing:
         said = _("not handed in, so the starter's: {paths}")
-        lines.append(said.format(paths=", ".join(missing)))
+        lines.append(said.format(paths=_(", ").join(missing)))
     if loose.others:
-        lines.append(_("also uploaded, not graded: {names}").format(names=", ".join(loose.others)))
+        lines.append(
+            _("also uploaded, not graded: {names}").format(names=_(", ").join(loose.others))
+        )
     return lines

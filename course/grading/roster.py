@@ -452,11 +452,11 @@ def class_list_lines(joined: Joined) -> list[str]:
     lines = []
     if joined.unlisted:
         said = _("Not on the class list ({count}), not exported: {learners}")
-        names = ", ".join(joined.unlisted)
+        names = _(", ").join(joined.unlisted)
         lines.append(said.format(count=len(joined.unlisted), learners=names))
     if joined.ambiguous:
         said = _("Matching two students of the class list ({count}), not exported: {learners}")
-        names = ", ".join(joined.ambiguous)
+        names = _(", ").join(joined.ambiguous)
         lines.append(said.format(count=len(joined.ambiguous), learners=names))
     if joined.contested:
         said = _(
@@ -464,7 +464,10 @@ def class_list_lines(joined: Joined) -> list[str]:
             "rename an entry (or --names) and run again:"
         )
         lines.append(said.format(count=len(joined.contested)))
-        lines += [f"  {student}: {', '.join(rows)}" for student, rows in joined.contested]
+        lines += [
+            "  " + _("{entry}: {why}").format(entry=student, why=_(", ").join(rows))
+            for student, rows in joined.contested
+        ]
     return lines
 
 
@@ -488,7 +491,7 @@ def row_line(row: Grade) -> str:
 
 def scale_line(labs: Sequence[Lab]) -> str:
     """What a score is: each lab's points, earned only when the lab passes whole."""
-    worth = ", ".join(f"{lab.id} {lab.points}" for lab in labs if not lab.optional)
+    worth = _(", ").join(f"{lab.id} {lab.points}" for lab in labs if not lab.optional)
     said = _(
         "Score: out of {total}, a lab's points earned only when it passes whole (tests, "
         "instructor tests and probe cases): {labs}"

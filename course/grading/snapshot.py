@@ -125,18 +125,18 @@ def scaffold_notes(layout: Layout, began: str, now: str) -> list[str]:
     notes = [said.format(began=began, now=now)]
     if layout.own:
         said = _("as the scaffold it began from made them, not edited: {files}")
-        notes.append(said.format(files=", ".join(layout.own)))
+        notes.append(said.format(files=_(", ").join(layout.own)))
     if layout.unrecorded:
         said = _(
             "differ from the kit's, and the scaffold it began from kept no record of them: {files}"
         )
-        notes.append(said.format(files=", ".join(layout.unrecorded)))
+        notes.append(said.format(files=_(", ").join(layout.unrecorded)))
     if layout.labs:
         said = _(
             "the kit changed the focused tests of {labs} since that scaffold: a lab right for "
             "its tests may fail with the kit's (ask the instructor)"
         )
-        notes.append(said.format(labs=", ".join(f"Lab {lab}" for lab in layout.labs)))
+        notes.append(said.format(labs=_(", ").join(f"Lab {lab}" for lab in layout.labs)))
     return notes
 
 
@@ -149,7 +149,7 @@ def given_notes(manifest: Manifest, kit: Path, learner: Mapping[str, bytes]) -> 
         "and keeps it"
     )
     return [
-        said.format(path=path, names=", ".join(names), chapter=manifest.chapter)
+        said.format(path=path, names=_(", ").join(names), chapter=manifest.chapter)
         for path, names in missing_given(manifest, starters, learner).items()
     ]
 

@@ -1,13 +1,13 @@
 """A class as Canvas hands its download over, for the whole-term tests and ``bench/term.py``.
 
 27 entries: zips (one wrapped in a folder), a tar.gz and a plain tar, an empty zip, four loose
-``.py`` files of one learner, a report without code, a zip of ``pi_course/`` only, a zip a file manager stripped of
-hidden files, git clones, an older draft beside the final one, a workspace begun from an older
-scaffold, late work, a copier of the reference, a trio handing in the reference in three
-disguises, a Chinese-edition workspace and Unicode names; and a class list with one student who
-submitted nothing. The honest learners' code is the kit's independent solutions
+``.py`` files of one learner, a report without code, a zip of ``pi_course/`` only, a zip a file
+manager stripped of hidden files, git clones, an older draft beside the final one, a workspace begun
+from an older scaffold, late work, a copier of the reference, a trio handing in the reference in
+three disguises, a Chinese-edition workspace and Unicode names; and a class list with one student
+who submitted nothing. The honest learners' code is the kit's independent solutions
 (``own_solutions/``), each lab of each author handed in by one learner only, so no honest pair
-shares code; the copier and the trio hand in the reference.
+shares code; the copier and the trio hand in the reference; one learner makes an honest mistake.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from disguise import commented, reference_sources
 from packing import committed, tar_folder, zip_folder, zip_members
-from solutions import solve_lab
+from solutions import replace_function, solve_lab
 from test_lab_independence import donors
 from test_scaffolds import older_scaffold
 
@@ -48,6 +48,14 @@ SOLVED = {
     "lee": ("third", ("11.5",)),
 }
 COPIES = ("ned", "oli", "pam", "quy")  # the reference: a copier and a trio
+HASTY = """def parse_summary(value, *, entry_id=None, path=".summary"):
+    if isinstance(value, CompactionSummary):
+        value = summary_to_json(value)
+    lists = {attribute: list(value[key]) for attribute, key in SUMMARY_LIST_FIELDS}
+    return CompactionSummary(value["goal"], **lists)
+"""
+"""tom's honest mistake: Lab 11.1's parse_summary written without a check of its own (started,
+and failed: what the summary page ranks)."""
 FRESH = ("dee", "max", "ren", "zoë", "lǐléi", "sam", "tom")  # graded, nothing passes
 POINTS = 20
 
@@ -176,8 +184,10 @@ class Term:
         zip_folder(self.workspace("ren", edition="zh"), self.canvas("ren", "practice-11.zip"))
         zip_folder(self.workspace("zoë"), self.canvas("zoë", "practice-11.zip"))
         zip_folder(self.workspace("lǐléi"), self.canvas("lǐléi", "练习-11.zip"))
-        for learner in ("sam", "tom"):
-            zip_folder(self.workspace(learner), self.canvas(learner, "practice-11.zip"))
+        zip_folder(self.workspace("sam"), self.canvas("sam", "practice-11.zip"))
+        tom = self.workspace("tom") / "pi_course" / "summary.py"
+        tom.write_text(replace_function(tom.read_text("utf-8"), HASTY, "parse_summary"), "utf-8")
+        zip_folder(tom.parent.parent, self.canvas("tom", "practice-11.zip"))
         self.canvas("wes", "report.pdf").write_bytes(b"%PDF-1.4\n")
         shutil.rmtree(self.work)
         with (self.base / "class-list.csv").open("w", newline="", encoding="utf-8") as out:

@@ -136,4 +136,6 @@ def test_every_output_an_instructor_sends_is_fit_to_send(term: Graded) -> None:
     summary = term.book["summary"]
     assert summary["learners"] == 21, "only graded rows count"
     started = {lab["lab"]: lab["graded"] - lab["not_started"] for lab in summary["labs"]}
-    assert started["11.1"] == 7, "ada, ben, cy and the four copies"
+    assert started["11.1"] == 8, "ada, ben, cy, the four copies and tom"
+    assert summary["rules"] and {rule["example"] for rule in summary["rules"]} == {"tom"}
+    assert term.rows["tom"]["status"] == "failed" and term.rows["tom"]["score"] == "0"
