@@ -272,7 +272,7 @@ def parser() -> argparse.ArgumentParser:
         type=canvas_header,
         help=_(
             "with --class-list: the Canvas assignment to fill, as Canvas's own export names "
-            "its column, NAME (ID), e.g. 'Chapter 11 (12345)' (default: a column Chapter N, "
+            "its column, NAME (ID), e.g. 'Week 3 lab (12345)' (default: a column Chapter N, "
             "which Canvas imports as a new assignment)"
         ),
     )

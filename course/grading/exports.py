@@ -56,12 +56,12 @@ class Exports:
 
 def canvas_column(text: str) -> str:
     """A ``--canvas-column``: an assignment's header as Canvas's own export writes it,
-    ``Chapter 11 (12345)`` (a header without its id makes Canvas create a new assignment)."""
+    ``Week 3 lab (12345)`` (a header without its id makes Canvas create a new assignment)."""
     found = re.fullmatch(r"\s*(?P<name>\S.*?)\s+\((?P<id>\d+)\)\s*", text)
     if found is None:
         said = _(
             "--canvas-column {text}: not an assignment's header as Canvas's export writes it, "
-            "NAME (ID), e.g. 'Chapter 11 (12345)'"
+            "NAME (ID), e.g. 'Week 3 lab (12345)'"
         )
         raise ValueError(said.format(text=repr(text)))
     return f"{found['name']} ({found['id']})"
