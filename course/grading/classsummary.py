@@ -1,10 +1,13 @@
 """The class summary an instructor teaches from: per lab, rule and case, who failed, most first.
 
-Built from the gradebook's rows (each lab's ``probes.failing``: every disagreeing case id) and
-the run's probe sets (a case's rule, input and replay). ``ClassSummary.to_json`` is
+Built from the graded rows (each lab's ``probes.failing``: every disagreeing case id) and the
+run's probe sets (a case's rule, input and replay). A lab not started (``pending``: its
+functions still the starter's) is counted apart and adds no failed case, so the rules and cases
+most failed are what was misunderstood, not what nobody wrote. ``ClassSummary.to_json`` is
 gradebook.json's ``summary``; ``summary_html`` a self-contained page (inline SVG, no script,
-nothing fetched) an instructor may show the class: the assignment's own cases (``@audit``) count
-in their rules only, never listed with their input, as learners never see them.
+nothing fetched, the long tables folded), with the learners' names or without them, to project
+in class: the assignment's own cases (``@audit``) count in their rules only, never listed with
+their input, as learners never see them.
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
+from string import Formatter
 from typing import Any
 
 from ..harness.manifest import Lab
 from ..locale import current_edition
 from ..locale import gettext as _
-from ..sandboxed.probecases import case_label
+from ..sandboxed.probecases import case_label, shown_input
 from ..sandboxed.status import Status
 from .gradebook import Grade
 from .probes import AUDIT_MARK, ProbeSet
@@ -27,14 +31,26 @@ CASES_PLOTTED = 15  # the most-failed cases the page draws (every one is in its 
 
 @dataclass(frozen=True)
 class LabCount:
-    """One lab across the class: how many learners were graded on it and how many passed."""
+    """One lab across the class: how many learners were graded on it, how many started it
+    (it is not ``pending``) and how many passed."""
 
     lab: str
     passed: int
     graded: int
+    started: int = 0
+
+    @property
+    def failed(self) -> int:
+        """Started and not passed: what the class got wrong."""
+        return self.started - self.passed
+
+    @property
+    def not_started(self) -> int:
+        return self.graded - self.started
 
     def to_json(self) -> dict[str, Any]:
-        return {"lab": self.lab, "passed": self.passed, "graded": self.graded}
+        counts = {"passed": self.passed, "failed": self.failed, "not_started": self.not_started}
+        return {"lab": self.lab, **counts, "graded": self.graded}
 
 
 @dataclass(frozen=True)
@@ -75,9 +91,18 @@ class ClassSummary:
         }
 
 
+BLANK = "…"
+"""What a rule shows where its cases fill in a value (``build_context: … interactions``)."""
+
+
 def rule_of(case: Mapping[str, Any]) -> str:
-    """A case's rule: its function and its label before the case's values fill it in."""
-    return case_label({**case, "label_args": {}})
+    """A case's rule: its function and its label, in the current edition, every value its cases
+    fill in shown as ``BLANK``."""
+    label = str(case.get("label", case["id"]))
+    names = {
+        name for text in (label, _(label)) for _, name, _, _ in Formatter().parse(text) if name
+    }
+    return case_label({**case, "label_args": dict.fromkeys(names, BLANK)})
 
 
 Known = dict[str, tuple[str, tuple[str, ...], str]]
@@ -98,8 +123,9 @@ def _cases_by_id(probes: ProbeSet | None, audit: ProbeSet | None) -> Known:
         for case in probe_set.cases:
             case_id = str(case["id"])
             inputs = tuple(probe_set.inputs.get(case_id, ()))
+            shown = tuple(shown_input(line) for line in inputs)
             for mark in marks:
-                found[case_id + mark] = (rule_of(case), inputs, probe_set.replay(case_id))
+                found[case_id + mark] = (rule_of(case), shown, probe_set.replay(case_id))
     return found
 
 
@@ -116,19 +142,23 @@ def class_summary(
 ) -> ClassSummary:
     """The summary of ``grades`` (rows skipped count nowhere); a failing case no probe set
     holds keeps its id as its rule."""
-    graded = [grade for grade in grades if grade.status != Status.SKIPPED]
+    graded = [grade for grade in grades if grade.graded]
     known = _cases_by_id(probes, audit)
     per_case: dict[str, list[str]] = {}
     per_rule: dict[str, list[str]] = {}
     lab_of: dict[str, str] = {}
     passed = dict.fromkeys((lab.id for lab in labs), 0)
     sat = dict.fromkeys((lab.id for lab in labs), 0)
+    started = dict.fromkeys((lab.id for lab in labs), 0)
     for grade in graded:
         for lab in grade.labs:
             if lab.id not in passed:
                 continue
             sat[lab.id] += 1
             passed[lab.id] += lab.status == Status.PASSED
+            if lab.status == Status.PENDING:
+                continue  # not started: nothing misunderstood, no case counted
+            started[lab.id] += 1
             failing = (lab.probes or {}).get("failing", [])
             rules_here: set[str] = set()
             for case_id in dict.fromkeys(str(i) for i in failing):
@@ -152,7 +182,7 @@ def class_summary(
     )
     return ClassSummary(
         learners=len(graded),
-        labs=tuple(LabCount(lab.id, passed[lab.id], sat[lab.id]) for lab in labs),
+        labs=tuple(LabCount(lab.id, passed[lab.id], sat[lab.id], started[lab.id]) for lab in labs),
         rules=rules,
         cases=tuple(case_failure(case_id) for case_id in _most_first(per_case)),
     )
@@ -160,9 +190,16 @@ def class_summary(
 
 # --------------------------------------------------------------------------- the page
 
-BAR_WIDTH = 480  # the longest bar, in SVG units
+BAR_WIDTH = 420  # the longest bar, in SVG units
 ROW_HEIGHT = 28
-LABEL_WIDTH = 210  # room for an audit case id, 11.4#001@544748915
+LABEL_WIDTH = 400  # room for a rule's name (cut at LABEL_CHARACTERS, whole in its tooltip)
+LABEL_CHARACTERS = 52
+RULES_PLOTTED = 15  # the most-failed rules the page draws (every one is in its table)
+
+
+def _cut(label: str) -> str:
+    """A bar's label, cut to fit beside its bar (the whole text is in the bar's tooltip)."""
+    return label if len(label) <= LABEL_CHARACTERS else label[: LABEL_CHARACTERS - 1] + BLANK
 
 
 def _bars(name: str, title: str, bars: Sequence[tuple[str, int, int, str]]) -> str:
@@ -181,7 +218,8 @@ def _bars(name: str, title: str, bars: Sequence[tuple[str, int, int, str]]) -> s
         parts += [
             f'<g class="bar" data-key="{escape(label)}" data-value="{value}">',
             f"<title>{escape(said)}</title>",
-            f'<text x="{LABEL_WIDTH - 8}" y="{y + 17}" text-anchor="end">{escape(label)}</text>',
+            f'<text x="{LABEL_WIDTH - 8}" y="{y + 17}" text-anchor="end">'
+            f"{escape(_cut(label))}</text>",
             f'<rect x="{LABEL_WIDTH}" y="{y}" width="{BAR_WIDTH}" height="{ROW_HEIGHT - 6}" '
             'class="track"/>',
             f'<rect x="{LABEL_WIDTH}" y="{y}" width="{length}" height="{ROW_HEIGHT - 6}" '
@@ -208,9 +246,15 @@ def _table(name: str, head: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     return "\n".join(lines)
 
 
+def _folded(title: str, content: str) -> str:
+    """``content`` under a heading that opens it (closed at first: a long table)."""
+    return f"<details>\n<summary><h2>{escape(title)}</h2></summary>\n{content}\n</details>"
+
+
 STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 70em; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; }
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 80em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; display: inline; }
+summary { margin-top: 2em; cursor: pointer; }
 .plot text { font-size: 13px; fill: #222; }
 .plot .track { fill: #eee; } .plot .fill { fill: #3b7dd8; }
 #most-failed .fill { fill: #d8573b; }
@@ -220,8 +264,10 @@ pre { margin: 0; white-space: pre-wrap; font-size: 0.9em; }
 """
 
 
-def summary_html(chapter: str, summary: ClassSummary) -> str:
-    """The page: two plots (pass rates per lab; the most-failed cases), then every count."""
+def summary_html(chapter: str, summary: ClassSummary, names: bool = True) -> str:
+    """The page: two plots (pass rates per lab; the rules most failed), the labs' counts, then
+    the rules and cases failed in folded tables; ``names``: with a learner of each as an
+    example (without: a page to project in class)."""
     title = _("Chapter {chapter}: the class at a glance").format(chapter=chapter)
     graded = _("{count} learner(s) graded").format(count=summary.learners)
     lab_bars = [
@@ -235,48 +281,54 @@ def summary_html(chapter: str, summary: ClassSummary) -> str:
         )
         for lab in summary.labs
     ]
-    case_bars = [
+    rule_bars = [
         (
-            case.key,
-            case.learners,
+            rule.key,
+            rule.learners,
             summary.learners,
-            _("{case} ({rule}): {count} learner(s) failed it").format(
-                case=case.key, rule=case.rule, count=case.learners
-            ),
+            _("{rule}: {count} learner(s) failed it").format(rule=rule.key, count=rule.learners),
         )
-        for case in summary.cases[:CASES_PLOTTED]
+        for rule in summary.rules[:RULES_PLOTTED]
     ]
     pass_title = _("Pass rate per lab")
-    cases_title = _("The cases most failed")
+    rules_plot = _("The rules most failed (labs not started left out)")
     lab_rows = [
-        [lab.lab, str(lab.passed), str(lab.graded - lab.passed), str(lab.graded)]
+        [lab.lab, str(lab.passed), str(lab.failed), str(lab.not_started), str(lab.graded)]
         for lab in summary.labs
     ]
-    rule_rows = [[rule.key, rule.lab, str(rule.learners), rule.example] for rule in summary.rules]
+    example = [_("for example")] if names else []
+    rule_rows = [
+        [rule.key, rule.lab, str(rule.learners), *([rule.example] if names else [])]
+        for rule in summary.rules
+    ]
     case_rows = [
-        [case.key, case.rule, str(case.learners), "\n".join(case.inputs), case.example, case.replay]
+        [case.key, case.rule, str(case.learners), "\n".join(case.inputs)]
+        + ([case.example] if names else [])
+        + [case.replay]
         for case in summary.cases
     ]
-    nothing = _("No learner failed a probe case.")
-    labs_title, rules_title = _("Labs"), _("Rules failed, most first")
-    failed_title = _("Cases failed, most first")
+    nothing = _("No learner failed a probe case of a lab they started.")
+    unnamed = _("(without names, to project in class)")
+    labs_title = _("Labs")
+    rules_title = _("Rules failed, most first ({count})").format(count=len(summary.rules))
+    failed_title = _("Cases failed, most first ({count})").format(count=len(summary.cases))
+    lab_head = [_("lab"), _("passed"), _("failed"), _("not started"), _("graded")]
+    case_head = [_("case"), _("rule"), _("learners"), _("input"), *example, _("replay")]
     body = [
         f"<h1>{escape(title)}</h1>",
         f"<p>{escape(graded)}</p>",
+        *([] if names else [f"<p>{escape(unnamed)}</p>"]),
         f"<h2>{escape(pass_title)}</h2>",
         _bars("pass-rates", pass_title, lab_bars),
-        f"<h2>{escape(cases_title)}</h2>",
-        _bars("most-failed", cases_title, case_bars) if case_bars else f"<p>{escape(nothing)}</p>",
+        f"<h2>{escape(rules_plot)}</h2>",
+        _bars("most-failed", rules_plot, rule_bars) if rule_bars else f"<p>{escape(nothing)}</p>",
         f"<h2>{escape(labs_title)}</h2>",
-        _table("labs", [_("lab"), _("passed"), _("not passed"), _("graded")], lab_rows),
-        f"<h2>{escape(rules_title)}</h2>",
-        _table("rules", [_("rule"), _("lab"), _("learners"), _("for example")], rule_rows),
-        f"<h2>{escape(failed_title)}</h2>",
-        _table(
-            "cases",
-            [_("case"), _("rule"), _("learners"), _("input"), _("for example"), _("replay")],
-            case_rows,
+        _table("labs", lab_head, lab_rows),
+        _folded(
+            rules_title,
+            _table("rules", [_("rule"), _("lab"), _("learners"), *example], rule_rows),
         ),
+        _folded(failed_title, _table("cases", case_head, case_rows)),
     ]
     head = (
         f'<!DOCTYPE html>\n<html lang="{current_edition()}">\n<head>\n<meta charset="utf-8">\n'

@@ -1,14 +1,14 @@
 """Grading on GitHub after Classroom: a plain Actions workflow, and a Classroom 50 autograder.py.
 
-GitHub Classroom is sunset. ``practice CHAPTER DIR --actions`` writes a workflow into a
-workspace: a job per required lab (so a check run per lab), each grading its lab with
-``checkpoint CHAPTER --lab ID --json`` and writing the lab, as a terminal shows it, to the job's
-summary. ``course-kit classroom50 CHAPTER`` writes ``autograder.py`` for Classroom 50, which its
-runner runs once per submission in the learner's checkout: it grades the checkout with
-``checkpoint CHAPTER --practice . --json`` and writes ``result.json`` (``classroom50/result/v1``,
-a test per lab worth its points when it passes whole). Both let bubblewrap make namespaces on
-``ubuntu-latest`` (24.04), whose AppArmor otherwise refuses them to unprivileged users.
-Scalars are written as JSON strings, which YAML reads as they are.
+GitHub Classroom is sunset. ``practice CHAPTER DIR --actions`` writes a workflow into a workspace:
+one job installs the kit once per push and hands it on as an artifact, then a job per required lab
+(so a check run per lab) grades its lab with ``checkpoint CHAPTER --lab ID --json`` and writes the
+lab, as a terminal shows it, to the job's summary. ``course-kit classroom50 CHAPTER`` writes
+``autograder.py`` for Classroom 50, which its runner runs once per submission in the learner's
+checkout: it grades the checkout with ``checkpoint CHAPTER --practice . --json`` and writes
+``result.json`` (``classroom50/result/v1``, a test per lab worth its points when it passes whole).
+Both let bubblewrap make namespaces on ``ubuntu-latest`` (24.04), whose AppArmor otherwise refuses
+them to unprivileged users. Scalars are written as JSON strings, which YAML reads as they are.
 """
 
 from __future__ import annotations
@@ -35,8 +35,14 @@ INSTALL = (
     ': "${KIT_REPOSITORY:?set the variable COURSE_KIT_REPOSITORY to the kit\'s git URL}"\n'
     'git clone --depth 1 --branch "$KIT_REF" "$KIT_REPOSITORY" "$RUNNER_TEMP/kit"\n'
     'bash "$RUNNER_TEMP/kit/scripts/setup" --grading\n'
+    "# every job of a push runs on the same image at the same path: the venv moves as it is\n"
+    'tar -czf "$RUNNER_TEMP/kit.tgz" -C "$RUNNER_TEMP" kit'
+)
+UNPACK = (
+    'tar -xzf "$RUNNER_TEMP/kit.tgz" -C "$RUNNER_TEMP"\n'
     'echo "$RUNNER_TEMP/kit/.venv/bin" >> "$GITHUB_PATH"'
 )
+ARTIFACT = "course-kit"
 
 
 def _yaml(value: object, indent: int) -> list[str]:
@@ -104,10 +110,8 @@ def workflow(manifest: Manifest) -> str:
         'exit "$status"'
     )
     lab_env = {"LAB": "${{ matrix.lab.id }}", "TITLE": "${{ matrix.lab.title }}"}
-    unpack: list[dict[str, object]] = [{"name": "Unpack the chapter", "run": unpack_script(bundle)}]
-    steps: list[dict[str, object]] = [
-        {"name": "Checkout code", "uses": "actions/checkout@v4"},
-        {"name": "Let bubblewrap make namespaces", "run": ALLOW_NAMESPACES},
+    installed = "${{ runner.temp }}"
+    kit_steps: list[dict[str, object]] = [
         {
             "name": "Install the kit",
             "env": {
@@ -116,6 +120,22 @@ def workflow(manifest: Manifest) -> str:
             },
             "run": INSTALL,
         },
+        {
+            "name": "Keep the kit for the labs' jobs",
+            "uses": "actions/upload-artifact@v4",
+            "with": {"name": ARTIFACT, "path": f"{installed}/kit.tgz", "retention-days": 1},
+        },
+    ]
+    unpack: list[dict[str, object]] = [{"name": "Unpack the chapter", "run": unpack_script(bundle)}]
+    steps: list[dict[str, object]] = [
+        {"name": "Checkout code", "uses": "actions/checkout@v4"},
+        {"name": "Let bubblewrap make namespaces", "run": ALLOW_NAMESPACES},
+        {
+            "name": "Fetch the kit installed for this push",
+            "uses": "actions/download-artifact@v4",
+            "with": {"name": ARTIFACT, "path": installed},
+        },
+        {"name": "Unpack the kit", "run": UNPACK},
         *(unpack if bundle else []),
         {"name": f"checkpoint {chapter} --lab", "env": lab_env, "run": grading},
         {"name": "Report the lab", "env": lab_env, "run": summary},
@@ -125,18 +145,21 @@ def workflow(manifest: Manifest) -> str:
         "on": ["push", "workflow_dispatch"],
         "permissions": {"contents": "read"},
         "jobs": {
+            "kit": {"name": "Install the kit", "runs-on": "ubuntu-latest", "steps": kit_steps},
             "lab": {
                 "name": "Lab ${{ matrix.lab.id }} · ${{ matrix.lab.title }}",
+                "needs": "kit",
                 "runs-on": "ubuntu-latest",
                 "strategy": {"fail-fast": False, "matrix": {"lab": labs}},
                 "steps": steps,
-            }
+            },
         },
     }
     head = [
         f"# Chapter {chapter}'s labs graded on each push, written by "
         f"`practice {chapter} DIR --actions`:",
-        "# a job per lab, so a check run per lab, its summary the lab as a terminal shows it.",
+        "# the kit installed once, then a job per lab, so a check run per lab, its summary the lab",
+        "# as a terminal shows it.",
     ]
     return "\n".join([*head, *_yaml(document, 0)]) + "\n"
 
@@ -148,8 +171,9 @@ The runner runs it once per submission, in the learner's checkout (a practice wo
 installs the kit (COURSE_KIT_BIN=/path/to/bin uses one already installed), lets bubblewrap make
 namespaces on ubuntu-latest, grades the checkout with `checkpoint {chapter} --practice . --json`
 (in the sandbox: the learner's code never runs unconfined) and writes ./result.json, a test per
-lab worth its points when it passes whole. It exits non-zero only when it could not grade (the
-runner then records an error, never a zero).
+lab worth its points when it passes whole, and ./release-body.md, the submission's Release: each
+lab as the learner's terminal shows it, with why it did not pass. It exits non-zero only when it
+could not grade (the runner then records an error, never a zero).
 """
 
 import base64
@@ -157,6 +181,7 @@ import datetime
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -225,6 +250,16 @@ def submitted_at():
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def write_release_body(shown):
+    """./release-body.md, the Release the learner opens: each lab as their terminal shows it (its
+    failing tests and probe cases, with the command that replays each), in a fence no text of
+    theirs can close."""
+    longest = max((len(found) for found in re.findall("`+", shown)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = f"{{fence}}text\\n{{shown.rstrip()}}\\n{{fence}}\\n"
+    Path("release-body.md").write_text(body, encoding="utf-8")
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="autograder-") as folder:
         scratch = Path(folder)
@@ -240,6 +275,11 @@ def main():
         if graded.returncode not in (0, 1) or not report.is_file():
             sys.exit(f"autograder: checkpoint could not grade (exit code {{graded.returncode}})")
         verdict = json.loads(report.read_text(encoding="utf-8"))
+        shown = run(
+            [str(commands / "checkpoint"), CHAPTER, "--report", str(report)],
+            capture_output=True, text=True,
+        ).stdout
+    write_release_body(shown)
     by_id = {{lab["id"]: lab for lab in verdict["labs"]}}
     tests = []
     for lab in LABS:

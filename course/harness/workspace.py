@@ -42,7 +42,7 @@ def render_marker(
     """The marker file's TOML text."""
     lines = [
         "# A practice workspace of the course kit; checkpoint and the notebooks find it by this",
-        "# file. The checksums let checkpoint tell when a shipped focused test was edited.",
+        "# file. The checksums let checkpoint tell a shipped file this scaffold made from an edit.",
         f"chapter = {json.dumps(manifest.chapter)}",
         f"package = {json.dumps(manifest.package)}",
         f"starter_fingerprint = {json.dumps(starter)}",
@@ -89,10 +89,11 @@ def workspace_layout(
     edition = edition or manifest.default_edition
     files = scaffold_files(manifest, kit, "starter")
     starter = fingerprint(files)
-    checksums = {f.path: digest(files[f.path]) for f in manifest.files_with_role("test")}
     for file in manifest.files:
         if file.role != "test":  # the learner reads their files and the given ones in their edition
             files[file.path] = shipped_in_edition(file.path, files[file.path], edition)
+    # every shipped file as written: a later kit tells this scaffold's files from edits
+    checksums = {f.path: digest(files[f.path]) for f in manifest.files if f.role != "learner"}
     notebooks = []
     for source in notebook_sources(manifest, kit, edition):
         notebook = f"{WORKSPACE_NOTEBOOKS}/{Path(source).name}"

@@ -211,14 +211,14 @@ def describe(
     said = _("{label} ({case}): {difference}")
     parted = difference(expected, actual)
     lines = [said.format(label=case_label(case), case=case["id"], difference=parted)]
-    lines += [f"  {_translated(line)}" for line in inputs]
+    lines += [f"  {shown_input(line)}" for line in inputs]
     if replay:
         lines.append("  " + _("replay: {command}").format(command=replay))
     # the learner's answer is data as sent: escaped here, where it becomes text
     return "\n".join(safe_text(line, LINE_LIMIT, keep="") for line in lines)
 
 
-def _translated(line: str) -> str:
+def shown_input(line: str) -> str:
     """An input line as the edition shows it: a catalog message (a path picture's costs) in
     the edition's words, without Markdown backticks; a line of data as it is."""
     shown = _(line)

@@ -99,6 +99,11 @@ FAST = {
         ".venv/bin/python bench/regrade.py --rosters 1 --mutants strict_less_at_the_edge",
         "one new roster and --practice for one mistake, not 50 for three",
     ),
+    ".venv/bin/python bench/term.py": (
+        ".venv/bin/python bench/term.py --help",
+        "a class of 30 takes about a minute; test_term_class.py grades the same class as the "
+        "documented command does",
+    ),
     ".venv/bin/python bench/doors.py": (
         ".venv/bin/python bench/doors.py --runs 1",
         "seven timings of each door; one shows the command works",
@@ -290,6 +295,7 @@ def concrete(command: str) -> str:
     command = command.replace("NOTEBOOK …", "{tmp}/copy.ipynb")
     # a chapter of its own, in a folder of chapters no other command names
     command = command.replace("new-chapter N DIR", "new-chapter 97 {tmp}/chapters/ch97")
+    command = command.replace("--from OLD", "--from {workspace}")
     return re.sub(r" DIR\b", " {tmp}/new-workspace", command)
 
 
