@@ -231,7 +231,8 @@ def test_the_actions_workflow_grades_each_chapter_12_lab_in_a_job(
     manifest: Manifest, tmp_path: Path
 ) -> None:
     """The workflow ``practice 12 DIR --actions`` writes: a job per lab whose grading and report
-    steps, run as the runner runs them after the install step, pass where the lab passes."""
+    steps, run as the runner runs them after the kit's job and the kit's unpacking, pass where
+    the lab passes."""
     from test_platforms import read_yaml
 
     workspace = tmp_path / "template"
@@ -242,7 +243,7 @@ def test_the_actions_workflow_grades_each_chapter_12_lab_in_a_job(
     job = read_yaml(text)["jobs"]["lab"]
     assert [lab["id"] for lab in job["strategy"]["matrix"]["lab"]] == ["12.1", "12.2"]
     steps = {step["name"]: step["run"] for step in job["steps"] if "run" in step}
-    assert list(steps)[1:3] == ["Install the kit", "Unpack the chapter"]
+    assert list(steps)[1:3] == ["Unpack the kit", "Unpack the chapter"]
     passed = {}
     for lab in manifest.required_labs:
         runner = tmp_path / f"runner-{lab.id}"
