@@ -1,10 +1,11 @@
 """Grading on GitHub after Classroom: a plain Actions workflow, and a Classroom 50 autograder.py.
 
 GitHub Classroom is sunset. ``practice CHAPTER DIR --actions`` writes a workflow into a
-workspace: a job per required lab (so a check run per lab), each grading its lab with
-``checkpoint CHAPTER --lab ID --json`` and writing the lab, as a terminal shows it, to the job's
-summary. ``course-kit classroom50 CHAPTER`` writes ``autograder.py`` for Classroom 50, which its
-runner runs once per submission in the learner's checkout: it grades the checkout with
+workspace: a job per required lab (so a check run per lab), each grading the whole chapter with
+``checkpoint CHAPTER --json`` (a lab may lose its points through another lab's failing test,
+``grading/isolated.py``) and writing its lab, as a terminal shows it, to the job's summary.
+``course-kit classroom50 CHAPTER`` writes ``autograder.py`` for Classroom 50, which its runner
+runs once per submission in the learner's checkout: it grades the checkout with
 ``checkpoint CHAPTER --practice . --json`` and writes ``result.json`` (``classroom50/result/v1``,
 a test per lab worth its points when it passes whole). Both let bubblewrap make namespaces on
 ``ubuntu-latest`` (24.04), whose AppArmor otherwise refuses them to unprivileged users.
@@ -72,8 +73,9 @@ def workflow(manifest: Manifest, kit: Path | None = None) -> str:
     named = f'\necho "{VARIABLE}=$RUNNER_TEMP/kit/{root}" >> "$GITHUB_ENV"'
     install = INSTALL + (named if root else "")
     labs = [{"id": lab.id, "title": lab.title} for lab in manifest.required_labs]
-    # exit 1 (the lab not passing) is a verdict, which the next step reports; else a failure
-    grading = f'checkpoint {chapter} --lab "$LAB" --no-card --json "{REPORT}" || [ $? -eq 1 ]'
+    # every lab: one may be charged with another lab's failing test (``isolated.py``); exit 1
+    # (a lab not passing) is a verdict, which the next step reports; else a failure
+    grading = f'checkpoint {chapter} --no-card --json "{REPORT}" || [ $? -eq 1 ]'
     summary = (
         "status=0\n"
         f'shown="$(checkpoint {chapter} --report "{REPORT}" --lab "$LAB")" || status=$?\n'
@@ -94,7 +96,7 @@ def workflow(manifest: Manifest, kit: Path | None = None) -> str:
             },
             "run": install,
         },
-        {"name": f"checkpoint {chapter} --lab", "env": lab_env, "run": grading},
+        {"name": f"checkpoint {chapter}", "run": grading},
         {"name": "Report the lab", "env": lab_env, "run": summary},
     ]
     document = {
@@ -220,6 +222,8 @@ def main():
                 "status": status,
                 "tests": f"{{found.get('passed', 0)}}/{{found.get('total', 0)}}",
                 "cases": f"{{found.get('agreed', 0)}}/{{found.get('cases', 0)}}",
+                # what per-lab credit decided: the tests it is charged with, the labs charged
+                "credit": found.get("credit"),
             }}
         )
     environ = os.environ
