@@ -7,9 +7,13 @@ function of the same name", found among the objects in memory or loaded from the
 sandbox can read, failed its own run (no reference there), was sent to that run, found it, and
 got 100/100 at the roster, on Gradescope and at the learner's own ``checkpoint 11``.
 
-Each door below grades both such workspaces (``hostile.BORROW_FROM_MEMORY`` and
-``BORROW_FROM_DISK``: the reference's function found, its code run as the learner's module's
-own); every lab must stay unpassed and the grade 0.
+Each door below grades a workspace whose Labs 11.2 and 11.5 borrow the reference so
+(``hostile.BORROW_FROM_MEMORY`` and ``BORROW_FROM_DISK``: the reference's function found, its code
+run as the learner's module's own) and whose other labs are the reference's own code: the two
+borrowing labs earn nothing, the others their points (60 of 100). Lab 11.2's functions fail the
+labs after it in the learner's own run, so every kind of credit run is made; Lab 11.5 shares its
+module with Lab 11.4. The engine, the roster and Gradescope's fallback grade a fresh workspace
+whose every lab borrows, as the issue found it: 0 of 100.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,7 @@ from typing import Any
 import pytest
 from harness_support import CHAPTER, cli, enterable_folder, roster_workspace, watch_once
 from hostile import BORROW_FROM_DISK, BORROW_FROM_MEMORY, borrow_the_reference
+from solutions import solve_lab
 
 from course.display.notebook import check
 from course.grading import engine
@@ -52,10 +57,19 @@ class Verdict:
     score: int | None
 
 
-def borrowing(manifest: Manifest, roster: Path, how: str) -> Path:
-    """A fresh workspace ``roster/<how>`` whose every lab function borrows the reference."""
+BORROWING = ("11.2", "11.5")
+"""The labs that borrow in the workspace the doors grade (the others are the reference's)."""
+
+
+def borrowing(manifest: Manifest, roster: Path, how: str, labs: Sequence[str] = ()) -> Path:
+    """A workspace ``roster/<how>`` whose functions of ``labs`` borrow the reference and whose
+    other labs are solved with its code; with no ``labs``, a fresh one whose every lab borrows."""
     workspace = roster_workspace(manifest, roster, how)
-    functions = [name for lab in manifest.labs for name in lab.solution]
+    for lab in manifest.labs:
+        if labs and lab.id not in labs:
+            solve_lab(manifest, kit_root(), workspace, lab.id)
+    chosen = [lab for lab in manifest.labs if not labs or lab.id in labs]
+    functions = [name for lab in chosen for name in lab.solution]
     borrow_the_reference(workspace, functions, BORROWS[how])
     return workspace
 
@@ -84,9 +98,9 @@ def in_the_workspace(manifest: Manifest, workspace: Path, scratch: Path) -> Verd
 
 
 def one_lab(manifest: Manifest, workspace: Path, scratch: Path) -> Verdict:
-    """``checkpoint 11 --lab ID --json FILE``, for two labs: one lab graded on its own."""
+    """``checkpoint 11 --lab ID --json FILE``, one lab graded on its own, for three labs."""
     labs = {}
-    for lab in ("11.2", "11.5"):
+    for lab in ("11.2", "11.4", "11.5"):
         report = scratch / f"lab-{lab}.json"
         done = cli("checkpoint", CHAPTER, "--lab", lab, "--json", str(report), *TIMEOUT,
                    cwd=workspace)  # fmt: skip
@@ -109,14 +123,16 @@ def actions_job(manifest: Manifest, workspace: Path, scratch: Path) -> Verdict:
 
 
 def review(manifest: Manifest, workspace: Path, scratch: Path) -> Verdict:
+    """``checkpoint 11 --review``'s evidence line: the counts, of the borrowing labs only (the
+    line shows counts, not verdicts: a lab credited with another's failing test shows its own)."""
     done = cli("checkpoint", CHAPTER, "--review", *TIMEOUT, cwd=workspace)
     evidence = re.search(r"^Labs: (.*?)\s{2,}(\d+)/(\d+)$", done.stdout, re.M)
     assert evidence is not None, done.stdout + done.stderr
-    counts = evidence.group(1).split(" → ")
+    counts = [c.partition("/") for c in evidence.group(1).split(" → ")]
     labs = {lab: "passed" if a == b else "not passed" for lab, (a, _, b) in zip(
-        required(manifest), (c.partition("/") for c in counts), strict=True
+        required(manifest), counts, strict=True
     )}  # fmt: skip
-    return Verdict(labs, None)
+    return Verdict({lab: labs[lab] for lab in BORROWING}, None)
 
 
 def watch(manifest: Manifest, workspace: Path, scratch: Path) -> Verdict:
@@ -190,10 +206,19 @@ def sandboxed(manifest: Manifest) -> None:
         pytest.skip(f"the sandbox cannot start here ({why})")
 
 
-def assert_nothing_earned(verdict: Verdict, door: str, how: str) -> None:
+def assert_nothing_earned(
+    verdict: Verdict, door: str, how: str, borrowed: Sequence[str] = ()
+) -> None:
+    """The labs that borrow earn nothing (``borrowed``, else every lab); the others pass."""
     passed = sorted(lab for lab, status in verdict.labs.items() if status == "passed")
-    assert not passed, f"{door}: the reference borrowed from {how} passed {passed}"
-    assert verdict.score in (None, 0), f"{door}: the reference borrowed from {how}: {verdict}"
+    earned = sorted(lab for lab in passed if not borrowed or lab in borrowed)
+    assert not earned, f"{door}: the reference borrowed from {how} passed {earned}"
+    honest = [lab for lab in verdict.labs if borrowed and lab not in borrowed]
+    assert passed == honest, f"{door}: the labs written honestly: {verdict}"
+    expected = 20 * len(honest)  # each required lab of chapter 11 is worth 20
+    assert verdict.score in (None, expected), (
+        f"{door}: the reference borrowed from {how}: {verdict}"
+    )
 
 
 @pytest.mark.parametrize("how", list(BORROWS))
@@ -201,8 +226,10 @@ def assert_nothing_earned(verdict: Verdict, door: str, how: str) -> None:
 def test_a_lab_that_borrows_the_reference_earns_nothing_at_any_door(
     manifest: Manifest, tmp_path: Path, sandboxed: None, door: str, how: str
 ) -> None:
-    workspace = borrowing(manifest, tmp_path / "roster", how)
-    assert_nothing_earned(DOORS[door](manifest, workspace, tmp_path), door, how)
+    workspace = borrowing(manifest, tmp_path / "roster", how, BORROWING)
+    verdict = DOORS[door](manifest, workspace, tmp_path)
+    shown = {lab: status for lab, status in verdict.labs.items() if lab in required(manifest)}
+    assert_nothing_earned(Verdict(shown, verdict.score), door, how, BORROWING)
 
 
 @pytest.fixture(scope="module")
