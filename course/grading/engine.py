@@ -474,7 +474,8 @@ def grade(
         )
 
     result = summarized(own, labs, [*snapshot.notes, *own.notes])
-    stubs = forgery.stub_labs(manifest, kit, snapshot.learner, labs)
+    unwritten = forgery.stub_labs(manifest, kit, snapshot.learner, manifest.labs)
+    stubs = [lab for lab in unwritten if lab in ids]
     impossible = forgery.forged_flags(result, stubs) + probing.audit_flags(own.findings, result)
     result = replace(result, flags=result.flags + impossible)
     if not snapshot.isolate or options.in_process:
@@ -505,7 +506,6 @@ def grade(
         )
         return summarized(ran, deciding, ())
 
-    unwritten = forgery.stub_labs(manifest, kit, snapshot.learner, manifest.labs)
     decided = credit(manifest, result, unwritten, run)
     return Graded(decided, own.enforced, tuple(own.extra), result if decided != result else None)
 

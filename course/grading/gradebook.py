@@ -160,8 +160,9 @@ class Grade:
     @property
     def note(self) -> str:
         """The first reason: a problem, else why the first failing lab failed, else a note."""
-        failing = [lab.reason for lab in self.labs if lab.reason and lab.status.broken]
-        pending = [lab.reason for lab in self.labs if lab.reason and not lab.status.broken]
+        broken = (Status.FAILED, Status.TIMEOUT, Status.ERROR)  # a row read back holds text
+        failing = [lab.reason for lab in self.labs if lab.reason and lab.status in broken]
+        pending = [lab.reason for lab in self.labs if lab.reason and lab.status not in broken]
         reasons = [*self.problems, *failing, *self.notes, *pending]
         return reasons[0] if reasons else ""
 

@@ -10,17 +10,22 @@ theirs (``isolation_files``: the reference's modules cut to the labs held, ``cut
 learner code that looks for the reference of the lab it is graded for, in memory or on disk,
 finds none.
 
-1. A written lab Y that does not pass on the learner's code is run on its own: Y's functions the
-   learner's, every other lab's the reference's. If it fails there too, its own code fails it,
-   and the own run's verdict stands.
-2. If it passes there, some other lab's code made the difference. The labs the learner has not
-   written yet are tried first (a run holding their reference alone: a lab written before the
-   one it builds on keeps its points), then one written lab Z at a time (a run holding the
-   reference of Z and of the unwritten labs only, deciding every Y still open): the first Z
-   whose run passes Y is charged (``Credit.charged``: Z loses its points, Y's failing test
-   named in Z's row) and Y keeps its points (``Credit.through``).
+A written lab Y that does not pass on the learner's code is decided so:
+
+1. If its own code fails it (a run with Y's functions the learner's and every other lab's the
+   reference's fails it too), the own run's verdict stands.
+2. If some other lab's code made the difference, that lab is found: the labs the learner has
+   not written yet first (a run holding only their reference: a lab written before the one it
+   builds on keeps its points, and no written lab is charged for it), then one written lab Z
+   at a time (a run holding only the reference of Z and of the unwritten labs). The first Z,
+   in ``suspects``' order, whose run passes Y is charged (``Credit.charged``: Z loses its
+   points, Y's failing test named in Z's row) and Y keeps its points (``Credit.through``).
 3. A Y that no single lab explains is graded as the learner's own run says: a grade is earned by
    the learner's own code or not at all.
+
+``credit`` orders these runs so that one run settles as many labs as it can (a swap run
+decides every lab still open that it does not hold), and tries the likeliest culprit before
+running each open lab on its own.
 
 Nothing a credit run says reaches a learner but which labs passed in it: no message, output or
 answer of it is kept.

@@ -430,7 +430,13 @@ def render_open_lab(
             lab=lab.id, title=lab.title, counts=lab_counts(counts), status=status_label(status)
         )
     lines = [head, *_field(_("your file"), _(", ").join(lab.files)), *_notebook(lab)]
-    lines += _command(_("re-run just it"), lab_command(manifest, lab.id, practice, commands))
+    rerun = lab_command(manifest, lab.id, practice, commands)
+    if counts is not None and counts.credit is not None and counts.credit.charged:
+        # its own tests pass: the labs whose tests it is charged with run beside it
+        charging = dict.fromkeys([lab.id, *(charge.lab for charge in counts.credit.charged)])
+        options = [part for lab_id in charging for part in ("--lab", lab_id)]
+        rerun = checkpoint_command(manifest, *options, practice=practice, commands=commands)
+    lines += _command(_("re-run just it"), rerun)
     # the lab at hand of a run of every lab is what a plain --hint opens; else name the lab
     every_lab = result is not None and len(result.required) == len(manifest.required_labs)
     asking = ["--hint"] if every_lab else ["--lab", lab.id, "--hint"]
