@@ -13,6 +13,7 @@ exactly the cases the engine names.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -226,3 +227,38 @@ def test_plain_pytest_and_checkpoint_agree_on_a_mistake_a_later_lab_catches(
     # the next step is the charged lab, re-run beside the lab whose test it is charged with
     rerun = f"--lab {mutant.lab} --lab {mutant.caught_by}"
     assert f"Next: Lab {mutant.lab} " in done.printed and rerun in done.printed, done.printed
+
+
+@pytest.mark.parametrize("mutant", CAUGHT_LATER, ids=[m.name for m in CAUGHT_LATER])
+def test_every_door_shows_the_charge(
+    mutant: Mutant, manifest: Manifest, caught_later: dict[str, CaughtLater]
+) -> None:
+    """The charge is one definition (``LabResult.credit``), shown by the notebook, the
+    gradebook's CSV and JSON and Gradescope's results.json as by the terminal."""
+    from dataclasses import replace
+
+    from course.display.verdict import VerdictView
+    from course.grading.gradebook import gradebook_csv, graded_row
+    from course.grading.gradescope import results
+
+    result = caught_later[mutant.name].result
+    catcher = result.lab(str(mutant.caught_by))
+    assert catcher is not None
+    failing = next(t.name for t in catcher.tests if t.status != "passed")
+    charge = f"Lab {catcher.lab.id}'s {failing}"
+    for view in (VerdictView(result, mutant.lab), VerdictView(result)):
+        assert charge in words(view.text) and charge in words(html.unescape(view.html)), view.html
+    row = graded_row("ada", "ada", result, [])
+    lab = next(lab for lab in row.labs if lab.id == mutant.lab)
+    assert lab.credit == {
+        "through": [],
+        "unwritten": False,
+        "charged": [{"lab": catcher.lab.id, "test": next(
+            t.nodeid for t in catcher.tests if t.status != "passed")}],
+    }  # fmt: skip
+    assert f"charged: {charge}" in gradebook_csv([lab.id for lab in row.labs], [row])
+    assert (row.score, row.passed) == (80, 13)
+    shown = results(manifest, replace(row, shown=result), "visible")
+    test = next(t for t in shown["tests"] if t.get("extra_data", {}).get("lab") == mutant.lab)
+    assert (test["score"], test["status"]) == (0, "failed")
+    assert test["extra_data"]["credit"] == lab.credit and charge in words(test["output"])
