@@ -1,12 +1,12 @@
 """What per-lab credit costs a class: ``python3 bench/credit.py [--learners N] [--jobs J]``.
 
 Lays out a roster of N workspaces (default 30), each with every lab written and one curated
-mistake made in it (``tests/harness/mutants.py``: the mistakes each lab's own tests catch, then
-those only a later lab's tests catch), the last two with every lab function borrowing the
-reference (from memory, from disk). So every workspace has a lab that fails with the learner's
-own code: the class per-lab credit works hardest on. It grades the roster as
-``checkpoint 11 --roster`` does, in this process, and prints the roster's wall time, each
-workspace's time and grade, and how many graded copies (runs) each workspace took.
+mistake made in it (``tests/harness/mutants.py``: those only a later lab's tests catch first,
+then those each lab's own tests catch), the last two with every lab function borrowing the
+reference (from memory, from disk; one in two workspaces at most). So every workspace has a lab
+that fails with the learner's own code: the class per-lab credit works hardest on. It grades the
+roster as ``checkpoint 11 --roster`` does, in this process, and prints the roster's wall time,
+each workspace's time and grade, and how many graded copies (runs) each workspace took.
 """
 
 from __future__ import annotations
@@ -42,19 +42,22 @@ from course.harness.manifest import Manifest, load_manifest  # noqa: E402
 
 
 def lay_out(manifest: Manifest, roster: Path, learners: int) -> None:
-    """``learners`` workspaces: a curated mistake each, then the two borrowing attacks."""
+    """``learners`` workspaces: a curated mistake each, then (one in two, at most two) the
+    borrowing attacks."""
     chosen = [*getattr(mutants, "CAUGHT_LATER", ()), *mutants.MUTANTS]
+    attacks = (("memory", hostile.BORROW_FROM_MEMORY), ("disk", hostile.BORROW_FROM_DISK))
+    attacks = attacks[: min(len(attacks), learners // 2)]
     solved = roster_workspace(manifest, roster, "solved")
     for lab in manifest.labs:
         solve_lab(manifest, kit_root(), solved, lab.id)
-    for n in range(learners - 2):
+    for n in range(learners - len(attacks)):
         mutant = chosen[n % len(chosen)]
         folder = roster / f"m{n:02d}-{mutant.name}"[:40]
         shutil.copytree(solved, folder, symlinks=True)
         replace_in(folder / "pi_course" / mutant.module, mutant.old, mutant.new)
     shutil.rmtree(solved)
     functions = [f for lab in manifest.labs for f in lab.solution]
-    for how, borrow in (("memory", hostile.BORROW_FROM_MEMORY), ("disk", hostile.BORROW_FROM_DISK)):
+    for how, borrow in attacks:
         folder = roster_workspace(manifest, roster, f"borrow-{how}")
         hostile.borrow_the_reference(folder, functions, borrow)
 

@@ -99,6 +99,11 @@ FAST = {
         ".venv/bin/python bench/regrade.py --rosters 1 --mutants strict_less_at_the_edge",
         "one new roster and --practice for one mistake, not 50 for three",
     ),
+    ".venv/bin/python bench/credit.py": (
+        ".venv/bin/python bench/credit.py --learners 2 --timeout 2",
+        "thirty workspaces take about two minutes; a mistake and a borrowing attack show the "
+        "command works",
+    ),
     ".venv/bin/python bench/doors.py": (
         ".venv/bin/python bench/doors.py --runs 1",
         "seven timings of each door; one shows the command works",
