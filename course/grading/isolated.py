@@ -113,15 +113,16 @@ def suspects(
     unwritten: Collection[str],
 ) -> tuple[list[str], list[str]]:
     """The written labs whose code may have failed the labs ``opened``, in the order they are
-    tried:
-    the likely ones (the labs of the code running where their tests broke, innermost first, a
-    module's own code, ``<module>``, standing for every lab of that module; then the labs that
-    did not pass) and the rest, each in the manifest's order."""
+    tried: the likely ones (the labs of the code running where their tests raised, innermost
+    first, a module's own code, ``<module>``, standing for every lab of that module; then the
+    labs that did not pass) and the rest, each in the manifest's order. (Where a test hung is
+    left out: a stack taken at a deadline can differ from one run to the next, and the same
+    files must be tried in the same order.)"""
     framed = [
         found.id
         for lab in opened
         for test in lab.tests
-        if test.status.broken
+        if test.status in (Status.FAILED, Status.ERROR)
         for frame in reversed(test.frames)
         for found in manifest.labs
         if f"{frame.module}.{frame.function}" in found.solution
