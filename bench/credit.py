@@ -36,7 +36,9 @@ from solutions import solve_lab  # noqa: E402
 
 from course.grading import engine  # noqa: E402
 from course.grading import roster as roster_module  # noqa: E402
+from course.grading.engine import GradingOptions  # noqa: E402
 from course.grading.roster import RosterOptions, grade_roster  # noqa: E402
+from course.grading.sandbox import sandbox_status  # noqa: E402
 from course.harness.kit import kit_root  # noqa: E402
 from course.harness.manifest import Manifest, load_manifest  # noqa: E402
 
@@ -110,7 +112,11 @@ def main() -> None:
         roster, books = Path(base) / "roster", Path(base) / "gradebook"
         roster.mkdir()
         lay_out(manifest, roster, args.learners)
-        options = RosterOptions(test_seconds=args.timeout, jobs=args.jobs)
+        bwrap, reason = sandbox_status(kit, (manifest.reference,))
+        if bwrap is None:  # a bench measures the grading as it runs here
+            print(f"(not sandboxed here, measured with --unsandboxed: {reason})")
+        grading = GradingOptions(sandbox="required" if bwrap else "off")
+        options = RosterOptions(test_seconds=args.timeout, jobs=args.jobs, grading=grading)
         started = time.monotonic()
         with counting_runs(runs):
             grades = grade_roster(
