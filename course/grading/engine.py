@@ -25,6 +25,7 @@ from ..harness.catalog import Catalog, kit_catalog
 from ..harness.kit import chapter_fingerprints, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.results import (
+    Charge,
     CheckpointResult,
     LabResult,
     ProbeSummary,
@@ -56,7 +57,7 @@ from . import forgery
 from . import probes as probing
 from .bytecode import bytecode
 from .hidden import HiddenTests
-from .isolated import isolation_environment, isolation_files, joined, labs_to_isolate
+from .isolated import credit, isolation_environment, isolation_files
 from .kitcache import kept_catalog
 from .safefs import Tree
 from .sandbox import (
@@ -104,7 +105,7 @@ class Graded:
     result: CheckpointResult
     enforced: tuple[str, ...]  # what the run's confinement enforced (``sandbox.enforced``)
     extra: tuple[TestOutcome, ...] = ()  # the outcomes of the ``uncounted`` test files
-    own: CheckpointResult | None = None  # every lab on the learner's own code (None: the same)
+    own: CheckpointResult | None = None  # before per-lab credit decided (None: the same)
 
 
 # --------------------------------------------------------------------------- the graded copy
@@ -333,15 +334,15 @@ def _run_copy(
     selected: bool,
     hide: Sequence[Path],
     uncounted: Sequence[str],
-    isolated: bool = False,
+    held: frozenset[str] | None = None,
 ) -> _Ran:
-    """Run ``labs``' tests and probe cases on one graded copy of ``snapshot`` (``isolated``: each
-    lab on its own code and the reference's for the rest; ``isolated.py``)."""
+    """Run ``labs``' tests and probe cases on one graded copy of ``snapshot`` (``held``: a
+    credit run's, the labs whose reference it holds, never one of ``labs``; ``isolated.py``)."""
     ids = [lab.id for lab in labs]
     asked = probing.with_audit_cases(probes, audit) if probes and audit else probes
     hidden = options.hidden
-    extra_files = isolation_files(manifest, kit) if isolated else {}
-    environment = tuple(isolation_environment().items()) if isolated else ()
+    extra_files = isolation_files(manifest, kit, held, ids) if held is not None else {}
+    environment = tuple(isolation_environment().items()) if held is not None else ()
     with graded_run(manifest, kit, snapshot, options, hide, asked, extra_files) as run:
         modules = sorted({f.module for lab in labs for f in lab.functions})
         where = probing.ProbeTarget(
@@ -438,8 +439,8 @@ def grade(
 
     ``selected``: only ``labs`` run (else the whole chapter). ``hide``: more directories learner
     code must not see. ``uncounted``: more test files, counted in no lab (``Graded.extra``).
-    A lab that fails on the learner's code and is written is decided by an isolated run of its
-    own (``isolated.py``): one bug costs the lab it is in.
+    A written lab that fails on the learner's code is decided by per-lab credit (``isolated.py``):
+    one bug costs the lab it is in, and no run that executes a lab's code holds its reference.
     """
     started = time.monotonic()
     ids = [lab.id for lab in labs]
@@ -481,20 +482,26 @@ def grade(
         )
 
     result = summarized(own, labs, [*snapshot.notes, *own.notes])
-    stubs = forgery.stub_labs(manifest, kit, snapshot.learner, labs)
+    unwritten = forgery.stub_labs(manifest, kit, snapshot.learner, manifest.labs)
+    stubs = [lab for lab in unwritten if lab in ids]
     impossible = forgery.forged_flags(result, stubs) + probing.audit_flags(own.findings, result)
     result = replace(result, flags=result.flags + impossible)
-    alone = labs_to_isolate(result, stubs) if snapshot.isolate else []
-    left = options.deadline_seconds
-    if left is not None:  # one deadline for both runs: the isolated one gets what is left
-        left -= time.monotonic() - started
-    if alone and not options.in_process and (left is None or left > 0):
-        ids = [lab.id for lab in alone]
-        isolated = _run_copy(
+    if not snapshot.isolate or options.in_process:
+        return Graded(result, own.enforced, tuple(own.extra))
+
+    def run(held: frozenset[str], deciding: Sequence[Lab]) -> CheckpointResult | None:
+        """A credit run (``isolated.Run``), within what is left of the grading's deadline."""
+        left = options.deadline_seconds
+        if left is not None:
+            left -= time.monotonic() - started
+            if left <= 0:
+                return None
+        ids = [lab.id for lab in deciding]
+        ran = _run_copy(
             manifest,
             kit,
             snapshot,
-            alone,
+            deciding,
             limits,
             replace(options, deadline_seconds=left),
             probes.only(ids) if probes else None,
@@ -503,11 +510,12 @@ def grade(
             selected=True,
             hide=hide,
             uncounted=(),
-            isolated=True,
+            held=held,
         )
-        before, result = result, joined(result, summarized(isolated, alone, ()))
-        return Graded(result, own.enforced, tuple(own.extra), before)
-    return Graded(result, own.enforced, tuple(own.extra))
+        return summarized(ran, deciding, ())
+
+    decided = credit(manifest, result, unwritten, run)
+    return Graded(decided, own.enforced, tuple(own.extra), result if decided != result else None)
 
 
 def _each_text(outcome: TestOutcome, change: Callable[[str], str]) -> TestOutcome:
@@ -555,8 +563,15 @@ def for_learners(
     def redacted(texts: Iterable[str]) -> tuple[str, ...]:
         return tuple(map(hidden.redact, texts))
 
+    def charge_shown(charge: Charge) -> Charge:
+        instructor = _("an instructor test")  # its name is the instructor's
+        return replace(charge, test=instructor) if hidden.holds(manifest, charge.test) else charge
+
     def lab_shown(lab: LabResult) -> LabResult:
         probes = lab.probes and replace(lab.probes, failures=redacted(lab.probes.failures))
+        if lab.credit is not None:
+            charged = tuple(map(charge_shown, lab.credit.charged))
+            lab = replace(lab, credit=replace(lab.credit, charged=charged))
         theirs = [t for t in lab.tests if hidden.holds(manifest, t.nodeid)]
         ours = tuple(
             _each_text(t, hidden.redact) for t in lab.tests if not hidden.holds(manifest, t.nodeid)

@@ -1,14 +1,16 @@
 """Grading on GitHub after Classroom: a plain Actions workflow, and a Classroom 50 autograder.py.
 
 GitHub Classroom is sunset. ``practice CHAPTER DIR --actions`` writes a workflow into a workspace:
-one job installs the kit once per push and hands it on as an artifact, then a job per required lab
-(so a check run per lab) grades its lab with ``checkpoint CHAPTER --lab ID --json`` and writes the
-lab, as a terminal shows it, to the job's summary. ``course-kit classroom50 CHAPTER`` writes
-``autograder.py`` for Classroom 50, which its runner runs once per submission in the learner's
-checkout: it grades the checkout with ``checkpoint CHAPTER --practice . --json`` and writes
-``result.json`` (``classroom50/result/v1``, a test per lab worth its points when it passes whole).
-Both let bubblewrap make namespaces on ``ubuntu-latest`` (24.04), whose AppArmor otherwise refuses
-them to unprivileged users. Scalars are written as JSON strings, which YAML reads as they are.
+one job installs the kit and grades the whole chapter once per push (``checkpoint CHAPTER
+--json``: a lab may lose its points through another lab's failing test, ``grading/isolated.py``)
+and hands both on as an artifact; then a job per required lab (so a check run per lab) writes
+its lab, as a terminal shows it, to the job's summary and passes where the lab passed.
+``course-kit classroom50 CHAPTER`` writes ``autograder.py`` for Classroom 50, which its runner
+runs once per submission in the learner's checkout: it grades the checkout with ``checkpoint
+CHAPTER --practice . --json`` and writes ``result.json`` (``classroom50/result/v1``, a test per
+lab worth its points when it passes whole). Both let bubblewrap make namespaces on
+``ubuntu-latest`` (24.04), whose AppArmor otherwise refuses them to unprivileged users. Scalars
+are written as JSON strings, which YAML reads as they are.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ INSTALL = (
     'git clone --depth 1 --branch "$KIT_REF" "$KIT_REPOSITORY" "$RUNNER_TEMP/kit"\n'
     'bash "$RUNNER_TEMP/kit/scripts/setup" --grading\n'
     "# every job of a push runs on the same image at the same path: the venv moves as it is\n"
-    'tar -czf "$RUNNER_TEMP/kit.tgz" -C "$RUNNER_TEMP" kit'
+    'tar -czf "$RUNNER_TEMP/kit.tgz" -C "$RUNNER_TEMP" kit\n'
+    'echo "$RUNNER_TEMP/kit/.venv/bin" >> "$GITHUB_PATH"'
 )
 UNPACK = (
     'tar -xzf "$RUNNER_TEMP/kit.tgz" -C "$RUNNER_TEMP"\n'
@@ -99,8 +102,9 @@ def workflow(manifest: Manifest) -> str:
     chapter = manifest.chapter
     bundle = bundle_lines(manifest)
     labs = [{"id": lab.id, "title": lab.title} for lab in manifest.required_labs]
-    # exit 1 (the lab not passing) is a verdict, which the next step reports; else a failure
-    grading = f'checkpoint {chapter} --lab "$LAB" --no-card --json "{REPORT}" || [ $? -eq 1 ]'
+    # every lab at once: one may be charged with another lab's failing test (``isolated.py``);
+    # exit 1 (a lab not passing) is a verdict, which each lab's job reports; else a failure
+    grading = f'checkpoint {chapter} --no-card --json "{REPORT}" || [ $? -eq 1 ]'
     summary = (
         "status=0\n"
         f'shown="$(checkpoint {chapter} --report "{REPORT}" --lab "$LAB")" || status=$?\n'
@@ -110,8 +114,15 @@ def workflow(manifest: Manifest) -> str:
         'exit "$status"'
     )
     lab_env = {"LAB": "${{ matrix.lab.id }}", "TITLE": "${{ matrix.lab.title }}"}
-    installed = "${{ runner.temp }}"
-    kit_steps: list[dict[str, object]] = [
+    temp = "${{ runner.temp }}"
+    kept = {"name": ARTIFACT, "path": f"{temp}/kit.tgz\n{temp}/checkpoint.json"}
+    unpack: list[dict[str, object]] = (
+        [{"name": "Unpack the chapter", "run": unpack_script(bundle)}] if bundle else []
+    )
+    checkout: dict[str, object] = {"name": "Checkout code", "uses": "actions/checkout@v4"}
+    grade_steps: list[dict[str, object]] = [
+        checkout,
+        {"name": "Let bubblewrap make namespaces", "run": ALLOW_NAMESPACES},
         {
             "name": "Install the kit",
             "env": {
@@ -120,24 +131,23 @@ def workflow(manifest: Manifest) -> str:
             },
             "run": INSTALL,
         },
+        *unpack,
+        {"name": f"checkpoint {chapter}", "run": grading},
         {
-            "name": "Keep the kit for the labs' jobs",
+            "name": "Keep the kit and the verdict for the labs' jobs",
             "uses": "actions/upload-artifact@v4",
-            "with": {"name": ARTIFACT, "path": f"{installed}/kit.tgz", "retention-days": 1},
+            "with": kept | {"retention-days": 1},
         },
     ]
-    unpack: list[dict[str, object]] = [{"name": "Unpack the chapter", "run": unpack_script(bundle)}]
-    steps: list[dict[str, object]] = [
-        {"name": "Checkout code", "uses": "actions/checkout@v4"},
-        {"name": "Let bubblewrap make namespaces", "run": ALLOW_NAMESPACES},
+    lab_steps: list[dict[str, object]] = [
+        checkout,  # the workspace's marker: its edition speaks
         {
-            "name": "Fetch the kit installed for this push",
+            "name": "Fetch the kit and the verdict of this push",
             "uses": "actions/download-artifact@v4",
-            "with": {"name": ARTIFACT, "path": installed},
+            "with": {"name": ARTIFACT, "path": temp},
         },
         {"name": "Unpack the kit", "run": UNPACK},
-        *(unpack if bundle else []),
-        {"name": f"checkpoint {chapter} --lab", "env": lab_env, "run": grading},
+        *unpack,
         {"name": "Report the lab", "env": lab_env, "run": summary},
     ]
     document = {
@@ -145,21 +155,25 @@ def workflow(manifest: Manifest) -> str:
         "on": ["push", "workflow_dispatch"],
         "permissions": {"contents": "read"},
         "jobs": {
-            "kit": {"name": "Install the kit", "runs-on": "ubuntu-latest", "steps": kit_steps},
+            "grade": {
+                "name": f"Checkpoint {chapter}",
+                "runs-on": "ubuntu-latest",
+                "steps": grade_steps,
+            },
             "lab": {
                 "name": "Lab ${{ matrix.lab.id }} · ${{ matrix.lab.title }}",
-                "needs": "kit",
+                "needs": "grade",
                 "runs-on": "ubuntu-latest",
                 "strategy": {"fail-fast": False, "matrix": {"lab": labs}},
-                "steps": steps,
+                "steps": lab_steps,
             },
         },
     }
     head = [
         f"# Chapter {chapter}'s labs graded on each push, written by "
         f"`practice {chapter} DIR --actions`:",
-        "# the kit installed once, then a job per lab, so a check run per lab, its summary the lab",
-        "# as a terminal shows it.",
+        "# the kit installed and the chapter graded once, then a job per lab, so a check run per",
+        "# lab, its summary the lab as a terminal shows it.",
     ]
     return "\n".join([*head, *_yaml(document, 0)]) + "\n"
 
@@ -294,6 +308,8 @@ def main():
                 "status": status,
                 "tests": f"{{found.get('passed', 0)}}/{{found.get('total', 0)}}",
                 "cases": f"{{found.get('agreed', 0)}}/{{found.get('cases', 0)}}",
+                # what per-lab credit decided: the tests it is charged with, the labs charged
+                "credit": found.get("credit"),
             }}
         )
     environ = os.environ

@@ -95,11 +95,14 @@ class LabGrade:
     probes: Mapping[str, Any] | None = None
     points: int = 0  # what the lab is worth (``LabResult.points``)
     score: int = 0  # what it earned: its points when it passed whole (``LabResult.score``)
+    credit: Mapping[str, Any] | None = None  # what per-lab credit decided (``Credit.to_json``)
 
     def to_json(self) -> dict[str, Any]:
         data = json_fields(self, "id passed total agreed cases points score status reason")
         if self.probes is not None:
             data["probes"] = dict(self.probes)
+        if self.credit is not None:
+            data["credit"] = dict(self.credit)
         return data
 
 
@@ -162,8 +165,9 @@ class Grade:
     @property
     def note(self) -> str:
         """The first reason: a problem, else why the first failing lab failed, else a note."""
-        failing = [lab.reason for lab in self.labs if lab.reason and lab.status != Status.PENDING]
-        pending = [lab.reason for lab in self.labs if lab.reason]
+        broken = (Status.FAILED, Status.TIMEOUT, Status.ERROR)  # a row read back holds text
+        failing = [lab.reason for lab in self.labs if lab.reason and lab.status in broken]
+        pending = [lab.reason for lab in self.labs if lab.reason and lab.status not in broken]
         reasons = [*self.problems, *failing, *self.notes, *pending]
         return reasons[0] if reasons else ""
 
@@ -185,9 +189,22 @@ class Grade:
 
 
 def lab_reason(lab: LabResult) -> str:
-    """Why a lab did not pass: its worst test's message, else its probes' first difference."""
+    """Why a lab did not pass: its worst test's message, else its probes' first difference, else
+    the other lab's test it is charged with; for a lab that passes, the labs its own failures
+    are charged to (per-lab credit, ``LabResult.credit``), if any."""
+    credit = lab.credit
     if lab.status == Status.PASSED:
-        return ""
+        if credit is None or not credit.through:
+            return ""
+        said = _("passes with the reference's code for {labs} in place of this learner's")
+        return clean(said.format(labs=_(", ").join(f"Lab {id}" for id in credit.through)))
+    if credit is not None and credit.charged and lab.shown_status == Status.PASSED:
+        charge = credit.charged[0]
+        said = _(
+            "charged: Lab {lab}'s {test} fails with this lab's code and passes with the "
+            "reference's in its place"
+        )
+        return clean(said.format(lab=charge.lab, test=charge.name))
     if lab.tests_status != Status.PASSED:
         test = next((t for t in lab.tests if t.status == lab.tests_status), None)
         if test is not None:
@@ -277,6 +294,7 @@ def graded_row(
             seen.probes.to_json() if seen.probes is not None else None,
             lab.points,
             lab.score,
+            seen.credit.to_json() if seen.credit is not None else None,
         )
         for lab, seen in zip(result.required, shown.required, strict=True)
     )

@@ -72,6 +72,7 @@ def results(
                     "lab": lab.id,
                     "status": str(graded.status),
                     **json_fields(graded, "passed total agreed cases"),
+                    **({"credit": dict(graded.credit)} if graded.credit is not None else {}),
                 },
             }
         )

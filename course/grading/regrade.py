@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..harness.results import Credit, ReportError
 from ..locale import gettext as _
 from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
@@ -73,9 +74,21 @@ def lab_from_json(data: object, where: str) -> LabGrade:
         status=_status(f, "status"),
         reason=f.text("reason", allow_empty=True, default=""),
         probes=_probes(f),
+        credit=_credit(f),
     )
     f.finish()
     return lab
+
+
+def _credit(f: TableReader) -> dict[str, Any] | None:
+    """A lab's ``credit`` (``results.Credit``'s JSON form), read by its own reader."""
+    value = f.raw("credit", None)
+    if value is None:
+        return None
+    try:
+        return Credit.from_json(value, f"{f.where}.credit").to_json()
+    except ReportError as error:
+        raise GradebookError(f"{SOURCE}: {error}") from None
 
 
 def _probes(f: TableReader) -> dict[str, Any] | None:

@@ -165,8 +165,40 @@ def render_lab(
 
 def lab_details(result: LabResult) -> list[str]:
     """What did not pass in a lab: its tests (folded by message), its disagreeing cases, and
-    instructor tests this view withholds, named only when nothing else fails the lab."""
-    return _test_details(result) + probe_details(result) + _withheld_details(result)
+    instructor tests this view withholds, named only when nothing else fails the lab; then what
+    per-lab credit decided of it."""
+    details = _test_details(result) + probe_details(result) + _withheld_details(result)
+    return details + credit_details(result)
+
+
+def credit_details(result: LabResult) -> list[str]:
+    """What per-lab credit decided of a lab (``LabResult.credit``): the other labs' tests its
+    code makes fail, for which it loses its points, and the labs its own failures are charged
+    to, which let it keep them."""
+    credit = result.credit
+    if credit is None:
+        return []
+    lines: list[str] = []
+    for charge in credit.charged:
+        said = _(
+            "Lab {lab}'s {test} fails with your code for this lab and passes with the "
+            "reference's in its place: this lab loses its points"
+        )
+        lines += _detail(pad(_("charged"), 8), said.format(lab=charge.lab, test=charge.name))
+    if credit.through:
+        labs = _(", ").join(f"Lab {lab}" for lab in credit.through)
+        if credit.unwritten:
+            said = _(
+                "what fails above passes with the reference's code for {labs} (not written "
+                "yet) in place of the starter's: this lab keeps its points"
+            )
+        else:
+            said = _(
+                "what fails above passes with the reference's {labs} in place of yours: this "
+                "lab keeps its points, and {labs} is charged with it"
+            )
+        lines += _detail(pad(_("credited"), 8), said.format(labs=labs))
+    return lines
 
 
 def _withheld_details(result: LabResult) -> list[str]:
@@ -398,7 +430,13 @@ def render_open_lab(
             lab=lab.id, title=lab.title, counts=lab_counts(counts), status=status_label(status)
         )
     lines = [head, *_field(_("your file"), _(", ").join(lab.files)), *_notebook(lab)]
-    lines += _command(_("re-run just it"), lab_command(manifest, lab.id, practice, commands))
+    rerun = lab_command(manifest, lab.id, practice, commands)
+    if counts is not None and counts.credit is not None and counts.credit.charged:
+        # its own tests pass: the labs whose tests it is charged with run beside it
+        charging = dict.fromkeys([lab.id, *(charge.lab for charge in counts.credit.charged)])
+        options = [part for lab_id in charging for part in ("--lab", lab_id)]
+        rerun = checkpoint_command(manifest, *options, practice=practice, commands=commands)
+    lines += _command(_("re-run just it"), rerun)
     # the lab at hand of a run of every lab is what a plain --hint opens; else name the lab
     every_lab = result is not None and len(result.required) == len(manifest.required_labs)
     asking = ["--hint"] if every_lab else ["--lab", lab.id, "--hint"]

@@ -230,9 +230,9 @@ def test_gradescope_grades_a_submission_as_practice_does(halfway: Path, tmp_path
 def test_the_actions_workflow_grades_each_chapter_12_lab_in_a_job(
     manifest: Manifest, tmp_path: Path
 ) -> None:
-    """The workflow ``practice 12 DIR --actions`` writes: a job per lab whose grading and report
-    steps, run as the runner runs them after the kit's job and the kit's unpacking, pass where
-    the lab passes."""
+    """The workflow ``practice 12 DIR --actions`` writes: the chapter unpacked and graded once,
+    then a job per lab whose report step, run as the runner runs it after the chapter's
+    unpacking, passes where the lab passes."""
     from test_platforms import read_yaml
 
     workspace = tmp_path / "template"
@@ -240,40 +240,50 @@ def test_the_actions_workflow_grades_each_chapter_12_lab_in_a_job(
     assert made.returncode == 0, made.stderr
     solve_lab(manifest, kit_root(), workspace, "12.1")
     text = (workspace / ".github" / "workflows" / "checkpoint.yml").read_text(encoding="utf-8")
-    job = read_yaml(text)["jobs"]["lab"]
+    jobs = read_yaml(text)["jobs"]
+    job = jobs["lab"]
     assert [lab["id"] for lab in job["strategy"]["matrix"]["lab"]] == ["12.1", "12.2"]
+    grading = {step["name"]: step["run"] for step in jobs["grade"]["steps"] if "run" in step}
     steps = {step["name"]: step["run"] for step in job["steps"] if "run" in step}
-    assert list(steps)[1:3] == ["Unpack the kit", "Unpack the chapter"]
-    passed = {}
-    for lab in manifest.required_labs:
-        runner = tmp_path / f"runner-{lab.id}"
-        runner.mkdir()
-        environment = away_from_here(
-            PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
-            RUNNER_TEMP=str(runner),
-            GITHUB_ENV=str(runner / "env"),
-            GITHUB_STEP_SUMMARY=str(runner / "summary.md"),
-            LAB=lab.id,
-            TITLE=lab.title,
-        )
+    assert list(steps) == ["Unpack the kit", "Unpack the chapter", "Report the lab"]
+    assert list(grading)[-2:] == ["Unpack the chapter", "checkpoint 12"]
+
+    def run(step: str, environment: dict[str, str]) -> int:
         unpacked = subprocess.run(
             ["bash", "-e", "-c", steps["Unpack the chapter"]], cwd=workspace, env=environment,
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
         assert unpacked.returncode == 0, unpacked.stderr
+        runner = Path(environment["RUNNER_TEMP"])
         named = (runner / "env").read_text(encoding="utf-8").strip()
         assert named == f"{CHAPTER_ROOTS}={runner}/chapters", "the steps after find the chapter"
         assert (runner / "chapters" / "ch12" / "chapter.toml").is_file()
-        environment[CHAPTER_ROOTS] = named.partition("=")[2]
-        codes = [
-            subprocess.run(
-                ["bash", "-e", "-c", steps[name]], cwd=workspace, env=environment,
-                capture_output=True, text=True, timeout=600, check=False,
-            ).returncode
-            for name in ("checkpoint 12 --lab", "Report the lab")
-        ]  # fmt: skip
-        assert codes[0] == 0, lab.id
-        passed[lab.id] = codes[1] == 0
+        return subprocess.run(
+            ["bash", "-e", "-c", step], cwd=workspace,
+            env=environment | {CHAPTER_ROOTS: named.partition("=")[2]},
+            capture_output=True, text=True, timeout=600, check=False,
+        ).returncode  # fmt: skip
+
+    def runner_environment(name: str, **more: str) -> dict[str, str]:
+        runner = tmp_path / f"runner-{name}"
+        runner.mkdir()
+        return away_from_here(
+            PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
+            RUNNER_TEMP=str(runner),
+            GITHUB_ENV=str(runner / "env"),
+            **more,
+        )
+
+    graded = runner_environment("grade")
+    assert run(grading["checkpoint 12"], graded) == 0
+    verdict = Path(graded["RUNNER_TEMP"]) / "checkpoint.json"
+    passed = {}
+    for lab in manifest.required_labs:
+        environment = runner_environment(lab.id, LAB=lab.id, TITLE=lab.title)
+        runner = Path(environment["RUNNER_TEMP"])
+        shutil.copyfile(verdict, runner / "checkpoint.json")  # the artifact
+        environment["GITHUB_STEP_SUMMARY"] = str(runner / "summary.md")
+        passed[lab.id] = run(steps["Report the lab"], environment) == 0
         shown = (runner / "summary.md").read_text(encoding="utf-8")
         assert shown.startswith(f"### Lab {lab.id} · {lab.title}\n"), shown
     assert passed == {"12.1": True, "12.2": False}

@@ -104,6 +104,11 @@ FAST = {
         "a class of 30 takes about a minute; test_term_class.py grades the same class as the "
         "documented command does",
     ),
+    ".venv/bin/python bench/credit.py": (
+        ".venv/bin/python bench/credit.py --learners 2 --timeout 2",
+        "thirty workspaces take about two minutes; a mistake and a borrowing attack show the "
+        "command works",
+    ),
     ".venv/bin/python bench/doors.py": (
         ".venv/bin/python bench/doors.py --runs 1",
         "seven timings of each door; one shows the command works",
@@ -436,9 +441,7 @@ def document_tests(document: str) -> type:
     runs = [r for r in RUNS if r.shown[0].where.rsplit(":", 1)[0] == document]
 
     @pytest.mark.parametrize("ran", runs, ids=str)
-    def test_the_documented_command_works(
-        self: object, ran: Run, places: Places
-    ) -> None:
+    def test_the_documented_command_works(self: object, ran: Run, places: Places) -> None:
         runs_as_documented(ran, places)
 
     name = "Test" + re.sub(r"\W+", "_", document.title())

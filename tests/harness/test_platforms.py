@@ -479,22 +479,27 @@ def test_the_actions_workflow_grades_each_lab_in_a_check_run_of_its_own(
     assert job["runs-on"] == "ubuntu-latest" and job["strategy"]["fail-fast"] is False
     matrix = job["strategy"]["matrix"]["lab"]
     assert [lab["id"] for lab in matrix] == [lab.id for lab in manifest.required_labs]
-    # the kit installed once per push (before: once in each of the five jobs), handed on
-    assert job["needs"] == "kit"
-    kit_job = {step["name"]: step for step in document["jobs"]["kit"]["steps"]}
-    assert list(kit_job) == ["Install the kit", "Keep the kit for the labs' jobs"]
-    assert 'scripts/setup" --grading' in kit_job["Install the kit"]["run"]
-    assert kit_job["Keep the kit for the labs' jobs"]["uses"] == "actions/upload-artifact@v4"
+    # the kit installed and the chapter graded once per push (before: once in each of the five
+    # jobs), both handed on to the labs' jobs
+    assert job["needs"] == "grade"
+    grade_job = {step["name"]: step for step in document["jobs"]["grade"]["steps"]}
+    assert list(grade_job) == [
+        "Checkout code", "Let bubblewrap make namespaces", "Install the kit", "checkpoint 11",
+        "Keep the kit and the verdict for the labs' jobs",
+    ]  # fmt: skip
+    assert 'scripts/setup" --grading' in grade_job["Install the kit"]["run"]
+    kept = grade_job["Keep the kit and the verdict for the labs' jobs"]
+    assert kept["uses"] == "actions/upload-artifact@v4"
     steps = {step["name"]: step for step in job["steps"]}
     assert list(steps) == [
-        "Checkout code", "Let bubblewrap make namespaces",
-        "Fetch the kit installed for this push", "Unpack the kit", "checkpoint 11 --lab",
+        "Checkout code", "Fetch the kit and the verdict of this push", "Unpack the kit",
         "Report the lab",
     ]  # fmt: skip
     assert not any("scripts/setup" in str(step) for step in job["steps"]), "installed once"
-    fetched = steps["Fetch the kit installed for this push"]
+    fetched = steps["Fetch the kit and the verdict of this push"]
     assert fetched["uses"] == "actions/download-artifact@v4"
-    assert fetched["with"]["name"] == kit_job["Keep the kit for the labs' jobs"]["with"]["name"]
+    assert fetched["with"]["name"] == kept["with"]["name"]
+    steps |= grade_job
     userns = "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
     assert userns in steps["Let bubblewrap make namespaces"]["run"]
     for lab in manifest.required_labs[:2]:  # a learner on the way: two labs done
@@ -504,24 +509,28 @@ def test_the_actions_workflow_grades_each_lab_in_a_check_run_of_its_own(
     assert practice.returncode == 1, practice.stderr
     expected = {lab["id"]: lab["status"] == "passed" for lab in json.loads(
         report.read_text(encoding="utf-8"))["labs"] if not lab["optional"]}  # fmt: skip
+
+    def run(command: str, environment: dict[str, str]) -> int:
+        return subprocess.run(
+            ["bash", "-e", "-c", command], cwd=workspace, env=environment,
+            capture_output=True, text=True, timeout=600, check=False,
+        ).returncode  # fmt: skip
+
+    graded = tmp_path / "runner-grade"
+    graded.mkdir()
+    on_path = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    assert run(steps["checkpoint 11"]["run"], on_path | {"RUNNER_TEMP": str(graded)}) == 0
     passed = {}
     for lab in matrix:
         runner = tmp_path / f"runner-{lab['id']}"
         runner.mkdir()
+        shutil.copyfile(graded / "checkpoint.json", runner / "checkpoint.json")  # the artifact
         summary = runner / "summary.md"
-        environment = dict(
-            os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", RUNNER_TEMP=str(runner),
-            GITHUB_STEP_SUMMARY=str(summary), LAB=lab["id"], TITLE=lab["title"],
-        )  # fmt: skip
-
-        def run(command: str, environment: dict[str, str] = environment) -> int:
-            return subprocess.run(
-                ["bash", "-e", "-c", command], cwd=workspace, env=environment,
-                capture_output=True, text=True, timeout=600, check=False,
-            ).returncode  # fmt: skip
-
-        assert run(steps["checkpoint 11 --lab"]["run"]) == 0, lab
-        passed[lab["id"]] = run(steps["Report the lab"]["run"]) == 0
+        environment = on_path | {
+            "RUNNER_TEMP": str(runner), "GITHUB_STEP_SUMMARY": str(summary), "LAB": lab["id"],
+            "TITLE": lab["title"],
+        }  # fmt: skip
+        passed[lab["id"]] = run(steps["Report the lab"]["run"], environment) == 0
         shown = summary.read_text(encoding="utf-8")
         assert shown.startswith(f"### Lab {lab['id']} · {lab['title']}\n\n```text\nLab {lab['id']}")
         points = manifest.lab(lab["id"]).points

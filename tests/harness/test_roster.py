@@ -43,8 +43,9 @@ HONEST = {
     "ada": ("passed", 14, 100, ["passed"] * 5),
     "ben": ("pending", 6, 40, ["passed"] * 2 + ["pending"] * 3),
     "cy": ("pending", 0, 0, ["pending"] * 5),
-    # a syntax error in groups.py costs Lab 11.2 alone: each other lab is graded on its own
-    "dee": ("error", 11, 80, ["passed", "error", "passed", "passed", "passed"]),
+    # a syntax error in groups.py costs Lab 11.2 alone: each other lab is graded on its own;
+    # the counts are the learner's own run's, where every test stops at the import
+    "dee": ("error", 0, 80, ["passed", "error", "passed", "passed", "passed"]),
     "eve": ("timeout", 11, 80, ["passed"] * 4 + ["timeout"]),
     # Lab 11.4's mistake fails both its tests and its cases: a failed lab earns nothing
     "fay": ("failed", 9, 60, ["passed"] * 3 + ["failed", "pending"]),
