@@ -315,6 +315,8 @@ def test_every_feedback_file_speaks_chinese(graded: GradedClass, zh: None) -> No
         assert chinese_problems(text) == [], (path.name, text)
     zhangsan = (folder / "zhangsan.txt").read_text(encoding="utf-8")
     assert zhangsan.startswith("第 11 章 · 张三（zhangsan）\n"), zhangsan
+    named = re.search(r"Lab 11\.2：聚焦测试通过；.* 个不一致：11\.2#\d{3}、11\.2#\d{3}", zhangsan)
+    assert named, "before: the note ended in a colon, naming no case"
     moodle = csv.DictReader(io.StringIO(graded.text("gradebook-moodle.csv")))
     for row in moodle:
         assert chinese_problems(row["Chapter 11 反馈"]) == [], row
