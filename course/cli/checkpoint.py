@@ -280,8 +280,9 @@ def parser() -> argparse.ArgumentParser:
         "--only",
         metavar="LEARNER",
         help=_(
-            "with --roster: grade only LEARNER's submissions (a row's name in the gradebook) and "
-            "put their rows in place of the old ones in the gradebook a whole run wrote"
+            "with --roster: grade only LEARNER's submissions (a row's name in the gradebook; "
+            "with --class-list, also a student's name or id) and put their rows in place of the "
+            "old ones in the gradebook a whole run wrote"
         ),
     )
     p.add_argument(

@@ -149,12 +149,13 @@ def join_class_list(
         key = student.name or student.id
         key = key if key not in learners else f"{key} ({student.id})"
         if rows:
-            contested.append((f"{student.name} ({student.id})", tuple(rows)))
+            shown = _("{name} ({id})").format(name=student.name, id=student.id)
+            contested.append((shown, tuple(rows)))
             said = _("{count} entries name this student, so none is exported: {learners}")
             why = said.format(count=len(rows), learners=_(", ").join(rows))
             row = ungraded_row(key, "", labs, Status.ERROR, why)
         else:
-            row = ungraded_row(key, "", labs, Status.SKIPPED, _("submitted nothing"))
+            row = ungraded_row(key, "", labs, Status.MISSING, _("submitted nothing"))
         joined.append(replace(row, student=student.to_json()))
     return Joined(joined, tuple(unlisted), tuple(ambiguous), tuple(contested))
 

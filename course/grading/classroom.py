@@ -22,6 +22,7 @@ from itertools import combinations
 from typing import Any
 
 from ..locale import gettext as _
+from ..locale import tidy_filled
 from .copies import WINDOW, Baseline, Cut, K, LabPrint, Prints
 from .gradebook import Grade, json_fields
 
@@ -89,15 +90,17 @@ class CopyFlag:
         return "/".join((self.kind, self.lab, *self.learners))
 
     def describe(self, learner: str) -> str:
-        """The row flag: ``copy of the reference? (Lab 11.3 1.00)``, ``like bo? (Lab 11.3
-        0.97)``, ``in a group of 3 with bo, cy? (context.py 0.92)``."""
-        where = f"({unit_name(self.lab)} {self.score:.2f})"
+        """The row flag: ``copy of the reference? (Lab 11.3 100%)``, ``like bo? (Lab 11.3
+        97%)``, ``in a group of 3 with bo, cy? (context.py 92%)``: a likeness, asked."""
+        where = _("({unit} {percent}%)").format(
+            unit=unit_name(self.lab), percent=round(100 * self.score)
+        )
         if self.kind == "reference":
             return _("copy of the reference? {where}").format(where=where)
         others = [name for name in self.learners if name != learner]
         if self.kind == "pair":
             return _("like {learner}? {where}").format(learner=others[0], where=where)
-        shown = ", ".join(others[:NAMES_SHOWN])
+        shown = _listed(others[:NAMES_SHOWN])
         if len(others) > NAMES_SHOWN:
             shown = _("{names} and {count} more").format(
                 names=shown, count=len(others) - NAMES_SHOWN
@@ -132,9 +135,11 @@ class CopyReport:
             found.append(_("copy check cut (see copies.cut)"))
         return found
 
-    def summary_lines(self) -> list[str]:
+    def summary_lines(self, names: Mapping[str, str] | None = None) -> list[str]:
         """One terminal line per learner or group flagged, naming every lab and file and its
-        score: ``copies: ana, ben, cy share Lab 11.3 (92 %)``."""
+        score: ``copies: ana, ben, cy share Lab 11.3 (92 %)``; ``names``: how to show a learner
+        (``Grade.known_as``), else by the row's name."""
+        known = names or {}
         units: dict[tuple[bool, tuple[str, ...], bool], list[str]] = {}
         for flag in self.flags:
             key = (flag.kind == "reference", flag.learners, flag.reference)
@@ -150,11 +155,12 @@ class CopyReport:
                 said = _("copies: {learners} share {units}, all of it the reference's")
             else:
                 said = _("copies: {learners} share {units}")
-            names = _listed(learners[:LINE_NAMES])
+            shown = _listed([known.get(name, name) for name in learners[:LINE_NAMES]])
             if len(learners) > LINE_NAMES:
                 more = _("{names} and {count} more")
-                names = more.format(names=names, count=len(learners) - LINE_NAMES)
-            lines.append(said.format(learner=names, learners=names, units=_listed(found)))
+                shown = more.format(names=shown, count=len(learners) - LINE_NAMES)
+            filled = said.format(learner=shown, learners=shown, units=_listed(found))
+            lines.append(tidy_filled(filled))  # a name ending in a full-width mark takes no space
         return lines
 
     def to_json(self) -> dict[str, Any]:

@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from string import Formatter
-from typing import Any
+from typing import Any, TypeVar
 
 from ..harness.manifest import Lab
-from ..locale import current_edition
+from ..locale import code_spans, current_edition, unquoted
 from ..locale import gettext as _
 from ..sandboxed.probecases import case_label, shown_input
 from ..sandboxed.status import Status
@@ -129,7 +129,10 @@ def _cases_by_id(probes: ProbeSet | None, audit: ProbeSet | None) -> Known:
     return found
 
 
-def _most_first(counts: Mapping[str, list[str]]) -> list[str]:
+Key = TypeVar("Key", str, tuple[str, str])
+
+
+def _most_first(counts: Mapping[Key, list[str]]) -> list[Key]:
     """Keys by how many learners they hold, most first; ties in key order."""
     return sorted(counts, key=lambda key: (-len(counts[key]), key))
 
@@ -145,7 +148,7 @@ def class_summary(
     graded = [grade for grade in grades if grade.graded]
     known = _cases_by_id(probes, audit)
     per_case: dict[str, list[str]] = {}
-    per_rule: dict[str, list[str]] = {}
+    per_rule: dict[tuple[str, str], list[str]] = {}  # (the rule, its lab): a lab's own mistake
     lab_of: dict[str, str] = {}
     passed = dict.fromkeys((lab.id for lab in labs), 0)
     sat = dict.fromkeys((lab.id for lab in labs), 0)
@@ -166,10 +169,10 @@ def class_summary(
                 rule = drawn[0] if drawn else case_id.partition(AUDIT_SEPARATOR)[0]
                 if AUDIT_SEPARATOR not in case_id:
                     per_case.setdefault(case_id, []).append(grade.learner)
-                lab_of[case_id] = lab_of[rule] = lab.id
+                lab_of[case_id] = lab.id
                 if rule not in rules_here:
                     rules_here.add(rule)
-                    per_rule.setdefault(rule, []).append(grade.learner)
+                    per_rule.setdefault((rule, lab.id), []).append(grade.learner)
 
     def case_failure(case_id: str) -> Failure:
         rule, inputs, replay = known.get(case_id, (case_id, (), ""))
@@ -177,8 +180,8 @@ def class_summary(
         return Failure(case_id, lab_of[case_id], len(learners), learners[0], rule, inputs, replay)
 
     rules = tuple(
-        Failure(rule, lab_of[rule], len(per_rule[rule]), per_rule[rule][0])
-        for rule in _most_first(per_rule)
+        Failure(rule, lab, len(per_rule[rule, lab]), per_rule[rule, lab][0])
+        for rule, lab in _most_first(per_rule)
     )
     return ClassSummary(
         learners=len(graded),
@@ -202,8 +205,20 @@ def _cut(label: str) -> str:
     return label if len(label) <= LABEL_CHARACTERS else label[: LABEL_CHARACTERS - 1] + BLANK
 
 
-def _bars(name: str, title: str, bars: Sequence[tuple[str, int, int, str]]) -> str:
-    """A horizontal bar chart as inline SVG: (label, value, out of, what a bar says) each."""
+@dataclass(frozen=True)
+class Bar:
+    """One bar of a plot: its label, its length (``value`` out of ``total``), the number shown
+    beside it and its tooltip. An SVG text shows no markup: code spans lose their backticks."""
+
+    label: str
+    value: int
+    total: int
+    number: str
+    said: str
+
+
+def _bars(name: str, title: str, bars: Sequence[Bar]) -> str:
+    """A horizontal bar chart as inline SVG."""
     height = ROW_HEIGHT * len(bars) + 10
     width = LABEL_WIDTH + BAR_WIDTH + 140
     parts = [
@@ -212,36 +227,41 @@ def _bars(name: str, title: str, bars: Sequence[tuple[str, int, int, str]]) -> s
         'xmlns="http://www.w3.org/2000/svg">',
         f"<title>{escape(title)}</title>",
     ]
-    for index, (label, value, total, said) in enumerate(bars):
+    for index, bar in enumerate(bars):
         y = 5 + index * ROW_HEIGHT
-        length = round(BAR_WIDTH * value / total) if total else 0
+        length = round(BAR_WIDTH * bar.value / bar.total) if bar.total else 0
         parts += [
-            f'<g class="bar" data-key="{escape(label)}" data-value="{value}">',
-            f"<title>{escape(said)}</title>",
+            f'<g class="bar" data-key="{escape(bar.label)}" data-value="{bar.value}">',
+            f"<title>{escape(unquoted(bar.said))}</title>",
             f'<text x="{LABEL_WIDTH - 8}" y="{y + 17}" text-anchor="end">'
-            f"{escape(_cut(label))}</text>",
+            f"{escape(_cut(unquoted(bar.label)))}</text>",
             f'<rect x="{LABEL_WIDTH}" y="{y}" width="{BAR_WIDTH}" height="{ROW_HEIGHT - 6}" '
             'class="track"/>',
             f'<rect x="{LABEL_WIDTH}" y="{y}" width="{length}" height="{ROW_HEIGHT - 6}" '
             'class="fill"/>',
-            f'<text x="{LABEL_WIDTH + BAR_WIDTH + 8}" y="{y + 17}">{escape(f"{value}/{total}")}'
-            "</text>",
+            f'<text x="{LABEL_WIDTH + BAR_WIDTH + 8}" y="{y + 17}">{escape(bar.number)}</text>',
             "</g>",
         ]
     parts.append("</svg>")
     return "\n".join(parts)
 
 
+class Prose(str):
+    """A table cell of the kit's text: its Markdown code spans shown as ``<code>``."""
+
+
+def _cell(cell: str) -> str:
+    """A cell's HTML: escaped; prose with its code as code; several lines kept as written."""
+    shown = code_spans(cell) if isinstance(cell, Prose) else escape(cell)
+    return f"<td><pre>{shown}</pre></td>" if "\n" in cell else f"<td>{shown}</td>"
+
+
 def _table(name: str, head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A table of text cells (escaped here); a cell of several lines is kept as written."""
+    """A table of text cells (escaped here); a ``Prose`` cell's code spans are ``<code>``."""
     cells = "".join(f"<th>{escape(cell)}</th>" for cell in head)
     lines = [f'<table id="{name}"><thead><tr>{cells}</tr></thead><tbody>']
     for row in rows:
-        shown = "".join(
-            f"<td><pre>{escape(cell)}</pre></td>" if "\n" in cell else f"<td>{escape(cell)}</td>"
-            for cell in row
-        )
-        lines.append(f"<tr>{shown}</tr>")
+        lines.append(f"<tr>{''.join(_cell(cell) for cell in row)}</tr>")
     lines.append("</tbody></table>")
     return "\n".join(lines)
 
@@ -271,10 +291,11 @@ def summary_html(chapter: str, summary: ClassSummary, names: bool = True) -> str
     title = _("Chapter {chapter}: the class at a glance").format(chapter=chapter)
     graded = _("{count} learner(s) graded").format(count=summary.learners)
     lab_bars = [
-        (
+        Bar(
             _("Lab {lab}").format(lab=lab.lab),
             lab.passed,
             lab.graded,
+            _("{passed}/{graded} passed").format(passed=lab.passed, graded=lab.graded),
             _("Lab {lab}: {passed} of {graded} passed").format(
                 lab=lab.lab, passed=lab.passed, graded=lab.graded
             ),
@@ -282,10 +303,11 @@ def summary_html(chapter: str, summary: ClassSummary, names: bool = True) -> str
         for lab in summary.labs
     ]
     rule_bars = [
-        (
+        Bar(
             rule.key,
             rule.learners,
             summary.learners,
+            _("{count} failed").format(count=rule.learners),
             _("{rule}: {count} learner(s) failed it").format(rule=rule.key, count=rule.learners),
         )
         for rule in summary.rules[:RULES_PLOTTED]
@@ -298,11 +320,11 @@ def summary_html(chapter: str, summary: ClassSummary, names: bool = True) -> str
     ]
     example = [_("for example")] if names else []
     rule_rows = [
-        [rule.key, rule.lab, str(rule.learners), *([rule.example] if names else [])]
+        [Prose(rule.key), rule.lab, str(rule.learners), *([rule.example] if names else [])]
         for rule in summary.rules
     ]
     case_rows = [
-        [case.key, case.rule, str(case.learners), "\n".join(case.inputs)]
+        [case.key, Prose(case.rule), str(case.learners), "\n".join(case.inputs)]
         + ([case.example] if names else [])
         + [case.replay]
         for case in summary.cases

@@ -73,7 +73,7 @@ def exported(grade: Grade, zero_missing: bool = False) -> int | str:
     not be read, which the instructor has to look at)."""
     if grade.graded:
         return grade.score
-    return 0 if zero_missing and grade.status == Status.SKIPPED else ""
+    return 0 if zero_missing and grade.status in (Status.SKIPPED, Status.MISSING) else ""
 
 
 def feedback_cell(grade: Grade, titles: Mapping[str, str]) -> str:

@@ -31,7 +31,9 @@ STEM_BYTES = 120  # a file name's stem at most (a system takes 255 bytes), diges
 
 def feedback_text(manifest: Manifest, row: Grade, instructor: bool = False) -> str:
     """One learner's feedback; ``instructor``: the run held instructor tests."""
-    title = _("Chapter {chapter} · {learner}").format(chapter=manifest.chapter, learner=row.learner)
+    title = _("Chapter {chapter} · {learner}").format(
+        chapter=manifest.chapter, learner=row.known_as
+    )
     if not row.graded:  # no grade to give: only why
         reason = row.note or str(row.status)
         return "\n".join([title, "", _("Not graded: {reason}").format(reason=reason)]) + "\n"

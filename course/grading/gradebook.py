@@ -24,7 +24,7 @@ from typing import Any
 from ..harness.manifest import Lab
 from ..harness.results import CheckpointResult, LabResult
 from ..locale import gettext as _
-from ..locale import ngettext
+from ..locale import ngettext, unquoted
 from ..sandboxed.status import Status, worst
 from ..sandboxed.untrusted import escape
 from .copies import Prints
@@ -152,7 +152,22 @@ class Grade:
         if self.scaffold is None:
             return ""
         began, now = self.scaffold
-        return f"began from {began}; the kit's is {now}"
+        return _("began from {began}; the kit's is {now}").format(began=began, now=now)
+
+    @property
+    def known_as(self) -> str:
+        """The learner as the instructor knows them: with a class list, the student's name and
+        the row's (``Ada Lovelace (lovelaceada)``); else, or where the two agree, the row's."""
+        name = (self.student or {}).get("name", "")
+        if not name or name == self.learner or not self.workspace:  # the list's row: its name
+            return self.learner
+        return _("{name} ({learner})").format(name=name, learner=self.learner)
+
+    @property
+    def flags_cell(self) -> str:
+        """The CSV's ``flags``: each flag, listed the edition's way (a full-width semicolon in
+        Chinese)."""
+        return _("; ").join(self.flags)
 
     @property
     def agreed(self) -> int:
@@ -208,10 +223,13 @@ def lab_reason(lab: LabResult) -> str:
     if lab.tests_status != Status.PASSED:
         test = next((t for t in lab.tests if t.status == lab.tests_status), None)
         if test is not None:
-            return clean_lines(f"{test.name}: {test.message}")
+            said = _("{test}: {message}").format(test=test.name, message=test.message)
+            return clean_lines(said)
     if lab.probes is not None and not lab.probes.agree:
-        # the case, its input and its replay command, on one line
-        case = " | ".join(line.strip() for line in lab.probes.difference.splitlines())
+        # the case, its input and its replay command, on one line, as plain text (a terminal,
+        # a spreadsheet): the case's label without its code spans' backticks, its input as data
+        said, *inputs = lab.probes.difference.splitlines() or [""]
+        case = " | ".join([unquoted(said.strip()), *(line.strip() for line in inputs)])
         status = lab.probes.status.label
         if lab.tests_status == Status.PASSED:
             said = _(
@@ -334,14 +352,15 @@ def ungraded_row(
     flags: Sequence[str] = (),
 ) -> Grade:
     """A row for a submission that was not graded (``Grade.graded`` false): skipped (nothing
-    to grade) or an error (it could not be read)."""
+    to grade), missing (a student of the class list who handed in nothing) or an error (it could
+    not be read)."""
     grades = tuple(
         LabGrade(
             lab.id,
             0,
             lab.tests,
             status,
-            clean(why) if status != Status.SKIPPED else "",
+            clean(why) if status not in (Status.SKIPPED, Status.MISSING) else "",
             points=0 if lab.optional else lab.points,
         )
         for lab in labs
@@ -405,7 +424,7 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
             [grade.learner, grade.status, grade.score_cell, grade.max_score]
             + [grade.passed, grade.total]
             + [grade.agreed, grade.cases, *chain.from_iterable(columns)]
-            + ["; ".join(grade.flags), grade.note, grade.workspace, grade.source, grade.commit]
+            + [grade.flags_cell, grade.note, grade.workspace, grade.source, grade.commit]
             + [grade.scaffold_cell, hints_cell(grade.hints), "late" if grade.late else ""]
             + [(grade.student or {}).get(key, "") for key in student_keys]
         )

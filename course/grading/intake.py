@@ -139,7 +139,7 @@ class Survey:
                 count,
             )
         else:
-            said = _("Roster: {rows} row(s) in the gradebook, {count} entries not in it")
+            said = _("Roster: {rows} row(s) in the gradebook; no entry left out of it")
         lines.append(said.format(rows=rows, count=count))
         return lines
 

@@ -189,6 +189,19 @@ def belongs_to(name: str, learner: str) -> bool:
     return name == learner or name.startswith((f"{learner}#", f"{learner}/"))
 
 
+def row_named(only: str, rows: Sequence[Grade]) -> str:
+    """The gradebook's name for ``--only ONLY``: ``only`` when a row is named so; else the name
+    of the row joined to the class list's student whose id or name ``only`` is (``--only 张三``
+    regrades ``zhangsan``, whom the terminal shows by both names, ``Grade.known_as``)."""
+    if any(belongs_to(row.learner, only) for row in rows):
+        return only
+    for row in rows:
+        student = row.student or {}
+        if row.workspace and only in (student.get("id"), student.get("name")):
+            return row.learner
+    return only
+
+
 def _cut(data: object, where: str) -> Cut:
     f = TableReader(data, where, SOURCE, GradebookError)
     return Cut(f.text("path"), f.text("function", allow_empty=True), f.text("limit"), 0, 0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,7 @@ from ..harness.manifest import Lab, Manifest
 from ..harness.runner import Limits
 from ..harness.style import is_terminal
 from ..locale import gettext as _
+from ..locale import tidy_filled
 from ..sandboxed.columns import pad
 from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
@@ -30,7 +32,7 @@ from . import probes as probing
 from .archives import Damaged, Refused
 from .assignment import file_name, kept_or_made, new_seed
 from .classlist import Joined, Student, join_class_list, without_class_list
-from .classroom import with_copy_flags
+from .classroom import CopyReport, with_copy_flags
 from .classsummary import class_summary, summary_html
 from .copies import Baseline, baseline, learner_prints
 from .engine import GradingOptions, SandboxUnavailable, confinement_choice, for_learners, grade
@@ -61,7 +63,7 @@ from .intake import (
 )
 from .loose import LabFiles, Loose, loose_snapshot
 from .outputs import Writing, output_paths
-from .regrade import belongs_to, merged, read_gradebook
+from .regrade import belongs_to, merged, read_gradebook, row_named
 from .safefs import atomic_write, lstat_kind
 from .sandbox import planned_limits, sandbox_status
 from .snapshot import workspace_snapshot
@@ -204,8 +206,15 @@ def by_folder(entries: Sequence[Submission]) -> list[list[Submission]]:
 def show_progress(stream: TextIO, done: int, total: int, grade: Grade) -> None:
     """A progress bar on a terminal; one line per graded folder otherwise."""
     filled = round(20 * done / max(total, 1))
-    line = f"[{'#' * filled}{'-' * (20 - filled)}] {done}/{total} {grade.learner}: "
-    line += f"{grade.score}/{grade.max_score} {grade.status.label}"
+    said = _("{done}/{total} {learner}: {score}/{max_score} {status}")
+    line = f"[{'#' * filled}{'-' * (20 - filled)}] " + said.format(
+        done=done,
+        total=total,
+        learner=grade.learner,
+        score=grade.score,
+        max_score=grade.max_score,
+        status=grade.status.label,
+    )
     last = done == total
     stream.write(f"\r\033[K{line}" + "\n" * last if is_terminal(stream) else f"{line}\n")
     stream.flush()
@@ -219,7 +228,7 @@ class GradedClass:
     grades: list[Grade]
     run: dict[str, Any]  # gradebook.json's description of the run
     enforced: tuple[str, ...]  # what the sandbox enforced, plainly (the limits: lines)
-    copies: tuple[str, ...] = ()  # the copy check's flags and groups, a line each
+    compared: CopyReport | None = None  # the copy check: its flags and groups
     probes: probing.ProbeSet | None = None  # the cases drawn, for the class summary
     audit: probing.ProbeSet | None = None  # the cases no workspace holds
 
@@ -290,8 +299,7 @@ def grade_submissions(
         },
         "copies": compared.to_json(),
     }
-    lines = tuple(compared.summary_lines())
-    return GradedClass(tuple(labs), grades, run, tuple(enforced), lines, probes, audit)
+    return GradedClass(tuple(labs), grades, run, tuple(enforced), compared, probes, audit)
 
 
 def assignment_path(folder: Path, chapter: str) -> Path:
@@ -342,11 +350,12 @@ def grade_roster(
     entries = found.submissions
     earlier = None
     if options.only:
+        earlier = read_gradebook(gradebook_paths(gradebook)[1], manifest.chapter)
+        options = replace(options, only=row_named(options.only, earlier[1]))
         entries = tuple(entry for entry in entries if belongs_to(entry.learner, options.only))
         if not entries:
             said = _("{roster}: no submission of {learner}")
             raise EmptyRoster(said.format(roster=roster, learner=options.only))
-        earlier = read_gradebook(gradebook_paths(gradebook)[1], manifest.chapter)
     if not any(entry.kind in GRADABLE for entry in entries):
         listed = [(e.learner, e.why) for e in entries] + [(s.name, s.why) for s in found.skipped]
         shown = "; ".join(f"{clean(name)}: {clean(why)}" for name, why in listed)
@@ -395,21 +404,20 @@ def grade_roster(
             writing.write(str(path), partial(atomic_write, path, data))
         said = _("LMS imports: {canvas} (Canvas), {moodle} (Moodle)")
         bookkeeping.append(said.format(canvas=outputs.canvas, moodle=outputs.moodle))
-    done = sum(g.graded for g in grades)
-    said = _(
-        "Graded {graded} workspace(s) of chapter {chapter} ({skipped} not graded): {csv}, {json}"
-    )
-    counts = {"graded": done, "skipped": len(grades) - done, "chapter": manifest.chapter}
-    head = said.format(**counts, csv=outputs.csv, json=outputs.json)
-    rows, copies, closing = grades, graded.copies, found.closing(len(grades))
+    head = graded_line(manifest.chapter, grades, outputs.csv, outputs.json)
+    known = {row.learner: row.known_as for row in grades}
+    copies = graded.compared.summary_lines(known) if graded.compared is not None else []
+    rows, closing = grades, found.closing(len(grades))
     if options.only:
         said = _(
             "Regraded {learner} into {json}; the other rows and the copy check are the last "
             "whole run's"
         )
-        head = said.format(learner=options.only, json=outputs.json)
+        head = tidy_filled(
+            said.format(learner=known.get(options.only, options.only), json=outputs.json)
+        )
         rows = [row for row in grades if belongs_to(row.learner, options.only)]
-        copies, closing = (), []
+        copies, closing = [], []
     lines = [
         head,
         *(_("  limits: {limit}").format(limit=line) for line in graded.enforced),
@@ -426,6 +434,25 @@ def grade_roster(
     if failed is not None:
         raise failed
     return grades
+
+
+def graded_line(chapter: str, grades: Sequence[Grade], csv: Path, json: Path) -> str:
+    """The run's first line: how many rows were graded, how many were not by status (``not
+    graded: skipped 2, missing 1``), and where the gradebook went."""
+    done = sum(grade.graded for grade in grades)
+    left = Counter(grade.status for grade in grades if not grade.graded)
+    if not left:
+        said = _("Graded {graded} workspace(s) of chapter {chapter}: {csv}, {json}")
+        return said.format(graded=done, chapter=chapter, csv=csv, json=json)
+    counted = _(", ").join(
+        _("{status} {count}").format(status=status.label, count=left[status])
+        for status in Status
+        if status in left
+    )
+    said = _(
+        "Graded {graded} workspace(s) of chapter {chapter} (not graded: {ungraded}): {csv}, {json}"
+    )
+    return said.format(graded=done, chapter=chapter, ungraded=counted, csv=csv, json=json)
 
 
 def not_graded_lines(rows: Sequence[Grade], options: RosterOptions) -> list[str]:
@@ -447,7 +474,7 @@ def not_graded_lines(rows: Sequence[Grade], options: RosterOptions) -> list[str]
             "(--zero-missing exports 0 for those who handed in nothing); look at each:"
         )
     lines = [said.format(count=len(ungraded))]
-    return lines + [f"  {pad(row.learner, 24)} {one_line(row.note)}" for row in ungraded]
+    return lines + [f"  {pad(row.known_as, 24)} {one_line(row.note)}" for row in ungraded]
 
 
 def class_list_lines(joined: Joined) -> list[str]:
@@ -488,15 +515,26 @@ def row_line(row: Grade) -> str:
         scaffold = "  " + began.format(began=row.scaffold[0], now=row.scaffold[1])
     note = f"  {one_line(row.note)}" if row.note else ""
     status = pad(row.status.label, 8)
-    grade = f"{row.score if row.graded else '-'}/{row.max_score}"
-    return f"  {pad(row.learner, 24)} {status} {grade}  {counts}{scaffold}{note}"
+    widest = len(f"{row.max_score}/{row.max_score}")  # every score right-aligned to it
+    grade = f"{row.score if row.graded else '-'}/{row.max_score}".rjust(widest)
+    return f"  {pad(row.known_as, 24)} {status} {grade}  {counts}{scaffold}{note}"
 
 
 def scale_line(labs: Sequence[Lab]) -> str:
     """What a score is: each lab's points, earned only when the lab passes whole."""
-    worth = _(", ").join(f"{lab.id} {lab.points}" for lab in labs if not lab.optional)
+    graded = [lab for lab in labs if not lab.optional]
+    total = sum(lab.points for lab in graded)
+    if len({lab.points for lab in graded}) == 1:
+        said = _(
+            "Score: out of {total}, {points} for each of the {count} labs, earned only when "
+            "the lab passes whole (tests, instructor tests and probe cases)"
+        )
+        return said.format(total=total, points=graded[0].points, count=len(graded))
+    worth = _(", ").join(
+        _("Lab {lab}: {points}").format(lab=lab.id, points=lab.points) for lab in graded
+    )
     said = _(
         "Score: out of {total}, a lab's points earned only when it passes whole (tests, "
         "instructor tests and probe cases): {labs}"
     )
-    return said.format(total=sum(lab.points for lab in labs if not lab.optional), labs=worth)
+    return said.format(total=total, labs=worth)

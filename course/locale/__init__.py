@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import gettext as _gettext
+import html
 import io
 import os
 import re
@@ -227,6 +228,22 @@ def _tidy_line(line: str) -> str:
     line = _SPACE_AFTER_MARK.sub("", line)
     line = LATIN_COLON.sub("\uff1a", line)
     return _LIST_SEMICOLON.sub("\uff1b", line)
+
+
+def tidy_filled(text: str) -> str:
+    """``text`` ``tidy``-ed in the chapter's edition; in any other, as it is: an English line that
+    holds a Chinese name (``Regraded 李雷 (lilei) into …; …``) keeps its English punctuation."""
+    return tidy(text) if current_edition() == CHAPTER_EDITION else text
+
+
+def code_spans(text: str) -> str:
+    """``text`` as HTML, its Markdown code spans as ``<code>`` (a page's counterpart of
+    ``unquoted``)."""
+    parts = CODE_SPAN.split(text)  # text, code, text, code, ..., text
+    return "".join(
+        f"<code>{html.escape(part)}</code>" if index % 2 else html.escape(part)
+        for index, part in enumerate(parts)
+    )
 
 
 _ = gettext

@@ -22,6 +22,7 @@ from course.grading.gradebook import (
 )
 from course.grading.intake import survey
 from course.grading.loose import LabFiles
+from course.grading.probes import AUDIT_MARK
 from course.grading.roster import row_line
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
@@ -121,7 +122,7 @@ def test_feedback_shows_a_learner_their_labs_failing_cases_and_replays_only(
     assert "and 1 more probe case like these" in text
     assert "note: also handed in ada.zip" in text
     assert "copies" not in text and "ben" not in text
-    absent = ungraded_row("cy", "", manifest.required_labs, Status.SKIPPED, "submitted nothing")
+    absent = ungraded_row("cy", "", manifest.required_labs, Status.MISSING, "submitted nothing")
     assert "Not graded: submitted nothing" in feedback_text(manifest, absent)
 
 
@@ -167,7 +168,7 @@ def test_the_rosters_reasons_and_closing_lines_speak_the_instructors_edition(
     assert [entry.why for entry in found.submissions] == ["空提交"]
     closing = found.closing(1)
     assert closing[0] == "未列入成绩表（2 项）："
-    assert closing[-1] == "名单：成绩表共 1 行，2 项未列入（见上）"
+    assert closing[-1] == "提交目录：成绩表共 1 行；另有 2 项未收录（见上）"
     assert "隐藏项" in closing[1] and "不是提交的文件" in closing[2]
 
 
@@ -206,8 +207,9 @@ def _disagreeing(manifest: Manifest, failing: tuple[str, ...]) -> LabResult:
 
 def test_a_note_names_the_cases_it_counts(manifest: Manifest) -> None:
     """Before: '2 of 58 cases disagree: 11.3#001, 11.3#004, 11.3#005', an audit case among
-    the three ids (and its id with the assignment's seed in the Chinese edition's note)."""
-    lab = _disagreeing(manifest, ("11.3#001", "11.3#004@77", "11.3#005"))
+    the three ids (and its id with the assignment's seed in the Chinese edition's note). An
+    audit case's id carries the assignment's mark (``@audit`` since issue 53, no seed)."""
+    lab = _disagreeing(manifest, ("11.3#001", f"11.3#004{AUDIT_MARK}", "11.3#005"))
     assert weaker_tests(lab) == (
         "Lab 11.3: focused tests pass; 2 of 58 cases disagree: 11.3#001, 11.3#005; "
         "and of the cases drawn for the assignment: 11.3#004"

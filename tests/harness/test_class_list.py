@@ -87,7 +87,7 @@ def test_rows_join_by_id_email_or_name_and_the_absent_get_a_row(manifest: Manife
     assert (by_learner["lilei"].student or {})["id"] == "S2"
     assert by_learner["lilei#2"].student is None and by_learner["mallory"].student is None
     absent = by_learner["Cy Young"]
-    assert (absent.status, absent.note, absent.score) == ("skipped", "submitted nothing", 0)
+    assert (absent.status, absent.note, absent.score) == ("missing", "submitted nothing", 0)
     assert (absent.student or {})["id"] == "S3" and absent.max_score == 100
     assert joined.unlisted == ("mallory",) and joined.ambiguous == ()
 
@@ -198,7 +198,7 @@ def test_a_roster_with_a_class_list_writes_every_student_and_both_exports(
         (fixed / file.path).write_bytes((kit_root() / file.reference).read_bytes())
     run = cli("checkpoint", "11", "--roster", str(roster), *listed, "--only", "lilei")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert f"Regraded lilei into {roster / 'gradebook.json'}" in run.stdout
+    assert f"Regraded 李雷 (lilei) into {roster / 'gradebook.json'}; the other" in run.stdout
     assert "lovelaceada" not in run.stdout.split("Score:")[0]
     book = json.loads((roster / "gradebook.json").read_text(encoding="utf-8"))
     after = {row["learner"]: row for row in book["learners"]}
@@ -243,7 +243,7 @@ def test_a_gradebook_reads_back_row_for_row_and_a_wrong_field_is_named(
     row = graded_row("ada", "r/ada", _result(manifest, {"11.3#002"}), ["late"], limits=("cpu",))
     row = replace(row, student={"id": "S1", "name": "Ada", "email": "a@x"}, late=True)
     row = replace(row, hints={"11.2": 1, "11.3": 3})
-    absent = ungraded_row("Cy", "", manifest.required_labs, Status.SKIPPED, "submitted nothing")
+    absent = ungraded_row("Cy", "", manifest.required_labs, Status.MISSING, "submitted nothing")
     path = tmp_path / "gradebook.json"
     path.write_text(gradebook_json("11", [row, absent], {"copies": {"pairs": 0}}), "utf-8")
     run, rows = read_gradebook(path, "11")

@@ -234,3 +234,31 @@ def test_the_page_is_short_its_plot_named_by_rule_and_a_version_has_no_names(
     assert "ada" not in anonymous and "ben" not in anonymous
     assert "ada" in page and "(without names, to project in class)" in anonymous
     assert "11.3#003" in anonymous and "build_context: a repeated id" in anonymous
+
+
+def test_a_rule_two_labs_share_counts_each_learner_once_in_each_lab(manifest: Manifest) -> None:
+    """Before: a rule that two labs' cases share (``build_context: … interactions``, drawn for
+    Lab 11.3 and Lab 11.5) counted a learner failing it in both labs twice, one row on the
+    lab last seen: ``2/1`` in a class of one, and the plot's bar past its track."""
+    resumed = {**_case(9, "{count} interactions", count=4), "id": "11.5#009", "lab": "11.5"}
+    probes = replace(
+        PROBES,
+        cases=(*CASES, resumed),
+        expected={**PROBES.expected, "11.5#009": {"value": 1}},
+        inputs={**PROBES.inputs, "11.5#009": ("path: 9 entries",)},
+    )
+    row = graded_row("ada", "ada", _result(manifest, {"11.3#001"}), ())
+    labs = tuple(
+        replace(lab, status=Status.FAILED, probes={**(lab.probes or {}), "failing": ["11.5#009"]})
+        if lab.id == "11.5"
+        else lab
+        for lab in row.labs
+    )
+    summary = class_summary(manifest.required_labs, [replace(row, labs=labs)], probes)
+    rules = [(rule.key, rule.lab, rule.learners) for rule in summary.rules]
+    assert rules == [
+        ("build_context: … interactions", "11.3", 1),
+        ("build_context: … interactions", "11.5", 1),
+    ]
+    page = summary_html("11", summary)
+    assert not re.search(r'data-value="([2-9]|\d\d)"', page), "no bar counts ada twice"

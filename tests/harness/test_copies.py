@@ -453,8 +453,8 @@ def test_the_gradebook_rows_and_report_carry_the_flags(
     report = compared.to_json()
     flags = {row.learner: row.flags for row in flagged_rows}
     assert flags["first"] == flags["second"] == flags["third"] == ()
-    assert flags["ada"][0] == "copy of the reference? (Lab 11.1 1.00)"
-    assert flags["ada"][-1] == "copy of the reference? (summary.py 1.00)"
+    assert flags["ada"][0] == "copy of the reference? (Lab 11.1 100%)"
+    assert flags["ada"][-1] == "copy of the reference? (summary.py 100%)"
     assert [f["id"] for f in report["flags"]] == [f"reference/{u}/ada" for u in everywhere(base)]
     assert {f["scope"] for f in report["flags"]} == {"lab", "file"}
     assert set(report["labs"]) == set(everywhere(base))
@@ -514,7 +514,7 @@ def test_the_summary_lines_speak_the_instructors_edition(
         set_edition(None)
     assert len(lines) == 1, lines
     assert lines[0].startswith("雷同检查：first、kin00、kin01、"), lines[0]
-    assert "以及另外 5 人 共有 Lab 11.1（100%）、Lab 11.2（100%）" in lines[0], lines[0]
+    assert "以及另外 5 人共有 Lab 11.1（100%）、Lab 11.2（100%）" in lines[0], lines[0]
     assert "kin23" not in lines[0]
 
 

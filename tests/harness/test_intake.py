@@ -564,7 +564,7 @@ def test_archives_in_a_learners_folder_are_that_learners_submissions(
         assert tree.kind(MARKER) == "file"
     assert survey(roster, moodle).closing(3) == [
         "--names did not match 1 entry, each named by its whole name: empty",
-        "Roster: 3 row(s) in the gradebook, 0 entries not in it",
+        "Roster: 3 row(s) in the gradebook; no entry left out of it",
     ]
 
 

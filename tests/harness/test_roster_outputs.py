@@ -81,7 +81,8 @@ def test_a_workspace_in_a_240_character_folder_gets_its_feedback_and_the_exports
     names = sorted(path.name for path in feedback.iterdir())
     [long] = [name for name in names if name.startswith("ben_")]
     assert len(long.encode()) <= NAME_MAX and long.startswith("ben_bbbb") and long.endswith(".txt")
-    assert f"Chapter 11 · ben/{LONG}" in (feedback / long).read_text(encoding="utf-8")
+    said = f"Chapter 11 · Ben Okafor (ben/{LONG})"  # the class list's name, then the row's
+    assert said in (feedback / long).read_text(encoding="utf-8")
     assert {"ada.txt", "assignment-11.toml.txt"} <= set(names)
     canvas = _read(roster / "gradebook-2-canvas.csv", "utf-8").splitlines()
     assert canvas[0].endswith("Chapter 11") and len(canvas) == 3
