@@ -3,7 +3,9 @@
 Built from the graded rows (each lab's ``probes.failing``: every disagreeing case id) and the
 run's probe sets (a case's rule, input and replay). A lab not started (``pending``: its
 functions still the starter's) is counted apart and adds no failed case, so the rules and cases
-most failed are what was misunderstood, not what nobody wrote. ``ClassSummary.to_json`` is
+most failed are what was misunderstood, not what nobody wrote; nor does a lab per-lab credit
+passed through others' (its cases failed in the labs it builds on, counted where those are
+written). ``ClassSummary.to_json`` is
 gradebook.json's ``summary``; ``summary_html`` a self-contained page (inline SVG, no script,
 nothing fetched, the long tables folded), with the learners' names or without them, to project
 in class: the assignment's own cases (``@audit``) count in their rules only, never listed with
@@ -162,6 +164,8 @@ def class_summary(
             if lab.status == Status.PENDING:
                 continue  # not started: nothing misunderstood, no case counted
             started[lab.id] += 1
+            if lab.credit and lab.credit.get("through"):
+                continue  # its cases fail through the labs it builds on: counted in their rows
             failing = (lab.probes or {}).get("failing", [])
             rules_here: set[str] = set()
             for case_id in dict.fromkeys(str(i) for i in failing):

@@ -216,6 +216,26 @@ def test_labs_not_started_are_counted_apart_and_fail_no_case(manifest: Manifest)
     assert "<th>not started</th>" in page
 
 
+def test_a_lab_credit_passed_through_the_labs_it_builds_on_fails_no_case(
+    manifest: Manifest,
+) -> None:
+    """Before: a learner who wrote Lab 11.3 alone (11.1 and 11.2 still the starter's) was
+    ranked among those who failed its rules: its cases failed in the stubs it calls."""
+    wrong = graded_row("ada", "ada", _result(manifest, {"11.3#003"}), ())
+    row = graded_row("fay", "fay", _result(manifest, {"11.3#001", "11.3#002"}), ())
+    credited = tuple(
+        replace(lab, credit={"through": ["11.2"], "unwritten": True, "charged": []})
+        if lab.id == "11.3"
+        else lab
+        for lab in row.labs
+    )
+    summary = class_summary(manifest.required_labs, [wrong, replace(row, labs=credited)], PROBES)
+    assert [(case.key, case.learners) for case in summary.cases] == [("11.3#003", 1)]
+    assert [(rule.key, rule.learners) for rule in summary.rules] == [
+        ("build_context: a repeated id", 1)
+    ]
+
+
 def test_the_page_is_short_its_plot_named_by_rule_and_a_version_has_no_names(
     manifest: Manifest,
 ) -> None:

@@ -8,10 +8,12 @@ reproduces the case on the saved code. (That plain pytest in a workspace fails o
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,10 +50,14 @@ MARGIN = next(m for m in MUTANTS if m.name == "forgets_the_safety_margin")
 def as_printed(
     command: str, *more: str, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run a printed command in a shell, exactly as a learner would paste it."""
+    """Run a printed command in a shell, exactly as a learner would paste it: a bare
+    ``checkpoint`` (as feedback files print it) finds the kit's commands on PATH, as in a
+    learner's shell with the kit's environment active."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     return subprocess.run(
         ["bash", "-c", " ".join([command, *more])],
         cwd=cwd,
+        env={**os.environ, "PATH": path},
         capture_output=True,
         text=True,
         timeout=300,
