@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from course.locale import gettext as _
-from course.locale import tidy, unquoted
+from course.locale import stub_title, tidy, unquoted
 
 
 class LabNotImplemented(NotImplementedError):
@@ -22,7 +22,7 @@ class LabNotImplemented(NotImplementedError):
         self.function = function
         self.hint = hint
         said = _("Lab {lab_id} {title} not implemented yet ({function}): {todo}").format(
-            lab_id=lab_id, title=_curriculum(title), function=function, todo=_curriculum(hint)
+            lab_id=lab_id, title=stub_title(title), function=function, todo=_curriculum(hint)
         )
         super().__init__(tidy(unquoted(said)))  # shown in tracebacks: no Markdown backticks
 

@@ -142,6 +142,8 @@ def render_hint(hint: Hint, again: str) -> list[str]:
     if hint.level < hint.levels:
         said = _("Still stuck? `{command}` shows hint {level} of {levels}.")
         lines.append(unquoted(said.format(command=again, level=hint.level + 1, levels=hint.levels)))
+    else:
+        lines.append(_("This is the last hint: asked again, it shows this one."))
     return lines
 
 

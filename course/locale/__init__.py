@@ -204,6 +204,32 @@ def N_(message: str) -> str:
     return message
 
 
+def NP_(context: str, message: str) -> str:
+    """Mark ``message`` for extraction under ``context`` (a msgctxt): a text an edition says
+    one way in one place only, looked up there with ``in_context``."""
+    return message
+
+
+STUB_TITLE = "the lab's name in its stub"
+"""The context of a lab title its stub says otherwise than the lab's title everywhere else (a
+chapter that quotes its first red light: ``Lab 11.1 compaction entry 尚未实现``)."""
+
+
+def in_context(context: str, message: str) -> str | None:
+    """``message`` as a catalog translates it under ``context`` in the current edition; None
+    when none has it there (gettext hands back the very string it was given)."""
+    found = translations(current_edition()).pgettext(context, message)
+    return None if found is message else found
+
+
+def stub_title(title: str) -> str:
+    """A lab's title as its stub says it: under ``STUB_TITLE`` where a catalog has it so, else
+    as everywhere (``""`` stays ``""``)."""
+    if not title:
+        return title
+    return in_context(STUB_TITLE, title) or gettext(title)
+
+
 def unquoted(text: str) -> str:
     """``text`` with its Markdown code spans' backticks taken off (for a terminal, a traceback
     or plain HTML, where a backtick would show as itself)."""
