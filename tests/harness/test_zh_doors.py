@@ -277,26 +277,49 @@ def test_each_door_of_a_fresh_zh_workspace_keeps_the_chapters_typography(
     assert typography_left(shown) == [], shown
 
 
-def test_plain_pytest_in_a_zh_workspace_keeps_the_chapters_typography(
-    zh_workspace: Path,
-) -> None:
+def plain_pytest(workspace: Path, lab: str) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest tests/chapter11 -k lab_11_2 -q`` in ``workspace`` on a plain terminal."""
     environment = {**os.environ, **{k: v for k, v in PLAIN_ENVIRONMENT.items() if v}}
     for name in ("COURSE_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES"):
         environment.pop(name, None)
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests/chapter11", "-k", "lab_11_2", "-q"],
-        cwd=zh_workspace,
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/chapter11", "-k", f"lab_{lab}", "-q"],
+        cwd=workspace,
         env=environment,
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
+
+
+def test_plain_pytest_in_a_zh_workspace_keeps_the_chapters_typography(
+    zh_workspace: Path,
+) -> None:
+    run = plain_pytest(zh_workspace, "11_2")
     assert "交互分组尚未实现" in run.stdout, run.stdout
     said = [line for line in run.stdout.splitlines() if line.startswith(("E ", "FAILED"))]
     kit_lines = "\n".join(line for line in said if CHINESE.search(line))  # not pytest's code
     assert kit_lines, run.stdout
     assert typography_left(kit_lines) == [], kit_lines
+
+
+def test_plain_pytest_shows_a_zh_failure_as_the_checkpoint_does(
+    zh_workspace: Path, kit: Path
+) -> None:
+    """No Markdown backtick, a fact of a probe's answer in words, the edition's colons."""
+    groups = (kit / "course" / "groups.py").read_text("utf-8")
+    copied = "InteractionGroup([parse_message_entry(entry) for entry in group])"
+    assert copied in groups
+    shared = groups.replace(copied, "InteractionGroup(list(group))")
+    (zh_workspace / "pi_course" / "groups.py").write_text(shared, encoding="utf-8")
+    run = plain_pytest(zh_workspace, "11_2")
+    said = "\n".join(line for line in run.stdout.splitlines() if CHINESE.search(line))
+    assert "记录 calls：组中必须是副本，不能直接使用路径上的记录对象" in said, run.stdout
+    assert "与路径共享消息对象：应为否，实际为是" in said, run.stdout
+    assert "\n  path：u1 user 3 · a1 assistant 7" in run.stdout, run.stdout
+    assert "`" not in said and "shares" not in said, said
+    assert typography_left(said) == [], said
 
 
 def test_a_reference_refusal_and_a_pending_note_reach_a_zh_notebook_in_chinese(
