@@ -19,6 +19,7 @@ from ..harness.manifest import Lab, ManifestError
 from ..harness.reference import import_reference
 from ..harness.supervisor import Limits
 from ..locale import gettext as _
+from ..locale import unquoted
 from ..sandboxed import probecases
 from ..sandboxed.commands import Commands
 from ..sandboxed.frames import Frame, learner_frames, render_frames, traceback_triples
@@ -65,10 +66,10 @@ def replay(
                 "{case}: passes alone; failed after other cases — look for state kept between "
                 "calls (a module-level cache, a counter, a default argument that is changed)"
             )
-            print(alone.format(case=probecases.case_label(case)), file=out)
+            print(alone.format(case=unquoted(probecases.case_label(case))), file=out)
             return 1
         agrees = _("{case}: agrees with the reference")
-        print(agrees.format(case=probecases.case_label(case)), file=out)
+        print(agrees.format(case=unquoted(probecases.case_label(case))), file=out)
         return 0
     print(probing.describe_case(probes, case, got, commands), file=out)
     if frames:

@@ -17,6 +17,8 @@ import base64
 import json
 
 from ..harness.manifest import Manifest
+from ..locale import gettext as _
+from ..sandboxed.columns import wrap
 from ..harness.roots import CARRIED, VARIABLE, chapter_bundle, chapters_root
 
 WORKFLOW = ".github/workflows/checkpoint.yml"
@@ -89,7 +91,9 @@ def unpack_script(lines: list[str]) -> str:
 
 
 def workflow(manifest: Manifest) -> str:
-    """The Actions workflow's text (see the module's docstring)."""
+    """The Actions workflow's text (see the module's docstring): its labs' titles, its steps'
+    names and its comments in the edition of ``manifest`` (``editions.in_edition``) and of this
+    process, as the workspace it is written into speaks."""
     chapter = manifest.chapter
     bundle = bundle_lines(manifest)
     labs = [{"id": lab.id, "title": lab.title} for lab in manifest.required_labs]
@@ -104,12 +108,14 @@ def workflow(manifest: Manifest) -> str:
         'exit "$status"'
     )
     lab_env = {"LAB": "${{ matrix.lab.id }}", "TITLE": "${{ matrix.lab.title }}"}
-    unpack: list[dict[str, object]] = [{"name": "Unpack the chapter", "run": unpack_script(bundle)}]
+    unpack: list[dict[str, object]] = [
+        {"name": _("Unpack the chapter"), "run": unpack_script(bundle)}
+    ]
     steps: list[dict[str, object]] = [
-        {"name": "Checkout code", "uses": "actions/checkout@v4"},
-        {"name": "Let bubblewrap make namespaces", "run": ALLOW_NAMESPACES},
+        {"name": _("Checkout code"), "uses": "actions/checkout@v4"},
+        {"name": _("Let bubblewrap make namespaces"), "run": ALLOW_NAMESPACES},
         {
-            "name": "Install the kit",
+            "name": _("Install the kit"),
             "env": {
                 "KIT_REPOSITORY": "${{ vars.COURSE_KIT_REPOSITORY }}",
                 "KIT_REF": "${{ vars.COURSE_KIT_REF || 'main' }}",
@@ -118,7 +124,7 @@ def workflow(manifest: Manifest) -> str:
         },
         *(unpack if bundle else []),
         {"name": f"checkpoint {chapter} --lab", "env": lab_env, "run": grading},
-        {"name": "Report the lab", "env": lab_env, "run": summary},
+        {"name": _("Report the lab"), "env": lab_env, "run": summary},
     ]
     document = {
         "name": f"Checkpoint {chapter}",
@@ -133,11 +139,12 @@ def workflow(manifest: Manifest) -> str:
             }
         },
     }
-    head = [
-        f"# Chapter {chapter}'s labs graded on each push, written by "
-        f"`practice {chapter} DIR --actions`:",
-        "# a job per lab, so a check run per lab, its summary the lab as a terminal shows it.",
-    ]
+    said = _(
+        "Chapter {chapter}'s labs graded on each push, written by practice {chapter} DIR "
+        "--actions: a job per lab, so a check run per lab, its summary the lab as a terminal "
+        "shows it."
+    )
+    head = [f"# {line}" for line in wrap(said.format(chapter=chapter), 98)]
     return "\n".join([*head, *_yaml(document, 0)]) + "\n"
 
 

@@ -322,6 +322,35 @@ def test_plain_pytest_shows_a_zh_failure_as_the_checkpoint_does(
     assert typography_left(said) == [], said
 
 
+def test_the_actions_workflow_of_a_zh_workspace_names_its_labs_and_steps_in_chinese(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    made = cli("practice", "11", str(tmp_path / "zh"), "--lang", "zh", "--actions")
+    assert made.returncode == 0, made.stderr
+    assert "自动评分：.github/workflows/checkpoint.yml（GitHub Actions）" in made.stdout
+    assert typography_left(made.stdout) == [], made.stdout
+    text = (tmp_path / "zh" / ".github" / "workflows" / "checkpoint.yml").read_text("utf-8")
+    document = pytest.importorskip("yaml").safe_load(text)
+    job = document["jobs"]["lab"]
+    set_edition("zh")
+    try:
+        titles = [{"id": lab.id, "title": lab.title} for lab in in_edition(manifest).required_labs]
+    finally:
+        set_edition(None)
+    assert job["strategy"]["matrix"]["lab"] == titles, "a check run per lab, named in Chinese"
+    assert titles[1]["title"] == "交互分组"
+    names = [step["name"] for step in job["steps"]]
+    assert names == [
+        "检出代码",
+        "允许 bubblewrap 创建命名空间",
+        "安装课程",
+        "checkpoint 11 --lab",
+        "报告这个 Lab",
+    ]
+    comments = "\n".join(line[2:] for line in text.splitlines() if line.startswith("# "))
+    assert CHINESE.search(comments) and typography_left(comments) == [], comments
+
+
 def test_a_reference_refusal_and_a_pending_note_reach_a_zh_notebook_in_chinese(
     manifest: Manifest, speaking_zh: None
 ) -> None:
