@@ -17,9 +17,9 @@ import base64
 import json
 
 from ..harness.manifest import Manifest
+from ..harness.roots import CARRIED, VARIABLE, chapter_bundle, chapters_root
 from ..locale import gettext as _
 from ..sandboxed.columns import wrap
-from ..harness.roots import CARRIED, VARIABLE, chapter_bundle, chapters_root
 
 WORKFLOW = ".github/workflows/checkpoint.yml"
 REPORT = "$RUNNER_TEMP/checkpoint.json"  # outside the checkout: grading never reads it

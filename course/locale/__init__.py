@@ -70,7 +70,7 @@ def checked(language: str) -> str:
     """``language`` as an edition, or an ``EditionError`` that lists the editions."""
     edition = normalize(language)
     if edition is None:
-        unknown = _("no edition {language!r} (editions: {editions})")
+        unknown = _('no edition "{language}" (editions: {editions})')
         raise EditionError(unknown.format(language=language, editions=_(", ").join(EDITIONS)))
     return edition
 

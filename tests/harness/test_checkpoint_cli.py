@@ -172,7 +172,7 @@ def test_edited_focused_tests_are_noted_and_graded_from_the_kits_copy(
 def test_bad_requests_exit_2_with_a_clear_message(tmp_path: Path) -> None:
     unknown_lab = cli("checkpoint", "11", "--lab", "11.9")
     assert unknown_lab.returncode == 2
-    assert "no lab '11.9' (labs: 11.1, 11.2, 11.3, 11.4, 11.5, 11.opt)" in unknown_lab.stderr
+    assert "no lab 11.9 (labs: 11.1, 11.2, 11.3, 11.4, 11.5, 11.opt)" in unknown_lab.stderr
     unknown_chapter = cli("checkpoint", "99")
     assert unknown_chapter.returncode == 2 and "chapters: 11" in unknown_chapter.stderr
     not_a_workspace = cli("checkpoint", "11", "--practice", str(tmp_path))

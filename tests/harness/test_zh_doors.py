@@ -144,11 +144,11 @@ def test_an_unknown_lang_is_a_usage_error_naming_the_editions(
             run = cli(tool, *args, *lang, cwd=tmp_path, env=english)
             assert run.returncode == 2, run.stdout
             assert run.stderr.startswith(f"usage: {tool}"), run.stderr
-            assert f"{tool}: error: no edition 'xx' (editions: en, zh)" in run.stderr
+            assert f'{tool}: error: no edition "xx" (editions: en, zh)' in run.stderr
     assert not (tmp_path / "new").exists()
     here = cli("checkpoint", "11", "--lang", "xx", cwd=zh_workspace, env=english)
     assert here.returncode == 2
-    assert "没有 'xx' 这个语言版本（可选：en、zh）" in here.stderr, here.stderr
+    assert "没有语言版本“xx”（可选：en、zh）" in here.stderr, here.stderr
 
 
 def test_the_watch_speaks_the_edition(
