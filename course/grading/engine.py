@@ -37,7 +37,7 @@ from ..harness.roots import carried
 from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
 from ..harness.webworker import in_a_browser
-from ..harness.workspace import PYTEST_INI, render_marker
+from ..harness.workspace import pytest_ini, render_marker
 from ..locale import (
     BUILT_IN_CHAPTERS,
     EDITIONS,
@@ -125,7 +125,7 @@ def graded_files(
     # the copy is a workspace of the door's edition: its conftest speaks that one
     marker = render_marker(manifest, starter, {}, "graded copy", current_edition())
     files[MARKER] = marker.encode("utf-8")
-    files["pytest.ini"] = PYTEST_INI.encode("utf-8")
+    files["pytest.ini"] = pytest_ini(current_edition()).encode("utf-8")
     if manifest.probes is not None:  # where the probe set names it (``carried``)
         files[carried(manifest.probes)] = read_source(kit, manifest.probes)
     if hidden is not None:

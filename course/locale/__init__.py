@@ -215,19 +215,21 @@ STUB_TITLE = "the lab's name in its stub"
 chapter that quotes its first red light: ``Lab 11.1 compaction entry 尚未实现``)."""
 
 
-def in_context(context: str, message: str) -> str | None:
-    """``message`` as a catalog translates it under ``context`` in the current edition; None
-    when none has it there (gettext hands back the very string it was given)."""
-    found = translations(current_edition()).pgettext(context, message)
+def in_context(context: str, message: str, edition: str | None = None) -> str | None:
+    """``message`` as a catalog translates it under ``context`` in ``edition`` (the current
+    one by default); None when none has it there (gettext hands back the very string it was
+    given)."""
+    found = translations(edition or current_edition()).pgettext(context, message)
     return None if found is message else found
 
 
-def stub_title(title: str) -> str:
-    """A lab's title as its stub says it: under ``STUB_TITLE`` where a catalog has it so, else
-    as everywhere (``""`` stays ``""``)."""
+def stub_title(title: str, edition: str | None = None) -> str:
+    """A lab's title as its stub says it in ``edition`` (the current one by default): under
+    ``STUB_TITLE`` where a catalog has it so, else as everywhere (``""`` stays ``""``)."""
     if not title:
         return title
-    return in_context(STUB_TITLE, title) or gettext(title)
+    found = in_context(STUB_TITLE, title, edition)
+    return found or translations(edition or current_edition()).gettext(title)
 
 
 def unquoted(text: str) -> str:

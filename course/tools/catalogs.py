@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..grading.safefs import atomic_write
-from ..harness.docstrings import docstrings
+from ..harness.docstrings import comments, docstrings
 from ..harness.kit import kit_root, shown
 from ..harness.manifest import (
     Manifest,
@@ -67,9 +67,13 @@ def extract_curriculum(fileobj: IO[bytes], keywords: Any, tags: Any, options: An
 
 def extract_docstrings(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -> Extracted:
     """Babel extractor for a learner's starter: every docstring (module, class, function and
-    the string after a constant), as ``docstrings.localized`` looks each up."""
-    for line, text in docstrings(fileobj.read().decode("utf-8")):
+    the string after a constant) and every comment a learner reads, as
+    ``docstrings.localized`` looks each up."""
+    source = fileobj.read().decode("utf-8")
+    for line, text in docstrings(source):
         yield line, None, text, []
+    for comment in comments(source):
+        yield comment.first, None, comment.text, []
 
 
 def extract_lesson(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -> Extracted:
@@ -145,10 +149,10 @@ def template(catalog: Catalog | None = None) -> Any:
         method_map, options_map = parse_mapping_cfg(config, str(catalog.config))  # type: ignore[no-untyped-call]
     messages = Messages(project="course-kit", domain=catalog.domain, charset="utf-8")
     keywords = {**DEFAULT_KEYWORDS, "NP_": ((1, "c"), 2)}  # course.locale.NP_(context, message)
-    for filename, lineno, message, comments, context in extract_from_dir(
+    for filename, lineno, message, notes, context in extract_from_dir(
         str(catalog.base), method_map, options_map, keywords=keywords
     ):
-        messages.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
+        messages.add(message, None, [(filename, lineno)], auto_comments=notes, context=context)
     return messages
 
 
