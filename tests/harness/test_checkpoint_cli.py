@@ -95,8 +95,10 @@ def test_a_fresh_workspace_fails_with_every_lab_pending(
     for lab in manifest.labs:
         line = next(x for x in out.splitlines() if x.startswith(lab_line(manifest, lab.id)))
         assert f"0/{lab.tests}" in line.split() and "pending" in line.split()
-        assert "not implemented yet" in out.split(line, 1)[1].splitlines()[1]
+        detail = " ".join(out.split(line, 1)[1].splitlines()[1:3])  # wrapped at 100 columns
+        assert "not implemented yet" in " ".join(detail.split())
     assert "pending  3 tests stop at: Lab 11.1 compaction entry not implemented yet" in out
+    assert "pending  3 tests need Lab 11.3 first and stop at: Lab 11.3 budget" in out, "11.5"
     assert "0/3 → 0/3 → 0/3 → 0/2 → 0/3\n0/14\ngrade 0/100\n" in out
     first = manifest.labs[0]
     assert f"Next: Lab {first.id} {first.title}" in out
