@@ -99,6 +99,11 @@ def test_a_fresh_workspace_fails_with_every_lab_pending(
         assert "not implemented yet" in " ".join(detail.split())
     assert "pending  3 tests stop at: Lab 11.1 compaction entry not implemented yet" in out
     assert "pending  3 tests need Lab 11.3 first and stop at: Lab 11.3 budget" in out, "11.5"
+    rows = [row for row in out.splitlines() if row.startswith("Lab 11.")]
+    assert len({row.index(" 0/") for row in rows}) == 1, "11.opt's counts line up too"
+    probes = out.split("\nprobes", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert probes[-1] == " " * 9 + "agree with the reference (seed 11)", "wrapped between parts"
+    assert max(len("probes" + line) for line in probes) <= 100, probes
     assert "0/3 → 0/3 → 0/3 → 0/2 → 0/3\n0/14\ngrade 0/100\n" in out
     first = manifest.labs[0]
     assert f"Next: Lab {first.id} {first.title}" in out
