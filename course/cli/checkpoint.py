@@ -298,7 +298,7 @@ def parser() -> argparse.ArgumentParser:
         help=_(
             "with --gradescope: when learners see the instructor tests' results: {choices} "
             "(default: %(default)s)"
-        ).format(choices=", ".join(f"`{v}`" for v in VISIBILITIES)),
+        ).format(choices=_(", ").join(f"`{v}`" for v in VISIBILITIES)),
     )
     p.add_argument(
         "--unsandboxed",

@@ -144,11 +144,11 @@ def _run(argv: Sequence[str] | None) -> int:
                 "{workflow} for plain GitHub Actions instead (see docs/grading.md, or "
                 "course-kit classroom50 for Classroom 50)"
             )
-            print(sunset.format(workflow=WORKFLOW), file=sys.stderr)
+            print(unquoted(sunset.format(workflow=WORKFLOW)), file=sys.stderr)
         if args.actions or args.classroom:
             path = target / WORKFLOW
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(workflow(source_manifest), encoding="utf-8")
+            path.write_text(workflow(manifest), encoding="utf-8")
         parent = short(chapter_fingerprints(manifest, kit).starter)
     except (ManifestError, KitError, WorkspaceError, EditionError) as error:
         print(_("{tool}: {error}").format(tool="practice", error=error), file=sys.stderr)
@@ -166,7 +166,7 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"  {line}")
     print(_("  start with:    {path}").format(path="LEARNING.md"))
     if args.actions or args.classroom:
-        print(_("  autograding:   {path} (GitHub Actions)").format(path=WORKFLOW))
+        print(unquoted(_("  autograding:   {path} (GitHub Actions)").format(path=WORKFLOW)))
     print()
     print(_("Next, run:"))
     first = lab_command(manifest, manifest.labs[0].id, commands=commands)

@@ -38,7 +38,7 @@ from ..harness.roots import carried
 from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
 from ..harness.webworker import in_a_browser
-from ..harness.workspace import PYTEST_INI, render_marker
+from ..harness.workspace import pytest_ini, render_marker
 from ..locale import (
     BUILT_IN_CHAPTERS,
     EDITIONS,
@@ -126,7 +126,7 @@ def graded_files(
     # the copy is a workspace of the door's edition: its conftest speaks that one
     marker = render_marker(manifest, starter, {}, "graded copy", current_edition())
     files[MARKER] = marker.encode("utf-8")
-    files["pytest.ini"] = PYTEST_INI.encode("utf-8")
+    files["pytest.ini"] = pytest_ini(current_edition()).encode("utf-8")
     if manifest.probes is not None:  # where the probe set names it (``carried``)
         files[carried(manifest.probes)] = read_source(kit, manifest.probes)
     if hidden is not None:
@@ -135,11 +135,13 @@ def graded_files(
 
 
 def grader_library() -> dict[str, bytes]:
-    """The kit's code the graded run needs: ``course.sandboxed`` whole and the editions'
-    catalogs, the kit's and every chapter's (the run speaks the learner's edition); nothing else
+    """The kit's code the graded run needs: ``course.sandboxed`` whole, the editions (with the
+    reference's refusals, said again in the learner's edition) and their catalogs, the kit's
+    and every chapter's (the run speaks the learner's edition); nothing else
     (``test_sandboxed.py``) but their bytecode (``bytecode.py``)."""
     package = Path(__file__).resolve().parents[1]
-    shipped = [package / "__init__.py", package / "locale" / "__init__.py"]
+    locale = package / "locale"
+    shipped = [package / "__init__.py", locale / "__init__.py", locale / "refusals.py"]
     shipped += sorted((package / "sandboxed").glob("*.py"))
     files = {p.relative_to(package.parent).as_posix(): p.read_bytes() for p in shipped}
     for edition in EDITIONS[1:]:  # English, the source text, has no catalog

@@ -20,6 +20,8 @@ import json
 
 from ..harness.manifest import Manifest
 from ..harness.roots import CARRIED, VARIABLE, chapter_bundle, chapters_root
+from ..locale import gettext as _
+from ..sandboxed.columns import wrap
 
 WORKFLOW = ".github/workflows/checkpoint.yml"
 REPORT = "$RUNNER_TEMP/checkpoint.json"  # outside the checkout: grading never reads it
@@ -98,7 +100,9 @@ def unpack_script(lines: list[str]) -> str:
 
 
 def workflow(manifest: Manifest) -> str:
-    """The Actions workflow's text (see the module's docstring)."""
+    """The Actions workflow's text (see the module's docstring): its labs' titles, its steps'
+    names and its comments in the edition of ``manifest`` (``editions.in_edition``) and of this
+    process, as the workspace it is written into speaks."""
     chapter = manifest.chapter
     bundle = bundle_lines(manifest)
     labs = [{"id": lab.id, "title": lab.title} for lab in manifest.required_labs]
@@ -117,14 +121,14 @@ def workflow(manifest: Manifest) -> str:
     temp = "${{ runner.temp }}"
     kept = {"name": ARTIFACT, "path": f"{temp}/kit.tgz\n{temp}/checkpoint.json"}
     unpack: list[dict[str, object]] = (
-        [{"name": "Unpack the chapter", "run": unpack_script(bundle)}] if bundle else []
+        [{"name": _("Unpack the chapter"), "run": unpack_script(bundle)}] if bundle else []
     )
-    checkout: dict[str, object] = {"name": "Checkout code", "uses": "actions/checkout@v4"}
+    checkout: dict[str, object] = {"name": _("Checkout code"), "uses": "actions/checkout@v4"}
     grade_steps: list[dict[str, object]] = [
         checkout,
-        {"name": "Let bubblewrap make namespaces", "run": ALLOW_NAMESPACES},
+        {"name": _("Let bubblewrap make namespaces"), "run": ALLOW_NAMESPACES},
         {
-            "name": "Install the kit",
+            "name": _("Install the kit"),
             "env": {
                 "KIT_REPOSITORY": "${{ vars.COURSE_KIT_REPOSITORY }}",
                 "KIT_REF": "${{ vars.COURSE_KIT_REF || 'main' }}",
@@ -134,7 +138,7 @@ def workflow(manifest: Manifest) -> str:
         *unpack,
         {"name": f"checkpoint {chapter}", "run": grading},
         {
-            "name": "Keep the kit and the verdict for the labs' jobs",
+            "name": _("Keep the kit and the verdict for the labs' jobs"),
             "uses": "actions/upload-artifact@v4",
             "with": kept | {"retention-days": 1},
         },
@@ -142,13 +146,13 @@ def workflow(manifest: Manifest) -> str:
     lab_steps: list[dict[str, object]] = [
         checkout,  # the workspace's marker: its edition speaks
         {
-            "name": "Fetch the kit and the verdict of this push",
+            "name": _("Fetch the kit and the verdict of this push"),
             "uses": "actions/download-artifact@v4",
             "with": {"name": ARTIFACT, "path": temp},
         },
-        {"name": "Unpack the kit", "run": UNPACK},
+        {"name": _("Unpack the kit"), "run": UNPACK},
         *unpack,
-        {"name": "Report the lab", "env": lab_env, "run": summary},
+        {"name": _("Report the lab"), "env": lab_env, "run": summary},
     ]
     document = {
         "name": f"Checkpoint {chapter}",
@@ -169,12 +173,12 @@ def workflow(manifest: Manifest) -> str:
             },
         },
     }
-    head = [
-        f"# Chapter {chapter}'s labs graded on each push, written by "
-        f"`practice {chapter} DIR --actions`:",
-        "# the kit installed and the chapter graded once, then a job per lab, so a check run per",
-        "# lab, its summary the lab as a terminal shows it.",
-    ]
+    said = _(
+        "Chapter {chapter}'s labs graded on each push, written by practice {chapter} DIR "
+        "--actions: the kit installed and the chapter graded once, then a job per lab, so a "
+        "check run per lab, its summary the lab as a terminal shows it."
+    )
+    head = [f"# {line}" for line in wrap(said.format(chapter=chapter), 98)]
     return "\n".join([*head, *_yaml(document, 0)]) + "\n"
 
 

@@ -190,7 +190,7 @@ class Manifest:
         if found is not None:
             return found
         known = _(", ").join(lab.id for lab in self.labs)
-        said = _("chapter {chapter} has no lab {lab_id!r} (labs: {known})")
+        said = _("chapter {chapter} has no lab {lab_id} (labs: {known})")
         raise ManifestError(said.format(chapter=self.chapter, lab_id=lab_id, known=known))
 
     @property
@@ -723,5 +723,5 @@ def load_manifest(chapter: str) -> Manifest:
         if manifest.chapter == chapter:
             return manifest
     known = _(", ").join(available_chapters()) or _("none")
-    said = _("no curriculum for chapter {chapter!r} (chapters: {known})")
+    said = _("no curriculum for chapter {chapter} (chapters: {known})")
     raise ManifestError(said.format(chapter=chapter, known=known))

@@ -140,7 +140,8 @@ def lab_line(
     status = status_label(result.status)
     if lab.optional:
         status = _("{status} (optional, not counted)").format(status=status)
-    name = pad(lab.title if title is None else title, title_width)
+    # an id longer than five (11.opt) takes a column of the title's: the counts still line up
+    name = pad(lab.title if title is None else title, title_width - max(0, len(lab.id) - 5))
     counts = pad(lab_counts(result), counts_width)
     return f"Lab {lab.id:<5} {name}  {counts}  {style.status(result.status, status)}".rstrip()
 
@@ -217,11 +218,17 @@ def render_probes(result: CheckpointResult) -> list[str]:
     labs = [lab for lab in result.labs if lab.probes is not None]
     if not labs:
         return []
-    counts = " · ".join(
-        f"{lab.lab.id} {lab.probes.agreed}/{lab.probes.cases}" for lab in labs if lab.probes
-    )
-    line = _("{label} {counts} agree with the reference (seed {seed})")
-    return [line.format(label=pad(_("probes"), 8), counts=counts, seed=result.seed)]
+    counts = [f"{lab.lab.id} {lab.probes.agreed}/{lab.probes.cases}" for lab in labs if lab.probes]
+    pieces = [*counts, _("agree with the reference (seed {seed})").format(seed=result.seed)]
+    width, lines = terminal_width(widest=WIDTH), [pad(_("probes"), 8)]
+    for index, piece in enumerate(pieces):  # a line breaks between labs, never inside one
+        gap = " · " if 0 < index < len(counts) else " "
+        if index and columns(lines[-1] + gap + piece) > width:
+            lines[-1] += " ·" if index < len(counts) else ""
+            lines.append(" " * 8)
+            gap = " "
+        lines[-1] += gap + piece
+    return lines
 
 
 def probe_details(result: LabResult) -> list[str]:
@@ -298,10 +305,18 @@ def _test_details(result: LabResult) -> list[str]:
         message = readable(first.message)
         head = pad(status_label(first.status), 8)
         if first.status == Status.PENDING:
-            stop = ngettext(
-                "{count} test stops at: {message}", "{count} tests stop at: {message}", count
-            )
-            lines += _detail(head, stop.format(count=count, message=message))
+            stub = _stub_lab(message)
+            if stub is not None and stub != result.lab.id:  # reached through another lab's code
+                stop = ngettext(
+                    "{count} test needs Lab {lab} first and stops at: {message}",
+                    "{count} tests need Lab {lab} first and stop at: {message}",
+                    count,
+                )
+            else:
+                stop = ngettext(
+                    "{count} test stops at: {message}", "{count} tests stop at: {message}", count
+                )
+            lines += _detail(head, stop.format(count=count, lab=stub, message=message))
             continue
         if count == 1:
             lines += _detail(head, _("{test}: {message}").format(test=first.name, message=message))
@@ -315,6 +330,12 @@ def _test_details(result: LabResult) -> list[str]:
             lines.append(HANGING + said)
         lines += [HANGING + line for line in render_printed(first)]
     return lines
+
+
+def _stub_lab(message: str) -> str | None:
+    """The lab a stub's message names (``Lab 11.3 …``: its second word), if it names one."""
+    words = message.split(maxsplit=2)
+    return words[1] if len(words) > 1 and words[0] == "Lab" else None
 
 
 def _tests(counted: int, optional: int) -> str:

@@ -403,7 +403,7 @@ class CheckpointResult:
             lab_id = g.text("id")
             lab = next((lab for lab in manifest.labs if lab.id == lab_id), None)
             if lab is None:
-                said = _("chapter {chapter} has no lab {lab_id!r}")
+                said = _("chapter {chapter} has no lab {lab_id}")
                 raise g.error("id", said.format(chapter=manifest.chapter, lab_id=lab_id))
             probes, total = g.raw("probes", None), g.count("total")
             if probes is not None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..grading.safefs import atomic_write
-from ..harness.docstrings import docstrings
+from ..harness.docstrings import comments, docstrings
 from ..harness.kit import kit_root, shown
 from ..harness.manifest import (
     Manifest,
@@ -67,9 +67,13 @@ def extract_curriculum(fileobj: IO[bytes], keywords: Any, tags: Any, options: An
 
 def extract_docstrings(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -> Extracted:
     """Babel extractor for a learner's starter: every docstring (module, class, function and
-    the string after a constant), as ``docstrings.localized`` looks each up."""
-    for line, text in docstrings(fileobj.read().decode("utf-8")):
+    the string after a constant) and every comment a learner reads, as
+    ``docstrings.localized`` looks each up."""
+    source = fileobj.read().decode("utf-8")
+    for line, text in docstrings(source):
         yield line, None, text, []
+    for comment in comments(source):
+        yield comment.first, None, comment.text, []
 
 
 def extract_lesson(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -> Extracted:
@@ -144,10 +148,11 @@ def template(catalog: Catalog | None = None) -> Any:
     with catalog.config.open(encoding="utf-8") as config:
         method_map, options_map = parse_mapping_cfg(config, str(catalog.config))  # type: ignore[no-untyped-call]
     messages = Messages(project="course-kit", domain=catalog.domain, charset="utf-8")
-    for filename, lineno, message, comments, context in extract_from_dir(
-        str(catalog.base), method_map, options_map, keywords=DEFAULT_KEYWORDS
+    keywords = {**DEFAULT_KEYWORDS, "NP_": ((1, "c"), 2)}  # course.locale.NP_(context, message)
+    for filename, lineno, message, notes, context in extract_from_dir(
+        str(catalog.base), method_map, options_map, keywords=keywords
     ):
-        messages.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
+        messages.add(message, None, [(filename, lineno)], auto_comments=notes, context=context)
     return messages
 
 
@@ -233,6 +238,12 @@ def _plural(text: object) -> bool:
 
 def _key(message: Any) -> str:
     return str(_forms(message.id)[0])
+
+
+def _entry(message: Any) -> tuple[str, str]:
+    """A message's English and its context (``""`` for none): each pair is one message (a text
+    a lab's stub says otherwise has a context of its own, ``course.locale.NP_``)."""
+    return _key(message), str(message.context or "")
 
 
 def _problem(message: Any, translated: Any, edition: str) -> str | None:
@@ -387,7 +398,7 @@ def build_one(po: Path, mo: Path) -> bool:
 def disagreements(edition: str, catalogs: list[Catalog]) -> list[Gap]:
     """Every message two catalogs translate differently: a learner would read one or the other
     depending on which chapters are found (the first catalog that has it answers)."""
-    seen: dict[str, tuple[str, Any]] = {}
+    seen: dict[tuple[str, str], tuple[str, Any]] = {}
     found = []
     for catalog in catalogs:
         if not catalog.path(edition).is_file():
@@ -395,7 +406,7 @@ def disagreements(edition: str, catalogs: list[Catalog]) -> list[Gap]:
         for message in read_catalog(edition, catalog):
             if not message.id or not all(_forms(message.string)):
                 continue
-            first = seen.setdefault(_key(message), (catalog.owner, message.string))
+            first = seen.setdefault(_entry(message), (catalog.owner, message.string))
             if first[1] != message.string:
                 problem = f"translated differently in {first[0]} and {catalog.owner}"
                 found.append(Gap(edition, _key(message), problem))

@@ -109,7 +109,7 @@ def test_a_broken_manifest_names_the_field(old: str, new: str, message: str) -> 
 
 
 def test_an_unknown_chapter_lists_the_known_ones() -> None:
-    with pytest.raises(ManifestError, match=r"no curriculum for chapter '99' \(chapters: .*11"):
+    with pytest.raises(ManifestError, match=r"no curriculum for chapter 99 \(chapters: .*11"):
         load_manifest("99")
 
 
@@ -198,7 +198,7 @@ def test_course_chapters_adds_chapters_after_the_built_in_ones(
     )
     monkeypatch.delenv(CHAPTER_ROOTS)
     assert available_chapters() == ["11"]
-    with pytest.raises(ManifestError, match="no curriculum for chapter '12'"):
+    with pytest.raises(ManifestError, match="no curriculum for chapter 12 "):
         load_manifest("12")
 
 

@@ -103,7 +103,7 @@ def test_every_probe_failure_at_the_terminal_replays(in_the_workspace: Graded) -
         assert again.returncode == 1, again.stdout + again.stderr
         described = again.stdout.split("\n", 1)[1]
         assert case in described.splitlines()[0]
-        budget = next(line for line in described.splitlines() if "budget:" in line)
+        budget = next(line for line in described.splitlines() if "system_prompt=" in line)
         assert "path:" in described and "max_tokens=" in budget, described
         assert words(described) in words(run.stdout), (described, run.stdout)
 
@@ -229,7 +229,7 @@ def test_every_door_names_a_failing_case_with_its_input_and_a_replay_that_reprod
         text = text.replace("\\n", "\n").replace('\\"', '"')
     found = REPLAY.search(text)
     assert found is not None, text[-3000:]
-    assert "path:" in text and "budget:" in text, text[-3000:]
+    assert "path:" in text and "max_tokens=" in text, text[-3000:]
     command, case = found.groups()
     again = as_printed(command, "--practice", shlex.quote(str(workspace)))
     assert again.returncode == 1, again.stdout + again.stderr

@@ -322,10 +322,6 @@ def test_every_feedback_file_speaks_chinese(graded: GradedClass, zh: None) -> No
         assert chinese_problems(row["Chapter 11 反馈"]) == [], row
 
 
-@pytest.mark.skip(
-    reason="the workflow's lab titles in the workspace's edition are issue 56's M4, fixed on "
-    "branch i56-zh (69b6363), not yet on main: remove this mark once it is merged"
-)
 def test_the_actions_workflow_titles_are_the_editions(
     graded: GradedClass, manifest: Manifest, zh: None
 ) -> None:

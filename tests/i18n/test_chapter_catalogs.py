@@ -17,7 +17,7 @@ from course.locale.glossary import avoided_words, glossary
 from course.tools import catalogs
 
 KIT = kit_root()
-KITS_OWN = "no edition {language!r} (editions: {editions})"  # a machinery message
+KITS_OWN = 'no edition "{language}" (editions: {editions})'  # a machinery message
 
 
 def extra_chapter(root: Path, messages: dict[str, str], glossary_text: str = "") -> Path:
