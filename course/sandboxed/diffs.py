@@ -1,16 +1,19 @@
-"""A failed ``==`` shaped for a terminal: both sides whole, never cut, as a line-by-line diff."""
+"""A failed ``==`` shaped for a terminal: both sides as a line-by-line diff, whole unless long
+(then each change with a few lines around it, so the first difference is always in sight)."""
 
 from __future__ import annotations
 
 import difflib
 import pprint
 
-from ..locale import N_, gettext
+from ..locale import N_, gettext, ngettext
 from .columns import columns, pad
 
 WIDTH = 84  # of the pretty-printed sides (the report indents them)
 SHORT = 70
 INDENT = "  "  # the lines under a named comparison, as pytest indents its own
+CONTEXT = 3  # unchanged lines shown each side of a change, in a long diff
+WHOLE = 24  # a diff of at most this many lines is shown whole
 HEAD = N_("the values differ")  # follows ``assert`` in pytest's message
 
 
@@ -38,7 +41,34 @@ def explain_equality(left: object, right: object) -> list[str]:
         ]
     lines = [gettext("{head} (- expected, + got; unmarked lines are in both):").format(head=head())]
     diff = difflib.ndiff(_pretty(right), _pretty(left))
-    return lines + [line for line in diff if not line.startswith("? ")]  # "? " hints: noise here
+    return lines + around_changes([line for line in diff if not line.startswith("? ")])
+
+
+def around_changes(diff: list[str]) -> list[str]:
+    """``diff`` whole when it has at most ``WHOLE`` lines; else its changed lines with
+    ``CONTEXT`` lines each side, a longer run of unchanged lines one line saying how many, so the
+    first difference of a long value (a 2,000-line answer) is near the top, never cut off
+    below a message's last shown line."""
+    if len(diff) <= WHOLE:
+        return diff
+    changed = [index for index, line in enumerate(diff) if line[:2] in ("- ", "+ ")]
+    near = {i for index in changed for i in range(index - CONTEXT, index + CONTEXT + 1)}
+    shown: list[str] = []
+    skipped: list[str] = []
+    for index, line in enumerate([*diff, None]):
+        if line is not None and index not in near:
+            skipped.append(line)
+            continue
+        shown += skipped if len(skipped) == 1 else [_skipped(len(skipped))] if skipped else []
+        skipped = []
+        if line is not None:
+            shown.append(line)
+    return shown
+
+
+def _skipped(count: int) -> str:
+    said = ngettext("… {count} line the same in both", "… {count} lines the same in both", count)
+    return "  " + said.format(count=count)
 
 
 def explain_case(case: str, got: object, expected: object) -> str:

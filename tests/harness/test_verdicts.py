@@ -87,3 +87,31 @@ def test_a_named_comparison_leads_with_its_case_and_shows_text_as_text() -> None
     assert all(line.startswith("  ") for line in rest) and "\\u" not in long
     failed = verdict("call", AssertionError(said), [])
     assert (failed.status, failed.message) == ("failed", said)
+
+
+def _long_answer_message() -> str:
+    """A test's message where a 2,000-line answer differs from the expected in one line."""
+    expected = [f"entry {n}" for n in range(2000)]
+    got = [*expected[:1500], "entry 1500 (changed)", *expected[1501:]]
+    try:
+        assert got == expected, explain_case("the suffix", got, expected)
+    except AssertionError as error:
+        return verdict("call", error, []).message
+    raise AssertionError("unreachable")
+
+
+def test_a_long_diff_shows_its_first_differing_line_near_the_top() -> None:
+    """Issue 55: the one differing line of a 2,000-line answer was past the message's cut
+    (``[1984 more lines … not shown]``); each change now shows with a few lines around it."""
+    lines = _long_answer_message().splitlines()
+    changed = [n for n, line in enumerate(lines) if line.lstrip().startswith(("- ", "+ "))]
+    assert changed and changed[0] < 8, lines[:12]  # within a notebook's shown lines, too
+    assert lines[changed[0]].endswith("'entry 1500',") and "(changed)" in lines[changed[1]]
+    assert lines[1] == "      … 1497 lines the same in both" and len(lines) < 20, lines
+    assert "not shown" not in "\n".join(lines)
+
+
+def test_a_long_diff_says_what_it_skips_in_chinese(zh: None) -> None:
+    lines = _long_answer_message().splitlines()
+    assert lines[1] == "      … 1497 行两边相同", lines[:3]
+    assert any("(changed)" in line for line in lines[:10]), lines[:10]
