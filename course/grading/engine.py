@@ -368,11 +368,12 @@ def _run_copy(
             environment,
         )
         chosen = ids if selected else []
-        attempt, answer = None, probing.run_probes
+        attempt, answer, answer_alone = None, probing.run_probes, probing.run_alone
         if options.in_process:
             from . import inprocess  # pytest is imported only where the tests run here
 
             attempt, answer = inprocess.run_here, inprocess.answer_here
+            answer_alone = inprocess.answer_here  # each call imports the package afresh
         # without a sandbox, a run's processes share a user and /tmp: the audit's cases are
         # asked once every other process of the run has ended (issue 53)
         now, later = probing.apart(asked) if asked and run.unsandboxed else (asked, None)
@@ -392,6 +393,10 @@ def _run_copy(
             if run.confinement is not None:
                 run.confinement.kill()
             got |= answer(later, where, limits)
+        alone: dict[str, Answer] = {}
+        if probes is not None and held is None:  # a credit run's messages are never shown
+            for case_id in probing.alone_suspects(probes, got):
+                alone |= answer_alone(probes.case(case_id), where, limits)
 
         # The graded copy is a temporary folder: messages name its files as the learner does.
         def unprefixed(text: str) -> str:
@@ -405,7 +410,7 @@ def _run_copy(
         summaries = {}
         findings: list[probing.AuditFinding] = []
         if probes is not None:
-            summaries = probing.compare(probes, got, options.commands)
+            summaries = probing.compare(probes, got, options.commands, alone=alone)
             if audit is not None:
                 summaries, findings = probing.audited(
                     summaries, probes, audit, got, options.commands

@@ -76,6 +76,13 @@ class ProbeSet:
         """The labs with cases, in case order."""
         return list(dict.fromkeys(str(case["lab"]) for case in self.cases))
 
+    def case(self, case_id: str) -> ProbeSet:
+        """The one case ``case_id``, to be asked alone (``alone_suspects``)."""
+        cases = tuple(case for case in self.cases if str(case["id"]) == case_id)
+        expected = {case_id: self.expected[case_id]}
+        inputs = {case_id: self.inputs[case_id]} if case_id in self.inputs else {}
+        return replace(self, cases=cases, expected=expected, inputs=inputs)
+
     def only(self, labs: Sequence[str]) -> ProbeSet:
         """The cases of ``labs`` alone (the set itself when that is every case)."""
         cases = tuple(case for case in self.cases if case["lab"] in labs)
@@ -340,6 +347,13 @@ def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[st
     return answers
 
 
+def run_alone(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[str, Answer]:
+    """``probes``' cases asked in a driver process of their own that reads them on its standard
+    input (the graded copy's cases file would ask their lab's every case): a case asked alone,
+    to tell a bug in it from state kept between calls (``alone_suspects``)."""
+    return _gather(probes, target, limits, frames=False, again=True, private=True).merged()
+
+
 def answers_and_frames(
     probes: ProbeSet, target: ProbeTarget, limits: Limits
 ) -> tuple[dict[str, Answer], dict[str, tuple[Frame, ...]]]:
@@ -501,13 +515,28 @@ def _answer(item: Mapping[str, Any]) -> Answer:
 
 
 def describe_case(
-    probes: ProbeSet, case: Mapping[str, Any], actual: Answer, commands: Commands = BY_NAME
+    probes: ProbeSet,
+    case: Mapping[str, Any],
+    actual: Answer,
+    commands: Commands = BY_NAME,
+    agrees_alone: bool = False,
 ) -> str:
     """One disagreement as every door shows it: the case, its input, where the answers part
-    and the command that replays it, in the door's ``commands`` (``probecases.describe``)."""
+    and the command that replays it, in the door's ``commands`` (``probecases.describe``);
+    ``agrees_alone``: asked alone, the case agrees (state kept between calls)."""
     case_id = str(case["id"])
     expected, inputs = probes.expected[case_id], probes.inputs.get(case_id, ())
-    return probecases.describe(case, expected, actual, inputs, probes.replay(case_id, commands))
+    replay = probes.replay(case_id, commands)
+    return probecases.describe(case, expected, actual, inputs, replay, agrees_alone)
+
+
+def _agrees_alone(probes: ProbeSet, case: Case, alone: Mapping[str, Answer]) -> bool:
+    """Whether ``case``, asked alone (its first answer there), agrees with the reference."""
+    case_id = str(case["id"])
+    answer = alone.get(case_id)
+    if answer is None:
+        return False
+    return agreement(probes.expected[case_id], {**answer, AGAIN: None}) == Status.PASSED
 
 
 AUDIT_MARK = "@audit"
@@ -684,36 +713,71 @@ def withheld(case: Mapping[str, Any], status: Status) -> str:
     return said.format(label=probecases.case_label(dict(case)), case=case["id"], status=status)
 
 
+def _first_failing(
+    probes: ProbeSet, mine: Sequence[Case], actual: Mapping[str, Answer]
+) -> tuple[list[Status], list[tuple[Case, Answer]]]:
+    """Each case's status, and the disagreeing cases in the order a verdict names them: the
+    smallest by ``probecases.case_size`` first (the first drawn among equals, cases never run
+    last)."""
+    statuses: list[Status] = []
+    failing: list[tuple[bool, int, int, Case, Answer]] = []
+    for order, case in enumerate(mine):
+        case_id = str(case["id"])
+        given = actual.get(case_id, {"missing": Status.ERROR, "message": _("no answer")})
+        status = agreement(probes.expected[case_id], given)
+        statuses.append(status)
+        if status != Status.PASSED:
+            failing.append((bool(given.get(NOT_RUN)), probes.size(case), order, case, given))
+    return statuses, [(case, given) for *_, case, given in sorted(failing, key=lambda i: i[:3])]
+
+
+def alone_suspects(probes: ProbeSet, actual: Mapping[str, Answer]) -> list[str]:
+    """The case each lab's verdict names first, where its answer, asked in turn, is a wrong
+    value or error (not a stub's, a time limit's or a missing one): asked again alone, in a
+    process of its own (``compare``'s ``alone``), it tells a bug in the case from state kept
+    between calls."""
+    suspects: list[str] = []
+    for lab in probes.labs():
+        mine = [case for case in probes.cases if case["lab"] == lab]
+        _statuses, failing = _first_failing(probes, mine, actual)
+        if not failing:
+            continue
+        case, given = failing[0]
+        case_id = str(case["id"])
+        in_turn = {**given, AGAIN: None}
+        if "missing" not in given and agreement(probes.expected[case_id], in_turn) in (
+            Status.FAILED,
+            Status.ERROR,
+        ):
+            suspects.append(case_id)
+    return suspects
+
+
 def compare(
     probes: ProbeSet,
     actual: Mapping[str, Answer],
     commands: Commands = BY_NAME,
     *,
     hide_inputs: bool = False,
+    alone: Mapping[str, Answer] | None = None,
 ) -> dict[str, ProbeSummary]:
     """Each lab's probe summary: how many cases agreed, and its smallest disagreements by
     ``probecases.case_size`` (the first drawn among equals, cases never run last; not shrunk);
-    ``hide_inputs``: each named as ``withheld`` does."""
+    ``hide_inputs``: each named as ``withheld`` does; ``alone``: answers of cases asked alone
+    (``alone_suspects``): one that agrees there is named as state kept between calls."""
     summaries: dict[str, ProbeSummary] = {}
+    alone = alone or {}
     for lab in probes.labs():
         mine = [case for case in probes.cases if case["lab"] == lab]
-        statuses: list[Status] = []
-        failing: list[tuple[bool, int, int, Case, Answer]] = []
-        for order, case in enumerate(mine):
-            case_id = str(case["id"])
-            given = actual.get(case_id, {"missing": Status.ERROR, "message": _("no answer")})
-            status = agreement(probes.expected[case_id], given)
-            statuses.append(status)
-            if status != Status.PASSED:
-                failing.append((bool(given.get(NOT_RUN)), probes.size(case), order, case, given))
-        named = sorted(failing, key=lambda item: item[:3])[:FAILURES_SHOWN]
+        statuses, failing = _first_failing(probes, mine, actual)
+        named = failing[:FAILURES_SHOWN]
         failures = tuple(
             withheld(case, agreement(probes.expected[str(case["id"])], given))
             if hide_inputs
-            else describe_case(probes, case, given, commands)
-            for *_, case, given in named
+            else describe_case(probes, case, given, commands, _agrees_alone(probes, case, alone))
+            for case, given in named
         )
         agreed = statuses.count(Status.PASSED)
-        failing_ids = tuple(str(case["id"]) for *_, case, _given in failing)[:FAILING_KEPT]
+        failing_ids = tuple(str(case["id"]) for case, _given in failing)[:FAILING_KEPT]
         summaries[lab] = ProbeSummary(len(mine), agreed, worst(statuses), failures, failing_ids)
     return summaries

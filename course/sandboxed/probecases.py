@@ -244,11 +244,22 @@ def replay_command(
 
 
 def describe(
-    case: Case, expected: Answer, actual: Answer, inputs: Sequence[str] = (), replay: str = ""
+    case: Case,
+    expected: Answer,
+    actual: Answer,
+    inputs: Sequence[str] = (),
+    replay: str = "",
+    agrees_alone: bool = False,
 ) -> str:
-    """One disagreement in a few lines: the case, its input, where it parts, how to replay it."""
+    """One disagreement in a few lines: the case, its input, where it parts, how to replay it;
+    ``agrees_alone``: asked alone it agrees, so its first line names state kept between calls."""
     said = _("{label} ({case}): {difference}")
     parted = difference(expected, actual)
+    if agrees_alone:
+        parted = _(
+            "look for state kept between calls: asked alone, it agrees; after the cases asked "
+            "before it, {difference}"
+        ).format(difference=parted)
     label = unquoted(case_label(case))  # plain text: a terminal, a feedback file, a traceback
     lines = [said.format(label=label, case=case["id"], difference=parted)]
     lines += [f"  {shown_input(line)}" for line in inputs]

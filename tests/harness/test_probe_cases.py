@@ -163,18 +163,20 @@ def test_a_case_that_fails_only_after_other_cases_replays_as_state_kept_between_
     workspace = make_workspace("stateful")
     for lab in manifest.labs:
         solve_lab(manifest, kit, workspace, lab.id)
-    # summary_message answers its first two calls, then a stale text: state kept between calls
-    stale = "{'role': 'user', 'content': 'stale'}"
+    # summary_message answers every call as it answered its first: state kept between calls
     sabotage(
         workspace,
         "compaction",
         "summary_message",
-        "globals().setdefault('_CALLS', []).append(1)\n"
-        f"    return _was_summary_message(*args) if len(_CALLS) < 3 else {stale}",
+        "return _was_summary_message(*globals().setdefault('_FIRST', args))",
     )
     result = check(workspace, labs=["11.5"])
     summary = result.labs[0].probes
     assert summary is not None and not summary.agree
+    # named where it is first seen: the failure's first line, at every door (issue 55)
+    first = summary.failures[0].splitlines()[0]
+    said = "(11.5#005): look for state kept between calls: asked alone, it agrees; after the "
+    assert f"{said}cases asked before it, content: expected" in first, first
     case = failure_ids(summary)[0]
     alone = cli("checkpoint", CHAPTER, "--replay", case, cwd=workspace)
     assert alone.returncode == 1, alone.stdout + alone.stderr
