@@ -264,7 +264,7 @@ def check(
 
 def hint(lab: str, *, start: str | os.PathLike[str] | None = None) -> View:
     """The next level of help for ``lab`` (``"11.3"``), as ``checkpoint 11 --lab 11.3 --hint``
-    gives it: 1 the idea and the chapter's section, 2 a strategy, 3 the steps; the workspace
+    gives it: 1 the idea and a section to read, 2 a strategy, 3 the steps; the workspace
     records the level opened (information, never a penalty)."""
     try:
         manifest = load_manifest(lab.partition(".")[0])

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from ..locale import N_, unquoted
+from ..locale import N_, current_edition, unquoted
 from ..locale import gettext as _
 from ..sandboxed.columns import terminal_width, wrap
 from ..sandboxed.nofollow import UnsafePath, read_regular
@@ -137,14 +137,24 @@ def render_hint(hint: Hint, again: str) -> list[str]:
     width = terminal_width(widest=WIDTH)
     lines = [head, *wrap(" ".join(hint.text.split()), width, "  ", "  ")]
     if hint.level == 1:
-        section = _("In the chapter: the section “{section}”").format(section=lab.section)
-        lines += wrap(section, width, "  ", "  ")
+        lines += wrap(where_to_read(lab), width, "  ", "  ")
     if hint.level < hint.levels:
         said = _("Still stuck? `{command}` shows hint {level} of {levels}.")
         lines.append(unquoted(said.format(command=again, level=hint.level + 1, levels=hint.levels)))
     else:
         lines.append(_("This is the last hint: asked again, it shows this one."))
     return lines
+
+
+def where_to_read(lab: Lab, edition: str | None = None) -> str:
+    """The section that explains ``lab``'s idea in ``edition`` (this process's by default): the
+    chapter's, where the chapter is written in it, else the lab's notebook's opening (its
+    ``heading``), so no edition sends its readers to a heading in another language."""
+    section = lab.chapter_section(edition or current_edition())
+    if section is not None:
+        return _("In the chapter: the section “{section}”").format(section=section)
+    said = _("In the notebook {notebook}: the section “{heading}”")
+    return said.format(notebook=f"notebooks/{lab.notebook}", heading=lab.heading)
 
 
 def hint_pointer(lab: Lab, opened: Opened, command: str) -> str:

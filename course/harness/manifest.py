@@ -95,6 +95,11 @@ class Lab:
     """The heading in each edition the chapter is written in (``section = { en = …, zh = … }``);
     none when ``section`` is one heading, the same in every edition."""
 
+    def chapter_section(self, edition: str) -> str | None:
+        """The chapter's heading for the lab in ``edition``; None where the chapter is not
+        written in it (``section`` a table without it): a door then points to the notebook."""
+        return dict(self.sections).get(edition) if self.sections else self.section
+
     def in_edition(self, edition: str) -> Lab:
         """The lab with its ``section`` in ``edition`` (its first one's where it has none)."""
         section = dict(self.sections).get(edition, self.section)

@@ -26,6 +26,7 @@ from course.harness.hints import (
     read_hints,
     render_hint,
 )
+from course.harness.kit import kit_root
 from course.harness.learning import render_learning
 from course.harness.manifest import Lab, Manifest
 from course.harness.report import render_summary
@@ -130,7 +131,11 @@ def test_checkpoint_hint_opens_the_next_level_for_the_lab_at_hand(
     first = cli("checkpoint", CHAPTER, "--hint", cwd=workspace)
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith("Hint 1 of 3 · Lab 11.1 compaction entry"), first.stdout
-    assert manifest.lab("11.1").section in first.stdout
+    # the English edition points to the English notebook's section, not the Chinese chapter's
+    lab = manifest.lab("11.1")
+    said = f"In the notebook notebooks/{lab.notebook}: the section “{lab.heading}”"
+    assert said in " ".join(first.stdout.split()), first.stdout
+    assert lab.section not in first.stdout, first.stdout
     assert "checkpoint 11 --hint shows hint 2 of 3." in first.stdout
     chosen = cli("checkpoint", CHAPTER, "--lab", "11.4", "--hint", cwd=workspace)
     assert chosen.stdout.startswith("Hint 1 of 3 · Lab 11.4"), chosen.stdout
@@ -190,8 +195,36 @@ def test_the_review_shows_the_levels_opened(manifest: Manifest) -> None:
 
 def test_learning_md_gives_each_labs_goal_and_section_not_its_steps(manifest: Manifest) -> None:
     page = " ".join(render_learning(manifest, "0" * 64, ["notebooks"], edition="en").split())
+    zh = " ".join(render_learning(manifest, "0" * 64, ["notebooks"], edition="zh").split())
     for lab in manifest.labs:
-        assert " ".join(lab.goal.split()) in page and lab.section in page, lab.id
+        assert " ".join(lab.goal.split()) in page, lab.id
+        # English: the English notebook's section (the chapter is Chinese); Chinese: the chapter's
+        assert f"- in the notebook: the section “{lab.heading}”" in page, lab.id
+        assert lab.section not in page and f"本章对应小节：“{lab.section}”" in zh, lab.id
         for text in lab.hints:
             assert " ".join(text.split()[:8]) not in page, lab.id
         assert f"checkpoint 11 --lab {lab.id} --hint" in page
+
+
+def test_each_labs_notebook_holds_the_section_a_door_points_to(manifest: Manifest) -> None:
+    """The section an edition without the chapter is sent to is a heading of the lab's
+    notebook in that edition."""
+    root = kit_root()
+    for edition, folder in manifest.notebooks.items():
+        set_edition(edition)
+        try:
+            labs = in_edition(manifest).labs
+        finally:
+            set_edition(None)
+        for lab in labs:
+            if lab.chapter_section(edition) is not None:
+                continue
+            notebook = json.loads((root / folder / lab.notebook).read_text(encoding="utf-8"))
+            headings = {
+                line.lstrip("#").strip()
+                for cell in notebook["cells"]
+                if cell["cell_type"] == "markdown"
+                for line in "".join(cell["source"]).splitlines()
+                if line.startswith("#")
+            }
+            assert lab.heading in headings, (edition, lab.id, sorted(headings))
