@@ -17,6 +17,7 @@ from ..grading.door import Door, Found, speak_for
 from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.visibility import ROOT as GRADESCOPE_ROOT
 from ..grading.visibility import VISIBILITIES, Visibility, visibility
+from ..harness.gradeline import covers_chapter, grade_lines
 from ..harness.hints import (
     NONE_OPENED,
     HintsError,
@@ -30,7 +31,6 @@ from ..harness.kit import KitError, kit_root
 from ..harness.learning import checkpoint_command
 from ..harness.manifest import Lab, Manifest, ManifestError, load_manifest
 from ..harness.report import (
-    grade_line,
     render_card,
     render_lab,
     render_short_card,
@@ -167,7 +167,7 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help=_(
             "show the next level of help for the lab at hand (the first lab not passed; with "
-            "--lab, that lab): 1 the idea and the chapter's section, 2 a strategy, 3 the steps"
+            "--lab, that lab): 1 the idea and a section to read, 2 a strategy, 3 the steps"
         ),
     )
     p.add_argument(
@@ -373,7 +373,8 @@ def show_report(manifest: Manifest, path: Path, lab_ids: Sequence[str], out: Tex
     shown = [lab for lab in labs if lab is not None]
     for lab in shown:
         print(render_lab(lab), file=out)
-    print(grade_line(shown), file=out)
+    for line in grade_lines(shown, covers_chapter(manifest, shown)):
+        print(line, file=out)
     return 0 if shown and all(lab.status == Status.PASSED for lab in shown) else 1
 
 

@@ -8,7 +8,7 @@ from typing import NamedTuple, TextIO
 
 from ..grading.door import Door, Found, look, look_around
 from ..harness.kit import short
-from ..harness.report import counts_width, render_lab, render_probes
+from ..harness.report import counts_width, render_lab, render_note, render_probes
 from ..harness.results import CheckpointResult
 from ..harness.style import PLAIN, Style
 from ..locale import gettext as _
@@ -62,7 +62,7 @@ def print_verdict(
     width = counts_width(result.labs)
     lines = [render_lab(lab, style=style, counts_width=width) for lab in result.labs]
     lines += render_probes(result)
-    lines += [_("note: {note}").format(note=note) for note in result.notes if note not in said]
+    lines += [line for note in result.notes if note not in said for line in render_note(note)]
     _print_lines([*lines, *(_("flag: {flag}").format(flag=flag) for flag in result.flags)], out)
 
 
@@ -70,7 +70,7 @@ def print_edits(door: Door, out: TextIO) -> tuple[str, ...]:
     """Say before anything runs what of the workspace will not (edited tests, a ``conftest.py``…:
     the graded copy holds the kit's files instead); returns the notes said."""
     notes = door.snapshot.notes if door.workspace is not None else ()
-    _print_lines([_("note: {note}").format(note=note) for note in notes], out)
+    _print_lines([line for note in notes for line in render_note(note)], out)
     return notes
 
 

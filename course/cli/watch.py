@@ -23,6 +23,7 @@ from typing import TextIO
 
 import watchfiles
 
+from ..harness.gradeline import grade_lines
 from ..harness.hints import (
     NONE_OPENED,
     Hint,
@@ -189,7 +190,7 @@ class WatchLoop:
             print(line, file=self.out, flush=True)
 
     def check(self, shown: Sequence[Lab] = ()) -> CheckpointResult:
-        """Evaluate every lab; print the ``shown`` labs' lines (all for none) and the progress."""
+        """Evaluate every lab; print the ``shown`` labs' lines (all for none) and the grade line."""
         result = self.latest = self.run()
         wanted = {lab.id for lab in shown}
         width = counts_width(result.labs)
@@ -197,10 +198,7 @@ class WatchLoop:
             if not wanted or lab.lab.id in wanted:
                 self.say(render_lab(lab, style=self.style, counts_width=width))
         problems = [_("problem: {problem}").format(problem=p) for p in result.problems]
-        progress = _("progress  {labs}   {passed}/{total}").format(
-            labs=result.evidence, passed=result.passed, total=result.total
-        )
-        self.say(*render_not_run(result), *problems, progress)
+        self.say(*render_not_run(result), *problems, *grade_lines(result.labs, whole=True))
         return result
 
     def start(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..harness.gradeline import WIDTH, grade_lines
 from ..harness.report import (
     counts,
     counts_width,
@@ -124,9 +125,17 @@ class VerdictView(Shown):
         return shown
 
     @property
+    def grade(self) -> list[str]:
+        """The grade line (``harness/gradeline.py``): the chapter's, or a lab check's points."""
+        if self.result is None or self.problem or self.result.problems:
+            return []
+        return grade_lines(self.labs, whole=self.lab is None, width=WIDTH)
+
+    @property
     def text(self) -> str:
         """The headline, then a chapter check's labs as the terminal shows them, or a lab
-        check's every test and its disagreeing probe cases."""
+        check's every test and its disagreeing probe cases; then the grade line (a lab check's:
+        that lab's points)."""
         lines = [f"{TONE_MARKS[self.tone]} {self.headline}"]
         labs = self.labs
         if self.lab is None:
@@ -147,6 +156,7 @@ class VerdictView(Shown):
                 lines.append(line)
             lines += [line for lab in labs for line in probe_details(lab)]
             lines += [line for lab in labs for line in credit_details(lab)]
+        lines += self.grade
         return self.clean("\n".join(lines[:1] + [f"  {line}" for line in lines[1:]]))
 
     @property
@@ -182,7 +192,10 @@ class VerdictView(Shown):
                 rows.append(
                     row(_coloured(lab.status.label, lab.status.tone), esc(said), _pre(shown))
                 )
-        return head + (f"<table>{''.join(rows)}</table>" if rows else "")
+        table = f"<table>{''.join(rows)}</table>" if rows else ""
+        said = "\n".join(self.grade)
+        grade = f"<pre>{esc(said)}</pre>" if said else ""
+        return head + table + grade
 
 
 def _coloured(text: str, tone: Tone) -> str:

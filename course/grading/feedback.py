@@ -18,8 +18,9 @@ from functools import partial
 from pathlib import Path
 
 from ..harness.editions import in_edition
+from ..harness.gradeline import WIDTH, grade_lines
 from ..harness.manifest import Manifest
-from ..harness.report import render_lab
+from ..harness.report import render_lab, render_note
 from ..locale import gettext as _
 from .gradebook import Grade
 from .outputs import Writing
@@ -37,18 +38,18 @@ def feedback_text(manifest: Manifest, row: Grade, instructor: bool = False) -> s
     if not row.graded:  # no grade to give: only why
         reason = row.note or str(row.status)
         return "\n".join([title, "", _("Not graded: {reason}").format(reason=reason)]) + "\n"
-    grade = _("Grade: {score}/{max_score}").format(score=row.score, max_score=row.max_score)
-    lines = [title, grade, ""]
     shown = row.shown
     if shown is not None and instructor:
         shown = verdict_only(shown)
-    if shown is not None:
-        lines += [_("Evidence: {evidence}").format(evidence=shown.evidence), ""]
-        titled = in_edition(manifest)  # the labs' titles in the roster's edition
-        lines += [render_lab(replace(lab, lab=titled.lab(lab.lab.id))) for lab in shown.required]
-        problems = shown.problems if instructor else row.problems
-        lines += ["", *(_("problem: {problem}").format(problem=p) for p in problems)]
-        lines += [_("note: {note}").format(note=note) for note in row.notes]
+    if shown is None:
+        grade = _("Grade: {score}/{max_score}").format(score=row.score, max_score=row.max_score)
+        return "\n".join([title, grade]) + "\n"
+    lines = [title, *grade_lines(shown.required, whole=True, width=WIDTH), ""]
+    titled = in_edition(manifest)  # the labs' titles in the roster's edition
+    lines += [render_lab(replace(lab, lab=titled.lab(lab.lab.id))) for lab in shown.required]
+    problems = shown.problems if instructor else row.problems
+    lines += ["", *(_("problem: {problem}").format(problem=p) for p in problems)]
+    lines += [line for note in row.notes for line in render_note(note, WIDTH)]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..harness.gradeline import WIDTH, grade_lines
 from ..harness.manifest import Manifest
 from ..harness.report import render_lab
 from ..harness.roots import VARIABLE, chapter_files, chapters_root
@@ -90,9 +91,7 @@ def results(
     problems = shown.problems if shown is not None and instructor else row.problems
     said = [*problems, *row.notes]
     if shown is not None:
-        said.insert(0, _("Evidence: {evidence}").format(evidence=shown.evidence))
-        grade = _("Grade: {score}/{max_score}").format(score=row.score, max_score=row.max_score)
-        said.insert(1, grade)
+        said[:0] = grade_lines(shown.required, whole=True, width=WIDTH)
     extra: dict[str, Any] = {"chapter": manifest.chapter, "status": str(row.status)}
     extra |= {"score": row.score, "max_score": row.max_score}
     if row.scaffold is not None:

@@ -255,12 +255,12 @@ def _note(
     named = _(", ").join(f"Lab {culprit}" for culprit in culprits)
     if all(culprit in unwritten for culprit in culprits):
         said = _(
-            "Lab {lab} fails with the starter's code for {culprits} (not written yet) and "
-            "passes with the reference's in its place: it keeps its points (first: {first})"
+            "Lab {lab} passes with the reference's code for {culprits} (not written yet) and "
+            "keeps its points; with the starter's code it fails. First to fail: {first}."
         )
         return said.format(lab=lab_id, culprits=named, first=first)
     said = _(
-        "Lab {lab} fails with your {culprits} and passes with the reference's in its place: "
-        "Lab {lab} keeps its points and {culprits} loses its own (first: {first})"
+        "Lab {lab} passes with the reference's {culprits} and keeps its points; with your "
+        "{culprits} it fails, so {culprits} loses its own. First to fail: {first}."
     )
     return said.format(lab=lab_id, culprits=named, first=first)

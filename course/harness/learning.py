@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..locale import current_edition, translations
 from ..sandboxed.commands import BY_NAME, Commands, key_legend
 from .hints import HINTS_FILE
 from .kit import short
-from .manifest import Manifest, translated
+from .manifest import Lab, Manifest, translated
 
 
 def checkpoint_command(
@@ -93,9 +93,7 @@ def render_learning(
         ask = checkpoint_command(manifest, "--lab", lab.id, "--hint", commands=commands)
         bullets = [
             _("- goal: {goal}").format(goal=lab.goal),
-            _("- in the chapter: the section “{section}”").format(
-                section=lab.in_edition(edition).section
-            ),
+            _where_to_read(lab, edition, _),
             _("- edit: {files}").format(files=files),
             notebook.format(notebook=f"notebooks/{lab.notebook}", heading=lab.heading),
             _("- check it: `{command}`").format(command=check),
@@ -107,17 +105,18 @@ def render_learning(
         _("## Checking everything"),
         _(
             "`{checkpoint}` run anywhere inside this directory shows each lab's `passed/total` "
-            "and the evidence line; it exits 0 only when all {total} pass. Expected at the "
+            "and the grade line; it exits 0 only when all {total} pass. Expected at the "
             "end: {evidence}"
         ).format(checkpoint=checkpoint, total=manifest.total_tests, evidence=card.evidence),
+        *_scoring(manifest, _),
         _(
             "`{checkpoint} --watch` stays open and re-runs the lab you are on each time you "
             "save a file of your package, then moves on when that lab turns green (keys: "
             "{keys})."
         ).format(checkpoint=checkpoint, keys=key_legend(_)),
         _(
-            "Help waits until you ask for it, one level at a time: 1 the idea and the "
-            "chapter's section, 2 a strategy in words, 3 the steps. `{checkpoint} --hint` "
+            "Help waits until you ask for it, one level at a time: 1 the idea and a section to "
+            "read, 2 a strategy in words, 3 the steps. `{checkpoint} --hint` "
             'opens the next level for the lab at hand (`h` in the watch, `hint("{lab}")` in a '
             "notebook). `{file}` records the levels you opened: your instructor sees them as "
             "information, never as a penalty."
@@ -135,10 +134,11 @@ def render_learning(
             _(
                 "Plain pytest also runs each lab's probe cases (`{test}`): the chapter's "
                 "generated inputs with the reference's answers, the ones `{checkpoint}` checks, "
-                "so both name the same failing cases. They count in no lab's `passed/total`. A "
-                "failing case shows its input, where your answer parts from the reference's, and "
-                "a command that replays it on your saved code, with your code's frames when it "
-                "raises: `{checkpoint} --replay {case}`."
+                "so both name the same failing cases. They count in no lab's `passed/total`, "
+                "yet a lab whose cases do not all agree scores nothing. A failing case shows "
+                "its input, where your answer parts from the reference's, and a command that "
+                "replays it on your saved code, with your code's frames when it raises: "
+                "`{checkpoint} --replay {case}`."
             ).format(checkpoint=checkpoint, test=f"test_{example.select}_probe[{case}]", case=case)
         )
     if manifest.review is not None:
@@ -165,3 +165,34 @@ def render_learning(
         ).format(fingerprint=parent),
     ]
     return "\n\n".join(blocks) + "\n"
+
+
+def _scoring(manifest: Manifest, _: Callable[[str], str]) -> list[str]:
+    """How a lab scores, as every door's grade line counts it (``gradeline.py``): its points
+    only when its focused tests and its probe cases all pass."""
+    labs = manifest.required_labs
+    points = {lab.points for lab in labs}
+    if manifest.probes is None or not labs:
+        return []
+    if len(points) == 1:
+        said = _(
+            "Each lab is worth {points} points and scores them only when its focused tests and "
+            "its probe cases all pass: a lab at {tests}/{tests} whose probe cases do not all "
+            "agree with the reference is still failed, and the grade line below the labs says so."
+        )
+    else:
+        said = _(
+            "A lab scores its points only when its focused tests and its probe cases all pass: "
+            "a lab at {tests}/{tests} whose probe cases do not all agree with the reference is "
+            "still failed, and the grade line below the labs says so."
+        )
+    return [said.format(points=points.pop(), tests=labs[0].tests)]
+
+
+def _where_to_read(lab: Lab, edition: str, _: Callable[[str], str]) -> str:
+    """LEARNING.md's bullet for ``hints.where_to_read``: the chapter's section in ``edition``,
+    else the notebook's."""
+    section = lab.chapter_section(edition)
+    if section is not None:
+        return _("- in the chapter: the section “{section}”").format(section=section)
+    return _("- in the notebook: the section “{heading}”").format(heading=lab.heading)

@@ -10,6 +10,7 @@ from ..sandboxed.columns import columns, pad, terminal_width, wrap
 from ..sandboxed.commands import BY_NAME, Commands, in_shell
 from ..sandboxed.status import Status
 from ..sandboxed.verdicts import NOT_RUN, readable
+from .gradeline import covers_chapter, grade_lines
 from .hints import NONE_OPENED, Opened, hint_pointer
 from .kit import Fingerprints, short
 from .learning import checkpoint_command, lab_command
@@ -364,6 +365,16 @@ def render_not_run(result: CheckpointResult) -> list[str]:
     return lines
 
 
+def render_note(note: str, width: int | None = None) -> list[str]:
+    """``note: …`` wrapped at ``width`` (the terminal's, at most 100), its later lines under its
+    text."""
+    head = _("note: {note}").format(note="")
+    said = _("note: {note}").format(note=" ".join(note.split()))
+    hanging = " " * columns(head if head.strip() == head else head.rstrip() + " ")
+    width = width if width is not None else terminal_width(widest=WIDTH)
+    return wrap(said, width, subsequent_indent=hanging) or [said]
+
+
 def render_summary(
     manifest: Manifest,
     result: CheckpointResult,
@@ -371,7 +382,8 @@ def render_summary(
     commands: Commands = BY_NAME,
     opened: Opened = NONE_OPENED,
 ) -> str:
-    """Evidence line, total, problems, and what to do next: the open lab, or the next step."""
+    """The grade line (``gradeline.py``), problems, and what to do next: the open lab, or the
+    next step."""
     lines = [
         _("optional: Lab {lab} {title} {counts} {status} (not counted)").format(
             lab=extra.lab.id,
@@ -382,22 +394,10 @@ def render_summary(
         for extra in result.optional
     ]
     lines += render_not_run(result)
-    if result.required:
-        lines.append(result.evidence)
-    if len(result.required) > 1:
-        lines.append(f"{result.passed}/{result.total}")
-    if result.required:
-        lines.append(grade_line(result.required))
+    lines += grade_lines(result.labs, covers_chapter(manifest, result.labs))
     lines += [_("problem: {problem}").format(problem=problem) for problem in result.problems]
     lines += ["", *_next_step(manifest, result, practice, commands, opened)]
     return "\n".join(lines).rstrip()
-
-
-def grade_line(labs: Sequence[LabResult]) -> str:
-    """``grade 80/100``: the points of ``labs`` that passed whole (``LabResult.score``), as
-    every door (the gradebook, Gradescope, Classroom) counts them."""
-    score, worth = sum(lab.score for lab in labs), sum(lab.points for lab in labs)
-    return _("grade {score}/{max_score}").format(score=score, max_score=worth)
 
 
 def _next_step(

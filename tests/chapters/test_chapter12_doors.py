@@ -96,11 +96,8 @@ def test_checkpoint_on_the_reference_passes_every_lab_with_its_evidence(tmp_path
     assert "evidence         5 tests, 3/3 → 2/2, cover the character count, its refusals," in (
         done.stdout
     )
-    assert [line for line in lines if line in ("3/3 → 2/2", "5/5", "grade 100/100")] == [
-        "3/3 → 2/2",
-        "5/5",
-        "grade 100/100",
-    ]
+    grade = ["focused tests  3/3 → 2/2 (5/5)", "grade          100/100"]
+    assert [line for line in lines if line in grade] == grade
 
 
 def test_checkpoint_in_a_starter_workspace_finds_every_lab_pending(starter: Path) -> None:
@@ -135,7 +132,7 @@ def test_watch_turns_a_saved_lab_green_and_moves_on(manifest: Manifest, tmp_path
         solve_lab(manifest, kit_root(), workspace, "12.1")  # a real save of pi_course/tokens.py
         after = "".join(lines.until("Now: Lab 12.2"))
         assert "saved tokens.py" in after
-        assert "progress  3/3 → 0/2   3/5" in after, after
+        assert "focused tests  3/3 → 0/2 (3/5)" in after, after
         process.stdin.write("q\n")
         process.stdin.flush()
         assert process.wait(timeout=60) in (0, 1)

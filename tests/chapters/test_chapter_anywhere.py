@@ -150,7 +150,7 @@ def test_practice_and_checkpoint_in_both_editions(manifest: Manifest, tmp_path: 
 
     reference = cli("checkpoint", CHAPTER, cwd=tmp_path)
     assert reference.returncode == 0, reference.stdout + reference.stderr
-    assert "grade 100/100" in reference.stdout
+    assert "\ngrade          100/100" in reference.stdout
 
 
 # --------------------------------------------------------------------------- the instructor

@@ -76,7 +76,7 @@ def test_the_reference_passes_and_a_fresh_workspace_is_pending(
     reference = cli("checkpoint", chapter, cwd=tmp_path)
     assert reference.returncode == 0, reference.stdout + reference.stderr
     assert f"Lab {chapter}.1  first step" in reference.stdout
-    assert "grade 100/100" in reference.stdout
+    assert "\ngrade          100/100" in reference.stdout
     made = cli("practice", chapter, str(tmp_path / "zh"), "--lang", "zh")
     assert made.returncode == 0, made.stderr
     fresh = cli("checkpoint", chapter, cwd=tmp_path / "zh")

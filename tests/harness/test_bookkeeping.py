@@ -117,7 +117,14 @@ def test_feedback_shows_a_learner_their_labs_failing_cases_and_replays_only(
     row = graded_row("ada", "ada", result, ["copies: ada and ben share Lab 11.3"])
     row = replace(row, shown=result, notes=("also handed in ada.zip (older, not graded)",))
     text = feedback_text(manifest, row)
-    assert text.startswith("Chapter 11 · ada\nGrade: 80/100\n")
+    # H5: the evidence and the grade labelled, and why 14/14 stands beside 80/100
+    assert text.startswith(
+        "Chapter 11 · ada\n"
+        "focused tests  3/3 → 3/3 → 3/3 → 2/2 → 3/3 (14/14)\n"
+        "grade          80/100: Lab 11.3's focused tests "
+        "pass, but 4 of its 5 probe cases disagree with the\n"
+        "               reference, so Lab 11.3 earns nothing\n"
+    ), text
     assert "11.3#001" in text and "replay: checkpoint 11 --replay 11.3#001" in text
     assert "and 1 more probe case like these" in text
     assert "note: also handed in ada.zip" in text
@@ -132,7 +139,12 @@ def test_feedback_speaks_the_rosters_edition(manifest: Manifest, zh: None) -> No
     result = _result(manifest, {"11.3#001"})
     row = replace(graded_row("ada", "ada", result, ()), shown=result)
     text = feedback_text(manifest, row)
-    assert text.startswith("第 11 章 · ada\n成绩：80/100\n"), text
+    assert text.startswith(  # H5, in the review's words
+        "第 11 章 · ada\n"
+        "聚焦测试  3/3 → 3/3 → 3/3 → 2/2 → 3/3（14/14）\n"
+        "成绩      80/100：Lab 11.3 的聚焦测试通过，但 "
+        "5 个探针用例中有 1 个与参考实现不一致，这个 Lab 不得分\n"
+    ), text
     assert "重新运行：checkpoint 11 --replay 11.3#001" in text
     assert "预算投影" in text and "budget projection" not in text, "the labs' titles too"
 

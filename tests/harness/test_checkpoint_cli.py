@@ -34,8 +34,8 @@ def test_checkpoint_prints_the_card_labs_and_evidence_for_the_reference(
     lines = out.splitlines()
     evidence = " → ".join(f"{lab.tests}/{lab.tests}" for lab in manifest.required_labs)
     assert evidence == "3/3 → 3/3 → 3/3 → 2/2 → 3/3"
-    at = lines.index(evidence)
-    assert lines[at + 1 : at + 3] == ["14/14", "grade 100/100"]
+    at = lines.index(f"focused tests  {evidence} (14/14)")
+    assert lines[at + 1] == "grade          100/100"
     assert out.index(manifest.card.title) < out.index("Lab 11.1") < out.index(evidence)
     after = "\n".join(lines[at + 2 :])
     assert "All 14 focused tests pass. Next: the chapter's closing review" in after
@@ -104,7 +104,7 @@ def test_a_fresh_workspace_fails_with_every_lab_pending(
     probes = out.split("\nprobes", 1)[1].split("\n\n", 1)[0].splitlines()
     assert probes[-1] == " " * 9 + "agree with the reference (seed 11)", "wrapped between parts"
     assert max(len("probes" + line) for line in probes) <= 100, probes
-    assert "0/3 → 0/3 → 0/3 → 0/2 → 0/3\n0/14\ngrade 0/100\n" in out
+    assert "focused tests  0/3 → 0/3 → 0/3 → 0/2 → 0/3 (0/14)\ngrade          0/100\n" in out
     first = manifest.labs[0]
     assert f"Next: Lab {first.id} {first.title}" in out
     assert f"checkpoint 11 --practice {shlex.quote(str(workspace))} --lab {first.id}" in out

@@ -231,8 +231,8 @@ def test_one_scale_in_the_row_its_csv_its_json_and_the_terminal(manifest: Manife
     assert (report["score"], report["max_score"]) == (80, 100)
     assert CheckpointResult.from_json(report, manifest) == result
     summary = render_summary(manifest, result).splitlines()
-    at = summary.index("3/3 → 3/3 → 3/3 → 1/2 → 3/3")
-    assert summary[at + 1 : at + 3] == ["13/14", "grade 80/100"]
+    at = summary.index("focused tests  3/3 → 3/3 → 3/3 → 1/2 → 3/3 (13/14)")
+    assert summary[at + 1] == "grade          80/100"
 
 
 def test_a_row_with_a_problem_is_an_error_whatever_its_labs_say(manifest: Manifest) -> None:

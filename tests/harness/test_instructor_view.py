@@ -87,7 +87,7 @@ def test_learners_see_the_chapters_counts_and_the_instructor_keeps_every_test(
     assert (shown.score, shown.max_score) == (result.score, result.max_score) == (100, 100)
     text = render_summary(manifest, shown) + "\n".join(render_lab(lab) for lab in shown.labs)
     assert "4/4" not in text and "test_extra" not in text and "instructor" not in text, text
-    assert "grade 100/100" in text
+    assert "\ngrade          100/100" in text
     assert nodeid in [test["nodeid"] for test in result.to_json()["tests"]]
 
 
@@ -150,7 +150,8 @@ def test_gradescope_shows_learners_only_the_kits_verdict_when_instructor_tests_r
     assert "11.3#007" in lab["output"] and "checkpoint 11 --replay 11.3#007" in lab["output"]
     assert "test_lab_11_3_exact_fit" in lab["output"], lab["output"]
     assert (data["score"], lab["score"], lab["max_score"]) == (80, 0, 20)
-    assert seen.startswith("Evidence: 3/3 → 3/3 → 2/3 → 2/2 → 3/3\nGrade: 80/100"), seen
+    evidence = "focused tests  3/3 → 3/3 → 2/3 → 2/2 → 3/3 (13/14)"
+    assert seen.startswith(f"{evidence}\ngrade          80/100"), seen
     assert "a problem stopped the run (its message is withheld" in seen, seen
     # without instructor tests nothing is withheld: the learner's own message is theirs to see
     plain = results(manifest, _gradescope_row(manifest, None), "visible")

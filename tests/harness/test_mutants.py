@@ -223,7 +223,7 @@ def test_plain_pytest_and_checkpoint_agree_on_a_mistake_a_later_lab_catches(
     labs = {lab["id"]: lab for lab in done.report["labs"]}  # type: ignore[attr-defined]
     assert labs[mutant.lab]["status"] == "failed" and labs[mutant.lab]["score"] == 0
     assert done.report["evidence"] == "3/3 → 3/3 → 3/3 → 2/2 → 2/3"
-    assert "13/14" in done.printed and "grade 80/100" in done.printed, done.printed
+    assert "(13/14)\ngrade          80/100" in done.printed, done.printed
     # the next step is the charged lab, re-run beside the lab whose test it is charged with
     rerun = f"--lab {mutant.lab} --lab {mutant.caught_by}"
     assert f"Next: Lab {mutant.lab} " in done.printed and rerun in done.printed, done.printed

@@ -318,7 +318,8 @@ def test_a_failing_lab_shows_learners_its_failing_cases(graded: dict[str, Graded
     fresh = graded["fresh"].labs()["11.1"]["output"]
     assert "not implemented yet" in fresh, fresh
     solved = graded["solved"].results["output"]
-    assert solved.startswith("Evidence: 3/3 → 3/3 → 3/3 → 2/2 → 3/3\nGrade: 100/100"), solved
+    evidence = "focused tests  3/3 → 3/3 → 3/3 → 2/2 → 3/3 (14/14)"
+    assert solved.startswith(f"{evidence}\ngrade          100/100"), solved
 
 
 def test_instructor_tests_wait_for_the_due_date(graded: dict[str, Graded]) -> None:
@@ -655,7 +656,7 @@ def test_the_classroom_50_autograder_grades_a_checkout_into_the_result_contract(
     assert body.startswith("```text\nLab 11.1") and body.endswith("\n```\n"), body
     for lab in labs:
         assert f"Lab {lab['id']}  {lab['title']}" in body, body
-    assert "not implemented yet" in body and "grade 40/100" in body, body
+    assert "not implemented yet" in body and "\ngrade          40/100\n" in body, body
     text = script.read_text(encoding="utf-8")
     assert 'KIT_REPOSITORY = "https://example.invalid/kit.git"' in text
     assert 'KIT_REF = "term-2026"' in text

@@ -75,7 +75,7 @@ def test_saving_a_solved_lab_turns_it_green_and_moves_on(
         assert head.split() == ["Lab", "11.1", "compaction", "entry"], line
         agreed, _, rest = cases.partition("/")
         assert rest == f"{agreed} cases  passed" and int(agreed) > 0, line
-        assert "progress  3/3 → 0/3 → 0/3 → 0/2 → 0/3   3/14" in after
+        assert "focused tests  3/3 → 0/3 → 0/3 → 0/2 → 0/3 (3/14)" in after
         assert "Lab 11.1 passes." in after
         process.stdin.write("h\n")
         process.stdin.flush()
