@@ -49,7 +49,7 @@ def focused_tests(labs: Sequence[LabResult]) -> str:
     if len(labs) == 1:
         return evidence
     passed, total = sum(lab.passed for lab in labs), sum(lab.total for lab in labs)
-    return _("{evidence} ({passed}/{total})").format(evidence=evidence, passed=passed, total=total)
+    return _("{counts} ({passed}/{total})").format(counts=evidence, passed=passed, total=total)
 
 
 def points(labs: Sequence[LabResult], whole: bool) -> str:

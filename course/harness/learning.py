@@ -106,8 +106,8 @@ def render_learning(
         _(
             "`{checkpoint}` run anywhere inside this directory shows each lab's `passed/total` "
             "and the grade line; it exits 0 only when all {total} pass. Expected at the "
-            "end: {evidence}"
-        ).format(checkpoint=checkpoint, total=manifest.total_tests, evidence=card.evidence),
+            "end: {expected}"
+        ).format(checkpoint=checkpoint, total=manifest.total_tests, expected=card.evidence),
         *_scoring(manifest, _),
         _(
             "`{checkpoint} --watch` stays open and re-runs the lab you are on each time you "
