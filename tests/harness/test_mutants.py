@@ -144,8 +144,15 @@ def test_plain_pytest_fails_on_the_cases_checkpoint_lab_names(
     named = failure_ids(summary)
     assert set(named) <= set(failed), (named, failed)
     shown = words(output)
+    state = "look for state kept between calls: asked alone, it agrees; after the cases asked "
+    state += "before it, "
     for failure in summary.failures:
-        assert words(failure) in shown, f"pytest does not say what checkpoint says:\n{failure}"
+        # checkpoint asks the first case alone too, and says so where it agrees there (a state
+        # bug, issue 55); the rest is what plain pytest says
+        said = failure.replace(state, "") if mutant.name == "caches_contexts_by_ids" else failure
+        assert words(said) in shown, f"pytest does not say what checkpoint says:\n{failure}"
+    if mutant.name == "caches_contexts_by_ids":
+        assert state in summary.failures[0], "a state bug is named where it is first seen"
 
 
 @dataclass(frozen=True)
