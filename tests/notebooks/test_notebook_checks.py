@@ -8,6 +8,7 @@ from pathlib import Path
 
 from course.display.notebook import check
 from course.display.verdict import VerdictView
+from course.harness.gradeline import grade_lines
 from course.harness.manifest import load_manifest
 from course.harness.report import render_lab
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
@@ -74,7 +75,9 @@ def test_a_lab_reads_the_same_in_a_notebook_and_on_a_terminal() -> None:
     [lab] = result.labs
     terminal = render_lab(lab, title_width=len(lab.lab.title))
     shown = [line.removeprefix("  ") for line in VerdictView(result).text.splitlines()[1:]]
-    assert shown == terminal.splitlines()
+    lines = terminal.splitlines()
+    assert shown[: len(lines)] == lines
+    assert shown[len(lines) :] == grade_lines(result.labs, whole=True, width=100), "then the grade"
 
 
 def test_a_test_that_never_ran_says_so_in_the_readers_words(zh: None) -> None:
