@@ -2,7 +2,7 @@
 
 Lays out a practice workspace with every required lab solved, then measures, in wall-clock
 seconds: ``checkpoint 11`` run inside it (the whole command, as a learner types it), and
-``checkpoint 11 --watch``'s verdict after a save (from the file's write to the progress line
+``checkpoint 11 --watch``'s verdict after a save (from the file's write to the grade line
 that follows it). Prints the median and the worst of each, and the goals: under 3 s and 2 s.
 """
 
@@ -102,7 +102,7 @@ def time_watch(workspace: Path, saves: int, command: list[str]) -> list[float]:
         for number in range(saves):
             started = time.perf_counter()
             module.write_text(module.read_text("utf-8") + f"\n# save {number}\n", "utf-8")
-            wait_for("progress ")
+            wait_for("focused tests  ")  # the grade line's first line
             took.append(time.perf_counter() - started)
         process.stdin.write("q\n")
         process.stdin.flush()
