@@ -1,4 +1,4 @@
-"""The verdict measured by mutation testing: ``python3 bench/mutation.py [--jobs N] [--only TEXT]``.
+"""The verdict measured by mutation testing: ``python3 bench/mutation.py [--jobs N]``.
 
 cosmic-ray's operators make every single-point change they know to the reference's lab modules
 (the files the manifest's ``learner`` role names), one mutant a change. Each mutant is the
@@ -9,8 +9,9 @@ one included, does not pass. A survivor must be listed in ``bench/equivalent_mut
 the reason no learner-visible behaviour changed; any other survivor fails the run (exit 1).
 
 Prints the mutants, the killed, the equivalent, the killed share of the non-equivalent, each
-unclassified survivor with its change, and the time. ``--only`` grades the mutants whose id
-holds the text (``--only context.py``). Takes minutes: nothing here is a timed test.
+unclassified survivor with its change, and the time. ``--only PLACE`` grades the mutants of
+the definitions whose ``module definition`` holds PLACE (``--only "context.py open_context"``).
+Takes minutes: nothing here is a timed test.
 """
 
 from __future__ import annotations
@@ -95,9 +96,10 @@ def changed_lines(original: str, mutated: str) -> tuple[str, str]:
     return "", ""
 
 
-def file_mutants(path: str, source: str, only: Iterable[str] = ()) -> list[Mutant]:
+def file_mutants(path: str, source: str, only: Iterable[str] = (), place: str = "") -> list[Mutant]:
     """Every mutant of one module's ``source``, in cosmic-ray's order (operator, position);
-    ``only``: of the operators named (a mutant costs a parse: 16 ms)."""
+    ``only``: of the operators named; ``place``: in the definitions whose ``module
+    definition`` holds it (``context.py open_context``). A mutant costs a parse: 16 ms."""
     tree = get_ast(source)
     nodes = list(ast_nodes(tree))
     found: list[Mutant] = []
@@ -105,10 +107,12 @@ def file_mutants(path: str, source: str, only: Iterable[str] = ()) -> list[Mutan
     for name, operator in operators(only):
         places = [node for node in nodes for _ in operator.mutation_positions(node)]  # type: ignore[attr-defined]
         for occurrence, node in enumerate(places):
+            where = ASTQuery(node).get_definition_name() or "<module>"
+            if place not in f"{Path(path).name} {where}":
+                continue
             mutated = mutate_code(source, operator, occurrence)
             if mutated is None or mutated == source:
                 continue
-            where = ASTQuery(node).get_definition_name() or "<module>"
             before, after = changed_lines(source, mutated)
             key = (path, where, before, after)
             found.append(
@@ -118,14 +122,16 @@ def file_mutants(path: str, source: str, only: Iterable[str] = ()) -> list[Mutan
     return found
 
 
-def all_mutants(manifest: Manifest, kit: Path, only: Iterable[str] = ()) -> list[Mutant]:
+def all_mutants(
+    manifest: Manifest, kit: Path, only: Iterable[str] = (), place: str = ""
+) -> list[Mutant]:
     """Every mutant of every lab module the manifest names (its ``learner`` files)."""
     found: list[Mutant] = []
     for file in manifest.files_with_role("learner"):
         if file.reference is None:
             continue
         source = read_source(kit, file.reference).decode("utf-8")
-        found += file_mutants(file.path, source, tuple(only))
+        found += file_mutants(file.path, source, tuple(only), place)
     return found
 
 
@@ -227,11 +233,16 @@ def graded(mutants: Sequence[Mutant], jobs: int = 1) -> list[Verdict]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jobs", type=int, default=1, help="mutants graded at once (default 1)")
-    p.add_argument("--only", default="", help="grade the mutants whose id holds this text")
+    p.add_argument(
+        "--only",
+        default="",
+        metavar="PLACE",
+        help="grade only the mutants of the definitions whose 'module definition' holds PLACE",
+    )
     args = p.parse_args(argv)
     started = time.monotonic()
     manifest, kit = load_manifest("11"), kit_root()
-    mutants = [m for m in all_mutants(manifest, kit) if args.only in m.id]
+    mutants = all_mutants(manifest, kit, place=args.only)
     listed = equivalents()
     verdicts = graded(mutants, args.jobs)
     gone = stale(listed, mutants) if not args.only else []

@@ -403,7 +403,7 @@ def openers(budget: Mapping[str, Any], result: Any) -> list[Json]:
 def _create_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json:
     path = path_entries(impl, args["path"])
     summary = args["summary"]
-    given = summary_object(impl, summary) if args["summary_object"] else summary
+    given = summary_object(impl, summary, as_given=True) if args["summary_object"] else summary
     entry = impl.compaction.create_compaction_entry(
         path,
         id=args["id"],
@@ -1121,6 +1121,13 @@ MORE_BROKEN_RECORDS: tuple[tuple[str, dict[str, Json]], ...] = (
 """The other refusals the parser's contract lists, drawn but not rules."""
 
 
+SUMMARY_OBJECT_FAULTS: tuple[tuple[str, dict[str, Json]], ...] = (
+    (N_("a CompactionSummary object whose completed is 5"), {"completed": 5}),
+    (N_("a CompactionSummary object whose goal is blank"), {"goal": "  "}),
+)
+"""A summary made with the public type's constructor that Lab 11.1's parser refuses."""
+
+
 def faulty_key(change: Mapping[str, Json]) -> str:
     """The JSON key a record's one change breaks (``note``, ``tokensBefore``...)."""
     return next(iter(change))
@@ -1131,24 +1138,13 @@ def lab_1(cases: Cases, rng: random.Random) -> None:
     cases.rule("compact-1-summary", PARSE_SUMMARY, N_("the chapter's compact-1"), value=COMPACT_1)
     chapter_summary: dict[str, Json] = chapter_data("COMPACT_1_SUMMARY")
     without = {k: v for k, v in chapter_summary.items() if k != "unresolved"}
-    named = {"entry_id": "compact-1"}
-    cases.rule(
-        "summary-missing-key",
-        PARSE_SUMMARY,
-        N_("a missing key"),
-        value=without,
-        **named,
-        names=["compact-1", "unresolved"],
-    )
     unknown_key = chapter_summary | {"files": []}
-    cases.rule(
-        "summary-unknown-key",
-        PARSE_SUMMARY,
-        N_("an unknown 'files' key"),
-        value=unknown_key,
-        **named,
-        names=["compact-1", "files"],
-    )
+    for rule, label, value, key in (
+        ("summary-missing-key", N_("a missing key"), without, "unresolved"),
+        ("summary-unknown-key", N_("an unknown 'files' key"), unknown_key, "files"),
+    ):
+        names = ["compact-1", key]
+        cases.rule(rule, PARSE_SUMMARY, label, value=value, entry_id="compact-1", names=names)
     record = N_("the chapter's compact-1")
     cases.rule("compact-1-record", PARSE_ENTRY, record, value={FIXTURE: "compact_1_json"})
     for name, (label, change) in zip(RECORD_RULES, BROKEN_RECORDS, strict=True):
@@ -1248,6 +1244,15 @@ def lab_2(cases: Cases, rng: random.Random) -> None:
         cases.add(SPLIT, label, path=unparsed(path))
         cases.add(GROUP, label, path=unparsed(path))
         cases.add(PAIRS, label, entries=unparsed(rng.choice(split_json(path))))
+    system = {"role": "system", "content": "be brief"}
+    for path in histories[:2]:
+        group = split_json(path)[0]
+        inside = group[:1] + [message_entry("sys", group[0]["id"], system)] + group[1:]
+        label = N_("one interaction with a system message inside: neither a call nor a result")
+        cases.add(PAIRS, label, entries=inside)
+        label = N_("a system message in a history whose entries were built without the parser")
+        with_system = unparsed(path[:1] + [message_entry("sys", path[0]["id"], system)] + path[1:])
+        cases.add(SPLIT, label, path=with_system, names=["sys"])
     contract_2(cases)
 
 
@@ -1357,6 +1362,9 @@ def lab_4(cases: Cases, rng: random.Random) -> None:
             broken = {"summary": summary | {"files": []}, "summary_object": False}
             label = N_("a summary with an unknown key")
             cases.add(CREATE, label, **base | broken, names=[record, "files"])
+            for label, change in SUMMARY_OBJECT_FAULTS:  # a record no store would take
+                refused = {"summary": summary | change, "summary_object": True}
+                cases.add(CREATE, label, **base | refused, names=[record, faulty_key(change)])
         if index < 4:
             budget = budget_json(rng, split_json(path))
             label = N_("a record appended to both stores, then built and resumed from")
@@ -1680,7 +1688,22 @@ def _resumes(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
     answer = {"role": "assistant", "content": [{"type": "text", "text": "going on"}]}
     turn = [question, message_entry("next-a", "next-u", answer)]
     session = impl.session
-    found: dict[str, Json] = {}
+
+    def request(entries: list[Any]) -> Json:
+        built = impl.context.build_context(
+            entries, **args["budget"], estimate_tokens=length_estimate
+        )
+        compaction, suffix = impl.compaction.resume_suffix(entries)
+        return {
+            "kept": built.kept_entry_ids,
+            "messages": built.messages,
+            "compaction": built.compaction_id,
+            "reason": built.reason,
+            "resumed": [getattr(compaction, "id", None), ids(suffix)],
+        }
+
+    held = [*path, record, *map(session.parse_session_entry, turn)]
+    found: dict[str, Json] = {"as_returned": request(held)}  # the caller's list, no store
     with tempfile.TemporaryDirectory(prefix="probe-") as folder:
         log = Path(folder) / "session.jsonl"
         stores = {"memory": session.InMemorySessionStore(), "jsonl": session.JsonlSessionStore(log)}
@@ -1692,18 +1715,8 @@ def _resumes(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
         for name, store in stores.items():
             entries = store.entries()
             store.close()
-            built = impl.context.build_context(
-                entries, **args["budget"], estimate_tokens=length_estimate
-            )
-            compaction, suffix = impl.compaction.resume_suffix(entries)
-            found[name] = {
-                "entries": [session.entry_to_json(entry) for entry in entries],
-                "kept": built.kept_entry_ids,
-                "messages": built.messages,
-                "compaction": built.compaction_id,
-                "reason": built.reason,
-                "resumed": [getattr(compaction, "id", None), ids(suffix)],
-            }
+            found[name] = {"entries": [session.entry_to_json(e) for e in entries]}
+            found[name] |= request(entries)
     return found
 
 
