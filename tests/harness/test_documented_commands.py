@@ -103,6 +103,11 @@ FAST = {
         ".venv/bin/python bench/doors.py --runs 1",
         "seven timings of each door; one shows the command works",
     ),
+    ".venv/bin/python bench/mutation.py": (
+        '.venv/bin/python bench/mutation.py --only "summary.py summary_to_json"',
+        "480 mutants take twenty minutes and more; the two of one given function show the "
+        "command grades and classifies (test_mutation_sample.py grades a dozen)",
+    ),
     "course-kit nbrefresh": (
         "course-kit nbrefresh {tmp}/copy.ipynb",
         "re-running every notebook of both editions is what the suite's nbval run does",
