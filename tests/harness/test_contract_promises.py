@@ -28,8 +28,6 @@ from course.grading.engine import GradingOptions, evaluate
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 
-pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
-
 UNCHECKED_COPY = (
     "groups.py",
     "InteractionGroup([parse_message_entry(entry) for entry in group])",
