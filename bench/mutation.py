@@ -38,8 +38,9 @@ from cosmic_ray.ast import ast_nodes, get_ast  # noqa: E402
 from cosmic_ray.ast.ast_query import ASTQuery  # noqa: E402
 from cosmic_ray.mutating import mutate_code  # noqa: E402
 
+from bench.doors import unsandboxed_here  # noqa: E402
 from course.grading import probes as probing  # noqa: E402
-from course.grading.engine import GradingOptions, grade  # noqa: E402
+from course.grading.engine import GradingOptions, SandboxMode, grade  # noqa: E402
 from course.grading.snapshot import Snapshot, reference_snapshot  # noqa: E402
 from course.harness.kit import kit_root, read_source  # noqa: E402
 from course.harness.manifest import Manifest, load_manifest  # noqa: E402
@@ -197,10 +198,11 @@ class Grader:
 
     def __init__(self, manifest: Manifest, kit: Path) -> None:
         self.manifest, self.kit = manifest, kit
-        labs = list(manifest.labs)
-        self.options = GradingOptions(
-            probes=probing.prepare(manifest, kit, labs, manifest.probe_seed)
-        )
+        drawn = probing.prepare(manifest, kit, list(manifest.labs), manifest.probe_seed)
+        # where a root grader's sandbox cannot start (a kit reached through links), as a door
+        # is told to then: --unsandboxed (unsandboxed_here says so once)
+        sandbox: SandboxMode = "off" if unsandboxed_here() else "auto"
+        self.options = GradingOptions(sandbox=sandbox, probes=drawn)
         self.reference = reference_snapshot(manifest, kit)
 
     def snapshot(self, mutant: Mutant) -> Snapshot:
