@@ -8,6 +8,13 @@ each submission the way ``checkpoint 11 --roster`` does for a row (``copies.lear
 and compares the class (``classroom.compare_class``), printing the slowest fingerprint, the
 total, the comparison's time and the flags by kind. The goals: any one submission well under a
 second whatever its size, the class of a hundred in seconds. Nothing here is a timed test.
+
+Then the table ``docs/grading.md`` quotes: each scripted disguise (``disguise.SCRIPTED``)
+applied to the reference, and by two learners to a classmate's code (the first independent
+solution), in a class with the kit's independent solutions: in how many of the roster's units
+(labs and learner files) the copy is flagged against the reference, and the three are one
+group; and how many flags land on honest code (the independent solutions, each also disguised
+in turn).
 """
 
 from __future__ import annotations
@@ -25,15 +32,17 @@ sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
 from disguise import (  # noqa: E402
     AUTHORS,
+    SCRIPTED,
     appended,
     disguised,
     own_sources,
     reference_sources,
+    scripted,
     wrapped,
 )
 
 from course.grading.classroom import compare_class  # noqa: E402
-from course.grading.copies import Prints, baseline, learner_prints  # noqa: E402
+from course.grading.copies import Baseline, Prints, baseline, learner_prints  # noqa: E402
 from course.harness.kit import kit_root  # noqa: E402
 from course.harness.manifest import Manifest, load_manifest  # noqa: E402
 
@@ -88,6 +97,37 @@ def classroom(manifest: Manifest, kit: Path, learners: int) -> dict[str, Sources
     return made
 
 
+def disguise_table(manifest: Manifest, kit: Path, base: Baseline) -> None:
+    """Each scripted disguise: units flagged against the reference, units where two learners
+    disguising a classmate's code are one group with her, and flags on honest code."""
+    units = len(base.labs) + len(base.files)
+    honest = {author: own_sources(manifest, author) for author in AUTHORS}
+
+    def compared(sources: dict[str, Sources]) -> list[tuple[str, tuple[str, ...], str]]:
+        prints = {name: learner_prints(base, files) for name, files in sources.items()}
+        return [(f.kind, f.learners, f.lab) for f in compare_class(base, prints).flags]
+
+    reference = reference_sources(manifest, kit)
+    print(f"disguise → units flagged (of {units}): the reference copied; a classmate's code")
+    for disguise in SCRIPTED:
+        copy = scripted(manifest, kit, reference, disguise)
+        found = compared({"copy": copy, **honest})
+        caught = sum(kind == "reference" and names == ("copy",) for kind, names, _ in found)
+        honest_flags = [f for f in found if "copy" not in f[1]]
+        ann = scripted(manifest, kit, honest["first"], disguise, "ann")
+        bea = scripted(manifest, kit, honest["first"], disguise, "bea")
+        found = compared({"ann": ann, "bea": bea, **honest})
+        group = sum(names == ("ann", "bea", "first") for _, names, _ in found)
+        honest_flags += [f for f in found if not {"ann", "bea"} & set(f[1])]
+        for author in AUTHORS:
+            changed = honest | {author: scripted(manifest, kit, honest[author], disguise)}
+            honest_flags += compared(changed)
+        print(
+            f"  {disguise:<38} reference {caught}/{units} · classmate {group}/{units} · "
+            f"honest flagged {len(honest_flags)}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", type=int, default=100)
@@ -128,6 +168,7 @@ def main() -> None:
     print(f"  copies of the reference not flagged: {len(missed)} of {len(copies)}")
     for line in report.summary_lines()[-3:]:
         print(f"  {line[:150]}")
+    disguise_table(manifest, kit, base)
 
 
 if __name__ == "__main__":

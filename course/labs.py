@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from course.locale import gettext as _
-from course.locale import tidy, unquoted
+from course.locale import N_, current_edition, stub_title, tidy, translations, unquoted
+
+STUB = N_("Lab {lab_id} {title} not implemented yet ({function}): {todo}")
 
 
 class LabNotImplemented(NotImplementedError):
@@ -21,12 +22,16 @@ class LabNotImplemented(NotImplementedError):
         self.title = title
         self.function = function
         self.hint = hint
-        said = _("Lab {lab_id} {title} not implemented yet ({function}): {todo}").format(
-            lab_id=lab_id, title=_curriculum(title), function=function, todo=_curriculum(hint)
-        )
-        super().__init__(tidy(unquoted(said)))  # shown in tracebacks: no Markdown backticks
+        super().__init__(stub_message(lab_id, title, function, hint))
 
 
-def _curriculum(text: str) -> str:
-    """A curriculum text (a lab title, a to-do) in the current edition; ``""`` stays ``""``."""
-    return _(text) if text else text
+def stub_message(
+    lab_id: str, title: str, function: str, hint: str, edition: str | None = None
+) -> str:
+    """What a stub says in ``edition`` (the current one by default): ``Lab 11.1 compaction
+    entry not implemented yet (parse_summary): …``, as plain text."""
+    said = translations(edition or current_edition()).gettext
+    message = said(STUB).format(
+        lab_id=lab_id, title=stub_title(title, edition), function=function, todo=hint and said(hint)
+    )
+    return tidy(unquoted(message))  # shown in tracebacks: no Markdown backticks

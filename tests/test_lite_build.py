@@ -436,29 +436,29 @@ msgstr "\xe5\xae\x9e\xe9\xaa\x8c 13.1"
 def test_a_chapter_that_course_chapters_adds_is_in_the_site_and_its_wheel(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Built with ``COURSE_CHAPTERS`` set, the site holds that root's chapters too, and the
-    wheel carries each one's folder among the built-in chapters, where the browser finds it."""
+    """Built with ``COURSE_CHAPTERS`` set, the site holds that root's chapters too, wherever
+    their folders are, and the wheel carries each one's folder once, among the built-in
+    chapters, where the browser finds it (its paths are written from its folder)."""
     from course.locale import compile_catalog
 
-    folder = tmp_path / "chapters" / "ch13"
-    (folder / "locale" / "zh" / "LC_MESSAGES").mkdir(parents=True)
-    ch11 = (kit_root() / "course" / "curricula" / "ch11" / "chapter.toml").read_text("utf-8")
-    (folder / "chapter.toml").write_text(ch11.replace('chapter = "11"', 'chapter = "13"', 1))
+    folder = tmp_path / "chapters" / "ch13"  # the test chapter 12, outside the kit, renumbered
+    shutil.copytree(kit_root() / "tests" / "chapters" / "ch12", folder)
+    manifest = (folder / "chapter.toml").read_text("utf-8")
+    (folder / "chapter.toml").write_text(manifest.replace('chapter = "12"', 'chapter = "13"', 1))
     (folder / "locale" / "zh" / "LC_MESSAGES" / "chapter.po").write_bytes(PO)
     built_in = available_chapters()
     monkeypatch.setenv("COURSE_CHAPTERS", str(folder.parent))
     chapters = lite.site_chapters()
     assert [m.chapter for m in chapters] == [*built_in, "13"]
     lite.lay_workspaces(tmp_path / "contents", ["en"], chapters)
-    assert (tmp_path / "contents" / "ch13" / "en" / "pi_course").is_dir()
+    assert (tmp_path / "contents" / "ch13" / "en" / "pi_course" / "tokens.py").is_file()
     carried = lite.added_chapters(kit_root(), chapters)
-    assert sorted(carried) == [
-        "course/curricula/ch13/chapter.toml",
-        "course/curricula/ch13/locale/zh/LC_MESSAGES/chapter.mo",
-    ]
-    assert carried["course/curricula/ch13/chapter.toml"] == (folder / "chapter.toml").read_bytes()
+    assert all(path.startswith("course/curricula/ch13/") for path in carried)
+    for name in ("chapter.toml", "tokens.py", "starters/12-tokens.py", "probes.py"):
+        assert carried[f"course/curricula/ch13/{name}"] == (folder / name).read_bytes(), name
     mo = carried["course/curricula/ch13/locale/zh/LC_MESSAGES/chapter.mo"]
     assert mo == compile_catalog(PO)
+    assert not [path for path in lite.kit_sources(kit_root(), chapters) if "ch13" in path]
 
 
 def test_a_chapter_the_kit_does_not_have_is_named_before_anything_is_built(

@@ -15,8 +15,12 @@ from typing import Any
 import pytest
 
 from course.context import BudgetError, check_amount
+from course.curricula.ch11 import STUB_TITLES
+from course.display.notebook import pending_note
 from course.fields import FieldReader
 from course.fixtures import chapter_path_json, compact_1_json
+from course.harness.editions import in_edition
+from course.harness.manifest import load_manifest
 from course.labs import LabNotImplemented
 from course.locale import current_edition, set_edition
 from course.locale.english import english_words
@@ -66,6 +70,18 @@ def test_a_lab_stub_speaks_chinese_and_keeps_its_attributes(zh: None) -> None:
     assert message.split()[1] == "11.1", "the lab id stays the message's second word"
     assert (stub.lab_id, stub.title, stub.function) == ("11.1", "compaction entry", "parse_summary")
     assert isinstance(stub, NotImplementedError)
+
+
+def test_lab_11_1_is_named_as_the_evidence_line_but_its_stub_as_the_first_red_light(
+    zh: None,
+) -> None:
+    titles = {lab.id: lab.title for lab in in_edition(load_manifest("11")).labs}
+    assert titles["11.1"] == "记录解析", "the chapter's evidence line: 覆盖记录解析、交互分组…"
+    shown = pending_note(LabNotImplemented("11.1", "compaction entry", "parse_summary", ""))
+    assert shown is not None and "Lab 11.1 compaction entry 尚未实现" in shown.text
+    other = str(LabNotImplemented("11.2", "interaction groups", "group_interactions", ""))
+    assert other.startswith("Lab 11.2 交互分组尚未实现"), "a lab with no stub name of its own"
+    assert STUB_TITLES == ("compaction entry",)
 
 
 def test_the_english_edition_keeps_the_english_stub_message() -> None:

@@ -87,6 +87,13 @@ def positive_count(text: str) -> int:
     return value
 
 
+def canvas_header(text: str) -> str:
+    """An argparse type: a Canvas assignment's column header, ``NAME (ID)``."""
+    from ..grading.exports import canvas_column
+
+    return _parsed(canvas_column, text, "{error}")
+
+
 def gradescope_visibility(text: str) -> Visibility:
     """An argparse type: one of Gradescope's visibilities."""
     return _parsed(visibility, text, "{error}")
@@ -251,11 +258,31 @@ def parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument(
+        "--zero-missing",
+        action="store_true",
+        help=_(
+            "with --class-list: export 0 for a student who handed in nothing to grade (nothing "
+            "at all, an empty submission, no lab file); without it their cell is blank, so the "
+            "LMS keeps what it has. A submission that could not be read is always blank"
+        ),
+    )
+    p.add_argument(
+        "--canvas-column",
+        metavar="HEADER",
+        type=canvas_header,
+        help=_(
+            "with --class-list: the Canvas assignment to fill, as Canvas's own export names "
+            "its column, NAME (ID), e.g. 'Week 3 lab (12345)' (default: a column Chapter N, "
+            "which Canvas imports as a new assignment)"
+        ),
+    )
+    p.add_argument(
         "--only",
         metavar="LEARNER",
         help=_(
-            "with --roster: grade only LEARNER's submissions (a row's name in the gradebook) and "
-            "put their rows in place of the old ones in the gradebook a whole run wrote"
+            "with --roster: grade only LEARNER's submissions (a row's name in the gradebook; "
+            "with --class-list, also a student's name or id) and put their rows in place of the "
+            "old ones in the gradebook a whole run wrote"
         ),
     )
     p.add_argument(
@@ -271,7 +298,7 @@ def parser() -> argparse.ArgumentParser:
         help=_(
             "with --gradescope: when learners see the instructor tests' results: {choices} "
             "(default: %(default)s)"
-        ).format(choices=", ".join(f"`{v}`" for v in VISIBILITIES)),
+        ).format(choices=_(", ").join(f"`{v}`" for v in VISIBILITIES)),
     )
     p.add_argument(
         "--unsandboxed",
@@ -319,6 +346,8 @@ def _check_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) ->
         p.error(_("--gradebook and --names go with --roster"))
     if not args.roster and (args.class_list or args.only):
         p.error(_("--class-list and --only go with --roster"))
+    if not args.class_list and (args.zero_missing or args.canvas_column):
+        p.error(_("--zero-missing and --canvas-column go with --class-list"))
     if not (args.roster or args.gradescope) and (
         args.workspace_timeout is not None or args.audit_seed is not None or args.assignment
     ):
@@ -485,7 +514,9 @@ def _run(argv: Sequence[str] | None) -> int:
         grading = GradingOptions(sandbox=sandbox, hidden=hidden, seed=args.seed, commands=commands)
         if args.roster or args.gradescope:
             from ..grading.classlist import read_class_list
+            from ..grading.exports import Exports
             from ..grading.intake import names_pattern
+            from ..grading.outputs import OutputsFailed
             from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
 
             options = RosterOptions(
@@ -493,12 +524,15 @@ def _run(argv: Sequence[str] | None) -> int:
                 test_seconds=args.timeout,
                 workspace_seconds=args.workspace_timeout,
                 jobs=args.jobs,
-                grading=grading,
+                # what it writes is the learners' to read and run in their own workspaces: the
+                # commands by their plain names, never the instructor's path to the kit
+                grading=replace(grading, commands=BY_NAME),
                 names=names_pattern(args.names) if args.names else None,
                 audit_seed=args.audit_seed,
                 assignment=Path(args.assignment).resolve() if args.assignment else None,
                 class_list=read_class_list(Path(args.class_list)) if args.class_list else (),
                 only=args.only or "",
+                exports=Exports(args.zero_missing, args.canvas_column or ""),
             )
             if args.gradescope:
                 from ..grading.gradescope import run_autograder
@@ -516,7 +550,7 @@ def _run(argv: Sequence[str] | None) -> int:
             gradebook, roster = Path(args.gradebook or args.roster), Path(args.roster)
             try:
                 grade_roster(door.source, door.kit, roster, gradebook, options, sys.stderr, out)
-            except EmptyRoster as error:
+            except (EmptyRoster, OutputsFailed) as error:
                 _refused(error)
                 return 1
             return 0

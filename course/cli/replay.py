@@ -19,11 +19,13 @@ from ..harness.manifest import Lab, ManifestError
 from ..harness.reference import import_reference
 from ..harness.supervisor import Limits
 from ..locale import gettext as _
+from ..locale import unquoted
 from ..sandboxed import probecases
 from ..sandboxed.commands import Commands
 from ..sandboxed.frames import Frame, learner_frames, render_frames, traceback_triples
 from ..sandboxed.probe_driver import load_module
 from ..sandboxed.status import Status
+from ..sandboxed.untrusted import safe_text
 from .locate import Where
 
 
@@ -42,7 +44,12 @@ def replay(
     manifest, kit, root = door.manifest, door.kit, door.root
     if manifest.probes is None:
         raise KitError(_("chapter {chapter} has no probe cases").format(chapter=manifest.chapter))
-    lab = manifest.lab(case_id.partition("#")[0])
+    lab_id, mark, number = case_id.partition("#")
+    if not (mark and number):
+        said = _("{case} is not a probe case id: write LAB#NUMBER, such as {example}")
+        example = f"{manifest.labs[0].id}#001"
+        raise ManifestError(said.format(case=safe_text(case_id, 40), example=example))
+    lab = manifest.lab(lab_id)
     probes = probing.prepare(manifest, kit, [lab], manifest.probe_seed if seed is None else seed)
     assert probes is not None  # the manifest names a probe module
     case = next((case for case in probes.cases if str(case["id"]) == case_id), None)
@@ -65,10 +72,10 @@ def replay(
                 "{case}: passes alone; failed after other cases — look for state kept between "
                 "calls (a module-level cache, a counter, a default argument that is changed)"
             )
-            print(alone.format(case=probecases.case_label(case)), file=out)
+            print(alone.format(case=unquoted(probecases.case_label(case))), file=out)
             return 1
         agrees = _("{case}: agrees with the reference")
-        print(agrees.format(case=probecases.case_label(case)), file=out)
+        print(agrees.format(case=unquoted(probecases.case_label(case))), file=out)
         return 0
     print(probing.describe_case(probes, case, got, commands), file=out)
     if frames:

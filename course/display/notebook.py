@@ -36,7 +36,7 @@ from ..harness.reference import import_reference
 from ..harness.results import CheckpointResult
 from ..harness.runner import Limits
 from ..harness.webworker import in_a_browser
-from ..locale import SOURCE_EDITION, current_edition
+from ..locale import SOURCE_EDITION, current_edition, stub_title
 from ..locale import gettext as _
 from ..sandboxed.commands import BY_NAME, shell_commands
 from ..sandboxed.marker import Workspace, WorkspaceError, find_workspace, read_workspace, speak
@@ -138,7 +138,7 @@ def pending_note(error: BaseException) -> View | None:
         return message(_("pending · {message}").format(message=error), "pending")
     title, function, hint = (str(value) for value in fields)
     said = _("pending · Lab {lab} {title} not implemented yet ({function}): {todo}")
-    todo = said.format(lab=error.lab_id, title=_(title), function=function, todo=_(hint))
+    todo = said.format(lab=error.lab_id, title=stub_title(title), function=function, todo=_(hint))
     return message(todo, "pending")
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ..harness.report import (
     counts,
     counts_width,
+    credit_details,
     lab_counts,
     lab_line,
     probe_details,
@@ -145,6 +146,7 @@ class VerdictView(Shown):
                     line += f" — {first}" + "".join(f"\n{' ' * 12}{more}" for more in rest)
                 lines.append(line)
             lines += [line for lab in labs for line in probe_details(lab)]
+            lines += [line for lab in labs for line in credit_details(lab)]
         return self.clean("\n".join(lines[:1] + [f"  {line}" for line in lines[1:]]))
 
     @property
@@ -173,6 +175,13 @@ class VerdictView(Shown):
                     self.clean(clip(part, MESSAGE_LIMIT)) for part in said.splitlines()
                 )
                 rows.append(row(_coloured(_("probe"), "error"), "", _pre(shown)))
+        for lab in self.labs:
+            if lab.credit is not None:
+                shown = "\n".join(line.strip() for line in credit_details(lab))
+                said = _("Lab {lab}").format(lab=lab.lab.id)
+                rows.append(
+                    row(_coloured(lab.status.label, lab.status.tone), esc(said), _pre(shown))
+                )
         return head + (f"<table>{''.join(rows)}</table>" if rows else "")
 
 

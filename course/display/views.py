@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Protocol
 
-from ..locale import CODE_SPAN, SOURCE_EDITION, current_edition, tidy, unquoted
+from ..locale import SOURCE_EDITION, code_spans, current_edition, tidy, unquoted
 from ..locale import gettext as _
 from ..locale.refusals import in_edition
 from ..sandboxed.columns import columns, pad
@@ -57,14 +57,6 @@ def stack(views: Iterable[View]) -> View:
 def esc(value: object) -> str:
     """HTML-escaped text of ``value``."""
     return html.escape(str(value), quote=True)
-
-
-def code_spans(text: str) -> str:
-    """``text`` as HTML, its Markdown code spans as ``<code>``."""
-    parts = CODE_SPAN.split(text)  # text, code, text, code, ..., text
-    return "".join(
-        f"<code>{esc(part)}</code>" if index % 2 else esc(part) for index, part in enumerate(parts)
-    )
 
 
 def message(text: str, tone: Tone = "note") -> View:

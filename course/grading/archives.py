@@ -27,6 +27,7 @@ from ..sandboxed.untrusted import safe_name
 ZIP_SUFFIXES = (".zip",)
 TAR_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 UNREAD_SUFFIXES = (".rar", ".7z", ".gz", ".bz2", ".xz", ".zst")  # listed, never read
+READ_SUFFIXES = (*ZIP_SUFFIXES, *TAR_SUFFIXES)
 CHUNK = 64 * 1024
 HEADER_BYTES = 64 * 1024  # a tar's long-name or pax header past this is refused unread
 
@@ -35,6 +36,16 @@ MemberKind = Literal["file", "directory", "symbolic link", "hard link", "device"
 
 class Refused(ValueError):
     """An archive is not unpacked; the message names the archive, the member and why."""
+
+
+class Damaged(Refused):
+    """An archive that cannot be read (truncated, damaged, of a format not read): not unpacked,
+    like any refusal, but nothing in it is unsafe."""
+
+
+def not_read(suffix: str) -> str:
+    """Why an archive of ``suffix`` is not read, naming those that are."""
+    return f"{suffix or 'this'} archives are not read ({', '.join(READ_SUFFIXES)} are)"
 
 
 @dataclass(frozen=True)
@@ -66,7 +77,7 @@ def archive_suffix(name: str) -> str:
 
 
 def is_readable_archive(name: str) -> bool:
-    return archive_suffix(name) in (*ZIP_SUFFIXES, *TAR_SUFFIXES)
+    return archive_suffix(name) in READ_SUFFIXES
 
 
 def quoted(name: str) -> str:
@@ -303,7 +314,7 @@ def _unpack_tar(handle: IO[bytes], writer: Writer) -> None:
                 continue
             source = archive.extractfile(info)
             if source is None:
-                raise Refused(f"{quoted(info.name)}: its data cannot be read")
+                raise Damaged(f"{quoted(info.name)}: its data cannot be read")
             writer.file(parts, source)
 
 
@@ -323,15 +334,15 @@ def unpack(archive: Path, target: Path, caps: Caps = DEFAULT_CAPS) -> None:
     """Unpack ``archive`` into the existing empty folder ``target``, or raise ``Refused``
     (``target`` may then hold part of it; the caller removes it)."""
     suffix = archive_suffix(archive.name)
-    if suffix not in (*ZIP_SUFFIXES, *TAR_SUFFIXES):
-        raise Refused(f"{suffix or 'this'} archives are not read (.zip, .tar.gz and .tgz are)")
+    if suffix not in READ_SUFFIXES:
+        raise Damaged(not_read(suffix))
     try:
         seen = os.lstat(archive)  # looked at before it is opened: a FIFO's open would block
         if not stat.S_ISREG(seen.st_mode):
             raise Refused("not a regular file")
         fd = os.open(archive, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as error:
-        raise Refused(f"cannot be opened ({error.strerror})") from None
+        raise Damaged(f"cannot be opened ({error.strerror})") from None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not os.path.samestat(info, seen) or not stat.S_ISREG(info.st_mode):
@@ -344,4 +355,4 @@ def unpack(archive: Path, target: Path, caps: Caps = DEFAULT_CAPS) -> None:
         except UNREADABLE as error:
             kind = "zip" if suffix in ZIP_SUFFIXES else "tar"
             why = f"{type(error).__name__}: {safe_name(error)}"
-            raise Refused(f"not a readable {kind} archive ({why})") from None
+            raise Damaged(f"not a readable {kind} archive ({why})") from None

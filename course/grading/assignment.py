@@ -3,6 +3,13 @@
 ``assignment-11.toml`` holds the chapter and the audit seed (the probe cases no workspace holds).
 It is made once, with a secret seed, and kept: beside the roster's gradebook, or inside the
 Gradescope zip. The same learner files then get the same grade and flags at every regrade.
+
+Whoever chose the file chose the seed, and with it every audit input. So a file found where the
+roster looks for one by default is used only when this kit made it here: each file it makes is
+remembered by a digest of its bytes in the kit's cache, which only the instructor's user
+writes. Any other file there (one put beside the gradebook before the first run, one copied
+from another machine) is refused, naming it, until the instructor names it with
+``--assignment``; a file named that way is the instructor's.
 """
 
 from __future__ import annotations
@@ -12,9 +19,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..harness.kit import digest, kit_cache
 from ..locale import gettext as _
 from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.tables import TableReader
+from .kitcache import keep
 from .safefs import atomic_write
 
 FORMAT = 1
@@ -76,20 +85,48 @@ def read_assignment(path: Path, chapter: str) -> Assignment:
     return found
 
 
+MADE = "assignments"
+"""In the kit's cache: one empty file per assignment file this kit made, named by its digest."""
+
+
+def _made_record(data: bytes) -> Path:
+    return kit_cache() / MADE / digest(data)
+
+
+def made_here(path: Path) -> bool:
+    """Whether this kit made the assignment file at ``path`` (as it now reads), here."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return len(data) <= MOST_BYTES and _made_record(data).is_file()
+
+
 def make_assignment(path: Path, chapter: str, seed: int) -> Assignment:
-    """A new assignment file at ``path`` (never over an existing one)."""
+    """A new assignment file at ``path`` (never over an existing one), remembered as made here."""
     if path.exists() or path.is_symlink():
         return read_assignment(path, chapter)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, render(chapter, seed).encode("utf-8"))
+    data = render(chapter, seed).encode("utf-8")
+    keep(_made_record(data), b"")
+    atomic_write(path, data)
     return Assignment(chapter, seed, path)
 
 
 def kept_or_made(
-    path: Path, chapter: str, avoid: int, seed: int | None = None
+    path: Path, chapter: str, avoid: int, seed: int | None = None, named: bool = False
 ) -> tuple[Assignment, bool]:
     """The assignment at ``path``, made there first (with ``seed``, else a secret one) when
-    there is none; and whether it was made now."""
+    there is none; and whether it was made now. A file already there is used only when the
+    instructor ``named`` it (``--assignment``) or this kit made it (``made_here``); any other
+    is an ``AssignmentError`` naming it and what to do."""
     if path.exists() or path.is_symlink():
+        if not named and not made_here(path):
+            said = _(
+                "{path}: an assignment file this kit did not make here, so it is not used "
+                "(whoever put it there chose the audit seed). If it is yours, name it: "
+                "--assignment {path}; if not, move it away and the next run makes a new one"
+            )
+            raise AssignmentError(said.format(path=path))
         return read_assignment(path, chapter), False
     return make_assignment(path, chapter, seed if seed is not None else new_seed(avoid)), True

@@ -98,56 +98,73 @@ def read_class_list(path: Path) -> tuple[Student, ...]:
 
 @dataclass(frozen=True)
 class Joined:
-    """The rows joined to the class list: each row with its student, and who matched nothing."""
+    """The rows joined to the class list: each row with its student, and what did not join."""
 
     grades: list[Grade]
     unlisted: tuple[str, ...]  # learners of the roster no student of the list matched
     ambiguous: tuple[str, ...]  # learners two students of the list could be
+    contested: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Students two or more rows could be (the student, those rows): none of them joins, and
+    nothing is exported for the student, so no row named like a classmate takes her grade."""
 
 
 def join_class_list(
     grades: Sequence[Grade], students: Sequence[Student], labs: Sequence[Lab]
 ) -> Joined:
-    """Each row with the student it is (``Grade.student``): a row named ``ben#2`` (an older
-    submission) never joins; every student no row joined gets a row of their own, skipped,
-    saying they submitted nothing."""
-    owners: dict[str, list[Student]] = {}
+    """Each row with the one student it is (``Grade.student``), when it is that student's only
+    row: a row named ``ben#2`` (an older submission) never joins; a student two rows could be is
+    contested (listed, never exported); every student no row joined gets a row of their own,
+    saying they submitted nothing (or which rows name them)."""
+    owners: dict[str, dict[str, Student]] = {}
     for student in students:
         for key in student.spellings():
-            owners.setdefault(key, []).append(student)
+            owners.setdefault(key, {})[student.id] = student
+    candidates: dict[str, list[Student]] = {}
+    claims: dict[str, list[str]] = {}  # a student's id → the rows that are only theirs
+    for grade in grades:
+        if "#" not in grade.learner:
+            found = list(owners.get(folded(grade.learner.split("/")[0]), {}).values())
+            candidates[grade.learner] = found
+            if len(found) == 1:
+                claims.setdefault(found[0].id, []).append(grade.learner)
     joined: list[Grade] = []
-    taken: set[str] = set()
     unlisted: list[str] = []
     ambiguous: list[str] = []
     for grade in grades:
-        name = grade.learner.split("/")[0]
-        found = owners.get(folded(name), []) if "#" not in grade.learner else []
-        if len(found) == 1 and found[0].id not in taken:
-            taken.add(found[0].id)
+        found = candidates.get(grade.learner, [])
+        if len(found) == 1 and len(claims[found[0].id]) == 1:
             joined.append(replace(grade, student=found[0].to_json()))
             continue
         if len(found) > 1:
             ambiguous.append(grade.learner)
-        elif grade.status != Status.SKIPPED and "#" not in grade.learner:
+        elif not found and grade.status != Status.SKIPPED and "#" not in grade.learner:
             unlisted.append(grade.learner)
         joined.append(grade)
-    said = _("submitted nothing")
     learners = {grade.learner for grade in joined}
+    contested: list[tuple[str, tuple[str, ...]]] = []
     for student in students:
-        if student.id in taken:
+        rows = claims.get(student.id, [])
+        if len(rows) == 1:
             continue
         key = student.name or student.id
         key = key if key not in learners else f"{key} ({student.id})"
-        row = ungraded_row(key, "", labs, Status.SKIPPED, said)
+        if rows:
+            shown = _("{name} ({id})").format(name=student.name, id=student.id)
+            contested.append((shown, tuple(rows)))
+            said = _("{count} entries name this student, so none is exported: {learners}")
+            why = said.format(count=len(rows), learners=_(", ").join(rows))
+            row = ungraded_row(key, "", labs, Status.ERROR, why)
+        else:
+            row = ungraded_row(key, "", labs, Status.MISSING, _("submitted nothing"))
         joined.append(replace(row, student=student.to_json()))
-    return Joined(joined, tuple(unlisted), tuple(ambiguous))
+    return Joined(joined, tuple(unlisted), tuple(ambiguous), tuple(contested))
 
 
 def without_class_list(grades: Sequence[Grade]) -> list[Grade]:
-    """``grades`` as before a join: no student on any row, no row of a student who submitted
-    nothing (a regrade joins the class list again, to rows that may have changed)."""
+    """``grades`` as before a join: no student on any row, no row the join made for a student
+    (a regrade joins the class list again, to rows that may have changed)."""
     return [
         replace(grade, student=None)
         for grade in grades
-        if not (grade.student and not grade.workspace and grade.status == Status.SKIPPED)
+        if not (grade.student and not grade.workspace and not grade.graded)
     ]

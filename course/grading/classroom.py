@@ -3,13 +3,13 @@ learners who share code, flagged lab by lab and file by file.
 
 Under docstrings that pin a function's shape every correct answer resembles the reference, so
 each lab (and each learner file) is flagged against the class's own spread: a learner whose
-function streams are the reference's or whose code contains its fingerprint almost whole
-(``reference``); learners alike once what the scaffold gives everyone and what the kit's
-independent solutions share is left out, or whose code is equal whole (``pair`` for two,
-``cluster`` for three or more: a group to show, never noise to drop). The kit's own solutions
-calibrate the floors (``tests/harness/test_copies.py``); pairs come from an inverted index of
-hashes, so a class of a hundred costs little. A flag is for the instructor to look at, never a
-grade.
+function streams are the reference's or whose code contains its fingerprint, or all its
+statements, almost whole (``reference``); learners alike once what the scaffold gives
+everyone and what the kit's independent solutions share is left out, or whose code is equal
+whole (``pair`` for two, ``cluster`` for three or more: a group to show, never noise to drop).
+The kit's own solutions calibrate the floors (``tests/harness/test_copies.py``); pairs come
+from an inverted index of hashes, so a class of a hundred costs little. A flag is for the
+instructor to look at, never a grade.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from itertools import combinations
 from typing import Any
 
 from ..locale import gettext as _
+from ..locale import tidy_filled
 from .copies import WINDOW, Baseline, Cut, K, LabPrint, Prints
 from .gradebook import Grade, json_fields
 
@@ -34,6 +35,11 @@ PAIR_FLOOR = 0.6
 PAIR_CEILING = 0.8
 SPREAD = 3.0
 PAIR_SMALLEST = 8  # two learners' hashes are compared only when each holds this many of its own
+# Statements hashed each on its own (``copies.statement_hashes``) see through anything put
+# between them; a lab or file has few, so a learner is flagged by them only for holding all of
+# the reference's (the ceiling) when it has this many, and two learners only when each holds
+# PAIR_SMALLEST of their own and they share from the pairs' ceiling on.
+STATEMENTS_COMPARED = 4
 NAMES_SHOWN = 6  # of a group, in a row's flag; the rest counted
 LINE_NAMES = 20  # of a group, in a line of the terminal's summary; the rest counted
 
@@ -84,15 +90,17 @@ class CopyFlag:
         return "/".join((self.kind, self.lab, *self.learners))
 
     def describe(self, learner: str) -> str:
-        """The row flag: ``copy of the reference? (Lab 11.3 1.00)``, ``like bo? (Lab 11.3
-        0.97)``, ``in a group of 3 with bo, cy? (context.py 0.92)``."""
-        where = f"({unit_name(self.lab)} {self.score:.2f})"
+        """The row flag: ``copy of the reference? (Lab 11.3 100%)``, ``like bo? (Lab 11.3
+        97%)``, ``in a group of 3 with bo, cy? (context.py 92%)``: a likeness, asked."""
+        where = _("({unit} {percent}%)").format(
+            unit=unit_name(self.lab), percent=round(100 * self.score)
+        )
         if self.kind == "reference":
             return _("copy of the reference? {where}").format(where=where)
         others = [name for name in self.learners if name != learner]
         if self.kind == "pair":
             return _("like {learner}? {where}").format(learner=others[0], where=where)
-        shown = ", ".join(others[:NAMES_SHOWN])
+        shown = _listed(others[:NAMES_SHOWN])
         if len(others) > NAMES_SHOWN:
             shown = _("{names} and {count} more").format(
                 names=shown, count=len(others) - NAMES_SHOWN
@@ -127,9 +135,11 @@ class CopyReport:
             found.append(_("copy check cut (see copies.cut)"))
         return found
 
-    def summary_lines(self) -> list[str]:
+    def summary_lines(self, names: Mapping[str, str] | None = None) -> list[str]:
         """One terminal line per learner or group flagged, naming every lab and file and its
-        score: ``copies: ana, ben, cy share Lab 11.3 (92 %)``."""
+        score: ``copies: ana, ben, cy share Lab 11.3 (92 %)``; ``names``: how to show a learner
+        (``Grade.known_as``), else by the row's name."""
+        known = names or {}
         units: dict[tuple[bool, tuple[str, ...], bool], list[str]] = {}
         for flag in self.flags:
             key = (flag.kind == "reference", flag.learners, flag.reference)
@@ -145,16 +155,20 @@ class CopyReport:
                 said = _("copies: {learners} share {units}, all of it the reference's")
             else:
                 said = _("copies: {learners} share {units}")
-            names = _listed(learners[:LINE_NAMES])
+            shown = _listed([known.get(name, name) for name in learners[:LINE_NAMES]])
             if len(learners) > LINE_NAMES:
                 more = _("{names} and {count} more")
-                names = more.format(names=names, count=len(learners) - LINE_NAMES)
-            lines.append(said.format(learner=names, learners=names, units=_listed(found)))
+                shown = more.format(names=shown, count=len(learners) - LINE_NAMES)
+            filled = said.format(learner=shown, learners=shown, units=_listed(found))
+            lines.append(tidy_filled(filled))  # a name ending in a full-width mark takes no space
         return lines
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "method": f"winnowed {K}-grams of normalised syntax, window {WINDOW}",
+            "method": (
+                f"winnowed {K}-grams of normalised syntax, window {WINDOW}, and statements "
+                "hashed each on its own"
+            ),
             "flags": [f.to_json() for f in self.flags],
             "labs": {
                 lab: {kind: t.to_json() for kind, t in kinds.items()}
@@ -180,17 +194,22 @@ def containment(mine: frozenset[int], theirs: frozenset[int]) -> float:
 
 
 def _reference_flags(
-    unit: str, reference: LabPrint, given: frozenset[int], prints: Mapping[str, LabPrint]
+    unit: str, reference: LabPrint, given: LabPrint, prints: Mapping[str, LabPrint]
 ) -> tuple[list[CopyFlag], Threshold]:
-    target = reference.hashes - given
+    target = reference.hashes - given.hashes
+    statements = reference.statements - given.statements
+    if len(statements) < STATEMENTS_COMPARED:
+        statements = frozenset()
     scores = {name: round(containment(p.hashes, target), 3) for name, p in prints.items()}
     limit = threshold(list(scores.values()), REFERENCE_FLOOR, REFERENCE_CEILING)
     flags = []
     for name, p in sorted(prints.items()):
         mine = set(p.digests.values())
         identical = tuple(sorted(f for f, d in reference.digests.items() if d in mine))
-        if identical or (target and scores[name] >= limit.at):
-            flags.append(CopyFlag("reference", unit, (name,), scores[name], limit.at, identical))
+        each = round(containment(p.statements, statements), 3)
+        if identical or (target and scores[name] >= limit.at) or each >= REFERENCE_CEILING:
+            score = max(scores[name], each)
+            flags.append(CopyFlag("reference", unit, (name,), score, limit.at, identical))
     return flags, limit
 
 
@@ -212,51 +231,72 @@ def _groups(edges: Sequence[tuple[str, str]]) -> list[list[str]]:
     return sorted(members.values())
 
 
-def _shared_flags(
-    unit: str,
-    prints: Mapping[str, LabPrint],
-    everyones: frozenset[int],
-    given: int | None,
-    matching: set[str],
-) -> tuple[list[CopyFlag], Threshold]:
-    """Pairs and groups of learners: alike once ``everyones`` hashes are left out, or equal
-    whole (but for ``given``, the starter's whole: labs not started)."""
-    own = {name: p.hashes - everyones for name, p in prints.items()}
-    compared = sorted(name for name, hashes in own.items() if len(hashes) >= PAIR_SMALLEST)
+def _shares(own: Mapping[str, frozenset[int]], least: int) -> dict[tuple[str, str], float]:
+    """Each pair of learners holding ``least`` of ``own`` each: the share of the smaller's
+    that the other holds (an inverted index: pairs sharing nothing cost no set operation)."""
+    compared = sorted(name for name, hashes in own.items() if len(hashes) >= least)
     holders: dict[int, list[str]] = defaultdict(list)
     for name in compared:
         for h in own[name]:
             holders[h].append(name)
     shared = Counter(pair for names in holders.values() for pair in combinations(names, 2))
-    scores = {
+    return {
         (a, b): round(shared[a, b] / min(len(own[a]), len(own[b])), 3)
         for a, b in combinations(compared, 2)
     }
+
+
+def _shared_flags(
+    unit: str,
+    prints: Mapping[str, LabPrint],
+    everyones: LabPrint,
+    given: int | None,
+    matching: set[str],
+) -> tuple[list[CopyFlag], Threshold]:
+    """Pairs and groups of learners: alike once ``everyones`` hashes are left out (or all
+    but ``everyones`` statements of the smaller held by the other), or equal whole (but for
+    ``given``, the starter's whole: labs not started)."""
+    own = {name: p.hashes - everyones.hashes for name, p in prints.items()}
+    scores = _shares(own, PAIR_SMALLEST)
+    own_statements = {name: p.statements - everyones.statements for name, p in prints.items()}
+    statements = _shares(own_statements, STATEMENTS_COMPARED)
     limit = threshold(list(scores.values()), PAIR_FLOOR, PAIR_CEILING)
     wholes: dict[int, list[str]] = defaultdict(list)
     for name, p in sorted(prints.items()):
         if p.whole is not None and p.whole != given:
             wholes[p.whole].append(name)
     equal = {pair for names in wholes.values() for pair in combinations(names, 2)}
-    edges = sorted(equal | {pair for pair, score in scores.items() if score >= limit.at})
+    alike = {pair for pair, score in scores.items() if score >= limit.at}
+    alike |= {pair for pair, score in statements.items() if score >= PAIR_CEILING}
     flags = []
-    for group in _groups(edges):
+    for group in _groups(sorted(equal | alike)):
         wholes_held = {prints[name].whole for name in group}
         whole = len(wholes_held) == 1 and None not in wholes_held
         if whole:
             score = 1.0
         elif len(group) == 2:
-            score = scores.get((group[0], group[1]), 1.0)
+            pair = (group[0], group[1])
+            score = max(scores.get(pair, 0.0), statements.get(pair, 0.0)) or 1.0
         else:
-            cover = []
-            for name in group:
-                others = set().union(*(own[o] for o in group if o != name))
-                cover.append(containment(frozenset(others), own[name]) if own[name] else 1.0)
-            score = round(min(cover), 3)
+            score = round(min(_cover(name, group, own, own_statements) for name in group), 3)
         kind = "pair" if len(group) == 2 else "cluster"
-        alike = all(name in matching for name in group)
-        flags.append(CopyFlag(kind, unit, tuple(group), score, limit.at, (), whole, alike))
+        of_reference = all(name in matching for name in group)
+        flags.append(CopyFlag(kind, unit, tuple(group), score, limit.at, (), whole, of_reference))
     return flags, limit
+
+
+def _cover(
+    name: str,
+    group: Sequence[str],
+    own: Mapping[str, frozenset[int]],
+    own_statements: Mapping[str, frozenset[int]],
+) -> float:
+    """The share of ``name``'s own hashes (or statements, if more) the rest of ``group`` holds."""
+    found = []
+    for held in (own, own_statements):
+        others = frozenset().union(*(held[o] for o in group if o != name))
+        found.append(containment(others, held[name]) if held[name] else 0.0)
+    return max(found) if own[name] or own_statements[name] else 1.0
 
 
 def compare_class(base: Baseline, submissions: Mapping[str, Prints]) -> CopyReport:
@@ -269,10 +309,8 @@ def compare_class(base: Baseline, submissions: Mapping[str, Prints]) -> CopyRepo
         if reference is None:
             continue
         prints = {name: p for name, s in submissions.items() if (p := s.unit(unit)) is not None}
-        given = base.scaffold.unit(unit)
-        found, against_reference = _reference_flags(
-            unit, reference, given.hashes if given else frozenset(), prints
-        )
+        given = base.scaffold.unit(unit) or LabPrint(frozenset())
+        found, against_reference = _reference_flags(unit, reference, given, prints)
         matching = {flag.learners[0] for flag in found} | {
             name
             for name, p in prints.items()
@@ -280,7 +318,11 @@ def compare_class(base: Baseline, submissions: Mapping[str, Prints]) -> CopyRepo
         }
         # what the reference holds is judged against it above: between learners it would
         # pair any copy of the reference with an honest learner close to it
-        explained = base.everyones(unit) | reference.hashes
+        everyones = base.everyones(unit)
+        explained = LabPrint(
+            everyones.hashes | reference.hashes,
+            statements=everyones.statements | reference.statements,
+        )
         paired, pairs = _shared_flags(unit, prints, explained, base.given_whole(unit), matching)
         flags += found + paired
         spread[unit] = {"reference": against_reference, "pairs": pairs}

@@ -1,10 +1,12 @@
 """Copy detection for the roster: each lab's code and each learner file fingerprinted.
 
 As MOSS does: code becomes a stream of syntax tokens without what does not change behaviour
-(docstrings, comments, annotations, no-op statements, local names numbered by first use, a
-function's own name, the learner's own top-level names as one placeholder); its k-grams are
-hashed and winnowed. What is read is what Python runs: a name's last binding (the last ``def``,
-or an alias ``name = other``). A lab's fingerprint is that of its functions and of the learner's
+(what a script can change is undone first, ``normalise.py``; then docstrings, comments,
+annotations, local names numbered by first use, a function's own name, the learner's own
+top-level names as one placeholder); its k-grams are hashed and winnowed, and each statement
+is hashed on its own too, so statements put between the copied ones hide nothing. What is
+read is what Python runs: a name's last binding (the last ``def``, or an alias
+``name = other``). A lab's fingerprint is that of its functions and of the learner's
 helpers they call, read before anything is judged short; each file's fingerprint is that of its
 whole top level, so renaming, wrapping and appending hide nothing. Every read is bounded and
 what is cut is said. Made only for roster rows, never at a learner's door; the comparison lives
@@ -14,8 +16,9 @@ in ``classroom.py``.
 from __future__ import annotations
 
 import ast
+import copy
 import zlib
-from collections import deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import islice
@@ -24,6 +27,7 @@ from pathlib import Path
 from ..harness.kit import read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.pysource import parse
+from .normalise import is_no_op, normalised
 
 SOURCE_BYTES = 64 * 1024  # of a learner file read (the reference's are at most 11 KiB)
 FUNCTION_TOKENS = 4_000  # of one function (the reference's longest is well under 1,000)
@@ -33,6 +37,8 @@ FILE_TOKENS = 10_000  # of one file's top level together (the reference's longes
 SHORT_STATEMENTS = 4
 SHORT_TOKENS = 60
 K = 12  # tokens per k-gram: about one short statement of syntax
+STATEMENT_LEAST = K  # tokens of a statement hashed on its own (shorter ones say little)
+STATEMENT_TOKENS = 400  # of one statement hashed on its own (its head, for a block)
 WINDOW = 6  # hashes per winnowing window: any match of K + WINDOW - 1 tokens is always seen
 # The kit's independent solutions (one folder per author, one file per learner module): what
 # at least INDEPENDENT_COMMON of them share is how anyone writes it, never evidence of a copy.
@@ -64,11 +70,13 @@ class Cut:
 @dataclass(frozen=True)
 class LabPrint:
     """One lab (or file) of one submission: its winnowed hashes, its functions' whole-stream
-    digests, and one digest of all its code, to compare it whole (None when something was cut)."""
+    digests, one digest of all its code, to compare it whole (None when something was cut),
+    and its statements hashed each on its own (``statement_hashes``)."""
 
     hashes: frozenset[int]
     digests: Mapping[str, int] = field(default_factory=dict)  # module.function → uncut stream's
     whole: int | None = None
+    statements: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -96,35 +104,26 @@ class Baseline:
     short: frozenset[str]  # module.function of the reference's short lab functions
     reference: Prints
     scaffold: Prints = field(default_factory=lambda: Prints({}))
-    independent: Mapping[str, frozenset[int]] = field(default_factory=dict)  # unit → shared
+    independent: Mapping[str, LabPrint] = field(default_factory=dict)  # unit → what they share
     solutions: tuple[Prints, ...] = ()  # the kit's independent solutions, as read
 
     @property
     def files(self) -> tuple[str, ...]:
         return tuple(sorted(self.given))
 
-    def everyones(self, unit: str) -> frozenset[int]:
-        """Hashes of ``unit`` that are no evidence between learners: the scaffold's, and those
-        at least ``INDEPENDENT_COMMON`` independent solutions hold."""
-        given = self.scaffold.unit(unit)
-        return (given.hashes if given else frozenset()) | self.independent.get(unit, frozenset())
+    def everyones(self, unit: str) -> LabPrint:
+        """What of ``unit`` is no evidence between learners: the scaffold's hashes and
+        statements, and those at least ``INDEPENDENT_COMMON`` independent solutions hold."""
+        given = self.scaffold.unit(unit) or LabPrint(frozenset())
+        shared = self.independent.get(unit) or LabPrint(frozenset())
+        return LabPrint(
+            given.hashes | shared.hashes, statements=given.statements | shared.statements
+        )
 
     def given_whole(self, unit: str) -> int | None:
         """The starter's whole digest of ``unit``: equal to it, a learner has not started it."""
         given = self.scaffold.unit(unit)
         return given.whole if given is not None else None
-
-
-def _is_no_op(node: ast.stmt) -> bool:
-    match node:
-        # pass, a docstring (or any bare constant, ``...``), a bare declaration
-        case ast.Pass() | ast.Expr(value=ast.Constant()) | ast.AnnAssign(value=None):
-            return True
-        case ast.Assign(targets=[ast.Name(id=target)], value=ast.Name(id=value)):
-            return target == value
-        case ast.If(test=ast.Constant(value=test), orelse=[]):
-            return not test
-    return False
 
 
 def _local_names(root: ast.AST, limit: int) -> set[str]:
@@ -167,7 +166,7 @@ def _stream(node: ast.AST, rename: Callable[[str], str]) -> Iterator[str]:
                 continue
             items = value if isinstance(value, list) else [value]
             if items and isinstance(items[0], ast.stmt):
-                items = [s for s in items if not _is_no_op(s)] or [ast.Pass()]
+                items = [s for s in items if not is_no_op(s)] or [ast.Pass()]
             for child in items:
                 if isinstance(child, ast.AST):
                     children.append(child)
@@ -270,16 +269,44 @@ def winnow(ids: list[int]) -> set[int]:
 
 
 _STATEMENTS = frozenset(kind.__name__ for kind in ast.stmt.__subclasses__())
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def statement_hashes(
+    root: ast.AST, local: set[str], module: _Module, itself: str, budget: int
+) -> frozenset[int]:
+    """Each statement under ``root`` hashed on its own (a block by its head: the loop's
+    target and iterable, the test), its names numbered within it, when it has at least
+    ``STATEMENT_LEAST`` tokens: what statements put between, before or around it, and the
+    names they bind, never change it. ``budget`` tokens are read in all."""
+    found: set[int] = set()
+    for node in islice(ast.walk(root), 4 * FUNCTION_TOKENS):
+        if budget <= 0:
+            break
+        if not isinstance(node, ast.stmt) or isinstance(node, ast.FunctionDef | ast.ClassDef):
+            continue
+        head = copy.copy(node)
+        for name in _BODIES:
+            if isinstance(getattr(head, name, None), list):
+                setattr(head, name, [])
+        limit = min(STATEMENT_TOKENS, budget)
+        tokens = list(islice(_stream(head, _renamer(local, module, itself)), limit))
+        budget -= len(tokens)
+        if len(tokens) >= STATEMENT_LEAST:
+            found.add(hash(tuple(_hash(tokens))))
+    return frozenset(found)
 
 
 @dataclass(frozen=True)
 class _Function:
-    """One top-level statement read: its normalised tokens, hashed, and what it calls."""
+    """One top-level statement read: its normalised tokens, hashed, what it calls, and its
+    statements hashed each on its own (``statement_hashes``)."""
 
     ids: list[int]
     cut: bool
     calls: frozenset[str]
     statements: int
+    each: frozenset[int] = frozenset()
 
     @property
     def digest(self) -> int:
@@ -311,11 +338,18 @@ def _readable(source: bytes, path: str) -> tuple[ast.Module | None, list[Cut]]:
 
 
 def _read(
-    tree: ast.Module, path: str, given: frozenset[str], wanted: set[str], cut: Sequence[Cut] = ()
+    tree: ast.Module,
+    path: str,
+    given: frozenset[str],
+    wanted: set[str],
+    cut: Sequence[Cut] = (),
+    labs: frozenset[str] = frozenset(),
 ) -> _File:
     """The ``wanted`` functions as bound and the learner's helpers they call, then the rest of
-    the top level, normalised (the file's token budget is spent in that order); ``cut`` says
-    what of the file was cut before it was parsed."""
+    the top level, normalised (``normalise.py``: every function but ``wanted`` and ``labs``, the
+    file's lab functions, may be put back where it is called once; the file's token budget is
+    spent in that order); ``cut`` says what of the file was cut before it was parsed."""
+    tree = normalised(tree, labs | wanted)
     module = _module_names(tree, given, wanted)
     read: dict[int, _Function] = {}  # id(node) → what it gave, each node read once
     found: dict[str, _Function] = {}
@@ -346,7 +380,8 @@ def _read(
             if isinstance(n, ast.Name) and n.id in module.own and n.id not in local
         )
         statements = sum(1 for t in tokens if t in _STATEMENTS) - 1
-        read[id(node)] = done = _Function(_hash(tokens), cut, calls, statements)
+        each = statement_hashes(node, local, module, itself, FUNCTION_TOKENS)
+        read[id(node)] = done = _Function(_hash(tokens), cut, calls, statements, each)
         order.append(done)
         return done
 
@@ -361,7 +396,7 @@ def _read(
         found[name] = taken
         todo.extend(sorted(c for c in taken.calls if c in module.bound and c not in found))
     for node in tree.body:
-        if not isinstance(node, ast.Import | ast.ImportFrom) and not _is_no_op(node):
+        if not isinstance(node, ast.Import | ast.ImportFrom) and not is_no_op(node):
             named = node.name if isinstance(node, ast.FunctionDef | ast.ClassDef) else ""
             if take(node, named) is None:
                 break
@@ -399,6 +434,7 @@ def _lab_print(
     short: frozenset[str],
 ) -> LabPrint | None:
     hashes: set[int] = set()
+    each: set[int] = set()
     digests: dict[str, int] = {}
     parts: dict[int, _Function] = {}
     for function in lab.functions:
@@ -413,21 +449,25 @@ def _lab_print(
             continue
         for name, part in zip(names, closure, strict=True):
             hashes |= winnow(part.ids)
+            each |= part.each
             if not part.cut and not _is_short([part]):
                 digests[f"{function.module}.{name}"] = part.digest
     if not parts:
         return None
     paths = {f"{package}/{function.module}.py" for function in lab.functions}
     cut = any(files[path].cuts for path in paths if path in files)
-    return LabPrint(frozenset(hashes), digests, None if cut else _whole(list(parts.values())))
+    whole = None if cut else _whole(list(parts.values()))
+    return LabPrint(frozenset(hashes), digests, whole, frozenset(each))
 
 
 def _file_print(read: _File) -> LabPrint:
     hashes: set[int] = set()
+    each: set[int] = set()
     for part in read.statements:
         hashes |= winnow(part.ids)
-    cut = bool(read.cuts)
-    return LabPrint(frozenset(hashes), {}, None if cut else _whole(list(read.statements)))
+        each |= part.each
+    whole = None if read.cuts else _whole(list(read.statements))
+    return LabPrint(frozenset(hashes), {}, whole, frozenset(each))
 
 
 def fingerprint(
@@ -474,15 +514,18 @@ def _independent_solutions(kit: Path, files: Mapping[str, bytes]) -> list[dict[s
     ]
 
 
-def _shared(solutions: tuple[Prints, ...], units: list[str]) -> dict[str, frozenset[int]]:
-    shared: dict[str, frozenset[int]] = {}
+def _held(sets: list[frozenset[int]]) -> frozenset[int]:
+    """What at least ``INDEPENDENT_COMMON`` of ``sets`` hold."""
+    held = Counter(h for found in sets for h in found)
+    return frozenset(h for h, n in held.items() if n >= INDEPENDENT_COMMON)
+
+
+def _shared(solutions: tuple[Prints, ...], units: list[str]) -> dict[str, LabPrint]:
+    shared: dict[str, LabPrint] = {}
     for unit in units:
-        held: dict[int, int] = {}
-        for solution in solutions:
-            found = solution.unit(unit)
-            for h in found.hashes if found else ():
-                held[h] = held.get(h, 0) + 1
-        shared[unit] = frozenset(h for h, n in held.items() if n >= INDEPENDENT_COMMON)
+        found = [p for solution in solutions if (p := solution.unit(unit)) is not None]
+        hashes = _held([p.hashes for p in found])
+        shared[unit] = LabPrint(hashes, statements=_held([p.statements for p in found]))
     return shared
 
 
@@ -495,10 +538,15 @@ def baseline(manifest: Manifest, kit: Path, labs: tuple[Lab, ...] | None = None)
     given = {path: _top_level_names(parse(source)) for path, source in starter.items()}
     reference = {f.path: read_source(kit, f.reference) for f in files}
     short: set[str] = set()
+    labs_in: dict[str, set[str]] = defaultdict(set)
+    for lab in chosen:
+        for function in lab.functions:
+            labs_in[f"{manifest.package}/{function.module}.py"].add(function.function)
     for lab in chosen:
         for function in lab.functions:
             path = f"{manifest.package}/{function.module}.py"
-            read = _read(parse(reference[path]), path, given[path], {function.function})
+            every = frozenset(labs_in[path])
+            read = _read(parse(reference[path]), path, given[path], {function.function}, (), every)
             mine = read.functions.get(function.function)
             if mine is None or _is_short([mine]):
                 short.add(function.name)

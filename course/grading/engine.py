@@ -25,6 +25,7 @@ from ..harness.catalog import Catalog, kit_catalog
 from ..harness.kit import chapter_fingerprints, read_source
 from ..harness.manifest import Lab, Manifest
 from ..harness.results import (
+    Charge,
     CheckpointResult,
     LabResult,
     ProbeSummary,
@@ -33,10 +34,11 @@ from ..harness.results import (
     green_labs,
     summarize,
 )
+from ..harness.roots import carried
 from ..harness.runner import Limits, RunTarget, run_focused_tests
 from ..harness.supervisor import Wrap
 from ..harness.webworker import in_a_browser
-from ..harness.workspace import PYTEST_INI, render_marker
+from ..harness.workspace import pytest_ini, render_marker
 from ..locale import (
     BUILT_IN_CHAPTERS,
     EDITIONS,
@@ -55,7 +57,7 @@ from . import forgery
 from . import probes as probing
 from .bytecode import bytecode
 from .hidden import HiddenTests
-from .isolated import isolation_environment, isolation_files, joined, labs_to_isolate
+from .isolated import credit, isolation_environment, isolation_files
 from .kitcache import kept_catalog
 from .safefs import Tree
 from .sandbox import (
@@ -103,7 +105,7 @@ class Graded:
     result: CheckpointResult
     enforced: tuple[str, ...]  # what the run's confinement enforced (``sandbox.enforced``)
     extra: tuple[TestOutcome, ...] = ()  # the outcomes of the ``uncounted`` test files
-    own: CheckpointResult | None = None  # every lab on the learner's own code (None: the same)
+    own: CheckpointResult | None = None  # before per-lab credit decided (None: the same)
 
 
 # --------------------------------------------------------------------------- the graded copy
@@ -124,20 +126,22 @@ def graded_files(
     # the copy is a workspace of the door's edition: its conftest speaks that one
     marker = render_marker(manifest, starter, {}, "graded copy", current_edition())
     files[MARKER] = marker.encode("utf-8")
-    files["pytest.ini"] = PYTEST_INI.encode("utf-8")
-    if manifest.probes is not None:
-        files[manifest.probes] = read_source(kit, manifest.probes)
+    files["pytest.ini"] = pytest_ini(current_edition()).encode("utf-8")
+    if manifest.probes is not None:  # where the probe set names it (``carried``)
+        files[carried(manifest.probes)] = read_source(kit, manifest.probes)
     if hidden is not None:
         files |= hidden.paths(manifest)
     return files
 
 
 def grader_library() -> dict[str, bytes]:
-    """The kit's code the graded run needs: ``course.sandboxed`` whole and the editions'
-    catalogs, the kit's and every chapter's (the run speaks the learner's edition); nothing else
+    """The kit's code the graded run needs: ``course.sandboxed`` whole, the editions (with the
+    reference's refusals, said again in the learner's edition) and their catalogs, the kit's
+    and every chapter's (the run speaks the learner's edition); nothing else
     (``test_sandboxed.py``) but their bytecode (``bytecode.py``)."""
     package = Path(__file__).resolve().parents[1]
-    shipped = [package / "__init__.py", package / "locale" / "__init__.py"]
+    locale = package / "locale"
+    shipped = [package / "__init__.py", locale / "__init__.py", locale / "refusals.py"]
     shipped += sorted((package / "sandboxed").glob("*.py"))
     files = {p.relative_to(package.parent).as_posix(): p.read_bytes() for p in shipped}
     for edition in EDITIONS[1:]:  # English, the source text, has no catalog
@@ -332,15 +336,15 @@ def _run_copy(
     selected: bool,
     hide: Sequence[Path],
     uncounted: Sequence[str],
-    isolated: bool = False,
+    held: frozenset[str] | None = None,
 ) -> _Ran:
-    """Run ``labs``' tests and probe cases on one graded copy of ``snapshot`` (``isolated``: each
-    lab on its own code and the reference's for the rest; ``isolated.py``)."""
+    """Run ``labs``' tests and probe cases on one graded copy of ``snapshot`` (``held``: a
+    credit run's, the labs whose reference it holds, never one of ``labs``; ``isolated.py``)."""
     ids = [lab.id for lab in labs]
     asked = probing.with_audit_cases(probes, audit) if probes and audit else probes
     hidden = options.hidden
-    extra_files = isolation_files(manifest, kit) if isolated else {}
-    environment = tuple(isolation_environment().items()) if isolated else ()
+    extra_files = isolation_files(manifest, kit, held, ids) if held is not None else {}
+    environment = tuple(isolation_environment().items()) if held is not None else ()
     with graded_run(manifest, kit, snapshot, options, hide, asked, extra_files) as run:
         modules = sorted({f.module for lab in labs for f in lab.functions})
         where = probing.ProbeTarget(
@@ -369,9 +373,12 @@ def _run_copy(
             from . import inprocess  # pytest is imported only where the tests run here
 
             attempt, answer = inprocess.run_here, inprocess.answer_here
+        # without a sandbox, a run's processes share a user and /tmp: the audit's cases are
+        # asked once every other process of the run has ended (issue 53)
+        now, later = probing.apart(asked) if asked and run.unsandboxed else (asked, None)
 
         def answered() -> dict[str, Answer]:
-            return answer(asked, where, limits) if asked is not None else {}
+            return answer(now, where, limits) if now is not None else {}
 
         if options.in_process or in_a_browser():  # one at a time: a tab's kernel has no threads
             outcomes, log = run_focused_tests(target, labs=chosen, limits=limits, attempt=attempt)
@@ -381,6 +388,10 @@ def _run_copy(
                 answers = pool.submit(answered)  # the probes' process runs beside the tests'
                 outcomes, log = run_focused_tests(target, labs=chosen, limits=limits)
             got = answers.result()
+        if later is not None:
+            if run.confinement is not None:
+                run.confinement.kill()
+            got |= answer(later, where, limits)
 
         # The graded copy is a temporary folder: messages name its files as the learner does.
         def unprefixed(text: str) -> str:
@@ -430,8 +441,8 @@ def grade(
 
     ``selected``: only ``labs`` run (else the whole chapter). ``hide``: more directories learner
     code must not see. ``uncounted``: more test files, counted in no lab (``Graded.extra``).
-    A lab that fails on the learner's code and is written is decided by an isolated run of its
-    own (``isolated.py``): one bug costs the lab it is in.
+    A written lab that fails on the learner's code is decided by per-lab credit (``isolated.py``):
+    one bug costs the lab it is in, and no run that executes a lab's code holds its reference.
     """
     started = time.monotonic()
     ids = [lab.id for lab in labs]
@@ -473,20 +484,26 @@ def grade(
         )
 
     result = summarized(own, labs, [*snapshot.notes, *own.notes])
-    stubs = forgery.stub_labs(manifest, kit, snapshot.learner, labs)
+    unwritten = forgery.stub_labs(manifest, kit, snapshot.learner, manifest.labs)
+    stubs = [lab for lab in unwritten if lab in ids]
     impossible = forgery.forged_flags(result, stubs) + probing.audit_flags(own.findings, result)
     result = replace(result, flags=result.flags + impossible)
-    alone = labs_to_isolate(result, stubs) if snapshot.isolate else []
-    left = options.deadline_seconds
-    if left is not None:  # one deadline for both runs: the isolated one gets what is left
-        left -= time.monotonic() - started
-    if alone and not options.in_process and (left is None or left > 0):
-        ids = [lab.id for lab in alone]
-        isolated = _run_copy(
+    if not snapshot.isolate or options.in_process:
+        return Graded(result, own.enforced, tuple(own.extra))
+
+    def run(held: frozenset[str], deciding: Sequence[Lab]) -> CheckpointResult | None:
+        """A credit run (``isolated.Run``), within what is left of the grading's deadline."""
+        left = options.deadline_seconds
+        if left is not None:
+            left -= time.monotonic() - started
+            if left <= 0:
+                return None
+        ids = [lab.id for lab in deciding]
+        ran = _run_copy(
             manifest,
             kit,
             snapshot,
-            alone,
+            deciding,
             limits,
             replace(options, deadline_seconds=left),
             probes.only(ids) if probes else None,
@@ -495,11 +512,12 @@ def grade(
             selected=True,
             hide=hide,
             uncounted=(),
-            isolated=True,
+            held=held,
         )
-        before, result = result, joined(result, summarized(isolated, alone, ()))
-        return Graded(result, own.enforced, tuple(own.extra), before)
-    return Graded(result, own.enforced, tuple(own.extra))
+        return summarized(ran, deciding, ())
+
+    decided = credit(manifest, result, unwritten, run)
+    return Graded(decided, own.enforced, tuple(own.extra), result if decided != result else None)
 
 
 def _each_text(outcome: TestOutcome, change: Callable[[str], str]) -> TestOutcome:
@@ -547,8 +565,15 @@ def for_learners(
     def redacted(texts: Iterable[str]) -> tuple[str, ...]:
         return tuple(map(hidden.redact, texts))
 
+    def charge_shown(charge: Charge) -> Charge:
+        instructor = _("an instructor test")  # its name is the instructor's
+        return replace(charge, test=instructor) if hidden.holds(manifest, charge.test) else charge
+
     def lab_shown(lab: LabResult) -> LabResult:
         probes = lab.probes and replace(lab.probes, failures=redacted(lab.probes.failures))
+        if lab.credit is not None:
+            charged = tuple(map(charge_shown, lab.credit.charged))
+            lab = replace(lab, credit=replace(lab.credit, charged=charged))
         theirs = [t for t in lab.tests if hidden.holds(manifest, t.nodeid)]
         ours = tuple(
             _each_text(t, hidden.redact) for t in lab.tests if not hidden.holds(manifest, t.nodeid)

@@ -1,11 +1,13 @@
 """The gradebook as an LMS imports it: Canvas's and Moodle's grade import CSVs.
 
-Only rows joined to the class list (``classlist.py``) are exported, one per student, a student
-who submitted nothing with 0. Canvas's import reads ``Student``, ``ID``, ``SIS User ID``,
-``SIS Login ID`` and ``Section`` and then one column per assignment (matched by name, or by
-``Name (id)`` as its own export writes it); the class list's id goes to ``SIS User ID`` and its
-email to ``SIS Login ID``. Moodle's CSV import maps a user by a column chosen on its form
-(``ID number`` or ``Email address`` here) and a grade item by another. Both files are UTF-8
+Only rows joined to the class list (``classlist.py``) are exported, one per student. A row that
+was not graded exports a blank cell, which the LMS leaves as it was (a grade entered by hand is
+not overwritten); with ``zero_missing`` a student who handed in nothing to grade gets 0.
+Canvas's import reads ``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID`` and ``Section`` and
+then one column per assignment (matched by ``Name (id)`` as its own export writes it, else a new
+assignment); the class list's id goes to ``SIS User ID`` and its email to ``SIS Login ID``.
+Moodle's CSV import maps a user by a column chosen on its form (``ID number`` or ``Email
+address`` here), a grade item by another and its feedback by a third. Both files are UTF-8
 without a byte order mark, as the LMSes write them.
 """
 
@@ -13,11 +15,13 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
-from pathlib import Path
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
+from ..locale import gettext as _
+from ..sandboxed.status import Status
 from .gradebook import Grade, spreadsheet_safe
-from .safefs import atomic_write
 
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 MOODLE_COLUMNS = ("ID number", "Email address")
@@ -42,26 +46,81 @@ def _students(grades: Sequence[Grade]) -> list[tuple[dict[str, str], Grade]]:
     return sorted(joined, key=lambda pair: pair[0]["id"])
 
 
-def canvas_csv(chapter: str, grades: Sequence[Grade]) -> str:
+@dataclass(frozen=True)
+class Exports:
+    """The instructor's choices for the LMS imports."""
+
+    zero_missing: bool = False  # --zero-missing: 0, not blank, for who handed in nothing
+    canvas_column: str = ""  # --canvas-column: an existing assignment's ``Name (id)``
+
+
+def canvas_column(text: str) -> str:
+    """A ``--canvas-column``: an assignment's header as Canvas's own export writes it,
+    ``Week 3 lab (12345)`` (a header without its id makes Canvas create a new assignment)."""
+    found = re.fullmatch(r"\s*(?P<name>\S.*?)\s+\((?P<id>\d+)\)\s*", text)
+    if found is None:
+        said = _(
+            "--canvas-column {text}: not an assignment's header as Canvas's export writes it, "
+            "NAME (ID), e.g. 'Week 3 lab (12345)'"
+        )
+        raise ValueError(said.format(text=repr(text)))
+    return f"{found['name']} ({found['id']})"
+
+
+def exported(grade: Grade, zero_missing: bool = False) -> int | str:
+    """A row's cell in an export: its score when graded; else blank, or 0 with
+    ``zero_missing`` for a student who handed in nothing to grade (never for a row that could
+    not be read, which the instructor has to look at)."""
+    if grade.graded:
+        return grade.score
+    return 0 if zero_missing and grade.status in (Status.SKIPPED, Status.MISSING) else ""
+
+
+def feedback_cell(grade: Grade, titles: Mapping[str, str]) -> str:
+    """What Moodle's feedback column says to the learner: the grade and each lab's status, in
+    the roster's edition ('' for a row not graded: its grade is left as it was too)."""
+    if not grade.graded:
+        return ""
+    said = _("Grade: {score}/{max_score}").format(score=grade.score, max_score=grade.max_score)
+    labs = [
+        _("Lab {lab} {title}: {status}").format(
+            lab=lab.id, title=titles.get(lab.id, ""), status=lab.status.label
+        )
+        for lab in grade.labs
+    ]
+    return _("; ").join([said, *labs])
+
+
+def canvas_csv(chapter: str, grades: Sequence[Grade], exports: Exports = Exports()) -> str:
     """Canvas's "Import grades" CSV: a row per student of the class list."""
-    rows: list[list[object]] = [[*CANVAS_COLUMNS, assignment_column(chapter)]]
+    column = exports.canvas_column or assignment_column(chapter)
+    rows: list[list[object]] = [[*CANVAS_COLUMNS, column]]
     for student, grade in _students(grades):
-        rows.append([student["name"], "", student["id"], student["email"], "", grade.score])
+        cell = exported(grade, exports.zero_missing)
+        rows.append([student["name"], "", student["id"], student["email"], "", cell])
     return _table(rows)
 
 
-def moodle_csv(chapter: str, grades: Sequence[Grade]) -> str:
-    """Moodle's "Import grades: CSV file": a row per student of the class list."""
-    rows: list[list[object]] = [[*MOODLE_COLUMNS, assignment_column(chapter)]]
+def moodle_csv(
+    chapter: str,
+    grades: Sequence[Grade],
+    exports: Exports = Exports(),
+    titles: Mapping[str, str] | None = None,
+) -> str:
+    """Moodle's "Import grades: CSV file": a row per student of the class list, the grade and
+    its feedback (map the second to the grade item's feedback on Moodle's form)."""
+    column = assignment_column(chapter)
+    feedback = _("{column} feedback").format(column=column)
+    rows: list[list[object]] = [[*MOODLE_COLUMNS, column, feedback]]
     for student, grade in _students(grades):
-        rows.append([student["id"], student["email"], grade.score])
+        cells = [exported(grade, exports.zero_missing), feedback_cell(grade, titles or {})]
+        rows.append([student["id"], student["email"], *cells])
     return _table(rows)
 
 
-def write_exports(csv_path: Path, chapter: str, grades: Sequence[Grade]) -> tuple[Path, Path]:
-    """Both exports beside the gradebook's CSV: ``gradebook-canvas.csv`` and ``-moodle.csv``."""
-    canvas = csv_path.with_name(f"{csv_path.stem}-canvas.csv")
-    moodle = csv_path.with_name(f"{csv_path.stem}-moodle.csv")
-    atomic_write(canvas, canvas_csv(chapter, grades).encode("utf-8"))
-    atomic_write(moodle, moodle_csv(chapter, grades).encode("utf-8"))
-    return canvas, moodle
+def lms_exports(
+    chapter: str, grades: Sequence[Grade], exports: Exports, titles: Mapping[str, str]
+) -> tuple[bytes, bytes]:
+    """Canvas's and Moodle's files, UTF-8 without a byte order mark, as the LMSes write them."""
+    canvas = canvas_csv(chapter, grades, exports).encode("utf-8")
+    return canvas, moodle_csv(chapter, grades, exports, titles).encode("utf-8")

@@ -10,35 +10,39 @@ checks, limits and other learners never appear.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from ..harness.editions import in_edition
 from ..harness.manifest import Manifest
 from ..harness.report import render_lab
 from ..locale import gettext as _
-from ..sandboxed.status import Status
 from .gradebook import Grade
-from .safefs import atomic_write
+from .outputs import Writing
+from .safefs import atomic_write, lstat_kind
 from .withheld import verdict_only
 
-FOLDER_SUFFIX = "-feedback"  # beside gradebook.csv: gradebook-feedback/
+STEM_BYTES = 120  # a file name's stem at most (a system takes 255 bytes), digest aside
 
 
 def feedback_text(manifest: Manifest, row: Grade, instructor: bool = False) -> str:
     """One learner's feedback; ``instructor``: the run held instructor tests."""
-    title = _("Chapter {chapter} · {learner}").format(chapter=manifest.chapter, learner=row.learner)
+    title = _("Chapter {chapter} · {learner}").format(
+        chapter=manifest.chapter, learner=row.known_as
+    )
+    if not row.graded:  # no grade to give: only why
+        reason = row.note or str(row.status)
+        return "\n".join([title, "", _("Not graded: {reason}").format(reason=reason)]) + "\n"
     grade = _("Grade: {score}/{max_score}").format(score=row.score, max_score=row.max_score)
     lines = [title, grade, ""]
     shown = row.shown
     if shown is not None and instructor:
         shown = verdict_only(shown)
-    if shown is None:
-        reason = row.note or str(row.status)
-        lines.append(_("Not graded: {reason}").format(reason=reason))
-    else:
+    if shown is not None:
         lines += [_("Evidence: {evidence}").format(evidence=shown.evidence), ""]
         titled = in_edition(manifest)  # the labs' titles in the roster's edition
         lines += [render_lab(replace(lab, lab=titled.lab(lab.lab.id))) for lab in shown.required]
@@ -50,8 +54,13 @@ def feedback_text(manifest: Manifest, row: Grade, instructor: bool = False) -> s
 
 def file_name(learner: str, taken: set[str]) -> str:
     """A file name for ``learner``'s feedback: ``gus/practice-11`` is ``gus_practice-11.txt``;
-    one already ``taken`` gets a number."""
+    a name longer than ``STEM_BYTES`` is cut and given a digest of the whole (so any entry name,
+    however long, has a file name the system takes); one already ``taken`` gets a number."""
     stem = re.sub(r"[^\w.#-]", "_", learner).lstrip(".") or "learner"
+    if len(stem.encode("utf-8")) > STEM_BYTES:
+        digest = hashlib.sha256(learner.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        cut = stem.encode("utf-8")[:STEM_BYTES].decode("utf-8", "ignore")
+        stem = f"{cut}-{digest}"
     name, number = f"{stem}.txt", 1
     while name.casefold() in taken:
         number += 1
@@ -61,18 +70,28 @@ def file_name(learner: str, taken: set[str]) -> str:
 
 
 def write_feedback(
-    csv_path: Path, manifest: Manifest, grades: Sequence[Grade], instructor: bool = False
+    folder: Path,
+    manifest: Manifest,
+    grades: Sequence[Grade],
+    instructor: bool = False,
+    writing: Writing | None = None,
 ) -> Path | None:
-    """Every row's feedback in the folder beside the gradebook's CSV; None (nothing written)
-    where that name is a link or a file, never followed or replaced."""
-    folder = csv_path.with_name(csv_path.stem + FOLDER_SUFFIX)
-    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+    """Every row's feedback in ``folder`` (made if missing), each file written on its own
+    (``writing`` notes one that cannot be); None (nothing written) where the name is a link or
+    a file, never followed or replaced."""
+    writing = writing or Writing()
+    if lstat_kind(folder) not in ("directory", "missing"):
         return None
-    folder.mkdir(exist_ok=True)
+    if not writing.write(str(folder), lambda: folder.mkdir(exist_ok=True)):
+        return None
     taken: set[str] = set()
     for row in grades:
-        if row.status == Status.SKIPPED and not row.student:
+        name = file_name(row.learner, taken)  # every row's, so the names stay as they were
+        if not row.graded and ("#" in row.learner or row.source == "symbolic link"):
             continue  # an older submission, a link: the graded row speaks for its learner
+        if row.graded and row.shown is None:
+            continue  # read back from gradebook.json (a regrade of another): its file stays
+        path = folder / name
         text = feedback_text(manifest, row, instructor)
-        atomic_write(folder / file_name(row.learner, taken), text.encode("utf-8"))
+        writing.write(str(path), partial(atomic_write, path, text.encode()))
     return folder

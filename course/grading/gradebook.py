@@ -24,10 +24,12 @@ from typing import Any
 from ..harness.manifest import Lab
 from ..harness.results import CheckpointResult, LabResult
 from ..locale import gettext as _
-from ..locale import ngettext
+from ..locale import ngettext, unquoted
 from ..sandboxed.status import Status, worst
 from ..sandboxed.untrusted import escape
 from .copies import Prints
+from .outputs import output_paths
+from .probes import AUDIT_MARK
 from .safefs import atomic_write
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP's CSV injection guidance
@@ -93,11 +95,14 @@ class LabGrade:
     probes: Mapping[str, Any] | None = None
     points: int = 0  # what the lab is worth (``LabResult.points``)
     score: int = 0  # what it earned: its points when it passed whole (``LabResult.score``)
+    credit: Mapping[str, Any] | None = None  # what per-lab credit decided (``Credit.to_json``)
 
     def to_json(self) -> dict[str, Any]:
         data = json_fields(self, "id passed total agreed cases points score status reason")
         if self.probes is not None:
             data["probes"] = dict(self.probes)
+        if self.credit is not None:
+            data["credit"] = dict(self.credit)
         return data
 
 
@@ -123,6 +128,9 @@ class Grade:
     late: bool = False  # the platform marked the submission late (``late`` of ``--names``)
     hints: Mapping[str, int] = field(default_factory=dict)
     """Lab id → the highest hint level the learner opened: information, never a penalty."""
+    graded: bool = True
+    """False for a row whose files were never graded (nothing handed in, an archive refused, a
+    workspace that could not be read): its score is no grade, and no export gives it one."""
     # The lab code's fingerprints (classroom.py), and the result as learners may see it
     # (engine.for_learners) for gradescope.py; None when nothing was graded.
     prints: Prints | None = field(default=None, compare=False, repr=False)
@@ -144,7 +152,22 @@ class Grade:
         if self.scaffold is None:
             return ""
         began, now = self.scaffold
-        return f"began from {began}; the kit's is {now}"
+        return _("began from {began}; the kit's is {now}").format(began=began, now=now)
+
+    @property
+    def known_as(self) -> str:
+        """The learner as the instructor knows them: with a class list, the student's name and
+        the row's (``Ada Lovelace (lovelaceada)``); else, or where the two agree, the row's."""
+        name = (self.student or {}).get("name", "")
+        if not name or name == self.learner or not self.workspace:  # the list's row: its name
+            return self.learner
+        return _("{name} ({learner})").format(name=name, learner=self.learner)
+
+    @property
+    def flags_cell(self) -> str:
+        """The CSV's ``flags``: each flag, listed the edition's way (a full-width semicolon in
+        Chinese)."""
+        return _("; ").join(self.flags)
 
     @property
     def agreed(self) -> int:
@@ -157,14 +180,22 @@ class Grade:
     @property
     def note(self) -> str:
         """The first reason: a problem, else why the first failing lab failed, else a note."""
-        failing = [lab.reason for lab in self.labs if lab.reason and lab.status != Status.PENDING]
-        pending = [lab.reason for lab in self.labs if lab.reason]
+        broken = (Status.FAILED, Status.TIMEOUT, Status.ERROR)  # a row read back holds text
+        failing = [lab.reason for lab in self.labs if lab.reason and lab.status in broken]
+        pending = [lab.reason for lab in self.labs if lab.reason and lab.status not in broken]
         reasons = [*self.problems, *failing, *self.notes, *pending]
         return reasons[0] if reasons else ""
 
+    @property
+    def score_cell(self) -> int | str:
+        """The score as the CSV exports write it: '' for a row not graded."""
+        return self.score if self.graded else ""
+
     def to_json(self) -> dict[str, Any]:
-        names = "learner workspace status score max_score passed total agreed cases"
+        names = "learner workspace status graded score max_score passed total agreed cases"
         head = json_fields(self, names)
+        if not self.graded:
+            head["score"] = None
         tail = json_fields(self, "note problems notes flags tests limits source commit")
         began = dict(zip(("began", "kit"), self.scaffold, strict=True)) if self.scaffold else None
         labs = {"labs": [lab.to_json() for lab in self.labs]}
@@ -173,37 +204,70 @@ class Grade:
 
 
 def lab_reason(lab: LabResult) -> str:
-    """Why a lab did not pass: its worst test's message, else its probes' first difference."""
+    """Why a lab did not pass: its worst test's message, else its probes' first difference, else
+    the other lab's test it is charged with; for a lab that passes, the labs its own failures
+    are charged to (per-lab credit, ``LabResult.credit``), if any."""
+    credit = lab.credit
     if lab.status == Status.PASSED:
-        return ""
+        if credit is None or not credit.through:
+            return ""
+        said = _("passes with the reference's code for {labs} in place of this learner's")
+        return clean(said.format(labs=_(", ").join(f"Lab {id}" for id in credit.through)))
+    if credit is not None and credit.charged and lab.shown_status == Status.PASSED:
+        charge = credit.charged[0]
+        said = _(
+            "charged: Lab {lab}'s {test} fails with this lab's code and passes with the "
+            "reference's in its place"
+        )
+        return clean(said.format(lab=charge.lab, test=charge.name))
     if lab.tests_status != Status.PASSED:
         test = next((t for t in lab.tests if t.status == lab.tests_status), None)
         if test is not None:
-            return clean_lines(f"{test.name}: {test.message}")
+            said = _("{test}: {message}").format(test=test.name, message=test.message)
+            return clean_lines(said)
     if lab.probes is not None and not lab.probes.agree:
-        claimed = f"{len(lab.tests)}/{lab.total} tests passed"
-        but = f"the test report says {claimed}, but " if lab.tests_status == Status.PASSED else ""
-        # the case, its input and its replay command, on one line
-        case = " | ".join(line.strip() for line in lab.probes.difference.splitlines())
-        return clean(f"{but}probes {lab.probes.status}: {case}")
+        # the case, its input and its replay command, on one line, as plain text (a terminal,
+        # a spreadsheet): the case's label without its code spans' backticks, its input as data
+        said, *inputs = lab.probes.difference.splitlines() or [""]
+        case = " | ".join([unquoted(said.strip()), *(line.strip() for line in inputs)])
+        status = lab.probes.status.label
+        if lab.tests_status == Status.PASSED:
+            said = _(
+                "the test report says {passed}/{total} tests passed, but probes {status}: {case}"
+            )
+            return clean(
+                said.format(passed=len(lab.tests), total=lab.total, status=status, case=case)
+            )
+        return clean(_("probes {status}: {case}").format(status=status, case=case))
     if lab.withheld is not None and lab.withheld != Status.PASSED:
-        return f"an instructor test {lab.withheld} (its message is in the JSON report only)"
+        said = _("an instructor test {status} (its message is in the JSON report only)")
+        return said.format(status=lab.withheld.label)
     return ""
 
 
-CASE_ID = re.compile(r"\(([\w.]+#[\w-]+)[,)]")
-"""A case's id in the first line of a probe failure (``probecases.describe``)."""
+CASES_NAMED = 10
+"""Of a lab's disagreeing cases, those a note names by id (the rest counted)."""
+
+
+def _named(ids: Sequence[str]) -> str:
+    """``11.3#001, 11.3#007``, at most ``CASES_NAMED``, then how many more."""
+    shown = _(", ").join(ids[:CASES_NAMED])
+    if len(ids) > CASES_NAMED:
+        shown += " " + _("and {count} more").format(count=len(ids) - CASES_NAMED)
+    return shown
 
 
 def weaker_tests(lab: LabResult) -> str:
     """A neutral note when a lab's focused tests pass while some of its probe cases disagree:
-    the tests are weaker than the probes, which is no evidence of anything ('' otherwise)."""
+    the tests are weaker than the probes, which is no evidence of anything ('' otherwise). It
+    names the cases it counts (an assignment's own case by its id alone, never its seed)."""
     if lab.tests_status != Status.PASSED or lab.probes is None or lab.probes.agree:
         return ""
     if lab.probes.status == Status.PENDING:  # not written yet: its reason says so, no note
         return ""
-    ids = [m.group(1) for f in lab.probes.failures if (m := CASE_ID.search(f.partition("\n")[0]))]
-    shown = ", ".join(ids)
+    failing = lab.probes.failing
+    shipped = [case for case in failing if AUDIT_MARK not in case]
+    audit = [case.partition(AUDIT_MARK)[0] for case in failing if AUDIT_MARK in case]
     wrong = lab.probes.cases - lab.probes.agreed
     if wrong:
         said = ngettext(
@@ -211,12 +275,16 @@ def weaker_tests(lab: LabResult) -> str:
             "Lab {lab}: focused tests pass; {count} of {cases} cases disagree: {ids}",
             wrong,
         )
-        return said.format(lab=lab.lab.id, count=wrong, cases=lab.probes.cases, ids=shown)
+        note = said.format(lab=lab.lab.id, count=wrong, cases=lab.probes.cases, ids=_named(shipped))
+        if audit:
+            more = _("and of the cases drawn for the assignment: {ids}")
+            note = _("{said}; {more}").format(said=note, more=more.format(ids=_named(audit)))
+        return note
     said = _(
         "Lab {lab}: focused tests pass and every shipped case agrees; cases drawn for the "
         "assignment disagree: {ids}"
     )
-    return said.format(lab=lab.lab.id, ids=shown)
+    return said.format(lab=lab.lab.id, ids=_named(audit))
 
 
 def graded_row(
@@ -244,6 +312,7 @@ def graded_row(
             seen.probes.to_json() if seen.probes is not None else None,
             lab.points,
             lab.score,
+            seen.credit.to_json() if seen.credit is not None else None,
         )
         for lab, seen in zip(result.required, shown.required, strict=True)
     )
@@ -282,14 +351,16 @@ def ungraded_row(
     why: str,
     flags: Sequence[str] = (),
 ) -> Grade:
-    """A row for a folder that was not graded: skipped (not a workspace) or an error."""
+    """A row for a submission that was not graded (``Grade.graded`` false): skipped (nothing
+    to grade), missing (a student of the class list who handed in nothing) or an error (it could
+    not be read)."""
     grades = tuple(
         LabGrade(
             lab.id,
             0,
             lab.tests,
             status,
-            clean(why) if status != Status.SKIPPED else "",
+            clean(why) if status not in (Status.SKIPPED, Status.MISSING) else "",
             points=0 if lab.optional else lab.points,
         )
         for lab in labs
@@ -303,6 +374,7 @@ def ungraded_row(
         labs=grades,
         problems=(clean(why),),
         flags=tuple(flags),
+        graded=False,
     )
 
 
@@ -349,9 +421,10 @@ def gradebook_csv(lab_ids: Sequence[str], grades: Sequence[Grade]) -> str:
         by_id = {lab.id: lab for lab in grade.labs}
         columns = zip(*(_lab_cells(by_id.get(i)) for i in lab_ids), strict=True)
         rows.append(
-            [grade.learner, grade.status, grade.score, grade.max_score, grade.passed, grade.total]
+            [grade.learner, grade.status, grade.score_cell, grade.max_score]
+            + [grade.passed, grade.total]
             + [grade.agreed, grade.cases, *chain.from_iterable(columns)]
-            + ["; ".join(grade.flags), grade.note, grade.workspace, grade.source, grade.commit]
+            + [grade.flags_cell, grade.note, grade.workspace, grade.source, grade.commit]
             + [grade.scaffold_cell, hints_cell(grade.hints), "late" if grade.late else ""]
             + [(grade.student or {}).get(key, "") for key in student_keys]
         )
@@ -369,8 +442,9 @@ def gradebook_json(chapter: str, grades: Sequence[Grade], run: Mapping[str, Any]
 
 def is_gradebook_name(name: str) -> bool:
     """``gradebook.csv``, ``gradebook-2.json``, ``gradebook-summary.html``,
-    ``gradebook-canvas.csv``…: names the gradebook and the files beside it may be written to."""
-    outputs = r"\.(csv|json)|-summary\.html|-(canvas|moodle)\.csv"
+    ``gradebook-summary-anonymous.html``, ``gradebook-canvas.csv``…: names the gradebook and the
+    files beside it may be written to (``outputs.Outputs``)."""
+    outputs = r"\.(csv|json)|-summary(-anonymous)?\.html|-(canvas|moodle)\.csv"
     return re.fullmatch(rf"gradebook-?\d*({outputs})", name) is not None
 
 
@@ -379,31 +453,25 @@ def is_feedback_folder(name: str) -> bool:
     return re.fullmatch(r"gradebook-?\d*-feedback", name) is not None
 
 
-def write_summary_page(csv_path: Path, page: str) -> Path:
-    """The class summary page beside the gradebook's CSV: ``gradebook-summary.html``."""
-    path = csv_path.with_name(f"{csv_path.stem}-summary.html")
-    atomic_write(path, page.encode("utf-8"))
-    return path
-
-
 def gradebook_paths(directory: Path) -> tuple[Path, Path]:
-    """Where the gradebook goes in ``directory``: ``gradebook.csv`` and ``.json``, else the
-    first ``gradebook-N.*`` pair no folder holds the name of."""
-    for number in count(1):
-        stem = "gradebook" if number == 1 else f"gradebook-{number}"
-        paths = (directory / f"{stem}.csv", directory / f"{stem}.json")
-        if not any(p.is_dir() and not p.is_symlink() for p in paths):
-            return paths
-    raise AssertionError("unreachable")  # count() never ends
+    """Where the gradebook goes in ``directory`` (``outputs.output_paths``): ``gradebook.csv``
+    and ``.json``, else the first ``gradebook-N.*`` pair whose outputs' names are all free."""
+    outputs = output_paths(directory)
+    return outputs.csv, outputs.json
+
+
+def encoded(csv_text: str, json_text: str) -> tuple[bytes, bytes]:
+    """The CSV with a byte order mark, without which Excel reads UTF-8 (a Chinese name) as a
+    code page; the JSON as UTF-8."""
+    return csv_text.encode("utf-8-sig"), json_text.encode("utf-8")
 
 
 def write_gradebook(directory: Path, csv_text: str, json_text: str) -> tuple[Path, Path]:
-    """Write both files atomically; if a directory holds a name, use ``gradebook-N.*``."""
+    """Write both files atomically at ``gradebook_paths``; both are encoded before either is
+    written, so one is never left older than the other."""
     directory.mkdir(parents=True, exist_ok=True)
     paths = gradebook_paths(directory)
-    # both encoded before either is written: one is never left older than the other; the CSV
-    # with a byte order mark, without which Excel reads UTF-8 (a Chinese name) as a code page
-    csv_data, json_data = csv_text.encode("utf-8-sig"), json_text.encode("utf-8")
+    csv_data, json_data = encoded(csv_text, json_text)
     atomic_write(paths[0], csv_data)
     atomic_write(paths[1], json_data)
     return paths

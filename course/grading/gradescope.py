@@ -14,7 +14,6 @@ import io
 import json
 import os
 import stat
-import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -30,7 +29,7 @@ from .assignment import file_name, new_seed, read_assignment, render
 from .engine import SandboxUnavailable
 from .gradebook import Grade, encodable, json_fields, ungraded_row
 from .intake import GRADABLE, Submission, folder_entries, mark_older
-from .loose import build_workspace, describe, loose_upload
+from .loose import LabFiles
 from .roster import RosterOptions, grade_submissions, row_line
 from .safefs import atomic_write
 from .sandbox import python_directories
@@ -73,6 +72,7 @@ def results(
                     "lab": lab.id,
                     "status": str(graded.status),
                     **json_fields(graded, "passed total agreed cases"),
+                    **({"credit": dict(graded.credit)} if graded.credit is not None else {}),
                 },
             }
         )
@@ -109,14 +109,14 @@ def results(
 # --------------------------------------------------------------------------- the run
 
 
-def submission_entry(root: Path) -> Submission | str:
-    """The one workspace ``root/submission`` holds (itself, a folder in it, an archive in it),
-    or why there is none to grade."""
+def submission_entry(manifest: Manifest, root: Path) -> Submission | str:
+    """What ``root/submission`` holds to grade, by the roster's intake (a workspace, itself or
+    in a folder of it; an archive; lab files without a workspace), or why there is none."""
     if not (root / SUBMISSION).is_dir():
         return _("{folder}: no submission folder").format(folder=root / SUBMISSION)
     if not any((root / SUBMISSION).iterdir()):
         return _("the submission is empty")
-    entries = mark_older(folder_entries(root, SUBMISSION))
+    entries = mark_older(folder_entries(root, SUBMISSION, lab_files=LabFiles.of(manifest)))
     gradable = [e for e in entries if e.kind in GRADABLE and not e.newer]
     if len(gradable) == 1:
         return gradable[0]
@@ -155,27 +155,6 @@ def guard(root: Path) -> None:
         withhold(root / name, keep)
 
 
-def _upload(
-    manifest: Manifest, kit: Path, root: Path, stack: contextlib.ExitStack
-) -> tuple[Path, Submission | str, list[str]]:
-    """Where the submission is graded from (``root``, or a scratch folder of a workspace built
-    around loose lab files), the entry or why none, and what to say of it."""
-    entry = submission_entry(root)
-    if isinstance(entry, Submission) and entry.kind != "archive":
-        return root, entry, []
-    if not (root / SUBMISSION).is_dir() or not any((root / SUBMISSION).iterdir()):
-        return root, entry, []
-    loose = stack.enter_context(loose_upload(manifest, root / SUBMISSION))
-    if isinstance(loose, str) and isinstance(entry, Submission):  # an archive of a workspace
-        return root, entry, []
-    if isinstance(loose, str):
-        return root, _("{why}; nor loose lab files: {loose}").format(why=entry, loose=loose), []
-    scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="course-upload-")))
-    build_workspace(manifest, kit, loose, scratch / SUBMISSION)
-    built = Submission(SUBMISSION, "workspace", entry=SUBMISSION, below=(SUBMISSION,))
-    return scratch, built, describe(manifest, loose)
-
-
 def run_autograder(
     manifest: Manifest,
     kit: Path,
@@ -196,41 +175,37 @@ def run_autograder(
     options, kept = assignment_of(manifest, root, options)
     if not kept:
         said.append(_("  no assignment file: this run drew its own audit seed (rebuild the zip)"))
-    with contextlib.ExitStack() as stack:
-        roster, entry, loose = _upload(manifest, kit, root, stack)
-        if isinstance(entry, str):
-            row = ungraded_row(SUBMISSION, str(root / SUBMISSION), labs, Status.ERROR, entry)
-        else:
-            try:
-                hide = (root, roster)
-                graded = grade_submissions(manifest, kit, roster, [entry], options, out, hide=hide)
-            except SandboxUnavailable as error:
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
-                failed = _(
-                    "The autograder cannot confine learner code here, so it graded nothing: "
-                    "{error}\nNo results.json is written: Gradescope shows the autograder failed "
-                    "(not a zero). Run the autograder where bubblewrap starts, or as root with "
-                    "setpriv (util-linux) installed."
+    entry = submission_entry(manifest, root)
+    if isinstance(entry, str):
+        row = ungraded_row(SUBMISSION, str(root / SUBMISSION), labs, Status.ERROR, entry)
+    else:
+        try:
+            graded = grade_submissions(manifest, kit, root, [entry], options, out, hide=(root,))
+        except SandboxUnavailable as error:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            failed = _(
+                "The autograder cannot confine learner code here, so it graded nothing: "
+                "{error}\nNo results.json is written: Gradescope shows the autograder failed "
+                "(not a zero). Run the autograder where bubblewrap starts, or as root with "
+                "setpriv (util-linux) installed."
+            )
+            print(failed.format(error=error), file=out)
+            return None
+        row = graded.grades[0]
+        sandbox = graded.run["sandbox"]
+        if not sandbox["sandboxed"]:
+            said.append(
+                _(
+                    "  isolation: bubblewrap cannot start in this container; the fallback "
+                    "ran learner code as an unprivileged user (see the limits)"
                 )
-                print(failed.format(error=error), file=out)
-                return None
-            row = graded.grades[0]
-            row = replace(row, notes=(*loose, *row.notes))
-            sandbox = graded.run["sandbox"]
-            if not sandbox["sandboxed"]:
-                said.append(
-                    _(
-                        "  isolation: bubblewrap cannot start in this container; the fallback "
-                        "ran learner code as an unprivileged user (see the limits)"
-                    )
-                )
-            said += [_("  limits: {limit}").format(limit=line) for line in graded.enforced]
-            probes = graded.run["probes"]
-            audit = probes["audit"] or {"seed": None, "cases": 0}
-            drawn = _("  probes: seed {seed}, {cases} cases; audit seed {audit}, {more} cases")
-            said.append(drawn.format_map(probes | {"audit": audit["seed"], "more": audit["cases"]}))
-            said += [_("  upload: {line}").format(line=line) for line in loose]
+            )
+        said += [_("  limits: {limit}").format(limit=line) for line in graded.enforced]
+        probes = graded.run["probes"]
+        audit = probes["audit"] or {"seed": None, "cases": 0}
+        drawn = _("  probes: seed {seed}, {cases} cases; audit seed {audit}, {more} cases")
+        said.append(drawn.format_map(probes | {"audit": audit["seed"], "more": audit["cases"]}))
     path.parent.mkdir(parents=True, exist_ok=True)
     instructor = options.grading.hidden is not None
     shown = encodable(results(manifest, row, visibility, instructor))
@@ -297,13 +272,18 @@ bin="${{COURSE_KIT_BIN:-$root/source/kit/.venv/bin}}"
 
 def kit_files(manifest: Manifest, kit: Path) -> dict[str, bytes]:
     """What the autograder bundles of the kit: its package, the curriculum's files and what
-    ``scripts/setup`` installs it with."""
-    paths = {*KIT_FILES, *(path for f in manifest.files for path in (f.starter, f.reference))}
-    paths |= {*chapter_files(manifest, kit), *([manifest.probes] if manifest.probes else [])}
+    ``scripts/setup`` installs it with; a chapter found through ``COURSE_CHAPTERS``, wherever
+    it is, travels as its folder (``harness/roots.py``)."""
+    named = [path for f in manifest.files for path in (f.starter, f.reference)]
+    named += [manifest.probes] if manifest.probes else []
+    paths = {*KIT_FILES, *(path for path in named if not Path(path).is_absolute())}
     for path in (kit / "course").rglob("*"):
         if path.is_file() and not any(part.endswith(SKIPPED) for part in path.parts):
             paths.add(path.relative_to(kit).as_posix())
-    return {f"kit/{p}": (kit / p).read_bytes() for p in sorted(paths)}
+    files = {f"kit/{p}": (kit / p).read_bytes() for p in sorted(paths)}
+    return files | {
+        f"kit/{name}": path.read_bytes() for name, path in chapter_files(manifest).items()
+    }
 
 
 def autograder_files(
@@ -323,7 +303,7 @@ def autograder_files(
     if instructor:
         words.append('--hidden "$root/source/instructor"')
     seed = audit_seed if audit_seed is not None else new_seed(manifest.probe_seed)
-    root = chapters_root(manifest, kit)  # a chapter not built in: the run names its folder
+    root = chapters_root(manifest)  # a chapter not built in: the run names its folder
     setup = f'export {VARIABLE}="$here/kit/{root}"\n' if root else ""
     run = f'export {VARIABLE}="$root/source/kit/{root}"\n' if root else ""
     files = {

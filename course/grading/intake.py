@@ -1,9 +1,12 @@
 """What a roster folder holds: each entry a submission to grade, a row saying why not, or a skip.
 
-Every entry (a folder, a git repository, an archive) ends up in exactly one place: a
+Every entry (a folder, a git repository, an archive, a file) ends up in exactly one place: a
 ``Submission`` (a gradebook row) or a ``Skip`` (printed with why). A learner's name is the entry's
 less its archive suffix, or a ``--names`` pattern's ``learner`` group; of several submissions the
 newest is graded, at most ``SUBMISSIONS_LISTED`` are rows. Every pass is linear in the entries.
+A submission is a workspace, or lab files without one (``loose.py``): at the roster's top, named
+for their learner by ``--names``; in a learner's folder; in an archive; or in a workspace that
+lost its marker. ``opened`` gives what is graded of it, or says why there is nothing to grade.
 """
 
 from __future__ import annotations
@@ -22,9 +25,18 @@ from ..locale import gettext as _
 from ..locale import ngettext
 from ..sandboxed.columns import pad
 from ..sandboxed.marker import MARKER, WorkspaceError
-from .archives import DEFAULT_CAPS, Caps, Refused, archive_suffix, is_readable_archive, unpack
+from .archives import (
+    DEFAULT_CAPS,
+    READ_SUFFIXES,
+    Caps,
+    Refused,
+    archive_suffix,
+    is_readable_archive,
+    unpack,
+)
 from .gitrepo import Checkout
 from .gradebook import Grade, clean, is_feedback_folder, is_gradebook_name
+from .loose import NO_LAB_FILES, LabFiles, Loose, find_loose, roster_files
 from .safefs import Tree, UnsafePath, lstat_kind
 
 SEARCH_DEPTH = 3  # how deep under a learner's folder (or unpacked archive) a workspace may be
@@ -32,12 +44,23 @@ SUBMISSIONS_LISTED = 10  # a learner's submissions that are rows (the newest); t
 IGNORED_IN_ARCHIVES = ("__MACOSX",)
 LOOSE_NAMED = 5  # a folder of loose files: the names its reason lists (the rest are counted)
 
-Kind = Literal["workspace", "archive", "skipped", "symlink", "unreadable", "refused"]
-GRADABLE = ("workspace", "archive")
+Kind = Literal["workspace", "archive", "files", "skipped", "symlink", "unreadable", "refused"]
+GRADABLE = ("workspace", "archive", "files")
 
 
 class NamesError(WorkspaceError):
     """A ``--names`` pattern that cannot be used; the message says why."""
+
+
+class NothingToGrade(WorkspaceError):
+    """A submission holding no workspace and no lab file (an empty one, a report alone): a
+    row that is not graded, saying what it holds; never a refusal."""
+
+
+def files_are_not_a_submission() -> str:
+    """Why a file at the roster's top is not a row (the archives read named)."""
+    said = _("a file that is not a submission (not a folder, nor an archive: {suffixes})")
+    return said.format(suffixes=_(", ").join(READ_SUFFIXES))
 
 
 @dataclass(frozen=True)
@@ -54,6 +77,9 @@ class Submission:
     newer: str = ""  # the newer submission of this learner graded instead
     older: tuple[str, ...] = ()  # the graded one's learner also handed in these, older
     late: bool = False  # the platform's name marks it late (``marked_late``)
+    files: tuple[tuple[str, str], ...] = ()
+    """Lab files at the roster's top: each entry and the file name it stands for, the learner's
+    name taken off (``fay_6_1006_summary.py``, ``summary.py``)."""
 
     @property
     def parts(self) -> tuple[str, ...]:
@@ -61,9 +87,11 @@ class Submission:
 
     @property
     def source(self) -> str:
-        """How it arrived: ``folder``, ``symbolic link`` or the archive's suffix (``zip``…)."""
+        """How it arrived: ``folder``, ``files``, ``symbolic link`` or the archive's suffix."""
         if self.kind == "symlink":
             return "symbolic link"
+        if self.files:
+            return "files"
         if self.kind in ("archive", "refused"):
             return archive_suffix(self.entry).lstrip(".")
         return "folder"
@@ -93,7 +121,7 @@ class Survey:
         """The lines after the rows: what ``--names`` did not match, what is skipped, counts."""
         lines = []
         if self.unnamed:
-            shown = ", ".join(clean(entry) for entry in self.unnamed)
+            shown = _(", ").join(clean(entry) for entry in self.unnamed)
             said = ngettext(
                 "--names did not match {count} entry, each named by its whole name: {entries}",
                 "--names did not match {count} entries, each named by its whole name: {entries}",
@@ -111,7 +139,7 @@ class Survey:
                 count,
             )
         else:
-            said = _("Roster: {rows} row(s) in the gradebook, {count} entries not in it")
+            said = _("Roster: {rows} row(s) in the gradebook; no entry left out of it")
         lines.append(said.format(rows=rows, count=count))
         return lines
 
@@ -213,10 +241,14 @@ def find_workspaces(tree: Tree, depth: int = SEARCH_DEPTH) -> list[tuple[str, ..
 
 
 def folder_entries(
-    roster: Path, name: str, pattern: re.Pattern[str] | None = None
+    roster: Path,
+    name: str,
+    pattern: re.Pattern[str] | None = None,
+    lab_files: LabFiles = NO_LAB_FILES,
 ) -> list[Submission]:
     """What the folder ``roster/name`` is: its workspaces (at most ``SEARCH_DEPTH`` down), else
-    the archives at its top, else a skipped entry saying why."""
+    the archives at its top, else its lab files (``find_loose``), else a skipped entry saying
+    what it holds."""
     learner, named = learner_name(name, pattern)
     mtime = os.lstat(roster / name).st_mtime
     late = marked_late(name, pattern)
@@ -225,27 +257,41 @@ def folder_entries(
         found = find_workspaces(Tree(roster, (name,)))
     except UnsafePath as error:
         return [replace(entry, kind="unreadable", why=str(error))]
-    if not found:
-        inside = _archives_inside(roster, entry)
-        return inside or [replace(entry, why=_not_a_workspace(roster, name))]
-    return [
-        replace(entry, learner="/".join((learner, *below[1:])), kind="workspace", below=below)
-        for below in found
-    ]
+    if found:
+        return [
+            replace(entry, learner="/".join((learner, *below[1:])), kind="workspace", below=below)
+            for below in found
+        ]
+    inside = _archives_inside(roster, entry)
+    if inside:
+        return inside
+    try:
+        loose = find_loose(lab_files, Tree(roster, (name,)))
+    except UnsafePath as error:
+        return [replace(entry, kind="unreadable", why=str(error))]
+    if loose is not None:
+        return [replace(entry, kind="files", below=(name,))]
+    return [replace(entry, why=_not_a_workspace(roster, name))]
 
 
 def _not_a_workspace(roster: Path, name: str) -> str:
-    """Why the folder ``roster/name`` holds no workspace: it is empty, or what it holds."""
+    """Why the folder ``roster/name`` holds nothing to grade: it is empty, or what it holds."""
     try:
         held = sorted(n for n in Tree(roster, (name,)).kinds() if n not in IGNORED_IN_ARCHIVES)
     except UnsafePath as error:
         return str(error)
+    return holding(held)
+
+
+def holding(held: Sequence[str]) -> str:
+    """Why an upload holding the entries ``held`` (and no workspace, archive or lab file) is not
+    graded: ``empty submission``, or the entries, a few named."""
     if not held:
         return _("empty submission")
-    shown = ", ".join(clean(n) for n in held[:LOOSE_NAMED])
+    shown = _(", ").join(clean(n) for n in held[:LOOSE_NAMED])
     if len(held) > LOOSE_NAMED:
         shown += " " + _("and {count} more").format(count=len(held) - LOOSE_NAMED)
-    said = _("loose files: {files} (not a practice workspace: no {marker})")
+    said = _("no lab files and no practice workspace (no {marker}): {files}")
     return said.format(files=shown, marker=MARKER)
 
 
@@ -268,8 +314,11 @@ def _archives_inside(roster: Path, folder: Submission) -> list[Submission]:
     ]
 
 
-def _entry(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Submission] | Skip:
-    """What one roster entry is: rows of the gradebook, or a skip with why."""
+def _entry(
+    roster: Path, name: str, pattern: re.Pattern[str] | None, lab_files: LabFiles
+) -> list[Submission] | Skip | tuple[str, str]:
+    """What one roster entry is: rows of the gradebook, a skip with why, or a file of a learner
+    named by ``pattern`` (their name and the file's name without it), grouped by ``survey``."""
     kind = lstat_kind(roster / name)
     if name.startswith("."):
         return Skip(name, _("hidden"))
@@ -277,7 +326,7 @@ def _entry(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Sub
         return Skip(name, _("a gradebook (replaced when the gradebook is written, never read)"))
     if is_feedback_folder(name) and kind == "directory":
         return Skip(name, _("feedback files (rewritten when the gradebook is written, never read)"))
-    if re.fullmatch(r"assignment-[\w.]+\.toml", name) and kind == "file":
+    if is_assignment_name(name) and kind == "file":
         return Skip(name, _("the assignment file (its audit seed; read by the grader only)"))
     learner, named = learner_name(name, pattern)
     late = marked_late(name, pattern)
@@ -286,24 +335,62 @@ def _entry(roster: Path, name: str, pattern: re.Pattern[str] | None) -> list[Sub
         why = why.format(target=os.readlink(roster / name))
         return [Submission(learner, "symlink", why, entry=name, named=named, late=late)]
     if kind == "directory":
-        return folder_entries(roster, name, pattern)
+        return folder_entries(roster, name, pattern, lab_files)
     if kind == "file" and archive_suffix(name):
         mtime = os.lstat(roster / name).st_mtime
         if is_readable_archive(name):
             return [Submission(learner, "archive", entry=name, mtime=mtime, named=named, late=late)]
-        why = _("{suffix} archives are not read (.zip, .tar.gz and .tgz are)")
-        why = why.format(suffix=archive_suffix(name))
+        why = _("{suffix} archives are not read ({suffixes} are)")
+        why = why.format(suffix=archive_suffix(name), suffixes=_(", ").join(READ_SUFFIXES))
         refused = Submission(learner, "refused", why, entry=name, mtime=mtime, named=named)
         return [replace(refused, late=late)]
-    if kind == "file":
-        return Skip(
-            name, _("a file that is not a submission (not a folder, .zip, .tar.gz or .tgz)")
+    if kind == "file" and pattern is not None and named:
+        found = pattern.match(name)
+        rest = name[found.end() :] if found is not None else name
+        return learner, rest or name
+    if kind == "file" and lab_files.named(name):
+        said = _(
+            "a lab file at the roster's top, whose learner is not known: put it in a folder "
+            "named for them, or name them with --names"
         )
+        return Skip(name, said)
+    if kind == "file":
+        return Skip(name, files_are_not_a_submission())
     return Skip(name, _("not a file or folder ({kind})").format(kind=kind))
 
 
-def survey(roster: Path, pattern: re.Pattern[str] | None = None) -> Survey:
-    """Every entry of ``roster``: the gradebook's rows in name order, and what is skipped."""
+def is_assignment_name(name: str) -> bool:
+    """``assignment-11.toml``, ``assignment-11-2.toml``: names an assignment file may have."""
+    return re.fullmatch(r"assignment-[\w.]+?(-\d+)?\.toml", name) is not None
+
+
+def _learners_files(
+    roster: Path,
+    files: Mapping[str, list[tuple[str, str]]],
+    pattern: re.Pattern[str] | None,
+    lab_files: LabFiles,
+) -> list[Submission]:
+    """Each learner's files at the roster's top as one submission: graded when one of them is
+    a lab file, else a row saying what they handed in."""
+    rows = []
+    for learner, named in files.items():
+        entries = [entry for entry, _name in named]
+        mtime = max(os.lstat(roster / entry).st_mtime for entry in entries)
+        late = any(marked_late(entry, pattern) for entry in entries)
+        row = Submission(
+            learner, "files", entry=", ".join(entries), mtime=mtime, late=late, files=tuple(named)
+        )
+        if not any(lab_files.named(name) for _entry_name, name in named):
+            row = replace(row, kind="skipped", why=holding([name for _e, name in named]))
+        rows.append(row)
+    return rows
+
+
+def survey(
+    roster: Path, pattern: re.Pattern[str] | None = None, lab_files: LabFiles = NO_LAB_FILES
+) -> Survey:
+    """Every entry of ``roster``: the gradebook's rows in name order, and what is skipped
+    (``lab_files``: what the chapter's lab files are called, to grade them handed in loose)."""
     roster = roster.resolve()
     if not roster.is_dir():
         raise WorkspaceError(
@@ -314,36 +401,81 @@ def survey(roster: Path, pattern: re.Pattern[str] | None = None) -> Survey:
         raise WorkspaceError(said.format(roster=roster))
     rows: list[Submission] = []
     skipped: list[Skip] = []
+    files: dict[str, list[tuple[str, str]]] = {}
     for name in sorted(os.listdir(roster)):
-        found = _entry(roster, name, pattern)
+        found = _entry(roster, name, pattern, lab_files)
         if isinstance(found, Skip):
             skipped.append(found)
+        elif isinstance(found, tuple):
+            files.setdefault(found[0], []).append((name, found[1]))
         else:
             rows += found
+    rows += _learners_files(roster, files, pattern, lab_files)
+    rows.sort(key=attrgetter("entry"))
     rows, overflow = cap_submissions(rows)
     return Survey(tuple(mark_older(rows)), (*skipped, *overflow))
 
 
-def archive_workspace(root: Path) -> Tree:
-    """The one workspace of an unpacked archive, at its top or in its folders; else ``Refused``."""
+class Many(WorkspaceError):
+    """An archive holding several workspaces: whose is not known, so none is graded."""
+
+
+def archive_workspace(root: Path) -> Tree | None:
+    """The one workspace of an unpacked archive, at its top or in its folders; None when it
+    holds none; ``Many`` when several (``Refused`` when a folder cannot be listed)."""
     try:
         found = find_workspaces(Tree(root))
     except UnsafePath as error:
         raise Refused(str(error)) from None
-    if not found:
-        said = _("holds no practice workspace (no {marker} at its top or in its folders)")
-        raise Refused(said.format(marker=MARKER))
     if len(found) > 1:
-        listed = ", ".join("/".join(parts) or "." for parts in found)
+        listed = _(", ").join("/".join(parts) or "." for parts in found)
         said = _("holds {count} workspaces ({listed}); one archive is one learner's")
-        raise Refused(said.format(count=len(found), listed=listed))
-    return Tree(root, found[0])
+        raise Many(said.format(count=len(found), listed=listed))
+    return Tree(root, found[0]) if found else None
+
+
+def _unpacked(root: Path, lab_files: LabFiles) -> Tree | Loose:
+    """What is graded of an unpacked archive: its workspace, else its lab files; else
+    ``NothingToGrade`` saying what it holds."""
+    tree = archive_workspace(root)
+    if tree is not None:
+        return tree
+    try:
+        loose = find_loose(lab_files, Tree(root))
+        held = [n for n in Tree(root).kinds() if n not in IGNORED_IN_ARCHIVES]
+    except UnsafePath as error:
+        raise Refused(str(error)) from None
+    if loose is not None:
+        return loose
+    raise NothingToGrade(holding(sorted(held)))
 
 
 @contextlib.contextmanager
-def opened(roster: Path, submission: Submission, caps: Caps = DEFAULT_CAPS) -> Iterator[Tree]:
-    """The submission's workspace as a ``Tree``; an archive is unpacked and removed afterwards
-    (``Refused``, with its name, when it is not)."""
+def opened(
+    roster: Path,
+    submission: Submission,
+    lab_files: LabFiles = NO_LAB_FILES,
+    caps: Caps = DEFAULT_CAPS,
+) -> Iterator[Tree | Loose]:
+    """What is graded of a submission: its workspace as a ``Tree``, or its lab files (``Loose``,
+    to be put in the kit's scaffold). An archive is unpacked and removed afterwards (``Refused``,
+    with its name, when it is not); ``NothingToGrade`` when it holds neither; a ``Many`` or
+    ``UnsafePath`` as a ``WorkspaceError``."""
+    if submission.files:
+        try:
+            yield roster_files(lab_files, Tree(roster), submission.files)
+        except UnsafePath as error:
+            raise WorkspaceError(str(error)) from None
+        return
+    if submission.kind == "files":
+        try:
+            loose = find_loose(lab_files, Tree(roster, submission.below))
+        except UnsafePath as error:
+            raise WorkspaceError(str(error)) from None
+        if loose is None:
+            raise NothingToGrade(_not_a_workspace(roster, submission.below[0]))
+        yield loose
+        return
     if submission.kind != "archive":
         yield Tree(roster, submission.below)
         return
@@ -352,15 +484,23 @@ def opened(roster: Path, submission: Submission, caps: Caps = DEFAULT_CAPS) -> I
         root.mkdir(mode=0o700)
         try:
             unpack(roster / submission.entry, root, caps)
-            tree = archive_workspace(root)
+            found = _unpacked(root, lab_files)
         except Refused as error:
             said = _("{entry}: refused: {error}")
-            raise Refused(said.format(entry=submission.entry, error=error)) from None
-        yield tree
+            refused = type(error)(said.format(entry=submission.entry, error=error))
+            raise refused from None
+        except (Many, NothingToGrade) as error:
+            said = _("{entry}: {why}").format(entry=submission.entry, why=error)
+            raise type(error)(said) from None
+        yield found
 
 
 def where(roster: Path, submission: Submission, tree: Tree | None = None) -> str:
-    """Where a submission's workspace is, for the gradebook (inside an archive: after it)."""
+    """Where a submission's workspace is, for the gradebook (inside an archive: after it; of
+    files at the roster's top: the first's path, then the others' names)."""
+    if submission.files:
+        first, *others = (entry for entry, _name in submission.files)
+        return ", ".join([str(roster / first), *others])
     if submission.kind != "archive":
         return str(roster.joinpath(*submission.parts))
     inside = "/".join(tree.below) if tree is not None else ""
@@ -375,7 +515,7 @@ def with_intake(row: Grade, submission: Submission) -> Grade:
     if not submission.older:
         return row
     note = _("also handed in {entries} (older, not graded)")
-    note = clean(note.format(entries=", ".join(submission.older)))
+    note = clean(note.format(entries=_(", ").join(submission.older)))
     return replace(row, notes=(*row.notes, note), flags=(*row.flags, _("several submissions")))
 
 
@@ -390,7 +530,7 @@ def with_checkout(
     changed = checkout.changed(files)
     if changed:
         said = _("changed since the commit, graded as they are: {files}")
-        notes.append(said.format(files=", ".join(changed)))
+        notes.append(said.format(files=_(", ").join(changed)))
         flags.append(_("changed since the commit"))
     notes = [clean(note) for note in notes]
     return replace(

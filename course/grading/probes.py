@@ -23,6 +23,7 @@ from ..harness.manifest import Lab, Manifest
 from ..harness.records import RecordReader
 from ..harness.reference import import_reference
 from ..harness.results import CheckpointResult, ProbeSummary
+from ..harness.roots import carried
 from ..harness.supervisor import (
     Limits,
     Wrap,
@@ -58,7 +59,7 @@ class ProbeSet:
     """One run's cases, the reference's answers to them, and each case's input described."""
 
     seed: int
-    module: str  # the probe module, relative to the kit (and to the graded copy)
+    module: str  # the probe module, relative to the graded copy (``roots.carried``)
     cases: tuple[Case, ...]
     expected: Mapping[str, Answer]
     inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # ``summarize``'s lines
@@ -91,6 +92,15 @@ class ProbeSet:
             return ""
         seed = None if self.seed == self.home_seed else self.seed
         return probecases.replay_command(self.chapter, case_id, seed, commands)
+
+    @cached_property
+    def shared_cases_file(self) -> bytes:
+        """What the graded copy's cases file holds: every case but the audit's, which only
+        their own driver process is given (``run_probes``)."""
+        shared = [case for case in self.cases if not is_audit(str(case["id"]))]
+        if len(shared) == len(self.cases):
+            return self.cases_file
+        return json.dumps(shared, ensure_ascii=False).encode("utf-8")
 
     @cached_property
     def cases_file(self) -> bytes:
@@ -153,7 +163,8 @@ def _probe_set(
 ) -> ProbeSet:
     assert manifest.probes is not None
     chapter, home_seed = manifest.chapter, manifest.probe_seed
-    return ProbeSet(seed, manifest.probes, tuple(cases), expected, inputs, chapter, home_seed)
+    module = carried(manifest.probes)  # its place in the graded copy
+    return ProbeSet(seed, module, tuple(cases), expected, inputs, chapter, home_seed)
 
 
 def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
@@ -163,8 +174,8 @@ def _cache_key(manifest: Manifest, kit: Path, seed: int) -> str:
     folder = (kit / manifest.probes).parent
     files = {path.name: path.read_bytes() for path in sorted(folder.glob("*.py"))}
     files["\0probecases"] = Path(probecases.__file__).read_bytes()
-    files |= {
-        f.reference: read_source(kit, f.reference) for f in manifest.files if f.role != "test"
+    files |= {  # by workspace path: the same key wherever the chapter's folder is
+        f.path: read_source(kit, f.reference) for f in manifest.files if f.role != "test"
     }
     return f"{fingerprint(files)}-{seed}"
 
@@ -231,8 +242,9 @@ def _read_cached(path: Path, cases_path: Path, seed: int, manifest: Manifest) ->
 
 
 def write_cases(probes: ProbeSet, root: Path) -> Path:
+    """The graded copy's cases file (``CASES_FILE``): every case of ``probes`` but the audit's."""
     path = root / CASES_FILE
-    path.write_bytes(probes.cases_file)
+    path.write_bytes(probes.shared_cases_file)
     return path
 
 
@@ -261,6 +273,7 @@ class Answers:
         """The second answers (``probecases.AGAIN``), when the cases are asked twice."""
         self.frames: dict[str, tuple[Frame, ...]] | None = {} if frames else None
         self.lab_of = {str(case["id"]): str(case["lab"]) for case in probes.cases}
+        self.written = 0  # bytes the driver processes wrote, counted against the run's cap
 
     def unanswered(self, lab: str) -> list[str]:
         return [i for i, of in self.lab_of.items() if of == lab and i not in self.answers]
@@ -298,10 +311,33 @@ class Answers:
         self.give_up([lab], Status.TIMEOUT, _("not run: an earlier case of this lab hung"))
 
 
+def apart(probes: ProbeSet) -> tuple[ProbeSet, ProbeSet | None]:
+    """``probes`` without the audit's cases, and the audit's (None: it holds none), for a run
+    that asks them later (``engine``: without a sandbox, after every other process of the run
+    has ended)."""
+    audit = tuple(case for case in probes.cases if is_audit(str(case["id"])))
+    if not audit:
+        return probes, None
+    shared = tuple(case for case in probes.cases if not is_audit(str(case["id"])))
+    return replace(probes, cases=shared), replace(probes, cases=audit)
+
+
 def run_probes(probes: ProbeSet, target: ProbeTarget, limits: Limits) -> dict[str, Answer]:
     """The learner package's answer to every case (a ``missing`` one when none came), each case
-    asked in draw order and again in reverse (``probecases.ONCE``, ``probecases.AGAIN``)."""
-    return _gather(probes, target, limits, frames=False, again=True).merged()
+    asked in draw order and again in reverse (``probecases.ONCE``, ``probecases.AGAIN``). The
+    audit's cases (``with_audit_cases``) are asked after the others, in driver processes of
+    their own that read them on their standard input: no other process of the run, a test's
+    or another case's, ever holds them, and nothing their process says but its answers is
+    kept."""
+    shared, audit = apart(probes)
+    answers: dict[str, Answer] = {}
+    for part, private in ((shared, False), (audit, True)):
+        if part is None or not part.cases:
+            continue
+        gathered = _gather(part, target, limits, frames=False, again=True, private=private)
+        answers |= gathered.merged()
+        limits = replace(limits, written_bytes=max(0, limits.written_bytes - gathered.written))
+    return answers
 
 
 def answers_and_frames(
@@ -314,8 +350,16 @@ def answers_and_frames(
 
 
 def _gather(
-    probes: ProbeSet, target: ProbeTarget, limits: Limits, *, frames: bool, again: bool = False
+    probes: ProbeSet,
+    target: ProbeTarget,
+    limits: Limits,
+    *,
+    frames: bool,
+    again: bool = False,
+    private: bool = False,
 ) -> Answers:
+    """``probes``' answers, a driver process at a time (a new one after a hang); ``private``:
+    the cases are given on each driver's standard input, and its output is never kept."""
     gathered = Answers(probes, frames=frames, again=again)
     labs = probes.labs()
     shorter = after_a_hang(limits)
@@ -327,9 +371,10 @@ def _gather(
             results = Path(scratch) / f"answers-{attempt}.jsonl"
             results.touch()
             try:
-                stopped_in = _run_driver(probes, target, labs, results, limits, gathered)
+                stopped_in = _run_driver(probes, target, labs, results, limits, gathered, private)
             finally:
                 written += remove_written(results)
+                gathered.written = written
             labs = labs[labs.index(stopped_in) + 1 :] if stopped_in is not None else []
             limits = shorter
             if labs and written > budget:
@@ -352,11 +397,13 @@ def _run_driver(
     results: Path,
     limits: Limits,
     gathered: Answers,
+    private: bool = False,
 ) -> str | None:
-    """One driver process; returns the lab it stopped in (None: it answered everything)."""
+    """One driver process; returns the lab it stopped in (None: it answered everything).
+    ``private``: the cases go on its standard input, and what it prints is never kept."""
     command = [sys.executable, "-m", "course.sandboxed.probe_driver"]
     command += ["--chapter-probes", probes.module, "--package", target.package]
-    command += ["--cases", CASES_FILE, "--results", str(results)]
+    command += ["--cases", "-" if private else CASES_FILE, "--results", str(results)]
     command += [option for module in target.modules for option in ("--import", module)]
     command += [option for lab in labs for option in ("--lab", lab)]
     command += ["--frames"] if gathered.frames is not None else []
@@ -367,7 +414,8 @@ def _run_driver(
         ENVIRONMENT: current_edition(),
     }
     env.update(target.environment)
-    process, output = start_child(command, env, target.root, target.wrap, results, limits)
+    given = probes.cases_file if private else None
+    process, output = start_child(command, env, target.root, target.wrap, results, limits, given)
     records = RecordReader(results, limits.deadline)
     since = time.monotonic()
     started: float | None = None
@@ -418,7 +466,8 @@ def _run_driver(
         if done and not exited:
             let_exit(process)
         kill_group(process)
-        tail = [line for line in output.text().splitlines() if line.strip()][-1:]
+        said_lines = [] if private else output.text().splitlines()
+        tail = [line for line in said_lines if line.strip()][-1:]
     if records.dropped or records.cut:
         # an answer past the caps is no answer: its case says what the caps left out
         said = _(
@@ -461,8 +510,9 @@ def describe_case(
     return probecases.describe(case, expected, actual, inputs, probes.replay(case_id, commands))
 
 
-AUDIT_MARK = "@"
-"""An audit case's id in a run that answers both sets: ``11.3#007@SEED``."""
+AUDIT_MARK = "@audit"
+"""After an audit case's id in a run that answers both sets: ``11.3#007@audit``. Nothing of the
+seed: learner code that read an id would learn no more than that the case is the audit's."""
 
 RULE_MARK = "#rule-"
 """In a case's id, a rule the chapter states (``11.3#rule-exact-fit``): the same in every draw."""
@@ -490,14 +540,15 @@ def own_cases(audit: ProbeSet, probes: ProbeSet) -> ProbeSet:
 
 
 def with_audit_cases(probes: ProbeSet, audit: ProbeSet) -> ProbeSet:
-    """One set for one driver run: each lab's cases, then its audit cases, these with ``@SEED``
-    after their id (two seeds draw the same ids). A lab's cases stay together, so a hang in one
-    lab costs the later labs nothing, as in a run without an audit. Made once per pair of sets
-    (a roster asks for it, and for its cases file, at every workspace)."""
+    """One set for one run: each lab's cases, then its audit cases, these with ``AUDIT_MARK``
+    after their id (two seeds draw the same ids). The audit cases are asked in a driver process
+    of their own (``run_probes``) and are not in the graded copy's cases file
+    (``write_cases``). Made once per pair of sets (a roster asks for it, and for its cases
+    file, at every workspace)."""
     made = probes.joined.get(id(audit))
     if made is not None and made[0] is audit:
         return made[1]
-    mark = f"{AUDIT_MARK}{audit.seed}"
+    mark = AUDIT_MARK
     own = own_cases(audit, probes)
     renamed = [{**case, "id": f"{case['id']}{mark}"} for case in own.cases]
     order = {lab: index for index, lab in enumerate(dict.fromkeys([*probes.labs(), *audit.labs()]))}
@@ -510,8 +561,12 @@ def with_audit_cases(probes: ProbeSet, audit: ProbeSet) -> ProbeSet:
 
 def audit_answers(audit: ProbeSet, answers: Mapping[str, Answer]) -> dict[str, Answer]:
     """The answers to ``audit``'s cases in a run of ``with_audit_cases``, by their own ids."""
-    mark = f"{AUDIT_MARK}{audit.seed}"
-    return {i.removesuffix(mark): a for i, a in answers.items() if i.endswith(mark)}
+    return {i.removesuffix(AUDIT_MARK): a for i, a in answers.items() if is_audit(i)}
+
+
+def is_audit(case_id: str) -> bool:
+    """Whether ``case_id`` is an audit case's in a run of ``with_audit_cases``."""
+    return case_id.endswith(AUDIT_MARK)
 
 
 @dataclass(frozen=True)
@@ -586,7 +641,7 @@ def audited(
         if finding is not None and finding.kind == "pending":
             status = worst([summary.status, Status.FAILED])  # a contradiction, not a lab to do
         failures = (summary.failures + other.failures)[:FAILURES_SHOWN]
-        marked = tuple(f"{case_id}{AUDIT_MARK}{audit.seed}" for case_id in other.failing)
+        marked = tuple(f"{case_id}{AUDIT_MARK}" for case_id in other.failing)
         failing = (summary.failing + marked)[:FAILING_KEPT]
         found[lab] = replace(summary, status=status, failures=failures, failing=failing)
     return found, findings

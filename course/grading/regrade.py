@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..harness.results import Credit, ReportError
 from ..locale import gettext as _
 from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
 from ..sandboxed.tables import TableReader
+from .classroom import CopyFlag, CopyReport
+from .copies import Cut
 from .gradebook import Grade, LabGrade
 
 SOURCE = "gradebook.json"
@@ -70,9 +74,21 @@ def lab_from_json(data: object, where: str) -> LabGrade:
         status=_status(f, "status"),
         reason=f.text("reason", allow_empty=True, default=""),
         probes=_probes(f),
+        credit=_credit(f),
     )
     f.finish()
     return lab
+
+
+def _credit(f: TableReader) -> dict[str, Any] | None:
+    """A lab's ``credit`` (``results.Credit``'s JSON form), read by its own reader."""
+    value = f.raw("credit", None)
+    if value is None:
+        return None
+    try:
+        return Credit.from_json(value, f"{f.where}.credit").to_json()
+    except ReportError as error:
+        raise GradebookError(f"{SOURCE}: {error}") from None
 
 
 def _probes(f: TableReader) -> dict[str, Any] | None:
@@ -109,6 +125,9 @@ def grade_from_json(data: object, where: str) -> Grade:
     f = TableReader(data, where, SOURCE, GradebookError)
     for derived in ("score", "max_score", "agreed", "cases", "note"):
         f.raw(derived, None)
+    tests = tuple(
+        _test(t, f"{where}.tests[{i}]") for i, t in enumerate(f.tables("tests", allow_empty=True))
+    )
     scaffold = _pair(f.raw("scaffold", None), ("began", "kit"), f, "scaffold")
     grade = Grade(
         learner=f.text("learner"),
@@ -122,10 +141,7 @@ def grade_from_json(data: object, where: str) -> Grade:
         problems=f.texts("problems", allow_empty=True),
         notes=f.texts("notes", allow_empty=True),
         flags=f.texts("flags", allow_empty=True),
-        tests=tuple(
-            _test(t, f"{where}.tests[{i}]")
-            for i, t in enumerate(f.tables("tests", allow_empty=True))
-        ),
+        tests=tests,
         limits=f.texts("limits", allow_empty=True),
         source=f.text("source", allow_empty=True, default=""),
         commit=f.text("commit", allow_empty=True, default=""),
@@ -133,6 +149,8 @@ def grade_from_json(data: object, where: str) -> Grade:
         student=_pair(f.raw("student", None), ("id", "name", "email"), f, "student"),
         late=f.flag("late"),
         hints=_hints(f),
+        # a gradebook written before the field: a row graded holds its tests' outcomes
+        graded=f.flag("graded", default=bool(tests)),
     )
     f.finish()
     return grade
@@ -171,7 +189,52 @@ def belongs_to(name: str, learner: str) -> bool:
     return name == learner or name.startswith((f"{learner}#", f"{learner}/"))
 
 
-def merged(old: Sequence[Grade], new: Sequence[Grade], learner: str) -> list[Grade]:
-    """``old`` with ``learner``'s rows replaced by ``new``, in learner order."""
+def row_named(only: str, rows: Sequence[Grade]) -> str:
+    """The gradebook's name for ``--only ONLY``: ``only`` when a row is named so; else the name
+    of the row joined to the class list's student whose id or name ``only`` is (``--only 张三``
+    regrades ``zhangsan``, whom the terminal shows by both names, ``Grade.known_as``)."""
+    if any(belongs_to(row.learner, only) for row in rows):
+        return only
+    for row in rows:
+        student = row.student or {}
+        if row.workspace and only in (student.get("id"), student.get("name")):
+            return row.learner
+    return only
+
+
+def _cut(data: object, where: str) -> Cut:
+    f = TableReader(data, where, SOURCE, GradebookError)
+    return Cut(f.text("path"), f.text("function", allow_empty=True), f.text("limit"), 0, 0)
+
+
+def copy_flags(run: Mapping[str, Any], learner: str) -> list[str]:
+    """The row flags the whole run's copy check gave ``learner``, as ``gradebook.json``'s
+    ``copies`` records them (``GradebookError`` naming a flag that is wrong)."""
+    copies = run.get("copies")
+    if not isinstance(copies, Mapping):
+        return []
+    found = []
+    for index, data in enumerate(copies.get("flags", ())):
+        f = TableReader(data, f"copies.flags[{index}]", SOURCE, GradebookError)
+        learners = f.texts("learners")
+        if learner in learners:
+            flag = CopyFlag(f.text("kind"), f.text("lab"), learners, f.number("score"), 0.0)
+            found.append(flag)
+    cut = copies.get("cut")
+    held = (cut.get(learner) if isinstance(cut, Mapping) else None) or ()
+    cuts = {learner: tuple(_cut(data, f"copies.cut.{learner}[{i}]") for i, data in enumerate(held))}
+    return CopyReport(tuple(found), {}, cuts).row_flags(learner)
+
+
+def merged(
+    old: Sequence[Grade], new: Sequence[Grade], learner: str, run: Mapping[str, Any]
+) -> list[Grade]:
+    """``old`` with ``learner``'s rows replaced by ``new``, in learner order; each new row keeps
+    the copy flags the whole ``run`` gave it (the copy check is the whole class's, not run again
+    for one learner)."""
     kept = [row for row in old if not belongs_to(row.learner, learner)]
-    return sorted([*kept, *new], key=lambda row: row.learner)
+    regraded = [
+        replace(row, flags=tuple(dict.fromkeys((*row.flags, *copy_flags(run, row.learner)))))
+        for row in new
+    ]
+    return sorted([*kept, *regraded], key=lambda row: row.learner)

@@ -10,34 +10,39 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from functools import partial
+from itertools import count
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..harness.editions import in_edition
 from ..harness.manifest import Lab, Manifest
 from ..harness.runner import Limits
 from ..harness.style import is_terminal
 from ..locale import gettext as _
+from ..locale import tidy_filled
 from ..sandboxed.columns import pad
 from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
 from . import probes as probing
-from .archives import Refused
+from .archives import Damaged, Refused
 from .assignment import file_name, kept_or_made, new_seed
 from .classlist import Joined, Student, join_class_list, without_class_list
-from .classroom import with_copy_flags
+from .classroom import CopyReport, with_copy_flags
 from .classsummary import class_summary, summary_html
 from .copies import Baseline, baseline, learner_prints
 from .engine import GradingOptions, SandboxUnavailable, confinement_choice, for_learners, grade
-from .exports import write_exports
+from .exports import Exports, lms_exports
 from .feedback import write_feedback
 from .gitrepo import nearest_checkout
 from .gradebook import (
     Grade,
     clean,
+    encoded,
     gradebook_csv,
     gradebook_json,
     gradebook_paths,
@@ -45,11 +50,21 @@ from .gradebook import (
     one_line,
     ungraded_row,
     with_unique_learners,
-    write_gradebook,
-    write_summary_page,
 )
-from .intake import GRADABLE, Submission, opened, survey, where, with_checkout, with_intake
-from .regrade import belongs_to, merged, read_gradebook
+from .intake import (
+    GRADABLE,
+    NothingToGrade,
+    Submission,
+    opened,
+    survey,
+    where,
+    with_checkout,
+    with_intake,
+)
+from .loose import LabFiles, Loose, loose_snapshot
+from .outputs import Writing, output_paths
+from .regrade import belongs_to, merged, read_gradebook, row_named
+from .safefs import atomic_write, lstat_kind
 from .sandbox import planned_limits, sandbox_status
 from .snapshot import workspace_snapshot
 
@@ -89,6 +104,7 @@ class RosterOptions:
     assignment: Path | None = None  # --assignment FILE (default: beside the gradebook)
     class_list: tuple[Student, ...] = ()  # --class-list: rows joined to it, exports written
     only: str = ""  # --only: this learner's submissions regraded into the gradebook there
+    exports: Exports = field(default_factory=lambda: Exports())  # the LMS imports' choices
 
     def labs(self, manifest: Manifest) -> list[Lab]:
         """The labs named, else the chapter's required labs."""
@@ -130,18 +146,27 @@ def grade_entry(
         )
     if entry.kind in ("unreadable", "refused"):
         return ungraded(Status.ERROR, entry.why)
+    lab_files = LabFiles.of(manifest)
     try:
-        with opened(roster, entry) as tree:
-            workspace = where(roster, entry, tree)
-            learner_paths = [file.path for file in manifest.files_with_role("learner")]
-            top = 1 if entry.kind == "workspace" else 0
-            repository = nearest_checkout(tree, top, learner_paths)
-            snapshot = workspace_snapshot(manifest, kit, tree)
+        with opened(roster, entry, lab_files) as found:
+            repository = None
+            if isinstance(found, Loose):
+                snapshot = loose_snapshot(manifest, kit, found, workspace)
+            else:
+                workspace = where(roster, entry, found)
+                learner_paths = list(lab_files.paths.values())
+                top = 1 if entry.kind == "workspace" else 0
+                repository = nearest_checkout(found, top, learner_paths)
+                snapshot = workspace_snapshot(manifest, kit, found)
         prints = learner_prints(copies, snapshot.learner) if copies is not None else None
         left = within_deadline(options, started)
         graded = grade(manifest, kit, snapshot, labs, limits, left, hide=hide)
+    except Damaged as error:  # nothing in it unsafe: no flag
+        return ungraded(Status.ERROR, str(error))
     except Refused as error:
         return ungraded(Status.ERROR, str(error), [_("refused archive")])
+    except NothingToGrade as error:
+        return ungraded(Status.SKIPPED, str(error))
     except OverBudget as error:
         return ungraded(Status.TIMEOUT, str(error))
     except RecursionError:  # a learner's file nested past a reader's depth
@@ -164,6 +189,8 @@ def grade_entry(
     row = replace(
         row, prints=prints, shown=public, scaffold=snapshot.scaffold, hints=snapshot.hints
     )
+    if isinstance(found, Loose):  # graded in the kit's scaffold, and said so
+        row = replace(row, source=f"{entry.source} (lab files)")
     return with_intake(row, entry)
 
 
@@ -179,8 +206,15 @@ def by_folder(entries: Sequence[Submission]) -> list[list[Submission]]:
 def show_progress(stream: TextIO, done: int, total: int, grade: Grade) -> None:
     """A progress bar on a terminal; one line per graded folder otherwise."""
     filled = round(20 * done / max(total, 1))
-    line = f"[{'#' * filled}{'-' * (20 - filled)}] {done}/{total} {grade.learner}: "
-    line += f"{grade.score}/{grade.max_score} {grade.status.label}"
+    said = _("{done}/{total} {learner}: {score}/{max_score} {status}")
+    line = f"[{'#' * filled}{'-' * (20 - filled)}] " + said.format(
+        done=done,
+        total=total,
+        learner=grade.learner,
+        score=grade.score,
+        max_score=grade.max_score,
+        status=grade.status.label,
+    )
     last = done == total
     stream.write(f"\r\033[K{line}" + "\n" * last if is_terminal(stream) else f"{line}\n")
     stream.flush()
@@ -194,7 +228,7 @@ class GradedClass:
     grades: list[Grade]
     run: dict[str, Any]  # gradebook.json's description of the run
     enforced: tuple[str, ...]  # what the sandbox enforced, plainly (the limits: lines)
-    copies: tuple[str, ...] = ()  # the copy check's flags and groups, a line each
+    compared: CopyReport | None = None  # the copy check: its flags and groups
     probes: probing.ProbeSet | None = None  # the cases drawn, for the class summary
     audit: probing.ProbeSet | None = None  # the cases no workspace holds
 
@@ -265,8 +299,19 @@ def grade_submissions(
         },
         "copies": compared.to_json(),
     }
-    lines = tuple(compared.summary_lines())
-    return GradedClass(tuple(labs), grades, run, tuple(enforced), lines, probes, audit)
+    return GradedClass(tuple(labs), grades, run, tuple(enforced), compared, probes, audit)
+
+
+def assignment_path(folder: Path, chapter: str) -> Path:
+    """The assignment file kept in ``folder``: ``assignment-11.toml``, else (where an entry of
+    that name is a folder, a link or anything but a file) the first ``assignment-11-N.toml``
+    that is a file or free, so an entry named like it never stops the run."""
+    stem = file_name(chapter).removesuffix(".toml")
+    for number in count(1):
+        path = folder / (f"{stem}.toml" if number == 1 else f"{stem}-{number}.toml")
+        if lstat_kind(path) in ("file", "missing"):
+            return path
+    raise AssertionError("unreachable")  # count() never ends
 
 
 def with_assignment(
@@ -275,8 +320,11 @@ def with_assignment(
     """``options`` with the assignment's audit seed: of ``options.assignment``, else of the
     assignment file in ``folder``, made there on first use (with ``--audit-seed``'s seed, if
     given) and announced; ``--audit-seed`` overrides a kept file's seed for this run."""
-    path = options.assignment or folder / file_name(manifest.chapter)
-    found, made = kept_or_made(path, manifest.chapter, manifest.probe_seed, options.audit_seed)
+    path = options.assignment or assignment_path(folder, manifest.chapter)
+    named = options.assignment is not None  # the instructor's own: used wherever it came from
+    found, made = kept_or_made(
+        path, manifest.chapter, manifest.probe_seed, options.audit_seed, named
+    )
     if made:
         said = _("made {file}: keep it beside the gradebook to regrade")
         print(said.format(file=path), file=out)
@@ -298,15 +346,16 @@ def grade_roster(
     with a class list, the LMS exports into ``gradebook`` (``SandboxUnavailable``, as above;
     ``EmptyRoster`` when no folder holds a workspace; ``GradebookError``)."""
     roster, gradebook = roster.resolve(), gradebook.resolve()
-    found = survey(roster, options.names)
+    found = survey(roster, options.names, LabFiles.of(manifest))
     entries = found.submissions
     earlier = None
     if options.only:
+        earlier = read_gradebook(gradebook_paths(gradebook)[1], manifest.chapter)
+        options = replace(options, only=row_named(options.only, earlier[1]))
         entries = tuple(entry for entry in entries if belongs_to(entry.learner, options.only))
         if not entries:
             said = _("{roster}: no submission of {learner}")
             raise EmptyRoster(said.format(roster=roster, learner=options.only))
-        earlier = read_gradebook(gradebook_paths(gradebook)[1], manifest.chapter)
     if not any(entry.kind in GRADABLE for entry in entries):
         listed = [(e.learner, e.why) for e in entries] + [(s.name, s.why) for s in found.skipped]
         shown = "; ".join(f"{clean(name)}: {clean(why)}" for name, why in listed)
@@ -321,7 +370,7 @@ def grade_roster(
     grades, run = graded.grades, graded.run | {"names": names}
     if earlier is not None:
         old_run, old_rows = earlier
-        grades = merged(old_rows, grades, options.only)
+        grades = merged(old_rows, grades, options.only, old_run)
         run = old_run | {"regraded": {"learner": options.only, **graded.run}}
     bookkeeping: list[str] = []
     if options.class_list:
@@ -329,31 +378,46 @@ def grade_roster(
         grades = joined.grades
         bookkeeping = class_list_lines(joined)
     summary = class_summary(graded.labs, grades, graded.probes, graded.audit)
+    gradebook.mkdir(parents=True, exist_ok=True)
+    outputs = output_paths(gradebook)
+    writing = Writing()
     csv_text = gradebook_csv([lab.id for lab in graded.labs], grades)
     json_text = gradebook_json(manifest.chapter, grades, run | {"summary": summary.to_json()})
-    csv_path, json_path = write_gradebook(gradebook, csv_text, json_text)
-    page = write_summary_page(csv_path, summary_html(manifest.chapter, summary))
+    csv_data, json_data = encoded(csv_text, json_text)
+    writing.write(str(outputs.csv), lambda: atomic_write(outputs.csv, csv_data))
+    writing.write(str(outputs.json), lambda: atomic_write(outputs.json, json_data))
+    page = summary_html(manifest.chapter, summary).encode("utf-8")
+    anonymous = summary_html(manifest.chapter, summary, names=False).encode("utf-8")
+    if writing.write(str(outputs.summary), partial(atomic_write, outputs.summary, page)):
+        bookkeeping.append(_("The class at a glance: {page}").format(page=outputs.summary))
+    if writing.write(str(outputs.anonymous), partial(atomic_write, outputs.anonymous, anonymous)):
+        said = _("The same without names, to project in class: {page}")
+        bookkeeping.append(said.format(page=outputs.anonymous))
     instructor = options.grading.hidden is not None  # learners see the kit's verdict text only
-    feedback = write_feedback(csv_path, manifest, grades, instructor)
+    feedback = write_feedback(outputs.feedback, manifest, grades, instructor, writing)
     if feedback is not None:
         bookkeeping.append(_("Feedback for each learner: {folder}").format(folder=feedback))
     if options.class_list:
-        canvas, moodle = write_exports(csv_path, manifest.chapter, grades)
+        titles = {lab.id: lab.title for lab in in_edition(manifest).labs}
+        exports = lms_exports(manifest.chapter, grades, options.exports, titles)
+        for path, data in zip((outputs.canvas, outputs.moodle), exports, strict=True):
+            writing.write(str(path), partial(atomic_write, path, data))
         said = _("LMS imports: {canvas} (Canvas), {moodle} (Moodle)")
-        bookkeeping.append(said.format(canvas=canvas, moodle=moodle))
-    done = sum(g.status != Status.SKIPPED for g in grades)
-    said = _("Graded {graded} workspace(s) of chapter {chapter} ({skipped} skipped): {csv}, {json}")
-    counts = {"graded": done, "skipped": len(grades) - done, "chapter": manifest.chapter}
-    head = said.format(**counts, csv=csv_path, json=json_path)
-    rows, copies, closing = grades, graded.copies, found.closing(len(grades))
+        bookkeeping.append(said.format(canvas=outputs.canvas, moodle=outputs.moodle))
+    head = graded_line(manifest.chapter, grades, outputs.csv, outputs.json)
+    known = {row.learner: row.known_as for row in grades}
+    copies = graded.compared.summary_lines(known) if graded.compared is not None else []
+    rows, closing = grades, found.closing(len(grades))
     if options.only:
         said = _(
             "Regraded {learner} into {json}; the other rows and the copy check are the last "
             "whole run's"
         )
-        head = said.format(learner=options.only, json=json_path)
+        head = tidy_filled(
+            said.format(learner=known.get(options.only, options.only), json=outputs.json)
+        )
         rows = [row for row in grades if belongs_to(row.learner, options.only)]
-        copies, closing = (), []
+        copies, closing = [], []
     lines = [
         head,
         *(_("  limits: {limit}").format(limit=line) for line in graded.enforced),
@@ -361,11 +425,56 @@ def grade_roster(
         scale_line(graded.labs),
         *(f"  {line}" for line in copies),
         *bookkeeping,
-        _("The class at a glance: {page}").format(page=page),
+        *not_graded_lines(rows, options),
         *closing,
+        *writing.failed,
     ]
     print("\n".join(lines), file=out)
+    failed = writing.closing()
+    if failed is not None:
+        raise failed
     return grades
+
+
+def graded_line(chapter: str, grades: Sequence[Grade], csv: Path, json: Path) -> str:
+    """The run's first line: how many rows were graded, how many were not by status (``not
+    graded: skipped 2, missing 1``), and where the gradebook went."""
+    done = sum(grade.graded for grade in grades)
+    left = Counter(grade.status for grade in grades if not grade.graded)
+    if not left:
+        said = _("Graded {graded} workspace(s) of chapter {chapter}: {csv}, {json}")
+        return said.format(graded=done, chapter=chapter, csv=csv, json=json)
+    counted = _(", ").join(
+        _("{status} {count}").format(status=status.label, count=left[status])
+        for status in Status
+        if status in left
+    )
+    said = _(
+        "Graded {graded} workspace(s) of chapter {chapter} (not graded: {ungraded}): {csv}, {json}"
+    )
+    return said.format(graded=done, chapter=chapter, ungraded=counted, csv=csv, json=json)
+
+
+def not_graded_lines(rows: Sequence[Grade], options: RosterOptions) -> list[str]:
+    """The loud list of who was not graded and why: no grade is exported for them (but 0 for
+    one who handed in nothing, with ``--zero-missing``)."""
+    ungraded = [row for row in rows if not row.graded and "#" not in row.learner]
+    if not ungraded:
+        return []
+    if not options.class_list:
+        said = _("NOT GRADED ({count}): no grade for them in the gradebook; look at each:")
+    elif options.exports.zero_missing:
+        said = _(
+            "NOT GRADED ({count}): exported as 0 where nothing was handed in to grade "
+            "(--zero-missing), left blank otherwise; look at each:"
+        )
+    else:
+        said = _(
+            "NOT GRADED ({count}): exported blank, so the LMS keeps what it has "
+            "(--zero-missing exports 0 for those who handed in nothing); look at each:"
+        )
+    lines = [said.format(count=len(ungraded))]
+    return lines + [f"  {pad(row.known_as, 24)} {one_line(row.note)}" for row in ungraded]
 
 
 def class_list_lines(joined: Joined) -> list[str]:
@@ -373,12 +482,22 @@ def class_list_lines(joined: Joined) -> list[str]:
     lines = []
     if joined.unlisted:
         said = _("Not on the class list ({count}), not exported: {learners}")
-        names = ", ".join(joined.unlisted)
+        names = _(", ").join(joined.unlisted)
         lines.append(said.format(count=len(joined.unlisted), learners=names))
     if joined.ambiguous:
         said = _("Matching two students of the class list ({count}), not exported: {learners}")
-        names = ", ".join(joined.ambiguous)
+        names = _(", ").join(joined.ambiguous)
         lines.append(said.format(count=len(joined.ambiguous), learners=names))
+    if joined.contested:
+        said = _(
+            "Students named by more than one entry ({count}): nothing is exported for them; "
+            "rename an entry (or --names) and run again:"
+        )
+        lines.append(said.format(count=len(joined.contested)))
+        lines += [
+            "  " + _("{entry}: {why}").format(entry=student, why=_(", ").join(rows))
+            for student, rows in joined.contested
+        ]
     return lines
 
 
@@ -396,15 +515,26 @@ def row_line(row: Grade) -> str:
         scaffold = "  " + began.format(began=row.scaffold[0], now=row.scaffold[1])
     note = f"  {one_line(row.note)}" if row.note else ""
     status = pad(row.status.label, 8)
-    grade = f"{row.score}/{row.max_score}"
-    return f"  {pad(row.learner, 24)} {status} {grade}  {counts}{scaffold}{note}"
+    widest = len(f"{row.max_score}/{row.max_score}")  # every score right-aligned to it
+    grade = f"{row.score if row.graded else '-'}/{row.max_score}".rjust(widest)
+    return f"  {pad(row.known_as, 24)} {status} {grade}  {counts}{scaffold}{note}"
 
 
 def scale_line(labs: Sequence[Lab]) -> str:
     """What a score is: each lab's points, earned only when the lab passes whole."""
-    worth = ", ".join(f"{lab.id} {lab.points}" for lab in labs if not lab.optional)
+    graded = [lab for lab in labs if not lab.optional]
+    total = sum(lab.points for lab in graded)
+    if len({lab.points for lab in graded}) == 1:
+        said = _(
+            "Score: out of {total}, {points} for each of the {count} labs, earned only when "
+            "the lab passes whole (tests, instructor tests and probe cases)"
+        )
+        return said.format(total=total, points=graded[0].points, count=len(graded))
+    worth = _(", ").join(
+        _("Lab {lab}: {points}").format(lab=lab.id, points=lab.points) for lab in graded
+    )
     said = _(
         "Score: out of {total}, a lab's points earned only when it passes whole (tests, "
         "instructor tests and probe cases): {labs}"
     )
-    return said.format(total=sum(lab.points for lab in labs if not lab.optional), labs=worth)
+    return said.format(total=total, labs=worth)

@@ -472,7 +472,7 @@ def planned_limits(
     trial, scope = run_cgroups(limits, sandboxed=sandboxed)
     try:
         host = host_user_check()[0] if sandboxed else dropped
-        own = host is not None and (trial is None or trial.pids is None)
+        own = host is not None and (not sandboxed or trial is None or trial.pids is None)
         if own and host is not None:  # as a run would: a user of its own, if one is free
             uid = slots.take()
             if uid is not None:
@@ -566,11 +566,16 @@ class Confinement:
         self.kill()
 
     def kill(self) -> None:
+        """End every process the run started: their process groups, its cgroup, and where the
+        run has a host user of its own, every process of that user (a daemon that left its
+        group and its session, where no cgroup holds it: the container fallback)."""
         for pid in _our_children(self.run_directory / "pids"):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
         if self.cgroup is not None:
             self.cgroup.kill()
+        if self.own_user and self.host is not None:
+            slots.end_processes(self.host[1])
 
     def close(self) -> None:
         self.kill()
@@ -665,8 +670,11 @@ def open_confinement(
     layout = default_layout(graded, hidden, limits.scratch_mb, limits.shared_memory_mb)
     cgroup, scope = run_cgroups(limits, sandboxed=sandboxed)
     host = host_user_check()[0] if sandboxed else dropped
-    # RLIMIT_NPROC counts a user's tasks: a run sharing its user with another shares its cap
-    uid = slots.take() if host is not None and (cgroup is None or cgroup.pids is None) else None
+    # RLIMIT_NPROC counts a user's tasks: a run sharing its user with another shares its cap.
+    # Without a sandbox a run always gets a user of its own: its processes, daemons included,
+    # are then every process of that user, all ended with the run (``Confinement.kill``)
+    own = not sandboxed or cgroup is None or cgroup.pids is None
+    uid = slots.take() if host is not None and own else None
     host = host if host is None or uid is None else (host[0], uid)
     return Confinement(
         sandboxed,

@@ -27,6 +27,7 @@ from ..sandboxed.marker import (
 )
 from ..sandboxed.untrusted import safe_name, safe_text
 from .safefs import Tree, UnsafePath
+from .scaffold import judged, labs_whose_tests_changed, missing_given
 
 LEARNER_FILES = ("LEARNING.md", "pytest.ini", MARKER, WORKSPACE_NOTEBOOKS, HINTS_FILE)
 """Top-level names a workspace is made with besides the curriculum's files (the hint record
@@ -67,28 +68,90 @@ def reference_snapshot(manifest: Manifest, kit: Path, starter: str | None = None
     return Snapshot(label, learner, starter=starter, isolate=False)
 
 
-def _layout_notes(
-    manifest: Manifest, kit: Path, tree: Tree, edition: str
-) -> tuple[list[str], list[str]]:
-    """Notes on shipped files that differ from the kit's (graded with the kit's copies); a
-    given module may hold its docstrings in the workspace's edition."""
+@dataclass(frozen=True)
+class Layout:
+    """The workspace's shipped files against the kit's: edits (noted and flagged), and files
+    of an older scaffold (its own, or with no record of which scaffold made them)."""
+
+    notes: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    own: tuple[str, ...] = ()
+    unrecorded: tuple[str, ...] = ()
+    labs: tuple[str, ...] = ()  # whose focused tests the kit changed since the older scaffold
+
+
+def _layout(manifest: Manifest, kit: Path, tree: Tree, workspace: Workspace, older: bool) -> Layout:
+    """Shipped files that differ from the kit's (graded with the kit's copies): edited only
+    where the marker's record, or the kit's own scaffold, says so (``scaffold.judged``); a given
+    module may hold its docstrings in the workspace's edition."""
     notes, flags = [], []
+    found: dict[str, list[str]] = {"own": [], "unknown": []}
+    labs: list[str] = []
+    lab_ids = [lab.id for lab in manifest.labs]
     for file in manifest.files:
         if file.role == "learner" or (file.optional and tree.kind(file.path) == "missing"):
             continue
         try:
             shipped = read_source(kit, file.starter)
-            kit_copies = {digest(shipped), digest(shipped_in_edition(file.path, shipped, edition))}
-            if digest(tree.read(file.path)) in kit_copies:
+            edition = shipped_in_edition(file.path, shipped, workspace.edition)
+            data = tree.read(file.path)
+            recorded = workspace.checksums.get(file.path)
+            verdict = judged(data, {digest(shipped), digest(edition)}, recorded, older)
+            if verdict == "kit":
                 continue
             problem = _("{path} was edited in the workspace").format(path=file.path)
         except UnsafePath as error:
+            verdict = "edited"
             problem = _("{path} could not be read from the workspace ({error})").format(
                 path=file.path, error=error
             )
+        if verdict != "edited":
+            found[verdict].append(file.path)
+            if file.role == "test" and file.path.endswith(".py"):
+                labs += labs_whose_tests_changed(shipped, data, file.path, lab_ids)
+            continue
         notes.append(_("{problem}; graded with the kit's copy").format(problem=problem))
         flags.append(_("edited test files") if file.role == "test" else _("edited given files"))
-    return notes, list(dict.fromkeys(flags))
+    ordered = tuple(lab for lab in lab_ids if lab in labs)
+    own, unknown = tuple(found["own"]), tuple(found["unknown"])
+    return Layout(tuple(notes), tuple(dict.fromkeys(flags)), own, unknown, ordered)
+
+
+def scaffold_notes(layout: Layout, began: str, now: str) -> list[str]:
+    """What grading a workspace begun from another scaffold changes for its learner, plainly."""
+    said = _(
+        "begun from scaffold {began}; the kit's is now {now}, whose tests and given files grade it"
+    )
+    notes = [said.format(began=began, now=now)]
+    if layout.own:
+        said = _("as the scaffold it began from made them, not edited: {files}")
+        notes.append(said.format(files=_(", ").join(layout.own)))
+    if layout.unrecorded:
+        said = _(
+            "differ from the kit's, and the scaffold it began from kept no record of them: {files}"
+        )
+        notes.append(said.format(files=_(", ").join(layout.unrecorded)))
+    if layout.labs:
+        said = _(
+            "the kit changed the focused tests of {labs} since that scaffold: a lab right for "
+            "its tests may fail with the kit's (ask the instructor)"
+        )
+        notes.append(said.format(labs=_(", ").join(f"Lab {lab}" for lab in layout.labs)))
+    return notes
+
+
+def given_notes(manifest: Manifest, kit: Path, learner: Mapping[str, bytes]) -> list[str]:
+    """A note per learner file that lacks what the kit's starter gives (``open_context``…)."""
+    starters = {f.path: read_source(kit, f.starter) for f in manifest.files_with_role("learner")}
+    said = _(
+        "{path} has no {names}, which the kit's scaffold gives: the kit's tests that use it "
+        "fail; practice {chapter} NEW --from OLD moves your lab code into a fresh workspace "
+        "and keeps it"
+    )
+    return [
+        said.format(path=path, names=_(", ").join(names), chapter=manifest.chapter)
+        for path, names in missing_given(manifest, starters, learner).items()
+    ]
 
 
 def _expected_names(manifest: Manifest) -> dict[str, set[str]]:
@@ -138,7 +201,10 @@ def workspace_snapshot(
         raise WorkspaceError(
             _("cannot grade {where}: {error}").format(where=tree.where(), error=error)
         ) from None
-    notes, flags = _layout_notes(manifest, kit, tree, workspace.edition)
+    starter = starter or chapter_fingerprints(manifest, kit).starter
+    began, now = short(workspace.starter_fingerprint), short(starter)
+    layout = _layout(manifest, kit, tree, workspace, older=began != now)
+    notes, flags = list(layout.notes), list(layout.flags)
     strays = stray_entries(manifest, tree)
     if strays:
         named = _(", ").join(strays[:STRAYS_NAMED])
@@ -148,8 +214,6 @@ def workspace_snapshot(
             )
         notes.append(_("not graded (only the curriculum's files are): {named}").format(named=named))
         flags.append(_("files outside the curriculum"))
-    starter = starter or chapter_fingerprints(manifest, kit).starter
-    began, now = short(workspace.starter_fingerprint), short(starter)
     shown = safe_text(tree.base.joinpath(*tree.below), keep="")
     if began == now:
         label = _("workspace {root} ({package}, began from starter {began})")
@@ -158,11 +222,8 @@ def workspace_snapshot(
             "workspace {root} ({package}, began from starter {began}; the kit's starter is now "
             "{now})"
         )
-        changed = _(
-            "begun from scaffold {began}; the kit's is now {now}: what the kit changed since can "
-            "fail a lab that was right for the older scaffold (ask the instructor)"
-        )
-        notes.append(changed.format(began=began, now=now))
+        notes += scaffold_notes(layout, began, now)
+    notes += given_notes(manifest, kit, learner)
     label = label.format(root=shown, package=manifest.package, began=began, now=now)
     hints = opened_hints(manifest, tree, notes)
     return Snapshot(

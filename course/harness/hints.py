@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from ..locale import N_, unquoted
 from ..locale import gettext as _
-from ..locale import unquoted
 from ..sandboxed.columns import terminal_width, wrap
 from ..sandboxed.nofollow import UnsafePath, read_regular
 from ..sandboxed.tables import TableReader
@@ -26,9 +26,9 @@ from .manifest import Lab
 HINTS_FILE = ".course-hints.toml"
 WIDTH = 96  # a hint's lines, as the terminal report wraps its own
 HINTS_BYTES = 4 * 1024  # a few lines; a larger file is refused before it is read
-HEADER = (
-    "# The hint levels each lab has opened (checkpoint --hint, h in --watch, hint() in a\n"
-    "# notebook). Information for you and your instructor, never a penalty.\n"
+HEADER = N_(
+    "The hint levels each lab has opened (checkpoint --hint, h in --watch, hint() in a "
+    "notebook). Information for you and your instructor, never a penalty."
 )
 
 Opened = Mapping[str, int]
@@ -95,7 +95,7 @@ def read_hints(root: Path, labs: Mapping[str, Lab]) -> dict[str, int]:
 
 def hints_text(opened: Opened) -> str:
     """The record's TOML text: the header, then each lab's level in lab order as given."""
-    lines = [HEADER, "[opened]\n"]
+    lines = [f"# {line}\n" for line in wrap(_(HEADER), 94)] + ["[opened]\n"]
     lines += [f'"{lab_id}" = {level}\n' for lab_id, level in opened.items()]
     return "".join(lines)
 
@@ -142,6 +142,8 @@ def render_hint(hint: Hint, again: str) -> list[str]:
     if hint.level < hint.levels:
         said = _("Still stuck? `{command}` shows hint {level} of {levels}.")
         lines.append(unquoted(said.format(command=again, level=hint.level + 1, levels=hint.levels)))
+    else:
+        lines.append(_("This is the last hint: asked again, it shows this one."))
     return lines
 
 

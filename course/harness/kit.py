@@ -40,6 +40,11 @@ def kit_cache() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "course-kit"
 
 
+def shown(path: Path, kit: Path) -> str:
+    """``path`` as a message names it: relative to the kit when it is inside it."""
+    return str(path.relative_to(kit)) if path.is_relative_to(kit) else str(path)
+
+
 def read_source(root: Path, relative: str) -> bytes:
     """A kit file's bytes; a ``KitError`` names the file if it is missing."""
     path = root / relative

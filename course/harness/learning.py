@@ -40,7 +40,8 @@ def render_learning(
     edition: str | None = None,
 ) -> str:
     """The workspace's LEARNING.md, manifest's text included, in ``edition`` (else the current)."""
-    catalog = translations(edition or current_edition())
+    edition = edition or current_edition()
+    catalog = translations(edition)
     _, ngettext = catalog.gettext, catalog.ngettext
     manifest = translated(manifest, _)
     card = manifest.card
@@ -92,7 +93,9 @@ def render_learning(
         ask = checkpoint_command(manifest, "--lab", lab.id, "--hint", commands=commands)
         bullets = [
             _("- goal: {goal}").format(goal=lab.goal),
-            _("- in the chapter: the section “{section}”").format(section=lab.section),
+            _("- in the chapter: the section “{section}”").format(
+                section=lab.in_edition(edition).section
+            ),
             _("- edit: {files}").format(files=files),
             notebook.format(notebook=f"notebooks/{lab.notebook}", heading=lab.heading),
             _("- check it: `{command}`").format(command=check),

@@ -20,6 +20,8 @@ def outside_modules(manifest: Manifest) -> dict[str, str]:
         path = PurePosixPath(file.path)
         if file.role == "test" or path.suffix != ".py" or path.parent.name != manifest.package:
             continue
+        if path.stem == "__init__":  # the package itself, which the reference package stands for
+            continue
         if PurePosixPath(file.reference) != home / path.name:
             found[path.stem] = file.reference
     return found

@@ -140,7 +140,8 @@ def lab_line(
     status = status_label(result.status)
     if lab.optional:
         status = _("{status} (optional, not counted)").format(status=status)
-    name = pad(lab.title if title is None else title, title_width)
+    # an id longer than five (11.opt) takes a column of the title's: the counts still line up
+    name = pad(lab.title if title is None else title, title_width - max(0, len(lab.id) - 5))
     counts = pad(lab_counts(result), counts_width)
     return f"Lab {lab.id:<5} {name}  {counts}  {style.status(result.status, status)}".rstrip()
 
@@ -165,8 +166,40 @@ def render_lab(
 
 def lab_details(result: LabResult) -> list[str]:
     """What did not pass in a lab: its tests (folded by message), its disagreeing cases, and
-    instructor tests this view withholds, named only when nothing else fails the lab."""
-    return _test_details(result) + probe_details(result) + _withheld_details(result)
+    instructor tests this view withholds, named only when nothing else fails the lab; then what
+    per-lab credit decided of it."""
+    details = _test_details(result) + probe_details(result) + _withheld_details(result)
+    return details + credit_details(result)
+
+
+def credit_details(result: LabResult) -> list[str]:
+    """What per-lab credit decided of a lab (``LabResult.credit``): the other labs' tests its
+    code makes fail, for which it loses its points, and the labs its own failures are charged
+    to, which let it keep them."""
+    credit = result.credit
+    if credit is None:
+        return []
+    lines: list[str] = []
+    for charge in credit.charged:
+        said = _(
+            "Lab {lab}'s {test} fails with your code for this lab and passes with the "
+            "reference's in its place: this lab loses its points"
+        )
+        lines += _detail(pad(_("charged"), 8), said.format(lab=charge.lab, test=charge.name))
+    if credit.through:
+        labs = _(", ").join(f"Lab {lab}" for lab in credit.through)
+        if credit.unwritten:
+            said = _(
+                "what fails above passes with the reference's code for {labs} (not written "
+                "yet) in place of the starter's: this lab keeps its points"
+            )
+        else:
+            said = _(
+                "what fails above passes with the reference's {labs} in place of yours: this "
+                "lab keeps its points, and {labs} is charged with it"
+            )
+        lines += _detail(pad(_("credited"), 8), said.format(labs=labs))
+    return lines
 
 
 def _withheld_details(result: LabResult) -> list[str]:
@@ -185,11 +218,17 @@ def render_probes(result: CheckpointResult) -> list[str]:
     labs = [lab for lab in result.labs if lab.probes is not None]
     if not labs:
         return []
-    counts = " · ".join(
-        f"{lab.lab.id} {lab.probes.agreed}/{lab.probes.cases}" for lab in labs if lab.probes
-    )
-    line = _("{label} {counts} agree with the reference (seed {seed})")
-    return [line.format(label=pad(_("probes"), 8), counts=counts, seed=result.seed)]
+    counts = [f"{lab.lab.id} {lab.probes.agreed}/{lab.probes.cases}" for lab in labs if lab.probes]
+    pieces = [*counts, _("agree with the reference (seed {seed})").format(seed=result.seed)]
+    width, lines = terminal_width(widest=WIDTH), [pad(_("probes"), 8)]
+    for index, piece in enumerate(pieces):  # a line breaks between labs, never inside one
+        gap = " · " if 0 < index < len(counts) else " "
+        if index and columns(lines[-1] + gap + piece) > width:
+            lines[-1] += " ·" if index < len(counts) else ""
+            lines.append(" " * 8)
+            gap = " "
+        lines[-1] += gap + piece
+    return lines
 
 
 def probe_details(result: LabResult) -> list[str]:
@@ -266,10 +305,18 @@ def _test_details(result: LabResult) -> list[str]:
         message = readable(first.message)
         head = pad(status_label(first.status), 8)
         if first.status == Status.PENDING:
-            stop = ngettext(
-                "{count} test stops at: {message}", "{count} tests stop at: {message}", count
-            )
-            lines += _detail(head, stop.format(count=count, message=message))
+            stub = _stub_lab(message)
+            if stub is not None and stub != result.lab.id:  # reached through another lab's code
+                stop = ngettext(
+                    "{count} test needs Lab {lab} first and stops at: {message}",
+                    "{count} tests need Lab {lab} first and stop at: {message}",
+                    count,
+                )
+            else:
+                stop = ngettext(
+                    "{count} test stops at: {message}", "{count} tests stop at: {message}", count
+                )
+            lines += _detail(head, stop.format(count=count, lab=stub, message=message))
             continue
         if count == 1:
             lines += _detail(head, _("{test}: {message}").format(test=first.name, message=message))
@@ -283,6 +330,12 @@ def _test_details(result: LabResult) -> list[str]:
             lines.append(HANGING + said)
         lines += [HANGING + line for line in render_printed(first)]
     return lines
+
+
+def _stub_lab(message: str) -> str | None:
+    """The lab a stub's message names (``Lab 11.3 …``: its second word), if it names one."""
+    words = message.split(maxsplit=2)
+    return words[1] if len(words) > 1 and words[0] == "Lab" else None
 
 
 def _tests(counted: int, optional: int) -> str:
@@ -398,7 +451,13 @@ def render_open_lab(
             lab=lab.id, title=lab.title, counts=lab_counts(counts), status=status_label(status)
         )
     lines = [head, *_field(_("your file"), _(", ").join(lab.files)), *_notebook(lab)]
-    lines += _command(_("re-run just it"), lab_command(manifest, lab.id, practice, commands))
+    rerun = lab_command(manifest, lab.id, practice, commands)
+    if counts is not None and counts.credit is not None and counts.credit.charged:
+        # its own tests pass: the labs whose tests it is charged with run beside it
+        charging = dict.fromkeys([lab.id, *(charge.lab for charge in counts.credit.charged)])
+        options = [part for lab_id in charging for part in ("--lab", lab_id)]
+        rerun = checkpoint_command(manifest, *options, practice=practice, commands=commands)
+    lines += _command(_("re-run just it"), rerun)
     # the lab at hand of a run of every lab is what a plain --hint opens; else name the lab
     every_lab = result is not None and len(result.required) == len(manifest.required_labs)
     asking = ["--hint"] if every_lab else ["--lab", lab.id, "--hint"]

@@ -130,9 +130,72 @@ class ProbeSummary:
 
 
 @dataclass(frozen=True)
+class Charge:
+    """Another lab's failure charged to this lab's code: ``lab``'s ``test`` (a test's node id,
+    or a probe case's id) fails with this lab's code and passes with the reference's."""
+
+    lab: str
+    test: str
+
+    @property
+    def name(self) -> str:
+        """The test's name as a row shows it (a case's id as it is)."""
+        return self.test.rpartition("::")[2]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"lab": self.lab, "test": self.test}
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> Charge:
+        f = TableReader(data, where, "report", ReportError)
+        charge = cls(f.text("lab"), f.text("test"))
+        f.finish()
+        return charge
+
+
+@dataclass(frozen=True)
+class Credit:
+    """What per-lab credit decided of a lab beyond what its tests and cases showed in the
+    learner's own run (``grading/isolated.py``), which stay the lab's counts at every door.
+
+    ``through``: the lab failed with the learner's other labs and passed with the reference's
+    code for these labs alone in place of the learner's: it keeps its points, and they are
+    charged with its failing test (``unwritten``: they are labs not written yet, the starter's
+    stubs, which lose nothing more). ``charged``: tests of other labs that fail with this lab's
+    code and pass with the reference's in its place: the lab loses its points, whatever its
+    own tests and cases showed."""
+
+    through: tuple[str, ...] = ()
+    charged: tuple[Charge, ...] = ()
+    unwritten: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "through": list(self.through),
+            "unwritten": self.unwritten,
+            "charged": [charge.to_json() for charge in self.charged],
+        }
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> Credit:
+        f = TableReader(data, where, "report", ReportError)
+        through = f.texts("through", allow_empty=True)
+        unwritten = f.raw("unwritten")
+        if not isinstance(unwritten, bool):
+            raise f.error("unwritten", f"must be true or false, got {unwritten!r}")
+        charged = tuple(
+            Charge.from_json(item, f"{where}.charged[{i}]")
+            for i, item in enumerate(f.tables("charged", allow_empty=True))
+        )
+        f.finish()
+        return cls(through, charged, unwritten)
+
+
+@dataclass(frozen=True)
 class LabResult:
     """One lab's verdict: its tests, counted against the kit's catalog, and its probes (it
-    passes, and ``earned`` counts its tests, only when they agree too; ``passed`` regardless)."""
+    passes, and ``earned`` counts its tests, only when they agree too; ``passed`` regardless),
+    unless per-lab credit decided it (``credit``)."""
 
     lab: Lab
     tests: tuple[TestOutcome, ...]
@@ -141,6 +204,8 @@ class LabResult:
     withheld: Status | None = None
     """How the lab's instructor tests ended where this view leaves them out (``for_learners``:
     learners see the chapter's counts); None when it leaves none out. It decides the status."""
+    credit: Credit | None = None
+    """What per-lab credit decided (None: the learner's own run decides, as its tests say)."""
 
     @property
     def passed(self) -> int:
@@ -182,11 +247,23 @@ class LabResult:
         return worst(statuses - {Status.PASSED})
 
     @property
-    def status(self) -> Status:
-        """The tests' status, made worse by probes that disagree with the reference (and by
-        instructor tests this view withholds)."""
+    def shown_status(self) -> Status:
+        """What the learner's own run showed: the tests' status, made worse by probes that
+        disagree with the reference (and by instructor tests this view withholds)."""
         probes = Status.PASSED if self.probes is None else self.probes.status
         return worst({self.tests_status, probes, self.withheld or Status.PASSED})
+
+    @property
+    def status(self) -> Status:
+        """The lab's verdict: what its own run showed, unless per-lab credit decided it (a lab
+        charged with another lab's failing test fails; one whose failure is charged to another
+        lab passes)."""
+        shown = self.shown_status
+        if self.credit is None:
+            return shown
+        if self.credit.charged:
+            return shown if shown != Status.PASSED else Status.FAILED
+        return Status.PASSED if self.credit.through else shown
 
     @property
     def written(self) -> bool:
@@ -213,6 +290,8 @@ class LabResult:
             data["probes"] = self.probes.to_json()
         if self.withheld is not None:
             data["withheld"] = str(self.withheld)
+        if self.credit is not None:
+            data["credit"] = self.credit.to_json()
         return data
 
 
@@ -324,14 +403,17 @@ class CheckpointResult:
             lab_id = g.text("id")
             lab = next((lab for lab in manifest.labs if lab.id == lab_id), None)
             if lab is None:
-                said = _("chapter {chapter} has no lab {lab_id!r}")
+                said = _("chapter {chapter} has no lab {lab_id}")
                 raise g.error("id", said.format(chapter=manifest.chapter, lab_id=lab_id))
             probes, total = g.raw("probes", None), g.count("total")
             if probes is not None:
                 probes = ProbeSummary.from_json(probes, f"{where}.probes")
             withheld = g.status("withheld") if "withheld" in g.table else None
+            credit = g.raw("credit", None)
+            if credit is not None:
+                credit = Credit.from_json(credit, f"{where}.credit")
             mine = tuple(t for t in tests if t.lab == lab_id)
-            labs.append(LabResult(lab, mine, total, probes, withheld))
+            labs.append(LabResult(lab, mine, total, probes, withheld, credit))
             for key in LAB_DERIVED:
                 g.raw(key)  # derived from the rest: read, and checked again below
             g.finish()

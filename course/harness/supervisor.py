@@ -91,27 +91,39 @@ def start_child(
     wrap: Wrap | None,
     results: Path,
     limits: Limits,
+    given: bytes | None = None,
 ) -> tuple[Child, KeptOutput]:
     """Start a child in its own session (through ``wrap``), or a Web Worker in a browser. A
-    confined child may write only ``results`` and the stack dump, made here before it starts."""
+    confined child may write only ``results`` and the stack dump, made here before it starts.
+    ``given``: what it reads on its standard input (a pipe only it holds; else none)."""
     written = (results, dump_file(results))
     if wrap is not None:
         written[1].touch()
         command, env = wrap(command, env, written)
     if in_a_browser():
+        assert given is None, "a worker has no standard input"
         worker = WorkerChild(command, env, cwd, written, limits.output_bytes)
         return worker, worker
     process = subprocess.Popen(
         command,
         cwd=cwd,
         env=env,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if given is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     assert process.stdout is not None
+    if given is not None:
+        assert process.stdin is not None
+        feeding = threading.Thread(target=_feed, args=(process.stdin, given), daemon=True)
+        feeding.start()  # a child that never reads never blocks the grader
     return process, CappedOutput(process.stdout, limits.output_bytes)
+
+
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    with contextlib.suppress(OSError), stream:
+        stream.write(data)
 
 
 def remove_written(results: Path) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -10,8 +11,10 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..labs import stub_message
 from ..locale import N_, SOURCE_EDITION, translations
 from ..locale import gettext as _
+from ..sandboxed.columns import wrap
 from ..sandboxed.commands import BY_NAME, Commands
 from ..sandboxed.marker import MARKER, WorkspaceError
 from .docstrings import localized
@@ -24,12 +27,31 @@ REUSE_REFUSED = N_("start a new practice directory; do not reuse a modified scaf
 PYTEST_INI = """\
 [pytest]
 testpaths = tests
-# The focused tests need no plugin, and every installed one (nbval, hypothesis...) costs
-# seconds at each start: autoloading is off, and no cache is written here.
+{why}
 addopts = --disable-plugin-autoload -p no:cacheprovider
 markers =
-    lab(id): the lab a focused test belongs to
+    lab(id): {marker}
 """
+PLUGINS_OFF = N_(
+    "The focused tests need no plugin, and every installed one (nbval, hypothesis...) costs "
+    "seconds at each start: autoloading is off, and no cache is written here."
+)
+LAB_MARKER = N_("the lab a focused test belongs to")
+MARKER_COMMENT = N_(
+    "A practice workspace of the course kit; checkpoint and the notebooks find it by this "
+    "file. The checksums let checkpoint tell a shipped file this scaffold made from an edit."
+)
+
+
+def comment(text: str, edition: str) -> list[str]:
+    """``text`` in ``edition`` as the lines of a ``#`` comment, at most 96 columns wide."""
+    return [f"# {line}" for line in wrap(translations(edition).gettext(text), 94)]
+
+
+def pytest_ini(edition: str) -> str:
+    """A workspace's ``pytest.ini``, its comments in ``edition``."""
+    said = translations(edition).gettext
+    return PYTEST_INI.format(why="\n".join(comment(PLUGINS_OFF, edition)), marker=said(LAB_MARKER))
 
 
 def render_marker(
@@ -41,8 +63,7 @@ def render_marker(
 ) -> str:
     """The marker file's TOML text."""
     lines = [
-        "# A practice workspace of the course kit; checkpoint and the notebooks find it by this",
-        "# file. The checksums let checkpoint tell when a shipped focused test was edited.",
+        *comment(MARKER_COMMENT, edition),
         f"chapter = {json.dumps(manifest.chapter)}",
         f"package = {json.dumps(manifest.package)}",
         f"starter_fingerprint = {json.dumps(starter)}",
@@ -76,7 +97,8 @@ def shipped_in_edition(path: str, text: bytes, edition: str) -> bytes:
     """A shipped module with its docstrings in ``edition`` (``docstrings.py``), its code as is."""
     if edition == SOURCE_EDITION or not path.endswith(".py"):
         return text
-    return localized(text.decode("utf-8"), translations(edition).gettext).encode("utf-8")
+    said = functools.partial(stub_message, edition=edition)
+    return localized(text.decode("utf-8"), translations(edition).gettext, said).encode("utf-8")
 
 
 WORKSPACE_NOTEBOOKS = "notebooks"  # whichever edition the workspace was given
@@ -89,10 +111,11 @@ def workspace_layout(
     edition = edition or manifest.default_edition
     files = scaffold_files(manifest, kit, "starter")
     starter = fingerprint(files)
-    checksums = {f.path: digest(files[f.path]) for f in manifest.files_with_role("test")}
     for file in manifest.files:
         if file.role != "test":  # the learner reads their files and the given ones in their edition
             files[file.path] = shipped_in_edition(file.path, files[file.path], edition)
+    # every shipped file as written: a later kit tells this scaffold's files from edits
+    checksums = {f.path: digest(files[f.path]) for f in manifest.files if f.role != "learner"}
     notebooks = []
     for source in notebook_sources(manifest, kit, edition):
         notebook = f"{WORKSPACE_NOTEBOOKS}/{Path(source).name}"
@@ -100,7 +123,7 @@ def workspace_layout(
         notebooks.append(notebook)
     when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     files[MARKER] = render_marker(manifest, starter, checksums, when, edition).encode("utf-8")
-    files["pytest.ini"] = PYTEST_INI.encode("utf-8")
+    files["pytest.ini"] = pytest_ini(edition).encode("utf-8")
     learning = render_learning(manifest, starter, notebooks, commands, edition)
     files["LEARNING.md"] = learning.encode("utf-8")
     return files

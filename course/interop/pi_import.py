@@ -101,31 +101,24 @@ def _damage_item(damage: LineDamage, session: PiSession) -> ReportItem:
     ids = [str(r.data["id"]) for r in session.entries if r.line == damage.line]
     several, skipped = len(ids) > 1, bool(damage.skipped)
     if several and not skipped:
-        text = _(
-            "line {line} {problem}; read as {ids} and {last}, where Pi's loader skips the whole "
-            "line"
-        )
+        text = _("{problem}; read as {ids} and {last}, where Pi's loader skips the whole line")
     elif several:
         text = _(
-            "line {line} {problem}; read as {ids} and {last}; skipped, as Pi's loader skips it: "
+            "{problem}; read as {ids} and {last}; skipped, as Pi's loader skips it: "
             "{skipped} (what was read is {read})"
         )
     elif skipped and ids:
-        text = _(
-            "line {line} {problem}; skipped, as Pi's loader skips it: {skipped} (what was read "
-            "is {read})"
-        )
+        text = _("{problem}; skipped, as Pi's loader skips it: {skipped} (what was read is {read})")
     elif skipped:
-        text = _("line {line} {problem}; skipped, as Pi's loader skips it: {skipped}")
+        text = _("{problem}; skipped, as Pi's loader skips it: {skipped}")
     else:
-        text = _("line {line} {problem}")
+        text = "{problem}"
     text = text.format(
-        line=damage.line,
         problem=damage.problem,
-        ids=", ".join(ids[:-1]),
+        ids=_(", ").join(ids[:-1]),
         last=ids[-1] if ids else "",
         skipped=damage.skipped,
-        read=", ".join(ids),
+        read=_(", ").join(ids),
     )
     return ReportItem(damage.line, ids[0] if ids else "-", "damaged_line", text)
 

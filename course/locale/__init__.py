@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import gettext as _gettext
+import html
 import io
 import os
 import re
@@ -70,7 +71,7 @@ def checked(language: str) -> str:
     """``language`` as an edition, or an ``EditionError`` that lists the editions."""
     edition = normalize(language)
     if edition is None:
-        unknown = _("no edition {language!r} (editions: {editions})")
+        unknown = _('no edition "{language}" (editions: {editions})')
         raise EditionError(unknown.format(language=language, editions=_(", ").join(EDITIONS)))
     return edition
 
@@ -204,6 +205,34 @@ def N_(message: str) -> str:
     return message
 
 
+def NP_(context: str, message: str) -> str:
+    """Mark ``message`` for extraction under ``context`` (a msgctxt): a text an edition says
+    one way in one place only, looked up there with ``in_context``."""
+    return message
+
+
+STUB_TITLE = "the lab's name in its stub"
+"""The context of a lab title its stub says otherwise than the lab's title everywhere else (a
+chapter that quotes its first red light: ``Lab 11.1 compaction entry 尚未实现``)."""
+
+
+def in_context(context: str, message: str, edition: str | None = None) -> str | None:
+    """``message`` as a catalog translates it under ``context`` in ``edition`` (the current
+    one by default); None when none has it there (gettext hands back the very string it was
+    given)."""
+    found = translations(edition or current_edition()).pgettext(context, message)
+    return None if found is message else found
+
+
+def stub_title(title: str, edition: str | None = None) -> str:
+    """A lab's title as its stub says it in ``edition`` (the current one by default): under
+    ``STUB_TITLE`` where a catalog has it so, else as everywhere (``""`` stays ``""``)."""
+    if not title:
+        return title
+    found = in_context(STUB_TITLE, title, edition)
+    return found or translations(edition or current_edition()).gettext(title)
+
+
 def unquoted(text: str) -> str:
     """``text`` with its Markdown code spans' backticks taken off (for a terminal, a traceback
     or plain HTML, where a backtick would show as itself)."""
@@ -227,6 +256,22 @@ def _tidy_line(line: str) -> str:
     line = _SPACE_AFTER_MARK.sub("", line)
     line = LATIN_COLON.sub("\uff1a", line)
     return _LIST_SEMICOLON.sub("\uff1b", line)
+
+
+def tidy_filled(text: str) -> str:
+    """``text`` ``tidy``-ed in the chapter's edition; in any other, as it is: an English line that
+    holds a Chinese name (``Regraded 李雷 (lilei) into …; …``) keeps its English punctuation."""
+    return tidy(text) if current_edition() == CHAPTER_EDITION else text
+
+
+def code_spans(text: str) -> str:
+    """``text`` as HTML, its Markdown code spans as ``<code>`` (a page's counterpart of
+    ``unquoted``)."""
+    parts = CODE_SPAN.split(text)  # text, code, text, code, ..., text
+    return "".join(
+        f"<code>{html.escape(part)}</code>" if index % 2 else html.escape(part)
+        for index, part in enumerate(parts)
+    )
 
 
 _ = gettext

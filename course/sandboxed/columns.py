@@ -20,6 +20,11 @@ _UNITS = re.compile(
 )
 """What a line breaks between: runs of spaces, and words, each with the opening marks before
 it: a code span whole, ``第 11 章`` whole, a Latin word, or one wide character."""
+_SOURCE_UNITS = re.compile(
+    rf"\s+|[{NO_LINE_END}]*(?:``[^`\n]+``|`[^`\n]+`|第 ?\d+(?: ?[章行节项条个])?"
+    rf"|[^\s{WIDE}`{NO_LINE_END}]+|\S)"
+)
+"""``_UNITS`` of a text kept as written (a comment in a source file): a reST literal whole."""
 NO_LINE_START = set("\uff0c\u3002\uff1b\uff1a\u3001\uff09\u300b\u300d\u300f\uff01\uff1f,.;:)]}…")
 """Characters a line does not start with: they stay with what comes before them."""
 WIDTH = 100
@@ -58,18 +63,27 @@ def pad(text: str, width: int) -> str:
     return text + " " * max(0, width - columns(text))
 
 
-def wrap(text: str, width: int, initial_indent: str = "", subsequent_indent: str = "") -> list[str]:
+def wrap(
+    text: str,
+    width: int,
+    initial_indent: str = "",
+    subsequent_indent: str = "",
+    *,
+    as_written: bool = False,
+) -> list[str]:
     """``textwrap.wrap``, by columns when there is a wide character or a code span: never
     inside a word or a code span, nor between ``第`` and its number, nor after an opening
-    bracket. Code spans lose their backticks (a terminal shows them as themselves)."""
+    bracket. Code spans lose their backticks (a terminal shows them as themselves), unless
+    ``as_written`` (a comment in a source file: a reST literal too stays whole and quoted)."""
     if not wide(text + initial_indent + subsequent_indent) and "`" not in text:
         plain = textwrap.TextWrapper(width, initial_indent, subsequent_indent)
         plain.break_on_hyphens = False
         return plain.wrap(text)
     rows: list[list[str]] = []  # each line's words and spaces, the indent first
     row, used = [initial_indent], columns(initial_indent)
-    for found in _UNITS.findall(text.replace("\n", " ").replace("\t", " ")):
-        unit = unquoted(found)
+    units = _SOURCE_UNITS if as_written else _UNITS
+    for found in units.findall(text.replace("\n", " ").replace("\t", " ")):
+        unit = found if as_written else unquoted(found)
         size = columns(unit)
         fresh = len(row) == 1
         if unit.isspace():

@@ -20,10 +20,11 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from types import ModuleType
 
+from ..locale import unquoted
 from .marker import find_workspace, read_workspace, speak
 
 PACKAGE_VARIABLE = "COURSE_LAB_PACKAGE"
@@ -124,12 +125,38 @@ def focused_tests(
     workspace = enter_workspace(conftest)
     beside = (Path(conftest).resolve().parent / reference).resolve()
 
-    def impl() -> Implementation:
+    import pytest
+
+    def impl(request: pytest.FixtureRequest) -> Implementation:
+        plugins = request.config.pluginmanager
+        if plugins.get_plugin(REPORTER) is None and plugins.get_plugin(PLAIN) is None:
+            plugins.register(plain_failures(), PLAIN)
         default = REFERENCE_PACKAGE if workspace is None else read_workspace(workspace).package
         package = os.environ.get(PACKAGE_VARIABLE) or default
         found = {name: import_module(package, name, workspace, beside) for name in modules}
         return Implementation(package, found)
 
+    return pytest.fixture(scope="session", name="impl")(impl)
+
+
+REPORTER = "course-reporter"
+"""The checkpoint's reporter plugin (``plugin.py``): its report takes the backticks off itself."""
+PLAIN = "course-plain-failures"
+
+
+def plain_failures() -> object:
+    """A plugin for plain pytest on a terminal, as the checkpoint's report: a failure's message
+    without Markdown backticks (a zh message marks its code spans: ``记录 `calls```)."""
     import pytest
 
-    return pytest.fixture(scope="session", name="impl")(impl)
+    class PlainFailures:
+        @pytest.hookimpl(wrapper=True)
+        def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, object]:
+            try:
+                return (yield)
+            except pytest.fail.Exception as failed:
+                if failed.msg:
+                    failed.msg = unquoted(failed.msg)
+                raise
+
+    return PlainFailures()

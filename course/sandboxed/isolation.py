@@ -1,13 +1,19 @@
-"""One lab at a time in a run of its own: the learner's functions of that lab, the reference's of
-every other lab, so a lab's grade depends on that lab's code alone.
+"""A run of per-lab credit: the reference's functions for the labs it holds, the learner's for
+every other lab; it decides only labs whose reference it does not hold.
 
-The grader writes the reference's lab modules and a spec (``SPEC_VARIABLE`` names it) into an
-isolated graded copy; the reporter and the probe driver call ``Isolation.activate(lab)`` before
-each test or case. Activation rebinds, in every module of the package (the learner's, the given
-ones and the reference's), each name bound to a lab function: the learner's object for the
-active lab, the reference's for the others. Classes stay the learner's everywhere (a refusal is
-the exception class the tests expect). Nothing this run prints reaches a learner: the grader
-keeps only its statuses.
+Per-lab credit (``grading/isolated.py``) asks for runs in which some labs (the ones a run
+*holds*) are the reference's and the rest the learner's. The grader writes, into the run's
+graded copy, the reference's lab modules cut to the labs held (``grading/cut.py``: no function of
+any other lab, nor a private helper only those reach) and a spec (``SPEC_VARIABLE`` names it).
+The invariant: a run decides only labs whose reference it does not hold, and holds nothing of
+their reference, in memory or on disk, so learner code that looks for it finds none.
+
+The reporter and the probe driver call ``Isolation.activate(lab)`` before each test or case of a
+lab the run decides. The first call binds, once, in every module of the package (the learner's,
+the given ones and the reference's), each name bound to a lab function: the reference's for a
+lab held, the learner's for every other. Classes stay the learner's everywhere (a refusal is the
+exception class the tests expect). Nothing this run prints reaches a learner: the grader keeps
+only its statuses.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ import importlib.util
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from .tables import TableReader
 
@@ -30,19 +37,26 @@ REFERENCE_PREFIX = "_course_reference_"
 
 
 class Isolation:
-    """The learner's package with each lab's functions switchable to the reference's."""
+    """The learner's package with the functions of the labs ``held`` bound to the reference's."""
 
-    def __init__(self, package: str, reference: Path, labs: Mapping[str, Sequence[str]]) -> None:
+    def __init__(
+        self,
+        package: str,
+        reference: Path,
+        labs: Mapping[str, Sequence[str]],
+        held: Collection[str],
+        decided: Collection[str],
+    ) -> None:
         self.package = package
-        self.reference = reference  # the folder holding the reference's lab modules
+        self.reference = reference  # the folder holding the reference's lab modules, cut
         self.labs = {lab: tuple(names) for lab, names in labs.items()}
+        self.held, self.decided = frozenset(held), frozenset(decided)
+        if self.held & self.decided:
+            raise ValueError(f"a run deciding {sorted(self.held & self.decided)} holds them")
         names = [name for functions in self.labs.values() for name in functions]
         self.modules = list(dict.fromkeys(name.partition(".")[0] for name in names))
         self.owner = {name: lab for lab, functions in self.labs.items() for name in functions}
         self.broken: dict[str, str] = {}  # a learner module that failed to import: the error
-        self.learner: dict[str, object] = {}
-        self.referenced: dict[str, object] = {}
-        self.active: str | None = None
         self.ready = False
 
     @classmethod
@@ -57,8 +71,9 @@ class Isolation:
         labs = TableReader(table, "labs", where)
         functions = {str(lab): labs.texts(str(lab)) for lab in table}
         labs.finish()
+        held, decided = spec.texts("held", allow_empty=True), spec.texts("decides")
         spec.finish()
-        return cls(package, reference, functions)
+        return cls(package, reference, functions, held, decided)
 
     def _load_reference(self, module: str) -> ModuleType:
         name = f"{self.package}.{REFERENCE_PREFIX}{module}"
@@ -72,15 +87,21 @@ class Isolation:
         return loaded
 
     def _prepare(self) -> None:
-        """Import the learner's lab modules (a module that fails to import is replaced by the
-        reference's, and only its own labs fail), then the reference's beside them."""
+        """Import the learner's lab modules, then the cut reference modules of the labs held
+        beside them, and bind every lab function once. A learner module that fails to import
+        is replaced by its cut reference where the run holds a lab of it (only the labs it holds
+        the functions of fail); elsewhere it fails as it does in the learner's own run."""
         package = importlib.import_module(self.package)
         folder = Path(next(iter(getattr(package, "__path__", [])), ".")).resolve()
+        holding = {name.partition(".")[0] for name, lab in self.owner.items() if lab in self.held}
         references: dict[str, ModuleType] = {}
 
         def stand_in(module: str, error: BaseException) -> None:
-            self.broken.setdefault(module, f"{type(error).__name__}: {error}")
+            why = self.broken.setdefault(module, f"{type(error).__name__}: {error}")
             references[module] = settled(module, lambda: self._load_reference(module))
+            for name, lab in self.owner.items():  # what is cut raises the module's error
+                if name.partition(".")[0] == module and lab not in self.held:
+                    setattr(references[module], name.partition(".")[2], _unimportable(module, why))
             sys.modules[f"{self.package}.{module}"] = references[module]
             setattr(package, module, references[module])
 
@@ -91,7 +112,7 @@ class Isolation:
                     return load()
                 except Exception as error:
                     culprit = _failing_module(error, folder)
-                    if culprit == module or culprit not in self.modules or culprit in references:
+                    if culprit == module or culprit not in holding or culprit in references:
                         raise
                     stand_in(culprit, error)
             return load()
@@ -103,60 +124,80 @@ class Isolation:
                 name = f"{self.package}.{module}"
                 settled(module, lambda name=name: importlib.import_module(name))  # type: ignore[misc]
             except Exception as error:
-                stand_in(module, error)
+                if module in holding:
+                    stand_in(module, error)
+                else:
+                    self.broken.setdefault(module, f"{type(error).__name__}: {error}")
         for module in self.modules:
-            if module not in references:
+            if module in holding and module not in references:
                 references[module] = self._load_reference(module)
         for module, reference in references.items():
             learner = sys.modules[f"{self.package}.{module}"]
             if learner is not reference:
                 _share_classes(reference, learner)
-        for name in self.owner:
-            module_name, _, function = name.partition(".")
-            self.referenced[name] = getattr(references[module_name], function)
-            own = (
-                None if module_name in self.broken else sys.modules[f"{self.package}.{module_name}"]
-            )
-            self.learner[name] = getattr(own, function, None)
+        self._bind(references)
         self.ready = True
 
-    def activate(self, lab: str | None) -> None:
-        """Bind ``lab``'s functions to the learner's and every other lab's to the reference's;
-        raises the import error of a learner module that holds one of ``lab``'s functions."""
-        if not self.ready:
-            self._prepare()
-        if lab != self.active:
-            chosen = {
-                name: self.learner[name] if self.owner[name] == lab else self.referenced[name]
-                for name in self.owner
-            }
-            swap = {
-                id(found): chosen[name]
-                for table in (self.learner, self.referenced)
-                for name, found in table.items()
-                if found is not None
-            }
-            prefix = f"{self.package}."
-            for module_name, module in list(sys.modules.items()):
-                if module_name != self.package and not module_name.startswith(prefix):
-                    continue
-                namespace = vars(module)
-                for key, value in list(namespace.items()):
-                    replacement = swap.get(id(value))
-                    if replacement is not None and callable(value):
-                        namespace[key] = replacement
-            for name, found in chosen.items():  # a lab function the learner's module lacks
-                module_name, _, function = name.partition(".")
-                holder = sys.modules[f"{self.package}.{module_name}"]
+    def _bind(self, references: Mapping[str, ModuleType]) -> None:
+        """Each lab function's name, in every module of the package, bound to the reference's
+        (a lab held) or the learner's (any other; in a module that did not import and that the
+        reference stands in for, a function that raises its import error)."""
+        chosen: dict[str, object] = {}
+        replaced: dict[int, object] = {}  # a learner's function of a lab held → the reference's
+        for name, lab in self.owner.items():
+            module_name, _, function = name.partition(".")
+            learner = self._module(module_name)
+            own = getattr(learner, function, None) if learner is not None else None
+            if lab not in self.held:
+                chosen[name] = own
+                continue
+            chosen[name] = getattr(references[module_name], function, None)
+            if own is not None and module_name not in self.broken:
+                replaced[id(own)] = chosen[name]
+        prefix = f"{self.package}."
+        for module_name, module in list(sys.modules.items()):
+            if module_name != self.package and not module_name.startswith(prefix):
+                continue
+            namespace = vars(module)
+            for key, value in list(namespace.items()):
+                replacement = replaced.get(id(value))
+                if replacement is not None and callable(value):
+                    namespace[key] = replacement
+        for name, found in chosen.items():
+            module_name, _, function = name.partition(".")
+            holders = (self._module(module_name), references.get(module_name))
+            for holder in {id(h): h for h in holders if h is not None}.values():
                 if found is not None:
                     setattr(holder, function, found)
                 elif hasattr(holder, function):
                     delattr(holder, function)
-            self.active = lab
+
+    def _module(self, module: str) -> ModuleType | None:
+        """The package's ``module`` as it is now (the learner's, or the reference standing in
+        for it; None: it did not import)."""
+        return sys.modules.get(f"{self.package}.{module}")
+
+    def activate(self, lab: str | None) -> None:
+        """Make ready for a test or case of ``lab``: the first call binds every lab function;
+        raises the import error of a learner module that holds one of ``lab``'s functions, and
+        refuses a lab the run holds (it decides only the others)."""
+        if lab is not None and lab not in self.decided:
+            raise RuntimeError(f"this run holds the reference of Lab {lab}: it does not decide it")
+        if not self.ready:
+            self._prepare()
         for name, owner in self.owner.items():
             module_name = name.partition(".")[0]
             if owner == lab and module_name in self.broken:
                 raise ImportError(self.broken[module_name])
+
+
+def _unimportable(module: str, error: str) -> Callable[..., Any]:
+    """A stand-in for a lab function whose learner module does not import: it raises that."""
+
+    def unavailable(*args: object, **kwargs: object) -> Any:
+        raise ImportError(f"{module}: {error}")
+
+    return unavailable
 
 
 def _failing_module(error: BaseException, folder: Path) -> str | None:

@@ -24,7 +24,7 @@ import pytest
 
 from ..locale import gettext as _
 from .diffs import explain_equality
-from .focused import PACKAGE_VARIABLE
+from .focused import PACKAGE_VARIABLE, REPORTER
 from .frames import Frame, dump_file, learner_frames, traceback_triples
 from .isolation import Isolation
 from .records import OUTPUT_CHARS, OUTPUT_LINES, Event, write_record
@@ -55,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
     labs = list(config.getoption("course_lab"))
     own_run = not config.getoption("course_in_process")
     reporter = Reporter(results, labs, float(config.getoption("course_dump_after")), own_run)
-    config.pluginmanager.register(reporter, "course-reporter")
+    config.pluginmanager.register(reporter, REPORTER)
     isolation = Isolation.from_environment()
     if isolation is not None:
         config.pluginmanager.register(Isolated(isolation), "course-isolation")

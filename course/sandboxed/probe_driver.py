@@ -96,14 +96,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="probe_driver", description=__doc__)
     p.add_argument("--chapter-probes", required=True, help="the chapter's probe module (file)")
     p.add_argument("--package", required=True, help="the package to evaluate")
-    p.add_argument("--cases", required=True, help="the cases, a JSON list")
+    p.add_argument("--cases", required=True, help="the cases, a JSON list (-: standard input)")
     p.add_argument("--results", required=True, help="append answers here (JSON lines)")
     p.add_argument("--import", dest="modules", action="append", default=[], metavar="MODULE")
     p.add_argument("--lab", dest="labs", action="append", default=[], help="only these labs")
     p.add_argument("--frames", action="store_true", help="the package's frames of an exception")
     p.add_argument("--again", action="store_true", help="ask the cases again, in reverse order")
     args = p.parse_args(argv)
-    cases = json.loads(Path(args.cases).read_text(encoding="utf-8"))
+    if args.cases == "-":  # given on a pipe only this process holds, read before any import
+        cases = json.loads(sys.stdin.buffer.read())
+        sys.stdin.close()
+    else:
+        cases = json.loads(Path(args.cases).read_text(encoding="utf-8"))
     chosen = [case for case in cases if not args.labs or case["lab"] in args.labs]
     probes = load_module(Path(args.chapter_probes), "course_chapter_probes")
     with open(args.results, "a", encoding="utf-8") as stream:

@@ -9,11 +9,13 @@ import dataclasses
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..locale import gettext as _
-from ..locale import unquoted
+from ..locale import ngettext, unquoted
+from ..locale.refusals import in_edition
 from .commands import BY_NAME, Commands
 from .status import Status
 from .untrusted import clip, safe_text
@@ -134,27 +136,50 @@ def shown_pair(expected: Any, actual: Any) -> tuple[str, str]:
     return _cut(mine, at), _cut(theirs, at)
 
 
+def field_name(key: str) -> str:
+    """An answer's key as the edition names it: a phrase (``shares a list with its input``, a
+    fact of the answer) is a message of the chapter's catalog; a name from the code
+    (``kept_entry_ids``, a result's attribute) stays as it is."""
+    return _(key) if " " in key else key
+
+
 def first_difference(expected: Any, actual: Any, where: str = "") -> str:
-    """Where two JSON values first differ: ``kept[1]: expected "u3", got "a2"``."""
+    """Where two JSON values first differ: ``kept_entry_ids[1]: expected "u3", got "a2"``; a
+    fact of the answer by its phrase (``shares a list with its input: expected no, got yes``)."""
     here = where or _("the result")
     if isinstance(expected, dict) and isinstance(actual, dict):
         for key in sorted(set(expected) | set(actual)):
-            field = f"{where}{'.' if where else ''}{key}"
+            field = f"{where}.{key}" if where else field_name(key)
             if key not in actual:
                 return _("{field}: missing").format(field=field)
             if key not in expected:
                 return _("{field}: not expected").format(field=field)
-            if expected[key] != actual[key]:
-                return first_difference(expected[key], actual[key], field)
+            mine, theirs = expected[key], actual[key]
+            fact = " " in key and isinstance(mine, bool) and isinstance(theirs, bool)
+            if mine != theirs and fact:
+                yes_no = _("{field}: expected yes, got no"), _("{field}: expected no, got yes")
+                return yes_no[0 if mine else 1].format(field=field)  # a fact of the answer
+            if mine != theirs:
+                return first_difference(mine, theirs, field)
     if isinstance(expected, list) and isinstance(actual, list):
         for index, (mine, theirs) in enumerate(zip(expected, actual, strict=False)):
             if mine != theirs:
                 return first_difference(mine, theirs, f"{where}[{index}]")
+        if len(expected) != len(actual) and not actual:
+            said = ngettext(
+                "{field}: expected {expected} item, got none",
+                "{field}: expected {expected} items, got none",
+                len(expected),
+            )
+            return said.format(field=here, expected=len(expected))
         if len(expected) != len(actual):
             got = shown_pair(expected, actual)[1]
-            return _("{field}: expected {expected} items, got {count}: {got}").format(
-                field=here, expected=len(expected), count=len(actual), got=got
+            said = ngettext(
+                "{field}: expected {expected} item, got {count}: {got}",
+                "{field}: expected {expected} items, got {count}: {got}",
+                len(expected),
             )
+            return said.format(field=here, expected=len(expected), count=len(actual), got=got)
     wanted, got = shown_pair(expected, actual)
     return _("{field}: expected {expected}, got {got}").format(field=here, expected=wanted, got=got)
 
@@ -173,12 +198,26 @@ def difference(expected: Answer, actual: Answer) -> str:
     if "value" in expected and "value" in actual:
         return first_difference(expected["value"], actual["value"])
     if "value" in expected:
-        got = actual.get("message") or actual.get("raised")
+        got = raised_text(actual.get("message") or actual.get("raised"))
         return _("expected a result, got {got}").format(got=got)
     if "value" in actual:
         return _("expected {error}, got a result").format(error=expected["raised"])
-    got = actual.get("message") or actual["raised"]
+    got = raised_text(actual.get("message") or actual["raised"])
     return _("expected {error}, got {got}").format(error=expected["raised"], got=got)
+
+
+RAISED = re.compile(r"(?s)([A-Za-z_][\w.]*): (.+)")
+"""An answer's message as ``raised`` stores it: ``KeyError: 'a3'``."""
+
+
+def raised_text(message: object) -> str:
+    """A stored exception as the edition writes it (a full-width colon in zh; a refusal the
+    reference raises in the edition's words, ``refusals.in_edition``); data as it is."""
+    text = str(message)
+    found = RAISED.fullmatch(text)
+    if found is None:
+        return text
+    return _("{kind}: {error}").format(kind=found[1], error=in_edition(found[2]))
 
 
 def case_label(case: Case) -> str:
@@ -210,16 +249,25 @@ def describe(
     """One disagreement in a few lines: the case, its input, where it parts, how to replay it."""
     said = _("{label} ({case}): {difference}")
     parted = difference(expected, actual)
-    lines = [said.format(label=case_label(case), case=case["id"], difference=parted)]
-    lines += [f"  {_translated(line)}" for line in inputs]
+    label = unquoted(case_label(case))  # plain text: a terminal, a feedback file, a traceback
+    lines = [said.format(label=label, case=case["id"], difference=parted)]
+    lines += [f"  {shown_input(line)}" for line in inputs]
     if replay:
         lines.append("  " + _("replay: {command}").format(command=replay))
     # the learner's answer is data as sent: escaped here, where it becomes text
     return "\n".join(safe_text(line, LINE_LIMIT, keep="") for line in lines)
 
 
-def _translated(line: str) -> str:
+NAMED_LINE = re.compile(r"([A-Za-z_][\w\[\]]*): (.*)")
+"""An input line naming the argument it shows: ``path: u1 user 3 · a1 assistant 4``."""
+
+
+def shown_input(line: str) -> str:
     """An input line as the edition shows it: a catalog message (a path picture's costs) in
-    the edition's words, without Markdown backticks; a line of data as it is."""
+    the edition's words, without Markdown backticks; an argument's name before its value with
+    the edition's colon (a full-width one in zh); a line of data as it is."""
     shown = _(line)
-    return unquoted(shown) if shown != line else line
+    if shown != line:
+        return unquoted(shown)
+    named = NAMED_LINE.fullmatch(line)
+    return _("{name}: {value}").format(name=named[1], value=named[2]) if named else line

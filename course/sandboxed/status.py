@@ -21,7 +21,10 @@ HTML_COLOURS: dict[Tone, str] = {
     "error": "#c62828",
     "note": "#455a64",
 }
-LABELS = (N_("passed"), N_("pending"), N_("failed"), N_("timeout"), N_("error"), N_("skipped"))
+LABELS = (
+    *(N_("passed"), N_("pending"), N_("failed"), N_("timeout"), N_("error")),
+    *(N_("skipped"), N_("missing")),  # a gradebook row's only: no verdict
+)
 """Every status's word, marked for the catalogs (``Status.label`` translates it)."""
 
 
@@ -34,6 +37,7 @@ class Status(StrEnum):
     TIMEOUT = "timeout"
     ERROR = "error"
     SKIPPED = "skipped"  # a gradebook row of a folder that is not a workspace: never a verdict
+    MISSING = "missing"  # a gradebook row of a student of the class list who handed in nothing
 
     @classmethod
     def read(cls, value: object) -> Status:
@@ -48,7 +52,12 @@ class Status(StrEnum):
     @property
     def tone(self) -> Tone:
         """``error`` for the broken ones (failed, timed out, errored)."""
-        tones: dict[str, Tone] = {"passed": "ok", "pending": "pending", "skipped": "note"}
+        tones: dict[str, Tone] = {
+            "passed": "ok",
+            "pending": "pending",
+            "skipped": "note",
+            "missing": "note",
+        }
         return tones.get(self.value, "error")
 
     @property

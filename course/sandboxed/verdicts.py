@@ -80,12 +80,12 @@ def verdict(when: str, error: BaseException, frames: Sequence[Frame]) -> Verdict
     if isinstance(error, SystemExit):
         head = f"sys.exit({error.code!r})"
     elif isinstance(error, SyntaxError):
-        head = f"{type(error).__name__}: {error.msg}"
+        head = _("{kind}: {error}").format(kind=type(error).__name__, error=error.msg)
     elif isinstance(error, AssertionError):
         differ = diff_head()
         head = str(error).strip().replace(f"assert {differ}", differ) or _("assertion failed")
-    else:
-        head = f"{type(error).__name__}: {error}".strip()
+    else:  # the edition's colon (a full-width one in zh), as a probe's refusal shows it
+        head = _("{kind}: {error}").format(kind=type(error).__name__, error=error).strip()
     # an error from running the package's module code: importing it failed
     module_code = isinstance(error, SyntaxError) or any(f.function == "<module>" for f in frames)
     if when == "setup" and module_code:

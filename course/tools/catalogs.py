@@ -2,10 +2,13 @@
 
 One catalog per owner: the kit's (``course/locale``: the machinery's messages, found by the
 kit's ``babel.cfg``) and each chapter's (``<folder>/locale``, found by the ``babel.cfg`` in the
-chapter's folder; paths in it are relative to the kit, as in its manifest). Babel does the
-extracting, merging and compiling. ``--check`` fails on any message an edition does not
-translate (a learner would read English), on a translation left fuzzy or stale, and on one whose
-``{placeholders}`` differ from the source.
+chapter's folder, its paths written from where its manifest's are: the chapter's folder, or the
+kit's root for ``paths = "kit"``). Babel does the extracting, merging and compiling; a catalog
+whose messages and translations are unchanged is never written again (a message's line
+references alone are no change), so building one chapter changes no other catalog.
+``--check`` fails on any message an edition does not translate (a learner would read English),
+on a translation left fuzzy or stale, and on one whose ``{placeholders}`` differ from the
+source.
 """
 
 from __future__ import annotations
@@ -22,9 +25,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..grading.safefs import atomic_write
-from ..harness.docstrings import docstrings
-from ..harness.kit import kit_root
-from ..harness.manifest import MANIFEST_NAME, chapter_folders, curriculum_texts, parse_manifest
+from ..harness.docstrings import comments, docstrings
+from ..harness.kit import kit_root, shown
+from ..harness.manifest import (
+    Manifest,
+    chapter_folders,
+    curriculum_texts,
+    parse_manifest,
+    read_chapter,
+)
 from ..locale import (
     CHAPTER_DOMAIN,
     CHAPTER_EDITION,
@@ -58,9 +67,13 @@ def extract_curriculum(fileobj: IO[bytes], keywords: Any, tags: Any, options: An
 
 def extract_docstrings(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -> Extracted:
     """Babel extractor for a learner's starter: every docstring (module, class, function and
-    the string after a constant), as ``docstrings.localized`` looks each up."""
-    for line, text in docstrings(fileobj.read().decode("utf-8")):
+    the string after a constant) and every comment a learner reads, as
+    ``docstrings.localized`` looks each up."""
+    source = fileobj.read().decode("utf-8")
+    for line, text in docstrings(source):
         yield line, None, text, []
+    for comment in comments(source):
+        yield comment.first, None, comment.text, []
 
 
 def extract_lesson(fileobj: IO[bytes], keywords: Any, tags: Any, options: Any) -> Extracted:
@@ -84,24 +97,28 @@ class Catalog:
     config: Path
     locale: Path
     domain: str
+    base: Path  # what the ``babel.cfg``'s paths are written from (the folder Babel walks)
 
     def path(self, edition: str, suffix: str = ".po") -> Path:
         return self.locale / edition / "LC_MESSAGES" / f"{self.domain}{suffix}"
 
 
 def kit_catalog() -> Catalog:
-    return Catalog("the kit", kit_root() / "babel.cfg", LOCALE_DIR, DOMAIN)
+    kit = kit_root()
+    return Catalog("the kit", kit / "babel.cfg", LOCALE_DIR, DOMAIN, kit)
+
+
+def chapter_catalog(manifest: Manifest, folder: Path) -> Catalog:
+    """The catalog of ``manifest``'s chapter, whose folder is ``folder``."""
+    base = kit_root() if manifest.paths == "kit" else folder
+    owner = f"chapter {manifest.chapter}"
+    return Catalog(owner, folder / "babel.cfg", folder / "locale", CHAPTER_DOMAIN, base)
 
 
 def all_catalogs() -> list[Catalog]:
     """The kit's catalog, then each chapter's (every chapter found, ``COURSE_CHAPTERS``'s too)."""
-    found = [kit_catalog()]
-    for folder, _name in chapter_folders():
-        chapter = parse_manifest((folder / MANIFEST_NAME).read_text("utf-8"), str(folder)).chapter
-        found.append(
-            Catalog(f"chapter {chapter}", folder / "babel.cfg", folder / "locale", CHAPTER_DOMAIN)
-        )
-    return found
+    chapters = [chapter_catalog(read_chapter(*found), found[0]) for found in chapter_folders()]
+    return [kit_catalog(), *chapters]
 
 
 def given_modules() -> frozenset[Path]:
@@ -114,8 +131,8 @@ def given_modules() -> frozenset[Path]:
 def _given_modules(roots: str) -> frozenset[Path]:
     kit = kit_root()
     found = set()
-    for folder, _name in chapter_folders():
-        manifest = parse_manifest((folder / MANIFEST_NAME).read_text("utf-8"), str(folder))
+    for folder, name in chapter_folders():
+        manifest = read_chapter(folder, name)
         found |= {file.starter for file in manifest.files_with_role("given")}
         found |= {file.reference for file in manifest.files_with_role("learner")}
     return frozenset((kit / path).resolve() for path in found if path.endswith(".py"))
@@ -127,16 +144,67 @@ def template(catalog: Catalog | None = None) -> Any:
     from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
     from babel.messages.frontend import parse_mapping_cfg
 
-    kit = kit_root()
     catalog = catalog or kit_catalog()
     with catalog.config.open(encoding="utf-8") as config:
         method_map, options_map = parse_mapping_cfg(config, str(catalog.config))  # type: ignore[no-untyped-call]
     messages = Messages(project="course-kit", domain=catalog.domain, charset="utf-8")
-    for filename, lineno, message, comments, context in extract_from_dir(
-        str(kit), method_map, options_map, keywords=DEFAULT_KEYWORDS
+    keywords = {**DEFAULT_KEYWORDS, "NP_": ((1, "c"), 2)}  # course.locale.NP_(context, message)
+    for filename, lineno, message, notes, context in extract_from_dir(
+        str(catalog.base), method_map, options_map, keywords=keywords
     ):
-        messages.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
+        messages.add(message, None, [(filename, lineno)], auto_comments=notes, context=context)
     return messages
+
+
+TELLING = 20
+"""The fewest characters of English text ``english_translated`` keeps (with four words at
+least): shorter text (an id, a word, a list of ids) may be shown as it is in any edition."""
+
+
+def translated(edition: str, catalogs: Sequence[Catalog]) -> dict[str, str]:
+    """Each message ``catalogs`` translate in ``edition``, by its English, as a learner reads it
+    (the first catalog that translates it answers)."""
+    found: dict[str, str] = {}
+    for catalog in catalogs:
+        if catalog.path(edition).is_file():
+            for message in read_catalog(edition, catalog):
+                translation = " ".join(_forms(message.string))
+                if message.id and translation.strip():
+                    found.setdefault(_key(message), translation)
+    return found
+
+
+def english_translated(edition: str, catalogs: Sequence[Catalog]) -> frozenset[str]:
+    """The English text, between placeholders and code, of every message ``catalogs``
+    translate in ``edition`` that its translation does not keep: a notebook's stored outputs of
+    that edition that still show it were stored before the translation (``notebooks``)."""
+    found = set()
+    for message, translation in translated(edition, catalogs).items():
+        for text in re.split(r"\{[^{}]*\}|\n|`", message):
+            text = text.strip()
+            if len(text) >= TELLING and text.count(" ") >= 3 and text not in translation:
+                found.add(text)
+    return frozenset(found)
+
+
+def unmatched_patterns(catalog: Catalog) -> list[str]:
+    """The patterns of the catalog's ``babel.cfg`` that find no file from its ``base`` (as
+    Babel walks it: no folder starting with ``.`` or ``_``): their messages would be missing,
+    silently."""
+    from babel.messages.frontend import parse_mapping_cfg
+    from babel.util import pathmatch
+
+    with catalog.config.open(encoding="utf-8") as config:
+        method_map, _options = parse_mapping_cfg(config, str(catalog.config))  # type: ignore[no-untyped-call]
+    found = []
+    for folder, folders, files in os.walk(catalog.base):
+        folders[:] = [name for name in folders if not name.startswith((".", "_"))]
+        found += [Path(folder, name).relative_to(catalog.base).as_posix() for name in files]
+    return [
+        pattern
+        for pattern, _method in method_map
+        if not any(pathmatch(pattern, path) for path in found)
+    ]
 
 
 def read_catalog(edition: str, catalog: Catalog | None = None) -> Any:
@@ -170,6 +238,12 @@ def _plural(text: object) -> bool:
 
 def _key(message: Any) -> str:
     return str(_forms(message.id)[0])
+
+
+def _entry(message: Any) -> tuple[str, str]:
+    """A message's English and its context (``""`` for none): each pair is one message (a text
+    a lab's stub says otherwise has a context of its own, ``course.locale.NP_``)."""
+    return _key(message), str(message.context or "")
 
 
 def _problem(message: Any, translated: Any, edition: str) -> str | None:
@@ -288,12 +362,21 @@ def update(catalog: Catalog | None = None, known: Known | None = None) -> list[P
         messages.last_translator = messages.language_team = "course-kit maintainers"
         messages.revision_date = messages.creation_date
         messages.fuzzy = False
-        path.parent.mkdir(parents=True, exist_ok=True)
         out = io.BytesIO()
         write_po(out, messages, width=100, omit_header=False, sort_output=False)
+        if path.is_file() and _without_references(path.read_bytes()) == _without_references(
+            out.getvalue()
+        ):
+            continue  # the same messages and translations: only line references would move
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(out.getvalue())
         written.append(path)
     return written
+
+
+def _without_references(po: bytes) -> list[bytes]:
+    """A ``.po``'s lines but its ``#:`` references (where each message is in the sources)."""
+    return [line for line in po.splitlines() if not line.startswith(b"#:")]
 
 
 def build_one(po: Path, mo: Path) -> bool:
@@ -315,7 +398,7 @@ def build_one(po: Path, mo: Path) -> bool:
 def disagreements(edition: str, catalogs: list[Catalog]) -> list[Gap]:
     """Every message two catalogs translate differently: a learner would read one or the other
     depending on which chapters are found (the first catalog that has it answers)."""
-    seen: dict[str, tuple[str, Any]] = {}
+    seen: dict[tuple[str, str], tuple[str, Any]] = {}
     found = []
     for catalog in catalogs:
         if not catalog.path(edition).is_file():
@@ -323,7 +406,7 @@ def disagreements(edition: str, catalogs: list[Catalog]) -> list[Gap]:
         for message in read_catalog(edition, catalog):
             if not message.id or not all(_forms(message.string)):
                 continue
-            first = seen.setdefault(_key(message), (catalog.owner, message.string))
+            first = seen.setdefault(_entry(message), (catalog.owner, message.string))
             if first[1] != message.string:
                 problem = f"translated differently in {first[0]} and {catalog.owner}"
                 found.append(Gap(edition, _key(message), problem))
@@ -361,8 +444,3 @@ def main(check: bool, do_update: bool, sources: Sequence[Path] = ()) -> int:
             if build_one(catalog.path(edition), mo := catalog.path(edition, ".mo")):
                 print(f"wrote {shown(mo, kit)}")
     return 0
-
-
-def shown(path: Path, kit: Path) -> str:
-    """``path`` relative to the kit when it is inside it."""
-    return str(path.relative_to(kit)) if path.is_relative_to(kit) else str(path)

@@ -31,7 +31,7 @@ from packaging.utils import canonicalize_name
 
 from ..grading.probes import SHIPPED_SETS, kept_set_names, prepare
 from ..harness.kit import kit_cache, kit_root
-from ..harness.manifest import Manifest, available_chapters, load_manifest
+from ..harness.manifest import BUILT_IN_FOLDER, Manifest, available_chapters, load_manifest
 from ..harness.pysource import parse
 from ..harness.workspace import create_workspace
 from ..locale import EDITIONS, compiled
@@ -314,15 +314,15 @@ def build_kit_wheel(kit: Path, into: Path, chapters: Sequence[Manifest]) -> Path
     return wheel
 
 
-BUILT_IN = "course/curricula/"
+BUILT_IN = f"{BUILT_IN_FOLDER}/"
 """Where the kit's own chapters are (``Manifest.folder``), and where the browser finds one."""
 
 
 def added_chapters(kit: Path, chapters: Sequence[Manifest]) -> dict[str, bytes]:
-    """The folders of the chapters ``COURSE_CHAPTERS`` adds, for the wheel: each at its place
-    in the kit (its manifest's paths are kit-relative), and again among the built-in chapters,
-    where the browser's kernel finds it (a browser has no environment to name the folder in),
-    its catalogs compiled as the package's are (``ship_compiled_catalogs``)."""
+    """The folders of the chapters ``COURSE_CHAPTERS`` adds, wherever they are, for the wheel:
+    among the built-in chapters, where the browser's kernel finds them (a browser has no
+    environment to name a folder in; their paths are written from their folders), their
+    catalogs compiled as the package's are (``ship_compiled_catalogs``)."""
     files: dict[str, bytes] = {}
     for manifest in chapters:
         if manifest.folder.startswith(BUILT_IN):
@@ -332,8 +332,6 @@ def added_chapters(kit: Path, chapters: Sequence[Manifest]) -> dict[str, bytes]:
             if not path.is_file() or "__pycache__" in path.parts or path.suffix == ".mo":
                 continue
             inside = path.relative_to(folder).as_posix()
-            if folder.is_relative_to(kit):
-                files[path.relative_to(kit).as_posix()] = path.read_bytes()
             data = compiled(path, path.with_suffix(".mo")) if path.suffix == ".po" else None
             if data is not None:
                 files[f"{BUILT_IN}{folder.name}/{inside[: -len('.po')]}.mo"] = data
@@ -345,12 +343,15 @@ def added_chapters(kit: Path, chapters: Sequence[Manifest]) -> dict[str, bytes]:
 def kit_sources(kit: Path, chapters: Sequence[Manifest]) -> dict[str, bytes]:
     """The kit's files outside the package that grading reads (each chapter's starters, focused
     tests and their data): in the browser they lie beside the installed package, where
-    ``kit_root`` looks, so ``check()`` grades there as on a computer."""
+    ``kit_root`` looks, so ``check()`` grades there as on a computer. A chapter's own folder
+    outside the package travels with ``added_chapters``."""
     paths = {
         path for manifest in chapters for f in manifest.files for path in (f.starter, f.reference)
     }
     return {
-        path: (kit / path).read_bytes() for path in sorted(paths) if path.split("/")[0] != "course"
+        path: (kit / path).read_bytes()
+        for path in sorted(paths)
+        if path.split("/")[0] != "course" and not Path(path).is_absolute()
     }
 
 

@@ -12,14 +12,18 @@ from pathlib import Path
 from ..cli.options import chapter_help
 from ..grading.hidden import HiddenTestError, read_hidden
 from ..grading.visibility import VISIBILITIES
-from ..harness.kit import KitError, kit_root
+from ..harness.kit import KitError, kit_root, shown
 from ..harness.manifest import ManifestError, available_chapters, load_manifest
 from ..locale import EDITIONS
 from .crashtest import add_options as add_crashtest_options
+from .newchapter import NewChapterError
 from .notebooks import NotebookSourceError, stale_notebooks, write_notebooks
 from .starters import StarterError, stale_starters, write_starters
 
-FAILURES = (KitError, ManifestError, StarterError, NotebookSourceError, HiddenTestError, OSError)
+FAILURES = (
+    *(KitError, ManifestError, StarterError, NotebookSourceError, HiddenTestError, OSError),
+    NewChapterError,
+)
 """What a command reports in one line, exiting 2."""
 
 
@@ -58,7 +62,7 @@ def notebooks(check: bool, run: bool) -> int:
     for manifest in [] if check else manifests:
         written = write_notebooks(kit, manifest)
         for path in written:
-            print(f"wrote {path.relative_to(kit)}")
+            print(f"wrote {shown(path, kit)}")
         if run and written:
             from .nbrefresh import main as refresh
 
@@ -69,15 +73,15 @@ def notebooks(check: bool, run: bool) -> int:
 
 
 def chapters() -> int:
-    """Check every chapter found against the chapter contract (``contract.py``)."""
-    from .contract import contract_problems
+    """Check every chapter found against the chapter contract (``contract.py``), naming every
+    problem of every chapter at once."""
+    from .contract import every_problem
 
-    kit = kit_root()
-    found = [load_manifest(chapter) for chapter in available_chapters()]
-    problems = [problem for manifest in found for problem in contract_problems(manifest, kit)]
+    found, problems = every_problem(kit_root())
     for problem in problems:
         print(f"course-kit: {problem}", file=sys.stderr)
     if problems:
+        print(f"chapters: {len(problems)} problem(s) to fix (docs/chapters.md)", file=sys.stderr)
         return 1
     named = ", ".join(f"{m.chapter} ({len(m.labs)} labs)" for m in found)
     print(f"chapters: {named} meet the contract (docs/chapters.md)")
@@ -142,6 +146,11 @@ def parser() -> argparse.ArgumentParser:
         "of a merge)",
     )
     sub.add_parser("chapters", help="check every chapter's files against the chapter contract")
+    w = sub.add_parser("new-chapter", help="write a new chapter's folder to fill in")
+    w.add_argument("chapter", metavar="N", help="the new chapter's id")
+    w.add_argument("folder", metavar="DIR", type=Path, help="its folder (new, or empty)")
+    w.add_argument("--parent", metavar="CHAPTER", help="the chapter it builds on (default: none)")
+    w.add_argument("--module", help="its module's name (default: chapterN)")
     z = sub.add_parser("gradescope", help="write a chapter's Gradescope autograder zip")
     z.add_argument("chapter", help=chapter_help())
     z.add_argument("-o", "--out", metavar="FILE", help="default: autograder-CHAPTER.zip here")
@@ -200,6 +209,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return catalogs(args.check, args.update, args.sources)
         if args.command == "chapters":
             return chapters()
+        if args.command == "new-chapter":
+            from .newchapter import main as new_chapter
+
+            return new_chapter(args.chapter, args.folder, args.module, args.parent)
         if args.command == "gradescope":
             return gradescope(args)
         if args.command == "classroom50":

@@ -10,13 +10,15 @@ cells of the editions are the same by construction.
 
 from __future__ import annotations
 
+import html
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..harness.kit import shown
 from ..harness.manifest import Manifest
 
 MARKER = re.compile(r"^<!-- (code|[a-z]{2}) -->\s*$")
@@ -104,16 +106,27 @@ def cell_sources(notebook: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def stray_sources(kit: Path, manifest: Manifest) -> list[str]:
+    """The chapter's notebook sources whose notebook the manifest does not list (a lab's
+    ``notebook``, ``other_notebooks``), each said."""
+    folder = manifest.source_folder
+    return [
+        f"{folder}/{source.name}: {source.stem}.ipynb is not a notebook of {manifest.source} "
+        "(a lab's notebook or other_notebooks)"
+        for source in (sorted((kit / folder).glob("*.md")) if folder else [])
+        if f"{source.stem}.ipynb" not in manifest.notebook_names
+    ]
+
+
 def planned(kit: Path, manifest: Manifest) -> dict[Path, dict[str, Any]]:
     """Every edition's notebook that the chapter's sources give, by its path; a source whose
-    notebook the manifest does not list (a lab's ``notebook``, ``other_notebooks``) is an error."""
+    notebook the manifest does not list is an error (``stray_sources``)."""
+    if stray := stray_sources(kit, manifest):
+        raise NotebookSourceError(stray[0])
     out = {}
     folder = manifest.source_folder
     for source in sorted((kit / folder).glob("*.md")) if folder else []:
         where = f"{folder}/{source.name}"
-        if f"{source.stem}.ipynb" not in manifest.notebook_names:
-            said = f"{where}: {source.stem}.ipynb is not a notebook of {manifest.source}"
-            raise NotebookSourceError(said + " (a lab's notebook or other_notebooks)")
         cells = parse_source(source.read_text(encoding="utf-8"), list(manifest.notebooks), where)
         for edition, edition_folder in manifest.notebooks.items():
             path = kit / edition_folder / f"{source.stem}.ipynb"
@@ -141,13 +154,13 @@ def stale_notebooks(kit: Path, manifests: Sequence[Manifest]) -> list[str]:
                     stale.append(f"{folder}/{name} has no source in {manifest.source_folder}")
     for path, notebook in plan.items():
         if not path.is_file():
-            stale.append(f"{path.relative_to(kit)} is missing")
+            stale.append(f"{shown(path, kit)} is missing")
         elif not _matches(path, notebook):
-            stale.append(f"{path.relative_to(kit)} differs from its source")
+            stale.append(f"{shown(path, kit)} differs from its source")
     folders = sorted({folder for manifest in manifests for folder in manifest.notebooks.values()})
     for folder in folders:
         stale += [
-            f"{path.relative_to(kit)} has no source in any chapter"
+            f"{shown(path, kit)} has no source in any chapter"
             for path in sorted((kit / folder).glob("*.ipynb"))
             if path not in plan
         ]
@@ -165,3 +178,28 @@ def write_notebooks(kit: Path, manifest: Manifest) -> list[Path]:
         path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         written.append(path)
     return written
+
+
+def output_text(notebook: dict[str, Any]) -> str:
+    """What a notebook's stored outputs show as text: streams, plain text, HTML without tags."""
+    shown = []
+    for cell in notebook.get("cells", []):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            texts = [output.get("text", ""), data.get("text/plain", "")]
+            if "text/plain" not in data and "text/html" in data:
+                markup = "".join(data["text/html"])
+                texts.append(html.unescape(re.sub(r"<[^>]+>", " ", markup)))
+            shown += ["".join(text) if isinstance(text, list) else str(text) for text in texts]
+    return "\n".join(shown)
+
+
+def outputs_behind(
+    path: Path, english: Collection[str], lab_lines: Sequence[str] = ()
+) -> list[str]:
+    """What the notebook at ``path`` still shows in English in its stored outputs, stored before
+    the translation: the ``english`` texts (those its edition's catalogs translate), and the
+    labs' lines (``Lab 13.1  clip``) of ``lab_lines``, regular expressions."""
+    shown = output_text(json.loads(path.read_text(encoding="utf-8")))
+    found = sorted(text for text in english if text in shown)
+    return found + [m.group(0) for line in lab_lines if (m := re.search(line, shown))]

@@ -53,15 +53,16 @@ def build_command(out: Path) -> list[str]:
 
 
 def kit_digest() -> str:
-    """A hash of the kit's files the site carries."""
+    """A hash of the kit's files the site carries, and of each chapter's folder, wherever it is
+    (a chapter ``COURSE_CHAPTERS`` adds may lie outside the kit)."""
     total = hashlib.sha256(CONFIG.cache_key().encode())
     root = kit_root()
     for name in [*KIT_SOURCES, *(manifest.folder for manifest in site_chapters())]:
-        base = root / name
+        base = root / name  # a folder outside the kit is absolute: the path itself
         paths = sorted(base.rglob("*")) if base.is_dir() else [base]
         for path in paths:
             if path.is_file() and "__pycache__" not in path.parts:
-                total.update(path.relative_to(root).as_posix().encode() + b"\0")
+                total.update(f"{name}/{path.relative_to(base).as_posix()}".encode() + b"\0")
                 total.update(path.read_bytes())
     return total.hexdigest()[:16]
 

@@ -1,5 +1,6 @@
 """The class summary page a roster run writes, opened in headless Chromium: the plots and the
-case most of the class failed are there, and the page fetches nothing."""
+rule most of the class failed are there, the long tables fold open, and the page fetches
+nothing."""
 
 from __future__ import annotations
 
@@ -84,11 +85,14 @@ def test_the_page_shows_the_plots_and_the_case_most_failed(
     assert lab_4.get_attribute("data-value") == "1"  # ada's alone
     box = lab_4.locator("rect.fill").bounding_box()
     assert box is not None and box["width"] > 0
-    most = page.locator("svg#most-failed")
+    most = page.locator("svg#most-failed")  # the rules most failed, named
     assert most.is_visible()
     first = most.locator("g.bar").first
-    assert first.get_attribute("data-key") == top["case"]
+    assert first.get_attribute("data-key") == summary["rules"][0]["rule"]
+    assert top["rule"] in {rule["rule"] for rule in summary["rules"] if rule["learners"] == 2}
     assert first.get_attribute("data-value") == "2"
+    assert not page.locator("table#cases").is_visible(), "the long tables are folded"
+    page.locator("details", has=page.locator("table#cases")).locator("summary").click()
     row = page.locator("table#cases tbody tr").first
     assert row.locator("td").first.inner_text() == top["case"]
     assert "ben" in row.inner_text()

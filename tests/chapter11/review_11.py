@@ -24,7 +24,7 @@ TOKENS_BEFORE = {"compact-1": 29, "compact-2": 50}
 
 
 def ids(values: list[str]) -> str:
-    return ", ".join(values)
+    return _(", ").join(values)
 
 
 def create(impl: Any, path: list[Any], entry_id: str, summary: Any, first_kept: str) -> Any:

@@ -160,7 +160,7 @@ def test_hints_come_from_the_manifest_and_a_missing_review_is_said(
     starter = roster_workspace(manifest, tmp_path, "hinted")  # a hint opened is recorded there
     hint = cli("checkpoint", CHAPTER, "--hint", cwd=starter)
     assert hint.returncode == 0, hint.stdout + hint.stderr
-    assert "In the chapter: the section “用字符数估算 token”" in hint.stdout
+    assert "In the chapter: the section “Estimating tokens by characters”" in hint.stdout
     review = cli("checkpoint", CHAPTER, "--review", cwd=starter)
     assert "chapter 12 has no closing review" in review.stdout + review.stderr
 
@@ -168,60 +168,71 @@ def test_hints_come_from_the_manifest_and_a_missing_review_is_said(
 # --------------------------------------------------------------------------- the instructor's doors
 
 
-def test_a_roster_of_two_grades_in_the_sandbox(manifest: Manifest, tmp_path: Path) -> None:
-    roster = tmp_path / "class"
+def a_roster_of_two(manifest: Manifest, roster: Path) -> dict[str, dict[str, str]]:
+    """The gradebook's rows of a roster in the sandbox: ada solved both labs, ben the first."""
     roster_workspace(manifest, roster, "ada", solved=2)
     roster_workspace(manifest, roster, "ben", solved=1)
     run = cli("checkpoint", CHAPTER, "--roster", str(roster), "--jobs", "1")
     assert run.returncode == 0, run.stdout + run.stderr
-    rows = {row["learner"]: row for row in csv.DictReader(
+    book = json.loads((roster / "gradebook.json").read_text(encoding="utf-8"))
+    assert book["sandbox"]["sandboxed"] is True and book["chapter"] == CHAPTER
+    return {row["learner"]: row for row in csv.DictReader(
         (roster / "gradebook.csv").open(encoding="utf-8-sig"))}  # fmt: skip
+
+
+def test_a_roster_of_two_grades_in_the_sandbox(manifest: Manifest, tmp_path: Path) -> None:
+    rows = a_roster_of_two(manifest, tmp_path / "class")
     assert {name: (row["status"], row["score"], row["total"]) for name, row in rows.items()} == {
         "ada": ("passed", "100", "5"),
         "ben": ("pending", "60", "5"),
     }
     assert (rows["ben"]["lab 12.1"], rows["ben"]["lab 12.2"]) == ("3/3", "0/2")
-    book = json.loads((roster / "gradebook.json").read_text(encoding="utf-8"))
-    assert book["sandbox"]["sandboxed"] is True and book["chapter"] == CHAPTER
 
 
 def away_from_here(**more: str) -> dict[str, str]:
     """The environment a platform runs in: the kit's commands, and no ``COURSE_CHAPTERS`` (the
-    autograder names the chapter's folder itself)."""
+    autograder names the chapter's folder itself). ``COURSE_KIT_BIN`` is this kit's: issue 54
+    makes the platform tests run the zip's own install instead."""
     environment = {k: v for k, v in os.environ.items() if k != CHAPTER_ROOTS}
     return environment | {"COURSE_KIT_BIN": str(BIN)} | more
 
 
-def test_gradescope_grades_a_submission_as_practice_does(halfway: Path, tmp_path: Path) -> None:
+def on_gradescope(submission: Path, tmp_path: Path) -> tuple[set[str], dict[str, tuple[int, int]]]:
+    """The zip ``course-kit gradescope 12`` writes, laid out as Gradescope does, its
+    ``setup.sh`` and ``run_autograder`` run there: the zip's names, and each lab's score."""
     from test_platforms import lay_out
 
     zipped = tmp_path / "autograder.zip"
     written = course_kit("gradescope", CHAPTER, "-o", str(zipped))
     assert written.returncode == 0, written.stderr
-    names = zipfile.ZipFile(zipped).namelist()
-    for name in ("chapter.toml", "probes.py", "tokens.py", "tests/test_12_token_estimation.py"):
-        assert f"kit/tests/chapters/ch12/{name}" in names, name
-    root = lay_out(zipped, tmp_path / "autograder", halfway)
+    root = lay_out(zipped, tmp_path / "autograder", submission)
     there = away_from_here(AUTOGRADER_ROOT=str(root))
-    run = subprocess.run(
-        ["bash", str(root / "run_autograder")], cwd=root, env=there,
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
+    for script in (root / "source" / "setup.sh", root / "run_autograder"):
+        run = subprocess.run(
+            ["bash", str(script)], cwd=root, env=there,
+            capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+        assert run.returncode == 0, f"{script.name}: {run.stdout}{run.stderr}"
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     labs = {t["extra_data"]["lab"]: t for t in results["tests"] if "extra_data" in t}
-    assert {lab: (t["score"], t["max_score"]) for lab, t in labs.items()} == {
-        "12.1": (60, 60),
-        "12.2": (0, 40),
-    }
+    scores = {lab: (t["score"], t["max_score"]) for lab, t in labs.items()}
+    return set(zipfile.ZipFile(zipped).namelist()), scores
+
+
+def test_gradescope_grades_a_submission_as_practice_does(halfway: Path, tmp_path: Path) -> None:
+    names, scores = on_gradescope(halfway, tmp_path)
+    for name in ("chapter.toml", "probes.py", "tokens.py", "tests/test_12_token_estimation.py"):
+        assert f"kit/chapters/ch12/{name}" in names, name  # its folder, wherever it is
+    assert scores == {"12.1": (60, 60), "12.2": (0, 40)}
     assert practice_report(halfway, tmp_path) == {"12.1": "passed", "12.2": "pending"}
 
 
 def test_the_actions_workflow_grades_each_chapter_12_lab_in_a_job(
     manifest: Manifest, tmp_path: Path
 ) -> None:
-    """The workflow ``practice 12 DIR --actions`` writes: a job per lab whose grading and report
-    steps, run as the runner runs them after the install step, pass where the lab passes."""
+    """The workflow ``practice 12 DIR --actions`` writes: the chapter unpacked and graded once,
+    then a job per lab whose report step, run as the runner runs it after the chapter's
+    unpacking, passes where the lab passes."""
     from test_platforms import read_yaml
 
     workspace = tmp_path / "template"
@@ -229,37 +240,58 @@ def test_the_actions_workflow_grades_each_chapter_12_lab_in_a_job(
     assert made.returncode == 0, made.stderr
     solve_lab(manifest, kit_root(), workspace, "12.1")
     text = (workspace / ".github" / "workflows" / "checkpoint.yml").read_text(encoding="utf-8")
-    job = read_yaml(text)["jobs"]["lab"]
+    jobs = read_yaml(text)["jobs"]
+    job = jobs["lab"]
     assert [lab["id"] for lab in job["strategy"]["matrix"]["lab"]] == ["12.1", "12.2"]
+    grading = {step["name"]: step["run"] for step in jobs["grade"]["steps"] if "run" in step}
     steps = {step["name"]: step["run"] for step in job["steps"] if "run" in step}
-    named = 'echo "COURSE_CHAPTERS=$RUNNER_TEMP/kit/tests/chapters" >> "$GITHUB_ENV"'
-    assert named in steps["Install the kit"], "the installed kit's chapters, for the steps after"
-    passed = {}
-    for lab in manifest.required_labs:
-        runner = tmp_path / f"runner-{lab.id}"
+    assert list(steps) == ["Unpack the kit", "Unpack the chapter", "Report the lab"]
+    assert list(grading)[-2:] == ["Unpack the chapter", "checkpoint 12"]
+
+    def run(step: str, environment: dict[str, str]) -> int:
+        unpacked = subprocess.run(
+            ["bash", "-e", "-c", steps["Unpack the chapter"]], cwd=workspace, env=environment,
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert unpacked.returncode == 0, unpacked.stderr
+        runner = Path(environment["RUNNER_TEMP"])
+        named = (runner / "env").read_text(encoding="utf-8").strip()
+        assert named == f"{CHAPTER_ROOTS}={runner}/chapters", "the steps after find the chapter"
+        assert (runner / "chapters" / "ch12" / "chapter.toml").is_file()
+        return subprocess.run(
+            ["bash", "-e", "-c", step], cwd=workspace,
+            env=environment | {CHAPTER_ROOTS: named.partition("=")[2]},
+            capture_output=True, text=True, timeout=600, check=False,
+        ).returncode  # fmt: skip
+
+    def runner_environment(name: str, **more: str) -> dict[str, str]:
+        runner = tmp_path / f"runner-{name}"
         runner.mkdir()
-        environment = away_from_here(
+        return away_from_here(
             PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
             RUNNER_TEMP=str(runner),
-            GITHUB_STEP_SUMMARY=str(runner / "summary.md"),
-            LAB=lab.id,
-            TITLE=lab.title,
-        ) | {CHAPTER_ROOTS: str(kit_root() / "tests" / "chapters")}  # as the install step says
-        codes = [
-            subprocess.run(
-                ["bash", "-e", "-c", steps[name]], cwd=workspace, env=environment,
-                capture_output=True, text=True, timeout=600, check=False,
-            ).returncode
-            for name in ("checkpoint 12 --lab", "Report the lab")
-        ]  # fmt: skip
-        assert codes[0] == 0, lab.id
-        passed[lab.id] = codes[1] == 0
+            GITHUB_ENV=str(runner / "env"),
+            **more,
+        )
+
+    graded = runner_environment("grade")
+    assert run(grading["checkpoint 12"], graded) == 0
+    verdict = Path(graded["RUNNER_TEMP"]) / "checkpoint.json"
+    passed = {}
+    for lab in manifest.required_labs:
+        environment = runner_environment(lab.id, LAB=lab.id, TITLE=lab.title)
+        runner = Path(environment["RUNNER_TEMP"])
+        shutil.copyfile(verdict, runner / "checkpoint.json")  # the artifact
+        environment["GITHUB_STEP_SUMMARY"] = str(runner / "summary.md")
+        passed[lab.id] = run(steps["Report the lab"], environment) == 0
         shown = (runner / "summary.md").read_text(encoding="utf-8")
         assert shown.startswith(f"### Lab {lab.id} · {lab.title}\n"), shown
     assert passed == {"12.1": True, "12.2": False}
 
 
-def test_classroom_50_grades_a_checkout_of_chapter_12(manifest: Manifest, tmp_path: Path) -> None:
+def on_classroom_50(manifest: Manifest, tmp_path: Path) -> tuple[str, list[tuple[str, int, int]]]:
+    """The ``autograder.py`` ``course-kit classroom50 12`` writes, run in a checkout of a
+    learner who solved Lab 12.1: its text, and the tests of its ``result.json``."""
     script = tmp_path / "autograder.py"
     written = course_kit("classroom50", CHAPTER, "-o", str(script))
     assert written.returncode == 0, written.stderr
@@ -271,6 +303,11 @@ def test_classroom_50_grades_a_checkout_of_chapter_12(manifest: Manifest, tmp_pa
     assert ran.returncode == 0, ran.stdout + ran.stderr
     result = json.loads((checkout / "result.json").read_text(encoding="utf-8"))
     tests = [(t["test-name"], t["score"], t["max-score"]) for t in result["tests"]]
+    return script.read_text(encoding="utf-8"), tests
+
+
+def test_classroom_50_grades_a_checkout_of_chapter_12(manifest: Manifest, tmp_path: Path) -> None:
+    _, tests = on_classroom_50(manifest, tmp_path)
     assert tests == [
         ("Lab 12.1 · character estimate", 60, 60),
         ("Lab 12.2 · budget with the estimate", 0, 40),
@@ -291,7 +328,7 @@ def test_the_zh_edition_speaks_the_chapters_own_catalog(tmp_path: Path) -> None:
 
 def course_kit(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(BIN / "course-kit"), *args], capture_output=True, text=True, timeout=300, check=False
+        [str(BIN / "course-kit"), *args], capture_output=True, text=True, timeout=600, check=False
     )
 
 
@@ -309,23 +346,23 @@ def test_the_maintainers_checks_cover_chapter_12() -> None:
         assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-def test_a_stale_chapter_12_starter_is_named(manifest: Manifest, tmp_path: Path) -> None:
-    """The starters' check reads chapter 12's starter: an edited copy of it is named."""
-    for part in ("course", "tests/chapters/ch12"):
-        ignored = shutil.ignore_patterns("__pycache__")
-        shutil.copytree(kit_root() / part, tmp_path / part, ignore=ignored)
-    starter = tmp_path / "tests" / "chapters" / "ch12" / "starters" / "12-tokens.py"
-    assert stale_starters(manifest, tmp_path) == []
+def test_a_stale_chapter_12_starter_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The starters' check reads chapter 12's starter where its folder is: an edited copy of
+    the folder, found there, is named."""
+    shutil.copytree(CHAPTER_FOLDER, tmp_path / "ch12", ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
+    copy = load_manifest(CHAPTER)
+    starter = tmp_path / "ch12" / "starters" / "12-tokens.py"
+    assert stale_starters(copy, kit_root()) == []
     starter.write_text(starter.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
-    assert stale_starters(manifest, tmp_path) == ["tests/chapters/ch12/starters/12-tokens.py"]
+    assert stale_starters(copy, kit_root()) == [str(starter)]
 
 
-def test_the_zero_install_site_carries_chapter_12(manifest: Manifest, tmp_path: Path) -> None:
-    """The site's parts that need no download: chapter 12 is among the site's chapters, gets
-    a workspace per edition, and its wheel carries the chapter where the browser finds it
-    (among the built-in chapters, its catalog compiled) and its files where the manifest
-    names them. The built site itself is driven by ``tests/browser/test_lite_site.py``
-    (``--lite-site``: it downloads npm and PyPI packages)."""
+def carried_by_the_site(manifest: Manifest, tmp_path: Path) -> dict[str, bytes]:
+    """What the site's build does with the chapter without a download: it is among the site's
+    chapters, gets a workspace per edition; what the kit's wheel carries of it."""
     from course.tools import lite
 
     assert CHAPTER in [chapter.chapter for chapter in lite.site_chapters()]
@@ -335,11 +372,17 @@ def test_the_zero_install_site_carries_chapter_12(manifest: Manifest, tmp_path: 
         assert (workspace / "pi_course" / "tokens.py").is_file(), edition
         assert (workspace / "notebooks" / "12-token-estimation.ipynb").is_file(), edition
     carried = lite.kit_sources(kit_root(), [manifest]) | lite.added_chapters(kit_root(), [manifest])
-    for path in ("chapter.toml", "probes.py", "locale/zh/LC_MESSAGES/chapter.mo"):
+    for path in ("chapter.toml", "probes.py", "tokens.py", "locale/zh/LC_MESSAGES/chapter.mo"):
         assert f"course/curricula/ch12/{path}" in carried, path
-    for file in manifest.files:
-        if file.starter.startswith("tests/chapters/"):
-            assert file.starter in carried and file.reference in carried, file.path
+    return carried
+
+
+def test_the_zero_install_site_carries_chapter_12(manifest: Manifest, tmp_path: Path) -> None:
+    """The wheel carries the chapter where the browser finds it, once: among the built-in
+    chapters, its catalog compiled. The built site itself is driven by
+    ``tests/browser/test_lite_site.py`` (``--lite-site``: it downloads npm and PyPI packages)."""
+    carried = carried_by_the_site(manifest, tmp_path)
+    assert not [path for path in carried if path.startswith("tests/chapters/")], "once, built in"
 
 
 def test_a_reference_that_cannot_import_a_lab_module_draws_no_case(

@@ -25,6 +25,9 @@ class Mutant:
     why: str
     says: tuple[str, ...] = ()
     """Fragments that one failure message of ``lab``'s tests must all contain."""
+    caught_by: str | None = None
+    """The later lab whose test catches it, where its own lab's tests and cases miss it
+    (``CAUGHT_LATER``); None: its own lab catches it."""
 
 
 KEEP_WHOLE_GROUPS = "    entries = [entry for group in reversed(kept) for entry in group]\n"
@@ -653,6 +656,24 @@ MUTANTS: tuple[Mutant, ...] = (
         ("summary_message of the docstring's example", "- expected, + got"),
     ),
 )
+
+
+CAUGHT_LATER: tuple[Mutant, ...] = (
+    Mutant(
+        "split_refuses_a_compaction_entry",
+        "groups.py",
+        "        if not isinstance(entry, MessageEntry):\n            continue\n",
+        '        if entry.type == "compaction":\n'
+        '            raise InteractionError(f"{entry.id}: a compaction entry in the history")\n'
+        "        if not isinstance(entry, MessageEntry):\n            continue\n",
+        "11.2",
+        "split_interactions refuses a compaction entry, so no second compaction can be made",
+        ("compact-2", "compact-1: a compaction entry in the history"),
+        caught_by="11.5",
+    ),
+)
+"""Mistakes their own lab's tests and cases miss and a later lab's test catches: per-lab credit
+charges the lab they are in (``grading/isolated.py``), never the lab whose test caught them."""
 
 
 def reference_modules(manifest: Manifest) -> dict[str, str]:

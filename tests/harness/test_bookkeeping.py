@@ -14,11 +14,15 @@ from course.grading.gradebook import (
     gradebook_csv,
     gradebook_json,
     graded_row,
+    lab_reason,
     ungraded_row,
+    weaker_tests,
     with_unique_learners,
     write_gradebook,
 )
 from course.grading.intake import survey
+from course.grading.loose import LabFiles
+from course.grading.probes import AUDIT_MARK
 from course.grading.roster import row_line
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
@@ -26,7 +30,9 @@ from course.sandboxed.marker import MARKER
 from course.sandboxed.status import Status
 
 
-def test_an_empty_folder_and_a_folder_of_loose_files_say_which(tmp_path: Path) -> None:
+def test_an_empty_folder_and_a_folder_without_lab_files_say_which(
+    manifest: Manifest, tmp_path: Path
+) -> None:
     (tmp_path / "ada").mkdir()
     (tmp_path / "ben").mkdir()
     for name in ("report.pdf", "context.py"):
@@ -34,13 +40,16 @@ def test_an_empty_folder_and_a_folder_of_loose_files_say_which(tmp_path: Path) -
     (tmp_path / "cy").mkdir()
     for number in range(7):
         (tmp_path / "cy" / f"f{number}.py").write_text("\n")
-    why = {entry.learner: entry.why for entry in survey(tmp_path).submissions}
-    assert why == {
-        "ada": "empty submission",
-        "ben": f"loose files: context.py, report.pdf (not a practice workspace: no {MARKER})",
-        "cy": "loose files: f0.py, f1.py, f2.py, f3.py, f4.py and 2 more "
-        f"(not a practice workspace: no {MARKER})",
+    found = {
+        entry.learner: entry for entry in survey(tmp_path, None, LabFiles.of(manifest)).submissions
     }
+    assert {learner: entry.why for learner, entry in found.items()} == {
+        "ada": "empty submission",
+        "ben": "",  # a lab file: graded in the kit's scaffold
+        "cy": f"no lab files and no practice workspace (no {MARKER}): f0.py, f1.py, f2.py, "
+        "f3.py, f4.py and 2 more",
+    }
+    assert [found[name].kind for name in ("ada", "ben", "cy")] == ["skipped", "files", "skipped"]
 
 
 def test_rows_named_alike_get_one_key_each_the_graded_one_keeping_the_name(
@@ -113,7 +122,7 @@ def test_feedback_shows_a_learner_their_labs_failing_cases_and_replays_only(
     assert "and 1 more probe case like these" in text
     assert "note: also handed in ada.zip" in text
     assert "copies" not in text and "ben" not in text
-    absent = ungraded_row("cy", "", manifest.required_labs, Status.SKIPPED, "submitted nothing")
+    absent = ungraded_row("cy", "", manifest.required_labs, Status.MISSING, "submitted nothing")
     assert "Not graded: submitted nothing" in feedback_text(manifest, absent)
 
 
@@ -137,7 +146,7 @@ def test_feedback_files_are_one_per_learner_and_never_through_a_link(
         ungraded_row("gus_practice-11", "g", labs, Status.ERROR, "refused"),
         ungraded_row("ben#2", "b", labs, Status.SKIPPED, "an older submission of ben"),
     ]
-    folder = write_feedback(tmp_path / "gradebook.csv", manifest, rows)
+    folder = write_feedback(tmp_path / "gradebook-feedback", manifest, rows)
     assert folder == tmp_path / "gradebook-feedback"
     assert sorted(p.name for p in folder.iterdir()) == [
         "gus_practice-11-2.txt",
@@ -145,7 +154,7 @@ def test_feedback_files_are_one_per_learner_and_never_through_a_link(
     ]
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "gradebook-2-feedback").symlink_to(tmp_path / "elsewhere")
-    assert write_feedback(tmp_path / "gradebook-2.csv", manifest, rows) is None
+    assert write_feedback(tmp_path / "gradebook-2-feedback", manifest, rows) is None
     assert not any((tmp_path / "elsewhere").iterdir())
 
 
@@ -159,7 +168,7 @@ def test_the_rosters_reasons_and_closing_lines_speak_the_instructors_edition(
     assert [entry.why for entry in found.submissions] == ["空提交"]
     closing = found.closing(1)
     assert closing[0] == "未列入成绩表（2 项）："
-    assert closing[-1] == "名单：成绩表共 1 行，2 项未列入（见上）"
+    assert closing[-1] == "提交目录：成绩表共 1 行；另有 2 项未收录（见上）"
     assert "隐藏项" in closing[1] and "不是提交的文件" in closing[2]
 
 
@@ -183,3 +192,41 @@ def test_feedback_of_a_run_with_instructor_tests_shows_the_kits_verdict_text_onl
     assert "SECRET" in feedback_text(manifest, row)
     withheld = feedback_text(manifest, row, instructor=True)
     assert "SECRET" not in withheld and "Lab 11.3" in withheld
+
+
+def _disagreeing(manifest: Manifest, failing: tuple[str, ...]) -> LabResult:
+    """Lab 11.3 with its tests passing and ``failing`` cases (two shipped ones disagreeing)."""
+    lab = manifest.lab("11.3")
+    tests = tuple(
+        TestOutcome(f"t::{n}", f"test_{n}", lab.id, Status.PASSED) for n in range(lab.tests)
+    )
+    described = tuple(f"build_context: a case ({case}): value differs" for case in failing[:3])
+    probes = ProbeSummary(58, 56, Status.FAILED, described, failing)
+    return LabResult(lab, tests, lab.tests, probes)
+
+
+def test_a_note_names_the_cases_it_counts(manifest: Manifest) -> None:
+    """Before: '2 of 58 cases disagree: 11.3#001, 11.3#004, 11.3#005', an audit case among
+    the three ids (and its id with the assignment's seed in the Chinese edition's note). An
+    audit case's id carries the assignment's mark (``@audit`` since issue 53, no seed)."""
+    lab = _disagreeing(manifest, ("11.3#001", f"11.3#004{AUDIT_MARK}", "11.3#005"))
+    assert weaker_tests(lab) == (
+        "Lab 11.3: focused tests pass; 2 of 58 cases disagree: 11.3#001, 11.3#005; "
+        "and of the cases drawn for the assignment: 11.3#004"
+    )
+    many = _disagreeing(manifest, tuple(f"11.3#{n:03d}" for n in range(12)))
+    assert weaker_tests(replace(many, probes=replace(many.probes, agreed=46))).endswith(
+        "12 of 58 cases disagree: 11.3#000, 11.3#001, 11.3#002, 11.3#003, 11.3#004, "
+        "11.3#005, 11.3#006, 11.3#007, 11.3#008, 11.3#009 and 2 more"
+    )
+
+
+def test_every_note_speaks_the_learners_edition(manifest: Manifest, zh: None) -> None:
+    """Before: the Chinese note ended in a colon with no ids (its parenthesis is full-width),
+    and 'the test report says … but probes failed' stayed English in every zh file."""
+    lab = _disagreeing(manifest, ("11.3#001", "11.3#005"))
+    note = weaker_tests(lab)
+    assert note.endswith("11.3#001、11.3#005"), note
+    reason = lab_reason(lab)
+    assert "test report says" not in reason and "probes" not in reason, reason
+    assert reason.startswith("测试报告"), reason

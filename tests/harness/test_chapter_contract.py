@@ -3,7 +3,9 @@ each error naming the field (docs/chapters.md)."""
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from course.harness.manifest import (
     Manifest,
     ManifestError,
     available_chapters,
+    checked_manifest,
     load_manifest,
     parse_manifest,
     with_parents,
@@ -313,3 +316,204 @@ def test_course_kit_chapters_names_what_a_chapter_lacks(
     err = capsys.readouterr().err
     assert "ch98/chapter.toml: labs[0].notebook: no en notebook 'notebooks/98-1.ipynb'" in err
     assert "ch98/chapter.toml: workspace 'pkg/mod98.py' starter: no file" in err
+
+
+# ------------------------------------------------------------------ a chapter's folder, anywhere
+
+
+def chapter_copy(root: Path) -> Path:
+    """The test chapter 12 copied to ``root/ch12`` (outside the kit), no compiled catalog."""
+    source = kit_root() / "tests" / "chapters" / "ch12"
+    shutil.copytree(source, root / "ch12", ignore=shutil.ignore_patterns("__pycache__", "*.mo"))
+    return root / "ch12"
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def chapters_said(capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    status = course_kit(["chapters"])
+    return status, capsys.readouterr().err
+
+
+def test_a_chapters_paths_are_read_from_its_folder_never_the_kits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The conftest a chapter names (``tests/conftest.py``) is its folder's: where the folder
+    lacks it, the check says so, and the kit's own ``tests/conftest.py`` never stands in."""
+    folder = chapter_copy(tmp_path)
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
+    conftest = next(f for f in load_manifest("12").files if f.path.endswith("conftest.py"))
+    assert conftest.starter == f"{folder}/tests/conftest.py"
+    assert chapters_said(capsys) == (0, "")
+    (folder / "tests" / "conftest.py").unlink()
+    assert (kit_root() / "tests" / "conftest.py").is_file()
+    status, said = chapters_said(capsys)
+    assert status == 1
+    assert (
+        f"{folder}/chapter.toml: workspace 'tests/chapter12/conftest.py' starter: no file "
+        "'tests/conftest.py' in the chapter's folder"
+    ) in said
+
+
+def test_a_file_linked_out_of_the_folder_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = chapter_copy(tmp_path / "elsewhere")
+    (folder / "tests" / "conftest.py").unlink()
+    (folder / "tests" / "conftest.py").symlink_to(kit_root() / "tests" / "conftest.py")
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path / "elsewhere"))
+    status, said = chapters_said(capsys)
+    assert status == 1
+    outside = kit_root() / "tests" / "conftest.py"
+    assert (
+        f"workspace 'tests/chapter12/conftest.py' starter: 'tests/conftest.py' is {outside}, "
+        "outside the chapter's folder (a link?)"
+    ) in said
+
+
+def test_only_a_built_in_chapter_may_write_its_paths_from_the_kit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = chapter_copy(tmp_path)
+    edit(folder / "chapter.toml", 'title = "Token estimation"', 'paths = "kit"\ntitle = "T"')
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
+    said = f'{folder}/chapter.toml: paths: must be "chapter" for a chapter found through'
+    with pytest.raises(ManifestError, match=re.escape(said)):
+        load_manifest("12")
+    monkeypatch.delenv(CHAPTER_ROOTS)
+    assert load_manifest("11").paths == "kit"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "problem"),
+    [
+        ('probes = "probes.py"', 'probes = "../probes.py"', "probes: must be a relative path"),
+        ('reference = "tokens.py"', 'reference = "/tmp/tokens.py"', "reference: must be a rel"),
+        ('path = "pi_course/tokens.py"', 'path = "../tokens.py"', "inside the workspace"),
+        ('teaching_files = ["tokens.py"]', 'teaching_files = ["../x.py"]', "teaching_files[0]"),
+        ("probe_seed = 12", 'probe_seed = 12\nnotebooks = { en = ".." }', "notebooks.en: must"),
+    ],
+)
+def test_a_path_out_of_its_place_names_the_field(old: str, new: str, problem: str) -> None:
+    text = (kit_root() / "tests" / "chapters" / "ch12" / "chapter.toml").read_text("utf-8")
+    assert old in text
+    with pytest.raises(ManifestError, match=re.escape(problem)):
+        parse_manifest(text.replace(old, new, 1), "ch12/chapter.toml")
+
+
+def test_every_bad_field_is_named_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``course-kit chapters`` names each problem of a manifest, not the first alone, and the
+    problems of the other chapters' files as well."""
+    folder = chapter_copy(tmp_path)
+    manifest = folder / "chapter.toml"
+    edit(manifest, "tests = 3", "tests = 0")
+    edit(manifest, 'select = "lab_12_2"', 'select = "lab_12_2"\nmood = "sunny"')
+    edit(manifest, 'role = "test"', 'role = "tests"')
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
+    _, problems = checked_manifest(manifest.read_text("utf-8"), "ch12/chapter.toml")
+    assert [problem.partition(": ")[2].partition(":")[0] for problem in problems] == [
+        "labs[0].tests",
+        "labs[1].mood",
+        "workspace[1].role",
+    ], problems
+    with pytest.raises(ManifestError, match=re.escape("labs[0].tests")):
+        parse_manifest(manifest.read_text("utf-8"), "ch12/chapter.toml")  # a command: the first
+    status, said = chapters_said(capsys)
+    assert status == 1
+    for field in ("labs[0].tests", "labs[1].mood: unknown field", "workspace[1].role"):
+        assert f"{folder}/chapter.toml: {field}" in said, field
+    assert "chapters: 3 problem(s) to fix" in said
+
+
+def test_a_stray_notebook_source_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = chapter_copy(tmp_path)
+    shutil.copy(folder / "notebooks" / "12-token-estimation.md", folder / "notebooks" / "x.md")
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
+    status, said = chapters_said(capsys)
+    assert status == 1
+    assert f"notebook_sources: {folder}/notebooks/x.md: x.ipynb is not a notebook of" in said
+
+
+def test_a_babel_pattern_that_finds_nothing_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A catalog whose pattern finds no file would hold none of its messages, silently (a
+    pattern written from the kit, in a folder outside it)."""
+    folder = chapter_copy(tmp_path)
+    edit(folder / "babel.cfg", "[lesson: tokens.py]", "[lesson: tests/chapters/ch12/tokens.py]")
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
+    status, said = chapters_said(capsys)
+    assert status == 1
+    assert (
+        f"{folder}/babel.cfg: [tests/chapters/ch12/tokens.py] finds no file in the chapter's folder"
+    ) in said
+
+
+@pytest.mark.parametrize(
+    ("shown", "named"),
+    [
+        ("Lab 12.1 · Count a message's tokens from its characters", None),  # the lab's heading
+        ("Lab 12.1  character estimate  3/3 tests · 20/20 cases", "Lab 12.1  character estimate"),
+    ],
+)
+def test_zh_outputs_stored_before_the_translation_are_named(
+    shown: str,
+    named: str | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A zh notebook whose stored outputs show English its catalog translates (a long message,
+    or a lab's line with its title) was stored before the translation: nbval would fail its
+    cells, and the check says to refresh it."""
+    folder = chapter_copy(tmp_path)
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path))
+    notebook = folder / "notebooks" / "zh" / "12-token-estimation.ipynb"
+    data = json.loads(notebook.read_text(encoding="utf-8"))
+    code = next(cell for cell in data["cells"] if cell["cell_type"] == "code")
+    code["outputs"].append({"name": "stdout", "output_type": "stream", "text": [shown]})
+    english = named or shown
+    notebook.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    status, said = chapters_said(capsys)
+    assert status == 1
+    assert (
+        f"notebooks.zh: notebooks/zh/12-token-estimation.ipynb's stored outputs show {english!r} "
+        f"in English, which its catalog translates: run `course-kit nbrefresh {notebook}`"
+    ) in said
+
+
+def test_a_section_may_head_each_edition_and_a_door_shows_its_own() -> None:
+    from course.harness.editions import in_edition
+    from course.locale import set_edition
+
+    text = (kit_root() / "tests" / "chapters" / "ch12" / "chapter.toml").read_text("utf-8")
+    manifest = parse_manifest(text, "ch12/chapter.toml")
+    shown = {}
+    try:
+        for edition in ("en", "zh"):
+            set_edition(edition)
+            shown[edition] = in_edition(manifest).labs[0].section
+    finally:
+        set_edition(None)
+    assert shown == {"en": "Estimating tokens by characters", "zh": "用字符数估算 token"}
+    one = text.replace(
+        'section = { en = "Estimating tokens by characters", zh = "用字符数估算 token" }',
+        'section = "用字符数估算 token"',
+    )
+    assert parse_manifest(one, "ch12/chapter.toml").labs[0].in_edition("en").section == (
+        "用字符数估算 token"
+    ), "one heading: the same in every edition"
+    for wrong in ('{ fr = "Estimer" }', "{ en = 3 }", "{}"):
+        bad = text.replace(
+            '{ en = "Estimating tokens by characters", zh = "用字符数估算 token" }', wrong
+        )
+        with pytest.raises(ManifestError, match=re.escape("labs[0].section: must be a heading")):
+            parse_manifest(bad, "ch12/chapter.toml")

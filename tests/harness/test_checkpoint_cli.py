@@ -95,8 +95,15 @@ def test_a_fresh_workspace_fails_with_every_lab_pending(
     for lab in manifest.labs:
         line = next(x for x in out.splitlines() if x.startswith(lab_line(manifest, lab.id)))
         assert f"0/{lab.tests}" in line.split() and "pending" in line.split()
-        assert "not implemented yet" in out.split(line, 1)[1].splitlines()[1]
+        detail = " ".join(out.split(line, 1)[1].splitlines()[1:3])  # wrapped at 100 columns
+        assert "not implemented yet" in " ".join(detail.split())
     assert "pending  3 tests stop at: Lab 11.1 compaction entry not implemented yet" in out
+    assert "pending  3 tests need Lab 11.3 first and stop at: Lab 11.3 budget" in out, "11.5"
+    rows = [row for row in out.splitlines() if row.startswith("Lab 11.")]
+    assert len({row.index(" 0/") for row in rows}) == 1, "11.opt's counts line up too"
+    probes = out.split("\nprobes", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert probes[-1] == " " * 9 + "agree with the reference (seed 11)", "wrapped between parts"
+    assert max(len("probes" + line) for line in probes) <= 100, probes
     assert "0/3 → 0/3 → 0/3 → 0/2 → 0/3\n0/14\ngrade 0/100\n" in out
     first = manifest.labs[0]
     assert f"Next: Lab {first.id} {first.title}" in out
@@ -172,7 +179,7 @@ def test_edited_focused_tests_are_noted_and_graded_from_the_kits_copy(
 def test_bad_requests_exit_2_with_a_clear_message(tmp_path: Path) -> None:
     unknown_lab = cli("checkpoint", "11", "--lab", "11.9")
     assert unknown_lab.returncode == 2
-    assert "no lab '11.9' (labs: 11.1, 11.2, 11.3, 11.4, 11.5, 11.opt)" in unknown_lab.stderr
+    assert "no lab 11.9 (labs: 11.1, 11.2, 11.3, 11.4, 11.5, 11.opt)" in unknown_lab.stderr
     unknown_chapter = cli("checkpoint", "99")
     assert unknown_chapter.returncode == 2 and "chapters: 11" in unknown_chapter.stderr
     not_a_workspace = cli("checkpoint", "11", "--practice", str(tmp_path))

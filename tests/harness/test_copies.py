@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from disguise import (
     AUTHORS,
+    SCRIPTED,
     Pad,
     RenameHelpers,
     RenameLocals,
@@ -22,18 +23,22 @@ from disguise import (
     own_sources,
     reference_sources,
     rewrite,
+    scripted,
     starter_sources,
     wrapped,
 )
-from harness_support import MakeWorkspace
+from harness_support import Check, MakeWorkspace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from solutions import replace_function, solve_lab
 
 from course.grading import classroom
 from course.grading.classroom import (
+    PAIR_CEILING,
     PAIR_FLOOR,
+    REFERENCE_CEILING,
     REFERENCE_FLOOR,
+    STATEMENTS_COMPARED,
     CopyReport,
     compare_class,
     containment,
@@ -55,10 +60,18 @@ from course.grading.snapshot import workspace_snapshot
 from course.harness.manifest import Manifest
 from course.locale import set_edition
 
+NAMES = st.from_regex(r"[a-z][a-z0-9]{0,5}_", fullmatch=True)
+
 
 @pytest.fixture(scope="module")
 def base(manifest: Manifest, kit: Path) -> Baseline:
     return baseline(manifest, kit)
+
+
+@pytest.fixture(scope="module")
+def graded(manifest: Manifest, kit: Path) -> Baseline:
+    """What a roster compares by default: the required labs and the learner files (9 units)."""
+    return baseline(manifest, kit, tuple(manifest.required_labs))
 
 
 def compare(base: Baseline, **sources: Sources) -> CopyReport:
@@ -107,11 +120,24 @@ def test_independent_solutions_are_never_flagged(manifest: Manifest, base: Basel
             score = containment(mine.hashes, base.reference.labs[lab].hashes)
             assert score < REFERENCE_FLOOR - 0.05, (author, lab, score)
             assert not set(mine.digests.items()) & set(base.reference.labs[lab].digests.items())
+        for unit in everywhere(base):
+            given = base.scaffold.unit(unit)
+            statements = base.reference.unit(unit).statements - given.statements if given else set()
+            held = containment(prints.unit(unit).statements, frozenset(statements))
+            assert held < REFERENCE_CEILING - 0.15, (author, unit, held)  # at most 7 of 9
     prints = {author: learner_prints(base, s) for author, s in honest_class(manifest).items()}
     for one, other in itertools.combinations(prints, 2):
         for lab in prints[one].labs.keys() & prints[other].labs.keys():
             a, b = prints[one].labs[lab].hashes, prints[other].labs[lab].hashes
             assert len(a & b) / min(len(a), len(b)) < PAIR_FLOOR - 0.2, (one, other, lab)
+    for one, other in itertools.combinations(prints, 2):
+        for unit in everywhere(base):  # statements as compared: neither given nor the reference's
+            given = base.scaffold.unit(unit)
+            known = base.reference.unit(unit).statements | (given.statements if given else set())
+            a, b = (prints[name].unit(unit).statements - known for name in (one, other))
+            if min(len(a), len(b)) >= STATEMENTS_COMPARED:
+                share = len(a & b) / min(len(a), len(b))
+                assert share < PAIR_CEILING - 0.2, (one, other, unit, share)  # at most 5 of 9
 
 
 @pytest.mark.parametrize(
@@ -208,6 +234,84 @@ def test_a_family_of_thirteen_built_on_one_classmates_code_is_reported(
     assert flagged(report) == {f"cluster/{members}": everywhere(base)}
 
 
+# Issue 53: disguise a script applies, keeping what the code does (tests/harness/disguise.py).
+
+
+@pytest.mark.parametrize("disguise", SCRIPTED)
+def test_a_scripted_disguise_of_the_reference_is_flagged_in_every_unit(
+    manifest: Manifest, kit: Path, graded: Baseline, disguise: str
+) -> None:
+    """Before: a dead store after every statement left at most 3 % of a lab's reference
+    fingerprint and no flag; a call given a local name after every statement, independent
+    statements swapped, or blocks moved into helpers left 23 % to 66 % in some labs."""
+    copy = scripted(manifest, kit, reference_sources(manifest, kit), disguise)
+    report = compare(graded, copy=copy, **honest_class(manifest))
+    assert flagged(report) == {"reference/copy": everywhere(graded)}
+
+
+@pytest.mark.parametrize("disguise", SCRIPTED)
+def test_two_learners_disguising_a_classmates_code_are_a_group_with_her(
+    manifest: Manifest, kit: Path, graded: Baseline, disguise: str
+) -> None:
+    """Each with names and padding of their own: one group of three in every lab and file,
+    and nobody else flagged (before: padding left no pair or group at all)."""
+    honest = honest_class(manifest)
+    ann = scripted(manifest, kit, honest["first"], disguise, "ann")
+    bea = scripted(manifest, kit, honest["first"], disguise, "bea")
+    report = compare(graded, ann=ann, bea=bea, **honest)
+    assert flagged(report) == {"cluster/ann/bea/first": everywhere(graded)}
+
+
+def test_a_classmates_code_padded_two_ways_is_a_group_with_her(
+    manifest: Manifest, kit: Path, graded: Baseline
+) -> None:
+    """The issue's attack: one learner pads with dead stores, the other with idle calls."""
+    honest = honest_class(manifest)
+    ann = scripted(manifest, kit, honest["first"], "dead stores", "ann")
+    bea = scripted(manifest, kit, honest["first"], "padded with calls", "bea")
+    report = compare(graded, ann=ann, bea=bea, **honest)
+    assert flagged(report) == {"cluster/ann/bea/first": everywhere(graded)}
+
+
+@pytest.mark.parametrize("disguise", SCRIPTED)
+def test_an_independent_solution_disguised_is_never_flagged(
+    manifest: Manifest, kit: Path, graded: Baseline, disguise: str
+) -> None:
+    """What normalising takes out makes honest code no closer to the reference or each other."""
+    honest = honest_class(manifest)
+    for author in AUTHORS:
+        changed = honest | {author: scripted(manifest, kit, honest[author], disguise)}
+        assert flagged(compare(graded, **changed)) == {}, author
+
+
+@settings(max_examples=10, deadline=None)
+@given(NAMES, st.sampled_from([d for d in SCRIPTED if d != "padded with calls"]))
+def test_a_scripted_disguise_never_changes_a_fingerprint(tag: str, disguise: str) -> None:
+    """Dead stores, reordering, renaming and splitting are undone before anything is hashed:
+    the prints are equal, digests and whole code included."""
+    from course.harness.kit import kit_root
+    from course.harness.manifest import load_manifest
+
+    manifest, kit = load_manifest("11"), kit_root()
+    base = baseline(manifest, kit)
+    for sources in (reference_sources(manifest, kit), own_sources(manifest, "second")):
+        changed = scripted(manifest, kit, sources, disguise, tag)
+        assert changed != sources
+        assert learner_prints(base, changed) == learner_prints(base, sources)
+
+
+@pytest.mark.parametrize("disguise", ["padded with calls", "split, reordered, padded and renamed"])
+def test_the_scripted_disguises_keep_what_the_code_does(
+    manifest: Manifest, kit: Path, make_workspace: MakeWorkspace, check: Check, disguise: str
+) -> None:
+    """The disguises are ones a learner could hand in: the reference under them passes."""
+    workspace = make_workspace("disguised")
+    for path, text in scripted(manifest, kit, reference_sources(manifest, kit), disguise).items():
+        (workspace / path).write_bytes(text)
+    result = check(workspace)
+    assert [lab.status for lab in result.required] == ["passed"] * len(result.required)
+
+
 SHORT_LAB_11_1 = """
 def parse_summary(value, *, entry_id=None, path=".summary"):
     if isinstance(value, CompactionSummary):
@@ -276,9 +380,6 @@ def test_short_functions_written_like_the_reference_are_never_compared(
     assert flagged(compare(base, mine=mine, second=own_sources(manifest, "second"))) == {}
 
 
-NAMES = st.from_regex(r"[a-z][a-z0-9]{0,5}_", fullmatch=True)
-
-
 @settings(max_examples=10, deadline=None)
 @given(NAMES)
 def test_local_names_never_change_a_fingerprint(prefix: str) -> None:
@@ -318,7 +419,7 @@ def test_a_huge_function_is_cut_and_said(manifest: Manifest, base: Baseline) -> 
         n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "select_groups"
     )
     literal = "(" + ", ".join(str(n) for n in range(FUNCTION_TOKENS)) + ",)"
-    function.body.insert(0, ast.parse(f"table = {literal}").body[0])
+    function.body[:0] = ast.parse(f"table = {literal}\nassert table").body  # read: not dead
     mine[path] = ast.unparse(tree).encode()
     assert len(mine[path]) < SOURCE_BYTES
     prints = learner_prints(base, mine)
@@ -352,8 +453,8 @@ def test_the_gradebook_rows_and_report_carry_the_flags(
     report = compared.to_json()
     flags = {row.learner: row.flags for row in flagged_rows}
     assert flags["first"] == flags["second"] == flags["third"] == ()
-    assert flags["ada"][0] == "copy of the reference? (Lab 11.1 1.00)"
-    assert flags["ada"][-1] == "copy of the reference? (summary.py 1.00)"
+    assert flags["ada"][0] == "copy of the reference? (Lab 11.1 100%)"
+    assert flags["ada"][-1] == "copy of the reference? (summary.py 100%)"
     assert [f["id"] for f in report["flags"]] == [f"reference/{u}/ada" for u in everywhere(base)]
     assert {f["scope"] for f in report["flags"]} == {"lab", "file"}
     assert set(report["labs"]) == set(everywhere(base))
@@ -413,7 +514,7 @@ def test_the_summary_lines_speak_the_instructors_edition(
         set_edition(None)
     assert len(lines) == 1, lines
     assert lines[0].startswith("雷同检查：first、kin00、kin01、"), lines[0]
-    assert "以及另外 5 人 共有 Lab 11.1（100%）、Lab 11.2（100%）" in lines[0], lines[0]
+    assert "以及另外 5 人共有 Lab 11.1（100%）、Lab 11.2（100%）" in lines[0], lines[0]
     assert "kin23" not in lines[0]
 
 

@@ -23,6 +23,7 @@ from course.grading.gradebook import (
     write_gradebook,
 )
 from course.grading.intake import survey
+from course.grading.probes import AUDIT_MARK
 from course.grading.roster import grade_entry
 from course.grading.safefs import Tree, UnsafePath, atomic_write
 from course.harness.manifest import Manifest
@@ -256,12 +257,13 @@ def test_focused_tests_weaker_than_the_probes_are_a_note_not_a_flag(manifest: Ma
         39,
         Status.FAILED,
         ("create_compaction_entry: a valid record (11.4#025): got 1\n  input",),
+        ("11.4#025",),
     )
     row = graded_row("ada", "ada", _claimed(manifest, one), ())
     assert row.flags == ()
     assert "Lab 11.4: focused tests pass; 1 of 40 cases disagrees: 11.4#025" in row.notes
     audit = "select_groups: 2 interactions (11.3#004, one of the assignment's own cases): failed"
-    only_audit = ProbeSummary(40, 40, Status.FAILED, (audit,))
+    only_audit = ProbeSummary(40, 40, Status.FAILED, (audit,), (f"11.3#004{AUDIT_MARK}",))
     row = graded_row("ada", "ada", _claimed(manifest, only_audit), ())
     said = "Lab 11.3: focused tests pass and every shipped case agrees; cases drawn for the "
     assert said + "assignment disagree: 11.3#004" in row.notes and row.flags == ()

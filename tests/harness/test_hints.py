@@ -14,28 +14,54 @@ from course.display.notebook import hint
 from course.grading.gradebook import Grade, gradebook_csv, gradebook_json
 from course.grading.safefs import Tree
 from course.grading.snapshot import workspace_snapshot
+from course.harness.editions import in_edition
 from course.harness.hints import (
     HINTS_FILE,
+    Hint,
     HintsError,
     hint_pointer,
     labs_by_id,
     open_next_hint,
     parse_hints,
     read_hints,
+    render_hint,
 )
 from course.harness.learning import render_learning
 from course.harness.manifest import Lab, Manifest
 from course.harness.report import render_summary
 from course.harness.results import CheckpointResult, LabResult, TestOutcome
+from course.locale import set_edition
 from course.sandboxed.status import Status
 
 
 def test_every_lab_has_three_levels_the_steps_last(manifest: Manifest) -> None:
     for lab in manifest.labs:
         assert len(lab.hints) == 3, lab.id
-        idea, strategy, _ = lab.hints
+        idea, strategy, steps = lab.hints
         assert idea.startswith("The idea:") and strategy.startswith("A strategy:"), lab.id
+        assert steps.startswith("The steps:"), lab.id
         assert lab.goal and lab.section, lab.id
+
+
+def test_each_level_is_labelled_in_zh_and_the_last_says_it_is_the_last(
+    manifest: Manifest,
+) -> None:
+    set_edition("zh")
+    try:
+        shown = in_edition(manifest)
+        for lab in shown.labs:
+            assert [hint[:3] for hint in lab.hints] == ["思路：", "策略：", "做法："], lab.id
+        lab = shown.lab("11.2")
+        first = render_hint(Hint(lab, 1, lab.hints[0]), "hint(“11.2”)")
+        last = render_hint(Hint(lab, 3, lab.hints[2]), "hint(“11.2”)")
+    finally:
+        set_edition(None)
+    assert "最后一级" not in "".join(first) and first[-1].startswith("还是卡住？")
+    assert last[1].startswith("  做法："), last
+    assert last[-1] == "这是最后一级提示：再次打开，显示的仍是这一级。"
+    learning = render_learning(manifest, "0" * 64, [], edition="zh")
+    assert "3 具体做法" in learning and "具体步骤" not in learning
+    assert "3. 具体做法" in (Path(__file__).parents[2] / "docs/zh/learners.md").read_text("utf-8")
 
 
 def test_levels_open_one_at_a_time_and_are_recorded(

@@ -36,7 +36,9 @@ from course.grading.gitrepo import Checkout, blob_id, checkout, index_blobs, nea
 from course.grading.gradebook import ungraded_row
 from course.grading.intake import (
     GRADABLE,
+    Many,
     NamesError,
+    NothingToGrade,
     Submission,
     learner_name,
     mark_older,
@@ -46,7 +48,7 @@ from course.grading.intake import (
     with_checkout,
 )
 from course.grading.safefs import Tree
-from course.sandboxed.marker import MARKER
+from course.sandboxed.marker import MARKER, WorkspaceError
 
 CANVAS = r"(?P<learner>[^_]+)_(?:late_)?\d+_\d+_"
 SMALL = Caps(total_bytes=4096, files=5, ratio=10.0, ratio_floor=1024)
@@ -326,7 +328,8 @@ def test_every_entry_of_the_roster_is_a_row_or_skipped_with_a_reason(
     assert skipped == {
         ".DS_Store": "hidden",
         "gradebook.csv": "a gradebook (replaced when the gradebook is written, never read)",
-        "notes.txt": "a file that is not a submission (not a folder, .zip, .tar.gz or .tgz)",
+        "notes.txt": "a file that is not a submission (not a folder, nor an archive: .zip, "
+        ".tar.gz, .tgz, .tar, .tar.bz2, .tbz2, .tar.xz, .txz)",
         "pipe": "not a file or folder (other)",
     }
     closing = found.closing(len(found.submissions))
@@ -416,16 +419,20 @@ def test_an_archive_refused_or_without_one_workspace_leaves_nothing(
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temporary))
-    expected = {
-        "both.tar.gz": "both.tar.gz: refused: holds 2 workspaces (one, two); one archive is "
-        "one learner's",
-        "empty.zip": f"empty.zip: refused: holds no practice workspace (no {MARKER}",
-        "slip.zip": "slip.zip: refused: '../x': a path that climbs out with '..'",
+    expected = {  # refused only when unsafe; else not graded, saying why
+        "both.tar.gz": (Many, "both.tar.gz: holds 2 workspaces (one, two); one archive is one "),
+        "empty.zip": (
+            NothingToGrade,
+            f"empty.zip: no lab files and no practice workspace (no {MARKER}): README.md",
+        ),
+        "slip.zip": (Refused, "slip.zip: refused: '../x': a path that climbs out with '..'"),
     }
     for row in survey(roster).submissions:
-        with pytest.raises(Refused) as refused, opened(roster, row):
+        kind, said = expected[row.entry]
+        raises = pytest.raises(WorkspaceError if kind is not Refused else Refused)
+        with raises as raised, opened(roster, row):
             pass
-        assert str(refused.value).startswith(expected[row.entry])
+        assert type(raised.value) is kind and str(raised.value).startswith(said), raised.value
     assert list(temporary.iterdir()) == []
 
 
@@ -557,7 +564,7 @@ def test_archives_in_a_learners_folder_are_that_learners_submissions(
         assert tree.kind(MARKER) == "file"
     assert survey(roster, moodle).closing(3) == [
         "--names did not match 1 entry, each named by its whole name: empty",
-        "Roster: 3 row(s) in the gradebook, 0 entries not in it",
+        "Roster: 3 row(s) in the gradebook; no entry left out of it",
     ]
 
 

@@ -163,16 +163,23 @@ def test_a_set_cut_to_some_labs_writes_only_their_cases(
     ]
 
 
-def test_a_set_with_audit_cases_writes_them_too(
+def test_a_set_with_audit_cases_writes_only_the_shipped_ones(
     cache: Path, small_draw: list[int], manifest: Manifest, kit: Path, tmp_path: Path
 ) -> None:
+    """Issue 53: the graded copy's cases file held the audit's cases, their ids naming the
+    seed (``11.1#000@8``), for every process of the run to read; they now go only to the
+    driver processes that ask them, on their standard input."""
     probes.prepare(manifest, kit, manifest.labs, 7)
     kept = probes.prepare(manifest, kit, manifest.labs, 7)
     audit = probes.prepare(manifest, kit, manifest.labs, 8)
     assert kept is not None and audit is not None
     asked = probes.with_audit_cases(kept, audit)
     ids = [case["id"] for case in written_cases(asked, tmp_path)]
-    assert ids == ["11.1#000", "11.1#001", "11.1#000@8", "11.1#001@8", "11.2#000", "11.2#000@8"]
+    assert ids == ["11.1#000", "11.1#001", "11.2#000"]
+    joined = [str(case["id"]) for case in asked.cases]
+    assert joined == [
+        "11.1#000", "11.1#001", "11.1#000@audit", "11.1#001@audit", "11.2#000", "11.2#000@audit"
+    ]  # fmt: skip
 
 
 def test_a_roster_joins_its_two_sets_once_for_every_workspace(
@@ -184,8 +191,12 @@ def test_a_roster_joins_its_two_sets_once_for_every_workspace(
     assert kept is not None and audit is not None and other is not None
     asked = probes.with_audit_cases(kept, audit)
     assert probes.with_audit_cases(kept, audit) is asked
-    ids = [case["id"] for case in probes.with_audit_cases(kept, other).cases]
-    assert ids == ["11.1#000", "11.1#001", "11.1#000@9", "11.1#001@9", "11.2#000", "11.2#000@9"]
+    other_asked = probes.with_audit_cases(kept, other)
+    assert other_asked is not asked
+    ids = [case["id"] for case in other_asked.cases]
+    assert ids == [
+        "11.1#000", "11.1#001", "11.1#000@audit", "11.1#001@audit", "11.2#000", "11.2#000@audit"
+    ], "no seed in an id"  # fmt: skip
 
 
 @pytest.mark.parametrize(

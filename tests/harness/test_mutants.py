@@ -13,6 +13,8 @@ exactly the cases the engine names.
 
 from __future__ import annotations
 
+import html
+import json
 import re
 import shutil
 import subprocess
@@ -23,16 +25,19 @@ from pathlib import Path
 import pytest
 from harness_support import (
     MakeWorkspace,
+    cli,
     failure_ids,
     plain_pytest,
     replace_in,
     solved_workspace,
     words,
 )
-from mutants import MUTANTS, Mutant
+from mutants import CAUGHT_LATER, MUTANTS, Mutant
 
 from course.grading import probes
+from course.grading.gradebook import lab_reason
 from course.harness.manifest import Manifest
+from course.harness.report import render_lab
 from course.harness.results import CheckpointResult, ProbeSummary
 
 pytestmark = pytest.mark.costly  # handed to a worker first (tests/schedule.py)
@@ -141,3 +146,119 @@ def test_plain_pytest_fails_on_the_cases_checkpoint_lab_names(
     shown = words(output)
     for failure in summary.failures:
         assert words(failure) in shown, f"pytest does not say what checkpoint says:\n{failure}"
+
+
+@dataclass(frozen=True)
+class CaughtLater:
+    mutant: Mutant
+    result: CheckpointResult
+    report: dict[str, object]
+    """``checkpoint 11 --practice DIR --json``'s report, and its exit code under ``exit``."""
+    exit: int
+    printed: str
+    pytest: subprocess.CompletedProcess[str]
+    """Plain pytest on every lab, in the workspace."""
+
+
+@pytest.fixture(scope="module")
+def caught_later(
+    manifest: Manifest, kit: Path, probe_set: probes.ProbeSet | None, make_workspace: MakeWorkspace
+) -> dict[str, CaughtLater]:
+    from course.grading.engine import GradingOptions, evaluate
+    from course.harness.runner import Limits
+
+    found = {}
+    for mutant in CAUGHT_LATER:
+        workspace = solved_workspace(manifest, kit, make_workspace, f"later-{mutant.name}")
+        replace_in(workspace / "pi_course" / mutant.module, mutant.old, mutant.new)
+        result = evaluate(manifest, kit, workspace, (), Limits(), GradingOptions(probes=probe_set))
+        saved = workspace.parent / "report.json"
+        door = cli("checkpoint", "11", "--practice", str(workspace), "--json", str(saved))
+        report = json.loads(saved.read_text(encoding="utf-8"))
+        ran = plain_pytest(workspace, "")
+        found[mutant.name] = CaughtLater(mutant, result, report, door.returncode, door.stdout, ran)
+    return found
+
+
+@pytest.mark.parametrize("mutant", CAUGHT_LATER, ids=[m.name for m in CAUGHT_LATER])
+def test_a_mistake_a_later_lab_catches_costs_the_lab_it_is_in(
+    mutant: Mutant, manifest: Manifest, caught_later: dict[str, CaughtLater]
+) -> None:
+    """Issue 53: the mistake's own lab passes its tests and cases, the later lab fails with it
+    and passes with the reference's: the mistake's lab loses its points, the failing test named
+    in its row; the later lab keeps the points its own code earned; the counts are the learner's
+    own run's (never 14/14 over a failing test)."""
+    done = caught_later[mutant.name]
+    result = done.result
+    statuses = {lab.lab.id: str(lab.status) for lab in result.labs}
+    assert statuses.pop(mutant.lab) == "failed"
+    assert set(statuses.values()) == {"passed"}, statuses
+    culprit, catcher = result.lab(mutant.lab), result.lab(str(mutant.caught_by))
+    assert culprit is not None and catcher is not None
+    assert (culprit.passed, culprit.total) == (culprit.lab.tests, culprit.lab.tests)
+    assert culprit.credit is not None and catcher.credit is not None
+    (charge,) = culprit.credit.charged
+    failing = [t for t in catcher.tests if t.status != "passed"]
+    assert failing and charge.lab == catcher.lab.id and charge.name == failing[0].name
+    assert catcher.credit.through == (mutant.lab,)
+    assert (result.passed, result.total) == (13, 14)
+    assert result.evidence == "3/3 → 3/3 → 3/3 → 2/2 → 2/3", result.evidence
+    assert result.score == 80
+    row = render_lab(culprit)
+    assert f"Lab {catcher.lab.id}'s {failing[0].name}" in words(row), row
+    assert any(all(part in t.message for part in mutant.says) for t in failing), failing
+    assert lab_reason(culprit).startswith(f"charged: Lab {catcher.lab.id}'s {failing[0].name}")
+    assert CheckpointResult.from_json(result.to_json(), manifest) == result
+
+
+@pytest.mark.parametrize("mutant", CAUGHT_LATER, ids=[m.name for m in CAUGHT_LATER])
+def test_plain_pytest_and_checkpoint_agree_on_a_mistake_a_later_lab_catches(
+    mutant: Mutant, caught_later: dict[str, CaughtLater]
+) -> None:
+    """Both red: plain pytest fails the later lab's test, checkpoint charges the mistake's lab."""
+    done = caught_later[mutant.name]
+    assert done.pytest.returncode == 1, done.pytest.stdout[-2000:]
+    assert "1 failed" in done.pytest.stdout, done.pytest.stdout[-2000:]
+    assert done.exit == 1, done.printed
+    labs = {lab["id"]: lab for lab in done.report["labs"]}  # type: ignore[attr-defined]
+    assert labs[mutant.lab]["status"] == "failed" and labs[mutant.lab]["score"] == 0
+    assert done.report["evidence"] == "3/3 → 3/3 → 3/3 → 2/2 → 2/3"
+    assert "13/14" in done.printed and "grade 80/100" in done.printed, done.printed
+    # the next step is the charged lab, re-run beside the lab whose test it is charged with
+    rerun = f"--lab {mutant.lab} --lab {mutant.caught_by}"
+    assert f"Next: Lab {mutant.lab} " in done.printed and rerun in done.printed, done.printed
+
+
+@pytest.mark.parametrize("mutant", CAUGHT_LATER, ids=[m.name for m in CAUGHT_LATER])
+def test_every_door_shows_the_charge(
+    mutant: Mutant, manifest: Manifest, caught_later: dict[str, CaughtLater]
+) -> None:
+    """The charge is one definition (``LabResult.credit``), shown by the notebook, the
+    gradebook's CSV and JSON and Gradescope's results.json as by the terminal."""
+    from dataclasses import replace
+
+    from course.display.verdict import VerdictView
+    from course.grading.gradebook import gradebook_csv, graded_row
+    from course.grading.gradescope import results
+
+    result = caught_later[mutant.name].result
+    catcher = result.lab(str(mutant.caught_by))
+    assert catcher is not None
+    failing = next(t.name for t in catcher.tests if t.status != "passed")
+    charge = f"Lab {catcher.lab.id}'s {failing}"
+    for view in (VerdictView(result, mutant.lab), VerdictView(result)):
+        assert charge in words(view.text) and charge in words(html.unescape(view.html)), view.html
+    row = graded_row("ada", "ada", result, [])
+    lab = next(lab for lab in row.labs if lab.id == mutant.lab)
+    assert lab.credit == {
+        "through": [],
+        "unwritten": False,
+        "charged": [{"lab": catcher.lab.id, "test": next(
+            t.nodeid for t in catcher.tests if t.status != "passed")}],
+    }  # fmt: skip
+    assert f"charged: {charge}" in gradebook_csv([lab.id for lab in row.labs], [row])
+    assert (row.score, row.passed) == (80, 13)
+    shown = results(manifest, replace(row, shown=result), "visible")
+    test = next(t for t in shown["tests"] if t.get("extra_data", {}).get("lab") == mutant.lab)
+    assert (test["score"], test["status"]) == (0, "failed")
+    assert test["extra_data"]["credit"] == lab.credit and charge in words(test["output"])

@@ -1,12 +1,14 @@
 """Grading where courses already grade: Gradescope's autograder and GitHub Classroom's workflow.
 
-The autograder zip is built once with ``course-kit gradescope`` (with one instructor test),
-unzipped into folders laid out as Gradescope lays out ``/autograder``, its ``setup.sh`` run
-with ``COURSE_KIT_BIN`` pointing at this kit (the one step that needs no network), and its
-``run_autograder`` run on a fresh, a solved (handed in as a zip), a wrong and a hostile
-submission. Each ``results.json`` is checked against Gradescope's documented schema and against
-``checkpoint 11 --practice``'s verdict of the same files. The Classroom workflow's steps are read
-from the file ``practice 11 --classroom`` writes and run as the runner runs them.
+The autograder zip is built once with ``course-kit gradescope`` (with one instructor test) and its
+own ``setup.sh`` run once, as Gradescope builds the image: the kit the zip bundles installed into
+its ``kit/.venv``, which every run then uses (never this development kit, which holds files the zip
+may lack). The zip is unzipped into folders laid out as Gradescope lays out ``/autograder``, and its
+``run_autograder`` run on a fresh, a solved (handed in as a zip), a wrong and a hostile submission,
+and on uploads without a workspace. Each ``results.json`` is checked against Gradescope's documented
+schema and against ``checkpoint 11 --practice``'s verdict of the same files. The Classroom
+workflow's steps are read from the file ``practice 11 --classroom`` writes and run as the runner
+runs them.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 import pytest
 from harness_support import cli, enterable_folder, replace_in, roster_workspace
 from hostile import FORGE_RESULTS, MODULE, append
-from packing import zip_folder
+from packing import zip_folder, zip_members
 from solutions import solve_lab
 
 from course.harness.manifest import Manifest
@@ -133,8 +135,20 @@ class Graded:
         return {t["extra_data"]["lab"]: t for t in self.results["tests"] if "extra_data" in t}
 
 
-def run_script(script: Path, root: Path) -> subprocess.CompletedProcess[str]:
-    environment = dict(os.environ, AUTOGRADER_ROOT=str(root), COURSE_KIT_BIN=str(BIN))
+@dataclass(frozen=True)
+class Autograder:
+    """The zip ``course-kit gradescope`` writes, and where its own ``setup.sh`` installed the kit
+    it bundles (``kit/.venv/bin``)."""
+
+    zip: Path
+    bin: Path
+
+    def __fspath__(self) -> str:
+        return str(self.zip)
+
+
+def run_script(script: Path, root: Path, kit_bin: Path) -> subprocess.CompletedProcess[str]:
+    environment = dict(os.environ, AUTOGRADER_ROOT=str(root), COURSE_KIT_BIN=str(kit_bin))
     return subprocess.run(
         ["bash", str(script)],
         cwd=root,
@@ -147,8 +161,10 @@ def run_script(script: Path, root: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def autograder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The zip ``course-kit gradescope`` writes, with one instructor test."""
+def autograder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Autograder]:
+    """The zip ``course-kit gradescope`` writes, with one instructor test, and its kit installed
+    by its own ``setup.sh`` (in a folder other users may enter, as ``/autograder`` is: the
+    fallback runs learner code, and so the kit's Python, as another user)."""
     base = tmp_path_factory.mktemp("gradescope")
     (base / "instructor").mkdir()
     (base / "instructor" / "test_instructor.py").write_text(INSTRUCTOR_TEST, encoding="utf-8")
@@ -158,10 +174,23 @@ def autograder(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert written.returncode == 0, written.stderr
-    return base / "autograder.zip"
+    with enterable_folder() as image:
+        with zipfile.ZipFile(base / "autograder.zip") as archive:
+            archive.extractall(image / "source")
+        environment = {k: v for k, v in os.environ.items() if k != "COURSE_KIT_BIN"}
+        environment["PATH"] = os.pathsep.join(  # a system's PATH: not this kit's .venv
+            part for part in environment["PATH"].split(os.pathsep) if Path(part) != BIN
+        )
+        setup = subprocess.run(
+            ["bash", str(image / "source" / "setup.sh")], cwd=image, env=environment,
+            capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
+        assert setup.returncode == 0, setup.stdout + setup.stderr
+        assert "setup.sh: chapter 11's autograder is ready" in setup.stdout, setup.stdout
+        yield Autograder(base / "autograder.zip", image / "source" / "kit" / ".venv" / "bin")
 
 
-def lay_out(autograder: Path, root: Path, submission: Path) -> Path:
+def lay_out(autograder: Autograder, root: Path, submission: Path) -> Path:
     """``root`` as Gradescope lays out ``/autograder``: the zip in ``source``, ``run_autograder``
     copied beside it, the learner's upload in ``submission``, an empty ``results``."""
     with zipfile.ZipFile(autograder) as archive:
@@ -180,7 +209,7 @@ def lay_out(autograder: Path, root: Path, submission: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def graded(
-    manifest: Manifest, autograder: Path, tmp_path_factory: pytest.TempPathFactory
+    manifest: Manifest, autograder: Autograder, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Graded]]:
     base = tmp_path_factory.mktemp("submissions")
     workspaces = base / "workspaces"
@@ -213,11 +242,7 @@ def graded(
     found: dict[str, Graded] = {}
     for name, submission in submissions.items():
         root = lay_out(autograder, base / f"autograder-{name}", submission)
-        if name == "fresh":
-            setup = run_script(root / "source" / "setup.sh", root)
-            assert setup.returncode == 0, setup.stdout + setup.stderr
-            assert "using the kit installed in" in setup.stdout
-        run = run_script(root / "run_autograder", root)
+        run = run_script(root / "run_autograder", root, autograder.bin)
         assert run.returncode == 0, run.stdout + run.stderr
         results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
         report = base / f"{name}.json"
@@ -338,10 +363,10 @@ def test_the_instructor_sees_the_limits_and_the_flags(graded: dict[str, Graded])
     assert graded["hostile"].results["score"] == 0
 
 
-def ungraded(autograder: Path, root: Path, upload: Path) -> dict[str, Any]:
+def ungraded(autograder: Autograder, root: Path, upload: Path) -> dict[str, Any]:
     """``results.json`` of a submission that holds no one workspace."""
     laid = lay_out(autograder, root, upload)
-    run = run_script(laid / "run_autograder", laid)
+    run = run_script(laid / "run_autograder", laid, autograder.bin)
     assert run.returncode == 0, run.stderr
     results = json.loads((laid / "results" / "results.json").read_text(encoding="utf-8"))
     assert schema_problems(results) == []
@@ -351,17 +376,18 @@ def ungraded(autograder: Path, root: Path, upload: Path) -> dict[str, Any]:
 
 
 def test_a_submission_without_a_workspace_is_every_lab_an_error(
-    autograder: Path, tmp_path: Path
+    autograder: Autograder, tmp_path: Path
 ) -> None:
     upload = tmp_path / "upload"
     upload.mkdir()
     (upload / "notes.txt").write_text("my answers\n", encoding="utf-8")
     results = ungraded(autograder, tmp_path / "autograder", upload)
-    assert "not a practice workspace" in results["output"], results["output"]
+    said = "no lab files and no practice workspace (no .course-workspace.toml): notes.txt"
+    assert said in results["output"], results["output"]
 
 
 def test_a_submission_of_two_workspaces_is_every_lab_an_error(
-    manifest: Manifest, autograder: Path, tmp_path: Path
+    manifest: Manifest, autograder: Autograder, tmp_path: Path
 ) -> None:
     upload = tmp_path / "upload"
     roster_workspace(manifest, upload, "mine")
@@ -453,14 +479,29 @@ def test_the_actions_workflow_grades_each_lab_in_a_check_run_of_its_own(
     assert job["runs-on"] == "ubuntu-latest" and job["strategy"]["fail-fast"] is False
     matrix = job["strategy"]["matrix"]["lab"]
     assert [lab["id"] for lab in matrix] == [lab.id for lab in manifest.required_labs]
+    # the kit installed and the chapter graded once per push (before: once in each of the five
+    # jobs), both handed on to the labs' jobs
+    assert job["needs"] == "grade"
+    grade_job = {step["name"]: step for step in document["jobs"]["grade"]["steps"]}
+    assert list(grade_job) == [
+        "Checkout code", "Let bubblewrap make namespaces", "Install the kit", "checkpoint 11",
+        "Keep the kit and the verdict for the labs' jobs",
+    ]  # fmt: skip
+    assert 'scripts/setup" --grading' in grade_job["Install the kit"]["run"]
+    kept = grade_job["Keep the kit and the verdict for the labs' jobs"]
+    assert kept["uses"] == "actions/upload-artifact@v4"
     steps = {step["name"]: step for step in job["steps"]}
     assert list(steps) == [
-        "Checkout code", "Let bubblewrap make namespaces", "Install the kit",
-        "checkpoint 11 --lab", "Report the lab",
+        "Checkout code", "Fetch the kit and the verdict of this push", "Unpack the kit",
+        "Report the lab",
     ]  # fmt: skip
+    assert not any("scripts/setup" in str(step) for step in job["steps"]), "installed once"
+    fetched = steps["Fetch the kit and the verdict of this push"]
+    assert fetched["uses"] == "actions/download-artifact@v4"
+    assert fetched["with"]["name"] == kept["with"]["name"]
+    steps |= grade_job
     userns = "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
     assert userns in steps["Let bubblewrap make namespaces"]["run"]
-    assert 'scripts/setup" --grading' in steps["Install the kit"]["run"]
     for lab in manifest.required_labs[:2]:  # a learner on the way: two labs done
         solve_lab(manifest, kit, workspace, lab.id)
     report = tmp_path / "practice.json"
@@ -468,24 +509,28 @@ def test_the_actions_workflow_grades_each_lab_in_a_check_run_of_its_own(
     assert practice.returncode == 1, practice.stderr
     expected = {lab["id"]: lab["status"] == "passed" for lab in json.loads(
         report.read_text(encoding="utf-8"))["labs"] if not lab["optional"]}  # fmt: skip
+
+    def run(command: str, environment: dict[str, str]) -> int:
+        return subprocess.run(
+            ["bash", "-e", "-c", command], cwd=workspace, env=environment,
+            capture_output=True, text=True, timeout=600, check=False,
+        ).returncode  # fmt: skip
+
+    graded = tmp_path / "runner-grade"
+    graded.mkdir()
+    on_path = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    assert run(steps["checkpoint 11"]["run"], on_path | {"RUNNER_TEMP": str(graded)}) == 0
     passed = {}
     for lab in matrix:
         runner = tmp_path / f"runner-{lab['id']}"
         runner.mkdir()
+        shutil.copyfile(graded / "checkpoint.json", runner / "checkpoint.json")  # the artifact
         summary = runner / "summary.md"
-        environment = dict(
-            os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}", RUNNER_TEMP=str(runner),
-            GITHUB_STEP_SUMMARY=str(summary), LAB=lab["id"], TITLE=lab["title"],
-        )  # fmt: skip
-
-        def run(command: str, environment: dict[str, str] = environment) -> int:
-            return subprocess.run(
-                ["bash", "-e", "-c", command], cwd=workspace, env=environment,
-                capture_output=True, text=True, timeout=600, check=False,
-            ).returncode  # fmt: skip
-
-        assert run(steps["checkpoint 11 --lab"]["run"]) == 0, lab
-        passed[lab["id"]] = run(steps["Report the lab"]["run"]) == 0
+        environment = on_path | {
+            "RUNNER_TEMP": str(runner), "GITHUB_STEP_SUMMARY": str(summary), "LAB": lab["id"],
+            "TITLE": lab["title"],
+        }  # fmt: skip
+        passed[lab["id"]] = run(steps["Report the lab"]["run"], environment) == 0
         shown = summary.read_text(encoding="utf-8")
         assert shown.startswith(f"### Lab {lab['id']} · {lab['title']}\n\n```text\nLab {lab['id']}")
         points = manifest.lab(lab["id"]).points
@@ -604,6 +649,13 @@ def test_the_classroom_50_autograder_grades_a_checkout_into_the_result_contract(
     ]
     assert (result["score"], result["max-score"]) == (verdict["score"], verdict["max_score"])
     assert result["score"] == 40
+    # the Release the learner opens (before: the runner's table, pass or fail per lab): each
+    # lab as their terminal shows it, with why it did not pass
+    body = (checkout / "release-body.md").read_text(encoding="utf-8")
+    assert body.startswith("```text\nLab 11.1") and body.endswith("\n```\n"), body
+    for lab in labs:
+        assert f"Lab {lab['id']}  {lab['title']}" in body, body
+    assert "not implemented yet" in body and "grade 40/100" in body, body
     text = script.read_text(encoding="utf-8")
     assert 'KIT_REPOSITORY = "https://example.invalid/kit.git"' in text
     assert 'KIT_REF = "term-2026"' in text
@@ -652,11 +704,12 @@ def docker_like(tmp_path: Path) -> dict[str, str]:
 
 
 def autograde(
-    autograder: Path, root: Path, upload: Path, env: dict[str, str] | None = None
+    autograder: Autograder, root: Path, upload: Path, env: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
     """``run_autograder`` on ``upload``, and its results.json (None when none is written)."""
     laid = lay_out(autograder, root, upload)
-    environment = dict(os.environ, AUTOGRADER_ROOT=str(laid), COURSE_KIT_BIN=str(BIN), **env or {})
+    kit = str(autograder.bin)
+    environment = dict(os.environ, AUTOGRADER_ROOT=str(laid), COURSE_KIT_BIN=kit, **env or {})
     run = subprocess.run(
         ["bash", str(laid / "run_autograder")], cwd=laid, env=environment,
         capture_output=True, text=True, timeout=600, check=False,
@@ -675,7 +728,7 @@ def statuses(results: dict[str, Any]) -> dict[str, str]:
 
 
 def test_the_zip_keeps_one_audit_seed_for_every_submission(
-    manifest: Manifest, autograder: Path, tmp_path: Path
+    manifest: Manifest, autograder: Autograder, tmp_path: Path
 ) -> None:
     """Issue 43: identical files resubmitted once moved from 80 to 60, each run drawing a fresh
     audit seed. The zip carries the assignment's (made with it) and every run reads it."""
@@ -693,7 +746,7 @@ def test_the_zip_keeps_one_audit_seed_for_every_submission(
     outputs = []
     for attempt in ("first", "again"):
         root = lay_out(autograder, tmp_path / attempt, workspace)
-        run = run_script(root / "run_autograder", root)
+        run = run_script(root / "run_autograder", root, autograder.bin)
         assert run.returncode == 0, run.stdout + run.stderr
         assert f"audit seed {seed}," in run.stdout, run.stdout
         outputs.append(json.loads((root / "results" / "results.json").read_text(encoding="utf-8")))
@@ -706,7 +759,7 @@ TWO_SOLVED = {"11.1": "passed", "11.2": "passed"} | dict.fromkeys(LABS[2:], "pen
 
 
 def test_lab_files_uploaded_loose_are_graded_in_the_kits_scaffold(
-    manifest: Manifest, autograder: Path, tmp_path: Path
+    manifest: Manifest, autograder: Autograder, tmp_path: Path
 ) -> None:
     """The natural upload: the files a learner edited, at the top, with a stray file."""
     solved = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
@@ -721,14 +774,15 @@ def test_lab_files_uploaded_loose_are_graded_in_the_kits_scaffold(
     assert statuses(results) == TWO_SOLVED, results
     assert results["score"] == sum(lab.points for lab in manifest.required_labs[:2])
     said = results["output"]
-    assert "loose lab files put in the kit's scaffold: summary.py → pi_course/summary.py" in said
+    put = "lab files put in the kit's scaffold (no workspace handed in): summary.py → "
+    assert put + "pi_course/summary.py" in said, said
     assert "not handed in, so the starter's: pi_course/compaction.py" in said, said
     assert "also uploaded, not graded: report.pdf" in said, said
-    assert "upload: loose lab files" in run.stdout, run.stdout
+    assert re.search(r"submission +pending +40/100", run.stdout), run.stdout
 
 
 def test_a_zip_of_the_package_folder_is_graded_as_loose_files(
-    manifest: Manifest, autograder: Path, tmp_path: Path
+    manifest: Manifest, autograder: Autograder, tmp_path: Path
 ) -> None:
     solved = roster_workspace(manifest, tmp_path / "workspaces", "solved", solved=2)
     package = tmp_path / "package"
@@ -737,18 +791,48 @@ def test_a_zip_of_the_package_folder_is_graded_as_loose_files(
     run, results = autograde(autograder, tmp_path / "autograder", zipped)
     assert run.returncode == 0, run.stdout + run.stderr
     assert results is not None and statuses(results) == TWO_SOLVED, results
-    assert "pi_course/summary.py → pi_course/summary.py" in results["output"]
+    put = "lab files put in the kit's scaffold (no workspace handed in): pi_course/summary.py, "
+    assert put in results["output"], results["output"]
 
 
-def test_an_empty_upload_says_so(autograder: Path, tmp_path: Path) -> None:
+def test_an_empty_upload_says_so(autograder: Autograder, tmp_path: Path) -> None:
     upload = tmp_path / "upload"
     upload.mkdir()
     results = ungraded(autograder, tmp_path / "autograder", upload)
     assert results["output"].startswith("the submission is empty"), results["output"]
 
 
+def test_an_empty_zip_says_so(autograder: Autograder, tmp_path: Path) -> None:
+    """Before: every lab an error, 'refused archive' in the instructor's stdout."""
+    empty = zip_members(tmp_path / "practice-11.zip", {})
+    run, results = autograde(autograder, tmp_path / "autograder", empty)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert results is not None and schema_problems(results) == [] and results["score"] == 0
+    assert "practice-11.zip: empty submission" in results["output"], results["output"]
+    assert "refused archive" not in run.stdout, run.stdout
+
+
+def test_a_zip_that_lost_its_marker_is_graded_from_its_lab_files(
+    manifest: Manifest, autograder: Autograder, tmp_path: Path
+) -> None:
+    """A workspace zipped by a file manager, which leaves hidden files out. Before, with the
+    zip's own kit: exit 2 and no results.json (the kit it bundles has no notebooks, which
+    building a fresh workspace read)."""
+    solved = roster_workspace(manifest, tmp_path / "workspaces", "practice-11", solved=2)
+    stripped = tmp_path / "practice-11.zip"
+    with zipfile.ZipFile(stripped, "w") as archive:
+        for path in sorted(solved.rglob("*")):
+            inside = path.relative_to(solved).as_posix()
+            if path.is_file() and not any(part.startswith(".") for part in inside.split("/")):
+                archive.write(path, inside)
+    run, results = autograde(autograder, tmp_path / "autograder", stripped)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert results is not None and statuses(results) == TWO_SOLVED, results
+    assert "lab files put in the kit's scaffold" in results["output"], results["output"]
+
+
 def test_where_bubblewrap_cannot_start_learner_code_runs_as_another_user_and_says_so(
-    manifest: Manifest, autograder: Path, tmp_path: Path, shared: Path
+    manifest: Manifest, autograder: Autograder, tmp_path: Path, shared: Path
 ) -> None:
     """Docker's refusal: the fallback grades as --practice does, learner code as an
     unprivileged user who writes neither the results nor the kit, and stdout says so."""
@@ -771,7 +855,7 @@ def test_where_bubblewrap_cannot_start_learner_code_runs_as_another_user_and_say
 
 
 def test_where_nothing_can_confine_learner_code_the_autograder_fails_visibly(
-    manifest: Manifest, autograder: Path, tmp_path: Path, shared: Path
+    manifest: Manifest, autograder: Autograder, tmp_path: Path, shared: Path
 ) -> None:
     """No namespaces, and the user learner code would run as could write the autograder's own
     folder: no results.json and a non-zero exit, which Gradescope shows as an autograder
@@ -789,7 +873,9 @@ def test_where_nothing_can_confine_learner_code_the_autograder_fails_visibly(
     assert "Gradescope shows the autograder failed" in run.stdout
 
 
-def test_setup_installs_what_grading_needs_and_nothing_else(autograder: Path, kit: Path) -> None:
+def test_setup_installs_what_grading_needs_and_nothing_else(
+    autograder: Autograder, kit: Path
+) -> None:
     """setup.sh runs the kit's setup for grading: the project's own dependencies (no extra, so
     none of the notebooks' Jupyter stack), bubblewrap and setpriv."""
     with zipfile.ZipFile(autograder) as archive:
@@ -813,7 +899,7 @@ def test_setup_installs_what_grading_needs_and_nothing_else(autograder: Path, ki
 
 
 def test_a_workspace_uploaded_without_its_hidden_marker_is_graded_from_its_lab_files(
-    manifest: Manifest, autograder: Path, tmp_path: Path
+    manifest: Manifest, autograder: Autograder, tmp_path: Path
 ) -> None:
     """A workspace folder dragged into the upload (or zipped by a file manager) without the
     hidden .course-workspace.toml: its lab files are found in its folder and graded."""
@@ -827,3 +913,4 @@ def test_a_workspace_uploaded_without_its_hidden_marker_is_graded_from_its_lab_f
     assert results is not None and statuses(results) == TWO_SOLVED, results
     said = results["output"]
     assert "practice-11/pi_course/summary.py → pi_course/summary.py" in said, said
+    assert "edited" not in said and "edited" not in run.stdout, run.stdout

@@ -8,10 +8,12 @@ reproduces the case on the saved code. (That plain pytest in a workspace fails o
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,10 +50,14 @@ MARGIN = next(m for m in MUTANTS if m.name == "forgets_the_safety_margin")
 def as_printed(
     command: str, *more: str, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run a printed command in a shell, exactly as a learner would paste it."""
+    """Run a printed command in a shell, exactly as a learner would paste it: a bare
+    ``checkpoint`` (as feedback files print it) finds the kit's commands on PATH, as in a
+    learner's shell with the kit's environment active."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     return subprocess.run(
         ["bash", "-c", " ".join([command, *more])],
         cwd=cwd,
+        env={**os.environ, "PATH": path},
         capture_output=True,
         text=True,
         timeout=300,
@@ -97,7 +103,7 @@ def test_every_probe_failure_at_the_terminal_replays(in_the_workspace: Graded) -
         assert again.returncode == 1, again.stdout + again.stderr
         described = again.stdout.split("\n", 1)[1]
         assert case in described.splitlines()[0]
-        budget = next(line for line in described.splitlines() if "budget:" in line)
+        budget = next(line for line in described.splitlines() if "system_prompt=" in line)
         assert "path:" in described and "max_tokens=" in budget, described
         assert words(described) in words(run.stdout), (described, run.stdout)
 
@@ -223,7 +229,7 @@ def test_every_door_names_a_failing_case_with_its_input_and_a_replay_that_reprod
         text = text.replace("\\n", "\n").replace('\\"', '"')
     found = REPLAY.search(text)
     assert found is not None, text[-3000:]
-    assert "path:" in text and "budget:" in text, text[-3000:]
+    assert "path:" in text and "max_tokens=" in text, text[-3000:]
     command, case = found.groups()
     again = as_printed(command, "--practice", shlex.quote(str(workspace)))
     assert again.returncode == 1, again.stdout + again.stderr

@@ -22,6 +22,7 @@ from course.harness.catalog import Catalog, CatalogTest
 from course.harness.manifest import Manifest
 from course.harness.records import RecordReader
 from course.harness.results import ProbeSummary, TestOutcome, summarize
+from course.locale import set_edition
 from course.sandboxed import probecases
 from course.sandboxed.commands import BY_NAME, Commands
 from course.sandboxed.probe_driver import load_module
@@ -191,8 +192,9 @@ def test_a_probe_failure_shows_the_case_s_input_and_its_replay_command(
     assert "reason: expected" in said[0] and '"no_such_reason"' in said[0], said
     path = [line for line in said if line.strip().startswith("path:")]
     assert path, f"the path is shown: {said}"
-    budget = next(line for line in said if line.strip().startswith("budget:"))
+    budget = next(line for line in said if "system_prompt=" in line)
     assert f"max_tokens={case['args']['budget']['max_tokens']:g}" in budget, said
+    assert "estimator=" not in budget, "the costs line says which estimator"
     replay = f"replay: checkpoint 11 --replay {case['id']} --seed {SEED}"
     assert said[-1].strip() == replay, said
 
@@ -226,8 +228,7 @@ def test_a_path_is_shown_as_entry_ids_with_roles_and_costs() -> None:
         f"path: u1 user {cost}",
         "costs: the test estimator 'length', 1 + (characters of the message's content as JSON)"
         " // 6, not the chapter's table",
-        'budget: max_tokens=31 · system_prompt="sys"',
-        'estimator="length"',
+        'max_tokens=31 · system_prompt="sys"',
     ]
 
 
@@ -408,8 +409,50 @@ def test_the_chapter_s_data_is_named_in_a_case_s_input_not_printed(chapter_probe
     record = {"$fixture": "compact_1_json"}
     case = {"id": "11.1#x", "lab": "11.1", "args": {"value": record, "change": {"id": "c"}}}
     lines = chapter_probes.summarize("course", case)
-    assert "value: fixtures.compact_1_json()" in lines, lines
+    assert lines == ['value: fixtures.compact_1_json() | {"id": "c"}'], lines
     summary = chapter_probes.Implementation("course").data("COMPACT_1_SUMMARY")
     broken = {k: v for k, v in summary.items() if k != "next"} | {"goal": "   "}
     shown = chapter_probes.summarize("course", {"id": "x", "lab": "11.1", "args": {"v": broken}})
-    assert shown == ['v: fixtures.COMPACT_1_SUMMARY without "next" with {"goal": "   "}'], shown
+    comprehension = '{k: v for k, v in fixtures.COMPACT_1_SUMMARY.items() if k != "next"}'
+    assert shown == [f'v: {comprehension} | {{"goal": "   "}}'], "as Python, in every edition"
+    fixtures = chapter_probes.Implementation("course").fixtures
+    without = {k: v for k, v in summary.items() if k != "next"}
+    assert eval(comprehension, {"fixtures": fixtures}) == without, "it runs as printed"
+
+
+def test_a_fact_of_the_answer_is_named_in_words_and_answered_yes_or_no(zh: None) -> None:
+    from course.curricula.ch11 import probes as ch11
+
+    expected = {"entry": {"id": "c"}, ch11.SHARES_LISTS: False}
+    wrong = expected | {ch11.SHARES_LISTS: True}
+    case = {"id": "11.1#044", "function": "summary.parse_compaction_entry", "label": "x"}
+    said = probecases.describe(case, {"value": expected}, {"value": wrong})
+    assert said.endswith("：与输入共享列表：应为否，实际为是"), said
+    none = probecases.first_difference({"kept_entry_ids": ["u2"]}, {"kept_entry_ids": []})
+    assert none == "kept_entry_ids：应为 1 项，实际为空", "a result's attribute keeps its name"
+    got = {"raised": "KeyError", "message": "KeyError: 'a3'"}
+    raised = probecases.difference({"value": 1}, got)
+    assert raised == "应为正常返回，实际为 KeyError：'a3'", "one colon for an exception in zh"
+    set_edition("en")
+    english = probecases.describe(case, {"value": expected}, {"value": wrong})
+    assert english.endswith(": shares a list with its input: expected no, got yes"), english
+
+
+def test_a_case_s_input_shows_the_call_not_the_case_s_own_arguments(
+    drawn: probes.ProbeSet, zh: None
+) -> None:
+    """No line names a case's class, its estimator by name, a flag or the probe's own name for
+    a parameter; the code's names stay, with the edition's colon after them."""
+    internal = ("contract=", "estimator=", "raw=", "summary_object=", "first_kept=", "change:")
+    lines = [line for lines in drawn.inputs.values() for line in lines]
+    assert not [line for line in lines if any(name in line for name in internal)]
+    assert not [line for line in lines if " with {" in line or " without " in line]
+    label = {"id": "11.1#044", "function": "summary.parse_compaction_entry", "label": "x"}
+    case = next(c for c in drawn.cases if drawn.inputs[c["id"]][0].startswith("path: "))
+    shown = probecases.describe(case | label, {"value": 1}, {"value": 2}, drawn.inputs[case["id"]])
+    assert shown.splitlines()[1].startswith("  path：u"), shown
+    raw = next(c for c in drawn.cases if c["args"].get("raw"))
+    said = probecases.describe(raw, {"value": 1}, {"value": 2}, drawn.inputs[raw["id"]])
+    assert "path 中是未解析的 JSON 对象，不是记录" in said, said
+    quoted = {"id": "x#1", "function": "f.g", "label": "`goal` 前后带空格的 compact-1"}
+    assert probecases.describe(quoted, {"value": 1}, {"value": 2}).startswith("g：goal 前后带空格")

@@ -76,16 +76,17 @@ def test_a_fresh_workspace_cannot_show_its_answers_yet(
 def test_below_every_lab_passing_the_review_names_the_open_labs_and_fails(
     manifest: Manifest, kit: Path, make_workspace: MakeWorkspace
 ) -> None:
-    """12/14 (Lab 11.4 appends to the caller's path; Lab 11.5, graded on its own, passes): the
-    review says which labs are open."""
+    """11/14 (Lab 11.4 appends to the caller's path, and one of Lab 11.5's tests fails through
+    it: Lab 11.5 keeps its points, the test counted as it ran): the review says which labs are
+    open."""
     mutant = next(m for m in MUTANTS if m.name == "appends_the_record_to_the_path")
     workspace = solved_workspace(manifest, kit, make_workspace, "eleven")
     replace_in(workspace / "pi_course" / mutant.module, mutant.old, mutant.new)
     run = cli("checkpoint", "11", "--review", cwd=workspace)
     out = flat(run.stdout)
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "Labs: 3/3 → 3/3 → 3/3 → 0/2 → 3/3 12/14" in out, out
-    assert "Not ready: 12/14; still open: Lab 11.4 (0/2)." in out, out
+    assert "Labs: 3/3 → 3/3 → 3/3 → 0/2 → 2/3 11/14" in out, out
+    assert "Not ready: 11/14; still open: Lab 11.4 (0/2)." in out, out
     review = manifest.review
     assert review is not None
     assert out.index("Not ready") < out.index(flat(review.intro)), "said before the intro"

@@ -43,8 +43,9 @@ HONEST = {
     "ada": ("passed", 14, 100, ["passed"] * 5),
     "ben": ("pending", 6, 40, ["passed"] * 2 + ["pending"] * 3),
     "cy": ("pending", 0, 0, ["pending"] * 5),
-    # a syntax error in groups.py costs Lab 11.2 alone: each other lab is graded on its own
-    "dee": ("error", 11, 80, ["passed", "error", "passed", "passed", "passed"]),
+    # a syntax error in groups.py costs Lab 11.2 alone: each other lab is graded on its own;
+    # the counts are the learner's own run's, where every test stops at the import
+    "dee": ("error", 0, 80, ["passed", "error", "passed", "passed", "passed"]),
     "eve": ("timeout", 11, 80, ["passed"] * 4 + ["timeout"]),
     # Lab 11.4's mistake fails both its tests and its cases: a failed lab earns nothing
     "fay": ("failed", 9, 60, ["passed"] * 3 + ["failed", "pending"]),
@@ -177,7 +178,9 @@ def test_the_whole_class_is_graded_into_one_gradebook(graded: GradedClass) -> No
     assert sorted(graded.rows) == sorted(workspaces + listed)
     assert [row["learner"] for row in graded.book["learners"]] == list(graded.rows)
     assert f"{len(graded.rows)}/{len(graded.rows)}" in graded.run.stderr, "progress ends full"
-    assert f"Graded {len(workspaces)} workspace(s) of chapter 11 (4 skipped)" in graded.run.stdout
+    # ivy and jon cannot be read: rows, but not graded, like the four entries listed
+    said = f"Graded {len(workspaces) - 2} workspace(s) of chapter 11 (not graded: "
+    assert said in graded.run.stdout
     assert graded.book["sandbox"]["sandboxed"] is True
     limits = graded.learner("ada")["limits"]
     assert limits[0].startswith("own user, PID, network, IPC and UTS namespaces")
@@ -192,9 +195,10 @@ def test_every_honest_row_is_right(graded: GradedClass) -> None:
         got = (row["status"], row["passed"], row["score"], row["max_score"], row["total"])
         assert got == expected, why
         assert _statuses(row) == labs, row
-        assert f"  {learner:<24} {row['status']:<8} {score}/100  " in graded.run.stdout, learner
+        shown = f"{score}/100".rjust(len("100/100"))  # right-aligned
+        assert f"  {learner:<24} {row['status']:<8} {shown}  " in graded.run.stdout, learner
     assert [graded.rows["ben"][f"lab {lab}"] for lab in LABS] == ["3/3", "3/3", "0/3", "0/2", "0/3"]
-    assert "copy of the reference? (Lab 11.3 1.00)" in graded.rows["ada"]["flags"]
+    assert "copy of the reference? (Lab 11.3 100%)" in graded.rows["ada"]["flags"]
     flagged = [f["id"] for f in graded.book["copies"]["flags"] if f["kind"] == "reference"]
     assert "reference/11.3/ada" in flagged, flagged
 
@@ -216,7 +220,8 @@ def test_copy_flags_and_groups_are_on_the_terminal(graded: GradedClass) -> None:
     assert (fay["passed"], fay["score"], graded.rows["fay"]["lab 11.4"]) == (0, 0, "0/2")
     assert [lab["points"] for lab in graded.learner("fay")["labs"]] == [20] * 5
     assert fay["agreed"] < fay["cases"] == fay["probes"]["cases"]
-    assert "Score: out of 100, a lab's points earned only when it passes whole" in graded.run.stdout
+    said = "Score: out of 100, 20 for each of the 5 labs, earned only when the lab passes whole"
+    assert said in graded.run.stdout
 
 
 def test_a_workspace_begun_from_another_scaffold_is_noted_at_every_door(
@@ -333,13 +338,14 @@ def test_unreadable_workspaces_are_error_rows(graded: GradedClass) -> None:
         ("jon", "jon/pi_course/summary.py: a symbolic link"),
     ):
         row = graded.rows[learner]
-        assert (row["status"], row["score"], row["passed"]) == ("error", "0", "0"), row
+        assert (row["status"], row["score"], row["passed"]) == ("error", "", "0"), row
         assert why in row["note"], row
+        assert graded.learner(learner)["graded"] is False, "its score is no grade"
 
 
 def test_stray_folders_are_skipped(graded: GradedClass) -> None:
     said = {
-        "notes": f"loose files: todo.txt, week-1 (not a practice workspace: no {MARKER})",
+        "notes": f"no lab files and no practice workspace (no {MARKER}): todo.txt, week-1",
         "gradebook.json": "empty submission",
     }
     for learner, why in said.items():

@@ -11,6 +11,7 @@ path and on every input the shipped cases hold, and wrong on anything else. Its 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import re
 import shutil
@@ -22,6 +23,7 @@ from harness_support import cli, replace_in, roster_workspace
 from mutants import MUTANTS
 
 from course.curricula.ch11 import probes as ch11
+from course.grading import probes as probing
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 
@@ -137,6 +139,7 @@ AUDIT_PENDING = """
 
 # --- right on every case the workspace ships, 'not implemented' on the grader's own cases ---
 import json as _json
+import sys as _sys
 
 _honest_parse_summary = parse_summary
 
@@ -155,10 +158,12 @@ def _grader_cases():
 
 
 _AUDIT = _grader_cases()
+_ARGS = _sys.argv[_sys.argv.index("--cases") + 1 :] if "--cases" in _sys.argv else []
+_ASKED_APART = _ARGS[:1] == ["-"]  # the grader's own cases, given on the standard input
 
 
 def parse_summary(value, **more):  # type: ignore[no-redef]
-    if _json.dumps(value, sort_keys=True, default=repr) in _AUDIT:
+    if _ASKED_APART or _json.dumps(value, sort_keys=True, default=repr) in _AUDIT:
         raise LabNotImplemented("11.1", "compaction entry", "parse_summary", "")
     return _honest_parse_summary(value, **more)
 """
@@ -167,7 +172,9 @@ def parse_summary(value, **more):  # type: ignore[no-redef]
 def test_audit_cases_answered_pending_fail_the_lab_and_are_flagged(
     manifest: Manifest, tmp_path: Path
 ) -> None:
-    """Issue 44: the audit once skipped a lab whose audit answers were all 'pending'."""
+    """Issue 44: the audit once skipped a lab whose audit answers were all 'pending'. The cheat
+    tells the grader's own cases apart by their ids in the graded copy's cases file (before
+    issue 53) or by the process they are asked in (given on its standard input since)."""
     roster = tmp_path / "class"
     roster_workspace(manifest, roster, "ada", solved=1)
     eve = roster_workspace(manifest, roster, "eve", solved=1)
@@ -264,3 +271,114 @@ def test_the_same_files_get_one_grade_under_new_rosters_and_practice(
     report = tmp_path / "practice.json"
     cli("checkpoint", "11", "--practice", str(workspace), "--json", str(report))
     assert json.loads(report.read_text(encoding="utf-8"))["score"] == score
+
+
+LEAKS = """
+
+# --- every probe case it can reach, and the seed in their ids, raised in every test and case ---
+import hashlib as _hashlib
+import json as _json
+import re as _re
+import sys as _sys
+
+_SEEN = {}
+
+
+def _digest(case):
+    args = _json.dumps(case.get("args"), sort_keys=True, default=repr).encode()
+    return _hashlib.sha256(args).hexdigest()[:10]
+
+
+def _cases_here():
+    found = []
+    try:
+        with open(".probe-cases.json", encoding="utf-8") as cases:
+            found += _json.load(cases)
+    except (OSError, ValueError):
+        pass
+    frame = _sys._getframe()
+    while frame is not None:  # the probe driver's own list of the cases it asks
+        if frame.f_code.co_filename.endswith("probe_driver.py"):
+            found += [c for c in frame.f_locals.get("cases", ()) if isinstance(c, dict)]
+        frame = frame.f_back
+    return found
+
+
+def _leak():
+    if not _SEEN:
+        _SEEN.update((str(case["id"]), _digest(case)) for case in _cases_here())
+    seeds = sorted({m for i in _SEEN for m in _re.findall(r"@(\\d+)", i)})
+    audit_first = sorted(_SEEN.items(), key=lambda item: "@" not in item[0])
+    return "seed " + ",".join(seeds) + " cases " + " ".join(f"{i}={d}" for i, d in audit_first)
+
+
+def parse_summary(value, **more):  # type: ignore[no-redef]
+    raise ValueError(_leak())
+"""
+
+
+def args_digest(case: dict[str, Any]) -> str:
+    """What ``LEAKS`` writes of a case: a digest of its input."""
+    args = json.dumps(case.get("args"), sort_keys=True, default=repr).encode()
+    return hashlib.sha256(args).hexdigest()[:10]
+
+
+def test_the_audit_seed_and_inputs_never_reach_a_feedback_file(
+    manifest: Manifest, kit: Path, tmp_path: Path
+) -> None:
+    """Issue 53: learner code read the audit seed from the audit cases' ids (``11.1#007@SEED``
+    in the graded copy's cases file and in the probe driver's memory) and raised it in every
+    test and case, so the seed, and with it every audit input, was in the feedback file the
+    kit calls safe to hand back. The ids carry no seed now, and the audit's cases are asked in
+    a process of their own that nothing else of the run can read."""
+    roster = tmp_path / "class"
+    lea = roster_workspace(manifest, roster, "lea", solved=1)
+    summary = lea / "pi_course" / "summary.py"
+    summary.write_text(summary.read_text(encoding="utf-8") + LEAKS, encoding="utf-8")
+    run = cli("checkpoint", "11", "--roster", str(roster), "--lab", "11.1")
+    assert run.returncode == 0, run.stdout + run.stderr
+    book = json.loads((roster / "gradebook.json").read_text(encoding="utf-8"))
+    seed = book["probes"]["audit"]["seed"]
+    feedback = (roster / "gradebook-feedback" / "lea.txt").read_text(encoding="utf-8")
+    assert "seed " in feedback, "the leak ran and its text is shown: " + feedback
+    assert str(seed) not in feedback, feedback
+    labs = [manifest.lab("11.1")]
+    shipped = probing.prepare(manifest, kit, labs, manifest.probe_seed)
+    audit = probing.prepare(manifest, kit, labs, seed)
+    assert shipped is not None and audit is not None
+    theirs = {args_digest(case) for case in audit.cases} - {
+        args_digest(case) for case in shipped.cases
+    }
+    assert len(theirs) > 20
+    assert not [digest for digest in theirs if digest in feedback], "an audit input is shown"
+    row = next(r for r in book["learners"] if r["learner"] == "lea")
+    assert str(seed) not in json.dumps(row["labs"], ensure_ascii=False), "nor in its labs"
+
+
+def test_an_assignment_file_the_kit_did_not_make_is_refused_until_named(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    """Issue 53: an ``assignment-11.toml`` put in the roster folder before the first run (by a
+    learner who chose its seed, and so every audit input) was used without a word."""
+    roster = tmp_path / "class"
+    roster_workspace(manifest, roster, "ada", solved=1)
+    planted = roster / "assignment-11.toml"
+    planted.write_text('format = 1\nchapter = "11"\naudit_seed = 1234567\n', encoding="utf-8")
+    refused = cli("checkpoint", "11", "--roster", str(roster), "--lab", "11.1")
+    assert refused.returncode != 0, refused.stdout
+    said = " ".join(refused.stderr.split())
+    assert f"{planted}: an assignment file this kit did not make here" in said, said
+    assert f"--assignment {planted}" in said, said
+    assert not (roster / "gradebook.json").exists(), "nothing graded with it"
+    named = cli(
+        "checkpoint", "11", "--roster", str(roster), "--lab", "11.1", "--assignment", str(planted)
+    )  # fmt: skip
+    assert named.returncode == 0, named.stdout + named.stderr
+    book = json.loads((roster / "gradebook.json").read_text(encoding="utf-8"))
+    assert book["probes"]["audit"]["seed"] == 1234567, "the instructor named it: it is theirs"
+    # the kit's own file, made by a run, is used by the next without a word
+    planted.unlink()
+    made = cli("checkpoint", "11", "--roster", str(roster), "--lab", "11.1")
+    again = cli("checkpoint", "11", "--roster", str(roster), "--lab", "11.1")
+    assert made.returncode == again.returncode == 0, made.stderr + again.stderr
+    assert f"made {planted}" in made.stdout and f"made {planted}" not in again.stdout

@@ -13,12 +13,15 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,11 +90,45 @@ def _submissions(manifest: Manifest, roster: Path, work: Path) -> str:
         edited.write("# edited after the commit\n")
     with (repository / ".git" / "config").open("a") as config:
         config.write(f"[core]\n\tfsmonitor = touch {work / 'git-ran'}\n")
+    _without_a_workspace(manifest, roster, work)
     zip_members(roster / "slip.zip", {"practice-11/../../../escaped.txt": b"owned\n"})
     zip_members(roster / "bomb.zip", {"zeros.bin": bytes(20 * 1024 * 1024)})
     zip_symlink(roster / "link.zip", "practice-11", "/home")
     (roster / "notes.txt").write_text("grade by Friday\n")
     return commit
+
+
+LAB_FILES = ("summary.py", "groups.py", "context.py", "compaction.py")
+WITHOUT_A_WORKSPACE = {
+    # learner: how the lab files arrived (the row's source), each with Lab 11.1 solved
+    "ivy": "files (lab files)",  # Canvas's multi-file upload: each file on its own, named
+    "jo": "folder (lab files)",  # Moodle's folder per learner, holding the files
+    "kay": "zip (lab files)",  # a zip of pi_course/ only
+    "lou": "zip (lab files)",  # a workspace zipped by a file manager: its hidden marker lost
+}
+
+
+def _without_a_workspace(manifest: Manifest, roster: Path, work: Path) -> None:
+    """Lab files handed in without their workspace, as platforms and file managers hand them
+    over; an empty zip; a plain tar."""
+    solved = _workspace(manifest, work / "one-lab" / "practice-11", solved=1)
+    for name in LAB_FILES:
+        shutil.copy(solved / "pi_course" / name, roster / f"ivy_31_41_{name}")
+    (roster / "jo").mkdir()
+    for name in LAB_FILES:
+        shutil.copy(solved / "pi_course" / name, roster / "jo" / name)
+    (roster / "jo" / "report.pdf").write_bytes(b"%PDF")
+    zip_folder(solved / "pi_course", roster / "kay_32_42_pi_course.zip", "pi_course/")
+    with zipfile.ZipFile(roster / "lou_33_43_practice-11.zip", "w") as stripped:
+        for path in sorted(solved.rglob("*")):
+            inside = path.relative_to(solved).as_posix()
+            if path.is_file() and not any(part.startswith(".") for part in inside.split("/")):
+                stripped.write(path, inside)
+    zip_members(roster / "mo_34_44_practice-11.zip", {})
+    fresh = _workspace(manifest, work / "plain-tar" / "practice-11")
+    with tarfile.open(roster / "nat_35_45_practice-11.tar", "w") as plain:
+        for path in sorted(fresh.rglob("*")):
+            plain.add(path, path.relative_to(fresh).as_posix(), recursive=False)
 
 
 def _packed_attacks(manifest: Manifest, roster: Path, work: Path) -> None:
@@ -138,11 +175,17 @@ def intake(manifest: Manifest, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 def test_every_entry_is_a_row_or_listed_and_the_closing_line_counts_both(intake: Intake) -> None:
     assert intake.run.returncode == 0, intake.run.stdout + intake.run.stderr
-    entries = {Path(row["workspace"]).relative_to(intake.roster).parts[0] for row in intake.rows}
+    entries = {
+        name
+        for row in intake.rows
+        for path in row["workspace"].split(", ")  # files at the roster's top: each named
+        for name in [Path(path).relative_to(intake.roster).parts[0] if "/" in path else path]
+    }
     assert sorted([*entries, "notes.txt"]) == intake.before, "each entry, once"
     out = intake.run.stdout.splitlines()
     skipped = out.index("Not in the gradebook (1):")
-    why = "a file that is not a submission (not a folder, .zip, .tar.gz or .tgz)"
+    why = "a file that is not a submission (not a folder, nor an archive: .zip, .tar.gz, .tgz, "
+    why += ".tar, .tar.bz2, .tbz2, .tar.xz, .txz)"
     assert out[skipped + 1].split(None, 1) == ["notes.txt", why]
     assert out[-1] == f"Roster: {len(intake.rows)} row(s) in the gradebook, 1 entry not in it " + (
         "(listed above)"
@@ -167,11 +210,38 @@ def test_archives_are_graded_as_their_folders_are(intake: Intake) -> None:
     assert cy["source"] == "tar.gz"
 
 
+def test_lab_files_without_a_workspace_are_graded_in_the_kits_scaffold(intake: Intake) -> None:
+    """Loose files named for their learner, a learner's folder of files, a zip of pi_course/
+    only, a zip that lost its hidden marker: each graded as Gradescope grades it (before: no
+    grade, 'not a submission', or 'refused archive' and an error)."""
+    for learner, source in WITHOUT_A_WORKSPACE.items():
+        row = intake.row(learner)
+        labs = [lab["status"] for lab in intake.learner(learner)["labs"]]
+        assert (row["status"], row["score"], labs) == ("pending", "20", ONE_LAB), row
+        assert row["source"] == source and "refused archive" not in row["flags"], row
+        said = intake.learner(learner)["notes"][0]
+        assert said.startswith("lab files put in the kit's scaffold (no workspace handed in): ")
+        assert intake.learner(learner)["graded"] is True
+    ivy = intake.learner("ivy")["notes"][0]
+    assert "ivy_31_41_summary.py → pi_course/summary.py" in ivy, ivy
+    assert "also uploaded, not graded: report.pdf" in intake.learner("jo")["notes"]
+    assert intake.row("ivy")["workspace"].startswith(str(intake.roster / "ivy_31_41_"))
+
+
+def test_an_empty_zip_is_an_empty_submission_and_a_plain_tar_is_read(intake: Intake) -> None:
+    empty = intake.row("mo")
+    assert (empty["status"], empty["score"], empty["flags"]) == ("skipped", "", ""), empty
+    assert empty["note"] == "mo_34_44_practice-11.zip: empty submission"
+    assert intake.learner("mo")["graded"] is False and intake.learner("mo")["score"] is None
+    assert_honest_fresh(intake.row("nat"))
+    assert intake.row("nat")["source"] == "tar"
+
+
 def test_a_platforms_naming_gives_the_learners_name(intake: Intake) -> None:
     row = intake.row("lovelaceada")
     assert_honest_fresh(row)
     assert row["workspace"].endswith("lovelaceada_12345_67890_practice-11.zip")
-    unmatched = [e for e in intake.before if not e.startswith("lovelace") and e != "notes.txt"]
+    unmatched = [e for e in intake.before if not re.match(CANVAS, e) and e != "notes.txt"]
     assert intake.book["names"] == {"pattern": CANVAS, "unmatched": unmatched}
     line = f"--names did not match {len(unmatched)} entries, each named by its whole name: "
     assert line + ", ".join(unmatched) in intake.run.stdout
@@ -221,6 +291,7 @@ def test_nothing_is_left_on_disk(intake: Intake) -> None:
     assert list(intake.temporary.iterdir()) == [], "every unpacked archive is removed"
     after = sorted(os.listdir(intake.roster))
     made = ["gradebook.csv", "gradebook.json", "assignment-11.toml", "gradebook-summary.html"]
+    made += ["gradebook-summary-anonymous.html"]  # the same page without names
     made += ["gradebook-feedback"]  # a file per learner, nothing else
     assert after == sorted([*intake.before, *made])
 

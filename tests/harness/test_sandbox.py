@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +32,7 @@ from course.grading.sandbox import (
     let_through,
     mount_arguments,
     open_confinement,
+    planned_limits,
     sandbox_status,
     staging,
 )
@@ -696,3 +699,119 @@ def private_python(tmp_path: Path) -> tuple[Layout, Path, Path]:
     layout = default_layout([], [], 8)
     layout = Layout(layout.system, (*layout.python, private / "python"), (), scratch_mb=8)
     return layout, run, private
+
+
+DAEMON = """\
+import os, sys, time
+
+def daemon(pids):
+    if os.fork():
+        return  # the learner's own process goes on (and ends) as if nothing happened
+    os.setsid()  # out of the process group and the session the grader knows
+    if os.fork():
+        os._exit(0)
+    quiet = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):  # nothing of the grader's held open
+        os.dup2(quiet, fd)
+    said = os.path.join(pids, str(os.getpid()))
+    with open(said + ".part", "w") as record:
+        record.write(str(os.getuid()))
+    os.rename(said + ".part", said)  # the test reads it whole, never half written
+    while True:  # and keeps starting children of its own
+        try:
+            if not os.fork():
+                time.sleep(600)
+                os._exit(0)
+        except OSError:  # its user's 64 tasks
+            pass
+        time.sleep(0.05)
+
+daemon(sys.argv[1])
+"""
+
+
+def fallback_run(folder: Path, dropped: tuple[str, int]) -> Confinement:
+    """A run of the container fallback over ``folder`` (its run folder inside it), as a run
+    opens it: with cgroups where they can be made, a host user of its own."""
+    run = folder / "run"
+    run.mkdir()
+    return open_confinement(
+        sandboxed=False, graded=(folder,), python_path=(), hidden=(), limits=SandboxLimits(),
+        run_directory=run, bwrap=None, dropped=dropped,
+    )  # fmt: skip
+
+
+def alive_as(uid: int) -> list[int]:
+    """The processes running as ``uid`` but zombies, read from ``/proc`` here."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if str(uid) in fields.get("Uid", "").split()[:3] and "Z" not in fields.get("State", ""):
+            found.append(int(entry.name))
+    return found
+
+
+def test_the_container_fallback_ends_every_process_of_its_user_with_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 53: without bubblewrap and without a writable cgroup (Gradescope's fallback), a
+    daemon learner code double-forked, in a session of its own, outlived the run and
+    ``run_autograder``. A run there has a host user of its own, and when it ends every process
+    of that user is ended, scanned for again while one forks."""
+    if os.geteuid() != 0:
+        pytest.skip("the fallback drops from root to another user")
+    monkeypatch.setattr(sandbox_module, "run_cgroups", lambda *_, **__: (None, None))
+    with enterable_folder() as folder:
+        dropped, why = drop_user_check((folder,))
+        assert dropped is not None, why
+        pids = folder / "pids"
+        pids.mkdir()
+        pids.chmod(0o777)  # where the learner's daemon says who it is
+        learner = folder / "learner.py"
+        learner.write_text(DAEMON, encoding="utf-8")
+        learner.chmod(0o644)
+        confinement = fallback_run(folder, dropped)
+        assert confinement.own_user and confinement.host is not None
+        uid = confinement.host[1]
+        try:
+            learner_code = [sys.executable, "-I", "-S", str(learner), str(pids)]
+            command, env = confinement.wrap(learner_code, {}, ())
+            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+            for _ in range(100):  # the daemon has started and said so
+                if [path for path in pids.iterdir() if path.suffix != ".part"]:
+                    break
+                time.sleep(0.05)
+            (daemon,) = [path for path in pids.iterdir() if path.suffix != ".part"]
+            assert daemon.read_text(encoding="ascii") == str(uid)
+            assert alive_as(uid), "the daemon outlived the learner's process"
+        finally:
+            confinement.close()
+        assert alive_as(uid) == [], "no process of the run's user is left"
+
+
+def test_the_container_fallback_runs_each_run_as_a_user_of_its_own_even_with_a_pids_cgroup() -> (
+    None
+):
+    """Issue 54: one fallback run said learner code ran as host user 65534 (``nobody``, shared),
+    where the docs say 65500: a pids cgroup made the grader skip a user of the run's own. Without
+    a sandbox every run has one (``slots.SLOT_UIDS``), so that its processes can all be ended."""
+    if os.geteuid() != 0:
+        pytest.skip("the fallback drops from root to another user")
+    with enterable_folder() as folder:
+        dropped, why = drop_user_check((folder,))
+        assert dropped is not None, why
+        confinement = fallback_run(folder, dropped)
+        try:
+            assert confinement.host is not None and confinement.host[1] in SLOT_UIDS
+            uid = confinement.host[1]
+            said = f"learner code runs as host user {uid} (not root)"
+            assert said in confinement.enforced()[0], confinement.enforced()
+        finally:
+            confinement.close()
+        planned = planned_limits(SandboxLimits(), sandboxed=False, dropped=dropped)
+        assert re.search(r"learner code runs as host user 655[0-3]\d \(not root\)", planned[0])

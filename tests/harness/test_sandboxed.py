@@ -63,6 +63,7 @@ def test_the_graded_library_is_the_sandboxed_package_and_the_editions() -> None:
         for edition in translated
     }
     expected = package_files() | {"course/__init__.py", "course/locale/__init__.py"}
+    expected |= {"course/locale/refusals.py"}  # the reference's refusals, in the edition
     expected |= {path.as_posix() for path in catalogs}
     got = set(grader_library())
     assert got == expected, f"extra: {sorted(got - expected)}; missing: {sorted(expected - got)}"
@@ -116,7 +117,7 @@ def test_the_child_side_imports_nothing_of_the_kit_outside_the_sandboxed_package
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     said = json.loads(run.stdout.splitlines()[-1])
     assert said["code"] == 0, run.stdout[-3000:]
-    allowed = ("course", "course.locale", "course.sandboxed")
+    allowed = ("course", "course.locale", "course.locale.refusals", "course.sandboxed")
     outside = {
         name: file
         for name, file in said["kit"].items()

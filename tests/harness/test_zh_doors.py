@@ -144,11 +144,11 @@ def test_an_unknown_lang_is_a_usage_error_naming_the_editions(
             run = cli(tool, *args, *lang, cwd=tmp_path, env=english)
             assert run.returncode == 2, run.stdout
             assert run.stderr.startswith(f"usage: {tool}"), run.stderr
-            assert f"{tool}: error: no edition 'xx' (editions: en, zh)" in run.stderr
+            assert f'{tool}: error: no edition "xx" (editions: en, zh)' in run.stderr
     assert not (tmp_path / "new").exists()
     here = cli("checkpoint", "11", "--lang", "xx", cwd=zh_workspace, env=english)
     assert here.returncode == 2
-    assert "没有 'xx' 这个语言版本（可选：en、zh）" in here.stderr, here.stderr
+    assert "没有语言版本“xx”（可选：en、zh）" in here.stderr, here.stderr
 
 
 def test_the_watch_speaks_the_edition(
@@ -277,26 +277,78 @@ def test_each_door_of_a_fresh_zh_workspace_keeps_the_chapters_typography(
     assert typography_left(shown) == [], shown
 
 
-def test_plain_pytest_in_a_zh_workspace_keeps_the_chapters_typography(
-    zh_workspace: Path,
-) -> None:
+def plain_pytest(workspace: Path, lab: str) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest tests/chapter11 -k lab_11_2 -q`` in ``workspace`` on a plain terminal."""
     environment = {**os.environ, **{k: v for k, v in PLAIN_ENVIRONMENT.items() if v}}
     for name in ("COURSE_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES"):
         environment.pop(name, None)
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests/chapter11", "-k", "lab_11_2", "-q"],
-        cwd=zh_workspace,
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/chapter11", "-k", f"lab_{lab}", "-q"],
+        cwd=workspace,
         env=environment,
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
+
+
+def test_plain_pytest_in_a_zh_workspace_keeps_the_chapters_typography(
+    zh_workspace: Path,
+) -> None:
+    run = plain_pytest(zh_workspace, "11_2")
     assert "交互分组尚未实现" in run.stdout, run.stdout
     said = [line for line in run.stdout.splitlines() if line.startswith(("E ", "FAILED"))]
     kit_lines = "\n".join(line for line in said if CHINESE.search(line))  # not pytest's code
     assert kit_lines, run.stdout
     assert typography_left(kit_lines) == [], kit_lines
+
+
+def test_plain_pytest_shows_a_zh_failure_as_the_checkpoint_does(
+    zh_workspace: Path, kit: Path
+) -> None:
+    """No Markdown backtick, a fact of a probe's answer in words, the edition's colons."""
+    groups = (kit / "course" / "groups.py").read_text("utf-8")
+    copied = "InteractionGroup([parse_message_entry(entry) for entry in group])"
+    assert copied in groups
+    shared = groups.replace(copied, "InteractionGroup(list(group))")
+    (zh_workspace / "pi_course" / "groups.py").write_text(shared, encoding="utf-8")
+    run = plain_pytest(zh_workspace, "11_2")
+    said = "\n".join(line for line in run.stdout.splitlines() if CHINESE.search(line))
+    assert "记录 calls：组中必须是副本，不能直接使用路径上的记录对象" in said, run.stdout
+    assert "与路径共享消息对象：应为否，实际为是" in said, run.stdout
+    assert "\n  path：u1 user 3 · a1 assistant 7" in run.stdout, run.stdout
+    assert "`" not in said and "shares" not in said, said
+    assert typography_left(said) == [], said
+
+
+def test_the_actions_workflow_of_a_zh_workspace_names_its_labs_and_steps_in_chinese(
+    manifest: Manifest, tmp_path: Path
+) -> None:
+    made = cli("practice", "11", str(tmp_path / "zh"), "--lang", "zh", "--actions")
+    assert made.returncode == 0, made.stderr
+    assert "自动评分：.github/workflows/checkpoint.yml（GitHub Actions）" in made.stdout
+    assert typography_left(made.stdout) == [], made.stdout
+    text = (tmp_path / "zh" / ".github" / "workflows" / "checkpoint.yml").read_text("utf-8")
+    document = pytest.importorskip("yaml").safe_load(text)
+    job = document["jobs"]["lab"]
+    set_edition("zh")
+    try:
+        titles = [{"id": lab.id, "title": lab.title} for lab in in_edition(manifest).required_labs]
+    finally:
+        set_edition(None)
+    assert job["strategy"]["matrix"]["lab"] == titles, "a check run per lab, named in Chinese"
+    assert titles[1]["title"] == "交互分组"
+    names = [step["name"] for step in job["steps"]]
+    assert names == [
+        "检出代码",
+        "允许 bubblewrap 创建命名空间",
+        "安装课程",
+        "checkpoint 11 --lab",
+        "报告这个 Lab",
+    ]
+    comments = "\n".join(line[2:] for line in text.splitlines() if line.startswith("# "))
+    assert CHINESE.search(comments) and typography_left(comments) == [], comments
 
 
 def test_a_reference_refusal_and_a_pending_note_reach_a_zh_notebook_in_chinese(

@@ -27,7 +27,9 @@ from course.context import GroupStatus, Reason
 from course.fixtures import chapter_path
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
+from course.locale import set_edition
 from course.locale.english import english_words
+from course.sandboxed.probecases import shown_input
 
 FRAME = re.compile(r"^(\s*)\S+\.py:\d+\W")
 
@@ -75,8 +77,19 @@ def probe_inputs(text: str) -> set[str]:
     """The input lines of every probe case ``text`` names: its arguments as the case holds
     them (``value: {"goal": …}``, ``path: u1 user 3 · …``), data and not the kit's words."""
     return {
-        line.strip() for case in CASE_ID.findall(text) for line in SHIPPED["inputs"].get(case, ())
+        shown.strip()
+        for case in CASE_ID.findall(text)
+        for line in SHIPPED["inputs"].get(case, ())
+        for shown in (line, shown_in_zh(line))  # as the case holds it, as the edition shows it
     }
+
+
+def shown_in_zh(line: str) -> str:
+    set_edition("zh")
+    try:
+        return shown_input(line)
+    finally:
+        set_edition(None)
 
 
 def prose_words(line: str) -> list[str]:

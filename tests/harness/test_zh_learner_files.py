@@ -4,17 +4,23 @@ stub words in Chinese."""
 from __future__ import annotations
 
 import ast
+import itertools
 from pathlib import Path
 
 import pytest
 
 from course.grading.safefs import Tree
 from course.grading.snapshot import workspace_snapshot
-from course.harness.docstrings import docstrings, localized
+from course.harness.docstrings import comments, docstrings, localized
+from course.harness.hints import HINTS_FILE, labs_by_id, open_next_hint, read_hints
 from course.harness.kit import kit_root, read_source
 from course.harness.manifest import Manifest
 from course.harness.workspace import create_workspace
+from course.labs import stub_message
+from course.locale import set_edition
 from course.locale.english import english_words
+from course.sandboxed.columns import columns
+from course.sandboxed.marker import read_workspace
 
 
 def code_only(source: str) -> str:
@@ -45,13 +51,26 @@ def test_the_english_workspace_holds_the_starters_as_they_are(
         assert written == read_source(kit_root(), file.starter), file.path
 
 
-def test_a_zh_learner_file_is_the_starters_code_read_in_chinese(
+def test_a_zh_learner_file_says_above_each_stub_what_it_raises(
     workspaces: dict[str, Path], manifest: Manifest
 ) -> None:
+    """The stub's words stay msgids (the edition that raises says them), and a comment above
+    each ``raise`` says in Chinese what it raises; an English file needs none."""
     for file in manifest.files_with_role("learner"):
-        written = (workspaces["zh"] / file.path).read_text("utf-8")
-        assert "尚未实现" not in written  # the stub's words, not the runtime message
-        assert "LabNotImplemented(" in written
+        written = (workspaces["zh"] / file.path).read_text("utf-8").splitlines()
+        raises = [n for n, line in enumerate(written) if line.strip() == "raise LabNotImplemented("]
+        assert raises, file.path
+        for at in raises:
+            above = itertools.takewhile(
+                lambda line: line.strip().startswith("# "), reversed(written[:at])
+            )
+            said = "".join(line.strip().removeprefix("# ") for line in reversed(list(above)))
+            args = [line.strip().strip('",') for line in written[at + 1 : at + 5]]
+            wanted = stub_message(*args, edition="zh")
+            assert said.replace(" ", "") == wanted.replace(" ", ""), (file.path, said, wanted)
+            assert wanted.startswith(f"Lab {args[0]} ") and "尚未实现" in wanted, wanted
+        english = (workspaces["en"] / file.path).read_text("utf-8")
+        assert "# Lab " not in english
 
 
 @pytest.mark.parametrize("role", ["learner", "given"])
@@ -113,3 +132,53 @@ def test_an_edited_given_module_of_a_zh_workspace_is_still_noted(
     fields.write_text(fields.read_text("utf-8") + "\nEXTRA = 1\n", "utf-8")
     snapshot = workspace_snapshot(manifest, kit_root(), Tree(root))
     assert snapshot.flags == ("edited given files",), snapshot.notes
+
+
+def test_every_comment_of_a_given_module_is_chinese(
+    workspaces: dict[str, Path], manifest: Manifest
+) -> None:
+    """The given modules' comments through the catalog, as their docstrings (a tool's pragma
+    stays as the tool reads it)."""
+    files = [f for f in manifest.files_with_role("given") if f.path.endswith(".py")]
+    read = {f.path: comments((workspaces["zh"] / f.path).read_text("utf-8")) for f in files}
+    english = [
+        (path, c.text) for path, found in read.items() for c in found if english_words(c.text)
+    ]
+    assert not english, english[:5]
+    assert sum(map(len, read.values())) >= 13
+    pragma = (workspaces["zh"] / "pi_course" / "logfile.py").read_text("utf-8")
+    assert "# pragma: no cover" in pragma and "# type: ignore[assignment]" in pragma
+
+
+def test_a_translated_comment_block_is_wrapped_again_at_its_column() -> None:
+    source = "def f():\n    # One comment\n    # in two lines.\n    return 1  # inline\n"
+    texts = {"One comment in two lines.": "一条" * 60, "inline": "行内"}
+    out = localized(source, lambda text: texts.get(text, text)).splitlines()
+    assert out[0] == "def f():" and out[-1] == "    return 1  # 行内"
+    block = out[1:-1]
+    assert len(block) == 3 and all(line.startswith("    # ") for line in block), block
+    assert "".join(line[6:] for line in block) == "一条" * 60
+    assert all(columns(line) <= 100 for line in block) and columns(block[0]) >= 98
+    assert localized(source, lambda text: text) == source
+
+
+def test_a_zh_workspaces_own_files_comment_in_chinese(
+    workspaces: dict[str, Path], manifest: Manifest
+) -> None:
+    """The marker, pytest.ini and the hint record a zh workspace holds: comments in Chinese;
+    what pytest and the kit read from them stays as it was."""
+    root = workspaces["zh"]
+    set_edition("zh")  # as a door in the workspace speaks (the hint door writes the record)
+    try:
+        open_next_hint(root, labs_by_id(manifest.labs), manifest.lab("11.2"))
+    finally:
+        set_edition(None)
+    for name in (".course-workspace.toml", "pytest.ini", HINTS_FILE):
+        text = (root / name).read_text("utf-8")
+        said = [line[2:] for line in text.splitlines() if line.startswith("# ")]
+        assert said and not english_words(" ".join(said).replace("hint()", " ")), (name, said)
+    assert "lab(id): 聚焦测试所属的 Lab" in (root / "pytest.ini").read_text("utf-8")
+    assert read_hints(root, labs_by_id(manifest.labs)) == {"11.2": 1}
+    assert read_workspace(root).edition == "zh"
+    english = (workspaces["en"] / "pytest.ini").read_text("utf-8")
+    assert "# The focused tests need no plugin" in english

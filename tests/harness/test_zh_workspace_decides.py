@@ -135,6 +135,7 @@ def test_every_practice_command_learning_md_prints_makes_the_same_edition(
     [
         (["12"], "no curriculum for chapter"),
         (["11", "--lab", "11.9"], "has no lab"),
+        (["11", "--replay", "foo"], "is not a probe case id"),
     ],
 )
 def test_an_unknown_chapter_or_lab_is_refused_in_the_workspaces_edition(
@@ -144,7 +145,15 @@ def test_an_unknown_chapter_or_lab_is_refused_in_the_workspaces_edition(
     assert run.returncode == 2, run.stdout + run.stderr
     said = run.stderr.strip().removeprefix("checkpoint：")
     assert english not in run.stderr and re.search(r"[\u4e00-\u9fff]", said), run.stderr
-    assert english_words(said.replace("11.opt", " ")) == [], run.stderr
+    assert english_words(said.replace("11.opt", " ").replace("“foo”", " ")) == [], run.stderr
+    assert said in USAGE_ERRORS, "the value as typed, no Python quotes; the ids as a list"
+
+
+USAGE_ERRORS = (
+    "没有第 12 章的课程数据（现有：第 11 章）",
+    "第 11 章没有 Lab 11.9（现有：11.1、11.2、11.3、11.4、11.5、11.opt）",
+    "“foo”不是探针用例 id：格式为 Lab 编号#用例编号，如 11.1#001",
+)
 
 
 def test_every_checkpoint_command_learning_md_prints_speaks_the_workspaces_edition(

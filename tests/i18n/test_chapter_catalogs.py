@@ -3,6 +3,7 @@ the kit's, and covered by ``course-kit catalogs`` wherever the chapter is found.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,8 @@ from course.locale import CHAPTER_ROOTS, chapter_catalog_path, translations
 from course.locale.glossary import avoided_words, glossary
 from course.tools import catalogs
 
-KITS_OWN = "no edition {language!r} (editions: {editions})"  # a machinery message
+KIT = kit_root()
+KITS_OWN = 'no edition "{language}" (editions: {editions})'  # a machinery message
 
 
 def extra_chapter(root: Path, messages: dict[str, str], glossary_text: str = "") -> Path:
@@ -24,6 +26,7 @@ def extra_chapter(root: Path, messages: dict[str, str], glossary_text: str = "")
     folder = root / "ch98"
     eleven = kit_root() / load_manifest("11").source
     text = eleven.read_text("utf-8").replace('chapter = "11"', 'chapter = "98"', 1)
+    text = text.replace('\npaths = "kit"\n', "\n", 1)  # only a built-in chapter's may say it
     (folder / "locale" / "zh").mkdir(parents=True)
     (folder / MANIFEST_NAME).write_text(text, encoding="utf-8")
     po = chapter_catalog_path(folder, "zh")
@@ -94,7 +97,7 @@ def test_a_message_that_moves_to_another_catalog_keeps_its_translation(tmp_path:
     """``catalogs --update`` fills a catalog's new message from the one that held it: moving a
     module into a chapter (or splitting a catalog) loses no translation."""
     (tmp_path / "babel.cfg").write_text("[python: course/locale/__init__.py]\n", "utf-8")
-    moved = catalogs.Catalog("a new chapter", tmp_path / "babel.cfg", tmp_path, "chapter")
+    moved = catalogs.Catalog("a new chapter", tmp_path / "babel.cfg", tmp_path, "chapter", KIT)
     catalogs.update(moved)
     assert catalogs.read_catalog("zh", moved)[KITS_OWN].string == ""
     moved.path("zh").unlink()
@@ -107,10 +110,61 @@ def test_a_message_that_moves_to_another_catalog_keeps_its_translation(tmp_path:
 def test_update_takes_translations_from_another_po_too(tmp_path: Path) -> None:
     """``catalogs --update --from PO``: the other side of a merge lends its translations."""
     (tmp_path / "babel.cfg").write_text("[python: course/locale/__init__.py]\n", "utf-8")
-    merged = catalogs.Catalog("a merged catalog", tmp_path / "babel.cfg", tmp_path, "chapter")
+    merged = catalogs.Catalog("a merged catalog", tmp_path / "babel.cfg", tmp_path, "chapter", KIT)
     other = Catalog(locale="zh", domain="course")
     other.add(KITS_OWN, "另一边的译文")
     with (tmp_path / "other.po").open("wb") as file:
         write_po(file, other)
     catalogs.update(merged, catalogs.known_translations([], [tmp_path / "other.po"]))
     assert catalogs.read_catalog("zh", merged)[KITS_OWN].string == "另一边的译文"
+
+
+def test_moved_lines_alone_rewrite_no_catalog(tmp_path: Path) -> None:
+    """``catalogs --update`` writes a catalog only when its messages or translations change:
+    a source whose lines moved leaves the ``.po`` as it is (building one chapter, or the kit's
+    catalog on a clean checkout, changes no other file), a new message rewrites it whole."""
+    module = tmp_path / "module.py"
+    module.write_text("from course.locale import gettext as _\n\n_('a first message')\n", "utf-8")
+    (tmp_path / "babel.cfg").write_text("[python: module.py]\n", "utf-8")
+    owned = catalogs.Catalog("a chapter", tmp_path / "babel.cfg", tmp_path, "chapter", tmp_path)
+    assert catalogs.update(owned) == [owned.path("zh")]
+    written = owned.path("zh").read_bytes()
+    assert b"#: module.py:3" in written
+    module.write_text("\n\n" + module.read_text("utf-8"), "utf-8")
+    assert catalogs.update(owned) == []
+    assert owned.path("zh").read_bytes() == written
+    module.write_text(module.read_text("utf-8") + "_('a second message')\n", "utf-8")
+    assert catalogs.update(owned) == [owned.path("zh")]
+    rewritten = owned.path("zh").read_bytes()
+    assert b"#: module.py:5" in rewritten and b'msgid "a second message"' in rewritten
+
+
+def test_a_chapters_catalog_is_extracted_from_its_folder_wherever_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chapter's ``babel.cfg`` is read from its folder: the test chapter copied outside the
+    kit gives the messages it gives inside, each located in the folder itself."""
+    inside = KIT / "tests" / "chapters"
+    shutil.copytree(inside / "ch12", tmp_path / "ch12", ignore=shutil.ignore_patterns("*.mo"))
+    found = {}
+    for root in (inside, tmp_path):
+        monkeypatch.setenv(CHAPTER_ROOTS, str(root))
+        [catalog] = [c for c in catalogs.all_catalogs() if c.owner == "chapter 12"]
+        assert catalog.base == root / "ch12"
+        found[root] = {m.id: m.locations for m in catalogs.template(catalog) if m.id}
+    assert found[tmp_path] == found[inside] and len(found[inside]) > 50
+    places = {where for locations in found[inside].values() for where, _ in locations}
+    assert {"tokens.py", "chapter.toml", "probes.py"} <= places
+
+
+def test_a_chapter_folder_that_is_a_link_gives_its_messages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder of chapters may name a chapter by a link to its folder: its catalog is
+    extracted from the folder the link leads to (it was once a catalog of no message)."""
+    shutil.copytree(KIT / "tests" / "chapters" / "ch12", tmp_path / "kept" / "ch12")
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "ch12").symlink_to(tmp_path / "kept" / "ch12")
+    monkeypatch.setenv(CHAPTER_ROOTS, str(tmp_path / "chapters"))
+    [catalog] = [c for c in catalogs.all_catalogs() if c.owner == "chapter 12"]
+    assert len([m for m in catalogs.template(catalog) if m.id]) > 50

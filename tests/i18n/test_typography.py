@@ -65,7 +65,7 @@ def test_a_line_break_inside_a_sentence_is_a_problem_only_where_it_renders() -> 
 def planted_catalog(folder: Path, messages: Catalog) -> catalogs.Catalog:
     """A catalog in ``folder`` holding ``messages`` as its zh translation."""
     (folder / "babel.cfg").write_text("[python: nothing/**.py]\n", encoding="utf-8")
-    catalog = catalogs.Catalog("a planted catalog", folder / "babel.cfg", folder, "course")
+    catalog = catalogs.Catalog("a planted catalog", folder / "babel.cfg", folder, "course", folder)
     catalog.path("zh").parent.mkdir(parents=True)
     with catalog.path("zh").open("wb") as file:
         write_po(file, messages)

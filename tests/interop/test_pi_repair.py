@@ -519,4 +519,4 @@ def test_two_lines_glued_together_lose_nothing(kinds: list[str], data: st.DataOb
     with pytest.raises(PiImportError) as caught:
         convert_pi_session(parse_pi_session(damaged))
     [item] = [i for i in caught.value.items if i.kind == "damaged_line"]
-    assert item.message.startswith(f"line {glue} holds two JSON objects with no newline")
+    assert item.line == glue and item.message.startswith("holds two JSON objects with no newline")

@@ -67,6 +67,7 @@ from course.locale import current_edition
 from course.locale.english import english_words
 from course.locale.typography import problems, rendered_problems
 from course.sandboxed.marker import read_workspace
+from course.sandboxed.probecases import NAMED_LINE
 from course.sandboxed.status import Status
 from course.summary import CompactionEntry, CompactionSummary, parse_summary
 from course.tools.notebooks import parse_source
@@ -110,7 +111,9 @@ def message_texts(values: Iterable[Any]) -> Iterator[str]:
 
 def summary_texts(summary: Any) -> Iterator[str]:
     """The lines of the summary message the reference renders, and the joined lists."""
-    yield from str(summary_message(summary)["content"]).splitlines()
+    lines = str(summary_message(summary)["content"]).splitlines()
+    yield from lines
+    yield from (line.rstrip(":") for line in lines if line.endswith(":"))  # a heading's name
     for field in dataclasses.fields(summary):
         items = getattr(summary, field.name)
         if isinstance(items, list):
@@ -188,7 +191,13 @@ def probe_case_data(text: str) -> list[str]:
     case it names (as the shipped probe data holds them) and the answer's field that differs."""
     cases = PROBE_CASE.findall(text)
     lines = [line.strip() for case in cases for line in SHIPPED_PROBES["inputs"].get(case, ())]
-    return lines + ANSWER_FIELD.findall(text)
+    return lines + [shown_in_zh(line) for line in lines] + ANSWER_FIELD.findall(text)
+
+
+def shown_in_zh(line: str) -> str:
+    """An input line as a zh output shows it: an argument's name with a full-width colon."""
+    named = NAMED_LINE.fullmatch(line)
+    return f"{named[1]}\uff1a{named[2]}" if named else line
 
 
 def english_in(text: str, data: Iterable[str], html_text: str = "") -> list[str]:

@@ -36,6 +36,24 @@ TOKEN_FIELDS: tuple[str, ...] = ("max_tokens", "system", "messages", "reserved_o
 TOKEN_FIELDS += ("safety_margin", "available_for_messages", "total")
 COMPACTION_FIELDS: tuple[str, ...] = ("type", "id", "parent_id", "timestamp", "summary")
 COMPACTION_FIELDS += ("first_kept_entry_id", "tokens_before")
+SHARES_LISTS = N_("shares a list with its input")
+SHARES_MESSAGES = N_("shares a message with the path")
+PATH_AFTER = N_("the caller's path afterwards")
+PATH_KEPT = N_("the caller's path left as it was")
+INPUT_KEPT = N_("the input left as it was")
+INPUT_CHANGED = N_("changes the messages it is given")
+GROUPS_KEPT = N_("the caller's groups left as they were")
+RETURNS_THE_PATH = N_("returns the caller's own list")
+THE_PATHS_OWN = N_("holds the path's own entries")
+ENTRIES_KEPT = N_("the entries given left as they were")
+SUMMARY_KEPT = N_("the summary left as it was")
+A_NEW_MESSAGE = N_("a new message on each call")
+KINDS = N_("the numbers' types")
+ASKED_TWICE = N_("entries estimated more than once")
+ASKED_ELSEWHERE = N_("messages estimated that the call was not given")
+"""An answer's facts that are no attribute of a result, as its key names them (a phrase the
+edition translates where a difference shows it: ``probecases.first_difference``); a result's
+own attributes keep their names (``kept_entry_ids``)."""
 FIXTURE = "$fixture"
 """``{"$fixture": name}`` in a case stands for the chapter's data: ``fixtures.<name>``."""
 SPLICE = "$splice"
@@ -196,8 +214,8 @@ class Asking:
         allowed.update(asked_form(message) for message in openers)
         over = {form for form, count in self.asked.items() if count > allowed[form]}
         return {
-            "estimated_more_than_once": [i for i, form in self.known if form in over],
-            "estimated_elsewhere": sum(n for form, n in self.asked.items() if not allowed[form]),
+            ASKED_TWICE: [i for i, form in self.known if form in over],
+            ASKED_ELSEWHERE: sum(n for form, n in self.asked.items() if not allowed[form]),
         }
 
 
@@ -305,8 +323,8 @@ def _parse_summary(impl: Implementation, args: dict[str, Any]) -> Json:
     summary = impl.summary.parse_summary(value, **where)
     return {
         "summary": summary_data(summary),
-        "shares_lists": shares_lists(summary, value),
-        "value_after": value == before,
+        SHARES_LISTS: shares_lists(summary, value),
+        INPUT_KEPT: value == before,
     }
 
 
@@ -314,17 +332,17 @@ def _parse_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json:
     value = args["value"]
     entry = impl.summary.parse_compaction_entry(value)
     given = value.get("summary") if isinstance(value, Mapping) else None
-    return {"entry": compaction_data(entry), "shares_lists": shares_lists(entry.summary, given)}
+    return {"entry": compaction_data(entry), SHARES_LISTS: shares_lists(entry.summary, given)}
 
 
 def _split_interactions(impl: Implementation, args: dict[str, Any]) -> Json:
     raw = bool(args.get("raw"))
     path = args["path"] if raw else path_entries(impl, args["path"])
     groups = impl.groups.split_interactions(path)
-    answer: dict[str, Json] = {"groups": [ids(g) for g in groups], "path_after": given_ids(path)}
+    answer: dict[str, Json] = {"groups": [ids(g) for g in groups], PATH_AFTER: given_ids(path)}
     if not raw:  # "not copied": each interaction holds the path's own entries
         own = {id(entry) for entry in path}
-        answer["not_copied"] = all(id(entry) in own for group in groups for entry in group)
+        answer[THE_PATHS_OWN] = all(id(entry) in own for group in groups for entry in group)
     return answer
 
 
@@ -334,8 +352,8 @@ def _check_tool_pairs(impl: Implementation, args: dict[str, Any]) -> Json:
     returned = impl.groups.check_tool_pairs(entries)
     return {
         "entries": ids(returned),
-        "entries_itself": returned is entries,
-        "unchanged": len(entries) == len(given) and all(map(operator.is_, entries, given)),
+        RETURNS_THE_PATH: returned is entries,
+        ENTRIES_KEPT: len(entries) == len(given) and all(map(operator.is_, entries, given)),
     }
 
 
@@ -344,8 +362,8 @@ def _group_interactions(impl: Implementation, args: dict[str, Any]) -> Json:
     groups = impl.groups.group_interactions(path)
     return {
         "groups": [list(group.entry_ids) for group in groups],
-        "shares": any(shares_messages(group.entries, path) for group in groups),
-        "path_after": given_ids(path),
+        SHARES_MESSAGES: any(shares_messages(group.entries, path) for group in groups),
+        PATH_AFTER: given_ids(path),
     }
 
 
@@ -359,7 +377,7 @@ def _select_groups(impl: Implementation, args: dict[str, Any]) -> Json:
         "tokens": chosen.tokens,
         "reason": chosen.reason,
         "groups": chosen.groups,
-        "shares": shares_messages(chosen.entries, entries),
+        SHARES_MESSAGES: shares_messages(chosen.entries, entries),
     } | asking.beyond_bound()
 
 
@@ -385,12 +403,12 @@ def _build_context(impl: Implementation, args: dict[str, Any]) -> Json:
     return {
         "system_prompt": result.system_prompt,
         "messages": result.messages,
-        "kept": result.kept_entry_ids,
+        "kept_entry_ids": result.kept_entry_ids,
         "reason": result.reason,
-        "compaction": result.compaction_id,
+        "compaction_id": result.compaction_id,
         "tokens": {name: getattr(result.tokens, name) for name in TOKEN_FIELDS},
-        "shares": any(id(m) in {id(g) for g in given} for m in result.messages),
-        "changed_input": before != given,
+        SHARES_MESSAGES: any(id(m) in {id(g) for g in given} for m in result.messages),
+        INPUT_CHANGED: before != given,
     } | asking.beyond_bound(openers(args["budget"], result))
 
 
@@ -414,8 +432,8 @@ def _create_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json
     )
     return {
         "entry": compaction_data(entry),
-        "shares_lists": shares_lists(entry.summary, given),
-        "path_after": given_ids(path),
+        SHARES_LISTS: shares_lists(entry.summary, given),
+        PATH_AFTER: given_ids(path),
     }
 
 
@@ -426,9 +444,9 @@ def _summary_message(impl: Implementation, args: dict[str, Any]) -> Json:
     again = impl.compaction.summary_message(summary)
     return {
         "message": message,
-        "a_new_message": again is not message
+        A_NEW_MESSAGE: again is not message
         and not set(map(id, containers(message))) & set(map(id, containers(again))),
-        "summary_after": summary_data(summary) == before,
+        SUMMARY_KEPT: summary_data(summary) == before,
     }
 
 
@@ -443,7 +461,7 @@ def _resume_suffix(impl: Implementation, args: dict[str, Any]) -> Json:
     return {
         "compaction": None if compaction is None else compaction.id,
         "suffix": ids(suffix),
-        "the_paths_own": all(id(entry) in own for entry in suffix),
+        THE_PATHS_OWN: all(id(entry) in own for entry in suffix),
     }
 
 
@@ -455,7 +473,7 @@ def _open_context(impl: Implementation, args: dict[str, Any]) -> Json:
         "messages": opening.messages,
         "tokens": opening.tokens,
         "entries": ids(opening.entries),
-        "compaction": opening.compaction_id,
+        "compaction_id": opening.compaction_id,
     }
 
 
@@ -470,7 +488,7 @@ def _budget_report(impl: Implementation, args: dict[str, Any]) -> Json:
         "rows": [
             {"ids": row.entry_ids, "tokens": row.tokens, "status": row.status} for row in rows
         ],
-        "groups_after": after == before,
+        GROUPS_KEPT: after == before,
     }
 
 
@@ -557,19 +575,41 @@ def _path_lines(name: str, path: Json, estimate: Callable[[dict[str, Any]], floa
     return [(head if i == 0 else " " * len(head)) + line for i, line in enumerate(lines)]
 
 
+SAID_BY_THE_CASE = ("contract", "estimator", "interactions", "compact_at", "change", "goal")
+"""A case's arguments its input lines never show as themselves: its class (the label says it),
+its estimator (the costs line says it), a long path's size (the label), and the changes a
+contract case makes to its value (shown on the value's line)."""
+PARAMETERS = {"first_kept": "first_kept_entry_id"}
+"""A case's arguments under the names of the function's own parameters."""
+SAID_WHEN_TRUE: dict[str, str] = {
+    "raw": N_("the path holds unparsed JSON objects, not entries"),
+    "summary_object": N_("the summary is passed as a CompactionSummary, not as its JSON"),
+}
+"""Flags of a case said in a sentence (a catalog message) when they are set."""
+
+
 def summarize(package: str, case: Mapping[str, Any]) -> list[str]:
-    """A case's input in a few lines: every path as entry ids with roles and costs (by the
-    case's estimator), a budget's numbers, the other arguments as JSON."""
+    """A case's input in a few lines, as the function is called: every path as entry ids with
+    roles and costs (by the case's estimator), the chapter's data by its name in ``fixtures``
+    (with a contract case's change, as Python), the other arguments as ``name=JSON`` under the
+    function's parameter names; a flag in a sentence."""
     impl = Implementation(package)
     raw = case["args"]
     args = impl.fixture(raw)
+    if args.get(CONTRACT) == "orphan":  # the path as the case calls the function with it
+        args["path"] = orphaned(args["path"])
     name = str(args.get("estimator", "length"))
     estimate = estimator(impl, name)
     lines: list[str] = []
     plain: list[str] = []
+    said: list[str] = []
     pictured = 0  # where the path pictures end: their costs' source is said there
     for key, value in args.items():
-        if key in PATH_KEYS:
+        if key in SAID_BY_THE_CASE:
+            continue
+        if key in SAID_WHEN_TRUE:
+            said += [SAID_WHEN_TRUE[key]] if value is True else []
+        elif key in PATH_KEYS:
             lines += _path_lines(key, value, estimate)
             pictured = len(lines)
         elif key == "groups" and isinstance(value, list):
@@ -578,18 +618,21 @@ def summarize(package: str, case: Mapping[str, Any]) -> list[str]:
             if not value:
                 lines.append("groups: []")
             pictured = len(lines)
-        elif key == "budget" and isinstance(value, dict):
-            numbers = " · ".join(f"{k}={_shown_json(v)}" for k, v in value.items())
-            lines.append(f"budget: {numbers}")
+        elif key == "budget" and isinstance(value, dict):  # build_context's keyword arguments
+            plain = [f"{k}={_shown_json(v)}" for k, v in value.items()] + plain
+        elif key == "value" and "change" in args:  # a contract case: the chapter's record changed
+            lines.append(f"value: {shown_data(impl, raw[key])} | {_shown_json(args['change'])}")
         elif isinstance(value, dict | list):
             lines.append(f"{key}: {shown_data(impl, raw.get(key, value))}")
         else:
-            plain.append(f"{key}={_shown_json(value)}")
+            plain.append(f"{PARAMETERS.get(key, key)}={_shown_json(value)}")
+    if "goal" in args:
+        lines.append(f'value["summary"]["goal"] = {_shown_json(args["goal"])}')
     if pictured:
         lines.insert(pictured, costs_source(name))
     if plain:
         lines.append(" · ".join(plain))
-    return lines
+    return lines + said
 
 
 NAMED_DATA = ("COMPACT_1_SUMMARY", "COMPACT_2_SUMMARY", "compact_1_json")
@@ -616,21 +659,23 @@ def shown_data(impl: Implementation, value: Json) -> str:
 
 
 def _changed_from(impl: Implementation, name: str, value: dict[str, Json]) -> str | None:
-    """``value`` as ``fixtures.NAME`` with its changes, when it keeps most of that data."""
+    """``value`` as ``fixtures.NAME`` with its changes, written as Python (a dict's ``|``, a
+    comprehension for keys left out), when it keeps most of that data."""
     data, resolved = impl.data(name), impl.fixture(value)
     if not isinstance(data, dict) or not isinstance(resolved, dict):
         return None
     kept = [key for key in data if key in resolved and resolved[key] == data[key]]
     if len(kept) * 2 <= len(data):
         return None
-    parts = [data_name(impl, name)]
+    shown = data_name(impl, name)
     gone = [key for key in data if key not in value]
-    if gone:
-        parts.append("without " + ", ".join(json.dumps(key) for key in gone))
+    if gone:  # as Python: the data without those keys
+        unwanted = " not in " + json.dumps(gone) if len(gone) > 1 else " != " + json.dumps(gone[0])
+        shown = f"{{k: v for k, v in {shown}.items() if k{unwanted}}}"
     changed = {key: item for key, item in value.items() if key not in kept}
-    if changed:
-        parts.append("with " + _shown_json(changed))
-    return " ".join(parts)
+    if changed:  # as Python: the data with those keys set
+        shown = f"{shown} | {_shown_json(changed)}"
+    return shown
 
 
 def costs_source(name: str) -> str:
@@ -1580,7 +1625,7 @@ def _kinds(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
     answer = make(impl, args)
     record = answer["entry"]
     kinds = number_kinds(record["timestamp"], record["tokens_before"])
-    return answer | {"kinds": kinds, "input_unchanged": args == before}
+    return answer | {KINDS: kinds, INPUT_KEPT: args == before}
 
 
 def _in_turn(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
@@ -1631,24 +1676,29 @@ def _long(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
             first_kept_entry_id=args["first_kept"],
             tokens_before=len(path),
         )
-        answer["parent"] = entry.parent_id
+        answer["parent_id"] = entry.parent_id
     else:
         asking = Asking(length_estimate, path)
         result = impl.context.build_context(path, **args["budget"], estimate_tokens=asking)
-        answer["kept"] = ends(result.kept_entry_ids)
-        answer |= {"reason": result.reason, "compaction": result.compaction_id}
-        answer["messages"] = result.tokens.messages
+        answer["kept_entry_ids"] = ends(result.kept_entry_ids)
+        answer |= {"reason": result.reason, "compaction_id": result.compaction_id}
+        answer["tokens"] = {"messages": result.tokens.messages}
         bound = asking.beyond_bound(openers(args["budget"], result))
-        answer["estimated_more_than_once"] = ends(bound["estimated_more_than_once"])
-        answer["estimated_elsewhere"] = bound["estimated_elsewhere"]
-    return answer | {"path_after": ids(path) == given}
+        answer[ASKED_TWICE] = ends(bound[ASKED_TWICE])
+        answer[ASKED_ELSEWHERE] = bound[ASKED_ELSEWHERE]
+    return answer | {PATH_KEPT: ids(path) == given}
+
+
+def orphaned(path: Entries) -> Entries:
+    """The chapter's path (as JSON) with r-test answering ``unknown-1``: a broken history."""
+    path = copy.deepcopy(path)
+    path[6]["message"]["toolCallId"] = "unknown-1"
+    return path
 
 
 def _orphan(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
     """``function`` on the chapter's path with r-test answering ``unknown-1``: refused."""
-    path = copy.deepcopy(args["path"])
-    path[6]["message"]["toolCallId"] = "unknown-1"
-    return CALLS[function](impl, args | {"path": path})
+    return CALLS[function](impl, args | {"path": orphaned(args["path"])})
 
 
 def _unaliased(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
@@ -1658,15 +1708,15 @@ def _unaliased(impl: Implementation, function: str, args: dict[str, Any]) -> Jso
         groups = [path_entries(impl, group) for group in args["groups"]]
         before = [ids(group) for group in groups]
         chosen = impl.context.select_groups(groups, args["available"], length_estimate)
-        return {"entries": ids(chosen.entries), "groups_after": [ids(g) for g in groups] == before}
+        return {"entries": ids(chosen.entries), GROUPS_KEPT: [ids(g) for g in groups] == before}
     path = path_entries(impl, args["path"])
     given = ids(path)
     compaction, suffix = impl.compaction.resume_suffix(path)
     return {
         "compaction": getattr(compaction, "id", None),
         "suffix": ids(suffix),
-        "suffix_is_the_callers_list": suffix is path,
-        "path_after": ids(path) == given,
+        RETURNS_THE_PATH: suffix is path,
+        PATH_KEPT: ids(path) == given,
     }
 
 
@@ -1695,9 +1745,9 @@ def _resumes(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
         )
         compaction, suffix = impl.compaction.resume_suffix(entries)
         return {
-            "kept": built.kept_entry_ids,
+            "kept_entry_ids": built.kept_entry_ids,
             "messages": built.messages,
-            "compaction": built.compaction_id,
+            "compaction_id": built.compaction_id,
             "reason": built.reason,
             "resumed": [getattr(compaction, "id", None), ids(suffix)],
         }

@@ -45,13 +45,14 @@ def content_line(message: Mapping[str, Any]) -> str:
 
 
 def id_list(ids: Sequence[str], limit: int = 16) -> str:
-    """Entry ids joined by commas; a long list shows its two ends and how many there are."""
+    """Entry ids as the edition lists them (``u2, a2`` or ``u2、a2``); a long list shows its
+    two ends and how many there are."""
     if not ids:
         return _("(nothing)")
     if len(ids) <= limit:
-        return ", ".join(ids)
+        return _(", ").join(ids)
     half = limit // 2 - 2
-    first, last = ", ".join(ids[:half]), ", ".join(ids[-half:])
+    first, last = _(", ").join(ids[:half]), _(", ").join(ids[-half:])
     return _("{first} … {last} ({count} entries)").format(first=first, last=last, count=len(ids))
 
 
@@ -76,7 +77,7 @@ def groups(found: Sequence[Any], estimate_tokens: Estimate | None = None) -> Vie
     """``group N = [ids]`` per interaction group, with its summed estimate when asked."""
     lines = []
     for index, group in enumerate(found, start=1):
-        ids = ", ".join(group.entry_ids)
+        ids = _(", ").join(group.entry_ids)
         if estimate_tokens:
             cost = number(sum(estimate_tokens(entry.message) for entry in group.entries))
             costed = _("group {number} = [{ids}]  ({tokens} tokens)")
@@ -245,7 +246,7 @@ def budget_rows(rows: Sequence[Any]) -> View:
     return table(
         [_("group"), _("entries"), _("tokens"), _("status")],
         [
-            [index, ", ".join(row.entry_ids), number(row.tokens), row.status]
+            [index, _(", ").join(row.entry_ids), number(row.tokens), row.status]
             for index, row in enumerate(rows, start=1)
         ],
     )
@@ -255,7 +256,7 @@ def import_report(report: Any, shown: int = 6) -> View:
     """An import report: how many items of each kind, then the first repairs in full."""
     counts = report.counts()
     rows = [[kind, count] for kind, count in sorted(counts.items())]
-    parts = [table([_("kind"), _("items")], rows)]
+    parts = [table([_("kind"), _("how many")], rows)]
     repairs = list(report.repairs)
     if repairs:
         listed = [[item.line, item.id, item.kind, clip(item.message, 90)] for item in repairs]
@@ -291,7 +292,10 @@ def interactions(found: Sequence[Any], estimate_tokens: Estimate) -> View:
         [_("interactions"), len(found)],
         [_("messages"), sum(len(group.entries) for group in found)],
         [_("tool calls"), sum(calls)],
-        [_("tool calls per interaction (median, most)"), f"{calls[len(calls) // 2]}, {calls[-1]}"],
+        [
+            _("tool calls per interaction"),
+            _("median {median}, most {most}").format(median=calls[len(calls) // 2], most=calls[-1]),
+        ],
         [_("tokens in all (estimated)"), number(sum(costs))],
         [_("largest interaction"), starts.format(number=largest + 1, id=biggest.entry_ids[0])],
         [_("its size"), size.format(messages=len(biggest.entries), tokens=number(costs[largest]))],
@@ -341,8 +345,8 @@ def resumed_from(result: Any) -> str:
 
 
 def sections(names: Iterable[str]) -> str:
-    """The section headings of a rendered summary, as one line."""
-    return _("sections: {names}").format(names=", ".join(names))
+    """The section headings of a rendered summary (``Goal:``…), as one line of their names."""
+    return _("sections: {names}").format(names=_(", ").join(name.rstrip(":") for name in names))
 
 
 def kept_from(label: str, result: Any) -> str:
