@@ -23,6 +23,7 @@ from typing import Any
 
 from course.locale import N_
 from course.locale import gettext as _
+from course.locale.refusals import in_edition
 from course.sandboxed.probecases import ONCE
 
 Case = dict[str, Any]
@@ -124,8 +125,8 @@ def evaluate(package: str, case: Mapping[str, Any]) -> Json:
         unnamed = [name for name in args.get(NAMES, ()) if not names(str(error), name)]
         if unnamed:
             said = _("{error} (a refusal that should name {names})")
-            shown = ", ".join(unnamed)
-            raise RefusalMissesNames(said.format(error=error, names=shown)) from None
+            shown, refusal = _(", ").join(unnamed), in_edition(str(error))
+            raise RefusalMissesNames(said.format(error=refusal, names=shown)) from None
         raise
 
 
