@@ -964,11 +964,11 @@ RULES: dict[str, tuple[str, ...]] = {
     ),
     "11.4": (
         "chapter-compact-1", "empty-path", "id-on-the-path", "first-kept-inside",
-        "compact-1-resumes", "compact-2-resumes",
+        "compact-1-stored", "compact-2-stored",
     ),
     "11.5": (
         "no-compaction", "resume-compact-1", "resume-compact-2", "resume-exact-fit",
-        "resume-one-over", "build-after-compact-2",
+        "resume-one-over", "build-after-compact-2", "compact-1-resumes", "compact-2-resumes",
     ),
     "11.opt": (),
 }  # fmt: skip
@@ -1412,10 +1412,10 @@ def lab_4(cases: Cases, rng: random.Random) -> None:
                 refused = {"summary": summary | change, "summary_object": True}
                 cases.add(CREATE, label, **base | refused, names=[record, faulty_key(change)])
         if index < 4:
-            budget = budget_json(rng, split_json(path))
-            label = N_("a record appended to both stores, then built and resumed from")
+            budget_json(rng, split_json(path))  # drawn as before, so the later draws stay
+            label = N_("a record appended to both stores and read back")
             made = {k: v for k, v in base.items() if k != "summary_object"}
-            cases.add(CREATE, label, **made, budget=budget, contract="resumes")
+            cases.add(CREATE, label, **made, contract="stores")
         faulty = broken_history(rng, path)
         if faulty is not None:
             cases.add(CREATE, N_("a broken history"), **base | {"path": faulty[0]})
@@ -1432,14 +1432,19 @@ def lab_4(cases: Cases, rng: random.Random) -> None:
     cases.rule("first-kept-inside", CREATE, within, **chapter | {"first_kept": "a2"}, names=starts)
     label = N_("the chapter's path ending in metadata")
     cases.add(CREATE, label, **chapter | {"path": AFTER_METADATA})
-    label = N_("compact-1 appended to both stores, then built and resumed from")
-    budget = CHAPTER_BUDGET | {"max_tokens": 40}
-    cases.rule("compact-1-resumes", CREATE, label, **made, budget=budget, contract="resumes")
-    second = {"path": RESUMED, "id": "compact-2", "timestamp": 200, "summary": COMPACT_2}
-    second |= {"first_kept": "u3", "tokens_before": 50}
-    label = N_("compact-2 after compact-1, appended to both stores, then built and resumed from")
-    cases.rule("compact-2-resumes", CREATE, label, **second, budget=budget, contract="resumes")
+    label = N_("compact-1 appended to both stores and read back")
+    cases.rule("compact-1-stored", CREATE, label, **made, contract="stores")
+    label = N_("compact-2 after compact-1, appended to both stores and read back")
+    cases.rule("compact-2-stored", CREATE, label, **SECOND_RECORD, contract="stores")
     contract_4(cases)
+
+
+RESUMES_BUDGET = CHAPTER_BUDGET | {"max_tokens": 40}
+SECOND_RECORD: dict[str, Json] = {
+    "path": RESUMED, "id": "compact-2", "timestamp": 200, "summary": COMPACT_2,
+    "first_kept": "u3", "tokens_before": 50,
+}  # fmt: skip
+"""compact-2 as the chapter makes it, after compact-1 (Lab 11.4 stores it, Lab 11.5 resumes)."""
 
 
 def lab_5(cases: Cases, rng: random.Random) -> None:
@@ -1496,6 +1501,20 @@ def lab_5(cases: Cases, rng: random.Random) -> None:
     cases.chapter_budgets(
         N_("the chapter's resume, max_tokens={max_tokens}"), RESUMED, (31, 19, 40)
     )
+    # a record Lab 11.4 makes, resumed from here: a record no resume continues from fails this
+    # lab, and per-lab credit charges Lab 11.4 when the reference's Lab 11.4 passes it
+    first: dict[str, Json] = {
+        "path": CHAPTER_PATH,
+        "id": "compact-1",
+        "timestamp": 100,
+        "summary": COMPACT_1,
+    }
+    first |= {"first_kept": "u2", "tokens_before": 29, "budget": RESUMES_BUDGET}
+    label = N_("compact-1 appended to both stores, then built and resumed from")
+    cases.rule("compact-1-resumes", CREATE, label, **first, contract="resumes")
+    label = N_("compact-2 after compact-1, appended to both stores, then built and resumed from")
+    again: dict[str, Json] = SECOND_RECORD | {"budget": RESUMES_BUDGET}
+    cases.rule("compact-2-resumes", CREATE, label, **again, contract="resumes")
     contract_5(cases)
 
 
@@ -1721,11 +1740,18 @@ def _unaliased(impl: Implementation, function: str, args: dict[str, Any]) -> Jso
     }
 
 
-def _resumes(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
+def _stores(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
+    """``_resumes`` without the request: what each store holds. Lab 11.4's, which asks no
+    later lab's code."""
+    return _resumes(impl, function, args, build=False)
+
+
+def _resumes(impl: Implementation, function: str, args: dict[str, Any], build: bool = True) -> Json:
     """A record ``create_compaction_entry`` made on a path, appended to both stores after the
-    path and followed by a new turn: what each store holds (the JSONL one reopened), and the
-    request ``build_context`` and ``resume_suffix`` make of it. A record Lab 11.1's parser
-    takes but resume cannot continue from fails here, in the lab that made it."""
+    path and followed by a new turn: what each store holds (the JSONL one reopened), and
+    (``build``) the request ``build_context`` and ``resume_suffix`` make of it. A record Lab
+    11.1's parser takes but resume cannot continue from fails Lab 11.5's case, and per-lab credit
+    charges the lab that made it."""
     path = path_entries(impl, args["path"])
     record = impl.compaction.create_compaction_entry(
         path,
@@ -1741,6 +1767,8 @@ def _resumes(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
     session = impl.session
 
     def request(entries: list[Any]) -> Json:
+        if not build:
+            return {}
         built = impl.context.build_context(
             entries, **args["budget"], estimate_tokens=length_estimate
         )
@@ -1754,7 +1782,7 @@ def _resumes(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
         }
 
     held = [*path, record, *map(session.parse_session_entry, turn)]
-    found: dict[str, Json] = {"as_returned": request(held)}  # the caller's list, no store
+    found: dict[str, Json] = {"as_returned": request(held)} if build else {}  # no store
     with tempfile.TemporaryDirectory(prefix="probe-") as folder:
         log = Path(folder) / "session.jsonl"
         stores = {"memory": session.InMemorySessionStore(), "jsonl": session.JsonlSessionStore(log)}
@@ -1774,6 +1802,7 @@ def _resumes(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
 CONTRACTS: dict[str, Callable[[Implementation, str, dict[str, Any]], Json]] = {
     "kinds": _kinds,
     "resumes": _resumes,
+    "stores": _stores,
     "in_turn": _in_turn,
     "long": _long,
     "orphan": _orphan,
