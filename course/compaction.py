@@ -33,17 +33,19 @@ def create_compaction_entry(
     metadata leaf too), and whose fields obey Lab 11.1's rules (``parse_session_entry`` checks
     and copies a record; ``summary_to_json`` gives a ``CompactionSummary``'s JSON object).
 
-    Refuses, each with a ``ValueError``: an empty path, and an ``id`` already on the path (a
-    ``CompactionError`` naming the id); a ``first_kept_entry_id`` that is not the first message
+    Refuses, each with a ``ValueError``: an empty path; an ``id`` already on the path (a
+    ``CompactionError`` naming that id); a ``first_kept_entry_id`` that is not the first message
     of one of the path's interactions (one inside an interaction, like ``calls``, or one not on
-    the path), saying which ids are allowed; a broken history; a summary, ``timestamp`` or
-    ``tokens_before`` Lab 11.1 refuses, with its ``SessionEntryError`` naming the JSON key
-    (``compact-1.tokensBefore``).
+    the path), naming every id that is allowed; a broken history; a summary, ``timestamp`` or
+    ``tokens_before`` Lab 11.1 refuses, with its ``SessionEntryError`` naming the record's id
+    and the JSON key (``compact-1.tokensBefore``).
 
     ``path`` and ``summary`` are left as they were: nothing is appended, and the record shares no
-    list with ``summary``; the caller decides when to ``store.append`` it. Cost: linear in the
-    path. On the chapter's nine entries, compact-1 with first kept ``u2`` and ``tokens_before=29``
-    gets ``parent_id="a3"``; ``u1``, ``u2`` and ``u3`` are the allowed first kept ids (section
+    list with ``summary``; the caller decides when to ``store.append`` it. Appended after the
+    path to either store (and read back from a reopened JSONL log), with turns after it, the
+    record is one ``build_context`` resumes from. Cost: linear in the path. On the chapter's
+    nine entries, compact-1 with first kept ``u2`` and ``tokens_before=29`` gets
+    ``parent_id="a3"``; ``u1``, ``u2`` and ``u3`` are the allowed first kept ids (section
     "`compact-1` 记录摘要与保留起点").
     """
     if not path:
@@ -127,9 +129,10 @@ def summary_message(summary: CompactionSummary) -> Message:
 def latest_compaction(path: Sequence[SessionEntry]) -> int | None:
     """The index of the newest compaction entry on ``path``; ``None`` when it holds none.
 
-    The newest is the last one on the path, not the first: on ``u1 … a3 compact-1 u4 a4
-    compact-2`` it is compact-2's index. ``path`` is left as it was. Cost: linear in the path at
-    worst, without recursion (section "恢复时把最新摘要接在保留后缀前面").
+    The newest is the last one on the path, not the first, whatever the timestamps say: on
+    ``u1 … a3 compact-1 u4 a4 compact-2`` it is compact-2's index. ``path`` is left as it was.
+    Cost: linear in the path at worst, without recursion (section
+    "恢复时把最新摘要接在保留后缀前面").
     """
     for index in range(len(path) - 1, -1, -1):
         if isinstance(path[index], CompactionEntry):

@@ -100,11 +100,11 @@ class GroupBudget:
 def check_amount(value: object, what: str) -> float:
     """A budget number or an estimate, checked as a float: ``BudgetError`` unless finite, >= 0.
 
-    ``True``, ``"31"``, ``-1``, ``NaN`` and ``Infinity`` are all refused, each with an error
-    that starts with ``what`` (``max_tokens: must be ...``). The number is read as a plain
-    ``int`` or ``float`` before any comparison, so a subclass's own ``__lt__``, ``__float__``
-    or ``__int__`` play no part. An ``int`` comes back as a plain ``int`` (so the chapter's
-    figures stay whole numbers).
+    ``True``, ``"31"``, ``-1``, ``NaN``, ``Infinity`` and ``10**400`` (no float holds it) are
+    all refused, each with an error that starts with ``what`` (``max_tokens: must be ...``).
+    The number is read as a plain ``int`` or ``float`` before any comparison, so a subclass's
+    own ``__lt__``, ``__float__`` or ``__int__`` play no part. An ``int`` comes back as a plain
+    ``int`` (so the chapter's figures stay whole numbers).
     """
     number = plain_number(value)
     if number is None:
@@ -145,8 +145,8 @@ def select_groups(
     not fit, however small. When the newest group alone does not fit it is kept whole anyway:
     ``Selection(its copies, its cost, "single_group_overflow", 1)``. Otherwise ``reason`` is
     ``within_budget`` when every group is kept (so for no groups at all), else ``trimmed``;
-    ``entries`` are copies of the kept entries in path order (``parse_message_entry``),
-    ``tokens`` their cost and ``groups`` how many were kept.
+    ``entries`` are checked copies of the kept entries in path order (``parse_message_entry``:
+    what it refuses is refused), ``tokens`` their cost and ``groups`` how many were kept.
 
     ``groups`` are left as they were. Cost: each message estimated at most once, and only
     messages of ``groups``; whether groups past the last kept one are estimated is yours. With

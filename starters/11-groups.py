@@ -72,10 +72,11 @@ def check_tool_pairs(entries: list[MessageEntry]) -> list[MessageEntry]:
     part (a result may come before its call, results in any order), and only this interaction
     counts: an id used in another one is no concern here.
 
-    Refuses with an ``InteractionError`` (a ``ValueError``) naming the entry, the call id and
-    the interaction's first entry, e.g. a result for ``unknown-1`` that no call declares; a
-    call or a result whose id is not a string is refused too.
-    Returns ``entries`` unchanged. Cost: linear in the interaction. In the chapter's third group
+    Refuses with an ``InteractionError`` (a ``ValueError``) naming the call id, e.g. a result
+    for ``unknown-1`` that no call declares. Where one input breaks two relations (the
+    chapter's ``r-test`` answering ``unknown-1`` leaves ``test-1`` unanswered too), either may
+    be named: no order between them is promised. Returns ``entries`` unchanged, the very list
+    given. Cost: linear in the interaction. In the chapter's third group
     ``[u3, calls, r-test, r-read, a3]``, ``calls`` declares ``read-1`` and ``test-1``, answered in
     reverse order: it holds (section "两个 tool result 仍属于 `u3` 开始的同一组").
     """

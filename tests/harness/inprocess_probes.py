@@ -83,7 +83,7 @@ def install_keyed(manifest: Manifest, kit: Path, into: Path, shipped: Sequence[C
         args = impl.fixture(case["args"])  # a contract case may make calls in turn
         for call in args.get("calls") or [args]:
             if "path" in call and "budget" in call:
-                ids = [entry["id"] for entry in call["path"]]
+                ids = [ch11.unwrapped(entry)["id"] for entry in call["path"]]
                 budget = call["budget"]
                 keys.add(repr([ids, budget["max_tokens"], budget["reserved_output"]]))
     context = folder / "context.py"

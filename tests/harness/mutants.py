@@ -26,8 +26,8 @@ class Mutant:
     says: tuple[str, ...] = ()
     """Fragments that one failure message of ``lab``'s tests must all contain."""
     caught_by: str | None = None
-    """The later lab whose test catches it, where its own lab's tests and cases miss it
-    (``CAUGHT_LATER``); None: its own lab catches it."""
+    """The later lab whose focused test catches it (``CAUGHT_LATER``); None: only its own lab's
+    tests and cases do."""
 
 
 KEEP_WHOLE_GROUPS = "    entries = [entry for group in reversed(kept) for entry in group]\n"
@@ -672,8 +672,10 @@ CAUGHT_LATER: tuple[Mutant, ...] = (
         caught_by="11.5",
     ),
 )
-"""Mistakes their own lab's tests and cases miss and a later lab's test catches: per-lab credit
-charges the lab they are in (``grading/isolated.py``), never the lab whose test caught them."""
+"""Mistakes a later lab's focused test catches: per-lab credit charges the lab they are in
+(``grading/isolated.py``), never the lab whose test caught them. Before issue 55 their own lab's
+tests and cases missed them; its cases meet this one now too (11.2#033), as the mutation bench
+found every single-point mistake its own lab notices, and the charge still stands."""
 
 
 def reference_modules(manifest: Manifest) -> dict[str, str]:

@@ -18,6 +18,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +113,11 @@ FAST = {
     ".venv/bin/python bench/doors.py": (
         ".venv/bin/python bench/doors.py --runs 1",
         "seven timings of each door; one shows the command works",
+    ),
+    ".venv/bin/python bench/mutation.py": (
+        '.venv/bin/python bench/mutation.py --only "summary.py summary_to_json"',
+        "480 mutants take twenty minutes and more; the two of one given function show the "
+        "command grades and classifies (test_mutation_sample.py grades a dozen)",
     ),
     "course-kit nbrefresh": (
         "course-kit nbrefresh {tmp}/copy.ipynb",
@@ -311,19 +317,22 @@ def fill(script: str, places: Places) -> str:
     return script
 
 
-def environment(home: Path) -> dict[str, str]:
+def environment(home: Path, cache: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = f"{KIT / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["HOME"] = str(home)
+    env["XDG_CACHE_HOME"] = str(cache or home / ".cache")
     env.pop("COURSE_LAB_PACKAGE", None)
     return env
 
 
-def run(script: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+def run(
+    script: str, cwd: Path, home: Path, cache: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", "-c", f"set -e\n{script}"],
         cwd=cwd,
-        env=environment(home),
+        env=environment(home, cache),
         input="q\n",  # `checkpoint 11 --watch` quits on q, as it says
         capture_output=True,
         text=True,
@@ -428,11 +437,13 @@ def works(ran: Run, script: str, result: subprocess.CompletedProcess[str]) -> No
 
 
 def runs_as_documented(ran: Run, places: Places) -> None:
-    """Run as its reader would: every command with one home, as one instructor's commands share
-    theirs (the kit's cache there knows the assignment file the first roster run made)."""
+    """Run as its reader would: each command in a home of its own (two pages may
+    both make ``~/my-practice-zh``), every one with the kit's one cache, as one instructor's
+    commands share theirs (it knows the assignment file the first roster run made)."""
     where = {"kit": KIT, "view": places.view}.get(ran.place) or learner_workspace(places)
     script = fill(ran.script, places)
-    works(ran, script, run(script, where, places.home))
+    home = Path(tempfile.mkdtemp(prefix="home-", dir=places.home.parent))
+    works(ran, script, run(script, where, home, cache=places.home / ".cache"))
 
 
 def document_tests(document: str) -> type:

@@ -5,20 +5,24 @@ the starters' docstrings without the reference, and a variant of the third that 
 every group before choosing (``own_solutions/``). Written alone, a lab leaves every other lab's
 tests as in a fresh workspace (pending, at some lab's stub) and passes itself: it is graded
 with the reference's code for the labs it builds on (``isolated.py``). Written after the labs
-it builds on, it turns exactly its own lab green.
+it builds on, it turns exactly its own lab green. A sixth, the third with a parser that finds a
+summary's faults in another order (``fifth/``), passes whole on its own code.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from harness_support import DEFAULT_LIMITS, MakeWorkspace
-from solutions import solve_lab
+from harness_support import DEFAULT_LIMITS, MakeWorkspace, plain_pytest
+from solutions import replace_function, solve_lab
 
-from course.grading import probes
+from course.grading import engine, probes
 from course.grading.engine import GradingOptions, evaluate
+from course.grading.safefs import Tree
+from course.grading.snapshot import workspace_snapshot
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 
@@ -32,8 +36,9 @@ Outcomes = dict[str, tuple[str | None, str, str]]
 Grade = Callable[[Path], CheckpointResult]
 
 
-BASED_ON = {"fourth": "third"}
-"""A variant holds only the modules it changes; the rest are its base's."""
+BASED_ON = {"fourth": "third", "fifth": "third"}
+"""A variant holds only what it changes: modules (``fourth/``) or functions (``fifth/``); the
+rest is its base's."""
 
 
 def donors(author: str) -> dict[str, str] | None:
@@ -41,8 +46,17 @@ def donors(author: str) -> dict[str, str] | None:
     if author == "reference":
         return None
     base = donors(BASED_ON[author]) or {} if author in BASED_ON else {}
-    folder = OWN_SOLUTIONS / author
-    return base | {path.stem: path.read_text(encoding="utf-8") for path in folder.glob("*.py")}
+    modules = dict(base)
+    for path in (OWN_SOLUTIONS / author).glob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        if path.stem in base:  # the variant's functions in its base's module
+            for node in ast.parse(source).body:
+                if isinstance(node, ast.FunctionDef):
+                    source_of_base = modules[path.stem]
+                    modules[path.stem] = replace_function(source_of_base, source, node.name)
+        else:
+            modules[path.stem] = source
+    return modules
 
 
 def outcomes(result: CheckpointResult) -> Outcomes:
@@ -141,3 +155,26 @@ def test_own_solutions_written_in_order_turn_exactly_their_lab_green(
         result = grade(workspace)
         failures = [f"{t.name}: {t.message}" for t in result.tests if t.status == "failed"]
         assert statuses(result) == expected, f"{author}, after Lab {lab_id}: {failures}"
+
+
+def test_a_solution_that_finds_a_summarys_faults_in_another_order_passes_on_its_own_code(
+    manifest: Manifest,
+    kit: Path,
+    probe_set: probes.ProbeSet | None,
+    make_workspace: MakeWorkspace,
+) -> None:
+    """``fifth/`` reports a missing summary key before an unknown one; the contract states no
+    precedence, so no test input holds both faults. Every lab passes on the learner's own code
+    (no lab needs a run with the reference's other labs), and plain pytest passes too."""
+    workspace = make_workspace("own-fifth")
+    for lab in manifest.labs:
+        solve_lab(manifest, kit, workspace, lab.id, donors("fifth"))
+    snapshot = workspace_snapshot(manifest, kit, Tree(workspace.resolve()))
+    options = GradingOptions(probes=probe_set)
+    labs = manifest.labs
+    graded = engine.grade(manifest, kit, snapshot, labs, DEFAULT_LIMITS, options, selected=False)
+    failures = [f"{t.name}: {t.message}" for t in graded.result.tests if t.status != "passed"]
+    assert set(statuses(graded.result).values()) == {"passed"}, failures
+    assert graded.own is None, "a lab passed only with the reference's other labs"
+    ran = plain_pytest(workspace, "lab_11_1 or lab_11_4")
+    assert ran.returncode == 0, ran.stdout[-3000:]

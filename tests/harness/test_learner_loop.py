@@ -183,7 +183,8 @@ def test_no_escape_codes_reach_a_pipe_even_with_force_color(
     )
     assert run.returncode == 1
     messages = [t["message"] for t in json.loads(report.read_text("utf-8"))["tests"]]
-    assert any("should name unknown-1; it says" in m for m in messages), messages
+    # the chapter's r-test breaks two relations, so either id may be named (issue 55)
+    assert any("should name unknown-1 or test-1; it says" in m for m in messages), messages
     assert any("the values differ" in m.splitlines()[0] for m in messages), messages
     assert ESCAPE not in run.stdout + run.stderr
     assert not any(ESCAPE in m for m in messages)

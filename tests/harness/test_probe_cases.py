@@ -53,7 +53,9 @@ def as_printed(
     """Run a printed command in a shell, exactly as a learner would paste it: a bare
     ``checkpoint`` (as feedback files print it) finds the kit's commands on PATH, as in a
     learner's shell with the kit's environment active."""
-    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    path = os.environ.get("PATH", "")
+    if command.startswith("checkpoint "):  # printed bare: the kit's environment is active
+        path = os.pathsep.join([str(Path(sys.executable).parent), path])
     return subprocess.run(
         ["bash", "-c", " ".join([command, *more])],
         cwd=cwd,

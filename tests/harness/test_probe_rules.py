@@ -55,7 +55,8 @@ def test_the_rules_say_what_the_chapter_says() -> None:
     orphan = answer(ch11.evaluate, "course", cases["11.2#rule-orphan-result"])
     assert "unknown-1" in orphan["message"], orphan
     resumed = answer(ch11.evaluate, "course", cases["11.5#rule-resume-compact-2"])["value"]
-    assert resumed == {"compaction": "compact-2", "suffix": [*third, "u4", "a4"]}
+    suffix = [*third, "u4", "a4"]
+    assert resumed == {"compaction": "compact-2", "suffix": suffix, "the_paths_own": True}
 
 
 def test_a_run_with_audit_cases_asks_a_rule_once(manifest: Manifest, kit: Path) -> None:

@@ -11,13 +11,19 @@ import copy
 import importlib
 import json
 import marshal
+import operator
 import random
+import re
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from course.locale import N_
+from course.locale import gettext as _
+from course.locale.refusals import in_edition
 from course.sandboxed.probecases import ONCE
 
 Case = dict[str, Any]
@@ -39,6 +45,10 @@ INPUT_KEPT = N_("the input left as it was")
 INPUT_CHANGED = N_("changes the messages it is given")
 GROUPS_KEPT = N_("the caller's groups left as they were")
 RETURNS_THE_PATH = N_("returns the caller's own list")
+THE_PATHS_OWN = N_("holds the path's own entries")
+ENTRIES_KEPT = N_("the entries given left as they were")
+SUMMARY_KEPT = N_("the summary left as it was")
+A_NEW_MESSAGE = N_("a new message on each call")
 KINDS = N_("the numbers' types")
 ASKED_TWICE = N_("entries estimated more than once")
 ASKED_ELSEWHERE = N_("messages estimated that the call was not given")
@@ -56,6 +66,7 @@ GROUP, SELECT = "groups.group_interactions", "context.select_groups"
 BUILD, REPORT = "context.build_context", "context.budget_report"
 CREATE, MESSAGE = "compaction.create_compaction_entry", "compaction.summary_message"
 LATEST, RESUME = "compaction.latest_compaction", "compaction.resume_suffix"
+OPEN = "context.open_context"
 """The chapter functions a case can call, as ``module.function``."""
 
 
@@ -102,12 +113,37 @@ class Implementation:
 
 
 def evaluate(package: str, case: Mapping[str, Any]) -> Json:
-    """The JSON answer of ``package`` to one case; exceptions propagate to the caller."""
+    """The JSON answer of ``package`` to one case; exceptions propagate to the caller (a
+    refusal that leaves out what the case's ``names`` list as ``RefusalMissesNames``)."""
     impl = Implementation(package)
     args = impl.fixture(case["args"])
-    if CONTRACT in args:  # a case about one class of the contract (see CONTRACTS)
-        return CONTRACTS[args[CONTRACT]](impl, str(case["function"]), args)
-    return CALLS[case["function"]](impl, args)
+    try:
+        if CONTRACT in args:  # a case about one class of the contract (see CONTRACTS)
+            return CONTRACTS[args[CONTRACT]](impl, str(case["function"]), args)
+        return CALLS[case["function"]](impl, args)
+    except ValueError as error:
+        unnamed = [name for name in args.get(NAMES, ()) if not names(str(error), name)]
+        if unnamed:
+            said = _("{error} (a refusal that should name {names})")
+            shown, refusal = _(", ").join(unnamed), in_edition(str(error))
+            raise RefusalMissesNames(said.format(error=refusal, names=shown)) from None
+        raise
+
+
+NAMES = "names"
+"""The key of a refusal case's ``args`` listing what its error promises to name: the entry,
+the call or JSON key, ``available``... (each case holds one fault, so the names are sure)."""
+
+
+class RefusalMissesNames(Exception):
+    """A refusal whose message leaves out something its contract says it names: not a
+    ``ValueError``, so the case's answer differs from the reference's refusal."""
+
+
+def names(said: str, name: str) -> bool:
+    """Whether an error message names ``name`` as a whole id or key (``u1`` is not named by
+    ``u10``, nor ``read-1`` by ``read-1-0``)."""
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", said) is not None
 
 
 def length_estimate(message: Mapping[str, Any]) -> int:
@@ -122,15 +158,30 @@ def scribbling_estimate(message: dict[str, Any]) -> int:
     return cost
 
 
+def half_estimate(message: Mapping[str, Any]) -> float:
+    """``length_estimate`` halved: costs that are not whole numbers (``3.5``)."""
+    return length_estimate(message) / 2
+
+
+HUGE = 1e308
+"""An answer two of which sum past the largest float: totals that overflow."""
+
+
 def estimator(impl: Implementation, name: str) -> Estimate:
     """The case's estimator by name: ``chapter`` (the chapter's own), ``scribble``, ``length``,
-    or one of ``BAD_ANSWERS`` (a bad answer for every message but the prompt)."""
+    ``half``, one of ``BAD_ANSWERS`` (a bad answer for every message but the prompt; ``huge``
+    is a good one, too large to add up), or ``prompt-nan`` (NaN for the prompt alone)."""
     if name in BAD_ANSWERS:
         return bad_for_messages(BAD_ANSWERS[name])
     if name == "chapter":
         chapter: Estimate = impl.fixtures.chapter_estimator
         return chapter
-    return scribbling_estimate if name == "scribble" else length_estimate
+    if name == "prompt-nan":
+        return lambda message: float("nan") if message.get("role") == "system" else 1
+    if name == "zero":
+        return lambda message: length_estimate(message) if message.get("role") == "system" else 0
+    named: dict[str, Estimate] = {"scribble": scribbling_estimate, "half": half_estimate}
+    return named.get(name, length_estimate)
 
 
 def asked_form(message: object) -> str:
@@ -169,17 +220,37 @@ class Asking:
         }
 
 
-def summary_object(impl: Implementation, value: Mapping[str, Any]) -> Any:
-    """A ``CompactionSummary`` built with the public type's constructor (no parser involved)."""
-    lists = {a: list(value[k]) for a, k in zip(SUMMARY_ATTRIBUTES, SUMMARY_KEYS, strict=True)}
+def summary_object(impl: Implementation, value: Mapping[str, Any], as_given: bool = False) -> Any:
+    """A ``CompactionSummary`` built with the public type's constructor (no parser involved):
+    fresh lists, or (``as_given``) the values as they are, a string where a list belongs too."""
+    fields = zip(SUMMARY_ATTRIBUTES, SUMMARY_KEYS, strict=True)
+    lists = {a: value[k] if as_given else list(value[k]) for a, k in fields}
     return impl.session.CompactionSummary(goal=value["goal"], **lists)
 
 
+UNCHECKED = "$unchecked"
+"""``{"$unchecked": entry}`` in a path stands for a message entry built with the public type's
+constructor and never parsed: an invalid one, which only a checked copy refuses."""
+
+
 def path_entries(impl: Implementation, values: Sequence[Mapping[str, Any]]) -> list[Any]:
-    """Entries from JSON: messages and metadata through the given parser, compactions built
-    from the public types, so a path reaches only the lab code the case is about."""
-    return [
-        impl.session.CompactionEntry(
+    """Entries from JSON: messages and metadata through the given parser, compactions (and
+    ``UNCHECKED`` messages) built from the public types, so a path reaches only the lab code
+    the case is about."""
+    return [path_entry(impl, value) for value in values]
+
+
+def path_entry(impl: Implementation, value: Mapping[str, Any]) -> Any:
+    if UNCHECKED in value:
+        raw = value[UNCHECKED]
+        return impl.session.MessageEntry(
+            id=raw["id"],
+            parent_id=raw["parentId"],
+            timestamp=raw["timestamp"],
+            message=raw["message"],
+        )
+    if value.get("type") == "compaction":
+        return impl.session.CompactionEntry(
             id=value["id"],
             parent_id=value["parentId"],
             timestamp=value["timestamp"],
@@ -187,10 +258,7 @@ def path_entries(impl: Implementation, values: Sequence[Mapping[str, Any]]) -> l
             first_kept_entry_id=value["firstKeptEntryId"],
             tokens_before=value["tokensBefore"],
         )
-        if value.get("type") == "compaction"
-        else impl.session.parse_session_entry(value)
-        for value in values
-    ]
+    return impl.session.parse_session_entry(value)
 
 
 def summary_data(summary: Any) -> dict[str, Json]:
@@ -198,10 +266,12 @@ def summary_data(summary: Any) -> dict[str, Json]:
 
 
 def shares_lists(summary: Any, given: object) -> bool:
-    """Whether a parsed summary holds any list object of the summary it was given."""
-    if not isinstance(given, Mapping):
-        return False
-    theirs = [id(given.get(key)) for key in SUMMARY_KEYS]
+    """Whether a parsed summary holds any list object of the summary it was given (a JSON
+    object or a ``CompactionSummary``)."""
+    if isinstance(given, Mapping):
+        theirs = [id(given.get(key)) for key in SUMMARY_KEYS]
+    else:
+        theirs = [id(getattr(given, attr, None)) for attr in SUMMARY_ATTRIBUTES]
     return any(id(getattr(summary, attr)) in theirs for attr in SUMMARY_ATTRIBUTES)
 
 
@@ -219,15 +289,44 @@ def given_ids(path: Sequence[Any]) -> list[Json]:
     return [item.get("id") if isinstance(item, Mapping) else item.id for item in path]
 
 
+def containers(value: object) -> list[object]:
+    """Every list and dict inside a message (itself included): what a copy may not share."""
+    found: list[object] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.append(item)
+            stack += item.values()
+        elif isinstance(item, list):
+            found.append(item)
+            stack += item
+    return found
+
+
 def shares_messages(entries: Sequence[Any], inputs: Sequence[Any]) -> bool:
-    """Whether any returned entry or message is an entry or a message of the input path."""
-    mine = {id(e) for e in inputs} | {id(getattr(e, "message", None)) for e in inputs}
-    return any(id(entry) in mine or id(entry.message) in mine for entry in entries)
+    """Whether any returned entry, message or content block (any list or dict inside a
+    message) is one of the input path's."""
+    theirs = {id(e) for e in inputs}
+    theirs |= {id(c) for e in inputs for c in containers(getattr(e, "message", None))}
+    return any(
+        id(entry) in theirs or any(id(c) in theirs for c in containers(entry.message))
+        for entry in entries
+    )
 
 
 def _parse_summary(impl: Implementation, args: dict[str, Any]) -> Json:
-    summary = impl.summary.parse_summary(args["value"])
-    return {"summary": summary_data(summary), SHARES_LISTS: shares_lists(summary, args["value"])}
+    value = args["value"]
+    if args.get("summary_object"):  # a CompactionSummary, its fields as given
+        value = summary_object(impl, value, as_given=True)
+    before = copy.deepcopy(value)
+    where = {"entry_id": args["entry_id"]} if "entry_id" in args else {}
+    summary = impl.summary.parse_summary(value, **where)
+    return {
+        "summary": summary_data(summary),
+        SHARES_LISTS: shares_lists(summary, value),
+        INPUT_KEPT: value == before,
+    }
 
 
 def _parse_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json:
@@ -238,13 +337,25 @@ def _parse_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json:
 
 
 def _split_interactions(impl: Implementation, args: dict[str, Any]) -> Json:
-    path = args["path"] if args.get("raw") else path_entries(impl, args["path"])
+    raw = bool(args.get("raw"))
+    path = args["path"] if raw else path_entries(impl, args["path"])
     groups = impl.groups.split_interactions(path)
-    return {"groups": [ids(group) for group in groups], PATH_AFTER: given_ids(path)}
+    answer: dict[str, Json] = {"groups": [ids(g) for g in groups], PATH_AFTER: given_ids(path)}
+    if not raw:  # "not copied": each interaction holds the path's own entries
+        own = {id(entry) for entry in path}
+        answer[THE_PATHS_OWN] = all(id(entry) in own for group in groups for entry in group)
+    return answer
 
 
 def _check_tool_pairs(impl: Implementation, args: dict[str, Any]) -> Json:
-    return ids(impl.groups.check_tool_pairs(path_entries(impl, args["entries"])))
+    entries = path_entries(impl, args["entries"])
+    given = list(entries)
+    returned = impl.groups.check_tool_pairs(entries)
+    return {
+        "entries": ids(returned),
+        RETURNS_THE_PATH: returned is entries,
+        ENTRIES_KEPT: len(entries) == len(given) and all(map(operator.is_, entries, given)),
+    }
 
 
 def _group_interactions(impl: Implementation, args: dict[str, Any]) -> Json:
@@ -311,7 +422,7 @@ def openers(budget: Mapping[str, Any], result: Any) -> list[Json]:
 def _create_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json:
     path = path_entries(impl, args["path"])
     summary = args["summary"]
-    given = summary_object(impl, summary) if args["summary_object"] else summary
+    given = summary_object(impl, summary, as_given=True) if args["summary_object"] else summary
     entry = impl.compaction.create_compaction_entry(
         path,
         id=args["id"],
@@ -328,7 +439,16 @@ def _create_compaction_entry(impl: Implementation, args: dict[str, Any]) -> Json
 
 
 def _summary_message(impl: Implementation, args: dict[str, Any]) -> Json:
-    return impl.compaction.summary_message(summary_object(impl, args["summary"]))
+    summary = summary_object(impl, args["summary"])
+    before = summary_data(copy.deepcopy(summary))
+    message = impl.compaction.summary_message(summary)
+    again = impl.compaction.summary_message(summary)
+    return {
+        "message": message,
+        A_NEW_MESSAGE: again is not message
+        and not set(map(id, containers(message))) & set(map(id, containers(again))),
+        SUMMARY_KEPT: summary_data(summary) == before,
+    }
 
 
 def _latest_compaction(impl: Implementation, args: dict[str, Any]) -> Json:
@@ -336,17 +456,41 @@ def _latest_compaction(impl: Implementation, args: dict[str, Any]) -> Json:
 
 
 def _resume_suffix(impl: Implementation, args: dict[str, Any]) -> Json:
-    compaction, suffix = impl.compaction.resume_suffix(path_entries(impl, args["path"]))
-    compaction_id = None if compaction is None else compaction.id
-    return {"compaction": compaction_id, "suffix": ids(suffix)}
+    path = path_entries(impl, args["path"])
+    compaction, suffix = impl.compaction.resume_suffix(path)
+    own = {id(entry) for entry in path}
+    return {
+        "compaction": None if compaction is None else compaction.id,
+        "suffix": ids(suffix),
+        THE_PATHS_OWN: all(id(entry) in own for entry in suffix),
+    }
+
+
+def _open_context(impl: Implementation, args: dict[str, Any]) -> Json:
+    """The given seam with Lab 11.5's functions: what opens a request, and what is left."""
+    path = path_entries(impl, args["path"])
+    opening = impl.context.open_context(path, estimator(impl, args["estimator"]))
+    return {
+        "messages": opening.messages,
+        "tokens": opening.tokens,
+        "entries": ids(opening.entries),
+        "compaction_id": opening.compaction_id,
+    }
 
 
 def _budget_report(impl: Implementation, args: dict[str, Any]) -> Json:
     groups = [impl.groups.InteractionGroup(path_entries(impl, g)) for g in args["groups"]]
+    before = [[impl.session.entry_to_json(e) for e in g.entries] for g in groups]
     rows = impl.context.budget_report(
         groups, estimate_tokens=estimator(impl, args["estimator"]), available=args["available"]
     )
-    return [{"ids": row.entry_ids, "tokens": row.tokens, "status": row.status} for row in rows]
+    after = [[impl.session.entry_to_json(e) for e in g.entries] for g in groups]
+    return {
+        "rows": [
+            {"ids": row.entry_ids, "tokens": row.tokens, "status": row.status} for row in rows
+        ],
+        GROUPS_KEPT: after == before,
+    }
 
 
 CALLS: dict[str, Callable[[Implementation, dict[str, Any]], Json]] = {
@@ -354,7 +498,7 @@ CALLS: dict[str, Callable[[Implementation, dict[str, Any]], Json]] = {
     SPLIT: _split_interactions, PAIRS: _check_tool_pairs, GROUP: _group_interactions,
     SELECT: _select_groups, BUILD: _build_context, REPORT: _budget_report,
     CREATE: _create_compaction_entry, MESSAGE: _summary_message,
-    LATEST: _latest_compaction, RESUME: _resume_suffix,
+    LATEST: _latest_compaction, RESUME: _resume_suffix, OPEN: _open_context,
 }  # fmt: skip
 
 
@@ -386,6 +530,7 @@ def _role_words(message: Mapping[str, Any]) -> str:
 def _entry_words(value: Json, estimate: Callable[[dict[str, Any]], float]) -> str:
     """``u1 user 4``: an entry's id, its role (or type) and what the case's estimator says
     it costs; a compaction names the entry it keeps from, a tool call or result its ids."""
+    value = unwrapped(value)
     if not isinstance(value, dict) or "id" not in value:
         return _shown_json(value)
     kind = value.get("type")
@@ -401,6 +546,11 @@ def _entry_words(value: Json, estimate: Callable[[dict[str, Any]], float]) -> st
     return f"{value['id']} {kind}"
 
 
+def unwrapped(value: Json) -> Json:
+    """An entry as its path picture shows it: an ``UNCHECKED`` one as the entry it holds."""
+    return value[UNCHECKED] if isinstance(value, dict) and UNCHECKED in value else value
+
+
 def _path_lines(name: str, path: Json, estimate: Callable[[dict[str, Any]], float]) -> list[str]:
     """A path as entry ids with roles and costs, a line per interaction (at a user message)."""
     if not isinstance(path, list):
@@ -408,7 +558,7 @@ def _path_lines(name: str, path: Json, estimate: Callable[[dict[str, Any]], floa
     if not path:
         return [f"{name}: []"]
     rows: list[list[str]] = [[]]
-    for value in path:
+    for value in map(unwrapped, path):
         role = value.get("message", {}).get("role") if isinstance(value, dict) else None
         if role == "user" and rows[-1]:
             rows.append([])
@@ -553,6 +703,18 @@ COSTS: dict[str, str] = {
     "negative": N_("costs: an estimator answering -5 for every message but the system prompt"),
     "nan": N_("costs: an estimator answering nan for every message but the system prompt"),
     "text": N_("costs: an estimator answering '3' for every message but the system prompt"),
+    "huge": N_(
+        "costs: an estimator answering 1e308 for every message but the system prompt (two "
+        "such costs add up past the largest float)"
+    ),
+    "half": N_(
+        "costs: the test estimator 'half', (1 + (characters of the message's content as "
+        "JSON) // 6) / 2, not the chapter's table"
+    ),
+    "zero": N_("costs: an estimator answering 0 for every message but the system prompt"),
+    "prompt-nan": N_(
+        "costs: an estimator answering nan for the system prompt and 1 for any message"
+    ),
 }
 """Where a path picture's costs come from, by the case's estimator."""
 
@@ -596,36 +758,46 @@ def message_entry(entry_id: str, parent: str | None, message: Json) -> dict[str,
     return entry | {"message": message}
 
 
-def broken_history(rng: random.Random, path: Entries) -> Entries | None:
-    """``path`` made invalid in one way an interaction check must refuse (None if it cannot)."""
+PAIR_FAULTS = ("drop result", "second result", "after an error", "unknown call", "duplicate call")
+"""The ways a history breaks a call/result relation (``check_tool_pairs`` refuses each)."""
+
+
+def broken_history(
+    rng: random.Random, path: Entries, ways: Sequence[str] = ("assistant first", "system")
+) -> tuple[Entries, list[str]] | None:
+    """``path`` made invalid in one way an interaction check must refuse, and what the refusal
+    names (the entry, or the call id): one fault, so the names are sure. The ways are ``ways``
+    and, where the path has a result, ``PAIR_FAULTS``; None if none can be made."""
     path = copy.deepcopy(path)
     results, users = indexes(path, "toolResult"), indexes(path, "user")
-    ways = ["assistant first", "system"]
-    if results:
-        ways += ["drop result", "second result", "unknown call", "duplicate call"]
-    way = rng.choice(ways)
+    way = rng.choice([*ways, *(PAIR_FAULTS if results else ())] or [None])
+    if way is None:
+        return None
     if way == "assistant first":
         assistant = {"role": "assistant", "content": [{"type": "text", "text": "early"}]}
-        return [message_entry("early", None, assistant)] + path
+        return [message_entry("early", None, assistant)] + path, ["early"]
     if way == "system":
         at = rng.choice(users) if users else 0
         system = {"role": "system", "content": "you are a grader"}
-        return path[: at + 1] + [message_entry("sys", None, system)] + path[at + 1 :]
+        return path[: at + 1] + [message_entry("sys", None, system)] + path[at + 1 :], ["sys"]
     index = rng.choice(results)
-    if way == "drop result":
-        return path[:index] + path[index + 1 :]
-    if way == "second result":
+    answered = str(path[index]["message"]["toolCallId"])
+    if way == "drop result":  # its call is left without a result
+        return path[:index] + path[index + 1 :], [answered]
+    if way in ("second result", "after an error"):  # an error result is a result too
         twin = copy.deepcopy(path[index]) | {"id": "twin"}
-        return path[: index + 1] + [twin] + path[index + 1 :]
+        if way == "after an error":
+            path[index]["message"]["isError"] = True
+            twin["message"]["isError"] = False
+        return path[: index + 1] + [twin] + path[index + 1 :], [answered]
     if way == "unknown call":
-        path[index]["message"]["toolCallId"] = "ghost"
-        return path
-    for item in path:
-        calls = call_blocks(item.get("message", {}))
-        if calls:
-            item["message"]["content"].append(copy.deepcopy(calls[0]))
-            break
-    return path
+        ghost = copy.deepcopy(path[index]) | {"id": "ghost-result"}
+        ghost["message"]["toolCallId"] = "ghost"
+        return path[: index + 1] + [ghost] + path[index + 1 :], ["ghost"]
+    declaring = next(e["message"] for e in path if call_blocks(e.get("message", {})))
+    call = call_blocks(declaring)[0]
+    declaring["content"].append(copy.deepcopy(call))  # the same message declares it twice
+    return path, [str(call["id"])]
 
 
 def compaction_json(
@@ -645,9 +817,12 @@ def compaction_json(
 def with_compactions(
     rng: random.Random, path: Entries, summaries: list[Json], broken: bool
 ) -> Entries:
-    """``path`` with one to three compaction records appended at interaction boundaries."""
+    """``path`` with one to three compaction records appended at interaction boundaries (their
+    timestamps rising, or falling: the newest record is the last on the path, whatever its
+    timestamp)."""
     out: Entries = []
     count = 0
+    backwards = rng.random() < 0.5
     for entry in path:
         starts = [e["id"] for e in out if role_of(e) == "user"]
         if role_of(entry) == "user" and starts and rng.random() < 0.5:
@@ -660,11 +835,18 @@ def with_compactions(
         count += 1
         keep = rng.choice(starts) if starts else out[0]["id"]
         out.append(compaction_json(rng, count, out[-1]["id"], keep, summaries[count % 3]))
+    if backwards:
+        for record in (e for e in out if e.get("type") == "compaction"):
+            record["timestamp"] = 2000 - record["timestamp"]
     if broken and count:
         last = max(i for i, e in enumerate(out) if e.get("type") == "compaction")
         others = [e["id"] for e in out if role_of(e) != "user"]
         out[last]["firstKeptEntryId"] = rng.choice(others + ["nowhere"])
     return out
+
+
+def latest_record(path: Entries) -> dict[str, Any]:
+    return [entry for entry in path if entry.get("type") == "compaction"][-1]
 
 
 def call_blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -710,12 +892,18 @@ def second_answer(path: Entries, at: int) -> Entries:
 
 
 def budget_json(rng: random.Random, groups: Sequence[Sequence[Mapping[str, Any]]]) -> Json:
-    prompt = rng.choice(["", "sys", "You compact context.", "Be brief."])
-    reserved, margin = rng.randint(0, 6), rng.randint(0, 3)
+    """A budget around the groups' edges: a prompt (white space around it too, given as it
+    is), the reserved output and safety margin, at times not whole numbers."""
+    prompt = rng.choice(["", "sys", "You compact context.", "Be brief.", "  Be brief.\n"])
+    reserved: float = rng.randint(0, 6)
+    margin: float = rng.randint(0, 3)
+    if rng.random() < 0.3:
+        reserved, margin = reserved + 0.5, margin + 0.25
     system = length_estimate({"role": "system", "content": prompt})
     available = rng.choice(edge_budgets(rng, groups) or [0])
     return {
-        "max_tokens": system + reserved + margin + available - rng.choice([0, 0, 0, 5]),
+        # never below 0: a valid budget, so a case that breaks one number holds one fault
+        "max_tokens": max(0, system + reserved + margin + available - rng.choice([0, 0, 0, 5])),
         "system_prompt": prompt,
         "reserved_output": reserved,
         "safety_margin": margin,
@@ -725,9 +913,21 @@ def budget_json(rng: random.Random, groups: Sequence[Sequence[Mapping[str, Any]]
 BAD_BUDGETS: tuple[tuple[str, Json], ...] = (
     *(("max_tokens", bad) for bad in (-1, float("nan"), True, "31")),
     ("reserved_output", -2), ("safety_margin", float("inf")), ("system_prompt", 7),
+    ("safety_margin", 10**400),  # no float holds it: not a finite number as a float
 )  # fmt: skip
 
 CHAPTER_PATH = {FIXTURE: "chapter_path_json"}
+GAP: dict[str, Json] = {
+    "groups": [
+        [message_entry("u1", None, {"role": "user", "content": "hi"})],
+        [message_entry("u2", "u1", {"role": "user", "content": "a long question " * 6})],
+        [message_entry("u3", "u2", {"role": "user", "content": "hi"})],
+    ],
+    "available": 6,
+    "estimator": "length",
+}
+"""Groups costing 2, 17 and 2 with 6 available: the newest is kept; the oldest would fit too,
+but no group is kept past one that does not."""
 CHAPTER_LABEL = {"type": "metadata", "id": "label", "parentId": "a3", "timestamp": 10}
 CHAPTER_LABEL |= {"key": "k", "value": 1}
 """A metadata entry after the chapter path's leaf ``a3``."""
@@ -736,7 +936,13 @@ RESUMED = [{SPLICE: "chapter_path_json"}, {FIXTURE: "compact_1_json"}]
 RESUMED += [{SPLICE: "continuation_json"}]
 """The chapter's path, its compaction ``compact-1``, and the turns after it."""
 CHAPTER_BUDGET = {"system_prompt": "sys", "reserved_output": 4, "safety_margin": 2}
+CHAPTER_U1 = message_entry("u1", None, {"role": "user", "content": "Fix resume"})
+CHAPTER_A1 = message_entry(
+    "a1", "compact-1", {"role": "assistant", "content": [{"type": "text", "text": "On it"}]}
+)
+"""A question and an answer, with a compaction between them in ``LATEST_PLACES``."""
 COMPACT_1 = {FIXTURE: "COMPACT_1_SUMMARY"}
+COMPACT_2 = {FIXTURE: "COMPACT_2_SUMMARY"}
 
 
 RULE = "rule-"
@@ -756,10 +962,13 @@ RULES: dict[str, tuple[str, ...]] = {
     "11.3": (
         "exact-fit", "one-over", "single-group-overflow", "everything-fits", "empty-path",
     ),
-    "11.4": ("chapter-compact-1", "empty-path", "id-on-the-path", "first-kept-inside"),
+    "11.4": (
+        "chapter-compact-1", "empty-path", "id-on-the-path", "first-kept-inside",
+        "compact-1-stored", "compact-2-stored",
+    ),
     "11.5": (
         "no-compaction", "resume-compact-1", "resume-compact-2", "resume-exact-fit",
-        "resume-one-over", "build-after-compact-2",
+        "resume-one-over", "build-after-compact-2", "compact-1-resumes", "compact-2-resumes",
     ),
     "11.opt": (),
 }  # fmt: skip
@@ -774,6 +983,14 @@ COMPACT_2_RECORD = COMPACT_1_RECORD | {"id": "compact-2", "parentId": "a4", "tim
 COMPACT_2_RECORD |= {"summary": {FIXTURE: "COMPACT_2_SUMMARY"}, "firstKeptEntryId": "u3"}
 """``compact-2``, appended after ``a4``, keeping from ``u3`` (the chapter's second compaction)."""
 RESUMED_TWICE = [*RESUMED, COMPACT_2_RECORD]
+EARLY = COMPACT_1_RECORD | {"parentId": "u1", "firstKeptEntryId": "u1"}
+LATEST_PLACES: tuple[tuple[list[Json], str], ...] = (
+    ([], N_("an empty path")),
+    ([EARLY | {"parentId": "root"}], N_("a compaction alone")),
+    ([CHAPTER_U1, EARLY], N_("a compaction second")),
+    ([CHAPTER_U1, EARLY, CHAPTER_A1], N_("a compaction second of three")),
+)
+"""Paths whose newest compaction stands where a walk from the end is most easily cut short."""
 RECORD_RULES = (
     "record-empty-parent-id", "record-null-parent-id", "record-empty-first-kept",
     "record-negative-tokens-before", "record-string-tokens-before",
@@ -814,6 +1031,21 @@ def declared_twice(path: Entries) -> None:
     blocks = list(call_blocks(calls["message"]))
     blocks[1]["id"] = blocks[0]["id"]
     next(e for e in path if e["id"] == "r-test")["message"]["toolCallId"] = blocks[0]["id"]
+
+
+def unparsed(path: Entries) -> Entries:
+    """``path`` with every message entry built without the parser: valid entries whose words
+    are the case file's own strings (a role compared with ``is`` shows)."""
+    return [{UNCHECKED: e} if e.get("type") == "message" else e for e in copy.deepcopy(path)]
+
+
+def unchecked_calls() -> Entries:
+    """The chapter's path whose ``calls`` is built without the parser, with timestamp -1: only
+    a checked copy (``parse_message_entry``) refuses it."""
+    path: Entries = chapter_data("chapter_path_json")
+    at = next(i for i, e in enumerate(path) if e["id"] == "calls")
+    path[at] = {UNCHECKED: path[at] | {"timestamp": -1}}
+    return path
 
 
 def reused_later(path: Entries) -> None:
@@ -896,16 +1128,22 @@ class Cases:
             self.add(BUILD, label, shown, path=path, budget=budget, estimator="chapter")
 
 
-def broken_summaries(rng: random.Random, summary: dict[str, Any]) -> list[tuple[str, Json]]:
+def broken_summaries(
+    rng: random.Random, summary: dict[str, Any]
+) -> list[tuple[str, Json, list[str]]]:
+    """Summaries with one fault each, and the field the refusal names."""
     key = rng.choice(SUMMARY_KEYS)
     return [
-        (N_("a missing key"), {k: v for k, v in summary.items() if k != key}),
-        (N_("an unknown 'files' key"), summary | {"files": []}),
-        (N_("a blank goal"), summary | {"goal": "   "}),
-        (N_("a goal that is a number"), summary | {"goal": 3}),
-        (N_("a list item that is a number"), summary | {key: [*summary[key], 7]}),
-        *((N_("a list that is a string"), summary | {name: "one item"}) for name in SUMMARY_KEYS),
-        (N_("an array instead of an object"), [summary]),
+        (N_("a missing key"), {k: v for k, v in summary.items() if k != key}, [key]),
+        (N_("an unknown 'files' key"), summary | {"files": []}, ["files"]),
+        (N_("a blank goal"), summary | {"goal": "   "}, ["goal"]),
+        (N_("a goal that is a number"), summary | {"goal": 3}, ["goal"]),
+        (N_("a list item that is a number"), summary | {key: [*summary[key], 7]}, [key]),
+        *(
+            (N_("a list that is a string"), summary | {name: "one item"}, [name])
+            for name in SUMMARY_KEYS
+        ),
+        (N_("an array instead of an object"), [summary], ["summary"]),
     ]
 
 
@@ -921,6 +1159,24 @@ BROKEN_RECORDS: tuple[tuple[str, dict[str, Json]], ...] = (
     (N_("an unknown key"), {"note": "x"}),
 )
 """One change each that makes a compaction record invalid."""
+MORE_BROKEN_RECORDS: tuple[tuple[str, dict[str, Json]], ...] = (
+    (N_("an empty id"), {"id": ""}),
+    (N_("a NaN tokensBefore"), {"tokensBefore": float("nan")}),
+    (N_("an infinite timestamp"), {"timestamp": float("inf")}),
+)
+"""The other refusals the parser's contract lists, drawn but not rules."""
+
+
+SUMMARY_OBJECT_FAULTS: tuple[tuple[str, dict[str, Json]], ...] = (
+    (N_("a CompactionSummary object whose completed is 5"), {"completed": 5}),
+    (N_("a CompactionSummary object whose goal is blank"), {"goal": "  "}),
+)
+"""A summary made with the public type's constructor that Lab 11.1's parser refuses."""
+
+
+def faulty_key(change: Mapping[str, Json]) -> str:
+    """The JSON key a record's one change breaks (``note``, ``tokensBefore``...)."""
+    return next(iter(change))
 
 
 def lab_1(cases: Cases, rng: random.Random) -> None:
@@ -928,31 +1184,55 @@ def lab_1(cases: Cases, rng: random.Random) -> None:
     cases.rule("compact-1-summary", PARSE_SUMMARY, N_("the chapter's compact-1"), value=COMPACT_1)
     chapter_summary: dict[str, Json] = chapter_data("COMPACT_1_SUMMARY")
     without = {k: v for k, v in chapter_summary.items() if k != "unresolved"}
-    cases.rule("summary-missing-key", PARSE_SUMMARY, N_("a missing key"), value=without)
     unknown_key = chapter_summary | {"files": []}
-    cases.rule(
-        "summary-unknown-key", PARSE_SUMMARY, N_("an unknown 'files' key"), value=unknown_key
-    )
+    for rule, label, value, key in (
+        ("summary-missing-key", N_("a missing key"), without, "unresolved"),
+        ("summary-unknown-key", N_("an unknown 'files' key"), unknown_key, "files"),
+    ):
+        names = ["compact-1", key]
+        cases.rule(rule, PARSE_SUMMARY, label, value=value, entry_id="compact-1", names=names)
     record = N_("the chapter's compact-1")
     cases.rule("compact-1-record", PARSE_ENTRY, record, value={FIXTURE: "compact_1_json"})
     for name, (label, change) in zip(RECORD_RULES, BROKEN_RECORDS, strict=True):
-        cases.rule(name, PARSE_ENTRY, label, value=COMPACT_1_RECORD | change)
+        fault = ["compact-1", faulty_key(change)]
+        cases.rule(name, PARSE_ENTRY, label, value=COMPACT_1_RECORD | change, names=fault)
     no_summary = {k: v for k, v in COMPACT_1_RECORD.items() if k != "summary"}
-    cases.rule("record-missing-summary", PARSE_ENTRY, N_("a missing summary"), value=no_summary)
+    label = N_("a missing summary")
+    cases.rule(
+        "record-missing-summary",
+        PARSE_ENTRY,
+        label,
+        value=no_summary,
+        names=["compact-1", "summary"],
+    )
     for summary in summaries:
         cases.add(PARSE_SUMMARY, N_("a valid summary"), value=summary)
-    for label, value in broken_summaries(rng, summaries[0]):
-        cases.add(PARSE_SUMMARY, label, value=value)
+    label = N_("a CompactionSummary object")
+    for summary in summaries[:2]:
+        cases.add(PARSE_SUMMARY, label, value=summary, summary_object=True)
+    label = N_("a CompactionSummary object whose constraints are a string")
+    stringy = summaries[2] | {"constraints": "one item"}
+    fields = ["compact-1", "constraints"]
+    cases.add(
+        PARSE_SUMMARY, label, value=stringy, summary_object=True, entry_id="compact-1", names=fields
+    )
+    for index, (label, value, fields) in enumerate(broken_summaries(rng, summaries[0])):
+        entry_id = f"compact-{index}"  # what names the place in the error, with the field
+        cases.add(PARSE_SUMMARY, label, value=value, entry_id=entry_id, names=[entry_id, *fields])
     for index, summary in enumerate(summaries[:5]):
         entry = compaction_json(rng, index, f"leaf-{index}", f"u-{index}", summary)
         entry["timestamp"] = rng.choice([0, 5, 2.5, 10**6])
+        entry["tokensBefore"] = rng.choice([entry["tokensBefore"], 29.5, 0.25])
         cases.add(PARSE_ENTRY, N_("a valid record"), value=entry)
     base = compaction_json(rng, 9, "a3", "u2", summaries[1])
-    unknown = (N_("a summary with an unknown key"), {"summary": summaries[1] | {"files": []}})
-    for label, change in (*BROKEN_RECORDS, unknown):
-        cases.add(PARSE_ENTRY, label, value=base | change)
+    for label, change in (*BROKEN_RECORDS, *MORE_BROKEN_RECORDS):
+        fault = [faulty_key(change)] + (["compact-9"] if change.get("id") != "" else [])
+        cases.add(PARSE_ENTRY, label, value=base | change, names=fault)
+    unknown = {"summary": summaries[1] | {"files": []}}
+    label = N_("a summary with an unknown key")
+    cases.add(PARSE_ENTRY, label, value=base | unknown, names=["compact-9", "files"])
     missing = {k: v for k, v in base.items() if k != "summary"}
-    cases.add(PARSE_ENTRY, N_("a missing summary"), value=missing)
+    cases.add(PARSE_ENTRY, N_("a missing summary"), value=missing, names=["compact-9", "summary"])
     contract_1(cases)
 
 
@@ -971,13 +1251,19 @@ def lab_2(cases: Cases, rng: random.Random) -> None:
     cases.rule("call-id-reused-later", GROUP, label, path=reused)
     twice = chapter_path_changed(declared_twice)
     cases.rule("call-id-declared-twice", SPLIT, N_("a call id declared twice"), path=twice)
-    for path in histories:
+    for index, path in enumerate(histories):
         cases.add(SPLIT, N_("a valid history"), path=path)
         cases.add(GROUP, N_("a valid history"), path=path)
         broken = broken_history(rng, path)
         if broken is not None:
-            cases.add(SPLIT, N_("a broken history"), path=broken)
+            function = GROUP if index % 3 == 2 else SPLIT  # the same refusals
+            cases.add(function, N_("a broken history"), path=broken[0], names=broken[1])
     cases.add(SPLIT, N_("unparsed JSON objects"), path=histories[0], raw=True)
+    raw = copy.deepcopy(histories[1])
+    raw[-1]["timestamp"] = -1
+    label = N_("unparsed JSON objects, the last with timestamp -1")
+    cases.add(SPLIT, label, path=raw, raw=True, names=[raw[-1]["id"], "timestamp"])
+    cases.add(SPLIT, N_("the chapter's path with compact-1 and the turns after it"), path=RESUMED)
     shared = [path for path in map(shared_call_ids, histories) if path is not None]
     failed = [path for path in map(failed_results, histories) if path is not None]
     for function in (SPLIT, GROUP):
@@ -994,9 +1280,25 @@ def lab_2(cases: Cases, rng: random.Random) -> None:
         calls_last = sorted(group, key=lambda e: e["message"]["role"] == "assistant")
         cases.add(PAIRS, N_("one interaction"), entries=group)
         cases.add(PAIRS, N_("results before their calls"), entries=calls_last)
-        broken = broken_history(rng, group)
-        if broken is not None and broken[0]["message"]["role"] == "user":
-            cases.add(PAIRS, N_("a broken interaction"), entries=broken)
+        broken = broken_history(rng, group, ways=())
+        if broken is not None:
+            cases.add(PAIRS, N_("a broken interaction"), entries=broken[0], names=broken[1])
+    label = N_("the chapter's path with 'calls' never parsed: its timestamp is -1")
+    cases.add(GROUP, label, path=unchecked_calls())
+    label = N_("a valid history whose entries were built without the parser")
+    for path in histories[6:9]:
+        cases.add(SPLIT, label, path=unparsed(path))
+        cases.add(GROUP, label, path=unparsed(path))
+        cases.add(PAIRS, label, entries=unparsed(rng.choice(split_json(path))))
+    system = {"role": "system", "content": "be brief"}
+    for path in histories[:2]:
+        group = split_json(path)[0]
+        inside = group[:1] + [message_entry("sys", group[0]["id"], system)] + group[1:]
+        label = N_("one interaction with a system message inside: neither a call nor a result")
+        cases.add(PAIRS, label, entries=inside)
+        label = N_("a system message in a history whose entries were built without the parser")
+        with_system = unparsed(path[:1] + [message_entry("sys", path[0]["id"], system)] + path[1:])
+        cases.add(SPLIT, label, path=with_system, names=["sys"])
     contract_2(cases)
 
 
@@ -1016,7 +1318,7 @@ def lab_3(cases: Cases, rng: random.Random) -> None:
     cases.chapter_budgets(label, CHAPTER_PATH, (29, 9))
     for path in cases.histories(0, 6, 12):
         groups = split_json(path)
-        name = rng.choice(["length", "length", "scribble"])
+        name = rng.choice(["length", "length", "scribble", "half"])
         count: dict[str, Json] = {"count": len(groups)}
         budget = budget_json(rng, groups)
         cases.add(
@@ -1038,15 +1340,39 @@ def lab_3(cases: Cases, rng: random.Random) -> None:
         cases.add(
             BUILD, label, shown, path=path, budget=budget, estimator="length", opening=opening
         )
+    for path in cases.histories(2, 4, 2, shift=2):
+        summary = {"role": "user", "content": "[Compaction summary of earlier messages]"}
+        opening = {"messages": [summary], "tokens": 40, "compaction_id": "compact-x"}
+        budget = CHAPTER_BUDGET | {"max_tokens": 20}
+        label = N_("an opening of 40 tokens, more than is left; every message costs 0")
+        cases.add(BUILD, label, path=path, budget=budget, estimator="zero", opening=opening)
     path = cases.histories(2, 3, 1)[0]
     for key, bad in BAD_BUDGETS:
         budget = budget_json(rng, split_json(path)) | {key: bad}
         shown = {"key": key, "value": repr(bad)}
         # no words to translate in the label
-        cases.add(BUILD, "{key}={value}", shown, path=path, budget=budget, estimator="length")
-    twice = path + [copy.deepcopy(messages_of(path)[0])] if messages_of(path) else path
+        cases.add(
+            BUILD, "{key}={value}", shown, path=path, budget=budget, estimator="length", names=[key]
+        )
+    repeated = copy.deepcopy(messages_of(path)[0])
     budget = budget_json(rng, split_json(path))
-    cases.add(BUILD, N_("a repeated id"), path=twice, budget=budget, estimator="length")
+    label = N_("a repeated id")
+    twice = path + [repeated]
+    cases.add(BUILD, label, path=twice, budget=budget, estimator="length", names=[repeated["id"]])
+    budget = budget_json(rng, split_json(path))
+    label = N_("an estimator answering nan for the system prompt alone")
+    cases.add(BUILD, label, path=path, budget=budget, estimator="prompt-nan")
+    # the newest group holds an entry never parsed (timestamp -1): only a checked copy refuses
+    unchecked = copy.deepcopy(path)
+    newest = max(i for i, entry in enumerate(path) if entry["type"] == "message")
+    unchecked[newest] = {UNCHECKED: unchecked[newest] | {"timestamp": -1}}
+    label = N_("the newest message never parsed: its timestamp is -1")
+    groups = split_json(path)
+    groups[-1][-1] = unchecked[newest]
+    cases.add(SELECT, label, groups=groups, available=1000, estimator="length")
+    cases.add(BUILD, label, path=unchecked, budget=budget, estimator="length")
+    # an older group that would fit is not kept past a newer one that does not
+    cases.add(SELECT, N_("an older group that fits behind one that does not"), **GAP)
     contract_3(cases)
 
 
@@ -1063,29 +1389,62 @@ def lab_4(cases: Cases, rng: random.Random) -> None:
             "summary": summary,
             "summary_object": rng.random() < 0.5,
             "first_kept": rng.choice(starts),
-            "tokens_before": rng.randint(0, 400),
+            "tokens_before": rng.choice([rng.randint(0, 400), 12.5]),
         }
+        record = base["id"]
         cases.add(CREATE, N_("a valid record"), **base)
         if others:
             inside = base | {"first_kept": rng.choice(others)}
-            cases.add(CREATE, N_("first kept inside an interaction"), **inside)
-        cases.add(CREATE, N_("an id already on the path"), **base | {"id": rng.choice(path)["id"]})
-        cases.add(CREATE, N_("first kept not on the path"), **base | {"first_kept": "nowhere"})
+            cases.add(CREATE, N_("first kept inside an interaction"), **inside, names=starts)
+        taken = rng.choice(path)["id"]
+        cases.add(CREATE, N_("an id already on the path"), **base | {"id": taken}, names=[taken])
+        nowhere = base | {"first_kept": "nowhere"}
+        cases.add(CREATE, N_("first kept not on the path"), **nowhere, names=starts)
         if index < 2:
             cases.add(CREATE, N_("an empty path"), **base | {"path": []})
-            cases.add(CREATE, N_("a negative tokens_before"), **base | {"tokens_before": -3})
+            negative = base | {"tokens_before": -3}
+            label = N_("a negative tokens_before")
+            cases.add(CREATE, label, **negative, names=[record, "tokensBefore"])
             broken = {"summary": summary | {"files": []}, "summary_object": False}
-            cases.add(CREATE, N_("a summary with an unknown key"), **base | broken)
+            label = N_("a summary with an unknown key")
+            cases.add(CREATE, label, **base | broken, names=[record, "files"])
+            for label, change in SUMMARY_OBJECT_FAULTS:  # a record no store would take
+                refused = {"summary": summary | change, "summary_object": True}
+                cases.add(CREATE, label, **base | refused, names=[record, faulty_key(change)])
+        if index < 4:
+            budget_json(rng, split_json(path))  # drawn as before, so the later draws stay
+            label = N_("a record appended to both stores and read back")
+            made = {k: v for k, v in base.items() if k != "summary_object"}
+            cases.add(CREATE, label, **made, contract="stores")
+        faulty = broken_history(rng, path)
+        if faulty is not None:
+            cases.add(CREATE, N_("a broken history"), **base | {"path": faulty[0]})
     chapter = {"path": CHAPTER_PATH, "id": "compact-1", "timestamp": 100, "summary": COMPACT_1}
-    chapter |= {"summary_object": False, "first_kept": "u2", "tokens_before": 29}
+    chapter |= {"first_kept": "u2", "tokens_before": 29}
+    made = dict(chapter)
+    chapter["summary_object"] = False
     cases.rule("chapter-compact-1", CREATE, N_("the chapter's path"), **chapter)
     cases.rule("empty-path", CREATE, N_("an empty path"), **chapter | {"path": []})
-    cases.rule("id-on-the-path", CREATE, N_("an id already on the path"), **chapter | {"id": "a3"})
+    taken = N_("an id already on the path")
+    cases.rule("id-on-the-path", CREATE, taken, **chapter | {"id": "a3"}, names=["a3"])
     within = N_("first kept inside an interaction")
-    cases.rule("first-kept-inside", CREATE, within, **chapter | {"first_kept": "a2"})
+    starts = ["u1", "u2", "u3"]
+    cases.rule("first-kept-inside", CREATE, within, **chapter | {"first_kept": "a2"}, names=starts)
     label = N_("the chapter's path ending in metadata")
     cases.add(CREATE, label, **chapter | {"path": AFTER_METADATA})
+    label = N_("compact-1 appended to both stores and read back")
+    cases.rule("compact-1-stored", CREATE, label, **made, contract="stores")
+    label = N_("compact-2 after compact-1, appended to both stores and read back")
+    cases.rule("compact-2-stored", CREATE, label, **SECOND_RECORD, contract="stores")
     contract_4(cases)
+
+
+RESUMES_BUDGET = CHAPTER_BUDGET | {"max_tokens": 40}
+SECOND_RECORD: dict[str, Json] = {
+    "path": RESUMED, "id": "compact-2", "timestamp": 200, "summary": COMPACT_2,
+    "first_kept": "u3", "tokens_before": 50,
+}  # fmt: skip
+"""compact-2 as the chapter makes it, after compact-1 (Lab 11.4 stores it, Lab 11.5 resumes)."""
 
 
 def lab_5(cases: Cases, rng: random.Random) -> None:
@@ -1104,13 +1463,28 @@ def lab_5(cases: Cases, rng: random.Random) -> None:
         )
         count: dict[str, Json] = {"count": len(groups)}
         cases.add(LATEST, label, count, path=resumed)
-        cases.add(RESUME, label, count, path=resumed)
+        if broken:  # the refusal names the record and the id it keeps from
+            record = latest_record(resumed)
+            named = [record["id"], record["firstKeptEntryId"]]
+            cases.add(RESUME, label, count, path=resumed, names=named)
+        else:
+            cases.add(RESUME, label, count, path=resumed)
         if not broken:
             budget = budget_json(rng, groups)
             budget["max_tokens"] += rng.choice([0, 8, 30])
             name = rng.choice(["length", "scribble"])
             cases.add(BUILD, label, count, path=resumed, budget=budget, estimator=name)
     cases.add(LATEST, N_("no compaction"), path=CHAPTER_PATH)
+    for place, label in LATEST_PLACES:
+        cases.add(LATEST, label, path=place)
+    for chapter in (CHAPTER_PATH, RESUMED, RESUMED_TWICE):
+        label = N_("what opens the request: the chapter's path, its compactions")
+        cases.add(OPEN, label, path=chapter, estimator="chapter")
+    label = N_("a valid history whose entries were built without the parser")
+    for path in cases.histories(2, 4, 2, shift=14):
+        built = unparsed(with_compactions(rng, path, summaries, False))
+        cases.add(RESUME, label, path=built)
+        cases.add(OPEN, label, path=built, estimator="length")
     cases.rule("no-compaction", RESUME, N_("no compaction"), path=CHAPTER_PATH)
     cases.rule("resume-compact-1", RESUME, N_("the chapter's resume"), path=RESUMED)
     second = N_("the chapter's second compaction")
@@ -1127,12 +1501,43 @@ def lab_5(cases: Cases, rng: random.Random) -> None:
     cases.chapter_budgets(
         N_("the chapter's resume, max_tokens={max_tokens}"), RESUMED, (31, 19, 40)
     )
+    # a record Lab 11.4 makes, resumed from here: a record no resume continues from fails this
+    # lab, and per-lab credit charges Lab 11.4 when the reference's Lab 11.4 passes it
+    first: dict[str, Json] = {
+        "path": CHAPTER_PATH,
+        "id": "compact-1",
+        "timestamp": 100,
+        "summary": COMPACT_1,
+    }
+    first |= {"first_kept": "u2", "tokens_before": 29, "budget": RESUMES_BUDGET}
+    label = N_("compact-1 appended to both stores, then built and resumed from")
+    cases.rule("compact-1-resumes", CREATE, label, **first, contract="resumes")
+    label = N_("compact-2 after compact-1, appended to both stores, then built and resumed from")
+    again: dict[str, Json] = SECOND_RECORD | {"budget": RESUMES_BUDGET}
+    cases.rule("compact-2-resumes", CREATE, label, **again, contract="resumes")
     contract_5(cases)
 
 
 def lab_optional(cases: Cases, rng: random.Random) -> None:
-    for path in cases.histories(1, 5, 8):
-        cases.budgets(REPORT, rng, split_json(path), "length")
+    histories = cases.histories(1, 5, 8)
+    for index, path in enumerate(histories):
+        cases.budgets(REPORT, rng, split_json(path), "half" if index % 3 == 2 else "length")
+    label = N_("a long path: {count} interactions, {entries} entries")
+    shown: dict[str, Json] = {"count": MANY, "entries": 3 * MANY}
+    cases.add(REPORT, label, shown, interactions=MANY, available=3, contract="long")
+    groups = split_json(histories[0])
+    for bad in (-1, float("nan"), True, "22"):
+        shown = {"key": "available", "value": repr(bad)}
+        # no words to translate in the label
+        cases.add(
+            REPORT,
+            "{key}={value}",
+            shown,
+            groups=groups,
+            available=bad,
+            estimator="length",
+            names=["available"],
+        )
 
 
 LABS: dict[str, Callable[[Cases, random.Random], None]] = {
@@ -1160,8 +1565,9 @@ def cases(seed: int, labs: Sequence[str]) -> list[Case]:
 CONTRACT = "contract"
 """The key of a case's ``args`` naming its ``CONTRACTS`` handler."""
 
-BAD_ANSWERS: dict[str, Json] = {"negative": -5, "nan": float("nan"), "text": "3"}
-"""Estimators by name that answer a bad value for every message but the system prompt."""
+BAD_ANSWERS: dict[str, Json] = {"negative": -5, "nan": float("nan"), "text": "3", "huge": HUGE}
+"""Estimators by name that answer one value for every message but the system prompt: a bad
+one, or ``huge``, a good one whose sums overflow."""
 
 
 def bad_for_messages(bad: Json) -> Estimate:
@@ -1204,6 +1610,25 @@ def long_path(interactions: int, compact_at: Sequence[int] = ()) -> Entries:
     return path
 
 
+def one_long_interaction(calls: int) -> Entries:
+    """One interaction of ``2 * calls + 2`` entries: a question, ``calls`` assistant messages
+    each calling ``read-<n>`` and its result, and an answer; past where a recursive walk of one
+    interaction fails."""
+    user = {"role": "user", "content": "read every file"}
+    path = [message_entry("u0", None, user)]
+    for n in range(calls):
+        call = {"type": "toolCall", "id": f"read-{n}", "name": "read", "arguments": {"n": n}}
+        result: dict[str, Json] = {"role": "toolResult", "toolCallId": f"read-{n}"}
+        result |= {"toolName": "read", "content": [{"type": "text", "text": f"file {n}"}]}
+        result["isError"] = n % 7 == 3
+        path += [
+            message_entry(f"a{n}", path[-1]["id"], {"role": "assistant", "content": [call]}),
+            message_entry(f"r{n}", f"a{n}", result),
+        ]
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "all read"}]}
+    return path + [message_entry("done", path[-1]["id"], answer)]
+
+
 def ends(values: Sequence[Any]) -> list[Any]:
     """A long list's length and its first and last items (an answer of a few values)."""
     return [len(values), *values[:1], *values[-1:]]
@@ -1239,7 +1664,10 @@ def _in_turn(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
 def _long(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
     """``function`` on a long path: a few values of its answer, the caller's list afterwards,
     and the estimator calls beyond the bound."""
-    values = long_path(args["interactions"], args.get("compact_at", ()))
+    if "one_interaction" in args:
+        values = one_long_interaction(args["one_interaction"])
+    else:
+        values = long_path(args["interactions"], args.get("compact_at", ()))
     path = path_entries(impl, values)
     given = ids(path)
     answer: dict[str, Json] = {}
@@ -1248,6 +1676,13 @@ def _long(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
         answer["groups"] = ends([getattr(g, "entry_ids", None) or ids(g) for g in groups])
     elif function == LATEST:
         answer["latest"] = impl.compaction.latest_compaction(path)
+    elif function == REPORT:
+        groups = impl.groups.group_interactions(path)
+        rows = impl.context.budget_report(
+            groups, estimate_tokens=length_estimate, available=args["available"]
+        )
+        answer["statuses"] = dict(Counter(row.status for row in rows))
+        answer["last"] = [rows[-1].entry_ids, rows[-1].status] if rows else None
     elif function == RESUME:
         compaction, suffix = impl.compaction.resume_suffix(path)
         answer["compaction"] = getattr(compaction, "id", None)
@@ -1305,8 +1740,69 @@ def _unaliased(impl: Implementation, function: str, args: dict[str, Any]) -> Jso
     }
 
 
+def _stores(impl: Implementation, function: str, args: dict[str, Any]) -> Json:
+    """``_resumes`` without the request: what each store holds. Lab 11.4's, which asks no
+    later lab's code."""
+    return _resumes(impl, function, args, build=False)
+
+
+def _resumes(impl: Implementation, function: str, args: dict[str, Any], build: bool = True) -> Json:
+    """A record ``create_compaction_entry`` made on a path, appended to both stores after the
+    path and followed by a new turn: what each store holds (the JSONL one reopened), and
+    (``build``) the request ``build_context`` and ``resume_suffix`` make of it. A record Lab
+    11.1's parser takes but resume cannot continue from fails Lab 11.5's case, and per-lab credit
+    charges the lab that made it."""
+    path = path_entries(impl, args["path"])
+    record = impl.compaction.create_compaction_entry(
+        path,
+        id=args["id"],
+        timestamp=args["timestamp"],
+        summary=args["summary"],
+        first_kept_entry_id=args["first_kept"],
+        tokens_before=args["tokens_before"],
+    )
+    question = message_entry("next-u", record.id, {"role": "user", "content": "go on"})
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "going on"}]}
+    turn = [question, message_entry("next-a", "next-u", answer)]
+    session = impl.session
+
+    def request(entries: list[Any]) -> Json:
+        if not build:
+            return {}
+        built = impl.context.build_context(
+            entries, **args["budget"], estimate_tokens=length_estimate
+        )
+        compaction, suffix = impl.compaction.resume_suffix(entries)
+        return {
+            "kept_entry_ids": built.kept_entry_ids,
+            "messages": built.messages,
+            "compaction_id": built.compaction_id,
+            "reason": built.reason,
+            "resumed": [getattr(compaction, "id", None), ids(suffix)],
+        }
+
+    held = [*path, record, *map(session.parse_session_entry, turn)]
+    found: dict[str, Json] = {"as_returned": request(held)} if build else {}  # no store
+    with tempfile.TemporaryDirectory(prefix="probe-") as folder:
+        log = Path(folder) / "session.jsonl"
+        stores = {"memory": session.InMemorySessionStore(), "jsonl": session.JsonlSessionStore(log)}
+        for store in stores.values():
+            for entry in [*path, record, *turn]:
+                store.append(entry)
+        stores["jsonl"].close()
+        stores["jsonl"] = session.JsonlSessionStore(log)  # reopened: read back from the file
+        for name, store in stores.items():
+            entries = store.entries()
+            store.close()
+            found[name] = {"entries": [session.entry_to_json(e) for e in entries]}
+            found[name] |= request(entries)
+    return found
+
+
 CONTRACTS: dict[str, Callable[[Implementation, str, dict[str, Any]], Json]] = {
     "kinds": _kinds,
+    "resumes": _resumes,
+    "stores": _stores,
     "in_turn": _in_turn,
     "long": _long,
     "orphan": _orphan,
@@ -1328,6 +1824,8 @@ def contract_1(cases: Cases) -> None:
         shown = {"change": _shown_json(change)}
         label = N_("compact-1 with {change}")
         cases.add(PARSE_ENTRY, label, shown, value=record, change=change, contract="kinds")
+        names = ["compact-1", "timestamp"]  # asked of a refusal only: the valid ones pass
+        cases.items[-1]["args"][NAMES] = names
     label = N_("compact-1 with a goal that has spaces around it")
     cases.add(PARSE_ENTRY, label, value=record, goal="  Fix resume  ", contract="kinds")
 
@@ -1358,6 +1856,12 @@ def in_turn(cases: Cases, function: str, label: str, first: Json, second: Json) 
 
 LONG = 700
 """Interactions in a long path (three entries each): past where a recursive walk fails."""
+LONG_CALLS = 520
+"""Calls in one long interaction (two entries each, 1,042 in all): past where a recursive walk
+of one interaction fails."""
+MANY = 300
+"""Interactions in a path where counts pass 256, past which CPython shares no int object (an
+``is`` where ``==`` belongs shows); a shorter path than ``LONG``: every message is copied."""
 
 
 def contract_2(cases: Cases) -> None:
@@ -1371,6 +1875,9 @@ def contract_2(cases: Cases) -> None:
     for function in (SPLIT, GROUP):
         label = N_("a long path: {count} interactions, {entries} entries")
         cases.add(function, label, shown, interactions=LONG, contract="long")
+    one: dict[str, Json] = {"entries": 2 * LONG_CALLS + 2}
+    label = N_("one long interaction: {entries} entries")
+    cases.add(SPLIT, label, one, one_interaction=LONG_CALLS, contract="long")
 
 
 def contract_3(cases: Cases) -> None:
@@ -1386,7 +1893,12 @@ def contract_3(cases: Cases) -> None:
         shown: dict[str, Json] = {"answer": repr(BAD_ANSWERS[name])}
         label = N_("an estimator answering {answer} for each message (the prompt's is fine)")
         cases.add(BUILD, label, shown, path=path, budget=budget_json(rng, groups), estimator=name)
-        cases.add(SELECT, label, shown, groups=groups, available=1000, estimator=name)
+        if name != "huge":  # a sum past the largest float is build_context's to refuse
+            cases.add(SELECT, label, shown, groups=groups, available=1000, estimator=name)
+    overflowing = budget_json(rng, groups) | {"reserved_output": HUGE, "safety_margin": HUGE}
+    overflowing["max_tokens"] = HUGE
+    label = N_("a reserved output and a safety margin of 1e308 each: the total overflows")
+    cases.add(BUILD, label, path=path, budget=overflowing, estimator="length")
     label = N_("the caller's list of groups afterwards")
     cases.add(
         SELECT, label, groups=groups, available=edge_budgets(rng, groups)[0], contract="unaliased"
@@ -1395,6 +1907,13 @@ def contract_3(cases: Cases) -> None:
     label = N_("a long path: {count} interactions, {entries} entries")
     shown = {"count": LONG, "entries": 3 * LONG}
     cases.add(BUILD, label, shown, interactions=LONG, budget=budget, contract="long")
+    one: dict[str, Json] = {"entries": 2 * LONG_CALLS + 2}
+    label = N_("one long interaction: {entries} entries")
+    cases.add(BUILD, label, one, one_interaction=LONG_CALLS, budget=budget, contract="long")
+    roomy = budget | {"max_tokens": 10**6}
+    label = N_("a long path: {count} interactions, {entries} entries, all within the budget")
+    many: dict[str, Json] = {"count": MANY, "entries": 3 * MANY}
+    cases.add(BUILD, label, many, interactions=MANY, budget=roomy, contract="long")
     label = N_("a second path with the same ids, its newest question reworded, in turn")
     first = {"path": path, "budget": budget_json(rng, groups), "estimator": "length"}
     in_turn(cases, BUILD, label, first, first | {"path": reworded(path)})
@@ -1409,6 +1928,7 @@ def contract_4(cases: Cases) -> None:
         shown: dict[str, Json] = {"change": _shown_json(change)}
         label = N_("the chapter's path, compact-1 with {change}")
         cases.add(CREATE, label, shown, **chapter | change, contract="kinds")
+        cases.items[-1]["args"][NAMES] = ["compact-1", "timestamp"]  # asked of a refusal only
     label = N_("a long path: {count} interactions, {entries} entries")
     shown = {"count": LONG, "entries": 3 * LONG}
     cases.add(CREATE, label, shown, interactions=LONG, first_kept="u350", contract="long")
@@ -1442,6 +1962,10 @@ def contract_5(cases: Cases) -> None:
     ]
     label = N_("a second path with the same ids, keeping from another interaction, in turn")
     in_turn(cases, RESUME, label, {"path": resumed[0]}, {"path": resumed[1]})
+    after = [{SPLICE: "chapter_path_json"}, COMPACT_1_RECORD | {"firstKeptEntryId": "u4"}]
+    after += [{SPLICE: "continuation_json"}]
+    label = N_("the chapter's resume, compact-1 keeping u4, which comes after it")
+    cases.add(RESUME, label, path=after, names=["compact-1", "u4"])
     for first_kept in ("calls", "a2", "r-read"):
         record: dict[str, Json] = {"type": "compaction", "id": "compact-1", "parentId": "a3"}
         record |= {
@@ -1453,6 +1977,9 @@ def contract_5(cases: Cases) -> None:
         shown = {"entry": first_kept}
         label = N_("the chapter's path and compact-1 keeping {entry}, not a user message")
         kept_inside: list[Json] = [{SPLICE: "chapter_path_json"}, record]
-        cases.add(RESUME, label, shown, path=kept_inside)
+        named = ["compact-1", first_kept]
+        cases.add(RESUME, label, shown, path=kept_inside, names=named)
         budget = CHAPTER_BUDGET | {"max_tokens": 100}
-        cases.add(BUILD, label, shown, path=kept_inside, budget=budget, estimator="chapter")
+        cases.add(
+            BUILD, label, shown, path=kept_inside, budget=budget, estimator="chapter", names=named
+        )

@@ -3,6 +3,7 @@ summaries (the seeded draw itself is the machinery's, ``course.grading.draws``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import strategies as st
@@ -38,11 +39,11 @@ def interactions(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
     """One valid interaction: a user message, assistant turns with calls, results in any order.
 
     Some results are errors (``"isError": true``, still results), and some interactions name
-    their calls ``read-…`` as others on the same path may: call ids are unique within one
-    interaction only.
+    their calls ``read-…`` or ``读取-…`` as others on the same path may: call ids are unique
+    within one interaction only, and in any script.
     """
     messages: list[dict[str, Any]] = [{"role": "user", "content": draw(TEXT)}]
-    prefix = draw(st.sampled_from([f"call-{index}", "read"]))
+    prefix = draw(st.sampled_from([f"call-{index}", "read", f"调用{index}", "读取"]))
     for turn in range(draw(st.integers(0, 2))):
         calls = [f"{prefix}-{turn}-{n}" for n in range(draw(st.integers(1, 3)))]
         content: list[dict[str, Any]] = [{"type": "text", "text": draw(TEXT)}]
@@ -62,15 +63,26 @@ def interactions(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
     return messages
 
 
+CLOCKS: dict[str, Callable[[int], float]] = {
+    "forward": lambda n: n,
+    "backward": lambda n: 10**6 - n,
+    "still": lambda n: 7,
+    "halves": lambda n: n / 2,
+}
+"""How a history's timestamps run: the path's order, never its timestamps, is its order."""
+
+
 @st.composite
 def histories(draw: st.DrawFn, min_groups: int = 0, max_groups: int = 6) -> list[dict[str, Any]]:
-    """A valid active path as JSON entries, with metadata entries sprinkled in."""
+    """A valid active path as JSON entries, with metadata entries sprinkled in; its timestamps
+    rise, fall, stand still or are not whole (``CLOCKS``)."""
     entries: list[dict[str, Any]] = []
+    clock = CLOCKS[draw(st.sampled_from(sorted(CLOCKS)))]
 
     def add(kind: str, prefix: str, **fields: Any) -> None:
         parent = entries[-1]["id"] if entries else None
         entry = {"type": kind, "id": f"{prefix}{len(entries)}", "parentId": parent}
-        entries.append(entry | {"timestamp": len(entries)} | fields)
+        entries.append(entry | {"timestamp": clock(len(entries))} | fields)
 
     for index in range(draw(st.integers(min_groups, max_groups))):
         for message in draw(interactions(index)):

@@ -281,6 +281,7 @@ def budget_report(
     the selection's reason is ``single_group_overflow``.
     """
     entry_groups = [group.entries for group in groups]
+    available = check_amount(available, "available")  # the contract's refusal, named
     selection = select_groups(entry_groups, available, estimate_tokens)
     newest_kept = len(groups) - selection.groups
     report: list[GroupBudget] = []
