@@ -218,8 +218,9 @@ def build_context(
     ``TypeError``); a repeated entry id (the given ``check_unique_ids``); a broken history.
 
     The prompt costs the estimate of ``{"role": "system", "content": system_prompt}``, ``""``
-    included; ``available_for_messages = max(0, max_tokens - system - reserved_output -
-    safety_margin)``. What the given ``open_context`` puts first (Lab 11.5's summary after a
+    included, and what is left for messages is
+    ``available_for_messages = max(0, max_tokens - system - reserved_output - safety_margin)``.
+    What the given ``open_context`` puts first (Lab 11.5's summary after a
     compaction; nothing before) comes off that, and its ``entries`` are split into interactions
     and chosen as ``select_groups`` chooses, within what is left (never below 0). ``messages``
     are the opening's followed by the chosen ones, all copies; ``tokens.messages`` their cost,
@@ -228,8 +229,8 @@ def build_context(
 
     ``path`` is left as it was; no returned message is one the estimator was handed. Cost: each
     message estimated at most once, only the prompt, the opening and the path's. The chapter's
-    31 tokens (section "31 个 token 怎样留下第二、三组"): system 3, 22 available, ``[u2, …,
-    a3]`` kept, ``trimmed``; with a 5-token summary, 17 for groups.
+    31 tokens (section "31 个 token 怎样留下第二、三组"): system 3, 22 available,
+    ``[u2, …, a3]`` kept, ``trimmed``; with a 5-token summary, 17 for groups.
     """
     max_tokens = check_amount(max_tokens, "max_tokens")
     reserved_output = check_amount(reserved_output, "reserved_output")

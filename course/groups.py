@@ -83,13 +83,13 @@ def split_interactions(path: Sequence[SessionEntry]) -> list[list[MessageEntry]]
 def check_tool_pairs(entries: list[MessageEntry]) -> list[MessageEntry]:
     """``entries`` itself, once its four call/result relations hold by id alone.
 
-    Takes one interaction, a user message first. Its calls are the ``{"type": "toolCall", "id":
-    ...}`` blocks of its assistant messages; its results are its ``toolResult`` messages,
-    whether ``isError`` is true or false. The relations: every call id is declared once in the
-    interaction; every result's ``toolCallId`` names a call of the interaction; a call has at
-    most one result; and by the interaction's end every call has its result. Position plays no
-    part (a result may come before its call, results in any order), and only this interaction
-    counts: an id used in another one is no concern here.
+    Takes one interaction, a user message first. Its calls are the
+    ``{"type": "toolCall", "id": ...}`` blocks of its assistant messages; its results are its
+    ``toolResult`` messages, whether ``isError`` is true or false. The relations: every call
+    id is declared once in the interaction; every result's ``toolCallId`` names a call of the
+    interaction; a call has at most one result; and by the interaction's end every call has its
+    result. Position plays no part (a result may come before its call, results in any order),
+    and only this interaction counts: an id used in another one is no concern here.
 
     Refuses with an ``InteractionError`` (a ``ValueError``) naming the call id, e.g. a result
     for ``unknown-1`` that no call declares. Where one input breaks two relations (the

@@ -28,8 +28,8 @@ class LabNotImplemented(NotImplementedError):
 def stub_message(
     lab_id: str, title: str, function: str, hint: str, edition: str | None = None
 ) -> str:
-    """What a stub says in ``edition`` (the current one by default): ``Lab 11.1 compaction
-    entry not implemented yet (parse_summary): …``, as plain text."""
+    """What a stub says in ``edition`` (the current one by default), as plain text:
+    ``Lab 11.1 compaction entry not implemented yet (parse_summary): …``."""
     said = translations(edition or current_edition()).gettext
     message = said(STUB).format(
         lab_id=lab_id, title=stub_title(title, edition), function=function, todo=hint and said(hint)

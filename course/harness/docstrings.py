@@ -97,7 +97,8 @@ def _stubs_said(source: str, stub: Stub) -> str:
     lines = source.splitlines(keepends=True)
     for line, column, args in sorted(_stub_raises(parse(source)), reverse=True):
         pad = " " * column  # a raise is indented with spaces: bytes are characters
-        rows = wrap(stub(*args), WIDTH - column - 2, as_written=True)
+        # two columns spare: a full-width comma never starts a line, so it may end one past
+        rows = wrap(stub(*args), WIDTH - column - 4, as_written=True)
         lines[line - 1 : line - 1] = [f"{pad}# {row}\n" for row in rows]
     return "".join(lines)
 

@@ -140,7 +140,7 @@ def test_review_returned_copies_are_isolated(impl: Any, record_property: Show) -
     call = calls[0]
     old = copy.deepcopy(call["arguments"])
     for key in call["arguments"]:
-        call["arguments"][key] = "changed-by-the-review"
+        call["arguments"][key] = _("changed by the review")
     record_property(
         "shown",
         _("changed {tool} {old} → {new} in the result").format(

@@ -327,8 +327,8 @@ def test_lab_11_1_parses_a_compaction_entry_strictly(impl: Any) -> None:
         raw,
     )
 
-    raw["summary"]["completed"].append("added after parsing")
-    raw["summary"]["goal"] = "changed"
+    raw["summary"]["completed"].append(_("added after parsing"))
+    raw["summary"]["goal"] = _("changed")
     same(
         _("summary.completed after the input's list was changed (it must not be shared)"),
         entry.summary.completed,
@@ -439,7 +439,7 @@ def test_lab_11_1_memory_store_snapshots_a_compaction(impl: Any) -> None:
         store.append(value)
     raw = compact_1_json(impl)
     store.append(raw)
-    raw["summary"]["next"].append("mutated after append")
+    raw["summary"]["next"].append(_("mutated after append"))
 
     entries = store.entries()
     same(
