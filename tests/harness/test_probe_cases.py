@@ -178,7 +178,7 @@ def test_a_case_that_fails_only_after_other_cases_replays_as_state_kept_between_
     # named where it is first seen: the failure's first line, at every door (issue 55)
     first = summary.failures[0].splitlines()[0]
     said = "(11.5#005): look for state kept between calls: asked alone, it agrees; after the "
-    assert f"{said}cases asked before it, content: expected" in first, first
+    assert f"{said}cases asked before it, message.content: expected" in first, first
     case = failure_ids(summary)[0]
     alone = cli("checkpoint", CHAPTER, "--replay", case, cwd=workspace)
     assert alone.returncode == 1, alone.stdout + alone.stderr
