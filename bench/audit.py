@@ -39,7 +39,7 @@ from inprocess_probes import (  # noqa: E402
 from mutants import MUTANTS  # noqa: E402
 
 from course.curricula.ch11 import probes as ch11  # noqa: E402
-from course.grading.probes import KEYED_LEAST, KEYED_SHARE  # noqa: E402
+from course.grading.verdict.probes import KEYED_LEAST, KEYED_SHARE  # noqa: E402
 from course.harness.kit import kit_root  # noqa: E402
 from course.harness.manifest import load_manifest  # noqa: E402
 

@@ -41,8 +41,8 @@ from disguise import (  # noqa: E402
     wrapped,
 )
 
-from course.grading.classroom import compare_class  # noqa: E402
-from course.grading.copies import Baseline, Prints, baseline, learner_prints  # noqa: E402
+from course.grading.records.classroom import compare_class  # noqa: E402
+from course.grading.records.copies import Baseline, Prints, baseline, learner_prints  # noqa: E402
 from course.harness.kit import kit_root  # noqa: E402
 from course.harness.manifest import Manifest, load_manifest  # noqa: E402
 

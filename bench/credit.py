@@ -34,11 +34,11 @@ import mutants  # noqa: E402
 from harness_support import replace_in, roster_workspace  # noqa: E402
 from solutions import solve_lab  # noqa: E402
 
-from course.grading import engine  # noqa: E402
 from course.grading import roster as roster_module  # noqa: E402
-from course.grading.engine import GradingOptions  # noqa: E402
+from course.grading.confinement.sandbox import sandbox_status  # noqa: E402
 from course.grading.roster import RosterOptions, grade_roster  # noqa: E402
-from course.grading.sandbox import sandbox_status  # noqa: E402
+from course.grading.verdict import engine  # noqa: E402
+from course.grading.verdict.engine import GradingOptions  # noqa: E402
 from course.harness.kit import kit_root  # noqa: E402
 from course.harness.manifest import Manifest, load_manifest  # noqa: E402
 

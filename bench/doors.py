@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
 from solutions import solve_lab  # noqa: E402
 
-from course.grading.sandbox import sandbox_status  # noqa: E402
+from course.grading.confinement.sandbox import sandbox_status  # noqa: E402
 from course.harness.kit import kit_root  # noqa: E402
 from course.harness.manifest import load_manifest  # noqa: E402
 from course.harness.workspace import create_workspace  # noqa: E402

@@ -26,9 +26,9 @@ sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
 from packing import tar_folder, zip_folder  # noqa: E402
 
-from course.grading.archives import Refused, unpack  # noqa: E402
-from course.grading.intake import opened, survey  # noqa: E402
-from course.grading.snapshot import workspace_snapshot  # noqa: E402
+from course.grading.intake.archives import Refused, unpack  # noqa: E402
+from course.grading.intake.folder import opened, survey  # noqa: E402
+from course.grading.intake.snapshot import workspace_snapshot  # noqa: E402
 from course.harness.kit import kit_root  # noqa: E402
 from course.harness.manifest import load_manifest  # noqa: E402
 from course.harness.workspace import create_workspace  # noqa: E402

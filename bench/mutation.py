@@ -4,9 +4,9 @@ cosmic-ray's operators make every single-point change they know to the reference
 (the files the manifest's ``learner`` role names), one mutant a change. Each mutant is the
 reference with that one file changed, graded by the kit's own engine exactly as ``checkpoint
 11`` grades a workspace: every lab's focused tests and probe cases, in the sandbox, a failing lab
-graded again on its own (``grading/isolated.py``). A mutant is killed when any lab, the optional
-one included, does not pass. A survivor must be listed in ``bench/equivalent_mutants.toml`` with
-the reason no learner-visible behaviour changed; any other survivor fails the run (exit 1).
+graded again on its own (``grading/verdict/isolated.py``). A mutant is killed when any lab, the
+optional one included, does not pass. A survivor must be listed in ``bench/equivalent_mutants.toml``
+with the reason no learner-visible behaviour changed; any other survivor fails the run (exit 1).
 
 Prints the mutants, the killed, the equivalent, the killed share of the non-equivalent, each
 unclassified survivor with its change, and the time. ``--only PLACE`` grades the mutants of
@@ -39,9 +39,9 @@ from cosmic_ray.ast.ast_query import ASTQuery  # noqa: E402
 from cosmic_ray.mutating import mutate_code  # noqa: E402
 
 from bench.doors import unsandboxed_here  # noqa: E402
-from course.grading import probes as probing  # noqa: E402
-from course.grading.engine import GradingOptions, SandboxMode, grade  # noqa: E402
-from course.grading.snapshot import Snapshot, reference_snapshot  # noqa: E402
+from course.grading.intake.snapshot import Snapshot, reference_snapshot  # noqa: E402
+from course.grading.verdict import probes as probing  # noqa: E402
+from course.grading.verdict.engine import GradingOptions, SandboxMode, grade  # noqa: E402
 from course.harness.kit import kit_root, read_source  # noqa: E402
 from course.harness.manifest import Manifest, load_manifest  # noqa: E402
 from course.harness.runner import Limits  # noqa: E402

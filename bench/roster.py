@@ -36,7 +36,7 @@ import intake_attacks  # noqa: E402
 from harness_support import replace_in, roster_workspace  # noqa: E402
 
 from course.grading import roster as roster_module  # noqa: E402
-from course.grading.intake import survey  # noqa: E402
+from course.grading.intake.folder import survey  # noqa: E402
 from course.grading.roster import RosterOptions, grade_roster  # noqa: E402
 from course.harness.kit import kit_root  # noqa: E402
 from course.harness.manifest import Manifest, load_manifest  # noqa: E402

@@ -22,7 +22,8 @@ import pytest
 import course
 from course import jsonl, locale
 from course.fields import FieldReader
-from course.grading import cgroups, inprocess, launch, probes
+from course.grading.confinement import cgroups, launch
+from course.grading.verdict import inprocess, probes
 from course.harness import pysource, runner, supervisor
 from course.harness.kit import kit_root
 from course.harness.manifest import CHAPTER_ROOTS, Manifest, available_chapters, load_manifest
@@ -462,7 +463,11 @@ def test_a_test_chapter_is_not_named_even_in_prose() -> None:
     assert not names_a_chapter("course.harness.planted", short, ("harness",), twelve, False)
 
 
-GRADER_MODULES = ("course.cli.checkpoint", "course.grading.engine", "course.grading.probes")
+GRADER_MODULES = (
+    "course.cli.checkpoint",
+    "course.grading.verdict.engine",
+    "course.grading.verdict.probes",
+)
 """What ``checkpoint`` loads before it grades: the grader itself runs no test, so it needs no
 pytest (only its sandboxed children do, and they start their own)."""
 

@@ -380,7 +380,7 @@ ABSENT_IN_PYODIDE = ("pwd",)
 
 def test_check_imports_without_the_modules_the_browser_lacks() -> None:
     blocked = "".join(f"sys.modules[{name!r}] = None\n" for name in ABSENT_IN_PYODIDE)
-    script = f"import sys\n{blocked}import course.display.notebook, course.grading.engine\n"
+    script = f"import sys\n{blocked}import course.display.notebook, course.grading.verdict.engine\n"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
@@ -401,7 +401,7 @@ def test_a_probe_set_shipped_with_the_kit_spares_the_first_check_its_draw(
 ) -> None:
     """The site's wheel carries each chapter's probe set beside the package: ``prepare`` reads
     it where the cache has none, instead of drawing it (tens of seconds in a browser)."""
-    from course.grading import probes
+    from course.grading.verdict import probes
 
     manifest, kit = load_manifest("11"), kit_root()
     shipped = lite.drawn_probe_sets(kit, [manifest])

@@ -13,10 +13,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from ..grading.door import Door, Found, speak_for
-from ..grading.hidden import HiddenTestError, read_hidden
-from ..grading.visibility import ROOT as GRADESCOPE_ROOT
-from ..grading.visibility import VISIBILITIES, Visibility, visibility
+from ..grading.intake.door import Door, Found, speak_for
+from ..grading.platforms.visibility import ROOT as GRADESCOPE_ROOT
+from ..grading.platforms.visibility import VISIBILITIES, Visibility, visibility
+from ..grading.verdict.hidden import HiddenTestError, read_hidden
 from ..harness.gradeline import covers_chapter, grade_lines
 from ..harness.hints import (
     NONE_OPENED,
@@ -49,7 +49,7 @@ from .locate import Where, around, locate, print_edits, print_verdict, to_check
 from .options import HelpFormatter, chapter_help, given
 
 if TYPE_CHECKING:
-    from ..grading.engine import GradingOptions, SandboxMode
+    from ..grading.verdict.engine import GradingOptions, SandboxMode
 
 # The grading machinery, the roster and Gradescope, --watch (watchfiles), --review and --replay
 # are imported where a command line asks for them, after it is parsed: a bad command line, or a
@@ -89,7 +89,7 @@ def positive_count(text: str) -> int:
 
 def canvas_header(text: str) -> str:
     """An argparse type: a Canvas assignment's column header, ``NAME (ID)``."""
-    from ..grading.exports import canvas_column
+    from ..grading.records.exports import canvas_column
 
     return _parsed(canvas_column, text, "{error}")
 
@@ -398,7 +398,7 @@ def _print_card(door: Door, whole: bool, commands: Commands) -> None:
 def _watch(
     door: Door, where: Where, args: argparse.Namespace, style: Style, grading: GradingOptions
 ) -> int:
-    from ..grading.engine import evaluate, for_learners
+    from ..grading.verdict.engine import evaluate, for_learners
     from .watch import WatchLoop, watch
 
     manifest, limits = door.manifest, Limits(test_seconds=args.timeout)
@@ -444,7 +444,7 @@ def _hint(
     door: Door, args: argparse.Namespace, limits: Limits, grading: GradingOptions, out: TextIO
 ) -> int:
     """The next hint level for ``--lab``'s lab, else for the first lab not passed; recorded."""
-    from ..grading.engine import evaluate, for_learners
+    from ..grading.verdict.engine import evaluate, for_learners
 
     manifest, workspace = door.manifest, door.workspace
     if workspace is None:
@@ -487,7 +487,7 @@ def _run(argv: Sequence[str] | None) -> int:
     p = parser()
     args = p.parse_args(words)
     _check_combinations(p, args)
-    from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate, for_learners
+    from ..grading.verdict.engine import GradingOptions, SandboxUnavailable, evaluate, for_learners
 
     # SIGTERM becomes SystemExit, so the runner's cleanup kills the test process group
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
@@ -514,10 +514,10 @@ def _run(argv: Sequence[str] | None) -> int:
         sandbox: SandboxMode = "off" if args.unsandboxed else "required" if others else "auto"
         grading = GradingOptions(sandbox=sandbox, hidden=hidden, seed=args.seed, commands=commands)
         if args.roster or args.gradescope:
-            from ..grading.classlist import read_class_list
-            from ..grading.exports import Exports
-            from ..grading.intake import names_pattern
-            from ..grading.outputs import OutputsFailed
+            from ..grading.intake.folder import names_pattern
+            from ..grading.records.classlist import read_class_list
+            from ..grading.records.exports import Exports
+            from ..grading.records.outputs import OutputsFailed
             from ..grading.roster import EmptyRoster, RosterOptions, grade_roster
 
             options = RosterOptions(
@@ -536,7 +536,7 @@ def _run(argv: Sequence[str] | None) -> int:
                 exports=Exports(args.zero_missing, args.canvas_column or ""),
             )
             if args.gradescope:
-                from ..grading.gradescope import run_autograder
+                from ..grading.platforms.gradescope import run_autograder
 
                 # learners read it on the platform: commands by their plain names, in the chosen
                 # edition; stdout is the instructor's

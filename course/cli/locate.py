@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
-from ..grading.door import Door, Found, look, look_around
+from ..grading.intake.door import Door, Found, look, look_around
 from ..harness.kit import short
 from ..harness.report import counts_width, render_lab, render_note, render_probes
 from ..harness.results import CheckpointResult

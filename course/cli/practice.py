@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..grading.github import WORKFLOW, workflow
+from ..grading.platforms.github import WORKFLOW, workflow
 from ..harness.carry import carry
 from ..harness.editions import in_edition
 from ..harness.kit import KitError, chapter_fingerprints, kit_root, short

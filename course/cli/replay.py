@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TextIO
 
-from ..grading import probes as probing
-from ..grading.door import Door
-from ..grading.engine import GradingOptions, graded_run
+from ..grading.intake.door import Door
+from ..grading.verdict import probes as probing
+from ..grading.verdict.engine import GradingOptions, graded_run
 from ..harness.kit import KitError
 from ..harness.manifest import Lab, ManifestError
 from ..harness.reference import import_reference

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..grading.engine import GradingOptions, grade, take_snapshot
-from ..grading.snapshot import Snapshot
+from ..grading.intake.snapshot import Snapshot
+from ..grading.verdict.engine import GradingOptions, grade, take_snapshot
 from ..harness.catalog import Catalog, CatalogTest
 from ..harness.hints import NONE_OPENED, Opened, hints_summary
 from ..harness.manifest import Manifest, Review

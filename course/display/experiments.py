@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
-from ..grading.engine import grade
-from ..grading.snapshot import Snapshot
+from ..grading.intake.snapshot import Snapshot
+from ..grading.verdict.engine import grade
 from ..harness.manifest import load_manifest
 from ..harness.runner import Limits
 from ..locale import gettext as _

@@ -18,8 +18,8 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
-from ..grading.door import Door, look_around
-from ..grading.engine import GradingOptions, SandboxUnavailable, evaluate
+from ..grading.intake.door import Door, look_around
+from ..grading.verdict.engine import GradingOptions, SandboxUnavailable, evaluate
 from ..harness.editions import in_edition
 from ..harness.hints import (
     NONE_OPENED,

@@ -10,8 +10,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..grading.archives import Refused, unpack
-from ..grading.safefs import atomic_write
+from ..grading.intake.archives import Refused, unpack
+from ..grading.intake.safefs import atomic_write
 from ..locale import gettext as _
 from ..locale import ngettext
 from ..sandboxed.marker import MARKER, WorkspaceError, find_workspace

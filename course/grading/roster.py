@@ -28,18 +28,29 @@ from ..locale import tidy_filled
 from ..sandboxed.columns import pad
 from ..sandboxed.marker import WorkspaceError
 from ..sandboxed.status import Status
-from . import probes as probing
-from .archives import Damaged, Refused
-from .assignment import file_name, kept_or_made, new_seed
-from .classlist import Joined, Student, join_class_list, without_class_list
-from .classroom import CopyReport, with_copy_flags
-from .classsummary import class_summary, summary_html
-from .copies import Baseline, baseline, learner_prints
-from .engine import GradingOptions, SandboxUnavailable, confinement_choice, for_learners, grade
-from .exports import Exports, lms_exports
-from .feedback import write_feedback
-from .gitrepo import nearest_checkout
-from .gradebook import (
+from .confinement.sandbox import planned_limits, sandbox_status
+from .intake.archives import Damaged, Refused
+from .intake.folder import (
+    GRADABLE,
+    NothingToGrade,
+    Submission,
+    opened,
+    survey,
+    where,
+    with_checkout,
+    with_intake,
+)
+from .intake.gitrepo import nearest_checkout
+from .intake.loose import LabFiles, Loose, loose_snapshot
+from .intake.safefs import atomic_write, lstat_kind
+from .intake.snapshot import workspace_snapshot
+from .records.classlist import Joined, Student, join_class_list, without_class_list
+from .records.classroom import CopyReport, with_copy_flags
+from .records.classsummary import class_summary, summary_html
+from .records.copies import Baseline, baseline, learner_prints
+from .records.exports import Exports, lms_exports
+from .records.feedback import write_feedback
+from .records.gradebook import (
     Grade,
     clean,
     encoded,
@@ -51,22 +62,17 @@ from .gradebook import (
     ungraded_row,
     with_unique_learners,
 )
-from .intake import (
-    GRADABLE,
-    NothingToGrade,
-    Submission,
-    opened,
-    survey,
-    where,
-    with_checkout,
-    with_intake,
+from .records.outputs import Writing, output_paths
+from .records.regrade import belongs_to, merged, read_gradebook, row_named
+from .verdict import probes as probing
+from .verdict.assignment import file_name, kept_or_made, new_seed
+from .verdict.engine import (
+    GradingOptions,
+    SandboxUnavailable,
+    confinement_choice,
+    for_learners,
+    grade,
 )
-from .loose import LabFiles, Loose, loose_snapshot
-from .outputs import Writing, output_paths
-from .regrade import belongs_to, merged, read_gradebook, row_named
-from .safefs import atomic_write, lstat_kind
-from .sandbox import planned_limits, sandbox_status
-from .snapshot import workspace_snapshot
 
 
 class EmptyRoster(WorkspaceError):

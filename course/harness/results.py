@@ -156,7 +156,7 @@ class Charge:
 @dataclass(frozen=True)
 class Credit:
     """What per-lab credit decided of a lab beyond what its tests and cases showed in the
-    learner's own run (``grading/isolated.py``), which stay the lab's counts at every door.
+    learner's own run (``grading/verdict/isolated.py``), which stay the lab's counts at every door.
 
     ``through``: the lab failed with the learner's other labs and passed with the reference's
     code for these labs alone in place of the learner's: it keeps its points, and they are

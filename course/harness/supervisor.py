@@ -1,7 +1,7 @@
 """Child processes of a run: started in their own session, drained, read and killed.
 
-It serves the focused tests (``runner.py``) and the probes (``grading/probes.py``); in a browser
-the child is a Web Worker (``webworker.WorkerChild``), read, waited for and ended alike.
+It serves the focused tests (``runner.py``) and the probes (``grading/verdict/probes.py``); in a
+browser the child is a Web Worker (``webworker.WorkerChild``), read, waited for and ended alike.
 """
 
 from __future__ import annotations

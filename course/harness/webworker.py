@@ -233,7 +233,8 @@ class Channel(Protocol):
 
 def in_a_browser() -> bool:
     """Whether this is Pyodide, which starts no child process: its children are Web Workers,
-    or where none can be waited for, the run is in this process (``grading/inprocess.py``)."""
+    or where none can be waited for, the run is in this process
+    (``grading/verdict/inprocess.py``)."""
     return sys.platform == "emscripten"
 
 

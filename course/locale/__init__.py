@@ -8,7 +8,7 @@ the machinery's messages). The door sets the edition (``--lang``, else the works
 otherwise ``COURSE_LANG``, then ``LANGUAGE``, ``LC_ALL``, ``LC_MESSAGES`` and ``LANG`` choose.
 
 Standard library only: the graded copy's child imports this module with ``course.sandboxed``
-and the compiled catalogs the grader writes beside it (``grading.engine.grader_library``).
+and the compiled catalogs the grader writes beside it (``grading.verdict.engine.grader_library``).
 """
 
 from __future__ import annotations

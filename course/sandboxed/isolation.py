@@ -1,12 +1,12 @@
 """A run of per-lab credit: the reference's functions for the labs it holds, the learner's for
 every other lab; it decides only labs whose reference it does not hold.
 
-Per-lab credit (``grading/isolated.py``) asks for runs in which some labs (the ones a run
+Per-lab credit (``grading/verdict/isolated.py``) asks for runs in which some labs (the ones a run
 *holds*) are the reference's and the rest the learner's. The grader writes, into the run's
-graded copy, the reference's lab modules cut to the labs held (``grading/cut.py``: no function of
-any other lab, nor a private helper only those reach) and a spec (``SPEC_VARIABLE`` names it).
-The invariant: a run decides only labs whose reference it does not hold, and holds nothing of
-their reference, in memory or on disk, so learner code that looks for it finds none.
+graded copy, the reference's lab modules cut to the labs held (``grading/verdict/cut.py``: no
+function of any other lab, nor a private helper only those reach) and a spec (``SPEC_VARIABLE``
+names it). The invariant: a run decides only labs whose reference it does not hold, and holds
+nothing of their reference, in memory or on disk, so learner code that looks for it finds none.
 
 The reporter and the probe driver call ``Isolation.activate(lab)`` before each test or case of a
 lab the run decides. The first call binds, once, in every module of the package (the learner's,

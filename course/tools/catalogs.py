@@ -24,7 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
-from ..grading.safefs import atomic_write
+from ..grading.intake.safefs import atomic_write
 from ..harness.docstrings import comments, docstrings
 from ..harness.kit import kit_root, shown
 from ..harness.manifest import (

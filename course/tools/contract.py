@@ -5,7 +5,7 @@ a practice workspace too, where one edition's notebooks and no probe module are 
 stays cheap and reads no other file. These checks read the files: every file a manifest names
 exists and is the chapter's own, each lab's notebook is in every edition's folder, no notebook
 source is stray, no stored output predates its catalog, every pattern of its ``babel.cfg``
-finds a file, the probe module defines the interface ``grading.probes`` and
+finds a file, the probe module defines the interface ``grading.verdict.probes`` and
 ``sandboxed.probe_driver`` call. ``course-kit chapters`` and the suite
 (``tests/harness/test_chapter_contract.py``) run them, every problem of every chapter at once.
 """
@@ -75,7 +75,7 @@ def probe_problems(source: str) -> list[str]:
 
 
 IN_THE_SANDBOX = ("course.sandboxed", "course.locale")
-"""The kit's packages the graded copy carries (``grading.engine.grader_library``): the probe
+"""The kit's packages the graded copy carries (``grading.verdict.engine.grader_library``): the probe
 driver loads the probe module there, so what it imports on loading must be among them."""
 
 

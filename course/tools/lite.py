@@ -29,7 +29,7 @@ from typing import Any
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from ..grading.probes import SHIPPED_SETS, kept_set_names, prepare
+from ..grading.verdict.probes import SHIPPED_SETS, kept_set_names, prepare
 from ..harness.kit import kit_cache, kit_root
 from ..harness.manifest import BUILT_IN_FOLDER, Manifest, available_chapters, load_manifest
 from ..harness.pysource import parse

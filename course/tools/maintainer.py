@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..cli.options import chapter_help
-from ..grading.hidden import HiddenTestError, read_hidden
-from ..grading.visibility import VISIBILITIES
+from ..grading.platforms.visibility import VISIBILITIES
+from ..grading.verdict.hidden import HiddenTestError, read_hidden
 from ..harness.kit import KitError, kit_root, shown
 from ..harness.manifest import ManifestError, available_chapters, load_manifest
 from ..locale import EDITIONS
@@ -89,8 +89,8 @@ def chapters() -> int:
 
 
 def gradescope(args: argparse.Namespace) -> int:
-    """Write the chapter's Gradescope autograder zip (``grading/gradescope.py``)."""
-    from ..grading.gradescope import autograder_files, write_zip  # the grading machinery
+    """Write the chapter's Gradescope autograder zip (``grading/platforms/gradescope.py``)."""
+    from ..grading.platforms.gradescope import autograder_files, write_zip  # the grading machinery
 
     manifest = load_manifest(args.chapter)
     hidden = read_hidden(Path(args.hidden), manifest) if args.hidden else None
@@ -106,8 +106,8 @@ def gradescope(args: argparse.Namespace) -> int:
 
 
 def classroom50(args: argparse.Namespace) -> int:
-    """Write the chapter's Classroom 50 ``autograder.py`` (``grading/github.py``)."""
-    from ..grading.github import autograder
+    """Write the chapter's Classroom 50 ``autograder.py`` (``grading/platforms/github.py``)."""
+    from ..grading.platforms.github import autograder
 
     manifest = load_manifest(args.chapter)
     out = Path(args.out or "autograder.py")

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..grading.probes import draw
+from ..grading.verdict.probes import draw
 from ..harness.manifest import Lab, LabFunction, Manifest, WorkspaceFile
 from ..harness.pysource import parse
 

@@ -387,7 +387,7 @@ def test_a_reference_that_cannot_import_a_lab_module_draws_no_case(
 ) -> None:
     """Where the reference's lab module cannot be imported, the draw stops, saying so: no
     case keeps an ``ImportError`` as the reference's answer (nor reaches the kit's cache)."""
-    from course.grading.probes import draw
+    from course.grading.verdict.probes import draw
 
     monkeypatch.delitem(sys.modules, "course.tokens", raising=False)
     inside = tuple(  # a reference said to be in the package, where there is none

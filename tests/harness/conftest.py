@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from harness_support import CHAPTER, DEFAULT_LIMITS, Check, MakeWorkspace
 
-from course.grading import probes
-from course.grading.engine import GradingOptions, evaluate, grade, take_snapshot
+from course.grading.verdict import probes
+from course.grading.verdict.engine import GradingOptions, evaluate, grade, take_snapshot
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest, load_manifest
 from course.harness.results import CheckpointResult

@@ -14,7 +14,7 @@ from typing import Any
 from mutants import Mutant, build_mutant, reference_modules
 
 from course.curricula.ch11 import probes as ch11
-from course.grading.probes import AuditFinding, audit_finding
+from course.grading.verdict.probes import AuditFinding, audit_finding
 from course.harness.manifest import Manifest
 from course.sandboxed.probecases import Answer, agreement, answer
 from course.sandboxed.status import Status

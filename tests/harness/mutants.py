@@ -673,8 +673,8 @@ CAUGHT_LATER: tuple[Mutant, ...] = (
     ),
 )
 """Mistakes a later lab's focused test catches: per-lab credit charges the lab they are in
-(``grading/isolated.py``), never the lab whose test caught them. Before issue 55 their own lab's
-tests and cases missed them; its cases meet this one now too (11.2#033), as the mutation bench
+(``grading/verdict/isolated.py``), never the lab whose test caught them. Before issue 55 their own
+lab's tests and cases missed them; its cases meet this one now too (11.2#033), as the mutation bench
 found every single-point mistake its own lab notices, and the charge still stands."""
 
 

@@ -14,7 +14,7 @@ import pytest
 from inprocess_probes import answers, drawn, findings, install, install_keyed, own, statuses
 from mutants import MUTANTS
 
-from course.grading.probes import audit_finding
+from course.grading.verdict.probes import audit_finding
 from course.harness.manifest import Manifest
 from course.sandboxed.status import Status
 

@@ -9,8 +9,10 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from course.grading.feedback import feedback_text, write_feedback
-from course.grading.gradebook import (
+from course.grading.intake.folder import survey
+from course.grading.intake.loose import LabFiles
+from course.grading.records.feedback import feedback_text, write_feedback
+from course.grading.records.gradebook import (
     gradebook_csv,
     gradebook_json,
     graded_row,
@@ -20,10 +22,8 @@ from course.grading.gradebook import (
     with_unique_learners,
     write_gradebook,
 )
-from course.grading.intake import survey
-from course.grading.loose import LabFiles
-from course.grading.probes import AUDIT_MARK
 from course.grading.roster import row_line
+from course.grading.verdict.probes import AUDIT_MARK
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
 from course.sandboxed.marker import MARKER

@@ -13,9 +13,9 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from course.grading import bytecode as shipping
-from course.grading.engine import graded_files, grader_library, write_files
-from course.grading.snapshot import reference_snapshot
+from course.grading.intake.snapshot import reference_snapshot
+from course.grading.verdict import bytecode as shipping
+from course.grading.verdict.engine import graded_files, grader_library, write_files
 from course.harness.manifest import Manifest
 
 CACHE_TAG = str(sys.implementation.cache_tag)

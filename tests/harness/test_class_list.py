@@ -15,23 +15,23 @@ from packing import zip_folder
 from solutions import solve_lab
 from test_lab_independence import donors
 
-from course.grading.classlist import (
+from course.grading.intake.folder import marked_late, names_pattern, survey
+from course.grading.records.classlist import (
     ClassListError,
     Student,
     join_class_list,
     read_class_list,
     without_class_list,
 )
-from course.grading.exports import (
+from course.grading.records.exports import (
     CANVAS_COLUMNS,
     MOODLE_COLUMNS,
     Exports,
     canvas_csv,
     moodle_csv,
 )
-from course.grading.gradebook import gradebook_json, graded_row, ungraded_row
-from course.grading.intake import marked_late, names_pattern, survey
-from course.grading.regrade import GradebookError, read_gradebook
+from course.grading.records.gradebook import gradebook_json, graded_row, ungraded_row
+from course.grading.records.regrade import GradebookError, read_gradebook
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.harness.workspace import create_workspace

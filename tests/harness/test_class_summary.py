@@ -7,9 +7,9 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from course.grading import probes as probing
-from course.grading.classsummary import class_summary, rule_of, summary_html
-from course.grading.gradebook import Grade, gradebook_json, graded_row, ungraded_row
+from course.grading.records.classsummary import class_summary, rule_of, summary_html
+from course.grading.records.gradebook import Grade, gradebook_json, graded_row, ungraded_row
+from course.grading.verdict import probes as probing
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome
 from course.sandboxed.status import Status

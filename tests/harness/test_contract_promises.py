@@ -23,8 +23,8 @@ from harness_support import (
     solved_workspace,
 )
 
-from course.grading import probes
-from course.grading.engine import GradingOptions, evaluate
+from course.grading.verdict import probes
+from course.grading.verdict.engine import GradingOptions, evaluate
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 

@@ -32,8 +32,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from solutions import replace_function, solve_lab
 
-from course.grading import classroom
-from course.grading.classroom import (
+from course.grading.intake.safefs import Tree
+from course.grading.intake.snapshot import workspace_snapshot
+from course.grading.records import classroom
+from course.grading.records.classroom import (
     PAIR_CEILING,
     PAIR_FLOOR,
     REFERENCE_CEILING,
@@ -46,7 +48,7 @@ from course.grading.classroom import (
     unit_name,
     with_copy_flags,
 )
-from course.grading.copies import (
+from course.grading.records.copies import (
     FUNCTION_TOKENS,
     SOURCE_BYTES,
     Baseline,
@@ -54,9 +56,7 @@ from course.grading.copies import (
     baseline,
     learner_prints,
 )
-from course.grading.gradebook import ungraded_row
-from course.grading.safefs import Tree
-from course.grading.snapshot import workspace_snapshot
+from course.grading.records.gradebook import ungraded_row
 from course.harness.manifest import Manifest
 from course.locale import set_edition
 

@@ -1,5 +1,5 @@
-"""Per-lab credit's search (``grading/isolated.py``'s ``credit``), against a model of a class's
-workspaces: which runs it asks for, and whom it charges.
+"""Per-lab credit's search (``grading/verdict/isolated.py``'s ``credit``), against a model of a
+class's workspaces: which runs it asks for, and whom it charges.
 
 The model: each lab either has a bug of its own, or passes as soon as the labs it ``needs``
 (those whose learner code, or starter's stub, breaks it) are the reference's; a run passes a lab
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from course.grading.isolated import HeldLabError, credit, isolation_files
+from course.grading.verdict.isolated import HeldLabError, credit, isolation_files
 from course.harness.manifest import Lab, Manifest
 from course.harness.results import CheckpointResult, LabResult, TestOutcome
 from course.sandboxed.status import Status

@@ -1,5 +1,5 @@
-"""A reference module cut for one run (``grading/cut.py``): the lab functions it must not hold
-are gone, with the private helpers only they reach; the rest is as written."""
+"""A reference module cut for one run (``grading/verdict/cut.py``): the lab functions it must not
+hold are gone, with the private helpers only they reach; the rest is as written."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from course.grading.cut import CutError, cut_module
+from course.grading.verdict.cut import CutError, cut_module
 from course.harness.kit import read_source
 from course.harness.manifest import Manifest
 

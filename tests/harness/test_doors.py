@@ -23,7 +23,7 @@ from solutions import replace_function, solve_lab
 
 from course.cli.review import run_review
 from course.display.notebook import check
-from course.grading.engine import GradingOptions
+from course.grading.verdict.engine import GradingOptions
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 from course.harness.runner import Limits

@@ -96,7 +96,7 @@ def test_a_lab_never_counts_more_than_its_catalogued_cases(manifest: Manifest) -
 def test_a_lab_is_a_stub_by_the_definition_python_runs(manifest: Manifest, kit: Path) -> None:
     """The forged-report flag needs a lab whose functions are the starter's stubs: the last
     definition of each name counts, its docstring aside (an edition may translate it)."""
-    from course.grading.forgery import forged_flags, stub_labs
+    from course.grading.verdict.forgery import forged_flags, stub_labs
     from course.harness.kit import read_source
 
     learner = {f.path: read_source(kit, f.starter) for f in manifest.files_with_role("learner")}

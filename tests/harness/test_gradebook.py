@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from course.grading import safefs
-from course.grading.engine import GradingOptions
-from course.grading.gradebook import (
+from course.grading.intake import safefs
+from course.grading.intake.folder import survey
+from course.grading.intake.safefs import Tree, UnsafePath, atomic_write
+from course.grading.records.gradebook import (
     clean,
     gradebook_csv,
     graded_row,
@@ -22,10 +23,9 @@ from course.grading.gradebook import (
     ungraded_row,
     write_gradebook,
 )
-from course.grading.intake import survey
-from course.grading.probes import AUDIT_MARK
 from course.grading.roster import grade_entry
-from course.grading.safefs import Tree, UnsafePath, atomic_write
+from course.grading.verdict.engine import GradingOptions
+from course.grading.verdict.probes import AUDIT_MARK
 from course.harness.manifest import Manifest
 from course.harness.report import render_summary
 from course.harness.results import CheckpointResult, LabResult, ProbeSummary, TestOutcome

@@ -14,9 +14,9 @@ from dataclasses import replace
 import pytest
 
 from course.display.verdict import VerdictView
-from course.grading.feedback import feedback_text
-from course.grading.gradebook import graded_row
-from course.grading.gradescope import results
+from course.grading.platforms.gradescope import results
+from course.grading.records.feedback import feedback_text
+from course.grading.records.gradebook import graded_row
 from course.harness.gradeline import covers_chapter, grade_lines
 from course.harness.learning import render_learning
 from course.harness.manifest import Manifest
@@ -164,7 +164,7 @@ def test_a_case_that_agrees_alone_names_state_kept_between_calls_on_its_first_li
     """Issue 55: a state bug is named where it is first seen, not only by ``--replay``."""
     from test_class_summary import PROBES
 
-    from course.grading import probes as probing
+    from course.grading.verdict import probes as probing
 
     if edition == "zh":
         request.getfixturevalue("zh")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from harness_support import MakeWorkspace
 
-from course.grading import probes
-from course.grading.engine import GradingOptions, grade, graded_files
-from course.grading.safefs import Tree
-from course.grading.snapshot import workspace_snapshot
+from course.grading.intake.safefs import Tree
+from course.grading.intake.snapshot import workspace_snapshot
+from course.grading.verdict import probes
+from course.grading.verdict.engine import GradingOptions, grade, graded_files
 from course.harness.kit import read_source
 from course.harness.manifest import Manifest
 from course.harness.report import render_probes

@@ -11,9 +11,9 @@ from harness_support import CHAPTER, MakeWorkspace, cli
 
 from course.cli.review import ReviewResult, render_review
 from course.display.notebook import hint
-from course.grading.gradebook import Grade, gradebook_csv, gradebook_json
-from course.grading.safefs import Tree
-from course.grading.snapshot import workspace_snapshot
+from course.grading.intake.safefs import Tree
+from course.grading.intake.snapshot import workspace_snapshot
+from course.grading.records.gradebook import Grade, gradebook_csv, gradebook_json
 from course.harness.editions import in_edition
 from course.harness.hints import (
     HINTS_FILE,

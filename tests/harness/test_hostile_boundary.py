@@ -38,14 +38,14 @@ from hypothesis import strategies as st
 from solutions import solve_lab
 
 from course.display.notebook import check
-from course.grading.engine import for_learners
-from course.grading.gradebook import (
+from course.grading.records.gradebook import (
     FORMULA_STARTS,
     gradebook_csv,
     ungraded_row,
     write_gradebook,
 )
-from course.grading.hidden import REDACTED, read_hidden
+from course.grading.verdict.engine import for_learners
+from course.grading.verdict.hidden import REDACTED, read_hidden
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.harness.records import MAX_ITEMS, RecordReader

@@ -24,11 +24,11 @@ from harness_support import roster_workspace
 from intake_attacks import listing_zip
 
 from course.grading import roster as roster_module
-from course.grading.archives import Refused, unpack
-from course.grading.engine import GradingOptions
-from course.grading.gradebook import encodable
-from course.grading.intake import names_pattern, survey
+from course.grading.intake.archives import Refused, unpack
+from course.grading.intake.folder import names_pattern, survey
+from course.grading.records.gradebook import encodable
 from course.grading.roster import RosterOptions, grade_roster, grade_submissions
+from course.grading.verdict.engine import GradingOptions
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.harness.records import MAX_LINES, RecordReader

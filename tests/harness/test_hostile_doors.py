@@ -22,9 +22,9 @@ from hostile import MODULE, append
 from course.cli.review import render_review, run_review
 from course.cli.watch import PROBE_NAME, WatchLoop, watch
 from course.display.notebook import check
-from course.grading.engine import GradingOptions
-from course.grading.safefs import Tree
-from course.grading.snapshot import workspace_snapshot
+from course.grading.intake.safefs import Tree
+from course.grading.intake.snapshot import workspace_snapshot
+from course.grading.verdict.engine import GradingOptions
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult

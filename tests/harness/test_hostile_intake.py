@@ -42,13 +42,13 @@ from intake_attacks import (
     v4_index,
 )
 
-from course.grading.archives import Refused, unpack
-from course.grading.copies import SOURCE_BYTES, baseline, learner_prints
-from course.grading.engine import GradingOptions
-from course.grading.gitrepo import MAX_INDEX_ENTRIES, MAX_INDEX_PATH, index_blobs
-from course.grading.intake import SUBMISSIONS_LISTED, Submission, cap_submissions, mark_older
+from course.grading.intake.archives import Refused, unpack
+from course.grading.intake.folder import SUBMISSIONS_LISTED, Submission, cap_submissions, mark_older
+from course.grading.intake.gitrepo import MAX_INDEX_ENTRIES, MAX_INDEX_PATH, index_blobs
+from course.grading.intake.safefs import Tree, UnsafePath
+from course.grading.records.copies import SOURCE_BYTES, baseline, learner_prints
 from course.grading.roster import OverBudget, within_deadline
-from course.grading.safefs import Tree, UnsafePath
+from course.grading.verdict.engine import GradingOptions
 from course.harness.kit import kit_root, read_source
 from course.harness.manifest import Manifest
 from course.harness.records import RecordReader

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from course.grading import cgroups, slots
-from course.grading.sandbox import (
+from course.grading.confinement import cgroups, slots
+from course.grading.confinement.sandbox import (
     Confinement,
     SandboxLimits,
     host_user_check,

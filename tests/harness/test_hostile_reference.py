@@ -35,8 +35,8 @@ from hostile import BORROW_FROM_DISK, BORROW_FROM_MEMORY, borrow_the_reference
 from solutions import solve_lab
 
 from course.display.notebook import check
-from course.grading import engine
-from course.grading.sandbox import sandbox_status
+from course.grading.confinement.sandbox import sandbox_status
+from course.grading.verdict import engine
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.harness.runner import Limits

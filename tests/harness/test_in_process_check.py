@@ -31,7 +31,7 @@ from harness_support import (
 from mutants import BROWSER_CHECKED, Mutant
 from solutions import solve_lab
 
-from course.grading.engine import GradingOptions, evaluate
+from course.grading.verdict.engine import GradingOptions, evaluate
 from course.harness.manifest import Manifest
 from course.harness.runner import Limits
 

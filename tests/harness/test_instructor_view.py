@@ -14,10 +14,10 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any
 
-from course.grading.engine import for_learners
-from course.grading.gradebook import Grade, graded_row
-from course.grading.gradescope import results
-from course.grading.hidden import HiddenTests
+from course.grading.platforms.gradescope import results
+from course.grading.records.gradebook import Grade, graded_row
+from course.grading.verdict.engine import for_learners
+from course.grading.verdict.hidden import HiddenTests
 from course.harness.catalog import Catalog, CatalogTest
 from course.harness.manifest import Manifest
 from course.harness.report import render_lab, render_summary

@@ -23,7 +23,7 @@ from packing import (
     zip_symlink,
 )
 
-from course.grading.archives import (
+from course.grading.intake.archives import (
     DEFAULT_CAPS,
     Budget,
     Caps,
@@ -32,9 +32,7 @@ from course.grading.archives import (
     member_parts,
     unpack,
 )
-from course.grading.gitrepo import Checkout, blob_id, checkout, index_blobs, nearest_checkout
-from course.grading.gradebook import ungraded_row
-from course.grading.intake import (
+from course.grading.intake.folder import (
     GRADABLE,
     Many,
     NamesError,
@@ -47,7 +45,9 @@ from course.grading.intake import (
     survey,
     with_checkout,
 )
-from course.grading.safefs import Tree
+from course.grading.intake.gitrepo import Checkout, blob_id, checkout, index_blobs, nearest_checkout
+from course.grading.intake.safefs import Tree
+from course.grading.records.gradebook import ungraded_row
 from course.sandboxed.marker import MARKER, WorkspaceError
 
 CANVAS = r"(?P<learner>[^_]+)_(?:late_)?\d+_\d+_"

@@ -23,9 +23,9 @@ import pytest
 from harness_support import DEFAULT_LIMITS, MakeWorkspace, replace_in, solved_workspace
 from solutions import solve_lab
 
-from course.grading import engine, probes
-from course.grading.engine import GradingOptions, evaluate
-from course.grading.forgery import stub_labs
+from course.grading.verdict import engine, probes
+from course.grading.verdict.engine import GradingOptions, evaluate
+from course.grading.verdict.forgery import stub_labs
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from course.grading import probes
-from course.grading.engine import GradingOptions
-from course.grading.kitcache import kept_catalog
 from course.grading.roster import RosterOptions, grade_submissions
+from course.grading.verdict import probes
+from course.grading.verdict.engine import GradingOptions
+from course.grading.verdict.kitcache import kept_catalog
 from course.harness.catalog import kit_catalog, read_catalog
 from course.harness.manifest import Manifest
 from course.sandboxed.probecases import case_size

@@ -19,10 +19,10 @@ import pytest
 from harness_support import DEFAULT_LIMITS, MakeWorkspace, plain_pytest
 from solutions import replace_function, solve_lab
 
-from course.grading import engine, probes
-from course.grading.engine import GradingOptions, evaluate
-from course.grading.safefs import Tree
-from course.grading.snapshot import workspace_snapshot
+from course.grading.intake.safefs import Tree
+from course.grading.intake.snapshot import workspace_snapshot
+from course.grading.verdict import engine, probes
+from course.grading.verdict.engine import GradingOptions, evaluate
 from course.harness.manifest import Manifest
 from course.harness.results import CheckpointResult
 

@@ -24,8 +24,8 @@ from harness_support import CHAPTER, cli, enterable_folder, roster_workspace
 from hostile import MODULE, append
 
 from course.display.notebook import check
-from course.grading import engine
-from course.grading.sandbox import sandbox_status
+from course.grading.confinement.sandbox import sandbox_status
+from course.grading.verdict import engine
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 

@@ -34,8 +34,8 @@ from harness_support import (
 )
 from mutants import CAUGHT_LATER, MUTANTS, Mutant
 
-from course.grading import probes
-from course.grading.gradebook import lab_reason
+from course.grading.records.gradebook import lab_reason
+from course.grading.verdict import probes
 from course.harness.manifest import Manifest
 from course.harness.report import render_lab
 from course.harness.results import CheckpointResult, ProbeSummary
@@ -71,7 +71,7 @@ def graded(
     """Every curated mutant graded by the engine and run by plain pytest (two mutants at a
     time: each is a few processes). Each mutant's workspace is a copy of one workspace with
     every lab solved (solving parses every learner module), its mistake then made in it."""
-    from course.grading.engine import GradingOptions, evaluate
+    from course.grading.verdict.engine import GradingOptions, evaluate
     from course.harness.runner import Limits
     from course.sandboxed.commands import shell_commands
 
@@ -171,7 +171,7 @@ class CaughtLater:
 def caught_later(
     manifest: Manifest, kit: Path, probe_set: probes.ProbeSet | None, make_workspace: MakeWorkspace
 ) -> dict[str, CaughtLater]:
-    from course.grading.engine import GradingOptions, evaluate
+    from course.grading.verdict.engine import GradingOptions, evaluate
     from course.harness.runner import Limits
 
     found = {}
@@ -253,8 +253,8 @@ def test_every_door_shows_the_charge(
     from dataclasses import replace
 
     from course.display.verdict import VerdictView
-    from course.grading.gradebook import gradebook_csv, graded_row
-    from course.grading.gradescope import results
+    from course.grading.platforms.gradescope import results
+    from course.grading.records.gradebook import gradebook_csv, graded_row
 
     result = caught_later[mutant.name].result
     catcher = result.lab(str(mutant.caught_by))

@@ -1,5 +1,5 @@
-"""What the copy check takes out before fingerprinting (``course/grading/normalise.py``): what a
-script can change without changing what the code does, and nothing else."""
+"""What the copy check takes out before fingerprinting (``course/grading/records/normalise.py``):
+what a script can change without changing what the code does, and nothing else."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.grading.normalise import normalised
+from course.grading.records.normalise import normalised
 
 
 def shape(source: str, keep: frozenset[str] = frozenset({"lab"})) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from course.curricula.ch11 import probes as ch11
-from course.grading import probes as probing
+from course.grading.verdict import probes as probing
 from course.harness.manifest import Manifest
 from course.sandboxed.probecases import answer
 

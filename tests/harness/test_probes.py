@@ -17,7 +17,7 @@ from harness_support import HANGS, Check, MakeWorkspace, sabotage
 from mutants import MUTANTS, Mutant, build_mutant
 from solutions import solve_lab
 
-from course.grading import probes
+from course.grading.verdict import probes
 from course.harness.catalog import Catalog, CatalogTest
 from course.harness.manifest import Manifest
 from course.harness.records import RecordReader
@@ -74,7 +74,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 from course.curricula.ch11 import probes as ch11
-from course.grading.draws import caches_kept_in
+from course.grading.verdict.draws import caches_kept_in
 with caches_kept_in(Path(sys.argv[1])):
     print(json.dumps(ch11.cases(7, ["11.1"])))
 """

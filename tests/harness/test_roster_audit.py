@@ -23,7 +23,7 @@ from harness_support import cli, replace_in, roster_workspace
 from mutants import MUTANTS
 
 from course.curricula.ch11 import probes as ch11
-from course.grading import probes as probing
+from course.grading.verdict import probes as probing
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 
@@ -230,7 +230,7 @@ def test_one_assignment_file_keeps_one_seed_for_every_regrade(
 
 
 def test_an_assignment_file_is_read_strictly(tmp_path: Path) -> None:
-    from course.grading.assignment import AssignmentError, read_assignment
+    from course.grading.verdict.assignment import AssignmentError, read_assignment
 
     path = tmp_path / "assignment-11.toml"
     for text, says in (

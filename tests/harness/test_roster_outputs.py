@@ -25,8 +25,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course.grading import roster as roster_module
-from course.grading.feedback import STEM_BYTES, file_name
-from course.grading.outputs import OutputsFailed, Writing, output_paths
+from course.grading.records.feedback import STEM_BYTES, file_name
+from course.grading.records.outputs import OutputsFailed, Writing, output_paths
 from course.grading.roster import RosterOptions, grade_roster
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
@@ -146,7 +146,7 @@ def test_an_output_that_cannot_be_written_names_itself_and_stops_nothing_else(
         real(path, data)
 
     monkeypatch.setattr(roster_module, "atomic_write", full_disk)
-    from course.grading.classlist import read_class_list
+    from course.grading.records.classlist import read_class_list
 
     options = RosterOptions(class_list=read_class_list(tmp_path / "class.csv"))
     out = io.StringIO()

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from harness_support import enterable_folder, kill_processes_with, processes_with
 
-from course.grading import cgroups
-from course.grading import sandbox as sandbox_module
-from course.grading.sandbox import (
+from course.grading.confinement import cgroups
+from course.grading.confinement import sandbox as sandbox_module
+from course.grading.confinement.sandbox import (
     HOST_UID,
     Confinement,
     Layout,
@@ -36,7 +36,7 @@ from course.grading.sandbox import (
     sandbox_status,
     staging,
 )
-from course.grading.slots import SLOT_UIDS
+from course.grading.confinement.slots import SLOT_UIDS
 from course.harness.kit import kit_root
 
 TOKEN = "course-sandbox-test-daemon-5c1e"

@@ -17,9 +17,9 @@ from pathlib import Path
 from babel.messages.pofile import read_po
 
 import course.sandboxed
-from course.grading.bytecode import bytecode
-from course.grading.engine import graded_files, grader_library, write_files
-from course.grading.snapshot import reference_snapshot
+from course.grading.intake.snapshot import reference_snapshot
+from course.grading.verdict.bytecode import bytecode
+from course.grading.verdict.engine import graded_files, grader_library, write_files
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest
 from course.locale import (

@@ -17,8 +17,8 @@ import pytest
 from harness_support import cli, replace_in
 from solutions import solve_lab
 
-from course.grading.safefs import Tree
-from course.grading.snapshot import workspace_snapshot
+from course.grading.intake.safefs import Tree
+from course.grading.intake.snapshot import workspace_snapshot
 from course.harness.carry import carry
 from course.harness.kit import digest, kit_root
 from course.harness.manifest import Manifest

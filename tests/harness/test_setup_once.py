@@ -22,7 +22,8 @@ import course.cli.practice
 import course.cli.watch
 import course.display.experiments
 import course.display.notebook
-from course.grading import engine, snapshot
+from course.grading.intake import snapshot
+from course.grading.verdict import engine
 from course.harness import kit
 from course.locale import set_edition, translations
 from course.sandboxed import marker

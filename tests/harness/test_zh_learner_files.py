@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from course.grading.safefs import Tree
-from course.grading.snapshot import workspace_snapshot
+from course.grading.intake.safefs import Tree
+from course.grading.intake.snapshot import workspace_snapshot
 from course.harness.docstrings import comments, docstrings, localized
 from course.harness.hints import HINTS_FILE, labs_by_id, open_next_hint, read_hints
 from course.harness.kit import kit_root, read_source

@@ -34,9 +34,9 @@ import pytest
 from harness_support import CHAPTER, cli, replace_in
 from solutions import solve_lab
 
-from course.grading.classsummary import ClassSummary, class_summary, summary_html
-from course.grading.gradebook import graded_row, lab_reason
-from course.grading.probes import ProbeSet
+from course.grading.records.classsummary import ClassSummary, class_summary, summary_html
+from course.grading.records.gradebook import graded_row, lab_reason
+from course.grading.verdict.probes import ProbeSet
 from course.harness.editions import in_edition
 from course.harness.kit import kit_root
 from course.harness.manifest import Manifest

@@ -1,5 +1,5 @@
 """Chapter 11's hypothesis strategies the probes draw from: valid session histories and
-summaries (the seeded draw itself is the machinery's, ``course.grading.draws``)."""
+summaries (the seeded draw itself is the machinery's, ``course.grading.verdict.draws``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from course.grading.draws import examples
+from course.grading.verdict.draws import examples
 
 from .probes import SUMMARY_KEYS
 

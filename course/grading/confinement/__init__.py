@@ -1,0 +1,1 @@
+"""Where learner code runs and what bounds it: bubblewrap, cgroups, users, limits."""

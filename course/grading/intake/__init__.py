@@ -1,0 +1,1 @@
+"""What a submission holds, read without trusting it: folders, archives, git, loose files."""

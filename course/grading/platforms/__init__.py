@@ -1,0 +1,1 @@
+"""The hosts that grade through the kit: Gradescope, GitHub Actions, Classroom 50."""

@@ -1,0 +1,1 @@
+"""What leaves a run: gradebook, feedback, LMS exports, class summary, copy flags."""

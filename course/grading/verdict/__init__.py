@@ -1,0 +1,1 @@
+"""One verdict per lab: the graded copy, tests, probe cases, audit, credit, flags."""
