@@ -1,1 +1,1 @@
-"""Grading someone else's work: a pristine copy, a sandbox, probes, a roster, a gradebook."""
+"""Grading someone else's work, as a submission travels: intake, confinement, verdict, records."""
