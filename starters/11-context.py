@@ -211,14 +211,13 @@ def build_context(
     ``TypeError``); a repeated entry id (the given ``check_unique_ids``); a broken history.
 
     The prompt costs the estimate of ``{"role": "system", "content": system_prompt}``, ``""``
-    included, and what is left for messages is
-    ``available_for_messages = max(0, max_tokens - system - reserved_output - safety_margin)``.
-    What the given ``open_context`` puts first (Lab 11.5's summary after a
-    compaction; nothing before) comes off that, and its ``entries`` are split into interactions
-    and chosen as ``select_groups`` chooses, within what is left (never below 0). ``messages``
-    are the opening's followed by the chosen ones, all copies; ``tokens.messages`` their cost,
-    ``total = system + messages + reserved_output + safety_margin``; ``kept_entry_ids`` the
-    chosen ids, ``reason`` the selection's, ``compaction_id`` the opening's, the prompt as given.
+    included; ``max(0, max_tokens - system - reserved_output - safety_margin)`` is left for
+    messages (``available_for_messages``). What the given ``open_context`` puts first (Lab 11.5's
+    summary after a compaction; nothing before) comes off that; its ``entries`` are split into
+    interactions and chosen as ``select_groups`` chooses, within what is left (never below 0).
+    ``messages``: the opening's, then the chosen ones, all copies; ``tokens.messages`` their cost,
+    ``total = system + messages + reserved_output + safety_margin``; ``kept_entry_ids`` the chosen
+    ids, ``reason`` the selection's, ``compaction_id`` the opening's, the prompt as given.
 
     ``path`` is left as it was; no returned message is one the estimator was handed. Cost: each
     message estimated at most once, only the prompt, the opening and the path's. The chapter's

@@ -56,7 +56,7 @@ def test_the_rules_say_what_the_chapter_says() -> None:
     assert "unknown-1" in orphan["message"], orphan
     resumed = answer(ch11.evaluate, "course", cases["11.5#rule-resume-compact-2"])["value"]
     suffix = [*third, "u4", "a4"]
-    assert resumed == {"compaction": "compact-2", "suffix": suffix, "the_paths_own": True}
+    assert resumed == {"compaction": "compact-2", "suffix": suffix, ch11.THE_PATHS_OWN: True}
 
 
 def test_a_run_with_audit_cases_asks_a_rule_once(manifest: Manifest, kit: Path) -> None:

@@ -59,8 +59,14 @@ def shipped_keys() -> set[str]:
         for call in args.get("calls", [args]):  # a case of calls in turn: each call's
             if "interactions" in call:  # a long path, made where the case is answered
                 path = ch11.long_path(call["interactions"], call.get("compact_at", ()))
-            else:
+            elif "path" in call:
                 path = call["path"]
+            else:
+                continue  # a case of another shape (its contract builds the call): never keyed
+            if "budget" not in call:
+                continue
+            if not all(isinstance(entry, dict) and "id" in entry for entry in path):
+                continue  # a broken history (an entry without an id): refused, never keyed
             ids = [entry["id"] for entry in path]
             budget = call["budget"]
             numbers = [budget["max_tokens"], budget["reserved_output"], budget["safety_margin"]]

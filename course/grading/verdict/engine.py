@@ -394,7 +394,10 @@ def _run_copy(
                 run.confinement.kill()
             got |= answer(later, where, limits)
         alone: dict[str, Answer] = {}
-        if probes is not None and held is None:  # a credit run's messages are never shown
+        # a credit run's messages are never shown; a browser's worker has no standard input
+        # to be handed one case on (its kernel's fallback, in_process, asks it afresh)
+        asks_alone = options.in_process or not in_a_browser()
+        if probes is not None and held is None and asks_alone:
             for case_id in probing.alone_suspects(probes, got):
                 alone |= answer_alone(probes.case(case_id), where, limits)
 
