@@ -222,7 +222,7 @@ def build_context(
     messages (``available_for_messages``). What the given ``open_context`` puts first (Lab 11.5's
     summary after a compaction; nothing before) comes off that; its ``entries`` are split into
     interactions and chosen as ``select_groups`` chooses, within what is left (never below 0).
-    ``messages``: the opening's, then the chosen ones, all copies; ``tokens.messages`` their cost,
+    ``messages``: the opening's and the chosen ones, all copies; ``tokens.messages`` their cost,
     ``total = system + messages + reserved_output + safety_margin``; ``kept_entry_ids`` the chosen
     ids, ``reason`` the selection's, ``compaction_id`` the opening's, the prompt as given.
 
